@@ -1,0 +1,3 @@
+from cleo_tui.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,20 @@
+"""Timestamps in the formats the brain's owners use."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def cleo_timestamp(moment: datetime | None = None) -> str:
+    """CLEO's column format: UTC `YYYY-MM-DD HH:MM:SS`."""
+    return (moment or utc_now()).astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def iso_timestamp(moment: datetime | None = None) -> str:
+    """hippo's format: ISO-8601 UTC with milliseconds and `Z`."""
+    moment = (moment or utc_now()).astimezone(timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"

@@ -1,0 +1,29 @@
+"""Errors a user can cause. Each message is one paragraph that says what to do."""
+
+
+class BrainError(Exception):
+    """A problem with the brain the user pointed at; shown without a traceback."""
+
+
+class BrainNotFound(BrainError):
+    pass
+
+
+class NotSQLite(BrainError):
+    pass
+
+
+class NotABrain(BrainError):
+    pass
+
+
+class BrainUnreadable(BrainError):
+    pass
+
+
+class ReadOnlyBrain(BrainError):
+    """A write was attempted on a brain opened read-only."""
+
+
+class StaleState(BrainError):
+    """The brain changed since a preview or proposal was computed."""

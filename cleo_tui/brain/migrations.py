@@ -1,0 +1,155 @@
+"""cleo-tui's own tables inside a brain: versioned, idempotent migrations.
+
+Only tables named `cleo_tui_*` and hippo's `recall_trace*` tables are created
+here. CLEO's tables and columns are never altered or dropped.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+
+META = "cleo_tui_meta"
+RUNS = "cleo_tui_runs"
+RUN_CHANGES = "cleo_tui_run_changes"
+OVERRIDES = "cleo_tui_relevance_overrides"
+PROPOSALS = "cleo_tui_proposals"
+TRACES = "recall_traces"
+TRACE_RESULTS = "recall_trace_results"
+TRACE_OUTCOMES = "recall_trace_outcomes"
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    name: str
+    statements: tuple[str, ...]
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "meta, curation journal, relevance overrides", (
+        f"CREATE TABLE IF NOT EXISTS {META} (key TEXT PRIMARY KEY, value TEXT)",
+        # One row per curation step (prune commit, evict, restore, pin, apply, undo ...).
+        f"""CREATE TABLE IF NOT EXISTS {RUNS} (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            kind TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            summary TEXT NOT NULL DEFAULT '',
+            params_json TEXT NOT NULL DEFAULT '{{}}',
+            undoes INTEGER REFERENCES {RUNS}(id),
+            undone_by INTEGER REFERENCES {RUNS}(id)
+        )""",
+        # Every row a step touched: before/after values of the columns it changed.
+        # before_json NULL = the step inserted the row; after_json NULL = it deleted it.
+        f"""CREATE TABLE IF NOT EXISTS {RUN_CHANGES} (
+            run_id INTEGER NOT NULL REFERENCES {RUNS}(id),
+            seq INTEGER NOT NULL,
+            table_name TEXT NOT NULL,
+            row_key TEXT NOT NULL,
+            before_json TEXT,
+            after_json TEXT,
+            PRIMARY KEY (run_id, seq)
+        )""",
+        f"CREATE INDEX IF NOT EXISTS idx_{RUN_CHANGES}_row ON {RUN_CHANGES}(table_name, row_key)",
+        f"""CREATE TABLE IF NOT EXISTS {OVERRIDES} (
+            observation_id TEXT PRIMARY KEY,
+            relevance TEXT NOT NULL CHECK (relevance IN ('low','medium','high','critical')),
+            reason TEXT,
+            created_at TEXT NOT NULL
+        )""",
+    )),
+    Migration(2, "recall traces (hippo-memory schema v40)", (
+        f"""CREATE TABLE IF NOT EXISTS {TRACES} (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            ts TEXT NOT NULL,
+            tenant_id TEXT NOT NULL DEFAULT 'default',
+            session_id TEXT,
+            pipeline TEXT NOT NULL CHECK (pipeline IN ('api','cli','context','mcp')),
+            query_hash TEXT NOT NULL,
+            query_length INTEGER NOT NULL,
+            result_count INTEGER NOT NULL,
+            explain_mode INTEGER NOT NULL DEFAULT 0
+        )""",
+        f"CREATE INDEX IF NOT EXISTS idx_recall_traces_tenant_ts ON {TRACES}(tenant_id, ts DESC)",
+        f"""CREATE TABLE IF NOT EXISTS {TRACE_RESULTS} (
+            trace_id INTEGER NOT NULL REFERENCES {TRACES}(id) ON DELETE CASCADE,
+            tenant_id TEXT NOT NULL DEFAULT 'default',
+            memory_id TEXT NOT NULL,
+            result_rank INTEGER NOT NULL,
+            score REAL NOT NULL,
+            rerank_json TEXT,
+            PRIMARY KEY (trace_id, result_rank)
+        ) WITHOUT ROWID""",
+        f"CREATE INDEX IF NOT EXISTS idx_recall_trace_results_memory ON {TRACE_RESULTS}(tenant_id, memory_id)",
+        f"""CREATE TABLE IF NOT EXISTS {TRACE_OUTCOMES} (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            trace_id INTEGER NOT NULL REFERENCES {TRACES}(id) ON DELETE CASCADE,
+            ts TEXT NOT NULL,
+            tenant_id TEXT NOT NULL DEFAULT 'default',
+            outcome TEXT NOT NULL CHECK (outcome IN ('positive','negative')),
+            memory_ids_json TEXT NOT NULL
+        )""",
+        f"CREATE INDEX IF NOT EXISTS idx_recall_trace_outcomes_trace ON {TRACE_OUTCOMES}(trace_id)",
+    )),
+    Migration(3, "observer and reflector proposals awaiting review", (
+        f"""CREATE TABLE IF NOT EXISTS {PROPOSALS} (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            kind TEXT NOT NULL CHECK (kind IN ('observer','reflector')),
+            status TEXT NOT NULL DEFAULT 'pending'
+                CHECK (status IN ('pending','applied','discarded','undone')),
+            created_at TEXT NOT NULL,
+            session_id TEXT,
+            provider TEXT,
+            model TEXT,
+            input_json TEXT NOT NULL DEFAULT '[]',
+            proposal_json TEXT NOT NULL DEFAULT '{{}}',
+            raw_response TEXT,
+            usage_json TEXT,
+            pool_fingerprint TEXT,
+            decision_json TEXT,
+            decided_at TEXT,
+            run_id INTEGER REFERENCES {RUNS}(id)
+        )""",
+        f"CREATE INDEX IF NOT EXISTS idx_{PROPOSALS}_status ON {PROPOSALS}(status, created_at)",
+    )),
+)
+
+LATEST_VERSION = MIGRATIONS[-1].version
+
+
+def schema_version(conn: sqlite3.Connection) -> int:
+    """cleo-tui's schema version in this file (0 when it has none of our tables)."""
+    try:
+        row = conn.execute(f"SELECT value FROM {META} WHERE key = 'schema_version'").fetchone()
+    except sqlite3.OperationalError:
+        return 0
+    try:
+        return int(row[0]) if row else 0
+    except (TypeError, ValueError):
+        return 0
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Bring cleo-tui's tables up to date, one transaction per step; return the version.
+
+    Safe to call on every open: a brain already at the latest version is not written.
+    """
+    current = schema_version(conn)
+    for migration in MIGRATIONS:
+        if migration.version <= current:
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in migration.statements:
+                conn.execute(statement)
+            conn.execute(
+                f"INSERT INTO {META}(key, value) VALUES ('schema_version', ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (str(migration.version),),
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        current = migration.version
+    return current

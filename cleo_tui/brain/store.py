@@ -1,0 +1,247 @@
+"""Locate, open, create and describe a brain.
+
+A `Brain` wraps one SQLite connection in autocommit mode behind a lock, so a
+worker thread may use it, no read transaction outlives a query, and every write
+is one short `BEGIN IMMEDIATE` transaction that a read-only brain refuses.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+import sqlite_utils
+
+from cleo_tui.brain import cleo_schema as cs
+from cleo_tui.brain.connection import check_sqlite_file, connect, is_writable
+from cleo_tui.brain.errors import BrainNotFound, NotABrain, ReadOnlyBrain
+from cleo_tui.brain.migrations import LATEST_VERSION, META, migrate, schema_version
+
+KIND_CLEO = "cleo"              # consolidated .cleo/cleo.db (brain beside tasks etc.)
+KIND_CLEO_LEGACY = "cleo-legacy"  # .cleo/brain.db of CLEO before 2026.6.0
+KIND_CLEO_TUI = "cleo-tui"      # created by `cleo-tui init` or `cleo-tui demo`
+KIND_HIPPO = "hippo"            # hippo-memory store, opened for its traces
+
+KIND_LABELS = {
+    KIND_CLEO: "CLEO brain (cleo.db)",
+    KIND_CLEO_LEGACY: "CLEO legacy brain (brain.db)",
+    KIND_CLEO_TUI: "brain created by cleo-tui",
+    KIND_HIPPO: "hippo-memory store",
+}
+
+# Tables that a brain-only file may hold besides CLEO's brain_* tables.
+_OWN_PREFIXES = ("brain_", "sqlite_", "cleo_tui_", "recall_trace")
+
+
+@dataclass
+class Features:
+    """Which optional tables and columns this brain has (read from the file, not assumed)."""
+
+    conn: sqlite3.Connection
+    tables: frozenset[str]
+    _columns: dict[str, frozenset[str]] = field(default_factory=dict)
+
+    def has_table(self, table: str) -> bool:
+        return table in self.tables
+
+    def columns(self, table: str) -> frozenset[str]:
+        if table not in self._columns:
+            if table not in self.tables:
+                self._columns[table] = frozenset()
+            else:
+                rows = self.conn.execute(f'PRAGMA table_info("{table}")').fetchall()
+                self._columns[table] = frozenset(r[1] for r in rows)
+        return self._columns[table]
+
+    def has_column(self, table: str, column: str) -> bool:
+        return column in self.columns(table)
+
+    @property
+    def fts(self) -> bool:
+        """The observations FTS5 table exists and this SQLite can read it."""
+        if cs.OBSERVATIONS_FTS not in self.tables:
+            return False
+        if "_fts_ok" not in self._columns:
+            try:
+                self.conn.execute(f"SELECT rowid FROM {cs.OBSERVATIONS_FTS} LIMIT 0").fetchall()
+                self._columns["_fts_ok"] = frozenset({"yes"})
+            except sqlite3.DatabaseError:
+                self._columns["_fts_ok"] = frozenset()
+        return bool(self._columns["_fts_ok"])
+
+
+@dataclass
+class Brain:
+    path: Path
+    conn: sqlite3.Connection
+    kind: str
+    read_only: bool
+    read_only_reason: str | None
+    features: Features
+    lock: threading.RLock = field(default_factory=threading.RLock)
+
+    @property
+    def db(self) -> sqlite_utils.Database:
+        """sqlite-utils view of the same connection."""
+        return sqlite_utils.Database(self.conn)
+
+    @property
+    def kind_label(self) -> str:
+        return KIND_LABELS.get(self.kind, self.kind)
+
+    def query(self, sql: str, params: Any = ()) -> list[sqlite3.Row]:
+        """Run one read statement and return all rows (autocommit: no lingering transaction)."""
+        with self.lock:
+            return self.conn.execute(sql, params).fetchall()
+
+    def query_one(self, sql: str, params: Any = ()) -> sqlite3.Row | None:
+        with self.lock:
+            return self.conn.execute(sql, params).fetchone()
+
+    def scalar(self, sql: str, params: Any = ()) -> Any:
+        row = self.query_one(sql, params)
+        return None if row is None else row[0]
+
+    def ensure_writable(self) -> None:
+        if self.read_only:
+            raise ReadOnlyBrain(f"This brain is read-only ({self.read_only_reason}); nothing was written.")
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """One short write transaction: all of it commits, or none of it does."""
+        self.ensure_writable()
+        with self.lock:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.conn
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            self.conn.execute("COMMIT")
+
+    def refresh(self) -> None:
+        """Re-read the table list (after another process created tables)."""
+        self.features = Features(self.conn, _table_names(self.conn))
+
+    def close(self) -> None:
+        with self.lock:
+            self.conn.close()
+
+
+def _table_names(conn: sqlite3.Connection) -> frozenset[str]:
+    rows = conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')").fetchall()
+    return frozenset(r[0] for r in rows)
+
+
+def detect_kind(path: Path, conn: sqlite3.Connection, tables: frozenset[str]) -> str:
+    """Tell a CLEO brain (consolidated or legacy), a cleo-tui brain and a hippo store apart."""
+    if cs.OBSERVATIONS not in tables:
+        if "memories" in tables:
+            return KIND_HIPPO
+        raise NotABrain(
+            f"{path} is a SQLite database but not a brain: it has no {cs.OBSERVATIONS} table "
+            "(CLEO) and no memories table (hippo). Point --db at .cleo/cleo.db or .cleo/brain.db."
+        )
+    if META in tables:
+        row = conn.execute(f"SELECT value FROM {META} WHERE key = 'created_by'").fetchone()
+        if row and row[0] == "cleo-tui":
+            return KIND_CLEO_TUI
+    if any(not t.startswith(_OWN_PREFIXES) for t in tables):
+        return KIND_CLEO
+    return KIND_CLEO_LEGACY
+
+
+def open_brain(path: str | Path, read_only: bool = False) -> Brain:
+    """Open a brain file; fall back to read-only (with the reason) when it cannot be written.
+
+    cleo-tui's own tables are migrated on a writable CLEO or cleo-tui brain; hippo
+    stores and brains from a newer cleo-tui are always opened read-only.
+    """
+    path = Path(path).expanduser()
+    check_sqlite_file(path)
+    reason = "opened with --read-only" if read_only else None
+    if not read_only and not is_writable(path):
+        read_only, reason = True, "the file or its directory is not writable"
+    conn = connect(path, read_only)
+    try:
+        tables = _table_names(conn)
+        kind = detect_kind(path, conn, tables)
+    except BaseException:
+        conn.close()
+        raise
+    if not read_only and kind == KIND_HIPPO:
+        read_only, reason = True, "hippo stores are opened for reading"
+    elif not read_only and schema_version(conn) > LATEST_VERSION:
+        read_only, reason = True, "it was written by a newer cleo-tui"
+    if read_only and not reason:
+        reason = "read-only"
+    if read_only:
+        conn.close()
+        conn = connect(path, True)
+    else:
+        migrate(conn)
+        tables = _table_names(conn)
+    return Brain(path=path, conn=conn, kind=kind, read_only=read_only,
+                 read_only_reason=reason, features=Features(conn, tables))
+
+
+def _holds_brain(path: Path) -> bool:
+    try:
+        conn = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
+        try:
+            row = conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (cs.OBSERVATIONS,)
+            ).fetchone()
+        finally:
+            conn.close()
+        return row is not None
+    except sqlite3.DatabaseError:
+        return False
+
+
+def brain_candidates(directory: Path) -> list[Path]:
+    """Where `locate_brain` looks, in order, walking up from `directory`."""
+    places = []
+    for folder in [directory, *directory.parents]:
+        places += [folder / ".cleo" / "cleo.db", folder / ".cleo" / "brain.db"]
+    return places
+
+
+def locate_brain(directory: str | Path = ".") -> Path:
+    """Find the brain of the project at or above `directory`, as CLEO lays it out.
+
+    `.cleo/cleo.db` counts only when it holds brain tables; otherwise
+    `.cleo/brain.db`; then the same one directory up, and so on.
+    """
+    start = Path(directory).expanduser().resolve()
+    if not start.is_dir():
+        raise BrainNotFound(f"{start} is not a directory. Pass a project directory, or a brain file with --db FILE.")
+    for candidate in brain_candidates(start):
+        if candidate.is_file() and (candidate.name == "brain.db" or _holds_brain(candidate)):
+            return candidate
+    raise BrainNotFound(
+        f"No brain found in {start} or any directory above it (looked for .cleo/cleo.db holding "
+        f"brain tables, then .cleo/brain.db). Create one with `cleo-tui init {start}`, try "
+        f"`cleo-tui demo DIR` for a demo brain, or open a file with --db FILE."
+    )
+
+
+def create_brain(path: str | Path) -> Brain:
+    """Create a new brain in CLEO's layout (plus cleo-tui's tables) and open it."""
+    path = Path(path).expanduser()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(str(path), isolation_level=None)
+    try:
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("BEGIN IMMEDIATE")
+        cs.create_cleo_tables(conn)
+        conn.execute(f"CREATE TABLE IF NOT EXISTS {META} (key TEXT PRIMARY KEY, value TEXT)")
+        conn.execute(f"INSERT OR IGNORE INTO {META}(key, value) VALUES ('created_by', 'cleo-tui')")
+        conn.execute("COMMIT")
+    finally:
+        conn.close()
+    return open_brain(path)

@@ -1,0 +1,34 @@
+"""Counts that describe a brain (the `info` command and the TUI header)."""
+
+from __future__ import annotations
+
+from cleo_tui.brain import cleo_schema as cs
+from cleo_tui.brain.migrations import TRACES
+from cleo_tui.brain.store import KIND_LABELS, Brain
+
+
+def _count(brain: Brain, table: str, where: str = "") -> int:
+    if not brain.features.has_table(table):
+        return 0
+    return int(brain.scalar(f'SELECT count(*) FROM "{table}"' + (f" WHERE {where}" if where else "")))
+
+
+def brain_summary(brain: Brain) -> dict:
+    """`{"db", "kind", "observations": {"live", "evicted"}, "patterns", "learnings", "traces"}`."""
+    has_invalid = brain.features.has_column(cs.OBSERVATIONS, "invalid_at")
+    if brain.features.has_table(cs.OBSERVATIONS):
+        live = _count(brain, cs.OBSERVATIONS, "invalid_at IS NULL" if has_invalid else "")
+        evicted = _count(brain, cs.OBSERVATIONS, "invalid_at IS NOT NULL") if has_invalid else 0
+    else:  # a hippo store: its memories, superseded or not
+        live = _count(brain, "memories")
+        evicted = 0
+    return {
+        "db": str(brain.path),
+        "kind": brain.kind,
+        "kind_label": KIND_LABELS.get(brain.kind, brain.kind),
+        "read_only": brain.read_only,
+        "observations": {"live": live, "evicted": evicted},
+        "patterns": _count(brain, cs.PATTERNS),
+        "learnings": _count(brain, cs.LEARNINGS),
+        "traces": _count(brain, TRACES),
+    }

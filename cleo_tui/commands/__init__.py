@@ -1,0 +1,1 @@
+"""Subcommands of the CLI, one module per area; each has `register(subparsers)`."""

@@ -1,0 +1,1 @@
+"""Memory semantics over a brain: mapping, tokenizers, tags, pruner, curation. No Textual."""

@@ -1,0 +1,140 @@
+"""How the seeds' concepts map onto a CLEO brain — the one place that decides it.
+
+| seed concept              | in a CLEO brain                                              |
+|---------------------------|--------------------------------------------------------------|
+| observation pool          | live rows of brain_observations (invalid_at IS NULL)          |
+| ObservationRecord.content | narrative, or title where the narrative is empty             |
+| timestamp                 | created_at, shown as YYYY-MM-DD HH:MM                         |
+| relevance                 | see `derive_relevance`                                        |
+| reflection                | a live pattern, learning or observer note with an edge of a   |
+|                           | REFLECTION_EDGE_TYPES type to the observation                 |
+| coverage                  | distinct reflections citing it: 0 uncited, 1-3 cited, 4+      |
+|                           | reinforced                                                    |
+| soft eviction             | invalid_at and updated_at set; undo restores both             |
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from typing import Any, Mapping
+
+from cleo_tui.brain import cleo_schema as cs
+from cleo_tui.brain.migrations import OVERRIDES
+from cleo_tui.brain.store import Brain
+
+RELEVANCES = ("low", "medium", "high", "critical")
+REFLECTION_EDGE_TYPES = ("supersedes", "derived_from", "summarizes", "cites", "informed_by")
+OBSERVER_SOURCE_TYPE = "observer-compressed"
+REINFORCED_AT = 4
+
+MAPPING_TABLE = __doc__
+
+_OBSERVER_TITLE = re.compile(r"^\[Observer p([1-5])\]")
+_PRIORITY_RELEVANCE = {1: "critical", 2: "high", 3: "medium", 4: "low", 5: "low"}
+
+
+def coverage_tag(count: int) -> str:
+    """0 → uncited, 1–3 → cited, 4 or more → reinforced."""
+    if count >= REINFORCED_AT:
+        return "reinforced"
+    return "cited" if count > 0 else "uncited"
+
+
+def as_text(value: Any) -> str:
+    """Any column value as display text (blobs decoded leniently, NULL as empty)."""
+    if value is None:
+        return ""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)
+
+
+def content_of(row: Mapping[str, Any]) -> str:
+    """The seed's `content`: the narrative, or the title where the narrative is empty."""
+    narrative = as_text(row.get("narrative"))
+    return narrative if narrative.strip() else as_text(row.get("title"))
+
+
+def minute_timestamp(created_at: Any) -> str:
+    """The seed's `timestamp` (YYYY-MM-DD HH:MM) from CLEO's created_at, kept as-is if odd."""
+    text = as_text(created_at).strip()
+    if len(text) >= 16 and text[4] == "-" and text[10] in " T":
+        return text[:10] + " " + text[11:16]
+    return text
+
+
+def observer_priority(row: Mapping[str, Any]) -> int | None:
+    """Priority 1-5 of an observer note, read from its `[Observer pN]` title."""
+    if as_text(row.get("source_type")) != OBSERVER_SOURCE_TYPE:
+        return None
+    match = _OBSERVER_TITLE.match(as_text(row.get("title")))
+    return int(match.group(1)) if match else None
+
+
+def derive_relevance(row: Mapping[str, Any], override: str | None = None) -> tuple[str, str]:
+    """(relevance, why) for one observation row, first rule that applies wins.
+
+    1. a user override (pin) recorded by cleo-tui;
+    2. observer notes: priority 1 → critical, 2 → high, 3 → medium, 4–5 → low;
+    3. source_type 'manual' or source_confidence 'owner' → critical;
+    4. type 'decision' → high;
+    5. quality_score below 0.4 → low;
+    6. otherwise medium.
+    """
+    if override in RELEVANCES:
+        return override, "set by you in cleo-tui"
+    priority = observer_priority(row)
+    if priority is not None:
+        return _PRIORITY_RELEVANCE[priority], f"observer note of priority {priority}"
+    if as_text(row.get("source_type")) == "manual":
+        return "critical", "written by hand (source_type manual)"
+    if as_text(row.get("source_confidence")) == "owner":
+        return "critical", "stated by the owner (source_confidence owner)"
+    if as_text(row.get("type")) == "decision":
+        return "high", "a decision"
+    quality = row.get("quality_score")
+    if isinstance(quality, (int, float)) and quality < 0.4:
+        return "low", f"quality score {quality:.2f} is below 0.4"
+    return "medium", "the default"
+
+
+def relevance_overrides(brain: Brain) -> dict[str, str]:
+    """Relevance set by the user (pins), by observation id."""
+    if not brain.features.has_table(OVERRIDES):
+        return {}
+    return {r[0]: r[1] for r in brain.query(f"SELECT observation_id, relevance FROM {OVERRIDES}")}
+
+
+def _live(brain: Brain, table: str) -> str:
+    return "invalid_at IS NULL" if brain.features.has_column(table, "invalid_at") else "1"
+
+
+def reflection_citations(brain: Brain) -> dict[str, set[str]]:
+    """For each observation id, the set of live reflections (node ids) that cite it.
+
+    Reflections are live patterns, live learnings and live observer notes with an
+    edge of a REFLECTION_EDGE_TYPES type pointing at `observation:<id>`. Edges
+    from rows that no longer exist do not count; the cited id may be anything.
+    """
+    if not brain.features.has_table(cs.EDGES):
+        return {}
+    sources = []
+    if brain.features.has_table(cs.PATTERNS):
+        sources.append(f"SELECT 'pattern:' || id FROM {cs.PATTERNS} WHERE {_live(brain, cs.PATTERNS)}")
+    if brain.features.has_table(cs.LEARNINGS):
+        sources.append(f"SELECT 'learning:' || id FROM {cs.LEARNINGS} WHERE {_live(brain, cs.LEARNINGS)}")
+    sources.append(
+        f"SELECT 'observation:' || id FROM {cs.OBSERVATIONS} "
+        f"WHERE source_type = '{OBSERVER_SOURCE_TYPE}' AND {_live(brain, cs.OBSERVATIONS)}")
+    types = ",".join(f"'{t}'" for t in REFLECTION_EDGE_TYPES)
+    sql = (
+        f"SELECT substr(e.to_id, 13), e.from_id FROM {cs.EDGES} e "
+        f"WHERE e.edge_type IN ({types}) AND e.to_id LIKE 'observation:%' "
+        f"AND e.from_id IN ({' UNION ALL '.join(sources)})"
+    )
+    cited: dict[str, set[str]] = defaultdict(set)
+    for obs_id, reflection in brain.query(sql):
+        if reflection != f"observation:{obs_id}":
+            cited[obs_id].add(reflection)
+    return dict(cited)

@@ -1,0 +1,43 @@
+"""Make untrusted text safe to show: no terminal control ever reaches the screen."""
+
+from __future__ import annotations
+
+import re
+
+# C0 controls except tab and newline, DEL, and C1 controls (0x80-0x9f, which some
+# terminals treat as escape introducers), plus bidi overrides that reorder text.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _visible(match: re.Match[str]) -> str:
+    char = match.group()
+    code = ord(char)
+    if code < 0x20:
+        return chr(0x2400 + code)  # the Unicode "control picture": ␛ for ESC, ␀ for NUL
+    if code == 0x7F:
+        return "\u2421"
+    return f"<U+{code:04X}>"
+
+
+def printable(text: object, keep_newlines: bool = True) -> str:
+    """`text` with every control character replaced by a visible stand-in.
+
+    ESC becomes ␛, so an ANSI or OSC sequence shows as plain characters.
+    Newlines are kept (or shown as ␊ with keep_newlines=False); tabs stay.
+    """
+    if text is None:
+        return ""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    out = _CONTROL.sub(_visible, str(text))
+    if not keep_newlines:
+        out = out.replace("\r", "\u240d").replace("\n", "\u240a")
+    return out
+
+
+def one_line(text: object, width: int | None = None) -> str:
+    """Printable, on one line (newlines and tabs as spaces), cut to `width` with an ellipsis."""
+    out = printable(text, keep_newlines=True).replace("\r", " ").replace("\n", " ").replace("\t", " ")
+    if width is not None and len(out) > width:
+        out = out[: max(0, width - 1)] + "…"
+    return out

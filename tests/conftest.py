@@ -1,0 +1,16 @@
+"""Shared fixtures: every test gets private config/cache directories and no network keys."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _isolated_environment(tmp_path_factory, monkeypatch):
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / "cache"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
+    for name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "CLEO_OBSERVER_MODEL", "ANTHROPIC_BASE_URL",
+                 "OPENAI_BASE_URL", "CLEO_TUI_DEBUG"):
+        monkeypatch.delenv(name, raising=False)
