@@ -1,0 +1,65 @@
+"""cleo-tui's own settings, in the platform's config directory (no Textual here).
+
+`config.json` there may hold:
+  {"theme": "textual-dark", "tokenizer": "chars4", "keys": {"action_id": "key"},
+   "llm": {"provider": "anthropic", "model": "...", "base_url": "..."}}
+Missing or malformed files fall back to defaults; a bad file is reported, not fatal.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+APP_NAME = "cleo-tui"
+DEFAULTS: dict[str, Any] = {"theme": "textual-dark", "tokenizer": "chars4", "keys": {}, "llm": {}}
+
+
+def config_dir() -> Path:
+    return Path(platformdirs.user_config_dir(APP_NAME))
+
+
+def cache_dir() -> Path:
+    return Path(platformdirs.user_cache_dir(APP_NAME))
+
+
+def config_path() -> Path:
+    return config_dir() / "config.json"
+
+
+def load_config() -> tuple[dict[str, Any], str | None]:
+    """(settings merged over the defaults, a problem to show the user or None)."""
+    settings = json.loads(json.dumps(DEFAULTS))
+    path = config_path()
+    try:
+        loaded = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return settings, None
+    except (OSError, ValueError) as exc:
+        return settings, f"{path} could not be read ({exc}); using the defaults."
+    if not isinstance(loaded, dict):
+        return settings, f"{path} does not hold a JSON object; using the defaults."
+    for key, value in loaded.items():
+        if key in DEFAULTS and isinstance(DEFAULTS[key], dict) and not isinstance(value, dict):
+            continue
+        settings[key] = value
+    return settings, None
+
+
+def save_setting(key: str, value: Any) -> None:
+    """Write one top-level setting, keeping the others."""
+    path = config_path()
+    try:
+        current = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(current, dict):
+            current = {}
+    except (OSError, ValueError):
+        current = {}
+    current[key] = value
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(current, indent=2), encoding="utf-8")
+    tmp.replace(path)
