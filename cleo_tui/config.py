@@ -1,7 +1,7 @@
 """cleo-tui's own settings, in the platform's config directory (no Textual here).
 
 `config.json` there may hold:
-  {"theme": "textual-dark", "tokenizer": "chars4", "keys": {"action_id": "key"},
+  {"theme": "cleo", "tokenizer": "chars4", "keys": {"action_id": "key"},
    "llm": {"provider": "anthropic", "model": "...", "base_url": "..."}}
 Missing or malformed files fall back to defaults; a bad file is reported, not fatal.
 """
@@ -15,7 +15,7 @@ from typing import Any
 import platformdirs
 
 APP_NAME = "cleo-tui"
-DEFAULTS: dict[str, Any] = {"theme": "textual-dark", "tokenizer": "chars4", "keys": {}, "llm": {}}
+DEFAULTS: dict[str, Any] = {"theme": "cleo", "tokenizer": "chars4", "keys": {}, "llm": {}}
 
 
 def config_dir() -> Path:

@@ -41,11 +41,15 @@ def _where(key: Mapping[str, Any]) -> tuple[str, list[Any]]:
 
 
 def start_run(conn: sqlite3.Connection, kind: str, summary: str = "",
-              params: Mapping[str, Any] | None = None, undoes: int | None = None) -> int:
-    """Open a journal entry for one curation step; returns its run id."""
+              params: Mapping[str, Any] | None = None, undoes: int | None = None,
+              created_at: str | None = None) -> int:
+    """Open a journal entry for one curation step; returns its run id.
+
+    `created_at` defaults to now; the demo generator passes its fixed clock.
+    """
     cur = conn.execute(
         f"INSERT INTO {RUNS}(kind, created_at, summary, params_json, undoes) VALUES (?, ?, ?, ?, ?)",
-        (kind, cleo_timestamp(), summary, json.dumps(dict(params or {}), ensure_ascii=False), undoes),
+        (kind, created_at or cleo_timestamp(), summary, json.dumps(dict(params or {}), ensure_ascii=False), undoes),
     )
     return int(cur.lastrowid)
 

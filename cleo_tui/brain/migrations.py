@@ -80,7 +80,7 @@ MIGRATIONS: tuple[Migration, ...] = (
             rerank_json TEXT,
             PRIMARY KEY (trace_id, result_rank)
         ) WITHOUT ROWID""",
-        f"CREATE INDEX IF NOT EXISTS idx_recall_trace_results_memory ON {TRACE_RESULTS}(tenant_id, memory_id)",
+        f"CREATE INDEX IF NOT EXISTS idx_recall_trace_results_tenant_memory ON {TRACE_RESULTS}(tenant_id, memory_id)",
         f"""CREATE TABLE IF NOT EXISTS {TRACE_OUTCOMES} (
             id INTEGER PRIMARY KEY AUTOINCREMENT,
             trace_id INTEGER NOT NULL REFERENCES {TRACES}(id) ON DELETE CASCADE,

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import sys
+import time
 from pathlib import Path
 
 from cleo_tui.brain import create_brain
+from cleo_tui.brain.demo import (
+    DEFAULT_OBSERVATIONS, DEFAULT_SEED, MAX_OBSERVATIONS, MIN_OBSERVATIONS, generate_demo,
+)
 from cleo_tui.brain.summary import brain_summary
 from cleo_tui.cli import UsageError, add_brain_options, brain_from_args, emit_json
 from cleo_tui.safe_text import one_line
@@ -20,6 +25,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     init = sub.add_parser("init", help="create an empty brain in CLEO's layout")
     init.add_argument("dir", nargs="?", default=".", metavar="DIR", help="project directory (default: .)")
     init.set_defaults(func=cmd_init)
+
+    demo = sub.add_parser("demo", help="write a realistic, deterministic demo brain to DIR/.cleo/cleo.db")
+    demo.add_argument("dir", metavar="DIR", help="project directory for the demo brain")
+    demo.add_argument("--observations", metavar="N", default=str(DEFAULT_OBSERVATIONS),
+                      help=f"how many observations (default: {DEFAULT_OBSERVATIONS}; "
+                           f"{MIN_OBSERVATIONS}-{MAX_OBSERVATIONS})")
+    demo.add_argument("--seed", metavar="S", default=str(DEFAULT_SEED),
+                      help=f"random seed: the same seed gives the same brain (default: {DEFAULT_SEED})")
+    demo.set_defaults(func=cmd_demo)
 
 
 def cmd_info(args: argparse.Namespace) -> int:
@@ -48,4 +62,30 @@ def cmd_init(args: argparse.Namespace) -> int:
     brain = create_brain(path)
     brain.close()
     print(f"Created an empty brain at {path}")
+    return 0
+
+
+def _int_option(value: str, flag: str, low: int, high: int) -> int:
+    """A whole number within [low, high], or a UsageError naming the flag."""
+    try:
+        number = int(value.replace("_", ""))
+    except ValueError:
+        raise UsageError(f"{flag} wants a whole number, not {one_line(value, 40)!r}.") from None
+    if not low <= number <= high:
+        raise UsageError(f"{flag} must be between {low:,} and {high:,}; got {number:,}.")
+    return number
+
+
+def _stderr_progress(done: int, total: int) -> None:
+    print(f"demo: {done:,}/{total:,} observations", file=sys.stderr, flush=True)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    observations = _int_option(args.observations, "--observations", MIN_OBSERVATIONS, MAX_OBSERVATIONS)
+    seed = _int_option(args.seed, "--seed", 0, 2**63 - 1)
+    progress = _stderr_progress if observations >= 50_000 else None
+    started = time.monotonic()
+    path = generate_demo(args.dir, observations=observations, seed=seed, progress=progress)
+    print(f"Wrote a demo brain with {observations:,} observations to {one_line(str(path))} "
+          f"in {time.monotonic() - started:.1f} s. Open it with `cleo-tui {one_line(args.dir)}`.")
     return 0

@@ -1,5 +1,227 @@
-"""Placeholder: filled in by its issue."""
+"""`cleo-tui observe` and `cleo-tui reflect`: the observer and reflector from the command line.
+
+observe                      CLEO's observer: every usable note stored (ObserverResult)
+observe --propose            keep the notes as a pending proposal, store nothing
+observe --store ID [--notes 0,2]   store chosen notes of a pending observer proposal
+reflect                      ask the reflector; its answer becomes a pending proposal
+reflect --apply              ask and apply everything (CLEO's behaviour) → ReflectorResult
+reflect --apply --proposal ID [--approve IDS] [--patterns N,..] [--learnings N,..]
+reflect --list | --show ID | --discard ID | --undo ID
+When the model is not asked or its answer is unusable, the reason is printed
+(and is the `problem` of the JSON); the exit status is 1 for failures a user
+should act on (no credential, provider error, unusable answer), 0 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from cleo_tui.cli import UsageError, add_brain_options, brain_from_args, emit_json
+from cleo_tui.llm import results as r
+from cleo_tui.llm.observer import propose_observer_notes, run_observer, store_observer_notes
+from cleo_tui.llm.proposals import (
+    STATUSES, Proposal, discard_proposal, get_proposal, list_proposals, undo_proposal,
+)
+from cleo_tui.llm.reflector import apply_reflection, propose_reflection, superseded_details
+from cleo_tui.llm.resolve import PROVIDERS
+from cleo_tui.safe_text import one_line
+
+FAILURES = {r.NO_CREDENTIAL, r.PROVIDER_ERROR, r.UNPARSABLE, r.READ_ONLY, r.CANCELLED, r.ERROR}
 
 
-def register(sub) -> None:
-    pass
+def _provider_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--session", metavar="ID", help="the CLEO session (source_session_id) to work on")
+    parser.add_argument("--provider", choices=PROVIDERS, help="LLM provider (default: resolved from config/env)")
+    parser.add_argument("--model", metavar="NAME", help="model name (default: CLEO_OBSERVER_MODEL, config, built-in)")
+    parser.add_argument("--base-url", metavar="URL", help="provider endpoint, e.g. a local OpenAI-compatible server's /v1")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    observe = sub.add_parser("observe", help="compress the session's observations into notes (CLEO's observer)",
+                             description="Run CLEO's observer. Without an API key it says so and does nothing.")
+    add_brain_options(observe, read_only_flag=False)
+    _provider_options(observe)
+    observe.add_argument("--threshold", metavar="N", type=int, help="run at N uncompressed observations (default: config, 10)")
+    observe.add_argument("--propose", action="store_true", help="keep the notes as a pending proposal; store nothing")
+    observe.add_argument("--store", metavar="PROPOSAL_ID", type=int, help="store notes of a pending observer proposal")
+    observe.add_argument("--notes", metavar="N,N", help="with --store: which notes (0-based; default: all)")
+    observe.set_defaults(func=cmd_observe)
+
+    reflect = sub.add_parser("reflect", help="propose patterns, learnings and superseded observations for review",
+                             description="Ask CLEO's reflector. Its answer is kept as a pending proposal; "
+                                         "--apply writes it (all of it, or the parts you choose).")
+    add_brain_options(reflect, read_only_flag=False)
+    _provider_options(reflect)
+    reflect.add_argument("--apply", action="store_true", help="apply: a new proposal in full, or --proposal ID")
+    reflect.add_argument("--proposal", metavar="ID", type=int, help="with --apply: the pending proposal to apply")
+    reflect.add_argument("--approve", metavar="IDS", help="superseded ids to evict, comma-separated (default: all; '' for none)")
+    reflect.add_argument("--patterns", metavar="N,N", help="patterns to store, 0-based (default: all; '' for none)")
+    reflect.add_argument("--learnings", metavar="N,N", help="learnings to store, 0-based (default: all; '' for none)")
+    reflect.add_argument("--list", action="store_true", help="list proposals (observer and reflector)")
+    reflect.add_argument("--status", choices=STATUSES, help="with --list: only this status")
+    reflect.add_argument("--show", metavar="ID", type=int, help="show one proposal in full")
+    reflect.add_argument("--discard", metavar="ID", type=int, help="discard a pending proposal")
+    reflect.add_argument("--undo", metavar="ID", type=int, help="undo an applied proposal")
+    reflect.set_defaults(func=cmd_reflect)
+
+
+def _indexes(text: str | None, flag: str) -> list[int] | None:
+    """`0,2` → [0, 2]; None when the flag was not given."""
+    if text is None:
+        return None
+    try:
+        return [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise UsageError(f"{flag} takes numbers separated by commas, e.g. {flag} 0,2.") from None
+
+
+def _ids(text: str | None) -> list[str] | None:
+    return None if text is None else [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _exit(problem: r.Problem | None) -> int:
+    return 1 if problem is not None and problem.kind in FAILURES else 0
+
+
+def _print_problem(problem: r.Problem | None) -> None:
+    if problem is not None:
+        print(f"Nothing done: {one_line(problem.message)}")
+        if problem.details.get("raw_text"):
+            print("The model's answer:\n" + one_line(problem.details["raw_text"], 2000))
+
+
+def _print_provider(described: dict[str, Any] | None) -> None:
+    if described:
+        url = f" at {one_line(described['base_url'])}" if described.get("base_url") else ""
+        print(f"model: {described['provider']} · {one_line(described['model'])}{url}")
+        for warning in described.get("warnings", []):
+            print(f"warning: {one_line(warning)}")
+
+
+def _print_observer(result: r.ObserverResult) -> None:
+    _print_provider(result.provider)
+    _print_problem(result.problem)
+    for note, note_id in zip(result.notes, result.note_ids):
+        print(f"{note_id}  p{note['priority']} {note['date']}  {one_line(note['observation'])}")
+        print(f"    compresses: {one_line(', '.join(note['source_ids'])) or '(no known id)'}")
+    if result.ran and result.problem is None:
+        usage = f"; tokens in/out {result.usage.input_tokens}/{result.usage.output_tokens}" if result.usage else ""
+        print(f"stored {result.stored} note(s), run {result.run_id}{usage}")
+
+
+def _print_proposal(proposal: Proposal, details: list[dict[str, Any]] | None = None) -> None:
+    usage = proposal.usage or {}
+    print(f"proposal {proposal.id} ({proposal.kind}, {proposal.status}) by {one_line(proposal.provider)} · "
+          f"{one_line(proposal.model)}; tokens in/out {usage.get('input_tokens', 0)}/{usage.get('output_tokens', 0)}; "
+          f"{len(proposal.input)} input line(s)")
+    for i, note in enumerate(proposal.notes):
+        print(f"  note {i}: p{note['priority']} {note['date']} {one_line(note['observation'])} "
+              f"[{one_line(', '.join(note['source_ids']))}]")
+    for i, item in enumerate(proposal.patterns):
+        print(f"  pattern {i}: {one_line(item['pattern'])} — {one_line(item['context'])}")
+    for i, item in enumerate(proposal.learnings):
+        print(f"  learning {i}: {one_line(item['insight'])} (confidence {item['confidence']})")
+    for item in details or [{**i, "row": {}} for i in proposal.superseded]:
+        title = one_line(item["row"].get("title", ""), 80)
+        print(f"  superseded {one_line(item['id'])}: {title} — {one_line(item['reason']) or 'no reason given'}")
+    if proposal.items.get("dropped_ids"):
+        print(f"  ids the model named that were not in its input (dropped): "
+              f"{one_line(', '.join(proposal.items['dropped_ids']), 200)}")
+
+
+def _print_outcome(outcome: r.ProposeOutcome) -> None:
+    _print_provider(outcome.provider)
+    _print_problem(outcome.problem)
+    if outcome.proposal is not None:
+        _print_proposal(outcome.proposal)
+
+
+def _print_reflector(result: r.ReflectorResult) -> None:
+    _print_problem(result.problem)
+    if result.ran and result.problem is None:
+        print(f"proposal {result.proposal_id} applied (run {result.run_id}): {result.patterns_stored} pattern(s), "
+              f"{result.learnings_stored} learning(s), evicted {len(result.superseded_ids)}: "
+              f"{one_line(', '.join(result.superseded_ids)) or '-'}")
+
+
+def cmd_observe(args: argparse.Namespace) -> int:
+    brain = brain_from_args(args, read_only=False)
+    try:
+        if args.store is not None:
+            proposal = get_proposal(brain, args.store)
+            chosen = _indexes(args.notes, "--notes")
+            result = store_observer_notes(brain, args.store, range(len(proposal.notes)) if chosen is None else chosen)
+        elif args.propose:
+            outcome = propose_observer_notes(brain, args.session, args.threshold, args.provider, args.model,
+                                             args.base_url)
+            emit_json(outcome.to_dict()) if args.json else _print_outcome(outcome)
+            return _exit(outcome.problem)
+        else:
+            result = run_observer(brain, args.session, args.threshold, args.provider, args.model, args.base_url)
+    finally:
+        brain.close()
+    emit_json(result.to_dict()) if args.json else _print_observer(result)
+    return _exit(result.problem)
+
+
+def _apply_existing(brain: Any, args: argparse.Namespace) -> r.ReflectorResult:
+    proposal = get_proposal(brain, args.proposal)
+    approve = _ids(args.approve)
+    patterns = _indexes(args.patterns, "--patterns")
+    learnings = _indexes(args.learnings, "--learnings")
+    return apply_reflection(
+        brain, args.proposal, [i["id"] for i in proposal.superseded] if approve is None else approve,
+        range(len(proposal.patterns)) if patterns is None else patterns,
+        range(len(proposal.learnings)) if learnings is None else learnings)
+
+
+def _manage(brain: Any, args: argparse.Namespace) -> int:
+    """--list, --show, --discard, --undo."""
+    if args.list:
+        proposals = list_proposals(brain, status=args.status)
+        if args.json:
+            emit_json([p.to_dict() for p in proposals])
+        for p in [] if args.json else proposals:
+            print(f"{p.id:>5}  {p.kind:<9} {p.status:<9} {p.created_at}  {one_line(p.model, 30)}")
+        return 0
+    if args.show is not None:
+        proposal = get_proposal(brain, args.show)
+        details = superseded_details(brain, proposal)
+        emit_json({**proposal.to_dict(), "superseded_details": details}) if args.json else _print_proposal(proposal, details)
+        return 0
+    if args.discard is not None:
+        proposal = discard_proposal(brain, args.discard)
+        emit_json(proposal.to_dict()) if args.json else print(f"proposal {proposal.id} discarded")
+        return 0
+    undone = undo_proposal(brain, args.undo)
+    emit_json(undone.to_dict()) if args.json else print(
+        f"proposal {undone.proposal_id} undone (run {undone.undo_run_id} restored {undone.restored} row(s))")
+    return 0
+
+
+def cmd_reflect(args: argparse.Namespace) -> int:
+    managing = args.list or args.show is not None or args.discard is not None or args.undo is not None
+    if args.proposal is not None and not args.apply:
+        raise UsageError("--proposal ID goes with --apply (to review a proposal, use --show ID).")
+    brain = brain_from_args(args, read_only=args.list or args.show is not None)
+    try:
+        if managing:
+            return _manage(brain, args)
+        if args.apply and args.proposal is not None:
+            result = _apply_existing(brain, args)
+        else:
+            outcome = propose_reflection(brain, args.session, args.provider, args.model, args.base_url)
+            if not args.apply:
+                emit_json(outcome.to_dict()) if args.json else _print_outcome(outcome)
+                return _exit(outcome.problem)
+            if outcome.proposal is None:
+                result = r.ReflectorResult(ran=outcome.ran, problem=outcome.problem)
+            else:
+                args.proposal = outcome.proposal.id
+                result = _apply_existing(brain, args)
+    finally:
+        brain.close()
+    emit_json(result.to_dict()) if args.json else _print_reflector(result)
+    return _exit(result.problem)

@@ -110,8 +110,10 @@ def _live(brain: Brain, table: str) -> str:
     return "invalid_at IS NULL" if brain.features.has_column(table, "invalid_at") else "1"
 
 
-def reflection_citations(brain: Brain) -> dict[str, set[str]]:
+def reflection_citations(brain: Brain, observation_ids: list[str] | None = None) -> dict[str, set[str]]:
     """For each observation id, the set of live reflections (node ids) that cite it.
+
+    `observation_ids` limits the answer to those observations (recall asks for a few).
 
     Reflections are live patterns, live learnings and live observer notes with an
     edge of a REFLECTION_EDGE_TYPES type pointing at `observation:<id>`. Edges
@@ -133,8 +135,12 @@ def reflection_citations(brain: Brain) -> dict[str, set[str]]:
         f"WHERE e.edge_type IN ({types}) AND e.to_id LIKE 'observation:%' "
         f"AND e.from_id IN ({' UNION ALL '.join(sources)})"
     )
+    params: list[str] = []
+    if observation_ids is not None:
+        params = [f"observation:{i}" for i in observation_ids]
+        sql += f" AND e.to_id IN ({','.join('?' for _ in params) or 'NULL'})"
     cited: dict[str, set[str]] = defaultdict(set)
-    for obs_id, reflection in brain.query(sql):
+    for obs_id, reflection in brain.query(sql, params):
         if reflection != f"observation:{obs_id}":
             cited[obs_id].add(reflection)
     return dict(cited)

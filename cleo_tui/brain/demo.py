@@ -1,0 +1,596 @@
+"""The demo brain: a realistic, deterministic CLEO brain of an agent building a project.
+
+`generate_demo(DIR)` writes `DIR/.cleo/cleo.db` in CLEO's layout: sessions of
+observations of every type and source, observer notes with `supersedes` edges
+to what they compressed, patterns and learnings citing observations (a few
+cited four times or more, most not at all), decisions, rows of every protected
+kind, evicted rows, dangling edges and a handful of hostile texts.
+
+Everything comes from one `random.Random(seed)` and a fixed base date (no wall
+clock, no uuid4), so a seed always gives the same rows. Observations stream
+into SQLite in batches, one transaction each, with CLEO's FTS triggers on, so
+a million rows need no more memory than a few thousand.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import json
+import random
+from collections import deque
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Callable
+
+from cleo_tui.brain import cleo_schema as cs
+from cleo_tui.brain import demo_text as text
+from cleo_tui.brain.errors import BrainError
+from cleo_tui.brain.store import Brain, create_brain
+
+DEFAULT_OBSERVATIONS = 2000
+MIN_OBSERVATIONS = 100       # room for one row of every kind the demo promises
+MAX_OBSERVATIONS = 5_000_000
+DEFAULT_SEED = 7
+BATCH_ROWS = 5000
+BASE_DATE = datetime(2026, 6, 1, 9, 0, tzinfo=timezone.utc)  # the demo's "now"
+SPAN = timedelta(days=180)                                    # how far back the history goes
+TRACES_MODULE = "cleo_tui.recall.demo_traces"
+HOT_CITED = 5             # observations that several reflections in a row cite (reinforced)
+WINDOW = 150              # recent observations a reflection may cite
+LAST_SESSION = timedelta(hours=14)  # longer than any session: 90 min offset + 42 rows x 15 min
+Progress = Callable[[int, int], None]
+
+OBSERVATION_COLUMNS = (
+    "id", "type", "title", "subtitle", "narrative", "facts_json", "concepts_json", "project",
+    "files_read_json", "files_modified_json", "source_session_id", "source_type", "content_hash",
+    "discovery_tokens", "created_at", "updated_at", "agent", "quality_score", "memory_tier",
+    "memory_type", "verified", "valid_at", "invalid_at", "source_confidence", "citation_count",
+)
+NODE_COLUMNS = ("id", "node_type", "label", "created_at", "quality_score", "last_activity_at")
+EDGE_COLUMNS = ("from_id", "to_id", "edge_type", "weight", "provenance", "created_at")
+PATTERN_COLUMNS = ("id", "type", "pattern", "context", "frequency", "impact", "extracted_at", "updated_at",
+                   "quality_score", "memory_tier", "valid_at", "content_hash", "occurrence_count",
+                   "last_seen_at", "invalid_at")
+LEARNING_COLUMNS = ("id", "insight", "source", "confidence", "actionable", "created_at", "updated_at",
+                    "quality_score", "memory_tier", "valid_at", "content_hash")
+DECISION_COLUMNS = ("id", "type", "decision", "rationale", "confidence", "outcome", "context_task_id",
+                    "created_at", "valid_at", "quality_score", "memory_tier", "confirmation_state",
+                    "decided_by", "decision_category", "source_confidence")
+
+
+def content_hash(value: str) -> str:
+    """CLEO's content hash: first 16 hex digits of sha256 of the lower-cased, trimmed text."""
+    return hashlib.sha256(value.strip().lower().encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def stamp(moment: datetime) -> str:
+    """CLEO's timestamp format."""
+    return moment.strftime("%Y-%m-%d %H:%M:%S")
+
+
+def base36(number: int) -> str:
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while True:
+        number, rest = divmod(number, 36)
+        out = digits[rest] + out
+        if not number:
+            return out
+
+
+def _insert_sql(table: str, columns: tuple[str, ...], verb: str = "INSERT") -> str:
+    cols = ", ".join(f'"{c}"' for c in columns)
+    return f'{verb} INTO "{table}" ({cols}) VALUES ({", ".join("?" for _ in columns)})'
+
+
+@dataclass
+class _Batch:
+    """Rows waiting for the next transaction; observations are checked for duplicate text."""
+
+    observations: list[tuple] = field(default_factory=list)
+    nodes: list[tuple] = field(default_factory=list)
+    edges: list[tuple] = field(default_factory=list)
+    decisions: list[tuple] = field(default_factory=list)
+    evictions: list[tuple[str, str, str]] = field(default_factory=list)  # (invalid_at, updated_at, id)
+    raw_narratives: list[tuple[bytes, str]] = field(default_factory=list)  # invalid UTF-8, by id
+    hashes: set[str] = field(default_factory=set)
+
+    def flush(self, brain: Brain) -> None:
+        """Write everything in one transaction (CLEO's FTS triggers index each row)."""
+        with brain.write() as conn:
+            conn.executemany(_insert_sql(cs.OBSERVATIONS, OBSERVATION_COLUMNS), self.observations)
+            conn.executemany(_insert_sql(cs.NODES, NODE_COLUMNS, "INSERT OR IGNORE"), self.nodes)
+            conn.executemany(_insert_sql(cs.EDGES, EDGE_COLUMNS, "INSERT OR IGNORE"), self.edges)
+            conn.executemany(_insert_sql(cs.DECISIONS, DECISION_COLUMNS), self.decisions)
+            conn.executemany(f"UPDATE {cs.OBSERVATIONS} SET invalid_at = ?, updated_at = ? "
+                             "WHERE id = ? AND invalid_at IS NULL", self.evictions)
+            conn.executemany(f"UPDATE {cs.OBSERVATIONS} SET narrative = CAST(? AS TEXT) WHERE id = ?",
+                             self.raw_narratives)
+        for rows in (self.observations, self.nodes, self.edges, self.decisions, self.evictions,
+                     self.raw_narratives):
+            rows.clear()
+        self.hashes.clear()
+
+
+@dataclass
+class _Reflection:
+    """A pattern or learning kept in memory until the end: repeats raise its frequency."""
+
+    id: str
+    text: str
+    first: datetime
+    last: datetime
+    count: int = 1
+    confidence: float = 0.7
+    kind: str = "workflow"
+    context: str = ""
+
+
+@dataclass
+class _Session:
+    id: str | None
+    task: str
+    task_title: str
+    area: str
+    agent: str | None
+    clock: datetime
+    rows: list[tuple[str, str]] = field(default_factory=list)  # (id, title) written in it
+
+    def context(self) -> dict[str, str]:
+        return {"task": self.task, "task_title": self.task_title, "area": self.area}
+
+
+class DemoWriter:
+    """Generates and writes the demo, row by row, batch by batch."""
+
+    def __init__(self, brain: Brain, total: int, seed: int, progress: Progress | None) -> None:
+        self.brain = brain
+        self.total = total
+        self.rng = random.Random(seed)
+        self.progress = progress
+        self.batch = _Batch()
+        self.written = 0          # observations generated so far (flushed or buffered)
+        self.seq = 0              # CLEO's per-process sequence in observation ids
+        self.sessions = 0
+        self.used_ids: set[str] = set()          # short hex ids (observer notes, P-, L-)
+        self.window: deque[tuple[str, str]] = deque(maxlen=WINDOW)
+        self.hot: list[tuple[str, str]] = []
+        self.reflections_since_hot = 0
+        self.patterns: dict[str, _Reflection] = {}
+        self.learnings: dict[str, _Reflection] = {}
+        self.decisions = 0
+        self.max_decisions = max(4, min(300, total // 150))
+        self.specials = self._schedule_specials()
+
+    # ---- ids, times, values -------------------------------------------------------------
+    def _hex_id(self, prefix: str) -> str:
+        while True:
+            candidate = f"{prefix}{self.rng.getrandbits(32):08x}"
+            if candidate not in self.used_ids:
+                self.used_ids.add(candidate)
+                return candidate
+
+    def _observed_id(self, moment: datetime) -> str:
+        self.seq += 1
+        millis = int(moment.timestamp() * 1000) + self.rng.randrange(1000)
+        return f"O-{base36(millis)}-{base36(self.seq)}"
+
+    def _weighted(self, options: tuple[tuple[str, int], ...]) -> str:
+        return self.rng.choices([o for o, _ in options], weights=[w for _, w in options])[0]
+
+    def _quality(self) -> float:
+        # Mostly decent, a tail below 0.4 (CLEO's search ignores < 0.3).
+        return round(min(0.98, max(0.05, self.rng.gauss(0.62, 0.17))), 2)
+
+    def _tick(self, session: _Session) -> datetime:
+        session.clock += timedelta(minutes=self.rng.randint(1, 14), seconds=self.rng.randrange(60))
+        return session.clock
+
+    # ---- observations --------------------------------------------------------------------
+    def add_observation(self, session: _Session, type_: str, title: str, narrative: str, *,
+                        source_type: str = "agent", confidence: str | None = "agent",
+                        quality: float | None = None, files: tuple[str, ...] = (),
+                        obs_id: str | None = None, moment: datetime | None = None,
+                        raw: bytes | None = None, facts: str | None = None,
+                        track: bool = True) -> str | None:
+        """Buffer one observation; returns its id, or None when its text is a duplicate."""
+        digest = content_hash(narrative or title)
+        if self._is_duplicate(digest):
+            return None
+        moment = moment or self._tick(session)
+        obs_id = obs_id or self._observed_id(moment)
+        rng = self.rng
+        created = stamp(moment)
+        invalid_at = None
+        if source_type != "observer-compressed" and rng.random() < 0.035:
+            invalid_at = stamp(min(BASE_DATE - timedelta(hours=1), moment + timedelta(days=rng.randint(1, 40))))
+        modified = [f for f in files[:1]] if type_ in ("change", "bugfix", "refactor", "feature") else []
+        row = (
+            obs_id, type_, title[:120], None if rng.random() < 0.8 else session.area,
+            narrative, facts if facts is not None else self._facts(files),
+            json.dumps(rng.sample(text.CONCEPTS, rng.randint(1, 3))) if rng.random() < 0.7 else None,
+            text.PROJECT if rng.random() < 0.9 else None,
+            json.dumps(list(files)) if files else None,
+            json.dumps(modified) if modified else None,
+            session.id, source_type, digest,
+            rng.randint(40, 3000) if rng.random() < 0.6 else None,
+            created, invalid_at or (created if rng.random() < 0.3 else None), session.agent,
+            quality if quality is not None else self._quality(),
+            self._weighted(text.TIERS), text.MEMORY_TYPES.get(type_, "episodic"),
+            1 if rng.random() < 0.15 else 0, created, invalid_at, confidence,
+            0,
+        )
+        self.batch.observations.append(row)
+        self.batch.hashes.add(digest)
+        if raw is not None:
+            self.batch.raw_narratives.append((raw, obs_id))
+        session.rows.append((obs_id, title))
+        if track and invalid_at is None:
+            self.window.append((obs_id, title))
+        self._count_one()
+        return obs_id
+
+    def _facts(self, files: tuple[str, ...]) -> str | None:
+        if not files or self.rng.random() < 0.5:
+            return None
+        return json.dumps([f"touches {f}" for f in files])
+
+    def _is_duplicate(self, digest: str) -> bool:
+        """CLEO keeps one row per text; the demo never writes the same text twice."""
+        if digest in self.batch.hashes:
+            return True
+        return self.brain.conn.execute(
+            f"SELECT 1 FROM {cs.OBSERVATIONS} WHERE content_hash = ? LIMIT 1", (digest,)).fetchone() is not None
+
+    def _count_one(self) -> None:
+        self.written += 1
+        if len(self.batch.observations) >= BATCH_ROWS:
+            self.batch.flush(self.brain)
+            if self.progress:
+                self.progress(self.written, self.total)
+
+    def remaining(self) -> int:
+        return self.total - self.written
+
+    # ---- what an agent records -----------------------------------------------------------
+    def routine(self, session: _Session) -> None:
+        """One ordinary observation (retries the draw when the text came out identical)."""
+        for attempt in range(8):
+            type_, title_t, narrative_t = self.rng.choice(text.ROUTINE)
+            values = text.draw(self.rng, session.context(), title_t, narrative_t)
+            title, narrative = title_t.format(**values), narrative_t.format(**values)
+            if attempt == 7:
+                narrative += f" (noted again in session {self.sessions})"
+            files = _files(values)
+            source = self._weighted(text.SOURCE_TYPES)
+            if self.add_observation(session, type_, title, narrative, source_type=source,
+                                    confidence=self.rng.choice(("agent", "agent", "agent", "speculative", None)),
+                                    files=files) is not None:
+                if type_ == "decision" and self.decisions < self.max_decisions and self.rng.random() < 0.5:
+                    self.decision(session, values)
+                return
+
+    def protected(self, session: _Session, kind: str) -> None:
+        """One observation of a protected kind: user assertion, completion, error, identifier, manual."""
+        rng, ctx = self.rng, session.context()
+        for _ in range(8):
+            if kind == "user":
+                type_, title_t, narr_t, conf = rng.choice(text.USER_ASSERTIONS)
+                source = "manual" if rng.random() < 0.3 else "agent"
+                quality = round(rng.uniform(0.8, 0.95), 2)
+            elif kind == "completion":
+                (title_t, narr_t), type_, conf = rng.choice(text.COMPLETIONS), "change", "task-outcome"
+                source, quality = "agent", round(rng.uniform(0.7, 0.9), 2)
+            elif kind == "error":
+                (title_t, narr_t), type_, conf = rng.choice(text.ERRORS), "bugfix", "agent"
+                source, quality = rng.choice(("agent", "agent", "transcript", "claude-mem")), self._quality()
+            elif kind == "identifier":
+                type_, title_t, narr_t = rng.choice(text.IDENTIFIER_NOTES)
+                conf, source, quality = "agent", "agent", self._quality()
+            else:  # a note the owner wrote by hand
+                type_, title_t, narr_t = rng.choice(text.ROUTINE)
+                conf, source, quality = "owner", "manual", round(rng.uniform(0.75, 0.95), 2)
+            values = text.draw(rng, ctx, title_t, narr_t)
+            title, narrative = title_t.format(**values), narr_t.format(**values)
+            if kind == "manual":
+                title, narrative = "Note: " + title, "Note from the owner: " + narrative
+            files = _files(values)
+            if self.add_observation(session, type_, title, narrative, source_type=source,
+                                    confidence=conf, quality=quality, files=files) is not None:
+                return
+
+    def session_summary(self, session: _Session) -> None:
+        title_t, narr_t = text.SESSION_SUMMARY
+        values = text.draw(self.rng, session.context(), title_t, narr_t)
+        self.add_observation(session, "session-summary", title_t.format(**values), narr_t.format(**values),
+                             source_type="session-debrief", confidence="agent",
+                             quality=round(self.rng.uniform(0.5, 0.85), 2))
+
+    def decision(self, session: _Session, values: dict[str, str]) -> None:
+        """A row in brain_decisions (D001 …) citing the decision observation just written."""
+        self.decisions += 1
+        decision_t, rationale = self.rng.choice(text.DECISIONS)
+        did = f"D{self.decisions:03d}"
+        obs_id, _ = session.rows[-1]
+        created = stamp(session.clock)
+        owner = self.rng.random() < 0.25
+        self.batch.decisions.append((
+            did, self.rng.choice(("architecture", "technical", "process")),
+            decision_t.format(**text.draw(self.rng, session.context(), decision_t)), rationale,
+            self.rng.choice(("high", "medium", "low")), self.rng.choice((None, "success", "pending")),
+            session.task, created, created, self._quality(), "medium",
+            self.rng.choice(("proposed", "accepted")), "owner" if owner else "agent",
+            self.rng.choice(("architectural", "technical")), "owner" if owner else "agent",
+        ))
+        self.batch.edges.append((f"decision:{did}", f"observation:{obs_id}", "derived_from", 1.0,
+                                 "agent", created))
+        self.batch.nodes.append((f"decision:{did}", "decision", f"Decision {did}", created, 0.7, created))
+
+    def observer_notes(self, session: _Session) -> None:
+        """CLEO's observer: 1-2 notes compressing a session, `supersedes` edges to the sources."""
+        sources = [r for r in session.rows if not r[1].startswith("[Observer")]
+        for _ in range(self.rng.randint(1, 2)):
+            if len(sources) < 3 or self.remaining() <= 0:
+                return
+            picked = self.rng.sample(sources, min(len(sources), self.rng.randint(3, 8)))
+            ids = [i for i, _ in picked]
+            if self.rng.random() < 0.08:  # models invent ids; CLEO stores the edge anyway
+                ids.append(f"O-{self.rng.getrandbits(32):08x}")
+            priority = self.rng.choices((1, 2, 3, 4, 5), weights=(1, 3, 4, 3, 1))[0]
+            summary = text.OBSERVER_NOTES[min(priority, len(text.OBSERVER_NOTES)) - 1]
+            observation = summary.format(**text.draw(self.rng, session.context(), summary))
+            narrative = f"{observation} ({len(ids)} observations) (compressed from: {', '.join(ids)})"
+            moment = session.clock + timedelta(minutes=1)
+            note_id = self._hex_id("O-")
+            written = self.add_observation(
+                session, "change", f"[Observer p{priority}] {observation[:80]}", narrative,
+                source_type="observer-compressed", confidence="agent",
+                quality=round(max(0.6, 1.0 - (priority - 1) * 0.1), 2), obs_id=note_id, moment=moment,
+                track=False)
+            if written is None:
+                continue
+            created = stamp(moment)
+            with_nodes = self.rng.random() < 0.7   # the rest dangle: edges without node rows
+            if with_nodes:
+                self.batch.nodes.append((f"observation:{note_id}", "observation", observation[:80],
+                                         created, 0.8, created))
+            titles = dict(picked)
+            for source in ids:
+                self.batch.edges.append((f"observation:{note_id}", f"observation:{source}", "supersedes",
+                                         0.9, "observer-reflector", created))
+                if with_nodes and source in titles:
+                    self.batch.nodes.append((f"observation:{source}", "observation", titles[source][:80],
+                                             created, 0.5, created))
+
+    def reflect(self, session: _Session) -> None:
+        """CLEO's reflector: patterns and learnings citing recent and 'hot' observations."""
+        if len(self.window) < 8:
+            return
+        if not self.hot or self.reflections_since_hot >= 6:
+            self.hot = self.rng.sample(list(self.window), HOT_CITED)
+            self.reflections_since_hot = 0
+        self.reflections_since_hot += 1
+        moment = session.clock + timedelta(minutes=2)
+        for _ in range(self.rng.randint(1, 2)):
+            if self.rng.random() < 0.5:
+                (node, label), edge = self._pattern(session, moment), "derived_from"
+            else:
+                (node, label), edge = self._learning(session, moment), "informed_by"
+            cited = self.rng.sample(self.hot, self.rng.randint(2, 4))
+            cited += self.rng.sample(list(self.window), self.rng.randint(1, 4))
+            self._cite(node, label, cited, edge, moment)
+            if self.rng.random() < 0.25:
+                self._supersede(node, moment)
+
+    def _pattern(self, session: _Session, moment: datetime) -> tuple[str, str]:
+        """(node id, text) of a new or repeated pattern."""
+        kind, pattern_t, context_t = self.rng.choice(text.PATTERNS)
+        values = text.draw(self.rng, session.context(), pattern_t, context_t)
+        pattern = pattern_t.format(**values)
+        known = self.patterns.get(pattern.lower())
+        if known:  # CLEO raises the frequency of an identical pattern instead of adding a row
+            known.count += 1
+            known.last = moment
+            return f"pattern:{known.id}", pattern
+        pid = self._hex_id("P-")
+        self.patterns[pattern.lower()] = _Reflection(pid, pattern, moment, moment, kind=kind,
+                                                     context=context_t.format(**values))
+        return f"pattern:{pid}", pattern
+
+    def _learning(self, session: _Session, moment: datetime) -> tuple[str, str]:
+        """(node id, text) of a new or repeated learning."""
+        insight_t = self.rng.choice(text.LEARNINGS)
+        insight = insight_t.format(**text.draw(self.rng, session.context(), insight_t))
+        confidence = round(self.rng.uniform(0.3, 0.95), 2)
+        known = self.learnings.get(insight.lower())
+        if known:  # an identical insight only raises the confidence
+            known.confidence = max(known.confidence, confidence)
+            known.last = moment
+            return f"learning:{known.id}", insight
+        lid = self._hex_id("L-")
+        self.learnings[insight.lower()] = _Reflection(lid, insight, moment, moment, confidence=confidence)
+        return f"learning:{lid}", insight
+
+    def _cite(self, node: str, label: str, cited: list[tuple[str, str]], edge: str, moment: datetime) -> None:
+        created = stamp(moment)
+        self.batch.nodes.append((node, node.split(":")[0], label[:80], created, 0.7, created))
+        for obs_id, title in dict(cited).items():
+            self.batch.edges.append((node, f"observation:{obs_id}", edge, 1.0, "reflector", created))
+            self.batch.nodes.append((f"observation:{obs_id}", "observation", title[:80], created, 0.5, created))
+
+    def _supersede(self, node: str, moment: datetime) -> None:
+        """The reflector marks a recent observation redundant: an edge, and the row evicted."""
+        hot_ids = {i for i, _ in self.hot}
+        candidates = [r for r in self.window if r[0] not in hot_ids]
+        if not candidates:
+            return
+        obs_id, title = self.rng.choice(candidates)
+        created = stamp(moment)
+        self.batch.edges.append((node, f"observation:{obs_id}", "supersedes", 1.0, "observer-reflector", created))
+        self.batch.evictions.append((created, created, obs_id))
+        self.window.remove((obs_id, title))
+
+    # ---- sessions ---------------------------------------------------------------------------
+    def new_session(self) -> _Session:
+        rng = self.rng
+        self.sessions += 1
+        # Sessions follow each other over SPAN; the last one still ends before BASE_DATE.
+        start = BASE_DATE - SPAN - LAST_SESSION + SPAN * (self.written / self.total) \
+            + timedelta(minutes=rng.randint(0, 90))
+        cli = rng.random() < 0.2  # CLEO's CLI writes observations without a session id
+        session_id = None if cli else f"ses_{start:%Y%m%d%H%M%S}_{rng.getrandbits(24):06x}"
+        task_no = 1000 + self.sessions // 3 + rng.randint(0, 2)
+        return _Session(session_id, f"T{task_no}", rng.choice(text.TASK_TITLES), rng.choice(text.AREAS),
+                        rng.choice(text.AGENTS), start)
+
+    def run_session(self) -> None:
+        session = self.new_session()
+        length = min(self.rng.randint(8, 40), self.remaining())
+        for _ in range(length):
+            if self.remaining() <= 0:
+                break
+            if self.specials and self.specials[0][0] <= self.written:
+                self.specials.pop(0)[1](session)
+                continue
+            roll = self.rng.random()
+            kind = ("user" if roll < 0.02 else "error" if roll < 0.07 else "identifier" if roll < 0.10
+                    else "manual" if roll < 0.115 else "completion" if roll < 0.13 else None)
+            if kind:
+                self.protected(session, kind)
+            else:
+                self.routine(session)
+        if self.remaining() > 0 and self.rng.random() < 0.5:
+            self.session_summary(session)
+        if self.remaining() > 0 and session.id and len(session.rows) >= 6 and self.rng.random() < 0.6:
+            self.observer_notes(session)
+        if self.rng.random() < 0.4:
+            self.reflect(session)
+
+    def _schedule_specials(self) -> list[tuple[int, Callable[[_Session], None]]]:
+        """One row of every promised kind, spread evenly, so even a small demo shows them all."""
+        makers: list[Callable[[_Session], None]] = [
+            lambda s: self.protected(s, "user"), lambda s: self.protected(s, "completion"),
+            lambda s: self.protected(s, "error"), lambda s: self.protected(s, "identifier"),
+            lambda s: self.protected(s, "manual"),
+        ]
+        makers += [lambda s, h=h: self.hostile(s, h) for h in range(len(HOSTILE))]
+        step = self.total / (len(makers) + 1)
+        return [(int(step * (k + 1)), maker) for k, maker in enumerate(makers)]
+
+    def hostile(self, session: _Session, index: int) -> None:
+        """One of the hostile texts: terminal control and markup that must show literally."""
+        title, narrative, raw, facts = HOSTILE[index]
+        self.add_observation(session, "discovery", title, narrative, source_type="transcript",
+                             confidence="speculative", quality=0.45, raw=raw, facts=facts)
+
+    # ---- the end --------------------------------------------------------------------------
+    def finish(self) -> None:
+        """Write patterns, learnings and what is left in the batch."""
+        rows = []
+        for ref in self.patterns.values():
+            first, last = stamp(ref.first), stamp(ref.last)
+            rows.append((ref.id, ref.kind, ref.text, ref.context, ref.count,
+                         self.rng.choice(("low", "medium", "high")), first, last, self._quality(),
+                         self._weighted(text.TIERS), first, content_hash(ref.text), ref.count, last, None))
+        learnings = []
+        for ref in self.learnings.values():
+            first, last = stamp(ref.first), stamp(ref.last)
+            learnings.append((ref.id, ref.text, "reflector-synthesized", ref.confidence,
+                              int(ref.confidence >= 0.7), first, last, self._quality(),
+                              self._weighted(text.TIERS), first, content_hash(ref.text)))
+        self.batch.flush(self.brain)
+        with self.brain.write() as conn:
+            conn.executemany(_insert_sql(cs.PATTERNS, PATTERN_COLUMNS), rows)
+            conn.executemany(_insert_sql(cs.LEARNINGS, LEARNING_COLUMNS), learnings)
+            # A few edges to ids that never existed, as CLEO stores model-invented ids.
+            conn.executemany(_insert_sql(cs.EDGES, EDGE_COLUMNS, "INSERT OR IGNORE"), [
+                (f"pattern:{r[0]}", f"observation:O-{self.rng.getrandbits(32):08x}", "supersedes", 1.0,
+                 "observer-reflector", r[6]) for r in rows[:3]])
+        if self.progress:
+            self.progress(self.written, self.total)
+
+
+def _files(values: dict[str, str]) -> tuple[str, ...]:
+    """The file paths a filled template names, in order, once each."""
+    return tuple(dict.fromkeys(v for k, v in values.items() if k.rstrip("23") in text.FILE_PLACEHOLDERS))
+
+
+def _long_log() -> str:
+    """A ~200 KB narrative: a pasted test-run log."""
+    lines = []
+    for i in range(2600):
+        area = text.AREAS[i % len(text.AREAS)]
+        test = text.TESTS[i % len(text.TESTS)]
+        lines.append(f"tests/test_{area}.py::{test}[case{i:04d}] PASSED{' ' * 12}[{i * 100 // 2600:3d}%]")
+    return "Full pytest output pasted by the agent:\n" + "\n".join(lines)
+
+
+# (title, narrative, raw narrative bytes or None, facts_json or None). CLEO strips ESC and BEL
+# from titles but keeps them in narratives, so the titles here carry only markup.
+HOSTILE: tuple[tuple[str, str, bytes | None, str | None], ...] = (
+    ("CLI prints [bold red]x[/] on failure",
+     "The CLI output contains Rich markup like [bold red]x[/] and [link=http://example.com]click[/link]; "
+     "it must be shown literally, not styled.", None, None),
+    ("Coloured test output captured",
+     "Captured output: \x1b[31mFAILED\x1b[0m test_render_totals \x1b[1;32mPASSED\x1b[0m others", None, None),
+    ("Terminal hyperlink in a log line",
+     "See \x1b]8;;http://example.com/evil\x1b\\the docs\x1b]8;;\x1b\\ and \x1b]52;c;cm0gLXJmIH4=\x07 "
+     "(an OSC 52 clipboard write).", None, None),
+    ("Control characters in a pasted log",
+     "NUL\x00here, bell\x07, backspace\x08, carriage\rreturn, DEL\x7f, C1 \x9b31m, "
+     "bidi \u202eevil\u202c and a tab\tend.", None, None),
+    ("Huge pasted test log", _long_log(), None, None),
+    ("Latin-1 bytes in a narrative", "Log tail from a latin-1 file (bytes shown as stored).",
+     b"Log tail from a latin-1 file: caf\xe9 cr\xe8me \xff\xfe not UTF-8", None),
+    ("Malformed facts JSON", "facts_json of this row is not valid JSON; it must degrade visibly.",
+     None, '{"facts": [unterminated'),
+)
+
+
+def _demo_traces(brain: Brain, rng: random.Random) -> None:
+    """Recall traces from the recall package's demo helper, once it exists."""
+    if importlib.util.find_spec(TRACES_MODULE) is None:
+        return
+    module = importlib.import_module(TRACES_MODULE)
+    adder = getattr(module, "add_demo_traces", None)
+    if adder is not None:
+        adder(brain, rng)
+
+
+def demo_path(directory: str | Path) -> Path:
+    return Path(directory).expanduser() / ".cleo" / "cleo.db"
+
+
+def generate_demo(directory: str | Path, observations: int = DEFAULT_OBSERVATIONS, seed: int = DEFAULT_SEED,
+                  progress: Progress | None = None) -> Path:
+    """Write a deterministic demo brain to DIR/.cleo/cleo.db and return its path.
+
+    `observations` counts every row of brain_observations (observer notes too).
+    `progress(done, total)` is called after each batch.
+    """
+    if not MIN_OBSERVATIONS <= observations <= MAX_OBSERVATIONS:
+        raise BrainError(f"A demo brain holds {MIN_OBSERVATIONS:,} to {MAX_OBSERVATIONS:,} observations; "
+                         f"{observations:,} is out of range.")
+    path = demo_path(directory)
+    if path.exists():
+        raise BrainError(f"{path} already exists; nothing was changed. Choose an empty directory, "
+                         "or delete the old demo first.")
+    try:
+        brain = create_brain(path)
+    except OSError as exc:
+        raise BrainError(f"Cannot create {path}: {exc.strerror or exc}. Choose a directory you can write to.") from None
+    try:
+        brain.conn.execute("PRAGMA cache_size = -65536")  # 64 MB: index-heavy inserts, bounded
+        writer = DemoWriter(brain, observations, seed, progress)
+        while writer.remaining() > 0:
+            writer.run_session()
+        writer.finish()
+        _demo_traces(brain, writer.rng)
+        brain.conn.execute("PRAGMA optimize")
+        brain.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        brain.close()
+    return path

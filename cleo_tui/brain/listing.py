@@ -1,0 +1,113 @@
+"""Random access by position over a filtered, sorted list of observations.
+
+The TUI's table asks for "rows 40,000-40,100"; this answers from SQLite a page
+at a time and keeps a few pages. A page next to a cached one is read by keyset
+(cheap at any depth); the last page is read backwards from the end; only a
+jump into the unknown middle uses OFFSET. An optional *lead* — ids ordered in
+Python, e.g. cited observations by citation count — comes before the rest.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+from cleo_tui.brain.observations import (
+    ObservationQuery, count_observations, cursor_of, page_at_offset, page_observations,
+)
+from cleo_tui.brain.store import Brain
+
+PAGE_SIZE = 100
+CACHED_PAGES = 24
+
+
+class ObservationListing:
+    """Rows of `query` by position; `lead` ids (already filtered and ordered) come first."""
+
+    def __init__(self, brain: Brain, query: ObservationQuery, lead: list[str] | None = None,
+                 page_size: int = PAGE_SIZE) -> None:
+        self.brain = brain
+        self.lead = lead or []
+        self.rest_query = query.with_(ids_not_in=tuple(self.lead)) if self.lead else query
+        self.page_size = page_size
+        self._pages: OrderedDict[int, list[dict]] = OrderedDict()
+        self._rest_count: int | None = None
+        self.pages_read = 0  # for tests and benchmarks: how many pages came from SQLite
+        self._lock = threading.Lock()  # a page may be asked for from a worker thread
+
+    def count(self) -> int:
+        if self._rest_count is None:
+            self._rest_count = count_observations(self.brain, self.rest_query)
+        return len(self.lead) + self._rest_count
+
+    def cached_row(self, index: int) -> dict | None:
+        """The row at `index` if its page is in memory (never touches SQLite)."""
+        page = self._pages.get(index // self.page_size)
+        if page is None:
+            return None
+        offset = index % self.page_size
+        return page[offset] if offset < len(page) else None
+
+    def is_cached(self, page_no: int) -> bool:
+        return page_no in self._pages
+
+    def row(self, index: int) -> dict | None:
+        """The row at `index`, reading its page when needed."""
+        page = self.page(index // self.page_size)
+        offset = index % self.page_size
+        return page[offset] if offset < len(page) else None
+
+    def page(self, page_no: int) -> list[dict]:
+        with self._lock:
+            return self._page(page_no)
+
+    def _page(self, page_no: int) -> list[dict]:
+        if page_no in self._pages:
+            self._pages.move_to_end(page_no)
+            return self._pages[page_no]
+        rows = self._read_page(page_no)
+        self.pages_read += 1
+        self._pages[page_no] = rows
+        while len(self._pages) > CACHED_PAGES:
+            self._pages.popitem(last=False)
+        return rows
+
+    def _read_page(self, page_no: int) -> list[dict]:
+        start = page_no * self.page_size
+        end = min(start + self.page_size, self.count())
+        if start >= end:
+            return []
+        rows: list[dict] = []
+        if start < len(self.lead):
+            ids = self.lead[start:min(end, len(self.lead))]
+            by_id = {r["id"]: r for r in page_observations(
+                self.brain, self.rest_query.with_(ids_in=tuple(ids), ids_not_in=None), None, len(ids))}
+            rows += [by_id[i] for i in ids if i in by_id]
+            start = len(self.lead)
+        if start < end:
+            rows += self._read_rest(start - len(self.lead), end - start)
+        return rows
+
+    def _read_rest(self, offset: int, limit: int) -> list[dict]:
+        q = self.rest_query
+        total = self._rest_count or 0
+        before = self._neighbour_row(offset - 1)
+        if before is not None:
+            return page_observations(self.brain, q, cursor_of(self.brain, q, before), limit)
+        after = self._neighbour_row(offset + limit)
+        if after is not None:
+            return page_observations(self.brain, q, cursor_of(self.brain, q, after), limit, backwards=True)
+        if offset + limit >= total:
+            return page_observations(self.brain, q, None, limit, backwards=True)
+        if offset == 0:
+            return page_observations(self.brain, q, None, limit)
+        return page_at_offset(self.brain, q, offset, limit)
+
+    def _neighbour_row(self, rest_index: int) -> dict | None:
+        """A cached row of the rest segment at `rest_index`, if any (for keyset reads)."""
+        if rest_index < 0:
+            return None
+        index = rest_index + len(self.lead)
+        if index < len(self.lead):
+            return None
+        return self.cached_row(index)

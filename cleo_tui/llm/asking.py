@@ -1,0 +1,58 @@
+"""The steps the observer and reflector share: the credential and write gates, and one ask.
+
+Each returns a `Problem` instead of raising, so the callers can stop early and
+say why, as CLEO's best-effort paths do.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, TypeVar
+
+import httpx2
+
+from cleo_tui.brain.store import Brain
+from cleo_tui.llm import results as r
+from cleo_tui.llm.parsing import Unparsable
+from cleo_tui.llm.providers import CancelToken, Cancelled, Completion, ProviderFailure, complete
+from cleo_tui.llm.resolve import Resolved
+
+T = TypeVar("T")
+RAW_TEXT_LIMIT = 20_000  # raw answers kept for inspection are cut here
+
+
+def credential_problem(resolved: Resolved) -> r.Problem | None:
+    if resolved.has_credential:
+        return None
+    return r.Problem(r.NO_CREDENTIAL, resolved.missing_credential(),
+                     {"provider": resolved.provider, "env_vars": [resolved.key_env]})
+
+
+def read_only_problem(brain: Brain) -> r.Problem | None:
+    if not brain.read_only:
+        return None
+    return r.Problem(r.READ_ONLY, f"This brain is read-only ({brain.read_only_reason}), so nothing the model "
+                                  "proposed could be kept; the model was not asked.")
+
+
+def ask(resolved: Resolved, system: str, prompt: str, max_tokens: int, http_client: httpx2.Client | None,
+        cancel: CancelToken | None) -> tuple[Completion | None, r.Problem | None]:
+    """One call; a failure or a cancellation comes back as a Problem."""
+    try:
+        return complete(resolved, system, prompt, max_tokens, http_client=http_client, cancel=cancel), None
+    except Cancelled:
+        return None, r.Problem(r.CANCELLED, "Cancelled; nothing was stored.")
+    except ProviderFailure as failure:
+        return None, r.Problem(r.PROVIDER_ERROR, f"{resolved.provider} did not answer: {failure.message}. "
+                                                 "Nothing was stored.",
+                               {"status": failure.status, "error": failure.kind})
+
+
+def parse_answer(completion: Completion, parse: Callable[[str], T]) -> tuple[T | None, r.Problem | None]:
+    """Parse the answer; unparsable output is reported with its raw text kept for inspection."""
+    try:
+        return parse(completion.text), None
+    except Unparsable as exc:
+        why = f"{exc}; the answer was cut off at the token limit" if completion.truncated else str(exc)
+        return None, r.Problem(r.UNPARSABLE, f"The model's answer could not be used ({why}). Nothing was stored.",
+                               {"raw_text": completion.text[:RAW_TEXT_LIMIT], "truncated": completion.truncated,
+                                "usage": completion.usage.to_dict()})

@@ -1,0 +1,148 @@
+"""The observer: compress a session's observations into 3–5 dated, prioritised notes.
+
+Two ways to use it:
+- `run_observer` behaves as CLEO's: gates, one call, every usable note stored.
+  It never raises; `ObserverResult.problem` says why nothing happened.
+- `propose_observer_notes` asks the model and keeps the notes as a pending
+  proposal; `store_observer_notes` stores the subset a person chose.
+Both store through the curation journal (run kind 'observe'), so
+`undo_proposal` removes exactly what was stored.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import httpx2
+
+from cleo_tui.brain import journal
+from cleo_tui.brain.store import Brain
+from cleo_tui.llm import results as r
+from cleo_tui.llm.asking import ask, credential_problem, parse_answer, read_only_problem
+from cleo_tui.llm.inputs import OBSERVER_MIN_ROWS, Selection, fingerprint, observer_selection
+from cleo_tui.llm.parsing import parse_notes
+from cleo_tui.llm.prompts import OBSERVER_MAX_TOKENS, OBSERVER_SYSTEM, observer_line, observer_prompt
+from cleo_tui.llm.proposals import (
+    APPLIED, DISCARDED, OBSERVER, chosen_indexes, create_proposal, mark_decided, require_pending,
+)
+from cleo_tui.llm.providers import CancelToken, redact
+from cleo_tui.llm.resolve import Resolved, resolve_provider
+from cleo_tui.llm.settings import load_project_settings
+from cleo_tui.llm.storage import store_note
+
+RUN_KIND = "observe"
+
+
+def _gate(brain: Brain, resolved: Resolved, session_id: str | None,
+          threshold_override: int | None) -> tuple[Selection | None, r.Problem | None]:
+    """CLEO's gates in order: enabled, credential, threshold, at least two rows; then writability."""
+    settings = load_project_settings(brain)
+    if not settings.observer_enabled:
+        return None, r.Problem(r.DISABLED, "The observer is disabled in CLEO's config (brain.observer.enabled "
+                                           "is false).", {"config": str(settings.path)})
+    problem = credential_problem(resolved)
+    if problem:
+        return None, problem
+    selection = observer_selection(brain, session_id)
+    threshold = threshold_override if threshold_override is not None else settings.observer_threshold
+    if selection.uncompressed < threshold:
+        return None, r.Problem(r.UNDER_THRESHOLD,
+                               f"{selection.uncompressed} uncompressed observation(s) in scope "
+                               f"({selection.scope}); the observer runs at {threshold}. Lower it with "
+                               "--threshold to run anyway.",
+                               {"count": selection.uncompressed, "threshold": threshold, "scope": selection.scope})
+    if len(selection.rows) < OBSERVER_MIN_ROWS:
+        return None, r.Problem(r.TOO_FEW_ROWS, f"Only {len(selection.rows)} observation(s) to compress "
+                                               f"({selection.scope}); the observer needs {OBSERVER_MIN_ROWS}.",
+                               {"count": len(selection.rows), "minimum": OBSERVER_MIN_ROWS,
+                                "scope": selection.scope})
+    return selection, read_only_problem(brain)
+
+
+def propose_observer_notes(brain: Brain, session_id: str | None = None, threshold_override: int | None = None,
+                           provider: str | None = None, model: str | None = None, base_url: str | None = None,
+                           cancel: CancelToken | None = None,
+                           http_client: httpx2.Client | None = None) -> r.ProposeOutcome:
+    """Ask the model for notes and keep them as a pending proposal (nothing else is written).
+
+    Returns `ProposeOutcome(ran, proposal, problem, provider)`; `proposal` is
+    None when a gate stopped it or the answer was unusable (`problem` says why).
+    Raises only LlmConfigError for an unknown explicit provider name.
+    """
+    resolved = resolve_provider(brain, provider, model, base_url)
+    described = resolved.describe()
+    selection, problem = _gate(brain, resolved, session_id, threshold_override)
+    if problem or selection is None:
+        return r.ProposeOutcome(False, None, problem, described)
+    lines = [observer_line(row) for row in selection.rows]
+    completion, problem = ask(resolved, OBSERVER_SYSTEM, observer_prompt(lines), OBSERVER_MAX_TOKENS,
+                              http_client, cancel)
+    if completion is None:
+        return r.ProposeOutcome(True, None, problem, described)
+    parsed, problem = parse_answer(completion, lambda text: parse_notes(text, selection.ids))
+    if parsed is None:
+        return r.ProposeOutcome(True, None, problem, described)
+    if not parsed.notes:
+        return r.ProposeOutcome(True, None, r.Problem(
+            r.NOTHING_PROPOSED, "The model's answer held no usable note (each needs an observation text and "
+                                "a source_ids array). Nothing was stored.",
+            {"raw_text": completion.text, "rejected": parsed.rejected}), described)
+    if cancel is not None and cancel.cancelled:
+        return r.ProposeOutcome(True, None, r.Problem(r.CANCELLED, "Cancelled; nothing was stored."), described)
+    proposal = create_proposal(
+        brain, OBSERVER, session_id, resolved.provider, completion.model,
+        [{**row.to_dict(), "line": line} for row, line in zip(selection.rows, lines)],
+        {"notes": parsed.notes, "dropped_ids": parsed.dropped_ids, "rejected": parsed.rejected,
+         "scope": selection.scope},
+        completion.text, completion.usage.to_dict(), fingerprint(brain, selection.ids))
+    return r.ProposeOutcome(True, proposal, None, described)
+
+
+def store_observer_notes(brain: Brain, proposal_id: int, note_indexes: Iterable[int]) -> r.ObserverResult:
+    """Store the chosen notes of a pending observer proposal, as CLEO stores notes, in one transaction.
+
+    Choosing none discards the proposal. Raises ProposalError (not pending,
+    bad index) or ReadOnlyBrain.
+    """
+    with brain.write() as conn:
+        proposal = require_pending(conn, proposal_id, OBSERVER)
+        chosen = chosen_indexes(note_indexes, len(proposal.notes), "notes", proposal_id)
+        decision: dict[str, Any] = {"stored": chosen,
+                                    "rejected": [i for i in range(len(proposal.notes)) if i not in chosen]}
+        if not chosen:
+            mark_decided(conn, proposal_id, DISCARDED, decision)
+            return r.ObserverResult(ran=True, proposal_id=proposal_id)
+        graph = load_project_settings(brain).auto_capture
+        run_id = journal.start_run(conn, RUN_KIND, f"observer notes of proposal {proposal_id}",
+                                   {"proposal_id": proposal_id, "notes": chosen})
+        result = r.ObserverResult(ran=True, proposal_id=proposal_id, run_id=run_id,
+                                  provider={"provider": proposal.provider, "model": proposal.model},
+                                  usage=r.Usage(**(proposal.usage or {})))
+        for index in chosen:
+            note = proposal.notes[index]
+            note_id, inserted = store_note(conn, run_id, brain, note, proposal.session_id, graph)
+            result.stored += int(inserted)
+            result.note_ids.append(note_id)
+            result.notes.append(note)
+            result.compressed_ids += [i for i in note["source_ids"] if i not in result.compressed_ids]
+        mark_decided(conn, proposal_id, APPLIED, {**decision, "note_ids": result.note_ids}, run_id)
+    return result
+
+
+def run_observer(brain: Brain, session_id: str | None = None, threshold_override: int | None = None,
+                 provider: str | None = None, model: str | None = None, base_url: str | None = None,
+                 cancel: CancelToken | None = None, http_client: httpx2.Client | None = None) -> r.ObserverResult:
+    """CLEO's observer: gates, one call, every usable note stored. Never raises."""
+    described = None
+    try:
+        outcome = propose_observer_notes(brain, session_id, threshold_override, provider, model, base_url,
+                                         cancel, http_client)
+        described = outcome.provider
+        if outcome.proposal is None:
+            return r.ObserverResult(ran=outcome.ran, problem=outcome.problem, provider=described)
+        result = store_observer_notes(brain, outcome.proposal.id, range(len(outcome.proposal.notes)))
+        result.provider = described
+        return result
+    except Exception as exc:  # best-effort like CLEO: report, never raise
+        return r.ObserverResult(ran=False, provider=described,
+                                problem=r.Problem(r.ERROR, redact(f"{type(exc).__name__}: {exc}", None)))

@@ -1,0 +1,216 @@
+"""Proposals awaiting review: what the observer or reflector suggested, kept in the brain.
+
+A proposal row (`cleo_tui_proposals`) holds the input lines the model saw, what
+it proposed, its raw answer, the model and usage, and a fingerprint of the
+input rows. Its status goes pending → applied → undone, or pending →
+discarded. Applying writes through the curation journal (run id kept on the
+row), so undoing a proposal is undoing that run. The proposal row itself is
+cleo-tui's bookkeeping, not curation: it is written directly.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from cleo_tui.brain import journal
+from cleo_tui.brain.clock import cleo_timestamp
+from cleo_tui.brain.errors import BrainError
+from cleo_tui.brain.migrations import PROPOSALS
+from cleo_tui.brain.store import Brain
+
+OBSERVER = "observer"
+REFLECTOR = "reflector"
+PENDING, APPLIED, DISCARDED, UNDONE = "pending", "applied", "discarded", "undone"
+STATUSES = (PENDING, APPLIED, DISCARDED, UNDONE)
+
+
+class ProposalError(BrainError):
+    """A proposal that does not exist, or is not in a state that allows the action."""
+
+
+@dataclass
+class Proposal:
+    """One stored proposal. `items` is {"notes": [...]} or {"patterns", "learnings", "superseded"}."""
+
+    id: int
+    kind: str
+    status: str
+    created_at: str
+    session_id: str | None
+    provider: str | None
+    model: str | None
+    input: list[dict[str, Any]]
+    items: dict[str, Any]
+    raw_response: str | None
+    usage: dict[str, Any] | None
+    pool_fingerprint: str | None
+    decision: dict[str, Any] | None = None
+    decided_at: str | None = None
+    run_id: int | None = None
+
+    @property
+    def notes(self) -> list[dict[str, Any]]:
+        return list(self.items.get("notes", []))
+
+    @property
+    def patterns(self) -> list[dict[str, Any]]:
+        return list(self.items.get("patterns", []))
+
+    @property
+    def learnings(self) -> list[dict[str, Any]]:
+        return list(self.items.get("learnings", []))
+
+    @property
+    def superseded(self) -> list[dict[str, Any]]:
+        """[{"id", "reason"}] as the model proposed them (unknown ids already dropped)."""
+        return list(self.items.get("superseded", []))
+
+    @property
+    def input_ids(self) -> list[str]:
+        return [row["id"] for row in self.input]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id, "kind": self.kind, "status": self.status, "created_at": self.created_at,
+            "session_id": self.session_id, "provider": self.provider, "model": self.model,
+            "input": self.input, **self.items, "raw_response": self.raw_response, "usage": self.usage,
+            "pool_fingerprint": self.pool_fingerprint, "decision": self.decision,
+            "decided_at": self.decided_at, "run_id": self.run_id,
+        }
+
+
+_COLUMNS = ("id, kind, status, created_at, session_id, provider, model, input_json, proposal_json, "
+            "raw_response, usage_json, pool_fingerprint, decision_json, decided_at, run_id")
+
+
+def _loads(text: Any, default: Any) -> Any:
+    try:
+        value = json.loads(text) if text else default
+    except (TypeError, ValueError):
+        return default
+    return value if isinstance(value, type(default)) else default
+
+
+def _from_row(row: sqlite3.Row | tuple) -> Proposal:
+    return Proposal(
+        id=row[0], kind=row[1], status=row[2], created_at=row[3], session_id=row[4], provider=row[5],
+        model=row[6], input=_loads(row[7], []), items=_loads(row[8], {}), raw_response=row[9],
+        usage=_loads(row[10], {}) or None, pool_fingerprint=row[11], decision=_loads(row[12], {}) or None,
+        decided_at=row[13], run_id=row[14],
+    )
+
+
+def create_proposal(brain: Brain, kind: str, session_id: str | None, provider: str, model: str,
+                    input_rows: list[dict[str, Any]], items: dict[str, Any], raw_response: str,
+                    usage: dict[str, Any], pool_fingerprint: str | None) -> Proposal:
+    """Keep a new pending proposal; returns it as stored."""
+    with brain.write() as conn:
+        cur = conn.execute(
+            f"INSERT INTO {PROPOSALS}(kind, status, created_at, session_id, provider, model, input_json, "
+            "proposal_json, raw_response, usage_json, pool_fingerprint) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (kind, PENDING, cleo_timestamp(), session_id, provider, model,
+             json.dumps(input_rows, ensure_ascii=False), json.dumps(items, ensure_ascii=False),
+             raw_response, json.dumps(usage), pool_fingerprint))
+        proposal_id = int(cur.lastrowid)
+    return get_proposal(brain, proposal_id)
+
+
+def read_proposal(conn: sqlite3.Connection, proposal_id: int) -> Proposal:
+    """The proposal, read on `conn` (inside a write transaction when applying)."""
+    row = conn.execute(f"SELECT {_COLUMNS} FROM {PROPOSALS} WHERE id = ?", (proposal_id,)).fetchone()
+    if row is None:
+        raise ProposalError(f"There is no proposal {proposal_id}. `cleo-tui reflect --list` lists the proposals.")
+    return _from_row(row)
+
+
+def get_proposal(brain: Brain, proposal_id: int) -> Proposal:
+    if not brain.features.has_table(PROPOSALS):
+        raise ProposalError(f"There is no proposal {proposal_id}: this brain holds no cleo-tui proposals.")
+    with brain.lock:
+        return read_proposal(brain.conn, proposal_id)
+
+
+def list_proposals(brain: Brain, status: str | None = None, kind: str | None = None,
+                   limit: int = 200) -> list[Proposal]:
+    """Most recent first; empty when the brain has no proposals table (never migrated)."""
+    if not brain.features.has_table(PROPOSALS):
+        return []
+    where, params = [], []
+    if status is not None:
+        where.append("status = ?")
+        params.append(status)
+    if kind is not None:
+        where.append("kind = ?")
+        params.append(kind)
+    sql = f"SELECT {_COLUMNS} FROM {PROPOSALS}"
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    return [_from_row(r) for r in brain.query(sql + " ORDER BY id DESC LIMIT ?", [*params, limit])]
+
+
+def require_pending(conn: sqlite3.Connection, proposal_id: int, kind: str) -> Proposal:
+    """Read the proposal inside the caller's transaction; refuse if not a pending `kind` one."""
+    proposal = read_proposal(conn, proposal_id)
+    if proposal.kind != kind:
+        raise ProposalError(f"Proposal {proposal_id} is an {proposal.kind} proposal, not a {kind} one.")
+    if proposal.status != PENDING:
+        raise ProposalError(f"Proposal {proposal_id} is {proposal.status}, not pending; only a pending "
+                            "proposal can be applied or discarded.")
+    return proposal
+
+
+def chosen_indexes(indexes: Iterable[Any], count: int, what: str, proposal_id: int) -> list[int]:
+    """Distinct, in-range indexes in ascending order; anything else is the caller's mistake."""
+    indexes = list(indexes)
+    bad = [i for i in indexes if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < count]
+    if bad:
+        numbered = f"numbered 0 to {count - 1}" if count else "none to choose"
+        raise ProposalError(f"Proposal {proposal_id} has {count} {what} ({numbered}); "
+                            f"{', '.join(map(repr, bad))} is not one of them.")
+    return sorted(set(indexes))
+
+
+def mark_decided(conn: sqlite3.Connection, proposal_id: int, status: str,
+                 decision: dict[str, Any] | None = None, run_id: int | None = None) -> None:
+    """Record the reviewer's decision on the proposal row (same transaction as the writes)."""
+    conn.execute(f"UPDATE {PROPOSALS} SET status = ?, decision_json = COALESCE(?, decision_json), "
+                 "decided_at = ?, run_id = COALESCE(?, run_id) WHERE id = ?",
+                 (status, None if decision is None else json.dumps(decision, ensure_ascii=False),
+                  cleo_timestamp(), run_id, proposal_id))
+
+
+def discard_proposal(brain: Brain, proposal_id: int) -> Proposal:
+    """Set a pending proposal aside; nothing else in the brain changes."""
+    with brain.write() as conn:
+        proposal = read_proposal(conn, proposal_id)
+        if proposal.status != PENDING:
+            raise ProposalError(f"Proposal {proposal_id} is {proposal.status}; only a pending one can be discarded.")
+        mark_decided(conn, proposal_id, DISCARDED)
+    return get_proposal(brain, proposal_id)
+
+
+@dataclass(frozen=True)
+class UndoResult:
+    proposal_id: int
+    run_id: int
+    undo_run_id: int
+    restored: int
+
+    def to_dict(self) -> dict[str, int]:
+        return {"proposal_id": self.proposal_id, "run_id": self.run_id,
+                "undo_run_id": self.undo_run_id, "restored": self.restored}
+
+
+def undo_proposal(brain: Brain, proposal_id: int) -> UndoResult:
+    """Undo what applying the proposal wrote (journal undo) and mark it 'undone', in one transaction."""
+    with brain.write() as conn:
+        proposal = read_proposal(conn, proposal_id)
+        if proposal.status != APPLIED or proposal.run_id is None:
+            raise ProposalError(f"Proposal {proposal_id} is {proposal.status}; only an applied proposal can be undone.")
+        undo_id, restored = journal.undo_run(conn, proposal.run_id,
+                                             f"undo of {proposal.kind} proposal {proposal_id}")
+        conn.execute(f"UPDATE {PROPOSALS} SET status = ? WHERE id = ?", (UNDONE, proposal_id))
+    return UndoResult(proposal_id, proposal.run_id, undo_id, restored)

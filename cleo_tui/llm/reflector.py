@@ -1,0 +1,175 @@
+"""The reflector: patterns, learnings and superseded observations, proposed for review.
+
+CLEO applies the reflector's superseded list without asking anyone; here the
+answer becomes a pending proposal, and `apply_reflection` writes only what
+the reviewer accepted — patterns and learnings stored as CLEO stores them,
+approved ids soft-evicted while still live, `supersedes` edges — in one
+journaled transaction (run kind 'reflect'), with the decision kept on the
+proposal row. A proposal whose input rows changed since is refused.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import httpx2
+
+from cleo_tui.brain import cleo_schema as cs
+from cleo_tui.brain import journal
+from cleo_tui.brain.clock import cleo_timestamp
+from cleo_tui.brain.errors import StaleState
+from cleo_tui.brain.store import Brain
+from cleo_tui.llm import results as r
+from cleo_tui.llm.asking import ask, credential_problem, parse_answer, read_only_problem
+from cleo_tui.llm.inputs import REFLECTOR_MIN_ROWS, fingerprint, reflector_selection
+from cleo_tui.llm.parsing import parse_reflection
+from cleo_tui.llm.prompts import REFLECTOR_MAX_TOKENS, REFLECTOR_SYSTEM, reflector_line, reflector_prompt
+from cleo_tui.llm.proposals import (
+    APPLIED, REFLECTOR, Proposal, ProposalError, chosen_indexes, create_proposal, mark_decided,
+    require_pending,
+)
+from cleo_tui.llm.providers import CancelToken
+from cleo_tui.llm.resolve import resolve_provider
+from cleo_tui.llm.settings import load_project_settings
+from cleo_tui.llm.storage import REFLECTION_EDGE_WEIGHT, add_edge, evict, store_learning, store_pattern
+from cleo_tui.memory.mapping import as_text
+
+RUN_KIND = "reflect"
+
+
+def propose_reflection(brain: Brain, session_id: str | None = None, provider: str | None = None,
+                       model: str | None = None, base_url: str | None = None, cancel: CancelToken | None = None,
+                       http_client: httpx2.Client | None = None) -> r.ProposeOutcome:
+    """Ask the model to reflect and keep its answer as a pending proposal (nothing else is written).
+
+    Gates: enabled in CLEO's config, a credential, at least 3 live rows, a
+    writable brain. Raises only LlmConfigError for an unknown explicit provider.
+    """
+    resolved = resolve_provider(brain, provider, model, base_url)
+    described = resolved.describe()
+    settings = load_project_settings(brain)
+    if not settings.reflector_enabled:
+        return r.ProposeOutcome(False, None, r.Problem(
+            r.DISABLED, "The reflector is disabled in CLEO's config (brain.reflector.enabled is false).",
+            {"config": str(settings.path)}), described)
+    problem = credential_problem(resolved)
+    if problem:
+        return r.ProposeOutcome(False, None, problem, described)
+    selection = reflector_selection(brain, session_id)
+    if len(selection.rows) < REFLECTOR_MIN_ROWS:
+        return r.ProposeOutcome(False, None, r.Problem(
+            r.TOO_FEW_ROWS, f"Only {len(selection.rows)} live observation(s) to reflect on ({selection.scope}); "
+                            f"the reflector needs {REFLECTOR_MIN_ROWS}.",
+            {"count": len(selection.rows), "minimum": REFLECTOR_MIN_ROWS, "scope": selection.scope}), described)
+    problem = read_only_problem(brain)
+    if problem:
+        return r.ProposeOutcome(False, None, problem, described)
+    lines = [reflector_line(row) for row in selection.rows]
+    completion, problem = ask(resolved, REFLECTOR_SYSTEM, reflector_prompt(lines), REFLECTOR_MAX_TOKENS,
+                              http_client, cancel)
+    if completion is None:
+        return r.ProposeOutcome(True, None, problem, described)
+    parsed, problem = parse_answer(completion, lambda text: parse_reflection(text, selection.ids))
+    if parsed is None:
+        return r.ProposeOutcome(True, None, problem, described)
+    if parsed.empty:
+        return r.ProposeOutcome(True, None, r.Problem(
+            r.NOTHING_PROPOSED, "The model proposed no pattern, learning or superseded id. Nothing was stored.",
+            {"raw_text": completion.text, "dropped_ids": parsed.dropped_ids}), described)
+    if cancel is not None and cancel.cancelled:
+        return r.ProposeOutcome(True, None, r.Problem(r.CANCELLED, "Cancelled; nothing was stored."), described)
+    proposal = create_proposal(
+        brain, REFLECTOR, session_id, resolved.provider, completion.model,
+        [{**row.to_dict(), "line": line} for row, line in zip(selection.rows, lines)],
+        {"patterns": parsed.patterns, "learnings": parsed.learnings, "superseded": parsed.superseded,
+         "dropped_ids": parsed.dropped_ids, "scope": selection.scope},
+        completion.text, completion.usage.to_dict(), fingerprint(brain, selection.ids))
+    return r.ProposeOutcome(True, proposal, None, described)
+
+
+def superseded_details(brain: Brain, proposal: Proposal) -> list[dict[str, Any]]:
+    """Each proposed superseded observation in full, beside the model's reason, for review."""
+    has = brain.features.columns(cs.OBSERVATIONS)
+    cols = [c for c in ("id", "type", "title", "narrative", "created_at", "source_type", "invalid_at") if c in has]
+    out = []
+    for item in proposal.superseded:
+        row = brain.query_one(f"SELECT {', '.join(cols)} FROM {cs.OBSERVATIONS} WHERE id = ?", (item["id"],))
+        found = {c: (as_text(row[c]) if row[c] is not None else None) for c in cols} if row else {}
+        out.append({**item, "exists": row is not None,
+                    "live": row is not None and found.get("invalid_at") is None, "row": found})
+    return out
+
+
+def _check_fresh(brain: Brain, proposal: Proposal) -> None:
+    """Refuse a proposal whose input rows were changed, evicted or deleted since it was made."""
+    if proposal.pool_fingerprint and fingerprint(brain, proposal.input_ids) != proposal.pool_fingerprint:
+        raise StaleState(
+            f"Reflector proposal {proposal.id} is stale: some of the {len(proposal.input_ids)} observations it "
+            "was made from changed since (edited, evicted or removed). Nothing was written; discard it and "
+            "run the reflector again.")
+
+
+def _approved(proposal: Proposal, approved: Iterable[str]) -> list[str]:
+    """Approved ids in the proposal's order; an id it did not propose is refused."""
+    proposed = [item["id"] for item in proposal.superseded]
+    approved_set = set(approved)
+    unknown = sorted(approved_set - set(proposed))
+    if unknown:
+        raise ProposalError(f"Reflector proposal {proposal.id} did not propose superseding "
+                            f"{', '.join(unknown)}; only its own superseded ids can be approved.")
+    return [i for i in proposed if i in approved_set]
+
+
+def apply_reflection(brain: Brain, proposal_id: int, approved_superseded: Iterable[str],
+                     accepted_patterns: Iterable[int], accepted_learnings: Iterable[int]) -> r.ReflectorResult:
+    """Write the accepted part of a pending reflector proposal in one transaction; returns ReflectorResult.
+
+    Raises ProposalError (unknown or decided proposal, bad index or id),
+    StaleState (input rows changed since) or ReadOnlyBrain; nothing is written then.
+    """
+    with brain.write() as conn:
+        proposal = require_pending(conn, proposal_id, REFLECTOR)
+        patterns = chosen_indexes(accepted_patterns, len(proposal.patterns), "patterns", proposal_id)
+        learnings = chosen_indexes(accepted_learnings, len(proposal.learnings), "learnings", proposal_id)
+        approved = _approved(proposal, approved_superseded)
+        _check_fresh(brain, proposal)
+        graph = load_project_settings(brain).auto_capture
+        run_id = journal.start_run(conn, RUN_KIND, f"reflector proposal {proposal_id}",
+                                   {"proposal_id": proposal_id, "patterns": patterns, "learnings": learnings,
+                                    "superseded": approved})
+        result = r.ReflectorResult(ran=True, proposal_id=proposal_id, run_id=run_id,
+                                   rejected_ids=[i["id"] for i in proposal.superseded if i["id"] not in approved])
+        for index in patterns:
+            result.pattern_ids.append(store_pattern(conn, run_id, brain, proposal.patterns[index], graph)[0])
+        for index in learnings:
+            result.learning_ids.append(store_learning(conn, run_id, brain, proposal.learnings[index], graph)[0])
+        result.patterns_stored, result.learnings_stored = len(patterns), len(learnings)
+        for observation_id in approved:
+            target = result.superseded_ids if evict(conn, run_id, brain, observation_id) else result.already_evicted_ids
+            target.append(observation_id)
+        if graph:
+            now = cleo_timestamp()
+            for source in [f"pattern:{i}" for i in result.pattern_ids] + [f"learning:{i}" for i in result.learning_ids]:
+                for observation_id in approved:
+                    add_edge(conn, run_id, brain, source, f"observation:{observation_id}", REFLECTION_EDGE_WEIGHT, now)
+        mark_decided(conn, proposal_id, APPLIED, {
+            "accepted_patterns": patterns, "accepted_learnings": learnings, "approved_superseded": approved,
+            "rejected_superseded": result.rejected_ids, "evicted": result.superseded_ids,
+            "already_evicted": result.already_evicted_ids, "pattern_ids": result.pattern_ids,
+            "learning_ids": result.learning_ids}, run_id)
+    return result
+
+
+def run_reflector(brain: Brain, session_id: str | None = None, provider: str | None = None,
+                  model: str | None = None, base_url: str | None = None, cancel: CancelToken | None = None,
+                  http_client: httpx2.Client | None = None) -> r.ReflectorResult:
+    """CLEO's reflector without review: propose, then apply everything proposed. Never raises."""
+    try:
+        outcome = propose_reflection(brain, session_id, provider, model, base_url, cancel, http_client)
+        if outcome.proposal is None:
+            return r.ReflectorResult(ran=outcome.ran, problem=outcome.problem)
+        proposal = outcome.proposal
+        return apply_reflection(brain, proposal.id, [i["id"] for i in proposal.superseded],
+                                range(len(proposal.patterns)), range(len(proposal.learnings)))
+    except Exception as exc:  # best-effort like CLEO: report, never raise
+        return r.ReflectorResult(ran=False, problem=r.Problem(r.ERROR, f"{type(exc).__name__}: {exc}"))

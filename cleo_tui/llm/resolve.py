@@ -1,0 +1,216 @@
+"""Which provider, model, endpoint and credential a call uses.
+
+Resolution order, first answer wins (as in the issue):
+  1. the caller's explicit choice (CLI `--provider/--model/--base-url`, TUI fields);
+  2. `CLEO_OBSERVER_MODEL` for the model;
+  3. CLEO's project config: `llm.roles.consolidation`, then `llm.default`;
+  4. cleo-tui's own config file (`llm` section);
+  5. the first provider whose key is in the environment (ANTHROPIC_API_KEY, OPENAI_API_KEY);
+  6. Anthropic, CLEO's implicit fallback.
+A model is only taken from a source that names no provider or the chosen one,
+so `--provider openai` never inherits a Claude model from a config file.
+
+Keys come from the environment only (never from a config file): the key's
+variable name may be configured (`llm.api_key_env`), not its value. The key is
+kept out of `repr`, `describe()` and every message.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from cleo_tui.brain.errors import BrainError
+from cleo_tui.brain.store import Brain
+from cleo_tui.config import load_config
+from cleo_tui.llm.settings import ProjectSettings, load_project_settings
+
+ANTHROPIC = "anthropic"
+OPENAI = "openai"
+COMPATIBLE = "openai-compatible"
+PROVIDERS = (ANTHROPIC, OPENAI, COMPATIBLE)
+_ALIASES = {"claude": ANTHROPIC, "openai_compatible": COMPATIBLE, "compatible": COMPATIBLE,
+            "local": COMPATIBLE, "ollama": COMPATIBLE, "lmstudio": COMPATIBLE, "vllm": COMPATIBLE}
+
+DEFAULT_MODELS = {ANTHROPIC: "claude-haiku-4-5", OPENAI: "gpt-4.1-mini", COMPATIBLE: "default"}
+KEY_ENV = {ANTHROPIC: "ANTHROPIC_API_KEY", OPENAI: "OPENAI_API_KEY", COMPATIBLE: "OPENAI_API_KEY"}
+BASE_URL_ENV = {ANTHROPIC: "ANTHROPIC_BASE_URL", OPENAI: "OPENAI_BASE_URL", COMPATIBLE: "OPENAI_BASE_URL"}
+MODEL_ENV = "CLEO_OBSERVER_MODEL"
+DEFAULT_TIMEOUT = 60.0
+DEFAULT_MAX_RETRIES = 2
+# Local servers rarely check keys, but the OpenAI SDK insists on one.
+NO_KEY_PLACEHOLDER = "no-key"
+
+
+class LlmConfigError(BrainError):
+    """An explicit provider choice that cannot work (unknown name, bad number)."""
+
+
+@dataclass(frozen=True)
+class Source:
+    """One place a provider/model/base URL may come from."""
+
+    name: str
+    provider: str | None = None
+    model: str | None = None
+    base_url: str | None = None
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """The provider a call will use. `api_key` never leaves this object."""
+
+    provider: str
+    model: str
+    base_url: str | None
+    api_key: str | None = field(repr=False)
+    key_env: str
+    provider_source: str
+    model_source: str
+    timeout: float = DEFAULT_TIMEOUT
+    max_retries: int = DEFAULT_MAX_RETRIES
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def has_credential(self) -> bool:
+        """Anthropic and OpenAI need a key; an OpenAI-compatible server needs a base URL."""
+        if self.provider == COMPATIBLE:
+            return bool(self.base_url)
+        return bool(self.api_key)
+
+    def missing_credential(self) -> str:
+        """One paragraph on what to set (names of variables, never values)."""
+        if self.provider == COMPATIBLE:
+            return ("The OpenAI-compatible provider needs a base URL: set OPENAI_BASE_URL, pass "
+                    "--base-url, or put llm.base_url in cleo-tui's config file.")
+        return (f"No API key for {self.provider}: set {self.key_env} in the environment "
+                f"(or choose another provider with --provider). Nothing was sent.")
+
+    def describe(self) -> dict[str, Any]:
+        """Everything about the choice that may be shown: no key, only whether one is set."""
+        return {
+            "provider": self.provider, "model": self.model, "base_url": self.base_url,
+            "key_env": self.key_env, "key_set": bool(self.api_key) and self.api_key != NO_KEY_PLACEHOLDER,
+            "provider_source": self.provider_source, "model_source": self.model_source,
+            "timeout": self.timeout, "max_retries": self.max_retries, "warnings": list(self.warnings),
+        }
+
+    def label(self) -> str:
+        """Short display form, e.g. `anthropic · claude-haiku-4-5`."""
+        where = f" @ {self.base_url}" if self.base_url else ""
+        return f"{self.provider} · {self.model}{where}"
+
+
+def normalise_provider(name: Any) -> str | None:
+    """A known provider name (aliases accepted), or None."""
+    if not isinstance(name, str) or not name.strip():
+        return None
+    key = name.strip().lower()
+    key = _ALIASES.get(key, key)
+    return key if key in PROVIDERS else None
+
+
+def provider_for_model(model: str) -> str | None:
+    """Guess the provider from a well-known model name (claude-*, gpt-*, o1/o3/o4 ...)."""
+    name = model.strip().lower()
+    if name.startswith("claude"):
+        return ANTHROPIC
+    if name.startswith(("gpt-", "chatgpt")) or re.match(r"^o\d", name):
+        return OPENAI
+    return None
+
+
+def _text(value: Any) -> str | None:
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def _config_source(name: str, entry: dict[str, Any], warnings: list[str]) -> Source:
+    provider = normalise_provider(entry.get("provider"))
+    if entry.get("provider") is not None and provider is None:
+        warnings.append(f"{name}: unknown provider ignored (known: {', '.join(PROVIDERS)}).")
+    return Source(name, provider, _text(entry.get("model")),
+                  _text(entry.get("base_url")) or _text(entry.get("baseUrl")))
+
+
+def _sources(explicit: Source, project: ProjectSettings, own: dict[str, Any],
+             warnings: list[str]) -> list[Source]:
+    env_model = _text(os.environ.get(MODEL_ENV))
+    return [
+        explicit,
+        Source(MODEL_ENV, model=env_model),
+        _config_source(".cleo/config.json llm.roles.consolidation", project.llm_entry("roles", "consolidation"), warnings),
+        _config_source(".cleo/config.json llm.default", project.llm_entry("default"), warnings),
+        _config_source("cleo-tui config llm", own, warnings),
+    ]
+
+
+def _choose_provider(sources: list[Source]) -> tuple[str, str]:
+    for source in sources:
+        if source.provider:
+            return source.provider, source.name
+    for source in sources:  # a well-known model name implies its provider
+        if source.model and provider_for_model(source.model):
+            return provider_for_model(source.model), f"{source.name} (model name)"  # type: ignore[return-value]
+    for provider in (ANTHROPIC, OPENAI):
+        if os.environ.get(KEY_ENV[provider]):
+            return provider, f"{KEY_ENV[provider]} is set"
+    return ANTHROPIC, "default (CLEO's fallback)"
+
+
+def _first_matching(sources: list[Source], provider: str, attr: str) -> tuple[str | None, str | None]:
+    for source in sources:
+        value = getattr(source, attr)
+        if value and source.provider in (None, provider):
+            return value, source.name
+    return None, None
+
+
+def _number(value: Any, default: float, name: str, warnings: list[str]) -> float:
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        warnings.append(f"cleo-tui config llm.{name} is not a non-negative number; using {default}.")
+        return default
+    return float(value)
+
+
+def resolve_provider(brain: Brain | None = None, provider: str | None = None, model: str | None = None,
+                     base_url: str | None = None, timeout: float | None = None,
+                     max_retries: int | None = None) -> Resolved:
+    """Resolve provider, model, base URL and key for one call (never touches the network).
+
+    Raises LlmConfigError only for an explicit, unknown `provider` name.
+    """
+    warnings: list[str] = []
+    chosen = normalise_provider(provider) if provider else None
+    if provider and chosen is None:
+        raise LlmConfigError(f"Unknown provider {provider!r}. Choose one of: {', '.join(PROVIDERS)}.")
+    project = load_project_settings(brain) if brain is not None else ProjectSettings(path=None, raw={})
+    if project.warning:
+        warnings.append(project.warning)
+    own_config, problem = load_config()
+    if problem:
+        warnings.append(problem)
+    own = own_config.get("llm") if isinstance(own_config.get("llm"), dict) else {}
+    explicit = Source("command line", chosen, _text(model), _text(base_url))
+    sources = _sources(explicit, project, own, warnings)
+    name, provider_source = _choose_provider(sources)
+    chosen_model, model_source = _first_matching(sources, name, "model")
+    url, _ = _first_matching(sources, name, "base_url")
+    url = url or _text(os.environ.get(BASE_URL_ENV[name]))
+    key_env = KEY_ENV[name]
+    if normalise_provider(own.get("provider")) in (None, name) and _text(own.get("api_key_env")):
+        key_env = _text(own.get("api_key_env"))  # type: ignore[assignment]
+    key = os.environ.get(key_env) or None
+    if name == COMPATIBLE and not key:
+        key = NO_KEY_PLACEHOLDER if url else None
+    return Resolved(
+        provider=name, model=chosen_model or DEFAULT_MODELS[name], base_url=url, api_key=key,
+        key_env=key_env, provider_source=provider_source, model_source=model_source or "default",
+        timeout=timeout if timeout is not None else _number(own.get("timeout"), DEFAULT_TIMEOUT, "timeout", warnings),
+        max_retries=int(max_retries if max_retries is not None
+                        else _number(own.get("max_retries"), DEFAULT_MAX_RETRIES, "max_retries", warnings)),
+        warnings=tuple(warnings),
+    )

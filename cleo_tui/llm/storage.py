@@ -1,0 +1,195 @@
+"""Writing notes, patterns, learnings, graph rows and evictions as CLEO writes them.
+
+Every function runs inside the caller's `Brain.write()` transaction and goes
+through the curation journal with the caller's run id, so one undo reverses
+all of it: inserted rows are deleted, a raised `frequency` or `confidence`
+is put back, an eviction is lifted. Columns a brain lacks are left out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import sqlite3
+from typing import Any
+
+from cleo_tui.brain import cleo_schema as cs
+from cleo_tui.brain import journal
+from cleo_tui.brain.clock import cleo_timestamp
+from cleo_tui.brain.store import Brain
+from cleo_tui.memory.mapping import OBSERVER_SOURCE_TYPE
+
+EDGE_TYPE = "supersedes"
+EDGE_PROVENANCE = "observer-reflector"
+NOTE_EDGE_WEIGHT = 0.9
+REFLECTION_EDGE_WEIGHT = 1.0
+PATTERN_TYPE = "workflow"
+LEARNING_SOURCE = "reflector-synthesized"
+ACTIONABLE_AT = 0.7
+TITLE_EXCERPT = 80
+LABEL_LIMIT = 120
+
+
+def content_hash(text: str) -> str:
+    """CLEO's content hash: first 16 hex of sha256 of the trimmed, lower-cased text."""
+    return hashlib.sha256(text.strip().lower().encode("utf-8")).hexdigest()[:16]
+
+
+def _new_id(conn: sqlite3.Connection, table: str, prefix: str) -> str:
+    """`<prefix>-<8 hex>`, unused in `table`."""
+    while True:
+        candidate = f"{prefix}-{secrets.token_hex(4)}"
+        if conn.execute(f'SELECT 1 FROM "{table}" WHERE id = ?', (candidate,)).fetchone() is None:
+            return candidate
+
+
+def _insert(conn: sqlite3.Connection, run_id: int, brain: Brain, table: str, row: dict[str, Any],
+            key: tuple[str, ...]) -> None:
+    """Insert the columns this brain has, journaled."""
+    have = brain.features.columns(table)
+    journal.insert_row(conn, run_id, table, {k: v for k, v in row.items() if k in have}, key)
+
+
+def _with_updated_at(brain: Brain, table: str, values: dict[str, Any], now: str) -> dict[str, Any]:
+    if brain.features.has_column(table, "updated_at"):
+        values["updated_at"] = now
+    return values
+
+
+def add_node(conn: sqlite3.Connection, run_id: int, brain: Brain, node_id: str, node_type: str,
+             label: str, quality: float | None, now: str) -> bool:
+    """A `brain_page_nodes` row for a new entry, where the brain has that table and no such node."""
+    if not brain.features.has_table(cs.NODES):
+        return False
+    if conn.execute(f"SELECT 1 FROM {cs.NODES} WHERE id = ?", (node_id,)).fetchone():
+        return False
+    _insert(conn, run_id, brain, cs.NODES, {
+        "id": node_id, "node_type": node_type, "label": label[:LABEL_LIMIT],
+        "quality_score": 0.5 if quality is None else quality, "content_hash": content_hash(label),
+        "created_at": now, "last_activity_at": now, "updated_at": now,
+    }, ("id",))
+    return True
+
+
+def add_edge(conn: sqlite3.Connection, run_id: int, brain: Brain, from_id: str, to_id: str,
+             weight: float, now: str) -> bool:
+    """A `supersedes` edge, unless the brain has no edges table or the edge exists already."""
+    if not brain.features.has_table(cs.EDGES):
+        return False
+    if conn.execute(f"SELECT 1 FROM {cs.EDGES} WHERE from_id = ? AND to_id = ? AND edge_type = ?",
+                    (from_id, to_id, EDGE_TYPE)).fetchone():
+        return False
+    _insert(conn, run_id, brain, cs.EDGES, {
+        "from_id": from_id, "to_id": to_id, "edge_type": EDGE_TYPE, "weight": weight,
+        "provenance": EDGE_PROVENANCE, "created_at": now,
+    }, ("from_id", "to_id", "edge_type"))
+    return True
+
+
+def note_title(note: dict[str, Any]) -> str:
+    """`[Observer p<priority>] <first 80 chars>`."""
+    return f"[Observer p{note['priority']}] {note['observation'][:TITLE_EXCERPT]}"
+
+
+def note_narrative(note: dict[str, Any]) -> str:
+    """`<observation> (compressed from: <ids>)`."""
+    return f"{note['observation']} (compressed from: {', '.join(note['source_ids'])})"
+
+
+def note_quality(priority: int) -> float:
+    """max(0.6, 1.0 - (priority - 1) * 0.1), rounded against float noise."""
+    return round(max(0.6, 1.0 - (priority - 1) * 0.1), 4)
+
+
+def _live_duplicate(conn: sqlite3.Connection, brain: Brain, table: str, digest: str) -> str | None:
+    """Id of a live row with the same content hash (CLEO stores identical text once)."""
+    if not brain.features.has_column(table, "content_hash"):
+        return None
+    live = " AND invalid_at IS NULL" if brain.features.has_column(table, "invalid_at") else ""
+    row = conn.execute(f'SELECT id FROM "{table}" WHERE content_hash = ?{live} LIMIT 1', (digest,)).fetchone()
+    return None if row is None else row[0]
+
+
+def store_note(conn: sqlite3.Connection, run_id: int, brain: Brain, note: dict[str, Any],
+               session_id: str | None, graph: bool) -> tuple[str, bool]:
+    """Store one observer note with its edges (and node); returns (id, newly inserted)."""
+    now = cleo_timestamp()
+    narrative = note_narrative(note)
+    digest = content_hash(narrative)
+    note_id = _live_duplicate(conn, brain, cs.OBSERVATIONS, digest)
+    inserted = note_id is None
+    if inserted:
+        note_id = _new_id(conn, cs.OBSERVATIONS, "O")
+        quality = note_quality(note["priority"])
+        _insert(conn, run_id, brain, cs.OBSERVATIONS, {
+            "id": note_id, "type": "change", "title": note_title(note), "narrative": narrative,
+            "source_type": OBSERVER_SOURCE_TYPE, "source_session_id": session_id, "memory_tier": "short",
+            "quality_score": quality, "content_hash": digest, "created_at": now, "updated_at": now,
+            "valid_at": now,
+        }, ("id",))
+        if graph:
+            add_node(conn, run_id, brain, f"observation:{note_id}", "observation", note_title(note), quality, now)
+    if graph:
+        for source in note["source_ids"]:
+            add_edge(conn, run_id, brain, f"observation:{note_id}", f"observation:{source}", NOTE_EDGE_WEIGHT, now)
+    return note_id, inserted  # type: ignore[return-value]
+
+
+def _live(brain: Brain, table: str) -> str:
+    return " AND invalid_at IS NULL" if brain.features.has_column(table, "invalid_at") else ""
+
+
+def store_pattern(conn: sqlite3.Connection, run_id: int, brain: Brain, pattern: dict[str, Any],
+                  graph: bool) -> tuple[str, bool]:
+    """Store a `workflow` pattern, or raise the frequency of an identical live one; (id, new)."""
+    now = cleo_timestamp()
+    row = conn.execute(
+        f"SELECT id, frequency FROM {cs.PATTERNS} WHERE type = ? AND lower(trim(pattern)) = lower(trim(?))"
+        f"{_live(brain, cs.PATTERNS)} ORDER BY rowid LIMIT 1", (PATTERN_TYPE, pattern["pattern"])).fetchone()
+    if row is not None:
+        values = _with_updated_at(brain, cs.PATTERNS, {"frequency": int(row[1] or 0) + 1}, now)
+        journal.update_row(conn, run_id, cs.PATTERNS, {"id": row[0]}, values)
+        return row[0], False
+    pattern_id = _new_id(conn, cs.PATTERNS, "P")
+    _insert(conn, run_id, brain, cs.PATTERNS, {
+        "id": pattern_id, "type": PATTERN_TYPE, "pattern": pattern["pattern"], "context": pattern["context"],
+        "frequency": 1, "extracted_at": now, "updated_at": now, "valid_at": now,
+        "content_hash": content_hash(pattern["pattern"]),
+    }, ("id",))
+    if graph:
+        add_node(conn, run_id, brain, f"pattern:{pattern_id}", "pattern", pattern["pattern"], None, now)
+    return pattern_id, True
+
+
+def store_learning(conn: sqlite3.Connection, run_id: int, brain: Brain, learning: dict[str, Any],
+                   graph: bool) -> tuple[str, bool]:
+    """Store a learning, or raise an identical live one's confidence to the larger value; (id, new)."""
+    now = cleo_timestamp()
+    confidence = float(learning["confidence"])
+    row = conn.execute(
+        f"SELECT id, confidence FROM {cs.LEARNINGS} WHERE lower(trim(insight)) = lower(trim(?))"
+        f"{_live(brain, cs.LEARNINGS)} ORDER BY rowid LIMIT 1", (learning["insight"],)).fetchone()
+    if row is not None:
+        if row[1] is None or confidence > float(row[1]):
+            values = _with_updated_at(brain, cs.LEARNINGS, {"confidence": confidence}, now)
+            journal.update_row(conn, run_id, cs.LEARNINGS, {"id": row[0]}, values)
+        return row[0], False
+    learning_id = _new_id(conn, cs.LEARNINGS, "L")
+    _insert(conn, run_id, brain, cs.LEARNINGS, {
+        "id": learning_id, "insight": learning["insight"], "source": LEARNING_SOURCE,
+        "confidence": confidence, "actionable": int(confidence >= ACTIONABLE_AT), "created_at": now,
+        "updated_at": now, "valid_at": now, "content_hash": content_hash(learning["insight"]),
+    }, ("id",))
+    if graph:
+        add_node(conn, run_id, brain, f"learning:{learning_id}", "learning", learning["insight"], None, now)
+    return learning_id, True
+
+
+def evict(conn: sqlite3.Connection, run_id: int, brain: Brain, observation_id: str) -> bool:
+    """Soft-evict a live observation (invalid_at, updated_at); False when it was not live."""
+    if not brain.features.has_column(cs.OBSERVATIONS, "invalid_at"):
+        return False
+    now = cleo_timestamp()
+    values = _with_updated_at(brain, cs.OBSERVATIONS, {"invalid_at": now}, now)
+    return journal.update_row(conn, run_id, cs.OBSERVATIONS, {"id": observation_id}, values,
+                              only_if="invalid_at IS NULL")

@@ -1,0 +1,150 @@
+"""Curation steps on single observations, and undo, each one short journaled transaction.
+
+Every function here writes through `Brain.write()` (which refuses a read-only
+brain) and records what it changed in cleo-tui's journal
+(`cleo_tui.brain.journal`), so `undo(brain, run_id)` reverses any of them — and
+a prune commit (`cleo_tui.memory.pruner.commit_prune`) — exactly.
+
+Run kinds: 'prune', 'evict', 'restore', 'pin', 'unpin', 'undo'.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Iterable
+
+from cleo_tui.brain import cleo_schema as cs
+from cleo_tui.brain import journal
+from cleo_tui.brain.clock import cleo_timestamp
+from cleo_tui.brain.errors import BrainError
+from cleo_tui.brain.migrations import OVERRIDES, RUNS
+from cleo_tui.brain.store import Brain
+from cleo_tui.safe_text import one_line
+
+RUN_KINDS = ("prune", "evict", "restore", "pin", "unpin", "undo")
+PIN_RELEVANCE = "critical"
+
+
+class CurationError(BrainError):
+    """A curation step that cannot be done as asked (missing row, wrong state)."""
+
+
+def _show(observation_id: str) -> str:
+    return one_line(observation_id, 80)
+
+
+def require_eviction_columns(brain: Brain) -> None:
+    if not brain.features.has_column(cs.OBSERVATIONS, "invalid_at"):
+        raise CurationError(
+            "This brain's brain_observations table has no invalid_at column (a very old CLEO "
+            "brain), so observations cannot be soft-evicted or restored; nothing was written.")
+
+
+def _eviction_values(brain: Brain, invalid_at: str | None, now: str) -> dict[str, str | None]:
+    """The columns a soft eviction (or its reversal) sets; updated_at only where it exists."""
+    values: dict[str, str | None] = {"invalid_at": invalid_at}
+    if brain.features.has_column(cs.OBSERVATIONS, "updated_at"):
+        values["updated_at"] = now
+    return values
+
+
+def _state(conn: sqlite3.Connection, observation_id: str) -> tuple[bool, bool]:
+    """(exists, live) for one observation, read inside the caller's transaction."""
+    row = conn.execute(f"SELECT invalid_at IS NULL FROM {cs.OBSERVATIONS} WHERE id = ?",
+                       (observation_id,)).fetchone()
+    return (row is not None, bool(row[0])) if row is not None else (False, False)
+
+
+def evict_rows(brain: Brain, conn: sqlite3.Connection, run_id: int, ids: Iterable[str],
+               now: str) -> list[str]:
+    """Soft-evict each live row of `ids` inside the caller's transaction; returns those evicted.
+
+    Rows already evicted (by CLEO or anyone) are skipped, not overwritten.
+    """
+    values = _eviction_values(brain, now, now)
+    return [i for i in ids
+            if journal.update_row(conn, run_id, cs.OBSERVATIONS, {"id": i}, values,
+                                  only_if="invalid_at IS NULL")]
+
+
+def evict_observation(brain: Brain, observation_id: str) -> int:
+    """Soft-evict one live observation (invalid_at and updated_at set to now); returns the run id."""
+    require_eviction_columns(brain)
+    with brain.write() as conn:
+        exists, live = _state(conn, observation_id)
+        if not exists:
+            raise CurationError(f"There is no observation {_show(observation_id)}; nothing was evicted.")
+        if not live:
+            raise CurationError(f"Observation {_show(observation_id)} is already evicted; nothing was changed.")
+        run_id = journal.start_run(conn, "evict", f"evicted {observation_id}", {"ids": [observation_id]})
+        evict_rows(brain, conn, run_id, [observation_id], cleo_timestamp())
+    return run_id
+
+
+def restore_observation(brain: Brain, observation_id: str) -> int:
+    """Make one evicted observation live again (invalid_at cleared, updated_at now); returns the run id."""
+    require_eviction_columns(brain)
+    with brain.write() as conn:
+        exists, live = _state(conn, observation_id)
+        if not exists:
+            raise CurationError(f"There is no observation {_show(observation_id)}; nothing was restored.")
+        if live:
+            raise CurationError(f"Observation {_show(observation_id)} is live, not evicted; nothing was changed.")
+        run_id = journal.start_run(conn, "restore", f"restored {observation_id}", {"ids": [observation_id]})
+        journal.update_row(conn, run_id, cs.OBSERVATIONS, {"id": observation_id},
+                           _eviction_values(brain, None, cleo_timestamp()), only_if="invalid_at IS NOT NULL")
+    return run_id
+
+
+def _override(conn: sqlite3.Connection, observation_id: str) -> str | None:
+    row = conn.execute(f"SELECT relevance FROM {OVERRIDES} WHERE observation_id = ?",
+                       (observation_id,)).fetchone()
+    return None if row is None else row[0]
+
+
+def pin_observation(brain: Brain, observation_id: str, reason: str = "pinned in cleo-tui") -> int:
+    """Pin one observation: a 'critical' relevance override, so it is protected; returns the run id.
+
+    An earlier override of another relevance is replaced (journaled, so undo puts it back).
+    """
+    with brain.write() as conn:
+        if not _state(conn, observation_id)[0]:
+            raise CurationError(f"There is no observation {_show(observation_id)}; nothing was pinned.")
+        current = _override(conn, observation_id)
+        if current == PIN_RELEVANCE:
+            raise CurationError(f"Observation {_show(observation_id)} is already pinned; nothing was changed.")
+        run_id = journal.start_run(conn, "pin", f"pinned {observation_id}", {"ids": [observation_id]})
+        if current is not None:
+            journal.delete_row(conn, run_id, OVERRIDES, {"observation_id": observation_id})
+        journal.insert_row(conn, run_id, OVERRIDES, {
+            "observation_id": observation_id, "relevance": PIN_RELEVANCE,
+            "reason": reason, "created_at": cleo_timestamp()}, ("observation_id",))
+    return run_id
+
+
+def unpin_observation(brain: Brain, observation_id: str) -> int:
+    """Remove the relevance override of one observation; returns the run id."""
+    with brain.write() as conn:
+        if _override(conn, observation_id) is None:
+            raise CurationError(f"Observation {_show(observation_id)} is not pinned; nothing was changed.")
+        run_id = journal.start_run(conn, "unpin", f"unpinned {observation_id}", {"ids": [observation_id]})
+        journal.delete_row(conn, run_id, OVERRIDES, {"observation_id": observation_id})
+    return run_id
+
+
+def undo(brain: Brain, run_id: int) -> tuple[int, int]:
+    """Reverse one run in one transaction; returns (undo run id, rows restored).
+
+    Rows changed since by CLEO or another run are left alone (see journal.undo_run).
+    """
+    with brain.write() as conn:
+        return journal.undo_run(conn, int(run_id))
+
+
+def list_curation_runs(brain: Brain, kinds: Iterable[str] | None = None,
+                       limit: int = 200) -> list[journal.Run]:
+    """Journal runs, most recent first, optionally only of `kinds`."""
+    if not brain.features.has_table(RUNS):
+        return []
+    with brain.lock:
+        return journal.list_runs(brain.conn, tuple(kinds) if kinds else None, limit)

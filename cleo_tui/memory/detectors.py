@@ -1,0 +1,175 @@
+"""Protection detectors: what in an observation's text makes it too valuable to prune.
+
+The pruner's home project names the kinds (user assertions, completions,
+errors, unique identifiers) but not its detectors; these are cleo-tui's own.
+Each detector is a regular expression compiled once; `rules.RULES_MARKDOWN`
+shows them to the user, so a protection is never a mystery.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from itertools import accumulate
+from typing import Iterable, Sequence
+
+from cleo_tui.safe_text import one_line
+
+# (name, what it looks for, examples, pattern). The name starts each reason.
+TEXT_DETECTORS: tuple[tuple[str, str, str, str], ...] = (
+    ("user assertion",
+     "the user or owner stating, asking, preferring, correcting or deciding something, "
+     "or a line that starts with `User:`",
+     "`user prefers tabs`, `the owner said never to force-push`, `User: call me Sam`",
+     r"(?i:\b(?:user|owner)(?:'s)?\s+(?:said|says|stated|states|asserted|insists?|wants?|"
+     r"prefers?|preference|asked|requires?|required|corrected|confirmed|decided|likes|dislikes|"
+     r"explicitly|always|never)\b|^\s*(?:user|owner)\s*:)"),
+    ("completion",
+     "a concrete completion that must not be redone: CLEO's `Task complete:` titles, or "
+     "completed, finished, shipped, merged, released or deployed",
+     "`Task complete: T123`, `merged PR #42`, `deployed v2.1 to production`",
+     r"(?i:\btask\s+(?:complete|completed|done)\b|\b(?:completed|finished|shipped|merged|"
+     r"released|deployed)\b)"),
+    ("error",
+     "an error message: an exception or error class name, a traceback, `error:` / `fatal:` / "
+     "`panic:`, an errno, a non-zero exit status",
+     "`TypeError: x is undefined`, `Traceback (most recent call last)`, `exit code 2`",
+     r"\b[A-Z]\w*(?:Error|Exception)\b|\bTraceback\b|(?i:\b(?:error|fatal|panic)\s*:|"
+     r"\bexit(?:ed)?\s+(?:with\s+)?(?:code|status)\s+[1-9]\d*|\berrno\s*\d+|\bsegmentation fault\b)"),
+)
+
+_FILE_EXTENSIONS = ("py|pyi|ts|tsx|js|jsx|mjs|cjs|rs|go|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|"
+                    "md|rst|txt|json|jsonl|toml|yaml|yml|ini|cfg|sql|db|sh|bash|zsh|css|scss|html|"
+                    "vue|svelte|lock|xml|csv|proto|graphql|tf|env")
+
+# (kind, examples, pattern). Order matters: the first alternative that matches wins.
+IDENTIFIER_KINDS: tuple[tuple[str, str, str], ...] = (
+    ("file path", "`src/auth/token.py`, `./scripts/run.sh`, `package.json`",
+     r"(?:\.{0,2}/)?(?:[\w@.-]+/)+[\w.-]*\w|\b[\w-]+\.(?:" + _FILE_EXTENSIONS + r")\b"),
+    ("task id", "`T123`, `T4521`", r"\bT\d+\b"),
+    ("ticket or issue", "`#42`, `GH-17`, `PROJ-1234`", r"(?<![\w&#])#\d+\b|\b[A-Z][A-Z0-9]+-\d+\b"),
+    ("commit SHA", "`3f9a1c2`, a full 40-hex SHA (7–40 hex digits, with a letter and a digit)",
+     r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}\b"),
+    ("error code", "`ENOENT`, `ECONNREFUSED`, `TS2345`, `E0425`",
+     r"\bE(?:NO|ACCES|PERM|EXIST|CONN|ADDR|TIMEDOUT|PIPE|ISDIR|NOTDIR|INVAL|AGAIN|BUSY|MFILE)[A-Z]*\b"
+     r"|\b[A-Z]{1,4}\d{3,5}\b"),
+    ("dotted name", "`cleo_tui.memory.pruner`, `os.path.join` (parts of two or more characters)",
+     r"\b[A-Za-z_]\w+(?:\.[A-Za-z_]\w+)+\b"),
+    ("function name", "`refresh_token()`, `parseConfig()`", r"\b[A-Za-z_]\w*\(\)"),
+)
+
+_TEXT_PATTERNS = {name: re.compile(pattern, re.MULTILINE) for name, _, _, pattern in TEXT_DETECTORS}
+_IDENTIFIER = re.compile("|".join(f"(?:{pattern})" for _, _, pattern in IDENTIFIER_KINDS))
+MAX_LISTED_IDENTIFIERS = 3
+
+# Speed. Running the patterns above over every text of a 100,000-row brain takes
+# seconds: they can match almost anywhere, so the regex engine tries each
+# position. Instead, all texts are joined into one corpus (newline-separated:
+# no pattern crosses a line between texts) and scanned with *hint* patterns
+# that start with a literal or a character set, which the engine skips to at C
+# speed. The full patterns then run only where a hint was found. Every match of
+# a full pattern contains a hint, so the result is the same as searching each
+# text with the full patterns (a test checks that).
+
+# Words (any case) without which a text detector cannot match.
+_TEXT_HINTS = {
+    "user": "user assertion", "owner": "user assertion",
+    "task": "completion", "complete": "completion", "finish": "completion", "ship": "completion",
+    "merge": "completion", "release": "completion", "deploy": "completion",
+    "error": "error", "exception": "error", "traceback": "error", "fatal": "error", "panic": "error",
+    "exit": "error", "errno": "error", "segmentation": "error",
+}
+_TEXT_HINT = re.compile("|".join(sorted(_TEXT_HINTS, key=len, reverse=True)))  # on lower-cased text
+# Every identifier holds one of these: '/' ; '#' and a digit ; '()' ; '.' before a word
+# character ; an upper-case letter run reaching a digit ; 7+ hex digits ; an E-errno name.
+_IDENTIFIER_HINTS = tuple(re.compile(p) for p in (
+    r"/", r"#\d", r"\(\)", r"\.\w", r"[A-Z][A-Z0-9-]*\d", r"[0-9a-f]{7}",
+    r"E(?:NO|ACCES|PERM|EXIST|CONN|ADDR|TIMEDOUT|PIPE|ISDIR|NOTDIR|INVAL|AGAIN|BUSY|MFILE)"))
+_TOKEN_REST = re.compile(r"\S*")
+
+
+class _Corpus:
+    """Texts joined by newlines, with each text's start offset for mapping a position back."""
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        self.text = "\n".join(texts)
+        self.starts = [0, *accumulate(len(t) + 1 for t in texts)][:len(texts)]
+        self._reversed = ""
+        self._texts = texts
+
+    def lowered(self) -> "_Corpus":
+        """The same texts lower-cased (offsets kept when lower-casing keeps every length)."""
+        lowered = self.text.lower()
+        if len(lowered) != len(self.text):  # e.g. 'İ' lower-cases to two characters
+            return _Corpus([t.lower() for t in self._texts])
+        copy = _Corpus([])
+        copy.text, copy.starts = lowered, self.starts
+        return copy
+
+    def index_of(self, position: int) -> int:
+        return bisect_right(self.starts, position) - 1
+
+    def token_at(self, position: int) -> tuple[int, int]:
+        """The whitespace-delimited token around `position`."""
+        text = self.text
+        self._reversed = self._reversed or text[::-1]
+        start = len(text) - _TOKEN_REST.match(self._reversed, len(text) - position).end()
+        return start, _TOKEN_REST.match(text, position).end()
+
+
+def identifiers_of(texts: Sequence[str]) -> list[set[str]]:
+    """For each text, every identifier in it (paths, task ids, SHAs, issue numbers, codes, names)."""
+    corpus = _Corpus(texts)
+    found: list[set[str]] = [set() for _ in texts]
+    done: set[int] = set()  # tokens already searched, by start offset
+    for hint in _IDENTIFIER_HINTS:
+        for match in hint.finditer(corpus.text):
+            start, end = corpus.token_at(match.start())
+            if start not in done:
+                done.add(start)
+                found[corpus.index_of(start)].update(_IDENTIFIER.findall(corpus.text, start, end))
+    return found
+
+
+def identifiers_in(text: str) -> set[str]:
+    """Every identifier in one text."""
+    return identifiers_of([text])[0]
+
+
+def _quote(snippet: str) -> str:
+    return '"' + one_line(snippet, 60) + '"'
+
+
+def text_reasons_of(texts: Sequence[str]) -> list[list[str]]:
+    """For each text, the text detectors' reasons, each naming what matched (`error: "TypeError"`)."""
+    corpus = _Corpus(texts).lowered()
+    candidates = {(corpus.index_of(m.start()), _TEXT_HINTS[m.group()]) for m in _TEXT_HINT.finditer(corpus.text)}
+    reasons: list[list[str]] = [[] for _ in texts]
+    for index, name in sorted(candidates, key=lambda c: (c[0], _DETECTOR_ORDER[c[1]])):
+        match = _TEXT_PATTERNS[name].search(texts[index])
+        if match:
+            reasons[index].append(f"{name}: {_quote(match.group())}")
+    return reasons
+
+
+_DETECTOR_ORDER = {name: rank for rank, (name, _, _, _) in enumerate(TEXT_DETECTORS)}
+
+
+def text_reasons(text: str) -> list[str]:
+    """The text detectors' reasons for one text."""
+    return text_reasons_of([text])[0]
+
+
+def unique_identifier_reasons(identifiers: Iterable[str], counts: dict[str, int], own: int) -> list[str]:
+    """Reasons for identifiers that appear in no other observation or reflection.
+
+    `counts` holds, per identifier, how many live observations and reflections
+    contain it; `own` is 1 when the text being judged is itself one of them.
+    """
+    unique = sorted(i for i in identifiers if counts.get(i, 0) <= own)
+    reasons = [f"unique identifier: {one_line(i, 80)} appears in no other observation"
+               for i in unique[:MAX_LISTED_IDENTIFIERS]]
+    if len(unique) > MAX_LISTED_IDENTIFIERS:
+        reasons.append(f"unique identifier: and {len(unique) - MAX_LISTED_IDENTIFIERS} more "
+                       "that appear in no other observation")
+    return reasons

@@ -1,0 +1,356 @@
+"""The deterministic pruner: drop order prepared once, any budget answered from prefix sums.
+
+Semantics (the seed, REFERENCE §2):
+- target = max(1, floor(0.8 × budget)); nothing drops while the pool is at or under it;
+- drop order: coverage (reinforced, cited, uncited), then relevance (low, medium,
+  high), then oldest first, stable on ties (the pool's order);
+- drop in that order and stop as soon as the pool is at or under the target;
+- protected observations never drop; `fell_back` is true when everything
+  droppable is dropped and the pool is still over the target.
+
+The pool is its rendered lines `[id] YYYY-MM-DD HH:MM [relevance] content` joined
+by newlines; its tokens are measured as `tokenizers` explains (chars4:
+ceil(UTF-16 length / 4) of the joined text; tiktoken: the sum of the line counts
+plus one per newline).
+
+The drop order does not depend on the budget, so `PreparedPool` computes it
+once with the prefix sums of the droppable rows' units; a budget is then a
+binary search (O(log n)), which is what lets a budget slider move freely.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from bisect import bisect_left
+from dataclasses import dataclass, field
+from itertools import accumulate
+from typing import Any, Iterable, Sequence
+
+from cleo_tui.brain import journal
+from cleo_tui.brain.clock import cleo_timestamp
+from cleo_tui.brain.errors import BrainError, StaleState
+from cleo_tui.brain.store import Brain
+from cleo_tui.memory import curation, mapping, tags
+from cleo_tui.memory.seed_types import (
+    COVERAGE_TAGS, DROP_RELEVANCE, MemoryReflection, ObservationRecord, render_line, render_record,
+)
+from cleo_tui.memory.token_cache import CountStats, Progress, count_line_units
+from cleo_tui.memory.tokenizers import Tokenizer, get_tokenizer
+from cleo_tui.safe_text import one_line
+
+TARGET_SHARE = 0.8
+_COVERAGE_RANK = {tag: rank for rank, tag in enumerate(COVERAGE_TAGS)}
+_RELEVANCE_RANK = {relevance: rank for rank, relevance in enumerate(DROP_RELEVANCE)}
+
+
+class EmptyScope(BrainError):
+    """The chosen scope holds no live observation."""
+
+
+class BadBudget(BrainError):
+    """A budget that is not a positive number of tokens."""
+
+
+_BUDGET_SUFFIX = {"k": 1_000, "m": 1_000_000}
+MAX_BUDGET = 10**12
+
+
+def parse_budget(text: str | int) -> int:
+    """A token budget from what a user typed: `8000`, `12k`, `1.5k`, `2M`, `12_000`, `12,000`."""
+    raw = str(text).strip().lower().replace("_", "").replace(",", "")
+    scale = _BUDGET_SUFFIX.get(raw[-1:], 1)
+    number = raw[:-1] if scale > 1 else raw
+    try:
+        value = float(number) * scale
+    except ValueError:
+        value = float("nan")
+    if not (1 <= value <= MAX_BUDGET) or value != int(value):
+        raise BadBudget(f"The budget must be a positive whole number of tokens such as 8000 or 12k; "
+                        f"got {one_line(str(text), 40)!r}.")
+    return int(value)
+
+
+def target_for(budget: int) -> int:
+    """The pool size a prune aims at: 80% of the budget, at least 1."""
+    return max(1, math.floor(TARGET_SHARE * budget))
+
+
+@dataclass(frozen=True, slots=True)
+class PoolEntry:
+    """One observation of a prepared pool, with the facts that rank it."""
+
+    id: str
+    position: int  # in the pool's own order (ties keep it)
+    created_at: str
+    coverage: str
+    citation_count: int
+    relevance: str
+    relevance_reason: str
+    units: int
+    reasons: tuple[str, ...] = ()  # non-empty: protected
+
+    @property
+    def why(self) -> str:
+        """Why this row drops where it does, in rule order."""
+        return (f"{self.coverage} (cited by {self.citation_count} reflection"
+                f"{'' if self.citation_count == 1 else 's'}); {self.relevance} relevance "
+                f"({self.relevance_reason}); created {self.created_at or 'at an unknown time'}")
+
+    def drop_key(self) -> tuple:
+        return (_COVERAGE_RANK[self.coverage], _RELEVANCE_RANK.get(self.relevance, len(DROP_RELEVANCE)),
+                self.created_at, self.position)
+
+
+@dataclass(frozen=True)
+class PrunePreview:
+    """A prune at one budget: what drops, what stays, and the pool it was computed on."""
+
+    pool: "PreparedPool"
+    budget: int
+    target: int
+    drop_count: int
+    tokens_before: int
+    tokens_after: int
+    fell_back: bool
+
+    @property
+    def tokenizer(self) -> str:
+        return self.pool.tokenizer.name
+
+    @property
+    def dropped(self) -> list[PoolEntry]:
+        """Dropped rows, in drop order."""
+        return self.pool.droppable[:self.drop_count]
+
+    @property
+    def dropped_ids(self) -> list[str]:
+        return [entry.id for entry in self.dropped]
+
+    @property
+    def protected(self) -> list[PoolEntry]:
+        return self.pool.protected
+
+    @property
+    def kept(self) -> int:
+        return len(self.pool) - self.drop_count
+
+    @property
+    def fingerprint(self) -> str:
+        return self.pool.fingerprint
+
+    def to_json(self, run_id: int | None = None) -> dict[str, Any]:
+        """The CLI's JSON shape (DESIGN §3)."""
+        return {
+            "budget": self.budget, "target": self.target, "tokenizer": self.tokenizer,
+            "session": self.pool.session,
+            "tokens_before": self.tokens_before, "tokens_after": self.tokens_after,
+            "fell_back": self.fell_back,
+            "dropped": [{"id": e.id, "coverage": e.coverage, "relevance": e.relevance,
+                         "created_at": e.created_at, "tokens": self.pool.tokenizer.finish(e.units),
+                         "why": e.why} for e in self.dropped],
+            "protected": [{"id": e.id, "reasons": list(e.reasons)} for e in self.protected],
+            "kept": self.kept, "run_id": run_id,
+        }
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    budget: int
+    target: int
+    tokens_after: int
+    dropped: int
+    fell_back: bool
+
+
+@dataclass
+class PreparedPool:
+    """A pool in drop order with prefix sums: `preview(budget)` is O(log n)."""
+
+    tokenizer: Tokenizer
+    droppable: list[PoolEntry]   # in drop order
+    protected: list[PoolEntry]   # in the pool's order
+    session: str | None = None
+    count_stats: CountStats = field(default_factory=CountStats)
+    fingerprint: str = ""
+
+    def __post_init__(self) -> None:
+        self._prefix = [0, *accumulate(e.units for e in self.droppable)]
+        self._total_units = self._prefix[-1] + sum(e.units for e in self.protected)
+        self._size = len(self.droppable) + len(self.protected)
+        self.fingerprint = self.fingerprint or self._fingerprint()
+
+    def __len__(self) -> int:
+        return self._size
+
+    def _fingerprint(self) -> str:
+        digest = hashlib.sha256(f"{self.tokenizer.name}\x00{self.session}\x00".encode())
+        for mark, entries in (("d", self.droppable), ("p", self.protected)):
+            for e in entries:
+                digest.update(f"{mark}\x00{e.id}\x00{e.units}\x00".encode("utf-8", "surrogatepass"))
+        return digest.hexdigest()
+
+    def tokens_after_dropping(self, count: int) -> int:
+        """Pool tokens once the first `count` droppable rows are gone."""
+        return self.tokenizer.pool_tokens(self._total_units - self._prefix[count], self._size - count)
+
+    @property
+    def tokens_before(self) -> int:
+        return self.tokens_after_dropping(0)
+
+    def _drop_count(self, target: int) -> int:
+        """The fewest rows to drop (in order) for the pool to be at or under `target`."""
+        droppable = len(self.droppable)
+        # tokens_after_dropping only falls as count grows, so "over target" is a
+        # prefix of 0..droppable: binary search the first count that fits.
+        fits = _Fits(self, target)
+        return bisect_left(fits, True, 0, droppable + 1)
+
+    def preview(self, budget: int) -> PrunePreview:
+        """The prune at `budget` tokens."""
+        budget = int(budget)
+        target = target_for(budget)
+        count = self._drop_count(target)
+        fell_back = count > len(self.droppable)
+        count = min(count, len(self.droppable))
+        return PrunePreview(self, budget, target, count, self.tokens_before,
+                            self.tokens_after_dropping(count), fell_back)
+
+    def curve(self, budgets: Iterable[int]) -> list[CurvePoint]:
+        """Tokens kept and rows dropped for each budget (cheap: a chart's data)."""
+        points = []
+        for budget in budgets:
+            p = self.preview(budget)
+            points.append(CurvePoint(p.budget, p.target, p.tokens_after, p.drop_count, p.fell_back))
+        return points
+
+
+class _Fits(Sequence[bool]):
+    """Virtual sequence: does dropping `count` rows bring the pool within target? (for bisect)."""
+
+    def __init__(self, pool: PreparedPool, target: int) -> None:
+        self.pool, self.target = pool, target
+
+    def __len__(self) -> int:
+        return len(self.pool.droppable) + 2  # one past the end means "never fits"
+
+    def __getitem__(self, count: int) -> bool:  # type: ignore[override]
+        if count > len(self.pool.droppable):
+            return True
+        return self.pool.tokens_after_dropping(count) <= self.target
+
+
+def build_pool(entries: list[PoolEntry], tokenizer: Tokenizer, session: str | None = None,
+               count_stats: CountStats | None = None) -> PreparedPool:
+    """Sort entries into drop order (protected ones aside) and prepare the prefix sums."""
+    droppable = sorted((e for e in entries if not e.reasons), key=PoolEntry.drop_key)
+    protected = [e for e in entries if e.reasons]
+    return PreparedPool(tokenizer, droppable, protected, session, count_stats or CountStats())
+
+
+# --- seed-shaped, on records -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PrunerResult:
+    """The seed's PrunerResult, plus the facts that ranked each dropped row."""
+
+    observations: list[ObservationRecord]
+    dropped_ids: list[str]
+    fell_back: bool
+    tokens_before: int
+    tokens_after: int
+    dropped: list[PoolEntry]
+
+
+def prepare_records(observations: Sequence[ObservationRecord], reflections: Sequence[MemoryReflection],
+                    tokenizer: str | Tokenizer = "chars4", progress: Progress | None = None) -> PreparedPool:
+    """Prepare a pool of seed records (the whole list is the pool)."""
+    tokenizer = get_tokenizer(tokenizer) if isinstance(tokenizer, str) else tokenizer
+    coverage = tags.compute_coverage_tags(observations, reflections)
+    citations = _citation_counts(observations, reflections)
+    protection = tags.tag_protected_observations(observations, reflections)
+    units, stats = count_line_units([render_record(o) for o in observations], tokenizer, progress)
+    entries = [PoolEntry(o.id, i, o.timestamp, coverage[o.id], citations.get(o.id, 0), o.relevance,
+                         "set by the observer", units[i], protection[o.id].reasons)
+               for i, o in enumerate(observations)]
+    return build_pool(entries, tokenizer, None, stats)
+
+
+def _citation_counts(observations: Sequence[ObservationRecord],
+                     reflections: Sequence[MemoryReflection]) -> dict[str, int]:
+    pool = {o.id for o in observations}
+    counts: dict[str, int] = {}
+    for reflection in reflections:
+        if not isinstance(reflection, str):
+            for obs_id in set(reflection.supporting_observation_ids) & pool:
+                counts[obs_id] = counts.get(obs_id, 0) + 1
+    return counts
+
+
+def deterministic_prune(observations: Sequence[ObservationRecord], reflections: Sequence[MemoryReflection],
+                        budget_tokens: int, tokenizer: str | Tokenizer = "chars4") -> PrunerResult:
+    """The seed's deterministicPrune over records (see the module docstring for the rules)."""
+    preview = prepare_records(observations, reflections, tokenizer).preview(budget_tokens)
+    dropped_positions = {e.position for e in preview.dropped}
+    kept = [o for i, o in enumerate(observations) if i not in dropped_positions]
+    return PrunerResult(kept, preview.dropped_ids, preview.fell_back, preview.tokens_before,
+                        preview.tokens_after, preview.dropped)
+
+
+# --- over a brain ------------------------------------------------------------------
+
+
+def prepare_pool(brain: Brain, tokenizer: str | Tokenizer = "chars4", session: str | None = None,
+                 progress: Progress | None = None) -> PreparedPool:
+    """Prepare the brain's live pool (or one session's part of it) for previews.
+
+    Tags are judged on the whole live pool (an identifier is unique when no other
+    live observation or reflection holds it, whatever the scope). Only reads the
+    brain; token counts go to the cache outside it. `pool.fingerprint` identifies
+    the pool, so a commit computed on a pool that changed since is refused.
+    """
+    tokenizer = get_tokenizer(tokenizer) if isinstance(tokenizer, str) else tokenizer
+    snapshot = tags.read_snapshot(brain, live_only=True)
+    tagged = tags.tag_snapshot(snapshot)
+    rows = [r for r in snapshot.rows if session is None or mapping.as_text(r["source_session_id"]) == session]
+    if session is not None and not rows:
+        raise EmptyScope(
+            f"No live observation belongs to session {session!r}. CLEO often leaves source_session_id "
+            "empty; prune the whole pool instead (no --session).")
+    lines = []
+    for row in rows:
+        t = tagged[mapping.as_text(row["id"])]
+        lines.append(render_line(t.id, mapping.minute_timestamp(row["created_at"]), t.relevance,
+                                 mapping.content_of(row)))
+    units, stats = count_line_units(lines, tokenizer, progress)
+    entries = []
+    for position, (row, unit) in enumerate(zip(rows, units)):
+        t = tagged[mapping.as_text(row["id"])]
+        entries.append(PoolEntry(t.id, position, mapping.as_text(row["created_at"]), t.coverage,
+                                 t.citation_count, t.relevance, t.relevance_reason, unit, tuple(t.reasons)))
+    return build_pool(entries, tokenizer, session, stats)
+
+
+def commit_prune(brain: Brain, preview: PrunePreview) -> int:
+    """Soft-evict the preview's dropped rows and record the run, in one transaction; returns the run id.
+
+    The pool is prepared again inside the transaction: if its fingerprint differs
+    from the preview's (CLEO or cleo-tui changed it since), nothing is written.
+    """
+    if not preview.drop_count:
+        raise curation.CurationError("This preview drops nothing (the pool is within its target); nothing to commit.")
+    curation.require_eviction_columns(brain)
+    with brain.write() as conn:
+        fresh = prepare_pool(brain, preview.pool.tokenizer, preview.pool.session)
+        if fresh.fingerprint != preview.fingerprint:
+            raise StaleState("The brain changed since this preview was computed (observations, pins or "
+                             "citations differ); nothing was evicted. Preview again, then commit.")
+        ids = preview.dropped_ids
+        params = {"budget": preview.budget, "target": preview.target, "tokenizer": preview.tokenizer,
+                  "scope": preview.pool.session or "all", "ids": ids, "tokens_before": preview.tokens_before,
+                  "tokens_after": preview.tokens_after, "fell_back": preview.fell_back}
+        run_id = journal.start_run(conn, "prune", f"pruned {len(ids)} observations to {preview.budget} tokens "
+                                                  f"({preview.tokenizer})", params)
+        curation.evict_rows(brain, conn, run_id, ids, cleo_timestamp())
+    return run_id

@@ -1,0 +1,149 @@
+"""Token counts of rendered pool lines, cached outside the brain.
+
+The cache is a small SQLite file in cleo-tui's platform cache directory, keyed
+by (tokenizer, BLAKE2b hash of the line), so a second preview of a large brain
+does not tokenize again, previews work on read-only brains, and a preview never
+writes to the brain. When the cache cannot be opened or written (a read-only
+home, a damaged file) counting still works, only slower: a cache is never a
+reason to fail.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+from cleo_tui.config import cache_dir
+from cleo_tui.memory.tokenizers import Tokenizer
+
+Progress = Callable[[int, int], None]
+_LOOKUP_CHUNK = 20_000
+_PROGRESS_EVERY = 2_000
+
+
+def cache_path() -> Path:
+    return cache_dir() / "token_counts.sqlite"
+
+
+def line_key(line: str) -> bytes:
+    """The cache key of one rendered line (16-byte BLAKE2b of its UTF-8)."""
+    return hashlib.blake2b(line.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+@dataclass
+class CountStats:
+    """How a batch of lines was counted."""
+
+    lines: int = 0
+    from_cache: int = 0
+    counted: int = 0
+    cache_used: bool = False
+
+
+class TokenCache:
+    """The on-disk cache of line token counts (open lazily; silently absent when unusable)."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or cache_path()
+        self._conn: sqlite3.Connection | None = None
+        self._broken = False
+
+    def _connect(self) -> sqlite3.Connection | None:
+        if self._conn is None and not self._broken:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                conn = sqlite3.connect(str(self.path), timeout=5, isolation_level=None, check_same_thread=False)
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("CREATE TABLE IF NOT EXISTS line_tokens (tokenizer TEXT NOT NULL, "
+                             "line_hash BLOB NOT NULL, tokens INTEGER NOT NULL, "
+                             "PRIMARY KEY (tokenizer, line_hash)) WITHOUT ROWID")
+                self._conn = conn
+            except (OSError, sqlite3.Error):
+                self._broken = True
+        return self._conn
+
+    def lookup(self, tokenizer: str, keys: Sequence[bytes]) -> dict[bytes, int]:
+        """Cached counts for those keys that have one."""
+        conn = self._connect()
+        found: dict[bytes, int] = {}
+        if conn is None:
+            return found
+        try:
+            for start in range(0, len(keys), _LOOKUP_CHUNK):
+                chunk = keys[start:start + _LOOKUP_CHUNK]
+                marks = ",".join("?" * len(chunk))
+                found.update(conn.execute(
+                    f"SELECT line_hash, tokens FROM line_tokens WHERE tokenizer = ? AND line_hash IN ({marks})",
+                    (tokenizer, *chunk)).fetchall())
+        except sqlite3.Error:
+            self._broken = True
+        return found
+
+    def store(self, tokenizer: str, items: Sequence[tuple[bytes, int]]) -> None:
+        """Remember new counts (one transaction; failures only cost speed next time)."""
+        conn = self._connect()
+        if conn is None or not items:
+            return
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            conn.executemany("INSERT OR IGNORE INTO line_tokens (tokenizer, line_hash, tokens) VALUES (?, ?, ?)",
+                             [(tokenizer, key, tokens) for key, tokens in items])
+            conn.execute("COMMIT")
+        except sqlite3.Error:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            self._broken = True
+
+    @property
+    def usable(self) -> bool:
+        return self._connect() is not None
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+
+def count_line_units(lines: Sequence[str], tokenizer: Tokenizer, progress: Progress | None = None,
+                     cache: TokenCache | None = None) -> tuple[list[int], CountStats]:
+    """Units (see tokenizers) of each line; tiktoken counts come from the cache where it has them.
+
+    `progress(done, total)` is called now and then while lines are counted.
+    """
+    total = len(lines)
+    stats = CountStats(lines=total)
+    if not tokenizer.cached:
+        units = [tokenizer.line_units(line) for line in lines]
+        stats.counted = total
+        if progress:
+            progress(total, total)
+        return units, stats
+    own_cache = cache is None
+    cache = cache or TokenCache()
+    try:
+        keys = [line_key(line) for line in lines]
+        known = cache.lookup(tokenizer.name, keys)
+        stats.cache_used = cache.usable
+        units: list[int] = []
+        new: list[tuple[bytes, int]] = []
+        for index, (line, key) in enumerate(zip(lines, keys)):
+            count = known.get(key)
+            if count is None:
+                count = tokenizer.line_units(line)
+                known[key] = count
+                new.append((key, count))
+            units.append(count)
+            if progress and index % _PROGRESS_EVERY == 0:
+                progress(index, total)
+        if progress:
+            progress(total, total)
+        stats.counted = len(new)
+        stats.from_cache = total - len(new)
+        cache.store(tokenizer.name, new)
+        return units, stats
+    finally:
+        if own_cache:
+            cache.close()

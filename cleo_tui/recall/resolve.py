@@ -1,0 +1,97 @@
+"""What a traced memory id points at now: an observation, pattern, learning or hippo memory.
+
+A trace outlives its memories (the seed keeps no foreign key on memory_id), so
+an id resolves to `live`, `evicted` (soft-evicted in a brain, superseded in a
+hippo store) or `forgotten` (no row with that id any more). Titles and
+summaries are the stored text, untouched: display code passes them through
+`cleo_tui.safe_text`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+from cleo_tui.brain import cleo_schema as cs
+from cleo_tui.brain.store import Brain
+from cleo_tui.memory.mapping import as_text
+
+LIVE, EVICTED, FORGOTTEN = "live", "evicted", "forgotten"
+HIPPO_MEMORIES = "memories"
+SUMMARY_CHARS = 500
+TITLE_CHARS = 120
+CHUNK = 500  # ids per IN (...) list, well under SQLite's variable limit
+
+
+@dataclass(frozen=True)
+class ResolvedMemory:
+    """The memory behind a traced id; `kind` is None when it is forgotten."""
+
+    memory_id: str
+    kind: str | None
+    state: str
+    title: str
+    summary: str
+    created_at: str | None
+
+
+@dataclass(frozen=True)
+class _Table:
+    kind: str
+    table: str
+    title: str          # SQL expression for the title
+    summary: str        # SQL expression for the summary
+    date: str           # date column
+    evicted: str        # column that is non-NULL when the row is evicted
+
+
+_TABLES = (
+    _Table("observation", cs.OBSERVATIONS, "title", "narrative", "created_at", "invalid_at"),
+    _Table("pattern", cs.PATTERNS, "pattern", "context", "extracted_at", "invalid_at"),
+    _Table("learning", cs.LEARNINGS, "insight", "application", "created_at", "invalid_at"),
+    _Table("hippo", HIPPO_MEMORIES, "content", "content", "created", "superseded_by"),
+)
+
+
+def _expr(brain: Brain, table: str, column: str, chars: int | None = None) -> str:
+    if not brain.features.has_column(table, column):
+        return "NULL"
+    return f'substr("{column}", 1, {chars})' if chars else f'"{column}"'
+
+
+def _first_line(text: str, width: int) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line[:width]
+
+
+def _lookup(brain: Brain, spec: _Table, ids: list[str]) -> dict[str, ResolvedMemory]:
+    if not brain.features.has_column(spec.table, "id"):
+        return {}
+    found: dict[str, ResolvedMemory] = {}
+    for start in range(0, len(ids), CHUNK):
+        chunk = ids[start:start + CHUNK]
+        sql = (f'SELECT id, {_expr(brain, spec.table, spec.title, SUMMARY_CHARS)}, '
+               f'{_expr(brain, spec.table, spec.summary, SUMMARY_CHARS)}, {_expr(brain, spec.table, spec.date)}, '
+               f'{_expr(brain, spec.table, spec.evicted)} IS NOT NULL '
+               f'FROM "{spec.table}" WHERE id IN ({",".join("?" for _ in chunk)})')
+        for row in brain.query(sql, chunk):
+            memory_id = as_text(row[0])
+            summary = as_text(row[2]) or as_text(row[1])
+            found[memory_id] = ResolvedMemory(
+                memory_id, spec.kind, EVICTED if row[4] else LIVE,
+                _first_line(as_text(row[1]) or summary, TITLE_CHARS), summary,
+                None if row[3] is None else as_text(row[3]))
+    return found
+
+
+def resolve_memories(brain: Brain, memory_ids: Iterable[str]) -> dict[str, ResolvedMemory]:
+    """Each id → what it is now; ids found nowhere resolve as forgotten."""
+    wanted = list(dict.fromkeys(memory_ids))
+    found: dict[str, ResolvedMemory] = {}
+    for spec in _TABLES:
+        missing = [i for i in wanted if i not in found]
+        if not missing:
+            break
+        if brain.features.has_table(spec.table):
+            found.update(_lookup(brain, spec, missing))
+    return {i: found.get(i) or ResolvedMemory(i, None, FORGOTTEN, "", "", None) for i in wanted}

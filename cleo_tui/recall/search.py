@@ -1,0 +1,196 @@
+"""Candidate memories for a query, each with a raw BM25 relevance (higher is better).
+
+Observations come from CLEO's FTS5 table `brain_observations_fts`. Patterns and
+learnings have no FTS table in a brain, so the live rows containing a query
+word (SQL LIKE) are copied into a temporary in-memory FTS5 table and scored
+there with the same BM25; observations fall back to that path when the brain's
+FTS table is missing or unreadable. The brain itself is only ever read.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from dataclasses import dataclass
+
+from cleo_tui.brain import cleo_schema as cs
+from cleo_tui.brain.store import Brain
+from cleo_tui.memory.mapping import as_text, content_of
+
+MAX_TERMS = 16
+LIKE_SCAN_LIMIT = 5000  # rows copied into the in-memory index per table, newest first
+TEXT_LIMIT = 4000       # characters of a memory's text used for scoring and similarity
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One memory that matched the query, with what the rerank stages need."""
+
+    memory_id: str
+    kind: str               # observation, pattern, learning
+    title: str
+    text: str
+    created_at: str | None
+    quality_score: float | None
+    memory_tier: str | None
+    citation_count: int
+    relevance: float        # −bm25: higher is a better match
+    term_share: float       # share of the query's words found in the memory's words (as prefixes)
+
+
+@dataclass(frozen=True)
+class Source:
+    """A table searched through the in-memory index: its text columns and date column."""
+
+    kind: str
+    table: str
+    text_columns: tuple[str, ...]
+    date_column: str
+
+
+PATTERNS = Source("pattern", cs.PATTERNS, ("pattern", "context"), "extracted_at")
+LEARNINGS = Source("learning", cs.LEARNINGS, ("insight", "application"), "created_at")
+OBSERVATIONS_SCAN = Source("observation", cs.OBSERVATIONS, ("title", "narrative"), "created_at")
+
+
+def query_terms(query: str) -> list[str]:
+    """The distinct lower-cased words of a query (at most 16); one-letter words only if alone."""
+    words = list(dict.fromkeys(w.lower() for w in _WORD.findall(query)))
+    longer = [w for w in words if len(w) > 1]
+    return (longer or words)[:MAX_TERMS]
+
+
+def match_expression(terms: list[str]) -> str:
+    """An FTS5 query matching any of `terms` as a prefix; quoting keeps operators literal."""
+    return " OR ".join('"' + t.replace('"', '""') + '"*' for t in terms)
+
+
+def _column(brain: Brain, table: str, column: str, alias: str | None = None) -> str:
+    name = alias or column
+    return f'"{column}" AS "{name}"' if brain.features.has_column(table, column) else f'NULL AS "{name}"'
+
+
+def _live(brain: Brain, table: str, prefix: str = "") -> str:
+    return f"{prefix}invalid_at IS NULL" if brain.features.has_column(table, "invalid_at") else "1"
+
+
+def _number(value: object) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def term_share(text: str, terms: list[str]) -> float:
+    """Share of `terms` that begin at least one word of `text` (FTS5's prefix match, roughly)."""
+    if not terms:
+        return 0.0
+    words = {w.lower() for w in _WORD.findall(text)}
+    return sum(1 for t in terms if any(w.startswith(t) for w in words)) / len(terms)
+
+
+def _candidate(kind: str, row: sqlite3.Row, text: str, title: str, relevance: float,
+               terms: list[str]) -> Candidate:
+    text = text[:TEXT_LIMIT]
+    return Candidate(
+        memory_id=as_text(row["id"]), kind=kind, title=title, text=text,
+        created_at=None if row["created_at"] is None else as_text(row["created_at"]),
+        quality_score=_number(row["quality_score"]),
+        memory_tier=None if row["memory_tier"] is None else as_text(row["memory_tier"]),
+        citation_count=int(_number(row["citation_count"]) or 0), relevance=relevance,
+        term_share=term_share(f"{title}\n{text}", terms),
+    )
+
+
+def _shared_columns(brain: Brain, table: str, date_column: str) -> str:
+    """Quality, tier, citation count and date (as created_at), NULL where a column is absent."""
+    parts = [_column(brain, table, c) for c in ("quality_score", "memory_tier", "citation_count")]
+    return ", ".join([*parts, _column(brain, table, date_column, "created_at")])
+
+
+def search_observations_fts(brain: Brain, terms: list[str], limit: int) -> list[Candidate]:
+    """Live observations matching any term, best BM25 first, from CLEO's FTS5 table."""
+    fts = cs.OBSERVATIONS_FTS
+    have = brain.features.columns(cs.OBSERVATIONS)
+    narrative = f"substr(o.narrative, 1, {TEXT_LIMIT})" if "narrative" in have else "NULL"
+    select = ", ".join(
+        f'o."{c}" AS "{c}"' if c in have else f'NULL AS "{c}"'
+        for c in ("id", "title", "quality_score", "memory_tier", "citation_count"))
+    date = 'o."created_at"' if "created_at" in have else "NULL"
+    sql = (f"SELECT {select}, {narrative} AS narrative, {date} AS created_at, -{fts}.rank AS relevance "
+           f"FROM {fts} JOIN {cs.OBSERVATIONS} o ON o.rowid = {fts}.rowid "
+           f"WHERE {fts} MATCH ? AND {_live(brain, cs.OBSERVATIONS, 'o.')} ORDER BY {fts}.rank LIMIT ?")
+    out = []
+    for row in brain.query(sql, (match_expression(terms), limit)):
+        text = content_of({"narrative": row["narrative"], "title": row["title"]})
+        out.append(_candidate("observation", row, text, as_text(row["title"]) or text, float(row["relevance"]),
+                              terms))
+    return out
+
+
+def _like_rows(brain: Brain, source: Source, terms: list[str]) -> list[sqlite3.Row]:
+    """Live rows of `source` whose text holds at least one term (newest first, capped)."""
+    columns = [c for c in source.text_columns if brain.features.has_column(source.table, c)]
+    if not columns or not brain.features.has_column(source.table, "id"):
+        return []
+    likes, params = [], []
+    for term in terms:
+        pattern = "%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        for col in columns:
+            likes.append(f"\"{col}\" LIKE ? ESCAPE '\\'")
+            params.append(pattern)
+    texts = ", ".join(f'substr("{c}", 1, {TEXT_LIMIT}) AS "{c}"' for c in columns)
+    sql = (f'SELECT "id" AS id, {texts}, {_shared_columns(brain, source.table, source.date_column)} '
+           f'FROM "{source.table}" WHERE {_live(brain, source.table)} AND ({" OR ".join(likes)}) '
+           f"ORDER BY rowid DESC LIMIT {LIKE_SCAN_LIMIT}")
+    return brain.query(sql, params)
+
+
+def _source_text(source: Source, row: sqlite3.Row) -> tuple[str, str]:
+    """(title, text) of a row of `source`."""
+    if source.kind == "observation":
+        text = content_of({k: row[k] if k in row.keys() else None for k in ("narrative", "title")})
+        title = as_text(row["title"]) if "title" in row.keys() else ""
+        return title or text, text
+    parts = [as_text(row[c]) for c in source.text_columns if c in row.keys() and row[c]]
+    return (parts[0] if parts else ""), "\n".join(parts)
+
+
+def bm25_in_memory(texts: list[str], terms: list[str]) -> dict[int, float]:
+    """−bm25 of each text that matches, keyed by its index, from a throwaway FTS5 table."""
+    scratch = sqlite3.connect(":memory:")
+    try:
+        scratch.execute("CREATE VIRTUAL TABLE doc USING fts5(body)")
+        scratch.executemany("INSERT INTO doc(rowid, body) VALUES (?, ?)",
+                            ((i + 1, t) for i, t in enumerate(texts)))
+        rows = scratch.execute("SELECT rowid, -rank FROM doc WHERE doc MATCH ?", (match_expression(terms),))
+        return {rowid - 1: float(score) for rowid, score in rows}
+    finally:
+        scratch.close()
+
+
+def search_scanned(brain: Brain, source: Source, terms: list[str]) -> list[Candidate]:
+    """Live rows of a table without a usable FTS index, scored by in-memory BM25."""
+    if not brain.features.has_table(source.table):
+        return []
+    rows = _like_rows(brain, source, terms)
+    titled = [_source_text(source, row) for row in rows]
+    scores = bm25_in_memory([text for _, text in titled], terms)
+    return [_candidate(source.kind, rows[i], titled[i][1], titled[i][0], score, terms)
+            for i, score in scores.items()]
+
+
+def find_candidates(brain: Brain, query: str, pool: int) -> list[Candidate]:
+    """Every source's candidates for `query`: at most `pool` observations, all matching others."""
+    terms = query_terms(query)
+    if not terms:
+        return []
+    found: list[Candidate] = []
+    if brain.features.has_table(cs.OBSERVATIONS):
+        if brain.features.fts:
+            found += search_observations_fts(brain, terms, pool)
+        else:
+            found += sorted(search_scanned(brain, OBSERVATIONS_SCAN, terms),
+                            key=lambda c: -c.relevance)[:pool]
+    found += search_scanned(brain, PATTERNS, terms)
+    found += search_scanned(brain, LEARNINGS, terms)
+    return found

@@ -1,0 +1,211 @@
+"""Writing recall traces and their outcomes, with hippo-memory's contract (schema v40).
+
+- The trace row and all its result rows commit in one transaction.
+- The raw query is never stored: only the first 16 hex of its sha256 (of its
+  UTF-8 bytes) and its length in UTF-16 code units, as hippo does.
+- `rerank_json` holds hippo's step shape without notes, or NULL when the recall
+  did not run in explain mode.
+- Every function here is fail-soft: a failure prints one line to stderr and
+  returns None, so the recall or outcome that caused it still answers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import sys
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Iterable, Iterator, Union
+
+from cleo_tui.brain.clock import iso_timestamp
+from cleo_tui.brain.migrations import TRACE_OUTCOMES, TRACE_RESULTS, TRACES
+from cleo_tui.brain.store import Brain, locate_brain, open_brain
+from cleo_tui.recall.rerank import RerankStep
+from cleo_tui.safe_text import one_line
+
+PIPELINES = ("api", "cli", "context", "mcp")
+OUTCOMES = ("positive", "negative")
+DEFAULT_TENANT = "default"
+AT_ROOT_BUSY_TIMEOUT_MS = 5000  # hippo's busy timeout: a trace is not worth a long wait
+
+Target = Union[Brain, sqlite3.Connection]
+
+
+@dataclass(frozen=True)
+class TraceResultInput:
+    """One returned memory, in rank order; `rerank_steps` only when explain was on."""
+
+    memory_id: str
+    score: float
+    rerank_steps: tuple[RerankStep, ...] = ()
+
+
+@dataclass(frozen=True)
+class RecallTraceInput:
+    """What a trace records. `at` fixes its time (the demo's fixed clock); default: now."""
+
+    query: str
+    pipeline: str
+    results: tuple[TraceResultInput, ...] = ()
+    tenant_id: str = DEFAULT_TENANT
+    session_id: str | None = None
+    explain_mode: bool = False
+    at: datetime | None = field(default=None, compare=False)
+
+
+def query_hash(query: str) -> str:
+    """First 16 hex of sha256 over the query's UTF-8 bytes (lone surrogates as U+FFFD, like JS)."""
+    return hashlib.sha256(_js_utf8(query)).hexdigest()[:16]
+
+
+def _js_utf8(text: str) -> bytes:
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace").encode("utf-8")
+
+
+def utf16_length(query: str) -> int:
+    """The query's length as JavaScript's `.length` counts it (UTF-16 code units)."""
+    return len(query.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def warn(what: str, exc: BaseException | str) -> None:
+    """The fail-soft report: exactly one line on stderr."""
+    detail = exc if isinstance(exc, str) else f"{type(exc).__name__}: {exc}"
+    print(f"cleo-tui: {what}: {one_line(detail, 300)}", file=sys.stderr)
+
+
+@contextmanager
+def transaction(target: Target) -> Iterator[sqlite3.Connection]:
+    """One transaction on a Brain (Brain.write) or a bare connection.
+
+    On a connection already inside a transaction a savepoint is used, so the
+    caller's transaction decides the commit.
+    """
+    if isinstance(target, Brain):
+        with target.write() as conn:
+            yield conn
+        return
+    if target.in_transaction:
+        target.execute("SAVEPOINT cleo_tui_trace")
+        try:
+            yield target
+        except BaseException:
+            target.execute("ROLLBACK TO cleo_tui_trace")
+            target.execute("RELEASE cleo_tui_trace")
+            raise
+        target.execute("RELEASE cleo_tui_trace")
+        return
+    target.execute("BEGIN IMMEDIATE")
+    try:
+        yield target
+    except BaseException:
+        target.execute("ROLLBACK")
+        raise
+    target.execute("COMMIT")
+
+
+def _rerank_json(result: TraceResultInput, explain: bool) -> str | None:
+    if not explain or not result.rerank_steps:
+        return None
+    return json.dumps([s.to_json() for s in result.rerank_steps], separators=(",", ":"))
+
+
+def _insert_trace(conn: sqlite3.Connection, data: RecallTraceInput) -> int:
+    if data.pipeline not in PIPELINES:
+        raise ValueError(f"pipeline must be one of {', '.join(PIPELINES)}")
+    cur = conn.execute(
+        f"INSERT INTO {TRACES} (ts, tenant_id, session_id, pipeline, query_hash, query_length, "
+        "result_count, explain_mode) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (iso_timestamp(data.at), data.tenant_id, data.session_id, data.pipeline, query_hash(data.query),
+         utf16_length(data.query), len(data.results), 1 if data.explain_mode else 0))
+    trace_id = int(cur.lastrowid)
+    conn.executemany(
+        f"INSERT INTO {TRACE_RESULTS} (trace_id, tenant_id, memory_id, result_rank, score, rerank_json) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        [(trace_id, data.tenant_id, r.memory_id, rank, float(r.score), _rerank_json(r, data.explain_mode))
+         for rank, r in enumerate(data.results, start=1)])
+    return trace_id
+
+
+def write_recall_trace(target: Target, data: RecallTraceInput) -> int | None:
+    """Insert a trace and its results in one transaction; the new trace id, or None (fail-soft)."""
+    try:
+        with transaction(target) as conn:
+            return _insert_trace(conn, data)
+    except Exception as exc:  # fail-soft by contract: the recall must still answer
+        warn("recall trace not written", exc)
+        return None
+
+
+def _brain_path(root: str | Path) -> Path:
+    path = Path(root).expanduser()
+    return path if path.is_file() else locate_brain(path)
+
+
+def write_recall_trace_at_root(root: str | Path, data: RecallTraceInput,
+                               busy_timeout_ms: int = AT_ROOT_BUSY_TIMEOUT_MS) -> int | None:
+    """Open the brain at `root` (a brain file or a project directory) briefly, write, close.
+
+    Fail-soft, including when the brain cannot be found or opened.
+    """
+    try:
+        brain = open_brain(_brain_path(root))
+    except Exception as exc:
+        warn("recall trace not written (brain not opened)", exc)
+        return None
+    try:
+        brain.conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+        return write_recall_trace(brain, data)
+    finally:
+        brain.close()
+
+
+def credited_ids(conn: sqlite3.Connection, trace_id: int, tenant_id: str,
+                 memory_ids: Iterable[str]) -> tuple[list[str], str | None]:
+    """(ids to credit, why nothing can be credited) under the seed's two checks.
+
+    1. the trace exists and belongs to `tenant_id`;
+    2. only ids that trace returned count (in the order given, each once).
+    """
+    row = conn.execute(f"SELECT tenant_id FROM {TRACES} WHERE id = ?", (trace_id,)).fetchone()
+    if row is None:
+        return [], f"trace {trace_id} does not exist"
+    if row[0] != tenant_id:
+        return [], f"trace {trace_id} belongs to another tenant"
+    returned = {r[0] for r in conn.execute(
+        f"SELECT memory_id FROM {TRACE_RESULTS} WHERE trace_id = ?", (trace_id,))}
+    credited = [i for i in dict.fromkeys(memory_ids) if i in returned]
+    if not credited:
+        return [], f"none of the ids were returned by trace {trace_id}"
+    return credited, None
+
+
+def record_trace_outcome(target: Target, trace_id: int, tenant_id: str, outcome: str,
+                         memory_ids: Iterable[str], at: datetime | None = None) -> int | None:
+    """Record a positive or negative outcome against a trace; the outcome row id, or None.
+
+    Nothing is written (one stderr line says why) when the trace is missing or
+    of another tenant, or when none of `memory_ids` was returned by it.
+    Fail-soft: never raises.
+    """
+    try:
+        if outcome not in OUTCOMES:
+            warn("recall trace outcome skipped", "outcome must be positive or negative")
+            return None
+        with transaction(target) as conn:
+            credited, reason = credited_ids(conn, int(trace_id), tenant_id, list(memory_ids))
+            if reason:
+                warn("recall trace outcome skipped", reason)
+                return None
+            cur = conn.execute(
+                f"INSERT INTO {TRACE_OUTCOMES} (trace_id, ts, tenant_id, outcome, memory_ids_json) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (int(trace_id), iso_timestamp(at), tenant_id, outcome, json.dumps(credited, ensure_ascii=False)))
+            return int(cur.lastrowid)
+    except Exception as exc:
+        warn("recall trace outcome not written", exc)
+        return None
+

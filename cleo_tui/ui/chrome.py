@@ -1,0 +1,88 @@
+"""What every pane shares: the brain header, the pane tabs, the footer."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.screen import Screen
+from textual.widgets import Footer, Static, Tab, Tabs
+
+from cleo_tui.safe_text import one_line
+
+PANES = (
+    ("observations", "1 Observations"),
+    ("prune", "2 Prune"),
+    ("review", "3 Review"),
+    ("traces", "4 Traces"),
+)
+
+
+def header_text(summary: dict | None, path: str, kind_label: str, read_only_reason: str | None) -> Text:
+    """One line: app name, brain path, kind, counts, read-only state."""
+    text = Text()
+    text.append(" cleo-tui ", style="bold reverse")
+    text.append(" ")
+    text.append(one_line(path), style="bold")
+    text.append(f"  {kind_label}", style="italic")
+    if summary:
+        obs = summary["observations"]
+        text.append(f"  {obs['live']:,} live · {obs['evicted']:,} evicted · {summary['patterns']:,} patterns"
+                    f" · {summary['learnings']:,} learnings · {summary['traces']:,} traces")
+    if read_only_reason:
+        text.append("  READ-ONLY", style="bold reverse")
+        text.append(f" ({read_only_reason})")
+    return text
+
+
+class BrainHeader(Static):
+    """The brain's path, kind, counts and read-only state; refreshed when counts change."""
+
+    DEFAULT_CSS = "BrainHeader { height: 1; background: $panel; color: $text; }"
+
+    def on_mount(self) -> None:
+        self.refresh_header()
+        self.watch(self.app, "summary", lambda _: self.refresh_header(), init=False)
+
+    def refresh_header(self) -> None:
+        app = self.app
+        brain = getattr(app, "brain", None)
+        if brain is None:
+            self.update(Text(" cleo-tui  no brain open", style="bold"))
+            return
+        self.update(header_text(app.summary, str(brain.path), brain.kind_label,
+                                brain.read_only_reason if brain.read_only else None))
+
+
+class PaneTabs(Tabs):
+    """Clickable pane names; 1-4 switch panes from the keyboard."""
+
+    DEFAULT_CSS = "PaneTabs { height: 2; }"
+
+    def __init__(self, active: str) -> None:
+        super().__init__(*[Tab(label, id=f"tab-{name}") for name, label in PANES], active=f"tab-{active}")
+        self.pane = active
+
+    def on_tabs_tab_activated(self, event: Tabs.TabActivated) -> None:
+        event.stop()
+        name = event.tab.id.removeprefix("tab-") if event.tab and event.tab.id else self.pane
+        if name != self.pane:
+            self.app.action_pane(name)
+            self.call_later(self._reset)
+
+    def _reset(self) -> None:
+        # This screen stays on its own pane; the other mode's tabs show the other pane.
+        with self.prevent(Tabs.TabActivated):
+            self.active = f"tab-{self.pane}"
+
+
+class PaneScreen(Screen):
+    """Base of the four panes: header and tabs on top, footer at the bottom."""
+
+    PANE = "observations"
+
+    def compose_chrome_top(self) -> ComposeResult:
+        yield BrainHeader(id="brain-header")
+        yield PaneTabs(self.PANE)
+
+    def compose_footer(self) -> ComposeResult:
+        yield Footer()

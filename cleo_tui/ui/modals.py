@@ -1,0 +1,117 @@
+"""Modal screens: the one confirm pattern, error popups, a text viewer, the help screen."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Label, Markdown, Static, TextArea
+
+from cleo_tui.safe_text import printable
+
+
+class ConfirmModal(ModalScreen[bool]):
+    """Ask once; dismisses with True (confirm) or False. Every destructive action uses this."""
+
+    BINDINGS = [
+        Binding("y", "answer(True)", "Yes", show=False),
+        Binding("n,escape", "answer(False)", "No", show=False),
+    ]
+
+    def __init__(self, title: str, body: str, confirm_label: str = "Yes", danger: bool = False) -> None:
+        super().__init__(classes="modal")
+        self.title_text = title
+        self.body = body
+        self.confirm_label = confirm_label
+        self.danger = danger
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(Text(self.title_text), classes="dialog-title")
+            yield Static(Text(printable(self.body)), classes="dialog-body")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button(f"{self.confirm_label} (y)", id="confirm",
+                             variant="error" if self.danger else "primary")
+                yield Button("Cancel (n)", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#cancel" if self.danger else "#confirm", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "confirm")
+
+    def action_answer(self, answer: bool) -> None:
+        self.dismiss(answer)
+
+
+class MessageModal(ModalScreen[None]):
+    """An error or notice that needs acknowledging; the text is shown literally."""
+
+    BINDINGS = [Binding("escape,enter,q", "close", "Close", show=False)]
+
+    def __init__(self, title: str, body: str, error: bool = True) -> None:
+        super().__init__(classes="modal")
+        self.title_text = title
+        self.body = body
+        self.error = error
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog error" if self.error else "dialog"):
+            yield Label(Text(self.title_text), classes="dialog-title")
+            with VerticalScroll(classes="dialog-scroll"):
+                yield Static(Text(printable(self.body)), classes="dialog-body")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Close (esc)", id="close", variant="primary")
+
+    def on_mount(self) -> None:
+        self.query_one("#close", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(None)
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+class TextViewer(ModalScreen[None]):
+    """A long text (a whole narrative, a raw LLM response) in a read-only, soft-wrapped view."""
+
+    BINDINGS = [Binding("escape,q", "close", "Close")]
+
+    def __init__(self, title: str, text: str) -> None:
+        super().__init__(classes="modal")
+        self.title_text = title
+        self.text = text
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog wide"):
+            yield Label(Text(self.title_text), classes="dialog-title")
+            yield TextArea(printable(self.text), read_only=True, soft_wrap=True, show_line_numbers=False,
+                           id="viewer")
+            yield Label(Text("esc to close · the text is shown exactly as stored, controls made visible"),
+                        classes="dialog-hint")
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+class HelpScreen(ModalScreen[None]):
+    """F1 / ?: the panes, the keys, the tag rules and how the seeds map onto a brain."""
+
+    BINDINGS = [Binding("escape,q,f1,question_mark", "close", "Close")]
+
+    def __init__(self, markdown: str) -> None:
+        super().__init__(classes="modal")
+        self.markdown = markdown
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog help"):
+            yield Label("cleo-tui help", classes="dialog-title")
+            with VerticalScroll():
+                yield Markdown(self.markdown, id="help-text")
+            yield Label("esc to close", classes="dialog-hint")
+
+    def action_close(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,487 @@
+"""The Observations pane: a virtual table of every observation, filters, detail, curation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.timer import Timer
+from textual.widgets import Input, OptionList, Select, Static
+from textual.widgets.option_list import Option
+
+from cleo_tui.brain.listing import ObservationListing
+from cleo_tui.brain.observations import ObservationQuery, distinct_values, page_observations
+from cleo_tui.memory.detail import ObservationDetail, observation_detail
+from cleo_tui.memory.mapping import content_of, derive_relevance
+from cleo_tui.safe_text import one_line, printable
+from cleo_tui.ui.chrome import PaneScreen
+from cleo_tui.ui.modals import ConfirmModal, TextViewer
+from cleo_tui.ui.table import Column, LineTable
+
+COLUMNS = [
+    Column("id", "id", 14),
+    Column("date", "date", 10),
+    Column("type", "type", 8),
+    Column("title", "title", None),
+    Column("relevance", "relev.", 8),
+    Column("coverage", "coverage", 9),
+    Column("protection", "protection", 12),
+    Column("tier", "tier", 6),
+    Column("quality", "qual", 4, right=True),
+    Column("source", "source", 8),
+    Column("state", "state", 7),
+]
+SORTS = [("date", True, "date ↓"), ("date", False, "date ↑"), ("quality", True, "quality ↓"),
+         ("coverage", True, "coverage ↓")]
+NARRATIVE_INLINE = 20_000  # longer narratives show their start; `v` opens all of it
+ANY = "any"
+
+
+def protection_kind(reason: str) -> str:
+    """The short name of a protection reason ("unique identifier: x appears…" → "unique identifier")."""
+    return reason.split(":", 1)[0]
+
+
+@dataclass
+class Filters:
+    state: str = "all"
+    type: str = ANY
+    coverage: str = ANY
+    protected: str = ANY
+    tier: str = ANY
+    session: str = ANY
+    search: str = ""
+
+
+class ObservationsScreen(PaneScreen):
+    PANE = "observations"
+    BINDINGS = [
+        Binding("slash", "focus_search", "Search", id="obs.search", tooltip="Full-text search (FTS5 where the brain has it)"),
+        Binding("s", "cycle_sort", "Sort", id="obs.sort", tooltip="Sort by date, quality or coverage"),
+        Binding("p", "pin", "Pin", id="obs.pin", tooltip="Pin or unpin: a relevance override that protects the row"),
+        Binding("e", "evict", "Evict", id="obs.evict", tooltip="Soft-evict this observation (undoable)"),
+        Binding("r", "restore", "Restore", id="obs.restore", tooltip="Restore an evicted observation (undoable)"),
+        Binding("u", "undo", "Undo", id="obs.undo", tooltip="Undo the last curation step made here"),
+        Binding("v", "view_text", "Full text", id="obs.view", tooltip="Open the whole narrative"),
+        Binding("t", "records", "Patterns…", id="obs.records", tooltip="Browse patterns, learnings and decisions"),
+        Binding("x", "clear_filters", "Clear filters", id="obs.clear", show=False),
+    ]
+    WRITE_ACTIONS = {"pin", "evict", "restore", "undo"}
+
+    class DetailLoaded(Message):
+        def __init__(self, detail: ObservationDetail | None, observation_id: str) -> None:
+            super().__init__()
+            self.detail = detail
+            self.observation_id = observation_id
+
+    class ListingReady(Message):
+        def __init__(self, listing: ObservationListing, keep_cursor: bool) -> None:
+            super().__init__()
+            self.listing = listing
+            self.keep_cursor = keep_cursor
+
+    def __init__(self) -> None:
+        super().__init__(id="pane-observations")
+        self.filters = Filters()
+        self.sort_index = 0
+        self.detail: ObservationDetail | None = None
+        self._search_timer: Timer | None = None
+        self._detail_timer: Timer | None = None
+
+    # -- layout ---------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield from self.compose_chrome_top()
+        with Horizontal(id="filter-bar"):
+            yield Input(placeholder="/ search", id="search", compact=True)
+            yield Select([("live", "live"), ("evicted", "evicted")], prompt="all states", id="f-state",
+                         compact=True, tooltip="State: live or soft-evicted")
+            yield Select([], prompt="all types", id="f-type", compact=True, tooltip="Observation type")
+            yield Select([(c, c) for c in ("reinforced", "cited", "uncited")], prompt="any coverage",
+                         id="f-coverage", compact=True, tooltip="How many reflections cite it")
+            yield Select([("protected", "yes"), ("unprotected", "no")], prompt="protected?",
+                         id="f-protected", compact=True, tooltip="Protected rows never drop in a prune")
+            yield Select([], prompt="all tiers", id="f-tier", compact=True, tooltip="Memory tier")
+            yield Select([], prompt="all sessions", id="f-session", compact=True, tooltip="CLEO session")
+        yield Static(id="status-line")
+        yield LineTable(COLUMNS, self.format_row, id="obs-table")
+        with VerticalScroll(id="detail"):
+            yield Static(Text("Select an observation to see its detail.", style="italic"), id="detail-meta")
+            yield Static(id="detail-narrative")
+            yield Static(id="detail-citing-title")
+            yield OptionList(id="detail-citing", compact=True)
+            yield Static(id="detail-graph")
+        yield from self.compose_footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#obs-table", LineTable).focus()
+        self.load_filter_options()
+        self.reload()
+
+    @property
+    def table(self) -> LineTable:
+        return self.query_one("#obs-table", LineTable)
+
+    # -- rows -----------------------------------------------------------------
+    def format_row(self, row: dict) -> dict[str, tuple[str, str]]:
+        app = self.app
+        tag = app.tags.get(row["id"]) if app.tags is not None else None
+        if tag is not None:
+            relevance = tag.relevance
+        else:
+            relevance = derive_relevance(row, app.overrides.get(row["id"]))[0]
+        if app.tags is None:
+            coverage, protection = ("…", ""), ("…", "")
+        elif tag is None:
+            coverage, protection = ("", ""), ("", "")
+        else:
+            coverage = (f"{tag.coverage[:6]} {tag.citation_count}" if tag.citation_count else "uncited",
+                        "table--reinforced" if tag.coverage == "reinforced" else
+                        "table--cited" if tag.coverage == "cited" else "table--muted")
+            protection = (("◆ " + protection_kind(tag.reasons[0])) if tag.protected and tag.reasons
+                          else "◆" if tag.protected else "", "table--protected")
+        evicted = row.get("invalid_at") is not None
+        quality = row.get("quality_score")
+        return {
+            "id": (str(row.get("id") or ""), ""),
+            "date": (str(row.get("created_at") or "")[:10], ""),
+            "type": (str(row.get("type") or ""), ""),
+            "title": (str(row.get("title") or row.get("narrative_preview") or ""), "table--evicted" if evicted else ""),
+            "relevance": (relevance, {"critical": "table--critical", "high": "table--high",
+                                      "low": "table--low"}.get(relevance, "")),
+            "coverage": coverage,
+            "protection": protection,
+            "tier": (str(row.get("memory_tier") or ""), ""),
+            "quality": (f"{quality:.2f}"[1:] if isinstance(quality, (int, float)) and 0 <= quality < 1
+                        else "1.0" if quality == 1 else "" if quality is None else str(quality), ""),
+            "source": (str(row.get("source_type") or ""), ""),
+            "state": ("evicted" if evicted else "live", "table--muted" if evicted else ""),
+        }
+
+    # -- building the listing ---------------------------------------------------
+    def current_query(self) -> tuple[ObservationQuery, list[str] | None]:
+        """The SQL-side query and, for coverage sort, the ids that lead (needs tags)."""
+        f = self.filters
+        sort, descending, _ = SORTS[self.sort_index]
+        q = ObservationQuery(
+            state=f.state, types=() if f.type == ANY else (f.type,),
+            tier=None if f.tier == ANY else f.tier, session=None if f.session == ANY else f.session,
+            search=f.search, sort="date" if sort == "coverage" else sort, descending=descending,
+        )
+        tags = self.app.tags
+        ids_in: set[str] | None = None
+        ids_out: set[str] = set()
+        if tags is not None and f.coverage != ANY:
+            matching = {i for i, t in tags.items() if t.coverage == f.coverage}
+            if f.coverage == "uncited":
+                ids_out |= {i for i, t in tags.items() if t.coverage != "uncited"}
+            else:
+                ids_in = matching
+        if tags is not None and f.protected != ANY:
+            protected = {i for i, t in tags.items() if t.protected}
+            if f.protected == "yes":
+                ids_in = protected if ids_in is None else ids_in & protected
+            else:
+                ids_out |= protected
+        if ids_in is not None:
+            ids_in -= ids_out
+            q = q.with_(ids_in=tuple(sorted(ids_in)))
+        elif ids_out:
+            q = q.with_(ids_not_in=tuple(sorted(ids_out)))
+        lead = None
+        if sort == "coverage" and tags is not None:
+            cited = [(t.citation_count, i) for i, t in tags.items() if t.citation_count]
+            cited.sort(key=lambda pair: (-pair[0], pair[1]))
+            lead = [i for _, i in cited]
+        return q, lead
+
+    def reload(self, keep_cursor: bool = False) -> None:
+        q, lead = self.current_query()
+        self.update_status(counting=True)
+        self._build_listing(q, lead, keep_cursor)
+
+    @work(thread=True, exclusive=True, group="obs-listing", exit_on_error=False)
+    def _build_listing(self, q: ObservationQuery, lead: list[str] | None, keep_cursor: bool) -> None:
+        brain = self.app.brain
+        exact = q.search.strip()
+        if exact and brain.scalar("SELECT 1 FROM brain_observations WHERE id = ?", (exact,)):
+            lead = [exact] + [i for i in (lead or []) if i != exact]  # searching an id shows it first
+        if lead:
+            # The lead must honour the filters too: keep the ids that match them.
+            matching = {r["id"] for r in page_observations(brain, q.with_(ids_in=tuple(lead)), None, len(lead))}
+            lead = [i for i in lead if i in matching]
+        listing = ObservationListing(brain, q, lead=lead)
+        listing.count()
+        listing.page(0)
+        self.post_message(self.ListingReady(listing, keep_cursor))
+
+    def on_observations_screen_listing_ready(self, message: ListingReady) -> None:
+        self.table.set_listing(message.listing, keep_cursor=message.keep_cursor)
+        self.update_status()
+
+    def update_status(self, counting: bool = False) -> None:
+        table = self.table
+        parts = []
+        parts.append("counting…" if counting else f"{table.total:,} observations")
+        parts.append(f"sorted by {SORTS[self.sort_index][2]}")
+        if self.app.tags is None:
+            parts.append("tags: computing…")
+        brain = self.app.brain
+        if brain.read_only:
+            parts.append(f"read-only ({brain.read_only_reason}): pin, evict, restore and undo are disabled")
+        self.query_one("#status-line", Static).update(Text(" · ".join(parts)))
+
+    def tags_changed(self) -> None:
+        """Called by the app when the tags (coverage, protection) have been (re)computed."""
+        needs_rebuild = (self.filters.coverage != ANY or self.filters.protected != ANY
+                         or SORTS[self.sort_index][0] == "coverage")
+        if needs_rebuild:
+            self.reload(keep_cursor=True)
+        else:
+            self.table.redraw()
+            self.update_status()
+
+    # -- filters ----------------------------------------------------------------
+    @work(thread=True, group="obs-options", exit_on_error=False)
+    def load_filter_options(self) -> None:
+        brain = self.app.brain
+        options = {name: distinct_values(brain, column)
+                   for name, column in (("f-type", "type"), ("f-tier", "memory_tier"),
+                                        ("f-session", "source_session_id"))}
+        self.app.call_from_thread(self._set_filter_options, options)
+
+    def _set_filter_options(self, options: dict[str, list[str]]) -> None:
+        for select_id, values in options.items():
+            self.query_one(f"#{select_id}", Select).set_options((Text(one_line(v, 40)), v) for v in values)
+
+    @on(Select.Changed)
+    def filter_changed(self, event: Select.Changed) -> None:
+        key = {"f-state": "state", "f-type": "type", "f-coverage": "coverage", "f-protected": "protected",
+               "f-tier": "tier", "f-session": "session"}.get(event.select.id or "")
+        if key is None:
+            return
+        value = event.value
+        blank = value is Select.NULL or value is None
+        setattr(self.filters, key, ("all" if key == "state" else ANY) if blank else str(value))
+        self.reload()
+
+    @on(Input.Changed, "#search")
+    def search_typed(self, event: Input.Changed) -> None:
+        if self._search_timer is not None:
+            self._search_timer.stop()
+        self._search_timer = self.set_timer(0.3, self._apply_search)
+
+    @on(Input.Submitted, "#search")
+    def search_submitted(self, event: Input.Submitted) -> None:
+        if self._search_timer is not None:
+            self._search_timer.stop()
+        self._apply_search()
+        self.table.focus()
+
+    def _apply_search(self) -> None:
+        text = self.query_one("#search", Input).value
+        if text != self.filters.search:
+            self.filters.search = text
+            self.reload()
+
+    def action_focus_search(self) -> None:
+        self.query_one("#search", Input).focus()
+
+    def action_cycle_sort(self) -> None:
+        self.sort_index = (self.sort_index + 1) % len(SORTS)
+        if SORTS[self.sort_index][0] == "coverage" and self.app.tags is None:
+            self.notify("Sorting by coverage waits for the tags, which are still being computed.")
+        self.reload()
+
+    def action_clear_filters(self) -> None:
+        self.filters = Filters()
+        for select in self.query(Select):
+            select.clear()
+        self.query_one("#search", Input).value = ""
+        self.reload()
+
+    # -- detail -------------------------------------------------------------------
+    @on(LineTable.Highlighted)
+    def row_highlighted(self, event: LineTable.Highlighted) -> None:
+        if self._detail_timer is not None:
+            self._detail_timer.stop()
+        if event.row is None:
+            self.show_detail(None)
+            return
+        observation_id = event.row["id"]
+        self._detail_timer = self.set_timer(0.08, lambda: self._load_detail(observation_id))
+
+    @on(LineTable.Selected)
+    def row_selected(self, event: LineTable.Selected) -> None:
+        self.query_one("#detail").focus()
+
+    @work(thread=True, exclusive=True, group="obs-detail", exit_on_error=False)
+    def _load_detail(self, observation_id: str) -> None:
+        tags = self.app.tags
+        tag = tags.get(observation_id) if tags else None
+        citing = list(tag.citing) if tag is not None and hasattr(tag, "citing") else None
+        detail = observation_detail(self.app.brain, observation_id, citing)
+        self.post_message(self.DetailLoaded(detail, observation_id))
+
+    def on_observations_screen_detail_loaded(self, message: DetailLoaded) -> None:
+        self.show_detail(message.detail)
+
+    def show_detail(self, detail: ObservationDetail | None) -> None:
+        self.detail = detail
+        meta = self.query_one("#detail-meta", Static)
+        narrative = self.query_one("#detail-narrative", Static)
+        citing_title = self.query_one("#detail-citing-title", Static)
+        citing = self.query_one("#detail-citing", OptionList)
+        graph = self.query_one("#detail-graph", Static)
+        citing.clear_options()
+        if detail is None:
+            meta.update(Text("No observation selected.", style="italic"))
+            for widget in (narrative, citing_title, graph):
+                widget.update("")
+            return
+        meta.update(render_meta(detail, self.app.tags.get(detail.row["id"]) if self.app.tags else None))
+        text = content_of(detail.row)
+        shown = printable(text[:NARRATIVE_INLINE])
+        body = Text(shown)
+        if len(text) > NARRATIVE_INLINE:
+            body.append(f"\n… {len(text) - NARRATIVE_INLINE:,} more characters — press v to read all of it",
+                        style="italic")
+        narrative.update(body)
+        citing_title.update(Text(f"Cited by {len(detail.citing)} reflection(s)" +
+                                 (" — enter opens one" if detail.citing else ""), style="bold"))
+        citing.add_options(
+            Option(Text(f"{r.node_id}  " + (one_line(r.text, 100) if r.exists else "(no longer exists)")
+                        + ("" if r.live or not r.exists else "  [evicted]")), id=str(i))
+            for i, r in enumerate(detail.citing))
+        graph.update(render_graph(detail))
+
+    @on(OptionList.OptionSelected, "#detail-citing")
+    def open_reflection(self, event: OptionList.OptionSelected) -> None:
+        if self.detail is None or event.option.id is None:
+            return
+        reflection = self.detail.citing[int(event.option.id)]
+        body = reflection.text if reflection.exists else "This reflection no longer exists in the brain."
+        self.app.push_screen(TextViewer(f"{reflection.node_id} ({reflection.kind})", body))
+
+    def action_view_text(self) -> None:
+        if self.detail is not None:
+            self.app.push_screen(TextViewer(f"{one_line(self.detail.row['id'])} — narrative",
+                                            content_of(self.detail.row)))
+
+    def action_records(self) -> None:
+        from cleo_tui.ui.records import RecordsScreen
+        self.app.push_screen(RecordsScreen())
+
+    # -- curation -------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if action in self.WRITE_ACTIONS and self.app.brain is not None and self.app.brain.read_only:
+            return None  # shown disabled in the footer; the status line says why
+        return True
+
+    def _selected_row(self) -> dict | None:
+        row = self.table.current_row()
+        if row is None:
+            self.notify("No observation is selected.", severity="warning")
+        return row
+
+    def action_pin(self) -> None:
+        row = self._selected_row()
+        if row is None:
+            return
+        pinned = self.app.overrides.get(row["id"]) == "critical"
+        verb = "Unpin" if pinned else "Pin"
+        body = (f"{verb} {row['id']}?\n\n" + (
+            "Its relevance goes back to what the brain's data says, and it may lose its protection."
+            if pinned else "Its relevance becomes critical, which protects it from pruning.")
+            + " You can undo this with u.")
+        self.app.confirm(f"{verb} observation", body, lambda: self.app.curate("unpin" if pinned else "pin", row["id"]))
+
+    def action_evict(self) -> None:
+        row = self._selected_row()
+        if row is None:
+            return
+        if row.get("invalid_at") is not None:
+            self.notify(f"{row['id']} is already evicted; r restores it.", severity="warning")
+            return
+        self.app.confirm("Evict observation",
+                         f"Soft-evict {row['id']}?\n\n{one_line(row.get('title'), 200)}\n\n"
+                         "It stays in the brain with invalid_at set; undo (u) or restore (r) brings it back.",
+                         lambda: self.app.curate("evict", row["id"]), danger=True)
+
+    def action_restore(self) -> None:
+        row = self._selected_row()
+        if row is None:
+            return
+        if row.get("invalid_at") is None:
+            self.notify(f"{row['id']} is live; there is nothing to restore.", severity="warning")
+            return
+        self.app.confirm("Restore observation", f"Make {row['id']} live again? Undo (u) evicts it again.",
+                         lambda: self.app.curate("restore", row["id"]))
+
+    def action_undo(self) -> None:
+        self.app.undo_last()
+
+    def curation_done(self) -> None:
+        """After a write: reread the rows around the cursor and the detail."""
+        self.reload(keep_cursor=True)
+
+
+def render_meta(detail: ObservationDetail, tag) -> Text:
+    row = detail.row
+    text = Text()
+    evicted = row.get("invalid_at") is not None
+    text.append(one_line(row.get("id")), style="bold")
+    text.append(f"  {one_line(row.get('type'))}  ")
+    text.append("EVICTED " + one_line(row.get("invalid_at")) if evicted else "live",
+                style="bold red" if evicted else "green")
+    text.append("\n")
+    text.append(one_line(row.get("title")) + "\n", style="bold")
+    facts = [("created", row.get("created_at")), ("updated", row.get("updated_at")),
+             ("session", row.get("source_session_id")), ("tier", row.get("memory_tier")),
+             ("quality", row.get("quality_score")), ("source", row.get("source_type")),
+             ("confidence", row.get("source_confidence")), ("agent", row.get("agent"))]
+    text.append("  ".join(f"{k} {one_line(v, 40)}" for k, v in facts if v not in (None, "")) + "\n", style="dim")
+    relevance, why = derive_relevance(row, detail.override)
+    if tag is not None:
+        relevance, why = tag.relevance, getattr(tag, "relevance_reason", why)
+    text.append("relevance  ", style="bold")
+    text.append(f"{relevance} — {why}\n")
+    text.append("coverage   ", style="bold")
+    if tag is None:
+        text.append("computing…\n", style="italic")
+    else:
+        text.append(f"{tag.coverage} — cited by {tag.citation_count} reflection(s)\n")
+        text.append("protection ", style="bold")
+        if tag.protected:
+            text.append("protected, never pruned\n", style="bold yellow")
+            for reason in tag.reasons:
+                text.append(f"  ◆ {one_line(reason)}\n", style="yellow")
+        else:
+            text.append("not protected\n")
+    return text
+
+
+def render_graph(detail: ObservationDetail) -> Text:
+    text = Text()
+    text.append(f"Graph edges ({len(detail.edges)})\n", style="bold")
+    for edge in detail.edges[:100]:
+        other = edge["to_id"] if edge["direction"] == "out" else edge["from_id"]
+        arrow = "→" if edge["direction"] == "out" else "←"
+        text.append(f"  {arrow} {one_line(edge['edge_type'])} {one_line(other, 60)}"
+                    f"  weight {edge.get('weight')}  {one_line(edge.get('provenance') or '')}\n")
+    if len(detail.edges) > 100:
+        text.append(f"  … {len(detail.edges) - 100} more\n", style="italic")
+    text.append(f"History ({len(detail.history)})\n", style="bold")
+    for run in detail.history:
+        undone = f", undone by run {run.undone_by}" if run.undone_by else ""
+        text.append(f"  run {run.id} {run.kind} at {run.created_at}: {one_line(run.summary, 80)}{undone}\n")
+    supersedes = [e for e in detail.edges if e["edge_type"] == "supersedes" and e["direction"] == "in"]
+    for edge in supersedes:
+        text.append(f"  superseded by {one_line(edge['from_id'])} at {one_line(edge.get('created_at'))}\n")
+    if not detail.history and not supersedes:
+        text.append("  no prune run, supersede or curation has touched it\n", style="dim")
+    return text

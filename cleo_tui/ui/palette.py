@@ -1,0 +1,51 @@
+"""Command-palette provider: every action of the app, by name."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+
+def palette_actions(app) -> list[tuple[str, str, str]]:
+    """(name, help, action string run on the app) — the list the palette searches."""
+    actions = [
+        ("Go to Observations", "Browse, filter and curate observations", "pane('observations')"),
+        ("Go to Prune", "Preview a pruning at a token budget", "pane('prune')"),
+        ("Go to Review", "Run the observer or reflector and review proposals", "pane('review')"),
+        ("Go to Traces", "Browse recall traces", "pane('traces')"),
+        ("Help", "Panes, keys and tag rules", "help"),
+        ("Undo last change", "Undo the last curation step made in this session", "undo_last"),
+        ("Reload brain", "Re-read counts and tags (after CLEO wrote)", "reload_brain"),
+        ("Quit", "Leave cleo-tui", "quit"),
+    ]
+    screen_actions = [
+        ("Search observations", "Focus the search box", "focus_search"),
+        ("Cycle sort", "Sort by date, quality or coverage", "cycle_sort"),
+        ("Clear filters", "Show every observation again", "clear_filters"),
+        ("Pin or unpin observation", "Relevance override that protects the row", "pin"),
+        ("Evict observation", "Soft-evict the selected observation", "evict"),
+        ("Restore observation", "Make the selected evicted observation live again", "restore"),
+        ("Read whole narrative", "Open the full text of the selected observation", "view_text"),
+        ("Browse patterns, learnings, decisions", "The brain's reflections", "records"),
+    ]
+    screen = app.screen
+    for name, help_text, action in screen_actions:
+        if hasattr(screen, f"action_{action}"):
+            actions.append((name, help_text, f"screen.{action}"))
+    return actions
+
+
+class CleoCommands(Provider):
+    """Lists every action; fuzzy-matches what the user types."""
+
+    async def discover(self) -> Hits:
+        for name, help_text, action in palette_actions(self.app):
+            yield DiscoveryHit(name, partial(self.app.run_action, action), help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for name, help_text, action in palette_actions(self.app):
+            score = matcher.match(name)
+            if score > 0:
+                yield Hit(score, matcher.highlight(name), partial(self.app.run_action, action), help=help_text)

@@ -1,0 +1,71 @@
+"""Patterns, learnings and decisions: smaller tables, browsed with a DataTable."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
+
+from cleo_tui.brain.records import LIST_LIMIT, list_records, record_text
+from cleo_tui.safe_text import one_line, printable
+from cleo_tui.ui.chrome import BrainHeader
+
+KINDS = (
+    ("pattern", "Patterns", ("id", "type", "frequency", "extracted_at", "pattern")),
+    ("learning", "Learnings", ("id", "confidence", "actionable", "created_at", "insight")),
+    ("decision", "Decisions", ("id", "type", "confidence", "created_at", "decision")),
+)
+
+
+class RecordsScreen(Screen):
+    """Reflections and decisions, with the selected record's whole text below."""
+
+    BINDINGS = [Binding("escape,t", "app.pop_screen", "Back to observations", id="records.back")]
+
+    def compose(self) -> ComposeResult:
+        yield BrainHeader()
+        with TabbedContent(id="records-tabs"):
+            for kind, label, _ in KINDS:
+                with TabPane(label, id=f"records-{kind}"):
+                    yield DataTable(id=f"table-{kind}", cursor_type="row", zebra_stripes=True)
+        yield Static(id="record-detail")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        for kind, _, columns in KINDS:
+            self.query_one(f"#table-{kind}", DataTable).add_columns(*columns)
+        self.load_records()
+
+    @work(thread=True, exit_on_error=False)
+    def load_records(self) -> None:
+        data = {kind: list_records(self.app.brain, kind) for kind, _, _ in KINDS}
+        self.app.call_from_thread(self._fill, data)
+
+    def _fill(self, data: dict[str, list[dict]]) -> None:
+        self._rows: dict[str, dict] = {}
+        for kind, label, columns in KINDS:
+            table = self.query_one(f"#table-{kind}", DataTable)
+            for row in data[kind]:
+                key = f"{kind}:{row.get('id')}"
+                self._rows[key] = row | {"_kind": kind}
+                table.add_row(*[Text(one_line(row.get(c), 90)) for c in columns], key=key)
+            if len(data[kind]) >= LIST_LIMIT:
+                self.notify(f"Showing the newest {LIST_LIMIT:,} {label.lower()}.")
+
+    @on(DataTable.RowHighlighted)
+    def show_record(self, event: DataTable.RowHighlighted) -> None:
+        row = self._rows.get(str(event.row_key.value))
+        if row is None:
+            return
+        kind = row["_kind"]
+        text = Text()
+        text.append(f"{kind}:{one_line(row.get('id'))}\n", style="bold")
+        text.append(printable(record_text(kind, row)[:5000]) + "\n")
+        for extra in ("context", "rationale", "source", "outcome", "invalid_at"):
+            if row.get(extra):
+                text.append(f"{extra}: ", style="bold")
+                text.append(one_line(row[extra], 300) + "\n")
+        self.query_one("#record-detail", Static).update(text)

@@ -1,0 +1,246 @@
+"""A Line-API table over an ObservationListing: only the visible rows are rendered.
+
+Rows come from the listing's page cache. A missing page is drawn as a loading
+line and read by a thread worker; the table redraws when it arrives. Nothing
+here holds every row, so a million-row brain scrolls like a small one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from rich.segment import Segment
+from rich.style import Style
+from textual import work
+from textual.binding import Binding
+from textual.geometry import Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.worker import get_current_worker
+
+from cleo_tui.brain.listing import ObservationListing
+from cleo_tui.safe_text import one_line
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    header: str
+    width: int | None  # None: takes the remaining width
+    right: bool = False
+
+
+Cell = tuple[str, str]  # (text, component class or "")
+RowFormatter = Callable[[dict], dict[str, Cell]]
+
+
+class LineTable(ScrollView, can_focus=True):
+    """Virtual table: `listing` supplies rows by position, `formatter` turns a row into cells."""
+
+    COMPONENT_CLASSES = {
+        "table--header", "table--cursor", "table--muted", "table--evicted", "table--protected",
+        "table--critical", "table--high", "table--low", "table--reinforced", "table--cited",
+    }
+    DEFAULT_CSS = """
+    LineTable { height: 1fr; overflow-x: hidden; }
+    LineTable > .table--header { text-style: bold; background: $panel; }
+    LineTable > .table--cursor { background: $accent 40%; }
+    LineTable:focus > .table--cursor { background: $accent; color: $text; }
+    LineTable > .table--muted { color: $text-muted; }
+    LineTable > .table--evicted { color: $text-disabled; text-style: strike; }
+    LineTable > .table--protected { color: $warning; }
+    LineTable > .table--critical { color: $error; text-style: bold; }
+    LineTable > .table--high { color: $warning; }
+    LineTable > .table--low { color: $text-muted; }
+    LineTable > .table--reinforced { color: $success; text-style: bold; }
+    LineTable > .table--cited { color: $success; }
+    """
+    BINDINGS = [
+        Binding("up,k", "cursor_up", "Up", show=False),
+        Binding("down,j", "cursor_down", "Down", show=False),
+        Binding("pageup", "page_up", "Page up", show=False),
+        Binding("pagedown", "page_down", "Page down", show=False),
+        Binding("home,g", "first", "First", show=False),
+        Binding("end,G", "last", "Last", show=False),
+        Binding("enter", "select", "Open", show=False),
+    ]
+
+    cursor = reactive(0, init=False)
+
+    class Highlighted(Message):
+        def __init__(self, table: "LineTable", row: dict | None) -> None:
+            super().__init__()
+            self.table = table
+            self.row = row
+
+    class Selected(Message):
+        def __init__(self, table: "LineTable", row: dict) -> None:
+            super().__init__()
+            self.table = table
+            self.row = row
+
+    def __init__(self, columns: list[Column], formatter: RowFormatter, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.columns = columns
+        self.formatter = formatter
+        self.listing: ObservationListing | None = None
+        self.total = 0
+        self._wanted: set[int] = set()
+        self._announced: object = object()
+
+    # -- data ---------------------------------------------------------------
+    def set_listing(self, listing: ObservationListing, keep_cursor: bool = False) -> None:
+        """Show a new listing (its count already read)."""
+        self.listing = listing
+        self.total = listing.count()
+        self._wanted.clear()
+        self.virtual_size = Size(self.size.width, self.total + 1)
+        cursor = min(self.cursor, max(0, self.total - 1)) if keep_cursor else 0
+        if not keep_cursor:
+            self.scroll_to(y=0, animate=False)
+        self.set_reactive(LineTable.cursor, cursor)
+        self._announced = object()
+        self.refresh()
+        self._announce()
+
+    def current_row(self) -> dict | None:
+        if self.listing is None or self.total == 0:
+            return None
+        return self.listing.cached_row(self.cursor)
+
+    def redraw(self) -> None:
+        """Drop nothing, draw again (tags or overrides changed)."""
+        self.refresh()
+        self._announce(force=True)
+
+    # -- rendering ----------------------------------------------------------
+    def _widths(self) -> list[int]:
+        width = max(self.scrollable_content_region.width, 20)
+        fixed = sum(c.width or 0 for c in self.columns) + len(self.columns) - 1
+        flex = max(8, width - fixed)
+        return [c.width if c.width is not None else flex for c in self.columns]
+
+    def _cells_strip(self, cells: list[Cell], base: Style, width: int) -> Strip:
+        segments: list[Segment] = []
+        for (text, cls), col, w in zip(cells, self.columns, self._widths()):
+            text = one_line(text, w)
+            text = text.rjust(w) if col.right else text.ljust(w)
+            style = base + self.get_component_rich_style(cls, partial=True) if cls else base
+            segments.append(Segment(text, style))
+            segments.append(Segment(" ", base))
+        return Strip(segments).crop_extend(0, width, base)
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        base = self.rich_style
+        if y == 0:
+            header = self.get_component_rich_style("table--header")
+            return self._cells_strip([(c.header, "") for c in self.columns], base + header, width)
+        index = int(self.scroll_offset.y) + y - 1
+        if self.listing is None or index >= self.total:
+            return Strip.blank(width, base)
+        row = self.listing.cached_row(index)
+        line_style = base
+        if index == self.cursor:
+            line_style = base + self.get_component_rich_style("table--cursor")
+        if row is None:
+            self._want(index // self.listing.page_size)
+            muted = self.get_component_rich_style("table--muted", partial=True)
+            return self._cells_strip([("…", "")] + [("", "")] * (len(self.columns) - 1), line_style + muted, width)
+        cells = self.formatter(row)
+        return self._cells_strip([cells.get(c.key, ("", "")) for c in self.columns], line_style, width)
+
+    # -- loading pages --------------------------------------------------------
+    def _want(self, page_no: int) -> None:
+        if page_no not in self._wanted:
+            self._wanted.add(page_no)
+            self.call_after_refresh(self._load_wanted)
+
+    def _load_wanted(self) -> None:
+        if self._wanted and self.listing is not None:
+            self._load_pages(self.listing, sorted(self._wanted))
+
+    @work(thread=True, group="table-pages", exit_on_error=False)
+    def _load_pages(self, listing: ObservationListing, pages: list[int]) -> None:
+        worker = get_current_worker()
+        for page_no in pages:
+            if worker.is_cancelled:
+                return
+            listing.page(page_no)
+        self.post_message(self._PagesLoaded(listing, pages))
+
+    class _PagesLoaded(Message):
+        def __init__(self, listing: ObservationListing, pages: list[int]) -> None:
+            super().__init__()
+            self.listing = listing
+            self.pages = pages
+
+    def on_line_table__pages_loaded(self, message: "LineTable._PagesLoaded") -> None:
+        message.stop()
+        if message.listing is not self.listing:
+            return
+        self._wanted.difference_update(message.pages)
+        self.refresh()
+        self._announce()
+
+    # -- cursor ---------------------------------------------------------------
+    @property
+    def _visible_rows(self) -> int:
+        return max(1, self.scrollable_content_region.height - 1)
+
+    def watch_cursor(self, old: int, new: int) -> None:
+        top = int(self.scroll_offset.y)
+        if new < top:
+            self.scroll_to(y=new, animate=False)
+        elif new >= top + self._visible_rows:
+            self.scroll_to(y=new - self._visible_rows + 1, animate=False)
+        self.refresh()
+        self._announce()
+
+    def _announce(self, force: bool = False) -> None:
+        row = self.current_row()
+        if row is None and self.listing is not None and self.total:
+            self._want(self.cursor // self.listing.page_size)
+            return
+        key = None if row is None else row.get("id")
+        if force or key != self._announced:
+            self._announced = key
+            self.post_message(self.Highlighted(self, row))
+
+    def _move(self, to: int) -> None:
+        if self.total:
+            self.cursor = max(0, min(self.total - 1, to))
+
+    def action_cursor_up(self) -> None:
+        self._move(self.cursor - 1)
+
+    def action_cursor_down(self) -> None:
+        self._move(self.cursor + 1)
+
+    def action_page_up(self) -> None:
+        self._move(self.cursor - self._visible_rows)
+
+    def action_page_down(self) -> None:
+        self._move(self.cursor + self._visible_rows)
+
+    def action_first(self) -> None:
+        self._move(0)
+
+    def action_last(self) -> None:
+        self._move(self.total - 1)
+
+    def action_select(self) -> None:
+        row = self.current_row()
+        if row is not None:
+            self.post_message(self.Selected(self, row))
+
+    def on_click(self, event) -> None:
+        y = event.get_content_offset(self)
+        if y is None or y.y == 0:
+            return
+        self._move(int(self.scroll_offset.y) + y.y - 1)
+        if event.chain == 2:
+            self.action_select()

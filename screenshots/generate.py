@@ -1,0 +1,83 @@
+"""Regenerate screenshots/*.svg and *.png from a fresh demo brain.
+
+    python screenshots/generate.py [NAME ...]
+
+Each scene drives the real app with Pilot at 120×36 and saves an SVG; the PNG is
+rendered from it with local monospace fonts (no web font is fetched).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from cleo_tui.brain import open_brain  # noqa: E402
+from cleo_tui.brain.demo import generate_demo  # noqa: E402
+from cleo_tui.ui.app import CleoApp  # noqa: E402
+from screenshots.svg_to_png import svg_to_png  # noqa: E402
+
+SIZE = (120, 36)
+
+
+async def settle(app, pilot) -> None:
+    for _ in range(3):
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def observations(app, pilot) -> None:
+    table = app.screen.query_one("#obs-table")
+    table.focus()
+    await pilot.press("down", "down", "down")
+
+
+async def prune(app, pilot) -> None:
+    await pilot.press("2")
+
+
+async def review(app, pilot) -> None:
+    await pilot.press("3")
+
+
+async def traces(app, pilot) -> None:
+    await pilot.press("4")
+
+
+SCENES = {"observations": observations, "prune": prune, "review": review, "traces": traces}
+
+
+async def shoot(name: str, brain_path: Path) -> None:
+    brain = open_brain(brain_path)
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await SCENES[name](app, pilot)
+        await settle(app, pilot)
+        svg = HERE / f"{name}.svg"
+        app.save_screenshot(str(svg))
+    brain.close()
+    svg_to_png(svg, HERE / f"{name}.png")
+    print(f"wrote screenshots/{name}.svg and .png")
+
+
+def main(names: list[str]) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        generate_demo(tmp, seed=1)
+        cwd = os.getcwd()
+        os.chdir(tmp)  # a relative brain path in the header, the same on every machine
+        try:
+            for name in names or list(SCENES):
+                asyncio.run(shoot(name, Path(".cleo/cleo.db")))
+        finally:
+            os.chdir(cwd)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,41 @@
+"""Helpers for the tokenizer, tag, pruner and curation tests: real brains via the Brain API."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterable
+
+from cleo_tui.brain import Brain, create_brain
+from cleo_tui.brain import cleo_schema as cs
+
+
+def new_brain(tmp_path: Path) -> Brain:
+    """A fresh brain in CLEO's layout at tmp_path/.cleo/cleo.db."""
+    return create_brain(tmp_path / ".cleo" / "cleo.db")
+
+
+def add_observation(brain: Brain, id: str, narrative: str = "", created_at: str = "2026-01-01 10:00:00",
+                    **columns: Any) -> None:
+    """Insert one observation (type 'discovery', title from the narrative unless given)."""
+    row = {"id": id, "type": "discovery", "title": (narrative or id)[:120], "narrative": narrative,
+           "created_at": created_at, **columns}
+    cols = ", ".join(f'"{c}"' for c in row)
+    with brain.write() as conn:
+        conn.execute(f"INSERT INTO {cs.OBSERVATIONS} ({cols}) VALUES ({', '.join('?' for _ in row)})",
+                     list(row.values()))
+
+
+def add_pattern(brain: Brain, pattern_id: str, text: str, cites: Iterable[str] = (),
+                edge_type: str = "derived_from") -> None:
+    """Insert one live pattern with edges to the observations it cites."""
+    with brain.write() as conn:
+        conn.execute(f"INSERT INTO {cs.PATTERNS} (id, type, pattern, context) VALUES (?, 'workflow', ?, '')",
+                     (pattern_id, text))
+        for obs in cites:
+            conn.execute(f"INSERT INTO {cs.EDGES} (from_id, to_id, edge_type) VALUES (?, ?, ?)",
+                         (f"pattern:{pattern_id}", f"observation:{obs}", edge_type))
+
+
+def observation_rows(brain: Brain) -> list[tuple]:
+    """Every column of every observation, ordered by id (to compare before/after)."""
+    return [tuple(r) for r in brain.query(f"SELECT * FROM {cs.OBSERVATIONS} ORDER BY id")]

@@ -1,0 +1,87 @@
+"""The CLI frame: --version, `info` (text and JSON), `init`, `demo`, as real subprocesses."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+
+from cleo_tui import __version__
+from cleo_tui.brain import cleo_schema as cs
+from cleo_tui.brain.demo import generate_demo
+
+INFO_KEYS = {"db", "kind", "observations", "patterns", "learnings", "traces"}
+
+
+def run_cli(*args: str, cwd=None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "cleo_tui", *args], capture_output=True, text=True,
+                          cwd=cwd, timeout=60)
+
+
+def test_version():
+    result = run_cli("--version")
+    assert result.returncode == 0
+    assert result.stdout.strip() == f"cleo-tui {__version__}"
+
+
+def test_info_json_has_the_stable_keys_and_counts(tmp_path):
+    generate_demo(tmp_path, observations=300, seed=3)
+    db = tmp_path / ".cleo" / "cleo.db"
+    result = run_cli("info", "--db", str(db), "--json")
+    assert result.returncode == 0, result.stderr
+    info = json.loads(result.stdout)
+    assert INFO_KEYS <= set(info)
+    assert info["db"] == str(db) and info["kind"] == "cleo-tui"
+    assert set(info["observations"]) == {"live", "evicted"}
+    assert info["observations"]["live"] + info["observations"]["evicted"] == 300
+    assert info["observations"]["evicted"] > 0
+    conn = sqlite3.connect(db)
+    assert info["patterns"] == conn.execute(f"SELECT count(*) FROM {cs.PATTERNS}").fetchone()[0] > 0
+    assert info["learnings"] == conn.execute(f"SELECT count(*) FROM {cs.LEARNINGS}").fetchone()[0] > 0
+    assert info["traces"] == conn.execute("SELECT count(*) FROM recall_traces").fetchone()[0]
+    # Found by walking up from a subdirectory, and printed as text.
+    (tmp_path / "src").mkdir()
+    text = run_cli("info", cwd=tmp_path / "src")
+    assert text.returncode == 0 and f"{info['observations']['live']} live" in text.stdout
+
+
+def test_init_creates_every_reference_column_the_fts_table_and_triggers(tmp_path):
+    result = run_cli("init", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    db = tmp_path / ".cleo" / "cleo.db"
+    conn = sqlite3.connect(db)
+    layout = cs.cleo_layout()
+    for table, columns in layout["columns"].items():
+        have = {r[1]: r for r in conn.execute(f'PRAGMA table_info("{table}")')}
+        for column in columns:
+            assert column["name"] in have, (table, column["name"])
+            _, _, kind, notnull, _, pk = have[column["name"]]
+            assert (kind, notnull, pk) == (column["type"], column["notnull"], column["pk"]), (table, column)
+    indexes = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+    assert {i["name"] for ixs in layout["indexes"].values() for i in ixs} <= indexes
+    triggers = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+    assert {"brain_observations_ai", "brain_observations_ad", "brain_observations_au"} <= triggers
+    # The triggers keep the FTS table in step with inserts, updates and deletes.
+    conn.execute(f"INSERT INTO {cs.OBSERVATIONS}(id, type, title, narrative) "
+                 "VALUES ('O-1', 'discovery', 'zebra crossing', 'a narrative about giraffes')")
+    match = f"SELECT id FROM {cs.OBSERVATIONS_FTS} WHERE {cs.OBSERVATIONS_FTS} MATCH ?"
+    assert conn.execute(match, ("giraffes",)).fetchall() == [("O-1",)]
+    conn.execute(f"UPDATE {cs.OBSERVATIONS} SET narrative = 'now about okapis' WHERE id = 'O-1'")
+    assert conn.execute(match, ("giraffes",)).fetchall() == []
+    assert conn.execute(match, ("okapis",)).fetchall() == [("O-1",)]
+    conn.execute(f"DELETE FROM {cs.OBSERVATIONS} WHERE id = 'O-1'")
+    assert conn.execute(match, ("okapis",)).fetchall() == []
+    conn.close()
+    again = run_cli("init", str(tmp_path))
+    assert again.returncode == 2 and "already exists" in again.stderr and "Traceback" not in again.stderr
+
+
+def test_demo_command_writes_a_brain_and_refuses_to_overwrite(tmp_path):
+    result = run_cli("demo", str(tmp_path), "--observations", "150", "--seed", "11")
+    assert result.returncode == 0, result.stderr
+    assert "150 observations" in result.stdout
+    info = json.loads(run_cli("info", "--db", str(tmp_path / ".cleo" / "cleo.db"), "--json").stdout)
+    assert sum(info["observations"].values()) == 150
+    again = run_cli("demo", str(tmp_path))
+    assert again.returncode == 2 and "already exists" in again.stderr and "Traceback" not in again.stderr

@@ -1,0 +1,214 @@
+"""Pilot tests of the Observations pane on a demo brain: filter, search, detail, curation."""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import Input, Select, Static
+
+from cleo_tui.brain.observations import ObservationQuery, count_observations
+from cleo_tui.ui.app import CleoApp
+from cleo_tui.ui.modals import ConfirmModal, HelpScreen, MessageModal
+from cleo_tui.ui.table import LineTable
+from tests.ui_helpers import HOSTILE_TITLE, demo_brain, settle
+
+
+@pytest.fixture
+def brain(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    brain = demo_brain(tmp_path)
+    yield brain
+    brain.close()
+
+
+def table_of(app) -> LineTable:
+    return app.screen.query_one("#obs-table", LineTable)
+
+
+def screen_text(app) -> str:
+    """What a terminal would show, as plain text."""
+    return app.export_screenshot()
+
+
+def row_where(brain, sql_where: str) -> str:
+    return brain.scalar(f"SELECT id FROM brain_observations WHERE {sql_where} ORDER BY created_at DESC LIMIT 1")
+
+
+async def move_to(app, pilot, observation_id: str) -> None:
+    """Put the cursor on one observation by searching its id."""
+    app.screen.query_one("#search", Input).value = observation_id
+    app.screen._apply_search()
+    await settle(app, pilot)
+    assert table_of(app).current_row()["id"] == observation_id
+
+
+async def test_opens_with_every_row_and_header(brain):
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        total = count_observations(brain)
+        assert table_of(app).total == total
+        header = str(app.screen.query_one("#brain-header", Static).render())
+        live = count_observations(brain, ObservationQuery(state="live"))
+        assert f"{live:,} live" in header and "brain created by cleo-tui" in header
+        assert app.tags is not None and len(app.tags) == total
+
+
+async def test_state_filter_and_search(brain):
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        app.screen.query_one("#f-state", Select).value = "evicted"
+        await settle(app, pilot)
+        evicted = count_observations(brain, ObservationQuery(state="evicted"))
+        assert 0 < evicted < count_observations(brain)
+        assert table_of(app).total == evicted
+        assert table_of(app).current_row()["invalid_at"] is not None
+
+        app.screen.query_one("#f-state", Select).clear()
+        await pilot.press("slash")
+        await pilot.press(*"retry", "enter")
+        await settle(app, pilot)
+        expected = count_observations(brain, ObservationQuery(search="retry"))
+        assert 0 < expected < count_observations(brain)
+        assert table_of(app).total == expected
+        row = table_of(app).current_row()
+        assert "retry" in (str(row["title"]) + str(row["narrative_preview"])).lower()
+
+
+async def test_coverage_and_protected_filters_use_tags(brain):
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        app.screen.query_one("#f-protected", Select).value = "yes"
+        await settle(app, pilot)
+        protected = sum(1 for t in app.tags.values() if t.protected)
+        assert 0 < table_of(app).total == protected
+        app.screen.query_one("#f-protected", Select).clear()
+        app.screen.query_one("#f-coverage", Select).value = "reinforced"
+        await settle(app, pilot)
+        reinforced = sum(1 for t in app.tags.values() if t.coverage == "reinforced")
+        assert 0 < table_of(app).total == reinforced
+
+
+async def test_detail_shows_narrative_tags_and_reflections(brain):
+    cited = brain.scalar(
+        "SELECT substr(to_id, 13) FROM brain_page_edges WHERE from_id LIKE 'pattern:%' "
+        "AND to_id LIKE 'observation:%' AND substr(to_id, 13) IN (SELECT id FROM brain_observations) LIMIT 1")
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        await move_to(app, pilot, cited)
+        await pilot.press("escape")  # leave the search box
+        assert app.screen.detail.row["id"] == cited
+        detail_text = str(app.screen.query_one("#detail-meta", Static).render())
+        assert cited in detail_text and "relevance" in detail_text and "coverage" in detail_text
+        assert any(r.node_id.startswith("pattern:") for r in app.screen.detail.citing)
+
+
+async def test_pin_evict_and_undo(brain):
+    target = row_where(brain, "invalid_at IS NULL AND source_type = 'agent' AND type = 'diary'")
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        await move_to(app, pilot, target)
+        table_of(app).focus()
+
+        await pilot.press("p")
+        assert isinstance(app.screen, ConfirmModal)
+        await pilot.press("y")
+        await settle(app, pilot)
+        assert brain.scalar("SELECT relevance FROM cleo_tui_relevance_overrides WHERE observation_id = ?",
+                            (target,)) == "critical"
+        assert app.tags[target].protected
+
+        await pilot.press("e")
+        assert isinstance(app.screen, ConfirmModal)
+        await pilot.press("y")
+        await settle(app, pilot)
+        assert brain.scalar("SELECT invalid_at FROM brain_observations WHERE id = ?", (target,)) is not None
+
+        await pilot.press("u")  # undo the eviction
+        await settle(app, pilot)
+        assert brain.scalar("SELECT invalid_at FROM brain_observations WHERE id = ?", (target,)) is None
+        await pilot.press("u")  # undo the pin
+        await settle(app, pilot)
+        assert brain.scalar("SELECT count(*) FROM cleo_tui_relevance_overrides WHERE observation_id = ?",
+                            (target,)) == 0
+
+
+async def test_cancelled_confirmation_writes_nothing(brain):
+    target = row_where(brain, "invalid_at IS NULL")
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        await move_to(app, pilot, target)
+        table_of(app).focus()
+        await pilot.press("e", "n")
+        await settle(app, pilot)
+        assert brain.scalar("SELECT invalid_at FROM brain_observations WHERE id = ?", (target,)) is None
+
+
+async def test_read_only_brain_disables_curation(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    brain = demo_brain(tmp_path, read_only=True)
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        table_of(app).focus()
+        await pilot.press("p", "e")
+        await settle(app, pilot)
+        assert not isinstance(app.screen, ConfirmModal)
+        assert brain.scalar("SELECT count(*) FROM cleo_tui_relevance_overrides") == 0
+        status = str(app.screen.query_one("#status-line", Static).render())
+        assert "read-only (opened with --read-only)" in status and "disabled" in status
+    brain.close()
+
+
+async def test_hostile_text_is_shown_literally(brain):
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        await move_to(app, pilot, "O-hostile")
+        svg = screen_text(app)
+        assert "[bold red]x[/]" in svg.replace("&#160;", " ")
+        narrative = str(app.screen.query_one("#detail-narrative", Static).render())
+        assert "\x1b" not in narrative and "\x07" not in narrative and "\x00" not in narrative
+        assert "␛[31mred" in narrative and "␛]52;c;aGk=" in narrative
+        assert HOSTILE_TITLE in str(app.screen.query_one("#detail-meta", Static).render())
+
+
+async def test_help_screen_explains_tags(brain):
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f1")
+        assert isinstance(app.screen, HelpScreen)
+        assert "unique identifier" in app.screen.markdown and "reinforced" in app.screen.markdown
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_worker_failure_becomes_popup(brain):
+    target = row_where(brain, "invalid_at IS NULL")
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        await move_to(app, pilot, target)
+        # Another writer evicts the row while the user looks at it.
+        with brain.write() as conn:
+            conn.execute("UPDATE brain_observations SET invalid_at = '2026-01-01 00:00:00' WHERE id = ?", (target,))
+        app.curate("evict", target)
+        await settle(app, pilot)
+        assert isinstance(app.screen, MessageModal)
+        assert "already" in app.screen.body
+
+
+async def test_pane_switching_by_key_and_placeholders(brain):
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        table_of(app).focus()
+        for key, mode in (("2", "prune"), ("3", "review"), ("4", "traces"), ("1", "observations")):
+            await pilot.press(key)
+            await settle(app, pilot)
+            assert app.current_mode == mode

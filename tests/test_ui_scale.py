@@ -1,0 +1,58 @@
+"""The Observations table stays virtual: a 100,000-row brain opens and jumps to the end
+without reading every row."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime, timedelta
+
+import pytest
+
+from cleo_tui.brain import open_brain
+from cleo_tui.ui.app import CleoApp
+from cleo_tui.ui.table import LineTable
+
+ROWS = 100_000
+START = datetime(2026, 1, 1)
+
+
+@pytest.fixture(scope="module")
+def big_brain_path(tmp_path_factory):
+    """A legacy-shaped brain (only the columns old CLEO had), built fast with one executemany."""
+    path = tmp_path_factory.mktemp("big") / "brain.db"
+    conn = sqlite3.connect(path)
+    conn.executescript("""
+        CREATE TABLE brain_observations (
+            id TEXT PRIMARY KEY, type TEXT NOT NULL, title TEXT NOT NULL, narrative TEXT,
+            source_type TEXT NOT NULL DEFAULT 'agent', created_at TEXT NOT NULL,
+            updated_at TEXT, invalid_at TEXT, quality_score REAL);
+        CREATE INDEX idx_created ON brain_observations(created_at);
+    """)
+    conn.executemany(
+        "INSERT INTO brain_observations(id, type, title, narrative, created_at) VALUES (?, ?, ?, ?, ?)",
+        ((f"O-{i:07d}", "discovery", f"row {i}", f"narrative {i}",
+          (START + timedelta(seconds=i)).strftime("%Y-%m-%d %H:%M:%S")) for i in range(ROWS)))
+    conn.commit()
+    conn.close()
+    return path
+
+
+async def test_hundred_thousand_rows_open_and_jump_to_end(big_brain_path):
+    brain = open_brain(big_brain_path, read_only=True)
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        table = app.screen.query_one("#obs-table", LineTable)
+        assert table.total == ROWS
+        assert table.current_row()["id"] == f"O-{ROWS - 1:07d}"  # newest first
+        table.focus()
+        await pilot.press("end")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert table.cursor == ROWS - 1
+        assert table.current_row()["id"] == "O-0000000"
+        listing = table.listing
+        # Only a handful of 100-row pages were read, not the 1,000 pages of the whole brain.
+        assert listing.pages_read <= 6
+    brain.close()

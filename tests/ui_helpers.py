@@ -1,0 +1,42 @@
+"""Helpers for driving the app with Pilot: brains to open and ways to wait for workers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cleo_tui.brain import Brain, open_brain
+from cleo_tui.brain.clock import cleo_timestamp
+from cleo_tui.brain.demo import generate_demo
+
+HOSTILE_TITLE = "[bold red]x[/] and [link=http://example.com]click[/link]"
+HOSTILE_NARRATIVE = "before \x1b[31mred\x1b[0m \x1b]8;;http://evil.example\x07link\x1b]8;;\x07 \x1b]52;c;aGk=\x07 \x00 after"
+
+
+def demo_brain(directory: Path, observations: int = 300, seed: int = 3, read_only: bool = False) -> Brain:
+    """A small demo brain plus one hostile row of our own, opened by a relative path.
+
+    The relative path keeps snapshots identical wherever the test runs; the caller
+    must have chdir'd to `directory`.
+    """
+    generate_demo(directory, observations=observations, seed=seed)
+    path = Path(".cleo/cleo.db")
+    brain = open_brain(path)
+    with brain.write() as conn:
+        conn.execute(
+            "INSERT INTO brain_observations(id, type, title, narrative, created_at) VALUES (?, ?, ?, ?, ?)",
+            ("O-hostile", "discovery", HOSTILE_TITLE, HOSTILE_NARRATIVE, "2020-01-01 00:00:00"))
+    if read_only:
+        brain.close()
+        brain = open_brain(path, read_only=True)
+    return brain
+
+
+async def settle(app, pilot) -> None:
+    """Wait until every worker is done and the screen has caught up (twice: workers start workers)."""
+    for _ in range(3):
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+__all__ = ["demo_brain", "settle", "cleo_timestamp", "HOSTILE_TITLE", "HOSTILE_NARRATIVE"]
