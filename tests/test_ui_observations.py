@@ -49,7 +49,7 @@ async def test_opens_with_every_row_and_header(brain):
         assert table_of(app).total == total
         header = str(app.screen.query_one("#brain-header", Static).render())
         live = count_observations(brain, ObservationQuery(state="live"))
-        assert f"{live:,} live" in header and "brain created by cleo-tui" in header
+        assert f"{live:,} live" in header and "cleo-tui brain" in header
         assert app.tags is not None and len(app.tags) == total
 
 

@@ -27,10 +27,10 @@ KIND_CLEO_TUI = "cleo-tui"      # created by `cleo-tui init` or `cleo-tui demo`
 KIND_HIPPO = "hippo"            # hippo-memory store, opened for its traces
 
 KIND_LABELS = {
-    KIND_CLEO: "CLEO brain (cleo.db)",
-    KIND_CLEO_LEGACY: "CLEO legacy brain (brain.db)",
-    KIND_CLEO_TUI: "brain created by cleo-tui",
-    KIND_HIPPO: "hippo-memory store",
+    KIND_CLEO: "CLEO brain",
+    KIND_CLEO_LEGACY: "CLEO legacy brain",
+    KIND_CLEO_TUI: "cleo-tui brain",
+    KIND_HIPPO: "hippo store",
 }
 
 # Tables that a brain-only file may hold besides CLEO's brain_* tables.

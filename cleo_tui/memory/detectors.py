@@ -123,11 +123,14 @@ def identifiers_of(texts: Sequence[str]) -> list[set[str]]:
     found: list[set[str]] = [set() for _ in texts]
     done: set[int] = set()  # tokens already searched, by start offset
     for hint in _IDENTIFIER_HINTS:
+        token_end = -1
         for match in hint.finditer(corpus.text):
-            start, end = corpus.token_at(match.start())
+            if match.start() < token_end:
+                continue  # another hint inside the token just searched
+            start, token_end = corpus.token_at(match.start())
             if start not in done:
                 done.add(start)
-                found[corpus.index_of(start)].update(_IDENTIFIER.findall(corpus.text, start, end))
+                found[corpus.index_of(start)].update(_IDENTIFIER.findall(corpus.text, start, token_end))
     return found
 
 
