@@ -185,7 +185,8 @@ class FakeLLMServer(FakeLLM):
         self._release = threading.Event()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-llm", daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
+                                        name="fake-llm", daemon=True)
 
     @property
     def url(self) -> str:

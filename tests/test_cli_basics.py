@@ -7,7 +7,7 @@ import sqlite3
 import subprocess
 import sys
 
-from cleo_tui import __version__
+from cleo_tui import __version__, cli
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.demo import generate_demo
 
@@ -25,7 +25,7 @@ def test_version():
     assert result.stdout.strip() == f"cleo-tui {__version__}"
 
 
-def test_info_json_has_the_stable_keys_and_counts(tmp_path):
+def test_info_json_has_the_stable_keys_and_counts(tmp_path, capsys, monkeypatch):
     generate_demo(tmp_path, observations=300, seed=3)
     db = tmp_path / ".cleo" / "cleo.db"
     result = run_cli("info", "--db", str(db), "--json")
@@ -42,11 +42,12 @@ def test_info_json_has_the_stable_keys_and_counts(tmp_path):
     assert info["traces"] == conn.execute("SELECT count(*) FROM recall_traces").fetchone()[0]
     # Found by walking up from a subdirectory, and printed as text.
     (tmp_path / "src").mkdir()
-    text = run_cli("info", cwd=tmp_path / "src")
-    assert text.returncode == 0 and f"{info['observations']['live']} live" in text.stdout
+    monkeypatch.chdir(tmp_path / "src")
+    assert cli.main(["info"]) == 0
+    assert f"{info['observations']['live']} live" in capsys.readouterr().out
 
 
-def test_init_creates_every_reference_column_the_fts_table_and_triggers(tmp_path):
+def test_init_creates_every_reference_column_the_fts_table_and_triggers(tmp_path, capsys):
     result = run_cli("init", str(tmp_path))
     assert result.returncode == 0, result.stderr
     db = tmp_path / ".cleo" / "cleo.db"
@@ -73,15 +74,17 @@ def test_init_creates_every_reference_column_the_fts_table_and_triggers(tmp_path
     conn.execute(f"DELETE FROM {cs.OBSERVATIONS} WHERE id = 'O-1'")
     assert conn.execute(match, ("okapis",)).fetchall() == []
     conn.close()
-    again = run_cli("init", str(tmp_path))
-    assert again.returncode == 2 and "already exists" in again.stderr and "Traceback" not in again.stderr
+    assert cli.main(["init", str(tmp_path)]) == cli.EXIT_USER_ERROR
+    assert "already exists" in capsys.readouterr().err
 
 
-def test_demo_command_writes_a_brain_and_refuses_to_overwrite(tmp_path):
+def test_demo_command_writes_a_brain_and_refuses_to_overwrite(tmp_path, capsys):
     result = run_cli("demo", str(tmp_path), "--observations", "150", "--seed", "11")
     assert result.returncode == 0, result.stderr
     assert "150 observations" in result.stdout
-    info = json.loads(run_cli("info", "--db", str(tmp_path / ".cleo" / "cleo.db"), "--json").stdout)
+    capsys.readouterr()
+    assert cli.main(["info", "--db", str(tmp_path / ".cleo" / "cleo.db"), "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
     assert sum(info["observations"].values()) == 150
-    again = run_cli("demo", str(tmp_path))
-    assert again.returncode == 2 and "already exists" in again.stderr and "Traceback" not in again.stderr
+    assert cli.main(["demo", str(tmp_path)]) == cli.EXIT_USER_ERROR
+    assert "already exists" in capsys.readouterr().err

@@ -100,7 +100,7 @@ async def test_detail_shows_narrative_tags_and_reflections(brain):
         await move_to(app, pilot, cited)
         await pilot.press("escape")  # leave the search box
         assert app.screen.detail.row["id"] == cited
-        detail_text = str(app.screen.query_one("#detail-meta", Static).render())
+        detail_text = str(app.screen.query_one("#detail .detail-meta", Static).render())
         assert cited in detail_text and "relevance" in detail_text and "coverage" in detail_text
         assert any(r.node_id.startswith("pattern:") for r in app.screen.detail.citing)
 
@@ -171,10 +171,10 @@ async def test_hostile_text_is_shown_literally(brain):
         await move_to(app, pilot, "O-hostile")
         svg = screen_text(app)
         assert "[bold red]x[/]" in svg.replace("&#160;", " ")
-        narrative = str(app.screen.query_one("#detail-narrative", Static).render())
+        narrative = str(app.screen.query_one("#detail .detail-narrative", Static).render())
         assert "\x1b" not in narrative and "\x07" not in narrative and "\x00" not in narrative
         assert "␛[31mred" in narrative and "␛]52;c;aGk=" in narrative
-        assert HOSTILE_TITLE in str(app.screen.query_one("#detail-meta", Static).render())
+        assert HOSTILE_TITLE in str(app.screen.query_one("#detail .detail-meta", Static).render())
 
 
 async def test_help_screen_explains_tags(brain):

@@ -195,7 +195,7 @@ class DemoWriter:
                         quality: float | None = None, files: tuple[str, ...] = (),
                         obs_id: str | None = None, moment: datetime | None = None,
                         raw: bytes | None = None, facts: str | None = None,
-                        track: bool = True) -> str | None:
+                        tier: str | None = None, track: bool = True) -> str | None:
         """Buffer one observation; returns its id, or None when its text is a duplicate."""
         digest = content_hash(narrative or title)
         if self._is_duplicate(digest):
@@ -219,7 +219,7 @@ class DemoWriter:
             rng.randint(40, 3000) if rng.random() < 0.6 else None,
             created, invalid_at or (created if rng.random() < 0.3 else None), session.agent,
             quality if quality is not None else self._quality(),
-            self._weighted(text.TIERS), text.MEMORY_TYPES.get(type_, "episodic"),
+            tier or self._weighted(text.TIERS), text.MEMORY_TYPES.get(type_, "episodic"),
             1 if rng.random() < 0.15 else 0, created, invalid_at, confidence,
             0,
         )
@@ -260,6 +260,8 @@ class DemoWriter:
         """One ordinary observation (retries the draw when the text came out identical)."""
         for attempt in range(8):
             type_, title_t, narrative_t = self.rng.choice(text.ROUTINE)
+            if self.rng.random() < 0.5:
+                narrative_t += " " + self.rng.choice(text.TAILS)
             values = text.draw(self.rng, session.context(), title_t, narrative_t)
             title, narrative = title_t.format(**values), narrative_t.format(**values)
             if attempt == 7:
@@ -293,6 +295,8 @@ class DemoWriter:
             else:  # a note the owner wrote by hand
                 type_, title_t, narr_t = rng.choice(text.ROUTINE)
                 conf, source, quality = "owner", "manual", round(rng.uniform(0.75, 0.95), 2)
+            if kind != "completion" and rng.random() < 0.6:
+                narr_t += " " + rng.choice(text.TAILS)
             values = text.draw(rng, ctx, title_t, narr_t)
             title, narrative = title_t.format(**values), narr_t.format(**values)
             if kind == "manual":
@@ -349,7 +353,7 @@ class DemoWriter:
                 session, "change", f"[Observer p{priority}] {observation[:80]}", narrative,
                 source_type="observer-compressed", confidence="agent",
                 quality=round(max(0.6, 1.0 - (priority - 1) * 0.1), 2), obs_id=note_id, moment=moment,
-                track=False)
+                tier="short", track=False)
             if written is None:
                 continue
             created = stamp(moment)

@@ -143,8 +143,8 @@ ROUTINE: tuple[tuple[str, str, str], ...] = (
      "While tracing {task} I noticed {func} in {file} calls load_settings on every request. "
      "Caching the settings object would save roughly {ms} ms per call under load."),
     ("discovery", "The {area} tests share one database fixture",
-     "All {area} tests go through the same fixture in tests/conftest.py, so a slow migration there "
-     "slows every test in the module. Worth splitting before the suite grows further."),
+     "All {area} tests go through the same fixture in tests/conftest.py, so a {ms} ms migration "
+     "there slows every one of the {n} tests in the module. Worth splitting before the suite grows further."),
     ("discovery", "{lib} already handles what {func} reimplements",
      "Reading {file} for {task}: {func} hand-rolls what {lib} gives us for free. Not changing it "
      "now, but it explains why the two code paths disagree on edge cases."),
@@ -173,7 +173,7 @@ ROUTINE: tuple[tuple[str, str, str], ...] = (
      "The React profiler shows {ts} re-rendering on every keystroke because the filter object is "
      "rebuilt each render. Memoising it should fix the lag users see with {n}00 invoices."),
     ("change", "Config for {area} now read from env",
-     "The {area} settings are now read from environment variables in src/harbor/settings.py "
+     "The {n} {area} settings are now read from environment variables in src/harbor/settings.py "
      "instead of a hard-coded dict, which the docker-compose.yml setup needed."),
     ("feature", "Started on {feature}",
      "Started {feature} for {task}: skeleton in {file}, wired into src/harbor/api/routes.py behind "
@@ -192,7 +192,8 @@ ROUTINE: tuple[tuple[str, str, str], ...] = (
      "{n} runs in a row afterwards."),
     ("bugfix", "Login redirect loop on expired session",
      "An expired session sent the web client into a redirect loop because web/src/store/session.ts "
-     "kept the stale token. It is now cleared before redirecting. Related to #{issue}."),
+     "kept the stale token. It is now cleared before redirecting; {test2} would have caught it "
+     "if it ran against {ts}. Related to #{issue}."),
     ("bugfix", "Timezone off-by-one in {area} report",
      "The {area} report grouped by local date instead of UTC, shifting late-evening invoices into "
      "the next day. {func} now uses datetime.timezone.utc explicitly."),
@@ -210,7 +211,7 @@ ROUTINE: tuple[tuple[str, str, str], ...] = (
      "is well tested, and the alternative would take a week we do not have."),
     ("decision", "Keep money as integer cents",
      "Decision: amounts stay integer cents in the database and become Decimal only at the edges. "
-     "Floats caused the rounding bugs in {area}."),
+     "Floats caused the rounding bugs in {area}, most recently in {py}."),
     ("diary", "Slow session on {area}",
      "Slow session: most of it went into reading {file} and {file2} to understand how {area} "
      "works before touching {task}. Nothing changed yet."),
@@ -220,6 +221,17 @@ ROUTINE: tuple[tuple[str, str, str], ...] = (
     ("diary", "Waiting on CI",
      "CI was {adj} today; waited on .github/workflows/ci.yml runs most of the afternoon. Used the "
      "time to read the {lib} docs."),
+)
+
+# Afterthoughts an agent appends to about half of its routine notes; they also keep two
+# notes of the same template from being identical text (CLEO would merge those).
+TAILS = (
+    "Took about {n} minutes.", "Left a TODO in {file}.", "Noted for {task}.",
+    "Ran {test} afterwards to be sure.", "Will revisit after {task}.",
+    "Cross-checked against docs/architecture.md.", "Timing: {ms} ms before, {ms2} ms after.",
+    "Touches the same code as #{issue}.", "{lib} docs were no help here.",
+    "Worth a note in the {area} README section.", "Second time this came up in {area}.",
+    "Found while reading {func}.",
 )
 
 SESSION_SUMMARY = (
@@ -247,7 +259,8 @@ USER_ASSERTIONS: tuple[tuple[str, str, str, str | None], ...] = (
 COMPLETIONS: tuple[tuple[str, str], ...] = (
     ("Task complete: {task}", "Task complete: {task} - {task_title}. All tests pass; {file} and "
      "{file2} changed."),
-    ("Merged the {area} branch", "Merged the {area} branch after review; {task} is done and closed."),
+    ("Merged the {area} branch", "Merged the {area} branch after review; {task} is done and closed. "
+     "{n} commits, squashed."),
     ("Deployed {ver} to staging", "Deployed {ver} to staging with the {feature} flag on. Smoke tests "
      "green."),
 )
@@ -262,10 +275,10 @@ ERRORS: tuple[tuple[str, str], ...] = (
      "harbor.events index: idempotency_key_1 dup key: {{ idempotency_key: \"{sha}\" }}"),
     ("pytest exit code 1 on {test}", "pytest exited with code 1: {test} failed with AssertionError: "
      "assert Decimal('10.01') == Decimal('10.00')"),
-    ("Migration failed: relation already exists", "alembic upgrade head failed: "
+    ("Migration failed: relation already exists", "alembic upgrade head failed on {py}: "
      "sqlalchemy.exc.ProgrammingError: relation \"invoice_status\" already exists (error: 42P07)"),
-    ("ECONNREFUSED from worker", "worker/src/queue.ts could not reach Redis: Error: connect "
-     "ECONNREFUSED 127.0.0.1:6379. The docker-compose service was not started."),
+    ("ECONNREFUSED from worker", "worker/src/queue.ts could not reach Redis while running {test}: "
+     "Error: connect ECONNREFUSED 127.0.0.1:6379. The docker-compose service was not started ({n} retries)."),
 )
 
 IDENTIFIER_NOTES: tuple[tuple[str, str, str], ...] = (

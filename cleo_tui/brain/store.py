@@ -123,6 +123,16 @@ class Brain:
                 raise
             self.conn.execute("COMMIT")
 
+    def reader(self) -> "Brain":
+        """A second, read-only view of the same file with its own connection.
+
+        Long reads in a worker (tagging a whole brain) use it, so they never hold
+        the lock that the UI's page reads wait on. Close it when done.
+        """
+        conn = connect(self.path, True)
+        return Brain(path=self.path, conn=conn, kind=self.kind, read_only=True,
+                     read_only_reason="a reader", features=Features(conn, self.features.tables))
+
     def refresh(self) -> None:
         """Re-read the table list (after another process created tables)."""
         self.features = Features(self.conn, _table_names(self.conn))

@@ -27,6 +27,8 @@ REFLECTOR_LIMIT = 50
 REFLECTOR_MIN_ROWS = 3
 REFLECTOR_WINDOW = timedelta(hours=48)
 EXCERPT = 200
+# Cut as bytes: SQLite's text functions stop at a NUL, and CLEO narratives may hold one.
+EXCERPT_BYTES = EXCERPT * 20
 
 SCOPE_SESSION = "session"
 SCOPE_ALL = "all live observations"
@@ -89,7 +91,7 @@ def _filters(brain: Brain, notes: bool, session_id: str | None, since: str | Non
 
 def _read(brain: Brain, where: list[str], params: list[Any], limit: int) -> tuple[InputRow, ...]:
     cols = ", ".join(["id", _column(brain, "created_at"), _column(brain, "title"),
-                      _column(brain, "narrative", f"substr(narrative, 1, {EXCERPT * 4})"),
+                      _column(brain, "narrative", f"substr(CAST(narrative AS BLOB), 1, {EXCERPT_BYTES})"),
                       _column(brain, "source_type")])
     order = "created_at DESC, rowid DESC" if brain.features.has_column(cs.OBSERVATIONS, "created_at") else "rowid DESC"
     rows = brain.query(f"SELECT {cols} FROM {cs.OBSERVATIONS} WHERE {' AND '.join(where)} "

@@ -75,6 +75,7 @@ def propose_observer_notes(brain: Brain, session_id: str | None = None, threshol
     if problem or selection is None:
         return r.ProposeOutcome(False, None, problem, described)
     lines = [observer_line(row) for row in selection.rows]
+    pool = fingerprint(brain, selection.ids)  # the rows as the model sees them, not as they are after
     completion, problem = ask(resolved, OBSERVER_SYSTEM, observer_prompt(lines), OBSERVER_MAX_TOKENS,
                               http_client, cancel)
     if completion is None:
@@ -94,7 +95,7 @@ def propose_observer_notes(brain: Brain, session_id: str | None = None, threshol
         [{**row.to_dict(), "line": line} for row, line in zip(selection.rows, lines)],
         {"notes": parsed.notes, "dropped_ids": parsed.dropped_ids, "rejected": parsed.rejected,
          "scope": selection.scope},
-        completion.text, completion.usage.to_dict(), fingerprint(brain, selection.ids))
+        completion.text, completion.usage.to_dict(), pool)
     return r.ProposeOutcome(True, proposal, None, described)
 
 

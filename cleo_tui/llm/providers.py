@@ -183,6 +183,35 @@ def _openai_call(resolved: Resolved, system: str, prompt: str, max_tokens: int,
     return client, call
 
 
+def _call_in_thread(call: Callable[[], Completion], token: CancelToken,
+                    close: Callable[[], None]) -> Completion:
+    """Run `call` on a helper thread and return as soon as it ends or `token` is cancelled.
+
+    Closing a client does not reliably interrupt a request that is waiting on
+    the network, so a cancelled call is abandoned (its thread ends at the
+    timeout at the latest) and the caller gets `Cancelled` at once.
+    """
+    wake = threading.Event()
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["result"] = call()
+        except BaseException as exc:  # handed to the caller's thread below
+            box["error"] = exc
+        finally:
+            wake.set()
+
+    with token.watching(lambda: (wake.set(), close())):
+        threading.Thread(target=target, name="llm-call", daemon=True).start()
+        wake.wait()
+    if token.cancelled:
+        raise Cancelled()
+    if "error" in box:
+        raise box["error"]
+    return box["result"]
+
+
 def complete(resolved: Resolved, system: str, prompt: str, max_tokens: int,
              http_client: httpx2.Client | None = None, cancel: CancelToken | None = None) -> Completion:
     """Ask the resolved provider once; raise ProviderFailure or Cancelled, never leak the key."""
@@ -193,17 +222,17 @@ def complete(resolved: Resolved, system: str, prompt: str, max_tokens: int,
         client, call = build(resolved, system, prompt, max_tokens, http_client)
     except Exception as exc:  # the SDK refused its arguments (bad base URL ...)
         raise ProviderFailure(None, redact(f"the client could not be set up: {exc}", resolved.api_key), "other") from None
+    cancelled = False
     try:
-        with token.watching(client.close):
-            result = call()
+        return _call_in_thread(call, token, client.close)
     except Cancelled:
+        cancelled = True
         raise
     except Exception as exc:
         if token.cancelled:
+            cancelled = True
             raise Cancelled() from None
         raise _failure(exc, resolved.api_key) from None
     finally:
-        if http_client is None:  # an injected client belongs to the caller
+        if http_client is None and not cancelled:  # an injected client belongs to the caller
             _quietly(client.close)
-    token.check()
-    return result

@@ -65,6 +65,7 @@ def propose_reflection(brain: Brain, session_id: str | None = None, provider: st
     if problem:
         return r.ProposeOutcome(False, None, problem, described)
     lines = [reflector_line(row) for row in selection.rows]
+    pool = fingerprint(brain, selection.ids)  # the rows as the model sees them, not as they are after
     completion, problem = ask(resolved, REFLECTOR_SYSTEM, reflector_prompt(lines), REFLECTOR_MAX_TOKENS,
                               http_client, cancel)
     if completion is None:
@@ -83,7 +84,7 @@ def propose_reflection(brain: Brain, session_id: str | None = None, provider: st
         [{**row.to_dict(), "line": line} for row, line in zip(selection.rows, lines)],
         {"patterns": parsed.patterns, "learnings": parsed.learnings, "superseded": parsed.superseded,
          "dropped_ids": parsed.dropped_ids, "scope": selection.scope},
-        completion.text, completion.usage.to_dict(), fingerprint(brain, selection.ids))
+        completion.text, completion.usage.to_dict(), pool)
     return r.ProposeOutcome(True, proposal, None, described)
 
 

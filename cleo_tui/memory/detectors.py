@@ -45,7 +45,7 @@ _FILE_EXTENSIONS = ("py|pyi|ts|tsx|js|jsx|mjs|cjs|rs|go|java|kt|rb|php|c|h|cc|cp
 # (kind, examples, pattern). Order matters: the first alternative that matches wins.
 IDENTIFIER_KINDS: tuple[tuple[str, str, str], ...] = (
     ("file path", "`src/auth/token.py`, `./scripts/run.sh`, `package.json`",
-     r"(?:\.{0,2}/)?(?:[\w@.-]+/)+[\w.-]*\w|\b[\w-]+\.(?:" + _FILE_EXTENSIONS + r")\b"),
+     r"(?<![\w@./-])(?:\.{0,2}/)?(?:[\w@.-]+/)+[\w.-]*\w|\b[\w-]+\.(?:" + _FILE_EXTENSIONS + r")\b"),
     ("task id", "`T123`, `T4521`", r"\bT\d+\b"),
     ("ticket or issue", "`#42`, `GH-17`, `PROJ-1234`", r"(?<![\w&#])#\d+\b|\b[A-Z][A-Z0-9]+-\d+\b"),
     ("commit SHA", "`3f9a1c2`, a full 40-hex SHA (7–40 hex digits, with a letter and a digit)",
@@ -82,8 +82,10 @@ _TEXT_HINTS = {
 _TEXT_HINT = re.compile("|".join(sorted(_TEXT_HINTS, key=len, reverse=True)))  # on lower-cased text
 # Every identifier holds one of these: '/' ; '#' and a digit ; '()' ; '.' before a word
 # character ; an upper-case letter run reaching a digit ; 7+ hex digits ; an E-errno name.
-_IDENTIFIER_HINTS = tuple(re.compile(p) for p in (
-    r"/", r"#\d", r"\(\)", r"\.\w", r"[A-Z][A-Z0-9-]*\d", r"[0-9a-f]{7}",
+# A run of 7+ hex digits holding a digit is found from a digit with hex around it.
+_HEX_RUN = "|".join(f"(?<=[0-9a-f]{{{k}}})(?=[0-9a-f]{{{7 - k}}})" for k in range(1, 8))
+_IDENTIFIER_HINTS = tuple(re.compile(p + r"\S*") for p in (
+    r"/", r"#\d", r"\(\)", r"\.\w", r"[A-Z][A-Z0-9-]*\d", rf"\d(?:{_HEX_RUN})",
     r"E(?:NO|ACCES|PERM|EXIST|CONN|ADDR|TIMEDOUT|PIPE|ISDIR|NOTDIR|INVAL|AGAIN|BUSY|MFILE)"))
 _TOKEN_REST = re.compile(r"\S*")
 
@@ -98,39 +100,40 @@ class _Corpus:
         self._texts = texts
 
     def lowered(self) -> "_Corpus":
-        """The same texts lower-cased (offsets kept when lower-casing keeps every length)."""
-        lowered = self.text.lower()
-        if len(lowered) != len(self.text):  # e.g. 'İ' lower-cases to two characters
-            return _Corpus([t.lower() for t in self._texts])
-        copy = _Corpus([])
-        copy.text, copy.starts = lowered, self.starts
-        return copy
+        """The same texts lower-cased (text by text: 'İ' lower-cases to two characters)."""
+        return _Corpus([t.lower() for t in self._texts])
 
     def index_of(self, position: int) -> int:
         return bisect_right(self.starts, position) - 1
 
-    def token_at(self, position: int) -> tuple[int, int]:
-        """The whitespace-delimited token around `position`."""
+    def token_start(self, position: int) -> int:
+        """Where the whitespace-delimited token holding `position` starts."""
         text = self.text
         self._reversed = self._reversed or text[::-1]
-        start = len(text) - _TOKEN_REST.match(self._reversed, len(text) - position).end()
-        return start, _TOKEN_REST.match(text, position).end()
+        return len(text) - _TOKEN_REST.match(self._reversed, len(text) - position).end()
 
 
 def identifiers_of(texts: Sequence[str]) -> list[set[str]]:
     """For each text, every identifier in it (paths, task ids, SHAs, issue numbers, codes, names)."""
     corpus = _Corpus(texts)
     found: list[set[str]] = [set() for _ in texts]
-    done: set[int] = set()  # tokens already searched, by start offset
+    text = corpus.text
+    done: set[int] = set()  # tokens already searched, by end offset (each hint match ends a token)
+    known: dict[str, list[str]] = {}  # identifiers of each distinct token (paths repeat a lot)
     for hint in _IDENTIFIER_HINTS:
-        token_end = -1
-        for match in hint.finditer(corpus.text):
-            if match.start() < token_end:
-                continue  # another hint inside the token just searched
-            start, token_end = corpus.token_at(match.start())
-            if start not in done:
-                done.add(start)
-                found[corpus.index_of(start)].update(_IDENTIFIER.findall(corpus.text, start, token_end))
+        for match in hint.finditer(text):
+            start, end = match.span()
+            if end in done:
+                continue
+            done.add(end)
+            if start and not text[start - 1].isspace():
+                start = corpus.token_start(start)
+            token = text[start:end]
+            identifiers = known.get(token)
+            if identifiers is None:
+                identifiers = known[token] = _IDENTIFIER.findall(token)
+            if identifiers:
+                found[corpus.index_of(start)].update(identifiers)
     return found
 
 

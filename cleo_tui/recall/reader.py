@@ -37,6 +37,8 @@ class TraceFilter:
     until: str | None = None
     has_outcome: bool | None = None
     explain_mode: bool | None = None
+    min_results: int | None = None
+    max_results: int | None = None
 
 
 @dataclass(frozen=True)
@@ -105,7 +107,7 @@ def _where(flt: TraceFilter, before_id: int | None = None) -> tuple[str, list[An
     for column, value in (("tenant_id", flt.tenant_id), ("session_id", flt.session_id),
                           ("pipeline", flt.pipeline)):
         if value is not None:
-            clauses.append(f"t.{column} = ?")
+            clauses.append(f"+t.{column} = ?")  # '+': walk the id order, never sort a tenant's traces
             params.append(value)
     if flt.since is not None:
         clauses.append("t.ts >= ?")
@@ -113,6 +115,12 @@ def _where(flt: TraceFilter, before_id: int | None = None) -> tuple[str, list[An
     if flt.until is not None:
         clauses.append("t.ts < ?")
         params.append(flt.until)
+    if flt.min_results is not None:
+        clauses.append("t.result_count >= ?")
+        params.append(int(flt.min_results))
+    if flt.max_results is not None:
+        clauses.append("t.result_count <= ?")
+        params.append(int(flt.max_results))
     if flt.explain_mode is not None:
         clauses.append("t.explain_mode != 0" if flt.explain_mode else "t.explain_mode = 0")
     if flt.has_outcome is not None:

@@ -22,6 +22,7 @@ from cleo_tui.ui.modals import ConfirmModal, HelpScreen, MessageModal
 from cleo_tui.ui.observations import ObservationsScreen
 from cleo_tui.ui.palette import CleoCommands
 from cleo_tui.ui.placeholders import ComingSoonScreen
+from cleo_tui.ui.prune import PruneScreen
 from cleo_tui.ui.welcome import WelcomeScreen
 
 CLEO_THEME = Theme(
@@ -52,6 +53,7 @@ def pane_screens() -> dict[str, Callable]:
     screens: dict[str, Callable] = {"observations": ObservationsScreen}
     for pane in ("prune", "review", "traces"):
         screens[pane] = lambda pane=pane: ComingSoonScreen(pane)
+    screens["prune"] = PruneScreen
     return screens
 
 
@@ -131,7 +133,11 @@ class CleoApp(App):
     @work(thread=True, exclusive=True, group="tags", exit_on_error=False)
     def _load_tags(self) -> None:
         from cleo_tui.memory.tags import tag_brain
-        tags = tag_brain(self.brain)
+        reader = self.brain.reader()
+        try:
+            tags = tag_brain(reader)
+        finally:
+            reader.close()
         self.call_from_thread(self._set_tags, tags)
 
     def _set_tags(self, tags: dict) -> None:
@@ -166,6 +172,11 @@ class CleoApp(App):
             for screen in self._panes():
                 if hasattr(screen, "reload"):
                     screen.reload(keep_cursor=True)
+
+    def open_observation(self, observation_id: str) -> None:
+        """Show one observation's detail over the current pane."""
+        from cleo_tui.ui.detail import ObservationModal
+        self.push_screen(ObservationModal(observation_id))
 
     def confirm(self, title: str, body: str, on_yes: Callable[[], None], danger: bool = False) -> None:
         """The one confirm pattern: ask, then run `on_yes` only on an explicit yes."""

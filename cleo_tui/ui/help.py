@@ -40,10 +40,37 @@ characters appear as visible characters (ESC as ␛), never as formatting.
 """
 
 
+PRUNE_KEYS_MARKDOWN = """\
+## Keys in the Prune pane
+
+The pool (the live observations, or one session's) is prepared once per tokenizer and
+scope; every budget change then re-previews at once from its drop order.
+
+| key | action |
+|-----|--------|
+| b | type a budget: `8000`, `12k`, `1.5M` (the target is 80% of it); in the box ↑/↓ step, page up/down step more |
+| + / - | raise / lower the budget by about 1% of the pool |
+| ] / [ | raise / lower the budget by about 10% of the pool |
+| t | next tokenizer: chars4, o200k_base, cl100k_base |
+| s | choose the scope: all live observations or one session |
+| l | next list: **Dropped** (in drop order), **Protected** (with reasons), **Kept** (the next to drop first), **Runs** |
+| enter | open the selected observation's detail; on a run, undo it |
+| c | commit: soft-evict the dropped rows (asks first; undoable) |
+| u | undo a prune run (the one selected in Runs, else the latest) |
+| x | export this preview as JSON, the same document as `cleo-tui prune --json` |
+| r | read the brain again and prepare the pool anew |
+
+**FELL BACK** means the target cannot be met: every unprotected row is dropped and the
+protected rows alone are over the target; the rows named beside it are the largest of them.
+A commit is refused when the pool changed since the preview (CLEO wrote, or a pin); recompute
+and look again. On a read-only brain commit and undo are disabled.
+"""
+
+
 def help_markdown() -> str:
     """All help text, including the tag rules when the pruner module provides them."""
     try:
         from cleo_tui.memory.rules import RULES_MARKDOWN
     except ImportError:  # rules arrive with the pruner; the mapping is always here
         RULES_MARKDOWN = "## How the seeds map onto a brain\n\n" + MAPPING_TABLE
-    return "\n\n".join([PANES_MARKDOWN, OBSERVATION_KEYS_MARKDOWN, RULES_MARKDOWN])
+    return "\n\n".join([PANES_MARKDOWN, OBSERVATION_KEYS_MARKDOWN, PRUNE_KEYS_MARKDOWN, RULES_MARKDOWN])

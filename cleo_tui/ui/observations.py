@@ -8,19 +8,18 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal
 from textual.message import Message
 from textual.timer import Timer
-from textual.widgets import Input, OptionList, Select, Static
-from textual.widgets.option_list import Option
+from textual.widgets import Input, Select, Static
 
 from cleo_tui.brain.listing import ObservationListing
 from cleo_tui.brain.observations import ObservationQuery, distinct_values, page_observations
-from cleo_tui.memory.detail import ObservationDetail, observation_detail
-from cleo_tui.memory.mapping import content_of, derive_relevance
-from cleo_tui.safe_text import one_line, printable
+from cleo_tui.memory.detail import ObservationDetail
+from cleo_tui.memory.mapping import derive_relevance
+from cleo_tui.safe_text import one_line
 from cleo_tui.ui.chrome import PaneScreen
-from cleo_tui.ui.modals import ConfirmModal, TextViewer
+from cleo_tui.ui.detail import DetailView, load_detail
 from cleo_tui.ui.table import Column, LineTable
 
 COLUMNS = [
@@ -38,7 +37,6 @@ COLUMNS = [
 ]
 SORTS = [("date", True, "date ↓"), ("date", False, "date ↑"), ("quality", True, "quality ↓"),
          ("coverage", True, "coverage ↓")]
-NARRATIVE_INLINE = 20_000  # longer narratives show their start; `v` opens all of it
 ANY = "any"
 
 
@@ -89,7 +87,6 @@ class ObservationsScreen(PaneScreen):
         super().__init__(id="pane-observations")
         self.filters = Filters()
         self.sort_index = 0
-        self.detail: ObservationDetail | None = None
         self._search_timer: Timer | None = None
         self._detail_timer: Timer | None = None
 
@@ -109,12 +106,7 @@ class ObservationsScreen(PaneScreen):
             yield Select([], prompt="all sessions", id="f-session", compact=True, tooltip="CLEO session")
         yield Static(id="status-line")
         yield LineTable(COLUMNS, self.format_row, id="obs-table")
-        with VerticalScroll(id="detail"):
-            yield Static(Text("Select an observation to see its detail.", style="italic"), id="detail-meta")
-            yield Static(id="detail-narrative")
-            yield Static(id="detail-citing-title")
-            yield OptionList(id="detail-citing", compact=True)
-            yield Static(id="detail-graph")
+        yield DetailView(id="detail")
         yield from self.compose_footer()
 
     def on_mount(self) -> None:
@@ -305,72 +297,39 @@ class ObservationsScreen(PaneScreen):
         self.reload()
 
     # -- detail -------------------------------------------------------------------
+    @property
+    def detail_view(self) -> DetailView:
+        return self.query_one("#detail", DetailView)
+
+    @property
+    def detail(self) -> ObservationDetail | None:
+        return self.detail_view.detail
+
     @on(LineTable.Highlighted)
     def row_highlighted(self, event: LineTable.Highlighted) -> None:
         if self._detail_timer is not None:
             self._detail_timer.stop()
         if event.row is None:
-            self.show_detail(None)
+            self.detail_view.show(None, None)
             return
         observation_id = event.row["id"]
         self._detail_timer = self.set_timer(0.08, lambda: self._load_detail(observation_id))
 
     @on(LineTable.Selected)
     def row_selected(self, event: LineTable.Selected) -> None:
-        self.query_one("#detail").focus()
+        self.detail_view.focus()
 
     @work(thread=True, exclusive=True, group="obs-detail", exit_on_error=False)
     def _load_detail(self, observation_id: str) -> None:
-        tags = self.app.tags
-        tag = tags.get(observation_id) if tags else None
-        citing = list(tag.citing) if tag is not None and hasattr(tag, "citing") else None
-        detail = observation_detail(self.app.brain, observation_id, citing)
-        self.post_message(self.DetailLoaded(detail, observation_id))
+        self.post_message(self.DetailLoaded(load_detail(self.app, observation_id), observation_id))
 
     def on_observations_screen_detail_loaded(self, message: DetailLoaded) -> None:
-        self.show_detail(message.detail)
-
-    def show_detail(self, detail: ObservationDetail | None) -> None:
-        self.detail = detail
-        meta = self.query_one("#detail-meta", Static)
-        narrative = self.query_one("#detail-narrative", Static)
-        citing_title = self.query_one("#detail-citing-title", Static)
-        citing = self.query_one("#detail-citing", OptionList)
-        graph = self.query_one("#detail-graph", Static)
-        citing.clear_options()
-        if detail is None:
-            meta.update(Text("No observation selected.", style="italic"))
-            for widget in (narrative, citing_title, graph):
-                widget.update("")
-            return
-        meta.update(render_meta(detail, self.app.tags.get(detail.row["id"]) if self.app.tags else None))
-        text = content_of(detail.row)
-        shown = printable(text[:NARRATIVE_INLINE])
-        body = Text(shown)
-        if len(text) > NARRATIVE_INLINE:
-            body.append(f"\n… {len(text) - NARRATIVE_INLINE:,} more characters — press v to read all of it",
-                        style="italic")
-        narrative.update(body)
-        citing_title.update(Text(f"Cited by {len(detail.citing)} reflection(s)" +
-                                 (" — enter opens one" if detail.citing else ""), style="bold"))
-        citing.add_options(
-            Option(Text(f"{r.node_id}  " + (one_line(r.text, 100) if r.exists else "(no longer exists)")
-                        + ("" if r.live or not r.exists else "  [evicted]")), id=str(i))
-            for i, r in enumerate(detail.citing))
-        graph.update(render_graph(detail))
-
-    @on(OptionList.OptionSelected, "#detail-citing")
-    def open_reflection(self, event: OptionList.OptionSelected) -> None:
-        if self.detail is None or event.option.id is None:
-            return
-        reflection = self.detail.citing[int(event.option.id)]
-        body = reflection.text if reflection.exists else "This reflection no longer exists in the brain."
-        self.app.push_screen(TextViewer(f"{reflection.node_id} ({reflection.kind})", body))
+        detail = message.detail
+        tag = self.app.tags.get(message.observation_id) if self.app.tags else None
+        self.detail_view.show(detail, tag)
 
     def action_view_text(self) -> None:
-        if self.detail is not None:
-            self.app.push_screen(TextViewer(f"{one_line(self.detail.row['id'])} — narrative",
-                                            content_of(self.detail.row)))
+        self.detail_view.view_full_text()
 
     def action_records(self) -> None:
         from cleo_tui.ui.records import RecordsScreen
@@ -430,58 +389,3 @@ class ObservationsScreen(PaneScreen):
         self.reload(keep_cursor=True)
 
 
-def render_meta(detail: ObservationDetail, tag) -> Text:
-    row = detail.row
-    text = Text()
-    evicted = row.get("invalid_at") is not None
-    text.append(one_line(row.get("id")), style="bold")
-    text.append(f"  {one_line(row.get('type'))}  ")
-    text.append("EVICTED " + one_line(row.get("invalid_at")) if evicted else "live",
-                style="bold red" if evicted else "green")
-    text.append("\n")
-    text.append(one_line(row.get("title")) + "\n", style="bold")
-    facts = [("created", row.get("created_at")), ("updated", row.get("updated_at")),
-             ("session", row.get("source_session_id")), ("tier", row.get("memory_tier")),
-             ("quality", row.get("quality_score")), ("source", row.get("source_type")),
-             ("confidence", row.get("source_confidence")), ("agent", row.get("agent"))]
-    text.append("  ".join(f"{k} {one_line(v, 40)}" for k, v in facts if v not in (None, "")) + "\n", style="dim")
-    relevance, why = derive_relevance(row, detail.override)
-    if tag is not None:
-        relevance, why = tag.relevance, getattr(tag, "relevance_reason", why)
-    text.append("relevance  ", style="bold")
-    text.append(f"{relevance} — {why}\n")
-    text.append("coverage   ", style="bold")
-    if tag is None:
-        text.append("computing…\n", style="italic")
-    else:
-        text.append(f"{tag.coverage} — cited by {tag.citation_count} reflection(s)\n")
-        text.append("protection ", style="bold")
-        if tag.protected:
-            text.append("protected, never pruned\n", style="bold yellow")
-            for reason in tag.reasons:
-                text.append(f"  ◆ {one_line(reason)}\n", style="yellow")
-        else:
-            text.append("not protected\n")
-    return text
-
-
-def render_graph(detail: ObservationDetail) -> Text:
-    text = Text()
-    text.append(f"Graph edges ({len(detail.edges)})\n", style="bold")
-    for edge in detail.edges[:100]:
-        other = edge["to_id"] if edge["direction"] == "out" else edge["from_id"]
-        arrow = "→" if edge["direction"] == "out" else "←"
-        text.append(f"  {arrow} {one_line(edge['edge_type'])} {one_line(other, 60)}"
-                    f"  weight {edge.get('weight')}  {one_line(edge.get('provenance') or '')}\n")
-    if len(detail.edges) > 100:
-        text.append(f"  … {len(detail.edges) - 100} more\n", style="italic")
-    text.append(f"History ({len(detail.history)})\n", style="bold")
-    for run in detail.history:
-        undone = f", undone by run {run.undone_by}" if run.undone_by else ""
-        text.append(f"  run {run.id} {run.kind} at {run.created_at}: {one_line(run.summary, 80)}{undone}\n")
-    supersedes = [e for e in detail.edges if e["edge_type"] == "supersedes" and e["direction"] == "in"]
-    for edge in supersedes:
-        text.append(f"  superseded by {one_line(edge['from_id'])} at {one_line(edge.get('created_at'))}\n")
-    if not detail.history and not supersedes:
-        text.append("  no prune run, supersede or curation has touched it\n", style="dim")
-    return text

@@ -28,6 +28,13 @@ def palette_actions(app) -> list[tuple[str, str, str]]:
         ("Restore observation", "Make the selected evicted observation live again", "restore"),
         ("Read whole narrative", "Open the full text of the selected observation", "view_text"),
         ("Browse patterns, learnings, decisions", "The brain's reflections", "records"),
+        ("Prune: type a budget", "Focus the budget box", "focus_budget"),
+        ("Prune: next tokenizer", "chars4, o200k_base, cl100k_base", "cycle_tokenizer"),
+        ("Prune: choose scope", "All live observations or one session", "focus_scope"),
+        ("Prune: commit", "Soft-evict the dropped rows (undoable)", "commit"),
+        ("Prune: undo a run", "Undo the selected (or latest) prune run", "undo_run"),
+        ("Prune: export preview as JSON", "The CLI's prune --json document", "export"),
+        ("Prune: recompute the pool", "Read the brain again", "recompute"),
     ]
     screen = app.screen
     for name, help_text, action in screen_actions:

@@ -1,0 +1,99 @@
+"""Every tag, protection and drop-order rule in one Markdown text, for the help screen.
+
+The detector tables are generated from `detectors`, so the help can never
+disagree with what the code does.
+"""
+
+from __future__ import annotations
+
+from cleo_tui.memory.detectors import IDENTIFIER_KINDS, MAX_LISTED_IDENTIFIERS, TEXT_DETECTORS
+from cleo_tui.memory.mapping import MAPPING_TABLE, REINFORCED_AT
+from cleo_tui.memory.pruner import TARGET_SHARE
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def _text_detector_rows() -> str:
+    return "\n".join(f"| {name} | {_cell(what)} | {_cell(examples)} |" for name, what, examples, _ in TEXT_DETECTORS)
+
+
+def _identifier_rows() -> str:
+    return "\n".join(f"| {kind} | {_cell(examples)} |" for kind, examples, _ in IDENTIFIER_KINDS)
+
+
+RULES_MARKDOWN = f"""## How the seeds map onto a brain
+
+{MAPPING_TABLE.strip()}
+
+## Coverage
+
+How many distinct live reflections (patterns, learnings, observer notes with an
+edge to the observation) cite an observation:
+
+| coverage | citing reflections |
+|---|---|
+| uncited | 0 |
+| cited | 1 to {REINFORCED_AT - 1} |
+| reinforced | {REINFORCED_AT} or more |
+
+A reinforced observation is the safest to drop: what it says lives on in the reflections.
+
+## Relevance
+
+The first rule that applies wins: a pin or override you set in cleo-tui; an observer
+note's priority (1 critical, 2 high, 3 medium, 4–5 low); `source_type` manual or
+`source_confidence` owner → critical; type decision → high; quality score below 0.4
+→ low; otherwise medium.
+
+## Protection (never dropped)
+
+A live observation is protected, with every reason shown, when any of these holds:
+
+- **critical relevance** — including every pinned observation;
+- a text detector matches its title or narrative:
+
+| reason | what it looks for | examples |
+|---|---|---|
+{_text_detector_rows()}
+
+- **unique identifier** — its text holds an identifier that appears in no other live
+  observation and in no live pattern or learning (up to {MAX_LISTED_IDENTIFIERS} are
+  named). Identifiers are:
+
+| kind | examples |
+|---|---|
+{_identifier_rows()}
+
+Uniqueness is judged against the whole live pool, also when pruning one session, and
+once per preparation: two rows sharing an identifier do not protect each other even if
+both would drop. Evicted observations show the reasons that would protect them if
+restored, but are not marked protected.
+
+## Drop order
+
+1. Target = {int(TARGET_SHARE * 100)}% of the budget (at least 1 token). Nothing drops while the pool
+   is at or under the target.
+2. Unprotected observations drop in this order: coverage (reinforced, then cited, then
+   uncited), then relevance (low, then medium, then high), then oldest first; ties keep
+   the pool's order (oldest created first).
+3. Dropping stops as soon as the pool is at or under the target.
+4. **Fell back**: everything droppable was dropped and the pool is still over the
+   target; only protected observations remain.
+
+## Counting tokens
+
+The pool is rendered one line per observation, `[id] YYYY-MM-DD HH:MM [relevance]
+content`, lines joined by newlines. `chars4` counts ceil(UTF-16 length / 4) of that
+text, as the pruner's home project does (it under-counts JSON and CJK text);
+`o200k_base` and `cl100k_base` count each line with tiktoken and add one token per
+newline. Counts are cached outside the brain, in cleo-tui's cache directory.
+
+## Commit and undo
+
+Committing a preview soft-evicts the dropped rows (`invalid_at` and `updated_at` set)
+and records the run in one transaction. A preview of a pool that has changed since
+(new rows, evictions, pins, citations) is refused. Undo restores exactly the rows
+that run evicted and that are still as it left them, and is recorded as a run too.
+"""

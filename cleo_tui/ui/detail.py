@@ -1,0 +1,182 @@
+"""One observation in full: a reusable view (the Observations pane's lower half) and a modal
+that any pane opens with `app.open_observation(id)`."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.message import Message
+from textual.screen import ModalScreen
+from textual.widgets import Label, OptionList, Static
+from textual.widgets.option_list import Option
+
+from cleo_tui.memory.detail import ObservationDetail, observation_detail
+from cleo_tui.memory.mapping import content_of, derive_relevance
+from cleo_tui.safe_text import one_line, printable
+from cleo_tui.ui.modals import TextViewer
+
+NARRATIVE_INLINE = 20_000  # longer narratives show their start; `v` opens all of it
+
+
+def load_detail(app, observation_id: str) -> ObservationDetail | None:
+    """Read one observation's detail (call from a worker thread)."""
+    tag = app.tags.get(observation_id) if app.tags else None
+    citing = list(tag.citing) if tag is not None else None
+    return observation_detail(app.brain, observation_id, citing)
+
+
+class DetailView(VerticalScroll):
+    """Meta and tags with reasons, the narrative, citing reflections (openable), edges, history."""
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text("Select an observation to see its detail.", style="italic"), classes="detail-meta")
+        yield Static(classes="detail-narrative")
+        yield Static(classes="detail-citing-title")
+        yield OptionList(classes="detail-citing", compact=True)
+        yield Static(classes="detail-graph")
+
+    def on_mount(self) -> None:
+        self.detail: ObservationDetail | None = None
+
+    def show(self, detail: ObservationDetail | None, tag) -> None:
+        self.detail = detail
+        meta = self.query_one(".detail-meta", Static)
+        narrative = self.query_one(".detail-narrative", Static)
+        citing_title = self.query_one(".detail-citing-title", Static)
+        citing = self.query_one(".detail-citing", OptionList)
+        graph = self.query_one(".detail-graph", Static)
+        citing.clear_options()
+        if detail is None:
+            meta.update(Text("No observation selected.", style="italic"))
+            for widget in (narrative, citing_title, graph):
+                widget.update("")
+            return
+        meta.update(render_meta(detail, tag))
+        text = content_of(detail.row)
+        body = Text(printable(text[:NARRATIVE_INLINE]))
+        if len(text) > NARRATIVE_INLINE:
+            body.append(f"\n… {len(text) - NARRATIVE_INLINE:,} more characters — press v to read all of it",
+                        style="italic")
+        narrative.update(body)
+        citing_title.update(Text(f"Cited by {len(detail.citing)} reflection(s)" +
+                                 (" — enter opens one" if detail.citing else ""), style="bold"))
+        citing.add_options(
+            Option(Text(f"{r.node_id}  " + (one_line(r.text, 100) if r.exists else "(no longer exists)")
+                        + ("" if r.live or not r.exists else "  [evicted]")), id=str(i))
+            for i, r in enumerate(detail.citing))
+        graph.update(render_graph(detail))
+
+    @on(OptionList.OptionSelected)
+    def open_reflection(self, event: OptionList.OptionSelected) -> None:
+        if self.detail is None or event.option.id is None:
+            return
+        reflection = self.detail.citing[int(event.option.id)]
+        body = reflection.text if reflection.exists else "This reflection no longer exists in the brain."
+        self.app.push_screen(TextViewer(f"{reflection.node_id} ({reflection.kind})", body))
+
+    def view_full_text(self) -> None:
+        if self.detail is not None:
+            self.app.push_screen(TextViewer(f"{one_line(self.detail.row['id'])} — narrative",
+                                            content_of(self.detail.row)))
+
+
+class ObservationModal(ModalScreen[None]):
+    """The detail of one observation over any pane (from a prune list, a trace result …)."""
+
+    BINDINGS = [Binding("escape,q", "close", "Close"), Binding("v", "view_text", "Full text")]
+
+    class Loaded(Message):
+        def __init__(self, detail: ObservationDetail | None) -> None:
+            super().__init__()
+            self.detail = detail
+
+    def __init__(self, observation_id: str) -> None:
+        super().__init__(classes="modal")
+        self.observation_id = observation_id
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog wide"):
+            yield Label(Text(f"Observation {one_line(self.observation_id, 80)}"), classes="dialog-title")
+            yield DetailView(id="modal-detail")
+            yield Label("esc closes · v reads the whole narrative", classes="dialog-hint")
+
+    def on_mount(self) -> None:
+        self._load()
+
+    @work(thread=True, exit_on_error=False)
+    def _load(self) -> None:
+        self.post_message(self.Loaded(load_detail(self.app, self.observation_id)))
+
+    def on_observation_modal_loaded(self, message: Loaded) -> None:
+        view = self.query_one(DetailView)
+        if message.detail is None:
+            view.query_one(".detail-meta", Static).update(
+                Text(f"{printable(self.observation_id)} is not in this brain (forgotten).", style="bold"))
+            return
+        view.show(message.detail, self.app.tags.get(self.observation_id) if self.app.tags else None)
+
+    def action_view_text(self) -> None:
+        self.query_one(DetailView).view_full_text()
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+def render_meta(detail: ObservationDetail, tag) -> Text:
+    row = detail.row
+    text = Text()
+    evicted = row.get("invalid_at") is not None
+    text.append(one_line(row.get("id")), style="bold")
+    text.append(f"  {one_line(row.get('type'))}  ")
+    text.append("EVICTED " + one_line(row.get("invalid_at")) if evicted else "live",
+                style="bold red" if evicted else "green")
+    text.append("\n")
+    text.append(one_line(row.get("title")) + "\n", style="bold")
+    facts = [("created", row.get("created_at")), ("updated", row.get("updated_at")),
+             ("session", row.get("source_session_id")), ("tier", row.get("memory_tier")),
+             ("quality", row.get("quality_score")), ("source", row.get("source_type")),
+             ("confidence", row.get("source_confidence")), ("agent", row.get("agent"))]
+    text.append("  ".join(f"{k} {one_line(v, 40)}" for k, v in facts if v not in (None, "")) + "\n", style="dim")
+    relevance, why = derive_relevance(row, detail.override)
+    if tag is not None:
+        relevance, why = tag.relevance, tag.relevance_reason
+    text.append("relevance  ", style="bold")
+    text.append(f"{relevance} — {why}\n")
+    text.append("coverage   ", style="bold")
+    if tag is None:
+        text.append("computing…\n", style="italic")
+        return text
+    text.append(f"{tag.coverage} — cited by {tag.citation_count} reflection(s)\n")
+    text.append("protection ", style="bold")
+    if tag.protected:
+        text.append("protected, never pruned\n", style="bold yellow")
+        for reason in tag.reasons:
+            text.append(f"  ◆ {one_line(reason)}\n", style="yellow")
+    else:
+        text.append("not protected\n")
+    return text
+
+
+def render_graph(detail: ObservationDetail) -> Text:
+    text = Text()
+    text.append(f"Graph edges ({len(detail.edges)})\n", style="bold")
+    for edge in detail.edges[:100]:
+        other = edge["to_id"] if edge["direction"] == "out" else edge["from_id"]
+        arrow = "→" if edge["direction"] == "out" else "←"
+        text.append(f"  {arrow} {one_line(edge['edge_type'])} {one_line(other, 60)}"
+                    f"  weight {edge.get('weight')}  {one_line(edge.get('provenance') or '')}\n")
+    if len(detail.edges) > 100:
+        text.append(f"  … {len(detail.edges) - 100} more\n", style="italic")
+    text.append(f"History ({len(detail.history)})\n", style="bold")
+    for run in detail.history:
+        undone = f", undone by run {run.undone_by}" if run.undone_by else ""
+        text.append(f"  run {run.id} {run.kind} at {run.created_at}: {one_line(run.summary, 80)}{undone}\n")
+    supersedes = [e for e in detail.edges if e["edge_type"] == "supersedes" and e["direction"] == "in"]
+    for edge in supersedes:
+        text.append(f"  superseded by {one_line(edge['from_id'])} at {one_line(edge.get('created_at'))}\n")
+    if not detail.history and not supersedes:
+        text.append("  no prune run, supersede or curation has touched it\n", style="dim")
+    return text

@@ -1,0 +1,40 @@
+"""A LineTable listing over an in-memory sequence: a window of it, rows built only when drawn.
+
+The Prune pane's lists are slices of one prepared pool (dropped = the first n rows
+of the drop order, kept = the rest). A new budget is a new window over the same
+list — O(1) — and only the rows on screen are ever turned into dicts.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+PAGE_SIZE = 100
+
+
+class ListListing:
+    """Rows `start..stop` of `items`; `to_row(index, item)` makes the dict the table draws (needs "id")."""
+
+    page_size = PAGE_SIZE
+
+    def __init__(self, items: Sequence[Any], to_row: Callable[[int, Any], dict],
+                 start: int = 0, stop: int | None = None) -> None:
+        self.items = items
+        self.to_row = to_row
+        self.start = max(0, start)
+        self.stop = len(items) if stop is None else max(self.start, min(stop, len(items)))
+
+    def count(self) -> int:
+        return self.stop - self.start
+
+    def cached_row(self, index: int) -> dict | None:
+        """The row at `index` of the window (always in memory), or None past the end."""
+        if not 0 <= index < self.count():
+            return None
+        absolute = self.start + index
+        return self.to_row(absolute, self.items[absolute])
+
+    def page(self, page_no: int) -> list[dict]:
+        first = page_no * self.page_size
+        rows = (self.cached_row(i) for i in range(first, min(first + self.page_size, self.count())))
+        return [row for row in rows if row is not None]

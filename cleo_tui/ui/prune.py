@@ -1,0 +1,687 @@
+"""The Prune pane: preview a pruning at a chosen budget, then commit it or undo a run.
+
+The pool is prepared once per (tokenizer, scope, brain state) in a worker — token
+counting for a cold cache can take a while, so it shows a progress bar. A budget
+change is then O(log n) in the pruner plus O(visible rows) here: the lists are
+windows over the pool's drop order (`ListListing`), never rebuilt.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.widgets import Input, Label, ProgressBar, Select, Static, TabbedContent, TabPane
+
+from cleo_tui.brain import cleo_schema as cs
+from cleo_tui.brain.errors import BrainError, StaleState
+from cleo_tui.brain.journal import Run
+from cleo_tui.brain.store import Brain
+from cleo_tui.memory import curation
+from cleo_tui.memory.pruner import (
+    BadBudget, PoolEntry, PreparedPool, PrunePreview, commit_prune, parse_budget, prepare_pool,
+)
+from cleo_tui.memory.tokenizers import CHARS4, TOKENIZER_NAMES
+from cleo_tui.safe_text import one_line
+from cleo_tui.ui.budget_bar import BarFigures, BudgetBar
+from cleo_tui.ui.chrome import PaneScreen
+from cleo_tui.ui.list_listing import ListListing
+from cleo_tui.ui.path_prompt import PathPrompt
+from cleo_tui.ui.prune_chart import PruneChart
+from cleo_tui.ui.table import Column, LineTable
+
+ALL_SCOPE = "\x00all"  # the Select value for "every live observation" (no session id looks like it)
+FINE, COARSE = 0.01, 0.10  # step sizes as shares of the pool's tokens
+BLOCKERS_SHOWN = 3
+LISTS = ("dropped", "protected", "kept", "runs")
+
+ENTRY_COLUMNS = [
+    Column("rank", "#", 6, right=True),
+    Column("id", "id", 16),
+    Column("coverage", "coverage", 10),
+    Column("relevance", "relev.", 8),
+    Column("created", "created", 10),
+    Column("tokens", "tokens", 7, right=True),
+    Column("why", "why it ranks here (relevance from…)", None),
+]
+PROTECTED_COLUMNS = [
+    Column("id", "id", 16),
+    Column("relevance", "relev.", 8),
+    Column("tokens", "tokens", 7, right=True),
+    Column("reasons", "protected because", None),
+]
+RUN_COLUMNS = [
+    Column("run", "run", 6, right=True),
+    Column("created", "when", 19),
+    Column("evicted", "evicted", 8, right=True),
+    Column("budget", "budget", 10, right=True),
+    Column("tokenizer", "tokenizer", 11),
+    Column("state", "state", 16),
+    Column("scope", "scope", None),
+]
+
+
+class ExportFailed(BrainError):
+    """The preview could not be written to the chosen file."""
+
+
+# -- small pure helpers ----------------------------------------------------------------
+
+
+def nice_step(tokens: int, share: float) -> int:
+    """A round step (1, 2 or 5 × 10^k) near `share` of `tokens`, at least 1."""
+    raw = max(1.0, tokens * share)
+    power = 10 ** math.floor(math.log10(raw))
+    return int(max(m * power for m in (1, 2, 5) if m * power <= raw))
+
+
+def default_budget(tokens_before: int) -> int:
+    """The pool's size rounded to two significant digits: a budget whose target drops something."""
+    if tokens_before < 100:
+        return max(1, tokens_before)
+    power = 10 ** (len(str(tokens_before)) - 2)
+    return round(tokens_before / power) * power
+
+
+def stepped(budget: int, step: int, direction: int) -> int:
+    """The next multiple of `step` above (direction 1) or below (-1) `budget`, at least 1."""
+    if direction > 0:
+        return (budget // step + 1) * step
+    return max(1, ((budget - 1) // step) * step)
+
+
+def budget_text(budget: int) -> str:
+    return f"{budget // 1000}k" if budget >= 1000 and budget % 1000 == 0 else str(budget)
+
+
+def coverage_cell(entry: PoolEntry) -> tuple[str, str]:
+    if entry.coverage == "uncited":
+        return "uncited", "table--muted"
+    if entry.coverage == "reinforced":
+        return f"reinf. {entry.citation_count}", "table--reinforced"
+    return f"cited {entry.citation_count}", "table--cited"
+
+
+def relevance_cell(entry: PoolEntry) -> tuple[str, str]:
+    return entry.relevance, {"critical": "table--critical", "high": "table--high",
+                             "low": "table--low"}.get(entry.relevance, "")
+
+
+def live_sessions(brain: Brain, limit: int = 200) -> list[tuple[str, int]]:
+    """(session id, live rows) for the sessions with live observations, most recent first."""
+    if not (brain.features.has_column(cs.OBSERVATIONS, "source_session_id")
+            and brain.features.has_column(cs.OBSERVATIONS, "invalid_at")):
+        return []
+    rows = brain.query(
+        f"SELECT source_session_id, COUNT(*) FROM {cs.OBSERVATIONS} WHERE invalid_at IS NULL "
+        "AND source_session_id IS NOT NULL AND source_session_id != '' GROUP BY source_session_id "
+        "ORDER BY MAX(created_at) DESC LIMIT ?", (limit,))
+    return [(str(r[0]), int(r[1])) for r in rows]
+
+
+def run_row(index: int, run: Run) -> dict:
+    return {"id": run.id, "run": run}
+
+
+def default_export_name(preview: PrunePreview) -> str:
+    return f"cleo-prune-{preview.budget}-{preview.tokenizer}.json"
+
+
+def write_export(path: Path, preview: PrunePreview) -> None:
+    """Write the preview as the CLI's `prune --json` document (ASCII, so no control byte survives)."""
+    try:
+        path.write_text(json.dumps(preview.to_json(), indent=2, ensure_ascii=True, default=str) + "\n",
+                        encoding="utf-8")
+    except OSError as exc:
+        raise ExportFailed(f"The preview could not be written to {one_line(str(path), 200)} "
+                           f"({exc.strerror or exc}). Choose another path.") from None
+
+
+class BudgetInput(Input):
+    """The budget box: ↑/↓ step finely, page up/down coarsely (the screen does the stepping)."""
+
+    BINDINGS = [
+        Binding("up", "screen.step(1, 0)", "Budget up", show=False),
+        Binding("down", "screen.step(-1, 0)", "Budget down", show=False),
+        Binding("pageup", "screen.step(1, 1)", "Budget up (coarse)", show=False),
+        Binding("pagedown", "screen.step(-1, 1)", "Budget down (coarse)", show=False),
+    ]
+
+
+class PruneScreen(PaneScreen):
+    PANE = "prune"
+    BINDINGS = [
+        Binding("b", "focus_budget", "Budget", id="prune.budget",
+                tooltip="Type a budget (8000, 12k, 1.5M); ↑/↓ and page up/down step it"),
+        Binding("plus,equals_sign", "step(1, 0)", "More", id="prune.up", key_display="+",
+                tooltip="Raise the budget a little (1% of the pool)"),
+        Binding("minus", "step(-1, 0)", "Less", id="prune.down", key_display="-",
+                tooltip="Lower the budget a little (1% of the pool)"),
+        Binding("right_square_bracket", "step(1, 1)", "Much more", id="prune.up_coarse", key_display="]", show=False,
+                tooltip="Raise the budget a lot (10% of the pool)"),
+        Binding("left_square_bracket", "step(-1, 1)", "Much less", id="prune.down_coarse", key_display="[", show=False,
+                tooltip="Lower the budget a lot (10% of the pool)"),
+        Binding("t", "cycle_tokenizer", "Tokenizer", id="prune.tokenizer",
+                tooltip="Next tokenizer: chars4, o200k_base, cl100k_base"),
+        Binding("s", "focus_scope", "Scope", id="prune.scope", tooltip="All live observations or one session"),
+        Binding("l", "next_list", "Lists", id="prune.lists", tooltip="Dropped, protected, kept, runs"),
+        Binding("c", "commit", "Commit", id="prune.commit",
+                tooltip="Soft-evict the dropped rows (asks first; undoable)"),
+        Binding("u", "undo_run", "Undo run", id="prune.undo", tooltip="Undo a prune run (the one selected in Runs)"),
+        Binding("x", "export", "Export", id="prune.export", tooltip="Write this preview as JSON (the CLI's shape)"),
+        Binding("r", "recompute", "Recompute", id="prune.recompute", show=False,
+                tooltip="Read the brain again and prepare the pool anew"),
+    ]
+    WRITE_ACTIONS = {"commit", "undo_run"}
+
+    # -- messages from workers ---------------------------------------------------
+    class PoolProgress(Message):
+        def __init__(self, generation: int, done: int, total: int) -> None:
+            super().__init__()
+            self.generation, self.done, self.total = generation, done, total
+
+    class PoolReady(Message):
+        def __init__(self, generation: int, pool: PreparedPool, seconds: float) -> None:
+            super().__init__()
+            self.generation, self.pool, self.seconds = generation, pool, seconds
+
+    class PoolFailed(Message):
+        def __init__(self, generation: int, error: str) -> None:
+            super().__init__()
+            self.generation, self.error = generation, error
+
+    class RunsLoaded(Message):
+        def __init__(self, runs: list[Run]) -> None:
+            super().__init__()
+            self.runs = runs
+
+    class SessionsLoaded(Message):
+        def __init__(self, sessions: list[tuple[str, int]]) -> None:
+            super().__init__()
+            self.sessions = sessions
+
+    class Committed(Message):
+        def __init__(self, run_id: int, evicted: int) -> None:
+            super().__init__()
+            self.run_id, self.evicted = run_id, evicted
+
+    class Stale(Message):
+        def __init__(self, error: str) -> None:
+            super().__init__()
+            self.error = error
+
+    class Exported(Message):
+        def __init__(self, path: Path, dropped: int) -> None:
+            super().__init__()
+            self.path, self.dropped = path, dropped
+
+    def __init__(self) -> None:
+        super().__init__(id="pane-prune")
+        self.pool: PreparedPool | None = None
+        self.preview: PrunePreview | None = None
+        self.budget: int | None = None
+        self.scope = ALL_SCOPE
+        self.tokenizer = CHARS4
+        self.generation = 0
+        self.preparing = False
+        self.pool_note = ""
+        self.message = ""
+        self.runs: list[Run] = []
+        self._protected_tokens = 0
+        self._blockers: list[PoolEntry] = []
+
+    # -- layout -------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield from self.compose_chrome_top()
+        with Horizontal(id="prune-controls"):
+            yield Label("Budget", classes="prune-label")
+            yield BudgetInput(placeholder="e.g. 12k", id="prune-budget", compact=True,
+                              tooltip="Tokens; a k or M suffix is fine. ↑/↓ step, page up/down step more")
+            yield Label("Tokenizer", classes="prune-label")
+            yield Select([(name, name) for name in TOKENIZER_NAMES], value=self.tokenizer, allow_blank=False,
+                         id="prune-tokenizer", compact=True, tooltip="How tokens are counted")
+            yield Label("Scope", classes="prune-label")
+            yield Select([(Text("all live observations"), ALL_SCOPE)], value=ALL_SCOPE, allow_blank=False,
+                         id="prune-scope", compact=True, tooltip="The whole live pool or one session's part")
+        yield Static(id="prune-status")
+        with Horizontal(id="prune-top"):
+            yield Static(id="prune-summary")
+            yield PruneChart(id="prune-chart")
+        yield BudgetBar(id="prune-bar")
+        yield ProgressBar(id="prune-progress", show_eta=False)
+        with TabbedContent(id="prune-lists"):
+            with TabPane("Dropped", id="list-dropped"):
+                yield LineTable(ENTRY_COLUMNS, self.format_entry, id="prune-dropped")
+            with TabPane("Protected", id="list-protected"):
+                yield LineTable(PROTECTED_COLUMNS, self.format_protected, id="prune-protected")
+            with TabPane("Kept", id="list-kept"):
+                yield LineTable(ENTRY_COLUMNS, self.format_entry, id="prune-kept")
+            with TabPane("Runs", id="list-runs"):
+                yield LineTable(RUN_COLUMNS, self.format_run, id="prune-runs")
+        yield from self.compose_footer()
+
+    def on_mount(self) -> None:
+        configured = self.app.settings.get("tokenizer")
+        self.tokenizer = configured if configured in TOKENIZER_NAMES else CHARS4
+        with self.prevent(Select.Changed):
+            self.query_one("#prune-tokenizer", Select).value = self.tokenizer
+        self.table("dropped").focus()
+        self._load_sessions()
+        self.reload()
+
+    def table(self, name: str) -> LineTable:
+        return self.query_one(f"#prune-{name}", LineTable)
+
+    # -- the pool ---------------------------------------------------------------------
+    def reload(self, keep_cursor: bool = False) -> None:
+        """Prepare the pool again (tokenizer or scope changed, or the brain did); keeps the budget."""
+        self.generation += 1
+        self.preparing = True
+        bar = self.query_one("#prune-progress", ProgressBar)
+        bar.update(total=None, progress=0)
+        bar.display = True
+        self.update_status()
+        self._prepare(self.generation, self.tokenizer, None if self.scope == ALL_SCOPE else self.scope)
+        self._load_runs()
+
+    @work(thread=True, exclusive=True, group="prune-pool", exit_on_error=False)
+    def _prepare(self, generation: int, tokenizer: str, session: str | None) -> None:
+        started = time.perf_counter()
+
+        def progress(done: int, total: int) -> None:
+            self.post_message(self.PoolProgress(generation, done, total))
+
+        reader = self.app.brain.reader()  # its own connection: page reads elsewhere never wait on this
+        try:
+            pool = prepare_pool(reader, tokenizer, session, progress)
+        except BrainError as exc:
+            self.post_message(self.PoolFailed(generation, str(exc)))
+            return
+        finally:
+            reader.close()
+        self.post_message(self.PoolReady(generation, pool, time.perf_counter() - started))
+
+    def on_prune_screen_pool_progress(self, message: PoolProgress) -> None:
+        if message.generation == self.generation:
+            self.query_one("#prune-progress", ProgressBar).update(total=message.total, progress=message.done)
+
+    def on_prune_screen_pool_ready(self, message: PoolReady) -> None:
+        if message.generation != self.generation:
+            return  # a newer tokenizer or scope was chosen meanwhile
+        pool = message.pool
+        self.preparing = False
+        self.query_one("#prune-progress", ProgressBar).display = False
+        self.pool = pool
+        self._protected_tokens = pool.tokens_after_dropping(len(pool.droppable))
+        self._blockers = sorted(pool.protected, key=lambda e: -e.units)[:BLOCKERS_SHOWN]
+        stats = pool.count_stats
+        cached = f", {stats.from_cache:,} counts from the cache" if stats.cache_used else ""
+        self.pool_note = f"prepared in {message.seconds:.2f} s{cached}"
+        self.table("protected").set_listing(ListListing(pool.protected, self._entry_row))
+        self.query_one("#prune-chart", PruneChart).set_pool(pool)
+        if self.budget is None:
+            self.budget = default_budget(pool.tokens_before)
+            self._show_budget_text()
+        self.set_budget(self.budget)
+
+    def on_prune_screen_pool_failed(self, message: PoolFailed) -> None:
+        if message.generation != self.generation:
+            return
+        self.preparing = False
+        self.query_one("#prune-progress", ProgressBar).display = False
+        self.pool = self.preview = None
+        self.pool_note = ""
+        self.message = message.error
+        for name in ("dropped", "protected", "kept"):
+            self.table(name).set_listing(ListListing([], self._entry_row))
+        self.query_one("#prune-chart", PruneChart).set_pool(None)
+        self._show_preview()
+
+    # -- the budget: every change re-previews from the prepared pool -------------------------
+    def set_budget(self, budget: int) -> None:
+        """Preview at `budget`: O(log n) in the pool, O(visible rows) on screen."""
+        self.budget = budget
+        self.message = ""
+        if self.pool is not None:
+            self.preview = self.pool.preview(budget)
+        self._show_preview()
+
+    def _show_preview(self) -> None:
+        preview = self.preview
+        chart = self.query_one("#prune-chart", PruneChart)
+        bar = self.query_one("#prune-bar", BudgetBar)
+        self.query_one("#prune-summary", Static).update(self.summary_text())
+        if preview is None:
+            bar.show(None)
+        else:
+            bar.show(BarFigures(preview.budget, preview.target, preview.tokens_before, preview.tokens_after,
+                                self._protected_tokens))
+            chart.mark(preview.budget)
+            droppable = self.pool.droppable
+            self.table("dropped").set_listing(ListListing(droppable, self._entry_row, 0, preview.drop_count),
+                                              keep_cursor=True)
+            self.table("kept").set_listing(ListListing(droppable, self._entry_row, preview.drop_count),
+                                           keep_cursor=True)
+        self._label_tabs()
+        self.update_status()
+
+    def _label_tabs(self) -> None:
+        preview = self.preview
+        tabs = self.query_one("#prune-lists", TabbedContent)
+        counts = {"dropped": preview.drop_count if preview else 0,
+                  "protected": len(preview.protected) if preview else 0,
+                  "kept": (preview.kept - len(preview.protected)) if preview else 0,
+                  "runs": len(self.runs)}
+        for name, count in counts.items():
+            tabs.get_tab(f"list-{name}").label = Text(f"{name.capitalize()} {count:,}")
+
+    def summary_text(self) -> Text:
+        """Budget, target, tokens before → after, counts, and fell_back with what stands in the way."""
+        preview = self.preview
+        text = Text()
+        if preview is None:
+            if self.message:
+                text.append("No preview: ", style="bold")
+                text.append(one_line(self.message, 400))
+            else:
+                text.append("Preparing the pool…", style="italic")
+            return text
+        text.append("Budget ", style="bold")
+        text.append(f"{preview.budget:,}")
+        text.append("  target ", style="bold")
+        text.append(f"{preview.target:,} (80%)")
+        text.append("\nTokens ", style="bold")
+        change = preview.tokens_after - preview.tokens_before
+        share = f", {change / preview.tokens_before:+.0%}" if preview.tokens_before else ""
+        text.append(f"{preview.tokens_before:,} → {preview.tokens_after:,} ({change:+,}{share})")
+        text.append("\nDropped ", style="bold")
+        text.append(f"{preview.drop_count:,}")
+        text.append("  kept ", style="bold")
+        text.append(f"{preview.kept:,} ({len(preview.protected):,} protected)")
+        text.append("\n")
+        if preview.fell_back:
+            text.append(" FELL BACK ", style="bold reverse red")
+            text.append(f" target not met: the protected rows alone hold {self._protected_tokens:,} tokens, "
+                        "and protected rows never drop.\n")
+            text.append("In the way: ", style="bold")
+            text.append(", ".join(f"{one_line(e.id, 24)} ({self.pool.tokenizer.finish(e.units):,}, "
+                                  f"{one_line(e.reasons[0].split(':', 1)[0], 20)})" for e in self._blockers))
+        elif preview.drop_count:
+            text.append("Drops the first rows of the drop order; c commits (undoable).", style="italic")
+        else:
+            text.append("Nothing drops: the pool is within its target.", style="italic")
+        return text
+
+    def update_status(self) -> None:
+        parts = []
+        scope = "all live observations" if self.scope == ALL_SCOPE else f"session {one_line(self.scope, 40)}"
+        if self.preparing:
+            parts.append(f"counting tokens ({self.tokenizer}, {scope})…")
+        elif self.pool is not None:
+            parts.append(f"{len(self.pool):,} live observations · {self.pool.tokenizer.name} · {scope}")
+            if self.pool_note:
+                parts.append(self.pool_note)
+        if self.message and self.pool is not None:
+            parts.append(one_line(self.message, 200))
+        brain = self.app.brain
+        if brain is not None and brain.read_only:
+            parts.append(f"read-only ({brain.read_only_reason}): commit and undo are disabled")
+        self.query_one("#prune-status", Static).update(Text(" · ".join(parts)))
+
+    def _show_budget_text(self) -> None:
+        box = self.query_one("#prune-budget", BudgetInput)
+        if self.budget is not None:
+            with self.prevent(Input.Changed):
+                box.value = budget_text(self.budget)
+            box.set_class(False, "-invalid")
+
+    @on(Input.Changed, "#prune-budget")
+    def budget_typed(self, event: Input.Changed) -> None:
+        try:
+            budget = parse_budget(event.value)
+        except BadBudget as exc:
+            event.input.set_class(bool(event.value.strip()), "-invalid")
+            self.message = str(exc) if event.value.strip() else ""
+            self.update_status()
+            return
+        event.input.set_class(False, "-invalid")
+        if budget != self.budget:
+            self.set_budget(budget)
+
+    @on(Input.Submitted, "#prune-budget")
+    def budget_submitted(self, event: Input.Submitted) -> None:
+        self.table(self.current_list()).focus()
+
+    def action_focus_budget(self) -> None:
+        self.query_one("#prune-budget", BudgetInput).focus()
+
+    def action_step(self, direction: int, coarse: int) -> None:
+        if self.pool is None or self.budget is None:
+            return
+        step = nice_step(self.pool.tokens_before, COARSE if coarse else FINE)
+        self.set_budget(stepped(self.budget, step, direction))
+        self._show_budget_text()
+
+    # -- tokenizer and scope: these prepare the pool anew ----------------------------------
+    @on(Select.Changed, "#prune-tokenizer")
+    def tokenizer_chosen(self, event: Select.Changed) -> None:
+        if event.value in TOKENIZER_NAMES and event.value != self.tokenizer:
+            self.tokenizer = str(event.value)
+            self.reload()
+
+    @on(Select.Changed, "#prune-scope")
+    def scope_chosen(self, event: Select.Changed) -> None:
+        if isinstance(event.value, str) and event.value != self.scope:
+            self.scope = event.value
+            self.reload()
+
+    def action_cycle_tokenizer(self) -> None:
+        names = list(TOKENIZER_NAMES)
+        self.query_one("#prune-tokenizer", Select).value = names[(names.index(self.tokenizer) + 1) % len(names)]
+
+    def action_focus_scope(self) -> None:
+        self.query_one("#prune-scope", Select).focus()
+
+    @work(thread=True, exclusive=True, group="prune-sessions", exit_on_error=False)
+    def _load_sessions(self) -> None:
+        self.post_message(self.SessionsLoaded(live_sessions(self.app.brain)))
+
+    def on_prune_screen_sessions_loaded(self, message: SessionsLoaded) -> None:
+        options = [(Text("all live observations"), ALL_SCOPE)]
+        options += [(Text(f"{one_line(session, 40)} ({count:,})"), session) for session, count in message.sessions]
+        select = self.query_one("#prune-scope", Select)
+        with self.prevent(Select.Changed):
+            select.set_options(options)
+            select.value = self.scope if any(v == self.scope for _, v in options) else ALL_SCOPE
+
+    # -- the lists ------------------------------------------------------------------------
+    def _entry_row(self, index: int, entry: PoolEntry) -> dict:
+        return {"id": entry.id, "rank": index + 1, "entry": entry}
+
+    def format_entry(self, row: dict) -> dict[str, tuple[str, str]]:
+        entry: PoolEntry = row["entry"]
+        return {
+            "rank": (f"{row['rank']:,}", "table--muted"),
+            "id": (entry.id, ""),
+            "coverage": coverage_cell(entry),
+            "relevance": relevance_cell(entry),
+            "created": (entry.created_at[:10], ""),
+            "tokens": (f"{self.pool.tokenizer.finish(entry.units):,}" if self.pool else "", ""),
+            "why": (entry.relevance_reason, "table--muted"),
+        }
+
+    def format_protected(self, row: dict) -> dict[str, tuple[str, str]]:
+        entry: PoolEntry = row["entry"]
+        return {
+            "id": (entry.id, ""),
+            "relevance": relevance_cell(entry),
+            "tokens": (f"{self.pool.tokenizer.finish(entry.units):,}" if self.pool else "", ""),
+            "reasons": ("; ".join(entry.reasons), "table--protected"),
+        }
+
+    def format_run(self, row: dict) -> dict[str, tuple[str, str]]:
+        run: Run = row["run"]
+        params = run.params
+        budget = params.get("budget")
+        return {
+            "run": (str(run.id), ""),
+            "created": (run.created_at, ""),
+            "evicted": (f"{len(params.get('ids') or []):,}", ""),
+            "budget": (f"{budget:,}" if isinstance(budget, int) else str(budget or ""), ""),
+            "tokenizer": (str(params.get("tokenizer") or ""), ""),
+            "state": (f"undone by run {run.undone_by}" if run.undone_by else "active",
+                      "table--muted" if run.undone_by else "table--reinforced"),
+            "scope": (str(params.get("scope") or "all"), ""),
+        }
+
+    def current_list(self) -> str:
+        active = self.query_one("#prune-lists", TabbedContent).active
+        return active.removeprefix("list-") if active else "dropped"
+
+    def action_next_list(self) -> None:
+        following = LISTS[(LISTS.index(self.current_list()) + 1) % len(LISTS)]
+        self.query_one("#prune-lists", TabbedContent).active = f"list-{following}"
+        self.table(following).focus()
+
+    @on(TabbedContent.TabActivated, "#prune-lists")
+    def list_shown(self, event: TabbedContent.TabActivated) -> None:
+        self.table(self.current_list()).focus()
+
+    @on(LineTable.Selected)
+    def row_opened(self, event: LineTable.Selected) -> None:
+        event.stop()
+        if "run" in event.row:
+            self._ask_undo(event.row["run"])
+        else:
+            self.app.open_observation(event.row["id"])
+
+    # -- runs -----------------------------------------------------------------------------
+    @work(thread=True, exclusive=True, group="prune-runs", exit_on_error=False)
+    def _load_runs(self) -> None:
+        self.post_message(self.RunsLoaded(curation.list_curation_runs(self.app.brain, ("prune",))))
+
+    def on_prune_screen_runs_loaded(self, message: RunsLoaded) -> None:
+        self.runs = message.runs
+        self.table("runs").set_listing(ListListing(self.runs, run_row), keep_cursor=True)
+        self._label_tabs()
+
+    def action_undo_run(self) -> None:
+        run = None
+        if self.current_list() == "runs":
+            row = self.table("runs").current_row()
+            run = row["run"] if row else None
+        if run is None:
+            run = next((r for r in self.runs if not r.undone_by), None)
+        if run is None:
+            self.notify("There is no prune run to undo.", severity="warning")
+            return
+        self._ask_undo(run)
+
+    def _ask_undo(self, run: Run) -> None:
+        if self.app.brain.read_only:
+            self.notify(f"The brain is read-only ({self.app.brain.read_only_reason}); nothing can be undone.",
+                        severity="warning")
+            return
+        if run.undone_by:
+            self.notify(f"Run {run.id} was already undone by run {run.undone_by}.", severity="warning")
+            return
+        evicted = len(run.params.get("ids") or [])
+        self.app.confirm(
+            "Undo prune run",
+            f"Undo prune run {run.id} ({run.created_at})?\n\nThe {evicted:,} observations it evicted become "
+            "live again — except any that CLEO or another step changed since, which are left alone.",
+            lambda: self._undo(run.id))
+
+    def _undo(self, run_id: int) -> None:
+        if run_id in self.app.undo_stack:
+            self.app.undo_stack.remove(run_id)
+        self.app._undo(run_id)  # the app's undo worker: one transaction, then every pane refreshes
+
+    # -- commit ---------------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if action in self.WRITE_ACTIONS and self.app.brain is not None and self.app.brain.read_only:
+            return None  # shown disabled in the footer; the status line says why
+        return True
+
+    def action_commit(self) -> None:
+        preview = self.preview
+        if preview is None or self.preparing:
+            self.notify("The preview is not ready yet.", severity="warning")
+            return
+        if not preview.drop_count:
+            self.notify("This budget drops nothing: the pool is within its target.", severity="warning")
+            return
+        body = (f"Soft-evict {preview.drop_count:,} observations?\n\n"
+                f"Tokens {preview.tokens_before:,} → {preview.tokens_after:,} at a budget of "
+                f"{preview.budget:,} ({preview.tokenizer}).")
+        if preview.fell_back:
+            body += " The target still is not met: the protected rows alone exceed it."
+        body += ("\n\nNothing is deleted: each row gets invalid_at set. The run can be undone "
+                 "from the Runs list (u).")
+        self.app.confirm("Commit prune", body, lambda: self._commit(preview), danger=True)
+
+    @work(thread=True, exclusive=True, group="prune-commit", exit_on_error=False)
+    def _commit(self, preview: PrunePreview) -> None:
+        try:
+            run_id = commit_prune(self.app.brain, preview)
+        except StaleState as exc:
+            self.post_message(self.Stale(str(exc)))
+            return
+        self.post_message(self.Committed(run_id, preview.drop_count))
+
+    def on_prune_screen_committed(self, message: Committed) -> None:
+        self.app._curation_done(f"prune run {message.run_id} evicted {message.evicted:,} observations",
+                                message.run_id)
+
+    def on_prune_screen_stale(self, message: Stale) -> None:
+        self.app.confirm("The pool changed", f"{message.error}\n\nRecompute the preview now? The budget stays "
+                                             f"{self.budget:,}.", self.reload)
+
+    def action_recompute(self) -> None:
+        self.reload()
+
+    def curation_done(self) -> None:
+        """A write (here or in another pane) changed the live pool: prepare it again."""
+        self.reload()
+
+    # -- export ---------------------------------------------------------------------------
+    def action_export(self) -> None:
+        preview = self.preview
+        if preview is None:
+            self.notify("There is no preview to export yet.", severity="warning")
+            return
+        self.app.push_screen(
+            PathPrompt("Export preview as JSON",
+                       "The file gets `cleo-tui prune --json`'s document for this budget and tokenizer. "
+                       "A relative path is taken from the current directory.",
+                       default_export_name(preview)),
+            lambda answer: self._export_to(answer, preview))
+
+    def _export_to(self, answer: str | None, preview: PrunePreview) -> None:
+        if not answer:
+            return
+        path = Path(answer).expanduser()
+        path = path if path.is_absolute() else Path.cwd() / path
+        if path.exists():
+            self.app.confirm("Replace file", f"{one_line(str(path), 200)} exists. Replace it?",
+                             lambda: self._export(path, preview), danger=True)
+        else:
+            self._export(path, preview)
+
+    @work(thread=True, exclusive=True, group="prune-export", exit_on_error=False)
+    def _export(self, path: Path, preview: PrunePreview) -> None:
+        write_export(path, preview)
+        self.post_message(self.Exported(path, preview.drop_count))
+
+    def on_prune_screen_exported(self, message: Exported) -> None:
+        self.message = f"exported the preview ({message.dropped:,} dropped) to {message.path}"
+        self.update_status()
+        self.notify(self.message, markup=False)

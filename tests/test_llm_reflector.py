@@ -1,0 +1,179 @@
+"""The reflector: proposal → partial approval → apply → undo, with every row compared."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cleo_tui.brain import StaleState
+from cleo_tui.brain import cleo_schema as cs
+from cleo_tui.brain.clock import cleo_timestamp
+from cleo_tui.llm import results as r
+from cleo_tui.llm.proposals import (
+    ProposalError, discard_proposal, get_proposal, list_proposals, undo_proposal,
+)
+from cleo_tui.llm.reflector import apply_reflection, propose_reflection, run_reflector, superseded_details
+from fake_llm import FakeLLM, error_reply, text_reply
+from llm_fixtures import (
+    ANTHROPIC_KEY, OPENAI_KEY, SESSION, brain_with_observations, fast_config, fts_consistent,
+    reflection_answer, snapshot, write_project_config,
+)
+
+KEYS = {"anthropic": ("ANTHROPIC_API_KEY", ANTHROPIC_KEY), "openai": ("OPENAI_API_KEY", OPENAI_KEY)}
+
+
+@pytest.fixture(params=sorted(KEYS))
+def provider(request, monkeypatch):
+    monkeypatch.setenv(*KEYS[request.param])
+    fast_config()
+    return request.param
+
+
+@pytest.fixture
+def brain(tmp_path):
+    brain, ids = brain_with_observations(tmp_path, 8)
+    brain.ids = ids  # type: ignore[attr-defined]
+    with brain.write() as conn:  # an identical pattern and learning exist already: dedup raises them
+        conn.execute(f"INSERT INTO {cs.PATTERNS}(id, type, pattern, context, frequency) "
+                     "VALUES ('P-existing', 'workflow', 'run the tests before every commit ', 'old', 2)")
+        conn.execute(f"INSERT INTO {cs.LEARNINGS}(id, insight, source, confidence, actionable) "
+                     "VALUES ('L-existing', 'WAL mode avoids reader/writer blocking', 'manual', 0.5, 0)")
+        conn.execute(f"UPDATE {cs.OBSERVATIONS} SET invalid_at = '2026-01-01 00:00:00' WHERE id = ?", (ids[0],))
+    yield brain
+    brain.close()
+
+
+def _propose(brain, superseded, **answer):
+    fake = FakeLLM([text_reply(reflection_answer(superseded, **answer), input_tokens=900, output_tokens=210)])
+    outcome = propose_reflection(brain, SESSION, http_client=fake.http_client())
+    return outcome, fake
+
+
+def test_round_trip_partial_approval_apply_undo(brain, provider):
+    ids = brain.ids
+    before = snapshot(brain)
+    outcome, fake = _propose(brain, [{"id": ids[1], "reason": "repeated by step 2"}, ids[2], ids[3], "O-invented"])
+    proposal = outcome.proposal
+    assert outcome.ran and outcome.problem is None and proposal.status == "pending"
+    assert [s["id"] for s in proposal.superseded] == [ids[1], ids[2], ids[3]]
+    assert proposal.items["dropped_ids"] == ["O-invented"]
+    assert proposal.usage == {"input_tokens": 900, "output_tokens": 210}
+    assert {row["id"] for row in proposal.input} == set(ids[1:])  # live rows only
+    assert f"[{ids[4]}] (agent): step 4 of the work" in fake.requests[0].prompt
+    assert snapshot(brain) == before  # a proposal writes nothing in CLEO's tables
+    details = superseded_details(brain, proposal)
+    assert details[0]["reason"] == "repeated by step 2" and details[0]["row"]["narrative"].startswith("Narrative of step 1")
+
+    result = apply_reflection(brain, proposal.id, approved_superseded=[ids[3], ids[1]],
+                              accepted_patterns=[0], accepted_learnings=[0, 1])
+    assert result.to_dict()["superseded_ids"] == [ids[1], ids[3]] and result.rejected_ids == [ids[2]]
+    assert (result.patterns_stored, result.learnings_stored) == (1, 2)
+    after = snapshot(brain)
+
+    # exactly what changed: two evictions, frequency and confidence raised, one new learning, edges, a node
+    evicted = {row[0]: row for row in after[cs.OBSERVATIONS] if row[0] in (ids[1], ids[3])}
+    assert all(row is not None for row in evicted.values())
+    assert brain.scalar(f"SELECT count(*) FROM {cs.OBSERVATIONS} WHERE invalid_at IS NOT NULL") == 3
+    assert brain.scalar(f"SELECT invalid_at FROM {cs.OBSERVATIONS} WHERE id = ?", (ids[2],)) is None
+    assert brain.scalar(f"SELECT frequency FROM {cs.PATTERNS} WHERE id = 'P-existing'") == 3
+    assert result.pattern_ids == ["P-existing"] and result.learning_ids[0] == "L-existing"
+    assert brain.scalar(f"SELECT confidence FROM {cs.LEARNINGS} WHERE id = 'L-existing'") == 0.9
+    new_learning = brain.query_one(f"SELECT * FROM {cs.LEARNINGS} WHERE id = ?", (result.learning_ids[1],))
+    assert (new_learning["source"], new_learning["confidence"], new_learning["actionable"]) == (
+        "reflector-synthesized", 0.4, 0)
+    edges = {tuple(e) for e in brain.query(f"SELECT from_id, to_id FROM {cs.EDGES} WHERE edge_type = 'supersedes'")}
+    sources = ["pattern:P-existing", "learning:L-existing", f"learning:{result.learning_ids[1]}"]
+    assert edges == {(s, f"observation:{o}") for s in sources for o in (ids[1], ids[3])}
+    assert len(after[cs.NODES]) == 1  # only the new learning needed a node
+    decided = get_proposal(brain, proposal.id)
+    assert decided.status == "applied" and decided.decision["rejected_superseded"] == [ids[2]]
+    assert decided.decision["accepted_patterns"] == [0] and decided.run_id == result.run_id
+
+    undone = undo_proposal(brain, proposal.id)
+    assert undone.restored == 2 + 1 + 1 + 1 + 1 + 6  # evictions, freq, conf, learning, node, edges
+    assert snapshot(brain) == before
+    assert get_proposal(brain, proposal.id).status == "undone"
+    assert fts_consistent(brain)
+    with pytest.raises(ProposalError, match="only an applied proposal"):
+        undo_proposal(brain, proposal.id)
+
+
+def test_stale_proposal_refused(brain, provider):
+    outcome, _ = _propose(brain, [brain.ids[2]])
+    with brain.write() as conn:  # CLEO edits one of the input rows meanwhile
+        conn.execute(f"UPDATE {cs.OBSERVATIONS} SET narrative = 'edited', updated_at = ? WHERE id = ?",
+                     (cleo_timestamp(), brain.ids[5]))
+    before = snapshot(brain)
+    with pytest.raises(StaleState, match="stale"):
+        apply_reflection(brain, outcome.proposal.id, [brain.ids[2]], [0], [0])
+    assert snapshot(brain) == before and get_proposal(brain, outcome.proposal.id).status == "pending"
+
+
+def test_new_observations_do_not_make_a_proposal_stale(brain, provider):
+    outcome, _ = _propose(brain, [brain.ids[2]])
+    from llm_fixtures import add_observations
+    add_observations(brain, 2, prefix="O-later")
+    result = apply_reflection(brain, outcome.proposal.id, [brain.ids[2]], [], [])
+    assert result.superseded_ids == [brain.ids[2]]
+
+
+def test_only_proposed_ids_can_be_approved(brain, provider):
+    outcome, _ = _propose(brain, [brain.ids[2]])
+    with pytest.raises(ProposalError, match="did not propose"):
+        apply_reflection(brain, outcome.proposal.id, [brain.ids[4]], [], [])
+    with pytest.raises(ProposalError, match="patterns"):
+        apply_reflection(brain, outcome.proposal.id, [], [7], [])
+
+
+def test_discard_and_list(brain, provider):
+    outcome, _ = _propose(brain, [])
+    assert [p.id for p in list_proposals(brain, status="pending")] == [outcome.proposal.id]
+    discard_proposal(brain, outcome.proposal.id)
+    assert list_proposals(brain, status="pending") == []
+    with pytest.raises(ProposalError):
+        apply_reflection(brain, outcome.proposal.id, [], [0], [])
+
+
+@pytest.mark.parametrize("reply, kind", [
+    (error_reply(429, "slow down"), r.PROVIDER_ERROR),
+    (error_reply(500, "boom"), r.PROVIDER_ERROR),
+    (text_reply('{"patterns": [{"pattern": "x", "context": "y"}], "learn', stop="length"), r.UNPARSABLE),
+    (text_reply('{"patterns": [], "learnings": [], "superseded": ["O-nowhere"]}'), r.NOTHING_PROPOSED),
+])
+def test_reflector_failures_store_nothing(brain, provider, reply, kind):
+    before = snapshot(brain)
+    outcome = propose_reflection(brain, SESSION, http_client=FakeLLM([reply]).http_client())
+    assert outcome.problem.kind == kind and outcome.proposal is None
+    assert snapshot(brain) == before and list_proposals(brain) == []
+    assert KEYS[provider][1] not in json.dumps(outcome.to_dict())
+
+
+def test_reflector_gates(brain, provider, tmp_path):
+    write_project_config(brain, {"brain": {"reflector": {"enabled": False}}})
+    assert propose_reflection(brain, SESSION, http_client=FakeLLM([]).http_client()).problem.kind == r.DISABLED
+    small, _ = brain_with_observations(tmp_path / "small", 2)
+    try:
+        problem = propose_reflection(small, SESSION, http_client=FakeLLM([]).http_client()).problem
+        assert (problem.kind, problem.details["count"], problem.details["minimum"]) == (r.TOO_FEW_ROWS, 2, 3)
+    finally:
+        small.close()
+
+
+def test_run_reflector_applies_everything_like_cleo(brain, provider):
+    fake = FakeLLM([text_reply(reflection_answer([brain.ids[1], brain.ids[2]]))])
+    result = run_reflector(brain, SESSION, http_client=fake.http_client())
+    assert result.ran and result.superseded_ids == [brain.ids[1], brain.ids[2]] and result.patterns_stored == 2
+    failed = run_reflector(brain, SESSION, http_client=FakeLLM([error_reply(500, "x")]).http_client())
+    assert failed.problem.kind == r.PROVIDER_ERROR and failed.problem.details["status"] == 500
+
+
+def test_rows_changed_while_the_model_thinks_make_the_proposal_stale(brain, provider):
+    def edit_then_answer(request):
+        with brain.write() as conn:  # CLEO writes during the call
+            conn.execute(f"UPDATE {cs.OBSERVATIONS} SET title = 'changed' WHERE id = ?", (brain.ids[3],))
+        return text_reply(reflection_answer([brain.ids[3]]))
+
+    outcome = propose_reflection(brain, SESSION, http_client=FakeLLM([edit_then_answer]).http_client())
+    with pytest.raises(StaleState):
+        apply_reflection(brain, outcome.proposal.id, [brain.ids[3]], [0], [0])

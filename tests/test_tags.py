@@ -1,0 +1,133 @@
+"""Coverage, relevance and protection tags: seed records, whole brains, and the rules text."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cleo_tui.memory import curation, detectors
+from cleo_tui.memory.mapping import MAPPING_TABLE
+from cleo_tui.memory.rules import RULES_MARKDOWN
+from cleo_tui.memory.seed_types import ObservationRecord, ReflectionRecord
+from cleo_tui.memory.tags import compute_coverage_tags, tag_brain, tag_protected_observations
+from tests.pruner_fixtures import add_observation, add_pattern, new_brain
+
+
+def rec(id, content="plain note about the work", relevance="medium"):
+    return ObservationRecord(id, content, "2026-01-01 10:00", relevance)
+
+
+def test_coverage_counts_distinct_reflections_citing_ids_in_the_pool():
+    pool = [rec("a"), rec("b"), rec("c")]
+    reflections = [ReflectionRecord(f"r{i}", "x", ("a", "a", "b" if i == 0 else "zzz")) for i in range(4)]
+    reflections.append("legacy reflection citing a")  # legacy strings cite nothing
+    assert compute_coverage_tags(pool, reflections) == {"a": "reinforced", "b": "cited", "c": "uncited"}
+    assert compute_coverage_tags(pool, reflections[:3])["a"] == "cited"
+
+
+def test_each_protection_kind_is_detected_with_a_readable_reason():
+    pool = [
+        rec("crit", relevance="critical"),
+        rec("user", "The user prefers tabs over spaces."),
+        rec("done", "Task complete: shipped the login form"),
+        rec("err", "Build broke with TypeError: undefined is not a function"),
+        rec("uniq", "Refactored src/auth/token.py to refresh early"),
+        rec("shared1", "Touched lib/shared.py today"),
+        rec("shared2", "lib/shared.py needs tests"),
+        rec("plain", "Looked around the codebase for a while"),
+    ]
+    tags = tag_protected_observations(pool)
+    assert tags["crit"].reasons[0].startswith("critical relevance")
+    assert tags["user"].reasons == ('user assertion: "user prefers"',)
+    assert tags["done"].reasons[0].startswith("completion: ")
+    assert 'error: "TypeError"' in tags["err"].reasons
+    assert tags["uniq"].reasons == ("unique identifier: src/auth/token.py appears in no other observation",)
+    assert tags["uniq"].reason == tags["uniq"].reasons[0]
+    for plain in ("shared1", "shared2", "plain"):
+        assert tags[plain].protected is False and tags[plain].reason is None
+
+
+def test_an_identifier_named_in_a_reflection_is_not_unique():
+    pool = [rec("a", "Fixed T4521 at last")]
+    assert tag_protected_observations(pool)["a"].protected
+    assert not tag_protected_observations(pool, ["T4521 keeps coming back"])["a"].protected
+    assert not tag_protected_observations(pool, [ReflectionRecord("r", "see T4521", ())])["a"].protected
+
+
+def test_identifier_kinds():
+    text = ("see src/auth/token.py, ./run.sh and package.json; T123 #42 GH-17 commit 3f9a1c2 "
+            "ENOENT TS2345 cleo_tui.memory.pruner refresh_token() e.g. and/or 2026-01-01 deadbeef")
+    assert detectors.identifiers_in(text) == {
+        "src/auth/token.py", "./run.sh", "package.json", "T123", "#42", "GH-17", "3f9a1c2", "ENOENT",
+        "TS2345", "cleo_tui.memory.pruner", "refresh_token()", "and/or"}
+
+
+_WORDS = ["the", "user", "said", "prefers", "Task", "complete:", "merged", "TypeError:", "error:", "exit",
+          "code", "2", "src/a.py", "a/b", "T12", "#7", "GH-3", "abc1234", "deadbeef", "ENOENT", "E0425",
+          "os.path.join", "f()", "x.", "(", ")", "/", ".", "#", "E", "İstanbul", "ß", "😀", "\n", "User:",
+          "owner", "-", "1", "T", "a1b2c3d4e5", "Exception", "traceback"]
+_SEPARATORS = st.sampled_from([" ", "\n", "\t", ", ", "", " "])
+
+
+@st.composite
+def texts(draw):
+    parts = draw(st.lists(st.tuples(st.sampled_from(_WORDS), _SEPARATORS), max_size=25))
+    return "".join(word + sep for word, sep in parts)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(texts(), min_size=1, max_size=6))
+def test_the_fast_batch_search_equals_plain_regex_search_of_each_text(batch):
+    """The corpus-and-hints speed-up must not change what is found."""
+    ids = detectors.identifiers_of(batch)
+    reasons = detectors.text_reasons_of(batch)
+    full = re.compile("|".join(f"(?:{p})" for _, _, p in detectors.IDENTIFIER_KINDS))
+    for text, found, why in zip(batch, ids, reasons):
+        assert found == set(full.findall(text))
+        expected = []
+        for name, _, _, pattern in detectors.TEXT_DETECTORS:
+            match = re.compile(pattern, re.MULTILINE).search(text)
+            if match:
+                expected.append(f"{name}: {detectors._quote(match.group())}")
+        assert why == expected
+
+
+def test_tag_brain_reads_coverage_relevance_and_protection_from_the_brain(tmp_path):
+    brain = new_brain(tmp_path)
+    add_observation(brain, "O-a", "Chose SQLite for storage", type="decision")
+    add_observation(brain, "O-b", "Routine status update", quality_score=0.2)
+    add_observation(brain, "O-c", "Edited src/only/here.py")
+    add_observation(brain, "O-d", "Note written by hand", source_type="manual")
+    add_observation(brain, "O-e", "Old note about lib/x.py")
+    add_observation(brain, "O-f", "Another note about lib/x.py")
+    for i in range(4):
+        add_pattern(brain, f"P-{i}", f"pattern {i}", cites=["O-a"] + (["O-b"] if i == 0 else []))
+    curation.evict_observation(brain, "O-c")
+    curation.evict_observation(brain, "O-f")
+    curation.pin_observation(brain, "O-b")
+    tags = tag_brain(brain)
+    assert set(tags) == {"O-a", "O-b", "O-c", "O-d", "O-e", "O-f"}
+    a, b, c, d, e = (tags[k] for k in ("O-a", "O-b", "O-c", "O-d", "O-e"))
+    assert (a.coverage, a.citation_count, a.citing) == ("reinforced", 4, [f"pattern:P-{i}" for i in range(4)])
+    assert (a.relevance, a.protected) == ("high", False)
+    assert (b.coverage, b.relevance, b.relevance_reason) == ("cited", "critical", "set by you in cleo-tui")
+    assert b.protected and b.reasons[0].startswith("critical relevance")
+    assert d.protected and d.relevance == "critical"
+    # evicted: reasons as if live, but not protected
+    assert (c.live, c.protected) == (False, False)
+    assert c.reasons == ["unique identifier: src/only/here.py appears in no other observation"]
+    # lib/x.py is now only in a live row: the evicted copy no longer counts
+    assert e.protected and e.reasons == ["unique identifier: lib/x.py appears in no other observation"]
+    brain.close()
+
+
+def test_rules_text_documents_every_rule():
+    assert MAPPING_TABLE.strip().splitlines()[2] in RULES_MARKDOWN
+    for name, _, _, _ in detectors.TEXT_DETECTORS:
+        assert f"| {name} |" in RULES_MARKDOWN
+    for kind, _, _ in detectors.IDENTIFIER_KINDS:
+        assert f"| {kind} |" in RULES_MARKDOWN
+    for phrase in ("reinforced", "Target = 80%", "oldest first", "Fell back", "critical relevance", "Undo"):
+        assert phrase in RULES_MARKDOWN
