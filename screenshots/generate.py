@@ -39,7 +39,16 @@ async def observations(app, pilot) -> None:
 
 
 async def prune(app, pilot) -> None:
+    """The Prune pane at a budget whose target is met: some rows drop, in drop order."""
     await pilot.press("2")
+    await settle(app, pilot)
+    screen = app.screen
+    pool = screen.pool
+    protected = pool.tokens_after_dropping(len(pool.droppable))
+    budget = round((protected + (pool.tokens_before - protected) * 0.6) / 0.8, -3)
+    await pilot.press("b")
+    screen.query_one("#prune-budget").value = f"{int(budget) // 1000}k"
+    await pilot.press("enter")
 
 
 async def review(app, pilot) -> None:

@@ -32,7 +32,7 @@ def add_pattern(brain: Brain, pattern_id: str, text: str, cites: Iterable[str] =
         conn.execute(f"INSERT INTO {cs.PATTERNS} (id, type, pattern, context) VALUES (?, 'workflow', ?, '')",
                      (pattern_id, text))
         for obs in cites:
-            conn.execute(f"INSERT INTO {cs.EDGES} (from_id, to_id, edge_type) VALUES (?, ?, ?)",
+            conn.execute(f"INSERT OR IGNORE INTO {cs.EDGES} (from_id, to_id, edge_type) VALUES (?, ?, ?)",
                          (f"pattern:{pattern_id}", f"observation:{obs}", edge_type))
 
 

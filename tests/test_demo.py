@@ -189,3 +189,18 @@ def test_fts_index_follows_the_rows(demo):
     like = demo.scalar(f"SELECT count(*) FROM {cs.OBSERVATIONS} WHERE title LIKE '%rounding%' "
                        f"OR narrative LIKE '%rounding%'")
     assert found == like > 0
+
+
+def test_an_interrupted_run_leaves_no_half_brain_and_reports_progress(tmp_path):
+    seen = []
+
+    def progress(done, total):
+        seen.append((done, total))
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        generate_demo(tmp_path, observations=200, progress=progress)
+    assert seen == [(200, 200)]
+    assert list((tmp_path / ".cleo").iterdir()) == []
+    generate_demo(tmp_path, observations=200)  # and the directory is usable again
+    assert (tmp_path / ".cleo" / "cleo.db").is_file()

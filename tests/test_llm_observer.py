@@ -223,3 +223,23 @@ def test_cancel_during_the_call_stores_nothing(brain, provider):
     before = snapshot(brain)
     result = run_observer(brain, SESSION, http_client=fake.http_client(), cancel=token)
     assert result.problem.kind == r.CANCELLED and snapshot(brain) == before and list_proposals(brain) == []
+
+
+def test_input_is_capped_at_30_newest(tmp_path, provider):
+    brain, ids = brain_with_observations(tmp_path, 40)
+    try:
+        fake = FakeLLM([text_reply(notes_answer(ids[-6:]))])
+        run_observer(brain, SESSION, http_client=fake.http_client())
+        lines = [l for l in fake.requests[0].prompt.splitlines() if l.startswith("[O-t")]
+        assert len(lines) == 30 and lines[0].startswith(f"[{ids[-1]}]") and lines[-1].startswith(f"[{ids[10]}]")
+    finally:
+        brain.close()
+
+
+def test_connection_refused_is_a_provider_error(brain, provider):
+    from fake_llm import FakeLLMServer
+    with FakeLLMServer() as gone:
+        url = gone.openai_base_url if provider == "openai" else gone.anthropic_base_url
+    result = run_observer(brain, SESSION, base_url=url)
+    assert (result.problem.kind, result.problem.details["error"]) == (r.PROVIDER_ERROR, "connection")
+    assert list_proposals(brain) == []

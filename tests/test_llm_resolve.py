@@ -99,3 +99,12 @@ def test_key_never_in_repr_or_description(brain, monkeypatch):
     resolved = resolve_provider(brain)
     shown = repr(resolved) + json.dumps(resolved.describe()) + resolved.label() + resolved.missing_credential()
     assert ANTHROPIC_KEY not in shown and resolved.describe()["key_set"] is True
+
+
+def test_describe_provider_for_display(brain, monkeypatch):
+    from cleo_tui.llm.resolve import describe_provider
+    monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
+    shown = describe_provider(brain, model="gpt-x")
+    assert (shown["provider"], shown["model"], shown["has_credential"], shown["label"]) == (
+        "openai", "gpt-x", True, "openai · gpt-x")
+    assert OPENAI_KEY not in json.dumps(shown)

@@ -12,7 +12,7 @@ from cleo_tui.recall.recall import recall
 from cleo_tui.recall.rerank import RERANK_MARKDOWN, STAGES, RerankStep, format_chain
 from cleo_tui.recall.search import match_expression, query_terms
 from cleo_tui.recall.traces import RecallTraceInput, TraceResultInput, record_trace_outcome, write_recall_trace
-from recall_fixtures import NOW, make_brain
+from recall_fixtures import NOW, make_brain, open_hippo
 
 ODD_ID = "O-'quote\"-ü"
 
@@ -147,3 +147,14 @@ def test_chain_text_and_help_markdown():
     assert format_chain([], 0.5) == "score 0.500"
     for stage in STAGES:
         assert f"`{stage}`" in RERANK_MARKDOWN
+
+
+def test_recall_over_a_hippo_store_uses_its_live_memories(tmp_path):
+    hippo = open_hippo(tmp_path / ".hippo" / "hippo.db")
+    try:
+        results = recall(hippo, "WAL mode advice replaced", 5, True, now=NOW)
+        assert [(r.memory_id, r.kind) for r in results] == [("mem-1", "hippo")]  # mem-2 is superseded
+        quality = next(s for s in results[0].steps if s.stage == "quality")
+        assert quality.multiplier == pytest.approx(0.7 + 0.6 * 0.9)  # its strength
+    finally:
+        hippo.close()

@@ -103,6 +103,13 @@ def test_traces_on_a_hippo_store(tmp_path, capsys):
     assert "[hippo, evicted]" in out and "[-, forgotten]" in out and "malformed rerank_json" in out
 
 
+def test_recall_on_a_hippo_store_answers_without_writing(tmp_path, capsys):
+    store = make_hippo_store(tmp_path / ".hippo" / "hippo.db")
+    code, out, err = run(capsys, "recall", "WAL mode", "--db", str(store))
+    assert code == 0 and "mem-1" in out and "[hippo]" in out
+    assert err.count("\n") == 1 and "hippo stores are opened for reading" in err
+
+
 def _trace_rows(brain):
     return [tuple(r) for r in brain.query("SELECT * FROM recall_traces ORDER BY id")] + \
         [tuple(r) for r in brain.query("SELECT * FROM recall_trace_results ORDER BY trace_id, result_rank")] + \

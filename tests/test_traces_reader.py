@@ -10,6 +10,7 @@ import pytest
 from cleo_tui.brain import BrainError
 from cleo_tui.memory.curation import evict_observation
 from cleo_tui.recall.export import export_traces, iter_export_records, read_export
+from cleo_tui.recall.last_recall import LastRecall, read_last_recall
 from cleo_tui.recall.reader import (
     TraceFilter, count_traces, get_trace, iter_traces, list_traces, trace_outcomes, trace_results,
 )
@@ -130,6 +131,7 @@ def test_hippo_store_reads_the_same_way(tmp_path):
         assert rows[2].steps is None and "malformed" in rows[2].steps_error
         [outcome] = trace_outcomes(hippo, trace.id)
         assert (outcome.outcome, outcome.memory_ids) == ("positive", ("mem-1",))
+        assert read_last_recall(hippo) == LastRecall(1, ("mem-1", "mem-2"))  # hippo's own meta table
     finally:
         hippo.close()
 

@@ -7,6 +7,8 @@ import json
 import sqlite3
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from cleo_tui.brain import open_brain
 from cleo_tui.recall.last_recall import read_last_recall, recall_and_record, save_last_recall
@@ -204,3 +206,40 @@ def test_a_failed_trace_still_advances_both_keys_together(brain, capsys):
     last = read_last_recall(brain)
     assert last.trace_id is None and list(last.retrieval_ids) == [r.memory_id for r in recorded.results]
     assert brain.scalar("SELECT value FROM cleo_tui_meta WHERE key = 'last_trace_id'") == ""
+
+
+WORDS = ["database", "schema", "backup", "login", "ünïcode", "nothing-matches", "transaction"]
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=st.lists(st.tuples(st.sampled_from(["recall", "break-meta", "break-traces", "heal"]),
+                                st.sampled_from(WORDS)), min_size=1, max_size=8))
+def test_lockstep_holds_whatever_fails(tmp_path_factory, steps):
+    """After any sequence of recalls and failures, last_trace_id names a trace that returned
+    exactly last_retrieval_ids (or is empty, with the ids of a recall whose trace failed)."""
+    brain = make_brain(tmp_path_factory.mktemp("lockstep"))
+    triggers = {
+        "break-meta": "CREATE TRIGGER IF NOT EXISTS bm BEFORE UPDATE ON cleo_tui_meta "
+                      "WHEN NEW.key = 'last_trace_id' BEGIN SELECT RAISE(ABORT, 'meta'); END",
+        "break-traces": "CREATE TRIGGER IF NOT EXISTS bt BEFORE INSERT ON recall_traces "
+                        "BEGIN SELECT RAISE(ABORT, 'traces'); END",
+    }
+    try:
+        for action, word in steps:
+            if action == "recall":
+                recall_and_record(brain, word, 3, False, now=NOW)
+            else:
+                with brain.write() as conn:
+                    if action == "heal":
+                        conn.execute("DROP TRIGGER IF EXISTS bm")
+                        conn.execute("DROP TRIGGER IF EXISTS bt")
+                    else:
+                        conn.execute(triggers[action])
+            last = read_last_recall(brain)
+            if last.trace_id is not None:
+                returned = [r[0] for r in brain.query(
+                    "SELECT memory_id FROM recall_trace_results WHERE trace_id = ? ORDER BY result_rank",
+                    (last.trace_id,))]
+                assert returned == list(last.retrieval_ids)
+    finally:
+        brain.close()

@@ -125,9 +125,12 @@ def draw(rng: random.Random, context: dict[str, str], *templates: str) -> dict[s
     for name in sorted({f for t in templates for f in _fields(t)}):
         if name in context:
             values[name] = context[name]
-        else:
-            base = name.rstrip("23")
+            continue
+        base = name.rstrip("23")
+        for _ in range(4):  # `{py2}` names a different file than `{py}` (almost always)
             values[name] = rng.choice(_POOLS[base]) if base in _POOLS else _number(rng, base)
+            if name == base or values[name] != values.get(base):
+                break
     return values
 
 
@@ -139,20 +142,20 @@ def _fields(template: str) -> tuple[str, ...]:
 # (type, title template, narrative template). The title is the agent's summary; the
 # narrative says what happened. `{task}` and `{area}` come from the session.
 ROUTINE: tuple[tuple[str, str, str], ...] = (
-    ("discovery", "{func} in {file} re-reads settings on every call",
-     "While tracing {task} I noticed {func} in {file} calls load_settings on every request. "
+    ("discovery", "{func} in {py} re-reads settings on every call",
+     "While tracing {task} I noticed {func} in {py} calls load_settings on every request. "
      "Caching the settings object would save roughly {ms} ms per call under load."),
     ("discovery", "The {area} tests share one database fixture",
      "All {area} tests go through the same fixture in tests/conftest.py, so a {ms} ms migration "
      "there slows every one of the {n} tests in the module. Worth splitting before the suite grows further."),
     ("discovery", "{lib} already handles what {func} reimplements",
-     "Reading {file} for {task}: {func} hand-rolls what {lib} gives us for free. Not changing it "
+     "Reading {py} for {task}: {func} hand-rolls what {lib} gives us for free. Not changing it "
      "now, but it explains why the two code paths disagree on edge cases."),
     ("discovery", "Invoice totals are computed twice per request",
-     "Profiling the invoice page showed totals computed once in {file} and again in {file2}. "
+     "Profiling the invoice page showed totals computed once in {py} and again in {py2}. "
      "Together they take about {pct}% of the request time."),
     ("discovery", "{dotted} is imported lazily to dodge a cycle",
-     "Found out why {dotted} is imported inside the function in {file}: importing it at the top "
+     "Found out why {dotted} is imported inside the function in {py}: importing it at the top "
      "creates a cycle with the {area} package. Left a comment there."),
     ("discovery", "Search ranking ignores customer name",
      "The {area} query builder only weights invoice number and memo, so searching by customer name "
@@ -176,19 +179,19 @@ ROUTINE: tuple[tuple[str, str, str], ...] = (
      "The {n} {area} settings are now read from environment variables in src/harbor/settings.py "
      "instead of a hard-coded dict, which the docker-compose.yml setup needed."),
     ("feature", "Started on {feature}",
-     "Started {feature} for {task}: skeleton in {file}, wired into src/harbor/api/routes.py behind "
+     "Started {feature} for {task}: skeleton in {py}, wired into src/harbor/api/routes.py behind "
      "a feature flag. Tests next."),
     ("feature", "{feature}: first working version",
-     "{feature} works end to end for the happy path: {file} builds the payload, {file2} renders it. "
+     "{feature} works end to end for the happy path: {py} builds the payload, {ts} renders it. "
      "Edge cases around empty invoices are still open."),
     ("feature", "Added pagination to the {area} endpoint",
-     "The {area} endpoint now pages with a cursor instead of offset, using {func} from {file}. "
+     "The {area} endpoint now pages with a cursor instead of offset, using {func} from {py}. "
      "Page size defaults to 50; the web client reads the next cursor from the response."),
     ("bugfix", "Fixed rounding of {area} totals",
      "Totals were rounded per line instead of per invoice, so a 3-line invoice could be off by a "
-     "cent. {func} in {file} now rounds once at the end; added {test}."),
+     "cent. {func} in {py} now rounds once at the end; added {test}."),
     ("bugfix", "Fixed {adj} test {test}",
-     "{test} depended on dict ordering in {file}. Sorted the rows before comparing; it passed "
+     "{test} depended on dict ordering in {py}. Sorted the rows before comparing; it passed "
      "{n} runs in a row afterwards."),
     ("bugfix", "Login redirect loop on expired session",
      "An expired session sent the web client into a redirect loop because web/src/store/session.ts "
@@ -201,7 +204,7 @@ ROUTINE: tuple[tuple[str, str, str], ...] = (
      "{py} had grown past {n}00 lines; split the {area} helpers out. Kept the public names so "
      "nothing else had to change."),
     ("refactor", "Replaced hand-written retry loop with {lib}",
-     "The retry loop in {file} is gone; {lib} does the backoff now. {n} lines removed and the "
+     "The retry loop in {py} is gone; {lib} does the backoff now. {n} lines removed and the "
      "behaviour is easier to test."),
     ("refactor", "Renamed {func} for clarity",
      "Renamed the old helper to {func} in {py}; the previous name suggested it wrote to the "
@@ -226,7 +229,7 @@ ROUTINE: tuple[tuple[str, str, str], ...] = (
 # Afterthoughts an agent appends to about half of its routine notes; they also keep two
 # notes of the same template from being identical text (CLEO would merge those).
 TAILS = (
-    "Took about {n} minutes.", "Left a TODO in {file}.", "Noted for {task}.",
+    "Took about {n} minutes.", "Left a TODO in {py}.", "Noted for {task}.",
     "Ran {test} afterwards to be sure.", "Will revisit after {task}.",
     "Cross-checked against docs/architecture.md.", "Timing: {ms} ms before, {ms2} ms after.",
     "Touches the same code as #{issue}.", "{lib} docs were no help here.",
@@ -251,10 +254,14 @@ USER_ASSERTIONS: tuple[tuple[str, str, str, str | None], ...] = (
     ("discovery", "Owner asked for British spelling in the UI", "The owner asked for British "
      "spelling in every user-facing string (colour, cancelled, organisation).", "owner"),
     ("change", "User corrected the tax rule for {area}", "User corrected me: the reduced VAT rate "
-     "applies to the whole invoice, not per line item. Updated {file} accordingly.", None),
+     "applies to the whole invoice, not per line item. Updated {py} accordingly.", None),
     ("decision", "User insists on no new dependencies without asking", "User insists that no new "
      "runtime dependency is added without asking first; dev dependencies are fine.", "owner"),
 )
+
+# How the agent introduces a user assertion it records (the same rule comes up again).
+ASSERTION_FRAMES = ("", "", "Reminder: ", "Noted during {task}: ", "Came up again in {area}: ",
+                    "From the review of {task}: ")
 
 COMPLETIONS: tuple[tuple[str, str], ...] = (
     ("Task complete: {task}", "Task complete: {task} - {task_title}. All tests pass; {file} and "
@@ -266,10 +273,10 @@ COMPLETIONS: tuple[tuple[str, str], ...] = (
 )
 
 ERRORS: tuple[tuple[str, str], ...] = (
-    ("TypeError in {func}", "Traceback (most recent call last):\n  File \"{file}\", line {line}, in {func}\n"
+    ("TypeError in {func}", "Traceback (most recent call last):\n  File \"{py}\", line {line}, in {func}\n"
      "    total = sum(item.amount for item in items)\nTypeError: unsupported operand type(s) for +: "
      "'int' and 'NoneType'"),
-    ("error TS2345 in {file}", "{file}({line},14): error TS2345: Argument of type 'string | undefined' "
+    ("error TS2345 in {ts}", "{ts}({line},14): error TS2345: Argument of type 'string | undefined' "
      "is not assignable to parameter of type 'string'."),
     ("E11000 duplicate key on events", "MongoServerError: E11000 duplicate key error collection: "
      "harbor.events index: idempotency_key_1 dup key: {{ idempotency_key: \"{sha}\" }}"),
@@ -293,7 +300,7 @@ IDENTIFIER_NOTES: tuple[tuple[str, str, str], ...] = (
 OBSERVER_NOTES = (
     "Agent worked through {task} in {area}, mostly in {file}",
     "Decided {lib} is the way to handle {area}; rationale recorded",
-    "Recurring failures of {test}; root cause was ordering in {file}",
+    "Recurring failures of {test}; root cause was ordering in {py}",
     "Routine refactoring and renames across the {area} package",
     "Session spent reading code, few changes",
 )

@@ -131,11 +131,17 @@ def _print_proposal(proposal: Proposal, details: list[dict[str, Any]] | None = N
               f"{one_line(', '.join(proposal.items['dropped_ids']), 200)}")
 
 
-def _print_outcome(outcome: r.ProposeOutcome) -> None:
+def _print_outcome(outcome: r.ProposeOutcome, details: list[dict[str, Any]] | None = None) -> None:
     _print_provider(outcome.provider)
     _print_problem(outcome.problem)
-    if outcome.proposal is not None:
-        _print_proposal(outcome.proposal)
+    proposal = outcome.proposal
+    if proposal is not None:
+        _print_proposal(proposal, details)
+        if proposal.kind == "observer":
+            print(f"store with: cleo-tui observe --store {proposal.id} [--notes N,N]")
+        else:
+            print(f"apply with: cleo-tui reflect --apply --proposal {proposal.id} "
+                  "[--approve IDS] [--patterns N,N] [--learnings N,N]")
 
 
 def _print_reflector(result: r.ReflectorResult) -> None:
@@ -214,7 +220,8 @@ def cmd_reflect(args: argparse.Namespace) -> int:
         else:
             outcome = propose_reflection(brain, args.session, args.provider, args.model, args.base_url)
             if not args.apply:
-                emit_json(outcome.to_dict()) if args.json else _print_outcome(outcome)
+                details = superseded_details(brain, outcome.proposal) if outcome.proposal else None
+                emit_json(outcome.to_dict()) if args.json else _print_outcome(outcome, details)
                 return _exit(outcome.problem)
             if outcome.proposal is None:
                 result = r.ReflectorResult(ran=outcome.ran, problem=outcome.problem)

@@ -90,11 +90,11 @@ def _prune(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(preview.to_json(run_id))
     else:
-        _print_preview(preview, run_id, args.apply)
+        _print_preview(preview, run_id)
     return 0
 
 
-def _print_preview(preview: PrunePreview, run_id: int | None, applied: bool) -> None:
+def _print_preview(preview: PrunePreview, run_id: int | None) -> None:
     scope = f"session {one_line(preview.pool.session, 60)}" if preview.pool.session else "the whole live pool"
     print(f"Pruning {scope} to {preview.budget:,} tokens ({preview.tokenizer}); target {preview.target:,}")
     print(f"tokens:    {preview.tokens_before:,} → {preview.tokens_after:,}")
@@ -105,9 +105,9 @@ def _print_preview(preview: PrunePreview, run_id: int | None, applied: bool) -> 
     _print_rows("Protected:", [f"{e.id}  {'; '.join(e.reasons)}" for e in preview.protected])
     if run_id is not None:
         print(f"Committed as run {run_id}. Undo with: cleo-tui prune --undo {run_id}")
-    elif applied:
-        print("Nothing to commit: the pool is within its target.")
-    elif preview.drop_count:
+    elif not preview.drop_count:
+        print("Nothing to drop: the pool is within its target; nothing was written.")
+    else:
         print("Preview only: nothing was written. Commit with --apply --yes.")
 
 

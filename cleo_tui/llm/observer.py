@@ -18,7 +18,7 @@ import httpx2
 from cleo_tui.brain import journal
 from cleo_tui.brain.store import Brain
 from cleo_tui.llm import results as r
-from cleo_tui.llm.asking import ask, credential_problem, parse_answer, read_only_problem
+from cleo_tui.llm.asking import RAW_TEXT_LIMIT, ask, credential_problem, parse_answer, read_only_problem
 from cleo_tui.llm.inputs import OBSERVER_MIN_ROWS, Selection, fingerprint, observer_selection
 from cleo_tui.llm.parsing import parse_notes
 from cleo_tui.llm.prompts import OBSERVER_MAX_TOKENS, OBSERVER_SYSTEM, observer_line, observer_prompt
@@ -87,7 +87,7 @@ def propose_observer_notes(brain: Brain, session_id: str | None = None, threshol
         return r.ProposeOutcome(True, None, r.Problem(
             r.NOTHING_PROPOSED, "The model's answer held no usable note (each needs an observation text and "
                                 "a source_ids array). Nothing was stored.",
-            {"raw_text": completion.text, "rejected": parsed.rejected}), described)
+            {"raw_text": completion.text[:RAW_TEXT_LIMIT], "rejected": parsed.rejected}), described)
     if cancel is not None and cancel.cancelled:
         return r.ProposeOutcome(True, None, r.Problem(r.CANCELLED, "Cancelled; nothing was stored."), described)
     proposal = create_proposal(

@@ -155,7 +155,7 @@ def require_pending(conn: sqlite3.Connection, proposal_id: int, kind: str) -> Pr
     """Read the proposal inside the caller's transaction; refuse if not a pending `kind` one."""
     proposal = read_proposal(conn, proposal_id)
     if proposal.kind != kind:
-        raise ProposalError(f"Proposal {proposal_id} is an {proposal.kind} proposal, not a {kind} one.")
+        raise ProposalError(f"Proposal {proposal_id} was made by the {proposal.kind}, not the {kind}.")
     if proposal.status != PENDING:
         raise ProposalError(f"Proposal {proposal_id} is {proposal.status}, not pending; only a pending "
                             "proposal can be applied or discarded.")

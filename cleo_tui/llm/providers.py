@@ -46,10 +46,11 @@ class Cancelled(Exception):
 class CancelToken:
     """Cancel an LLM call from another thread (the TUI's cancel key).
 
-    `cancel()` sets the flag and closes the client of the call under way, so a
-    request waiting on the network ends at once instead of at its timeout.
-    The observer and reflector check the flag before the call and before
-    storing anything, so a cancelled call never writes.
+    `cancel()` sets the flag, wakes the caller waiting on the call under way
+    (it returns `Cancelled` at once instead of at the timeout) and closes that
+    call's client. The observer and reflector check the flag before the call
+    and again before storing anything, so a cancelled call never writes.
+    One token per call: once cancelled it stays cancelled.
     """
 
     def __init__(self) -> None:

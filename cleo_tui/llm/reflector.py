@@ -20,7 +20,7 @@ from cleo_tui.brain.clock import cleo_timestamp
 from cleo_tui.brain.errors import StaleState
 from cleo_tui.brain.store import Brain
 from cleo_tui.llm import results as r
-from cleo_tui.llm.asking import ask, credential_problem, parse_answer, read_only_problem
+from cleo_tui.llm.asking import RAW_TEXT_LIMIT, ask, credential_problem, parse_answer, read_only_problem
 from cleo_tui.llm.inputs import REFLECTOR_MIN_ROWS, fingerprint, reflector_selection
 from cleo_tui.llm.parsing import parse_reflection
 from cleo_tui.llm.prompts import REFLECTOR_MAX_TOKENS, REFLECTOR_SYSTEM, reflector_line, reflector_prompt
@@ -76,7 +76,7 @@ def propose_reflection(brain: Brain, session_id: str | None = None, provider: st
     if parsed.empty:
         return r.ProposeOutcome(True, None, r.Problem(
             r.NOTHING_PROPOSED, "The model proposed no pattern, learning or superseded id. Nothing was stored.",
-            {"raw_text": completion.text, "dropped_ids": parsed.dropped_ids}), described)
+            {"raw_text": completion.text[:RAW_TEXT_LIMIT], "dropped_ids": parsed.dropped_ids}), described)
     if cancel is not None and cancel.cancelled:
         return r.ProposeOutcome(True, None, r.Problem(r.CANCELLED, "Cancelled; nothing was stored."), described)
     proposal = create_proposal(

@@ -214,3 +214,11 @@ def resolve_provider(brain: Brain | None = None, provider: str | None = None, mo
                         else _number(own.get("max_retries"), DEFAULT_MAX_RETRIES, "max_retries", warnings)),
         warnings=tuple(warnings),
     )
+
+
+def describe_provider(brain: Brain | None = None, provider: str | None = None, model: str | None = None,
+                      base_url: str | None = None) -> dict[str, Any]:
+    """What a call would use, for display: provider, model, base URL, where each came from,
+    whether a key is set (never the key), warnings, and `has_credential`."""
+    resolved = resolve_provider(brain, provider, model, base_url)
+    return {**resolved.describe(), "has_credential": resolved.has_credential, "label": resolved.label()}

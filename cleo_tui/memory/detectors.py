@@ -9,6 +9,7 @@ shows them to the user, so a protection is never a mystery.
 from __future__ import annotations
 
 import re
+import threading
 from bisect import bisect_right
 from itertools import accumulate
 from typing import Iterable, Sequence
@@ -166,12 +167,39 @@ def text_reasons(text: str) -> list[str]:
     return text_reasons_of([text])[0]
 
 
+# What a text holds does not change between calls: the TUI tags the whole brain
+# again after every curation step, so each text's findings are remembered (keyed
+# by the text's hash and length) for the life of the process, up to a bound.
+_MEMO_LIMIT = 400_000
+_memo: dict[tuple[int, int], tuple[tuple[str, ...], tuple[str, ...]]] = {}
+_memo_lock = threading.Lock()
+
+
+def analyse_texts(texts: Sequence[str]) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+    """(identifiers, text reasons) of each text, remembered across calls."""
+    keys = [(hash(t), len(t)) for t in texts]
+    with _memo_lock:
+        known = [_memo.get(k) for k in keys]
+    missing = [i for i, found in enumerate(known) if found is None]
+    if missing:
+        subset = [texts[i] for i in missing]
+        for i, ids, reasons in zip(missing, identifiers_of(subset), text_reasons_of(subset)):
+            known[i] = (tuple(sorted(ids)), tuple(reasons))
+        with _memo_lock:
+            if len(_memo) + len(missing) > _MEMO_LIMIT:
+                _memo.clear()
+            _memo.update((keys[i], known[i]) for i in missing[:_MEMO_LIMIT])
+    return known  # type: ignore[return-value]
+
+
 def unique_identifier_reasons(identifiers: Iterable[str], counts: dict[str, int], own: int) -> list[str]:
     """Reasons for identifiers that appear in no other observation or reflection.
 
     `counts` holds, per identifier, how many live observations and reflections
     contain it; `own` is 1 when the text being judged is itself one of them.
     """
+    if not identifiers:
+        return []
     unique = sorted(i for i in identifiers if counts.get(i, 0) <= own)
     reasons = [f"unique identifier: {one_line(i, 80)} appears in no other observation"
                for i in unique[:MAX_LISTED_IDENTIFIERS]]

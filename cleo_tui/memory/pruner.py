@@ -76,9 +76,9 @@ def target_for(budget: int) -> int:
     return max(1, math.floor(TARGET_SHARE * budget))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: a frozen __init__ costs a second per million rows
 class PoolEntry:
-    """One observation of a prepared pool, with the facts that rank it."""
+    """One observation of a prepared pool, with the facts that rank it (treat as read-only)."""
 
     id: str
     position: int  # in the pool's own order (ties keep it)
@@ -184,11 +184,11 @@ class PreparedPool:
         return self._size
 
     def _fingerprint(self) -> str:
-        digest = hashlib.sha256(f"{self.tokenizer.name}\x00{self.session}\x00".encode())
+        """A hash of everything that decides a preview: rows, their order, sizes and protection."""
+        parts = [self.tokenizer.name, str(self.session)]
         for mark, entries in (("d", self.droppable), ("p", self.protected)):
-            for e in entries:
-                digest.update(f"{mark}\x00{e.id}\x00{e.units}\x00".encode("utf-8", "surrogatepass"))
-        return digest.hexdigest()
+            parts += [f"{mark}{e.id}\x01{e.units}" for e in entries]
+        return hashlib.sha256("\x00".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
 
     def tokens_after_dropping(self, count: int) -> int:
         """Pool tokens once the first `count` droppable rows are gone."""
@@ -318,17 +318,14 @@ def prepare_pool(brain: Brain, tokenizer: str | Tokenizer = "chars4", session: s
         raise EmptyScope(
             f"No live observation belongs to session {session!r}. CLEO often leaves source_session_id "
             "empty; prune the whole pool instead (no --session).")
-    lines = []
-    for row in rows:
-        t = tagged[mapping.as_text(row["id"])]
-        lines.append(render_line(t.id, mapping.minute_timestamp(row["created_at"]), t.relevance,
-                                 mapping.content_of(row)))
+    row_tags = [tagged[mapping.as_text(row["id"])] for row in rows]
+    lines = [render_line(t.id, mapping.minute_timestamp(row["created_at"]), t.relevance, mapping.content_of(row))
+             for row, t in zip(rows, row_tags)]
     units, stats = count_line_units(lines, tokenizer, progress)
-    entries = []
-    for position, (row, unit) in enumerate(zip(rows, units)):
-        t = tagged[mapping.as_text(row["id"])]
-        entries.append(PoolEntry(t.id, position, mapping.as_text(row["created_at"]), t.coverage,
-                                 t.citation_count, t.relevance, t.relevance_reason, unit, tuple(t.reasons)))
+    del lines  # the pool keeps sizes, not text
+    entries = [PoolEntry(t.id, position, mapping.as_text(row["created_at"]), t.coverage, t.citation_count,
+                         t.relevance, t.relevance_reason, unit, tuple(t.reasons))
+               for position, (row, t, unit) in enumerate(zip(rows, row_tags, units))]
     return build_pool(entries, tokenizer, session, stats)
 
 

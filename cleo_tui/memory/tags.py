@@ -84,7 +84,7 @@ def identifier_counts(texts: Iterable[set[str]]) -> Counter[str]:
 
 
 def protection_reasons(text_reasons: list[str], relevance: str, relevance_reason: str,
-                       identifiers: set[str], counts: Counter[str], own: int) -> list[str]:
+                       identifiers: Iterable[str], counts: Counter[str], own: int) -> list[str]:
     """Every reason protecting one observation, in rule order (empty: not protected).
 
     `text_reasons` are the text detectors' findings (`detectors.text_reasons_of`).
@@ -161,18 +161,16 @@ def read_snapshot(brain: Brain, live_only: bool = False) -> BrainSnapshot:
 
 def tag_snapshot(snapshot: BrainSnapshot) -> dict[str, ObservationTags]:
     """Tags of every observation of a snapshot (see the module docstring for evicted rows)."""
-    texts = [judged_text(row) for row in snapshot.rows]
-    identifiers = detectors.identifiers_of(texts)
-    counts = identifier_counts(ids for row, ids in zip(snapshot.rows, identifiers) if row["invalid_at"] is None)
+    findings = detectors.analyse_texts([judged_text(row) for row in snapshot.rows])
+    counts = identifier_counts(ids for row, (ids, _) in zip(snapshot.rows, findings) if row["invalid_at"] is None)
     counts.update(identifier_counts(detectors.identifiers_of(snapshot.reflection_texts)))
-    text_reasons = detectors.text_reasons_of(texts)
     tags: dict[str, ObservationTags] = {}
-    for row, ids, found in zip(snapshot.rows, identifiers, text_reasons):
+    for row, (ids, found) in zip(snapshot.rows, findings):
         obs_id = mapping.as_text(row["id"])
         live = row["invalid_at"] is None
         relevance, why = mapping.derive_relevance(row, snapshot.overrides.get(obs_id))
-        citing = sorted(snapshot.citations.get(obs_id, ()))
-        reasons = protection_reasons(found, relevance, why, ids, counts, own=1 if live else 0)
+        citing = sorted(snapshot.citations[obs_id]) if obs_id in snapshot.citations else []
+        reasons = protection_reasons(list(found), relevance, why, ids, counts, own=1 if live else 0)
         tags[obs_id] = ObservationTags(
             id=obs_id, live=live, coverage=mapping.coverage_tag(len(citing)), citation_count=len(citing),
             citing=citing, relevance=relevance, relevance_reason=why,

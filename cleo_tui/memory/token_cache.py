@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
@@ -41,6 +42,7 @@ class CountStats:
     from_cache: int = 0
     counted: int = 0
     cache_used: bool = False
+    seconds: float = 0.0
 
 
 class TokenCache:
@@ -113,11 +115,13 @@ def count_line_units(lines: Sequence[str], tokenizer: Tokenizer, progress: Progr
 
     `progress(done, total)` is called now and then while lines are counted.
     """
+    started = time.perf_counter()
     total = len(lines)
     stats = CountStats(lines=total)
     if not tokenizer.cached:
         units = [tokenizer.line_units(line) for line in lines]
         stats.counted = total
+        stats.seconds = time.perf_counter() - started
         if progress:
             progress(total, total)
         return units, stats
@@ -143,6 +147,7 @@ def count_line_units(lines: Sequence[str], tokenizer: Tokenizer, progress: Progr
         stats.counted = len(new)
         stats.from_cache = total - len(new)
         cache.store(tokenizer.name, new)
+        stats.seconds = time.perf_counter() - started
         return units, stats
     finally:
         if own_cache:

@@ -95,8 +95,12 @@ def _evict_one(brain: Brain, memory_id: str, at: datetime) -> None:
 
 
 def _with_forgotten(data: RecallTraceInput) -> RecallTraceInput:
-    """The trace with one more result, at rank 2, whose memory exists nowhere (forgotten)."""
-    ghost = TraceResultInput(FORGOTTEN_ID, 0.05)
+    """The trace with one more result, at rank 2, whose memory exists nowhere (forgotten).
+
+    Its score sits between its neighbours', as if it had been recalled before it was deleted.
+    """
+    scores = [r.score for r in data.results[:2]]
+    ghost = TraceResultInput(FORGOTTEN_ID, sum(scores) / len(scores) if scores else 0.5)
     return replace(data, results=(*data.results[:1], ghost, *data.results[1:]))
 
 

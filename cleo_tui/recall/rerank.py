@@ -18,8 +18,10 @@ RERANK_MARKDOWN = """\
 **Base score.** The query's words are matched as FTS5 prefix terms (any word
 may match). Observations are scored with SQLite FTS5's BM25 over
 `brain_observations_fts`; patterns and learnings (which have no FTS table in
-a brain) are scored with BM25 over a temporary in-memory FTS5 table holding
-the live ones that contain at least one query word. Without a readable FTS
+a brain) and a hippo store's live memories are scored with BM25 over a
+temporary in-memory FTS5 table holding the live ones that contain at least
+one query word (a hippo memory's `strength` stands in for quality, and a
+superseded one counts as evicted). Without a readable FTS
 table, observations are scored the same way as patterns. Each raw BM25 is
 turned into a relevance `r = −bm25` and normalised by the best one of the
 query. FTS5 clamps the weight of a word found in most rows to almost zero,

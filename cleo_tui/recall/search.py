@@ -1,10 +1,11 @@
 """Candidate memories for a query, each with a raw BM25 relevance (higher is better).
 
-Observations come from CLEO's FTS5 table `brain_observations_fts`. Patterns and
-learnings have no FTS table in a brain, so the live rows containing a query
-word (SQL LIKE) are copied into a temporary in-memory FTS5 table and scored
-there with the same BM25; observations fall back to that path when the brain's
-FTS table is missing or unreadable. The brain itself is only ever read.
+Observations come from CLEO's FTS5 table `brain_observations_fts`. Patterns,
+learnings and a hippo store's memories have no FTS table cleo-tui can rely
+on, so their live rows containing a query word (SQL LIKE) are copied into a
+temporary in-memory FTS5 table and scored there with the same BM25;
+observations fall back to that path when the brain's FTS table is missing
+or unreadable. The brain itself is only ever read.
 """
 
 from __future__ import annotations
@@ -42,17 +43,25 @@ class Candidate:
 
 @dataclass(frozen=True)
 class Source:
-    """A table searched through the in-memory index: its text columns and date column."""
+    """A table searched through the in-memory index.
+
+    Its text columns, date column, the column that is set once a row is
+    evicted, and the column read as its quality (0..1).
+    """
 
     kind: str
     table: str
     text_columns: tuple[str, ...]
     date_column: str
+    evicted_column: str = "invalid_at"
+    quality_column: str = "quality_score"
 
 
 PATTERNS = Source("pattern", cs.PATTERNS, ("pattern", "context"), "extracted_at")
 LEARNINGS = Source("learning", cs.LEARNINGS, ("insight", "application"), "created_at")
 OBSERVATIONS_SCAN = Source("observation", cs.OBSERVATIONS, ("title", "narrative"), "created_at")
+# A hippo store's memories: superseded ones are its evicted ones; strength stands in for quality.
+HIPPO_MEMORIES = Source("hippo", "memories", ("content",), "created", "superseded_by", "strength")
 
 
 def query_terms(query: str) -> list[str]:
@@ -72,8 +81,8 @@ def _column(brain: Brain, table: str, column: str, alias: str | None = None) -> 
     return f'"{column}" AS "{name}"' if brain.features.has_column(table, column) else f'NULL AS "{name}"'
 
 
-def _live(brain: Brain, table: str, prefix: str = "") -> str:
-    return f"{prefix}invalid_at IS NULL" if brain.features.has_column(table, "invalid_at") else "1"
+def _live(brain: Brain, table: str, prefix: str = "", column: str = "invalid_at") -> str:
+    return f"{prefix}{column} IS NULL" if brain.features.has_column(table, column) else "1"
 
 
 def _number(value: object) -> float | None:
@@ -101,10 +110,13 @@ def _candidate(kind: str, row: sqlite3.Row, text: str, title: str, relevance: fl
     )
 
 
-def _shared_columns(brain: Brain, table: str, date_column: str) -> str:
-    """Quality, tier, citation count and date (as created_at), NULL where a column is absent."""
-    parts = [_column(brain, table, c) for c in ("quality_score", "memory_tier", "citation_count")]
-    return ", ".join([*parts, _column(brain, table, date_column, "created_at")])
+def _shared_columns(brain: Brain, source: Source) -> str:
+    """Quality, tier, citation count and date under their brain names, NULL where absent."""
+    table = source.table
+    parts = [_column(brain, table, source.quality_column, "quality_score"),
+             _column(brain, table, "memory_tier"), _column(brain, table, "citation_count"),
+             _column(brain, table, source.date_column, "created_at")]
+    return ", ".join(parts)
 
 
 def search_observations_fts(brain: Brain, terms: list[str], limit: int) -> list[Candidate]:
@@ -139,9 +151,9 @@ def _like_rows(brain: Brain, source: Source, terms: list[str]) -> list[sqlite3.R
             likes.append(f"\"{col}\" LIKE ? ESCAPE '\\'")
             params.append(pattern)
     texts = ", ".join(f'substr("{c}", 1, {TEXT_LIMIT}) AS "{c}"' for c in columns)
-    sql = (f'SELECT "id" AS id, {texts}, {_shared_columns(brain, source.table, source.date_column)} '
-           f'FROM "{source.table}" WHERE {_live(brain, source.table)} AND ({" OR ".join(likes)}) '
-           f"ORDER BY rowid DESC LIMIT {LIKE_SCAN_LIMIT}")
+    live = _live(brain, source.table, column=source.evicted_column)
+    sql = (f'SELECT "id" AS id, {texts}, {_shared_columns(brain, source)} FROM "{source.table}" '
+           f'WHERE {live} AND ({" OR ".join(likes)}) ORDER BY rowid DESC LIMIT {LIKE_SCAN_LIMIT}')
     return brain.query(sql, params)
 
 
@@ -180,7 +192,10 @@ def search_scanned(brain: Brain, source: Source, terms: list[str]) -> list[Candi
 
 
 def find_candidates(brain: Brain, query: str, pool: int) -> list[Candidate]:
-    """Every source's candidates for `query`: at most `pool` observations, all matching others."""
+    """Every source's candidates for `query`: at most `pool` observations, all matching others.
+
+    In a hippo store (no brain tables) its live memories are the candidates.
+    """
     terms = query_terms(query)
     if not terms:
         return []
@@ -193,4 +208,5 @@ def find_candidates(brain: Brain, query: str, pool: int) -> list[Candidate]:
                             key=lambda c: -c.relevance)[:pool]
     found += search_scanned(brain, PATTERNS, terms)
     found += search_scanned(brain, LEARNINGS, terms)
+    found += search_scanned(brain, HIPPO_MEMORIES, terms)
     return found

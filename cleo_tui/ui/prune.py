@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 from pathlib import Path
 
 from rich.text import Text
@@ -189,9 +188,9 @@ class PruneScreen(PaneScreen):
             self.generation, self.done, self.total = generation, done, total
 
     class PoolReady(Message):
-        def __init__(self, generation: int, pool: PreparedPool, seconds: float) -> None:
+        def __init__(self, generation: int, pool: PreparedPool) -> None:
             super().__init__()
-            self.generation, self.pool, self.seconds = generation, pool, seconds
+            self.generation, self.pool = generation, pool
 
     class PoolFailed(Message):
         def __init__(self, generation: int, error: str) -> None:
@@ -294,8 +293,6 @@ class PruneScreen(PaneScreen):
 
     @work(thread=True, exclusive=True, group="prune-pool", exit_on_error=False)
     def _prepare(self, generation: int, tokenizer: str, session: str | None) -> None:
-        started = time.perf_counter()
-
         def progress(done: int, total: int) -> None:
             self.post_message(self.PoolProgress(generation, done, total))
 
@@ -307,7 +304,7 @@ class PruneScreen(PaneScreen):
             return
         finally:
             reader.close()
-        self.post_message(self.PoolReady(generation, pool, time.perf_counter() - started))
+        self.post_message(self.PoolReady(generation, pool))
 
     def on_prune_screen_pool_progress(self, message: PoolProgress) -> None:
         if message.generation == self.generation:
@@ -323,8 +320,9 @@ class PruneScreen(PaneScreen):
         self._protected_tokens = pool.tokens_after_dropping(len(pool.droppable))
         self._blockers = sorted(pool.protected, key=lambda e: -e.units)[:BLOCKERS_SHOWN]
         stats = pool.count_stats
-        cached = f", {stats.from_cache:,} counts from the cache" if stats.cache_used else ""
-        self.pool_note = f"prepared in {message.seconds:.2f} s{cached}"
+        # No timings here: the status line must read the same on every run (snapshots).
+        self.pool_note = (f"{stats.from_cache:,} of {stats.lines:,} line counts from the cache"
+                          if stats.cache_used else "")
         self.table("protected").set_listing(ListListing(pool.protected, self._entry_row))
         self.query_one("#prune-chart", PruneChart).set_pool(pool)
         if self.budget is None:
@@ -358,7 +356,8 @@ class PruneScreen(PaneScreen):
         preview = self.preview
         chart = self.query_one("#prune-chart", PruneChart)
         bar = self.query_one("#prune-bar", BudgetBar)
-        self.query_one("#prune-summary", Static).update(self.summary_text())
+        # Its size is fixed in the CSS, so a new text needs no re-layout of the screen.
+        self.query_one("#prune-summary", Static).update(self.summary_text(), layout=False)
         if preview is None:
             bar.show(None)
         else:
@@ -381,7 +380,10 @@ class PruneScreen(PaneScreen):
                   "kept": (preview.kept - len(preview.protected)) if preview else 0,
                   "runs": len(self.runs)}
         for name, count in counts.items():
-            tabs.get_tab(f"list-{name}").label = Text(f"{name.capitalize()} {count:,}")
+            tab = tabs.get_tab(f"list-{name}")
+            label = f"{name.capitalize()} {count:,}"
+            if str(tab.label) != label:  # a relabel re-lays the tab row out: only when it changed
+                tab.label = Text(label)
 
     def summary_text(self) -> Text:
         """Budget, target, tokens before → after, counts, and fell_back with what stands in the way."""
@@ -411,9 +413,10 @@ class PruneScreen(PaneScreen):
             text.append(" FELL BACK ", style="bold reverse red")
             text.append(f" target not met: the protected rows alone hold {self._protected_tokens:,} tokens, "
                         "and protected rows never drop.\n")
-            text.append("In the way: ", style="bold")
-            text.append(", ".join(f"{one_line(e.id, 24)} ({self.pool.tokenizer.finish(e.units):,}, "
-                                  f"{one_line(e.reasons[0].split(':', 1)[0], 20)})" for e in self._blockers))
+            text.append("In the way, largest first: ", style="bold")
+            text.append(" · ".join(f"{one_line(e.id, 24)} {self.pool.tokenizer.finish(e.units):,} tok"
+                                   for e in self._blockers))
+            text.append(" (reasons: Protected list)", style="italic")
         elif preview.drop_count:
             text.append("Drops the first rows of the drop order; c commits (undoable).", style="italic")
         else:
@@ -434,25 +437,25 @@ class PruneScreen(PaneScreen):
         brain = self.app.brain
         if brain is not None and brain.read_only:
             parts.append(f"read-only ({brain.read_only_reason}): commit and undo are disabled")
-        self.query_one("#prune-status", Static).update(Text(" · ".join(parts)))
+        self.query_one("#prune-status", Static).update(Text(" · ".join(parts)), layout=False)
 
     def _show_budget_text(self) -> None:
         box = self.query_one("#prune-budget", BudgetInput)
         if self.budget is not None:
             with self.prevent(Input.Changed):
                 box.value = budget_text(self.budget)
-            box.set_class(False, "-invalid")
+            box.set_class(False, "bad-budget")
 
     @on(Input.Changed, "#prune-budget")
     def budget_typed(self, event: Input.Changed) -> None:
         try:
             budget = parse_budget(event.value)
         except BadBudget as exc:
-            event.input.set_class(bool(event.value.strip()), "-invalid")
+            event.input.set_class(bool(event.value.strip()), "bad-budget")
             self.message = str(exc) if event.value.strip() else ""
             self.update_status()
             return
-        event.input.set_class(False, "-invalid")
+        event.input.set_class(False, "bad-budget")
         if budget != self.budget:
             self.set_budget(budget)
 

@@ -1,0 +1,201 @@
+"""Pruner benchmark: tag, prepare and preview demo brains of 10k, 100k and 1M observations.
+
+    python -m benchmarks.prune [--sizes 10000,100000,1000000] [--workdir DIR]
+                               [--naive-seconds 3] [--commit-max 100000]
+
+Demo brains are built once (seed 7) and kept in --workdir. Each size is measured
+in its own process, so its peak RSS is its own, with a fresh token cache, so the
+first o200k_base preparation counts every line ("cold") and the second reads
+the cache ("warm"). A preview at a new budget is timed over 300 random budgets.
+The naive baseline drops rows one at a time in the same order and re-counts
+the whole rendered pool after each drop; it runs for --naive-seconds and is
+extrapolated to the drops the budget needs. Targets: preview < 10 ms and warm
+prepare < 2 s at 100k.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+PREVIEWS = 300
+
+
+def demo_brain(workdir: Path, size: int) -> Path:
+    """The demo brain of `size` rows in workdir, built on first use."""
+    target = workdir / f"demo-{size}"
+    path = target / ".cleo" / "cleo.db"
+    if not path.exists():
+        from cleo_tui.brain.demo import generate_demo
+        started = time.perf_counter()
+        generate_demo(target, observations=size, seed=7)
+        print(f"  built demo brain of {size:,} rows in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+    return path
+
+
+def _timed(call):
+    started = time.perf_counter()
+    value = call()
+    return value, time.perf_counter() - started
+
+
+def _preview_ms(pool) -> tuple[float, float]:
+    """Median and max milliseconds of a preview at a budget not asked before."""
+    rng = random.Random(1)
+    times = []
+    for _ in range(PREVIEWS):
+        budget = rng.randint(1, max(2, int(pool.tokens_before * 1.1)))
+        _, seconds = _timed(lambda: pool.preview(budget))
+        times.append(seconds * 1000)
+    return statistics.median(times), max(times)
+
+
+def _naive_seconds(brain, pool, budget: int, limit: float) -> tuple[float, int, int]:
+    """(estimated seconds, drops needed, drops timed) of a re-count-after-each-drop loop (chars4)."""
+    from cleo_tui.memory import mapping
+    from cleo_tui.memory.seed_types import render_line
+    from cleo_tui.memory.tags import read_observation_rows
+    from cleo_tui.memory.tokenizers import utf16_length
+
+    relevance = {e.id: e.relevance for e in pool.droppable + pool.protected}
+    lines = {}
+    for row in read_observation_rows(brain, live_only=True):
+        obs_id = mapping.as_text(row["id"])
+        lines[obs_id] = render_line(obs_id, mapping.minute_timestamp(row["created_at"]), relevance[obs_id],
+                                    mapping.content_of(row))
+    needed = pool.preview(budget).drop_count
+    target = pool.preview(budget).target
+    started = time.perf_counter()
+    done = 0
+    for entry in pool.droppable:
+        if math.ceil(utf16_length("\n".join(lines.values())) / 4) <= target:
+            break
+        del lines[entry.id]
+        done += 1
+        if time.perf_counter() - started > limit:
+            break
+    spent = time.perf_counter() - started
+    return (spent / max(done, 1)) * max(needed, 1), needed, done
+
+
+def measure(db: Path, naive_limit: float, commit: bool) -> dict:
+    """Everything for one brain, in this process (run with a fresh XDG_CACHE_HOME)."""
+    from cleo_tui.brain import open_brain
+    from cleo_tui.memory import curation
+    from cleo_tui.memory.pruner import commit_prune, prepare_pool
+    from cleo_tui.memory.tags import tag_brain
+    from cleo_tui.memory.tokenizers import get_encoding
+
+    result: dict = {}
+    brain = open_brain(db)
+    try:
+        result["live"] = int(brain.scalar("SELECT count(*) FROM brain_observations WHERE invalid_at IS NULL"))
+        _, result["tag_s"] = _timed(lambda: tag_brain(brain))
+        chars4, result["prepare_chars4_s"] = _timed(lambda: prepare_pool(brain, "chars4"))
+        _, result["encoding_load_s"] = _timed(lambda: get_encoding("o200k_base"))
+        cold, result["prepare_o200k_cold_s"] = _timed(lambda: prepare_pool(brain, "o200k_base"))
+        warm, result["prepare_o200k_warm_s"] = _timed(lambda: prepare_pool(brain, "o200k_base"))
+        result["count_cold_s"], result["count_warm_s"] = cold.count_stats.seconds, warm.count_stats.seconds
+        result["warm_from_cache"] = warm.count_stats.from_cache
+        result["preview_chars4_ms"] = _preview_ms(chars4)
+        result["preview_o200k_ms"] = _preview_ms(warm)
+        budget = chars4.tokens_before // 2
+        curve_budgets = [chars4.tokens_before * k // 20 for k in range(1, 21)]
+        _, result["curve20_ms"] = _timed(lambda: chars4.curve(curve_budgets))
+        result["curve20_ms"] *= 1000
+        single = chars4.preview(budget)
+        _, result["preview_half_ms"] = _timed(lambda: chars4.preview(budget))
+        result["preview_half_ms"] *= 1000
+        result["drops_at_half"] = single.drop_count
+        result["protected"] = len(chars4.protected)
+        naive, needed, timed = _naive_seconds(brain, chars4, budget, naive_limit)
+        result.update(naive_s=naive, naive_needed=needed, naive_timed=timed)
+        if commit:
+            run_id, result["commit_s"] = _timed(lambda: commit_prune(brain, single))
+            _, result["undo_s"] = _timed(lambda: curation.undo(brain, run_id))
+    finally:
+        brain.close()
+    result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return result
+
+
+def _child(size: int, db: Path, naive_limit: float, commit: bool) -> dict:
+    with tempfile.TemporaryDirectory() as cache:
+        env = {**os.environ, "XDG_CACHE_HOME": cache}
+        out = subprocess.run(
+            [sys.executable, "-m", "benchmarks.prune", "--child", str(db), "--naive-seconds", str(naive_limit)]
+            + (["--commit"] if commit else []), env=env, check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)
+
+
+def _fmt(value: float, digits: int = 2) -> str:
+    return f"{value:.{digits}f}"
+
+
+def print_table(rows: dict[int, dict]) -> None:
+    sizes = list(rows)
+    lines = [
+        ("live observations", lambda r: f"{r['live']:,}"),
+        ("tag_brain (s)", lambda r: _fmt(r["tag_s"])),
+        ("prepare chars4 (s)", lambda r: _fmt(r["prepare_chars4_s"])),
+        ("prepare o200k, cold cache (s)", lambda r: _fmt(r["prepare_o200k_cold_s"])),
+        ("prepare o200k, warm cache (s)", lambda r: _fmt(r["prepare_o200k_warm_s"])),
+        ("  of which token counting cold / cached (s)",
+         lambda r: f"{_fmt(r['count_cold_s'])} / {_fmt(r['count_warm_s'])}"),
+        ("o200k encoding load (s)", lambda r: _fmt(r["encoding_load_s"])),
+        ("preview, new budget, chars4: median / max (ms)",
+         lambda r: f"{_fmt(r['preview_chars4_ms'][0], 3)} / {_fmt(r['preview_chars4_ms'][1], 3)}"),
+        ("preview, new budget, o200k: median / max (ms)",
+         lambda r: f"{_fmt(r['preview_o200k_ms'][0], 3)} / {_fmt(r['preview_o200k_ms'][1], 3)}"),
+        ("curve of 20 budgets (ms)", lambda r: _fmt(r["curve20_ms"], 3)),
+        ("rows dropped at half the pool", lambda r: f"{r['drops_at_half']:,}"),
+        ("protected rows", lambda r: f"{r['protected']:,}"),
+        ("naive re-count loop, same budget (s, est.)",
+         lambda r: f"{r['naive_s']:,.1f} ({r['naive_timed']:,}/{r['naive_needed']:,} drops timed)"),
+        ("naive ÷ preview", lambda r: f"{r['naive_s'] * 1000 / max(r['preview_half_ms'], 1e-6):,.0f}×"),
+        ("naive ÷ (prepare chars4 + preview)",
+         lambda r: f"{r['naive_s'] / (r['prepare_chars4_s'] + r['preview_half_ms'] / 1000):,.0f}×"),
+        ("commit / undo (s)", lambda r: f"{_fmt(r['commit_s'])} / {_fmt(r['undo_s'])}" if "commit_s" in r else "skipped"),
+        ("peak RSS (MB)", lambda r: f"{r['peak_rss_mb']:.0f}"),
+    ]
+    print("| measure | " + " | ".join(f"{s:,}" for s in sizes) + " |")
+    print("|---|" + "---|" * len(sizes))
+    for label, cell in lines:
+        print(f"| {label} | " + " | ".join(cell(rows[s]) for s in sizes) + " |")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.prune", description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="10000,100000,1000000")
+    parser.add_argument("--workdir", default="/tmp/cleo-prune-bench")
+    parser.add_argument("--naive-seconds", type=float, default=3.0)
+    parser.add_argument("--commit-max", type=int, default=100_000, help="commit and undo only up to this size")
+    parser.add_argument("--child", metavar="DB", help=argparse.SUPPRESS)
+    parser.add_argument("--commit", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        print(json.dumps(measure(Path(args.child), args.naive_seconds, args.commit)))
+        return 0
+    workdir = Path(args.workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    rows = {}
+    for size in [int(s) for s in args.sizes.split(",")]:
+        db = demo_brain(workdir, size)
+        print(f"  measuring {size:,} …", file=sys.stderr)
+        rows[size] = _child(size, db, args.naive_seconds, size <= args.commit_max)
+    print_table(rows)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

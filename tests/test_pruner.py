@@ -1,0 +1,248 @@
+"""The deterministic pruner: seed semantics (property-based), prefix sums, brain commit and undo."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cleo_tui.brain import StaleState, open_brain
+from cleo_tui.memory import curation
+from cleo_tui.memory.pruner import (
+    BadBudget, EmptyScope, commit_prune, deterministic_prune, parse_budget, prepare_pool, prepare_records,
+    target_for,
+)
+from cleo_tui.memory.seed_types import ObservationRecord, ReflectionRecord, render_record
+from cleo_tui.memory.tags import compute_coverage_tags, tag_protected_observations
+from cleo_tui.memory.tokenizers import get_encoding, utf16_length
+from tests.pruner_fixtures import add_observation, add_pattern, new_brain, observation_rows
+
+COVERAGE_RANK = {"reinforced": 0, "cited": 1, "uncited": 2}
+RELEVANCE_RANK = {"low": 0, "medium": 1, "high": 2}
+_CONTENT = ["note about the build", "refactored the parser module", "user prefers dark mode",
+            "TypeError: boom", "edited lib/shared.py", "lib/shared.py again", "status ok", "ü😀 wide text",
+            "x" * 120, "completed the migration", "fixed T77 today", "plain words " * 6]
+
+
+@st.composite
+def pools(draw):
+    size = draw(st.integers(0, 24))
+    observations = [ObservationRecord(
+        f"O-{i}", draw(st.sampled_from(_CONTENT)) + draw(st.sampled_from(["", " more", " and more detail"])),
+        draw(st.sampled_from(["2026-01-01 10:00", "2026-01-02 09:30", "2026-01-02 09:30", "2025-12-31 23:59"])),
+        draw(st.sampled_from(["low", "medium", "medium", "high", "critical"])))
+        for i in range(size)]
+    ids = [o.id for o in observations] + ["O-missing"]
+    reflections = [ReflectionRecord(f"R-{j}", "reflection text",
+                                    tuple(draw(st.lists(st.sampled_from(ids), max_size=5))))
+                   for j in range(draw(st.integers(0, 8)))]
+    return observations, reflections
+
+
+def naive_tokens(observations, tokenizer):
+    """Re-count the whole pool from its rendered text (the slow, obviously right way)."""
+    if tokenizer == "chars4":
+        return math.ceil(utf16_length("\n".join(render_record(o) for o in observations)) / 4)
+    encoding = get_encoding(tokenizer)
+    lines = [len(encoding.encode_ordinary(render_record(o))) for o in observations]
+    return sum(lines) + max(0, len(lines) - 1)
+
+
+def naive_prune(observations, reflections, budget, tokenizer="chars4"):
+    """Drop one row at a time in drop order, re-counting the pool after each drop."""
+    coverage = compute_coverage_tags(observations, reflections)
+    protected = tag_protected_observations(observations, reflections)
+    order = sorted((i for i, o in enumerate(observations) if not protected[o.id].protected),
+                   key=lambda i: (COVERAGE_RANK[coverage[observations[i].id]],
+                                  RELEVANCE_RANK[observations[i].relevance], observations[i].timestamp, i))
+    target = max(1, math.floor(0.8 * budget))
+    kept = list(range(len(observations)))
+    dropped = []
+    for index in order:
+        if naive_tokens([observations[i] for i in kept], tokenizer) <= target:
+            break
+        kept.remove(index)
+        dropped.append(observations[index].id)
+    after = naive_tokens([observations[i] for i in kept], tokenizer)
+    return dropped, after, after > target
+
+
+@settings(max_examples=120, deadline=None)
+@given(pools(), st.integers(1, 2000))
+def test_seed_rules_hold_for_any_pool_and_budget(pool, budget):
+    observations, reflections = pool
+    result = deterministic_prune(observations, reflections, budget)
+    target = target_for(budget)
+    protected = tag_protected_observations(observations, reflections)
+    coverage = compute_coverage_tags(observations, reflections)
+    by_id = {o.id: o for o in observations}
+    assert result.tokens_before == naive_tokens(observations, "chars4")
+    assert result.tokens_after == naive_tokens(result.observations, "chars4")
+    # protected rows never drop
+    assert not [i for i in result.dropped_ids if protected[i].protected]
+    # at or under target unless fell back; fell back means nothing droppable is left
+    if result.fell_back:
+        assert result.tokens_after > target
+        assert all(protected[o.id].protected for o in result.observations)
+    else:
+        assert result.tokens_after <= target
+    # nothing drops while the pool is within target
+    if result.tokens_before <= target:
+        assert result.dropped_ids == []
+    # minimality: putting the last dropped row back would exceed the target
+    if result.dropped_ids:
+        last = result.dropped_ids[-1]
+        back = [o for o in observations if o.id not in set(result.dropped_ids[:-1])]
+        assert naive_tokens(back, "chars4") > target, last
+    # drop order: coverage, relevance, age; every kept droppable row ranks at or after the last dropped
+    keys = [(COVERAGE_RANK[coverage[i]], RELEVANCE_RANK[by_id[i].relevance], by_id[i].timestamp)
+            for i in result.dropped_ids]
+    assert keys == sorted(keys)
+    if keys:
+        for o in result.observations:
+            if not protected[o.id].protected:
+                assert (COVERAGE_RANK[coverage[o.id]], RELEVANCE_RANK[o.relevance], o.timestamp) >= keys[-1]
+    # kept rows keep their order
+    assert [o.id for o in result.observations] == [o.id for o in observations if o.id not in set(result.dropped_ids)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(pools(), st.lists(st.integers(1, 3000), min_size=1, max_size=8),
+       st.sampled_from(["chars4", "chars4", "o200k_base"]))
+def test_prefix_sums_answer_every_budget_like_a_naive_recount(pool, budgets, tokenizer):
+    observations, reflections = pool
+    prepared = prepare_records(observations, reflections, tokenizer)
+    for budget in budgets:
+        preview = prepared.preview(budget)
+        dropped, after, fell_back = naive_prune(observations, reflections, budget, tokenizer)
+        assert (preview.dropped_ids, preview.tokens_after, preview.fell_back) == (dropped, after, fell_back)
+        assert preview.kept == len(observations) - len(dropped)
+
+
+def test_a_small_pool_prunes_as_the_seed_describes():
+    obs = [
+        ObservationRecord("a", "old routine status update " * 3, "2026-01-01 09:00", "low"),
+        ObservationRecord("b", "newer routine status update " * 3, "2026-01-02 09:00", "low"),
+        ObservationRecord("c", "a reinforced medium note " * 3, "2026-01-03 09:00", "medium"),
+        ObservationRecord("d", "the user prefers short answers", "2026-01-01 08:00", "medium"),
+        ObservationRecord("e", "critical identity fact", "2026-01-01 08:00", "critical"),
+    ]
+    reflections = [ReflectionRecord(f"r{i}", "summary", ("c",)) for i in range(4)]
+    result = deterministic_prune(obs, reflections, budget_tokens=60)
+    # reinforced first (c), then low relevance oldest first (a, then b)
+    assert result.dropped_ids[:2] == ["c", "a"]
+    assert "d" not in result.dropped_ids and "e" not in result.dropped_ids
+    assert result.dropped[0].coverage == "reinforced" and "cited by 4 reflections" in result.dropped[0].why
+    tiny = deterministic_prune(obs, reflections, budget_tokens=1)
+    assert tiny.fell_back and {o.id for o in tiny.observations} == {"d", "e"}
+    roomy = deterministic_prune(obs, reflections, budget_tokens=10_000)
+    assert roomy.dropped_ids == [] and not roomy.fell_back and roomy.tokens_after == roomy.tokens_before
+
+
+def test_tiktoken_pool_tokens_are_line_counts_plus_newlines():
+    obs = [ObservationRecord(f"o{i}", f"hello world number {i}", "2026-01-01 10:00") for i in range(5)]
+    enc = get_encoding("cl100k_base")
+    expected = sum(len(enc.encode_ordinary(render_record(o))) for o in obs) + 4
+    assert prepare_records(obs, [], "cl100k_base").tokens_before == expected
+
+
+def test_curve_gives_tokens_and_drops_per_budget():
+    obs = [ObservationRecord(f"o{i}", "word " * 20, f"2026-01-0{i + 1} 10:00") for i in range(5)]
+    points = prepare_records(obs, []).curve([10, 100, 1000])
+    assert [p.budget for p in points] == [10, 100, 1000]
+    assert points[0].dropped >= points[1].dropped >= points[2].dropped == 0
+    assert points[0].fell_back is False and points[0].tokens_after == 0
+
+
+def test_parse_budget():
+    assert [parse_budget(x) for x in ("8000", "12k", "1.5K", "2m", "12_000")] == [8000, 12000, 1500, 2_000_000, 12000]
+    for bad in ("0", "-3", "ten", "1.2345k", ""):
+        with pytest.raises(BadBudget, match="positive whole number"):
+            parse_budget(bad)
+
+
+# --- over a brain ------------------------------------------------------------------
+
+
+def _fill(brain, n, seed=0):
+    """n observations with varied columns, a few citing patterns, some protected."""
+    import random
+    rng = random.Random(seed)
+    for i in range(n):
+        add_observation(
+            brain, f"O-{i:03d}", rng.choice(["routine note", "refactor work on the module", "status update"]) * rng.randint(1, 4),
+            created_at=f"2026-0{rng.randint(1, 9)}-1{rng.randint(0, 9)} 1{rng.randint(0, 9)}:00:00",
+            quality_score=rng.choice([None, 0.2, 0.5, 0.9]), type=rng.choice(["discovery", "change", "decision"]),
+            source_session_id=rng.choice(["ses_a", "ses_b", None]), updated_at=rng.choice([None, "2026-01-01 00:00:00"]),
+            source_type=rng.choice(["agent"] * 9 + ["manual"]))
+    for p in range(5):
+        add_pattern(brain, f"P-{p}", "a pattern", cites=[f"O-{rng.randrange(n):03d}" for _ in range(6)])
+
+
+def test_commit_then_undo_restores_every_column_of_every_row():
+    for seed in range(4):
+        with tempfile.TemporaryDirectory() as tmp:
+            brain = new_brain(Path(tmp))
+            _fill(brain, 40, seed)
+            before = observation_rows(brain)
+            pool = prepare_pool(brain)
+            preview = pool.preview(pool.tokens_before // 3)
+            assert preview.drop_count > 0
+            run_id = commit_prune(brain, preview)
+            evicted = {r[0] for r in brain.query("SELECT id FROM brain_observations WHERE invalid_at IS NOT NULL")}
+            assert evicted == set(preview.dropped_ids)
+            run = curation.list_curation_runs(brain, ["prune"])[0]
+            assert run.id == run_id and run.params["ids"] == preview.dropped_ids
+            assert (run.params["budget"], run.params["tokens_after"]) == (preview.budget, preview.tokens_after)
+            _, restored = curation.undo(brain, run_id)
+            assert restored == preview.drop_count
+            assert observation_rows(brain) == before
+            brain.close()
+
+
+def test_a_commit_on_a_changed_pool_is_refused(tmp_path):
+    brain = new_brain(tmp_path)
+    _fill(brain, 30)
+    pool = prepare_pool(brain)
+    preview = pool.preview(pool.tokens_before // 2)
+    add_observation(brain, "O-new", "arrived after the preview")
+    before = observation_rows(brain)
+    with pytest.raises(StaleState, match="changed since this preview"):
+        commit_prune(brain, preview)
+    assert observation_rows(brain) == before and curation.list_curation_runs(brain) == []
+    fresh = prepare_pool(brain).preview(pool.tokens_before // 2)
+    curation.pin_observation(brain, fresh.dropped_ids[0])  # a pin changes the pool too
+    with pytest.raises(StaleState):
+        commit_prune(brain, fresh)
+    brain.close()
+
+
+def test_preview_on_a_read_only_brain_writes_nothing(tmp_path):
+    brain = new_brain(tmp_path)
+    _fill(brain, 30)
+    path = brain.path
+    brain.close()
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    ro = open_brain(path, read_only=True)
+    progress = []
+    pool = prepare_pool(ro, "o200k_base", progress=lambda done, total: progress.append((done, total)))
+    assert pool.preview(100).drop_count > 0 and progress[-1] == (30, 30)
+    ro.close()
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == digest
+
+
+def test_session_scope_prunes_only_that_session(tmp_path):
+    brain = new_brain(tmp_path)
+    _fill(brain, 40)
+    pool = prepare_pool(brain, session="ses_a")
+    in_session = {r[0] for r in brain.query("SELECT id FROM brain_observations WHERE source_session_id = 'ses_a'")}
+    assert {e.id for e in pool.droppable + pool.protected} == in_session
+    assert set(pool.preview(1).dropped_ids) <= in_session
+    with pytest.raises(EmptyScope, match="ses_zzz"):
+        prepare_pool(brain, session="ses_zzz")
+    brain.close()
