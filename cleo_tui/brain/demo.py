@@ -563,7 +563,11 @@ HOSTILE: tuple[tuple[str, str, bytes | None, str | None], ...] = (
 
 def _demo_traces(brain: Brain, rng: random.Random) -> None:
     """Recall traces from the recall package's demo helper, once it exists."""
-    if importlib.util.find_spec(TRACES_MODULE) is None:
+    try:
+        spec = importlib.util.find_spec(TRACES_MODULE)
+    except ModuleNotFoundError:  # no recall package at all
+        spec = None
+    if spec is None:
         return
     module = importlib.import_module(TRACES_MODULE)
     adder = getattr(module, "add_demo_traces", None)

@@ -311,6 +311,12 @@ def prepare_pool(brain: Brain, tokenizer: str | Tokenizer = "chars4", session: s
     the pool, so a commit computed on a pool that changed since is refused.
     """
     tokenizer = get_tokenizer(tokenizer) if isinstance(tokenizer, str) else tokenizer
+    with tags.gc_paused():
+        return _prepare_live_pool(brain, tokenizer, session, progress)
+
+
+def _prepare_live_pool(brain: Brain, tokenizer: Tokenizer, session: str | None,
+                       progress: Progress | None) -> PreparedPool:
     snapshot = tags.read_snapshot(brain, live_only=True)
     tagged = tags.tag_snapshot(snapshot)
     rows = [r for r in snapshot.rows if session is None or mapping.as_text(r["source_session_id"]) == session]
