@@ -44,9 +44,18 @@ def demo_brain(workdir: Path, size: int) -> Path:
 
 
 def _timed(call):
-    started = time.perf_counter()
+    """(value, wall seconds); CPU seconds of the last call are left in _timed.cpu."""
+    started, cpu = time.perf_counter(), time.process_time()
     value = call()
+    _timed.cpu = time.process_time() - cpu
     return value, time.perf_counter() - started
+
+
+def _heavy(result: dict, key: str, call):
+    """Run `call`, keeping its wall and CPU seconds under key and key_cpu."""
+    value, result[key] = _timed(call)
+    result[key + "_cpu"] = _timed.cpu
+    return value
 
 
 def _preview_ms(pool) -> tuple[float, float]:
@@ -100,11 +109,12 @@ def measure(db: Path, naive_limit: float, commit: bool) -> dict:
     brain = open_brain(db)
     try:
         result["live"] = int(brain.scalar("SELECT count(*) FROM brain_observations WHERE invalid_at IS NULL"))
-        _, result["tag_s"] = _timed(lambda: tag_brain(brain))
-        chars4, result["prepare_chars4_s"] = _timed(lambda: prepare_pool(brain, "chars4"))
-        _, result["encoding_load_s"] = _timed(lambda: get_encoding("o200k_base"))
-        cold, result["prepare_o200k_cold_s"] = _timed(lambda: prepare_pool(brain, "o200k_base"))
-        warm, result["prepare_o200k_warm_s"] = _timed(lambda: prepare_pool(brain, "o200k_base"))
+        _heavy(result, "prepare_first_s", lambda: prepare_pool(brain, "chars4"))  # a fresh process, as the CLI
+        _heavy(result, "tag_s", lambda: tag_brain(brain))
+        chars4 = _heavy(result, "prepare_chars4_s", lambda: prepare_pool(brain, "chars4"))
+        _heavy(result, "encoding_load_s", lambda: get_encoding("o200k_base"))
+        cold = _heavy(result, "prepare_o200k_cold_s", lambda: prepare_pool(brain, "o200k_base"))
+        warm = _heavy(result, "prepare_o200k_warm_s", lambda: prepare_pool(brain, "o200k_base"))
         result["count_cold_s"], result["count_warm_s"] = cold.count_stats.seconds, warm.count_stats.seconds
         result["warm_from_cache"] = warm.count_stats.from_cache
         result["preview_chars4_ms"] = _preview_ms(chars4)
@@ -118,11 +128,12 @@ def measure(db: Path, naive_limit: float, commit: bool) -> dict:
         result["preview_half_ms"] *= 1000
         result["drops_at_half"] = single.drop_count
         result["protected"] = len(chars4.protected)
+        result["rss_prepared_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         naive, needed, timed = _naive_seconds(brain, chars4, budget, naive_limit)
         result.update(naive_s=naive, naive_needed=needed, naive_timed=timed)
         if commit:
-            run_id, result["commit_s"] = _timed(lambda: commit_prune(brain, single))
-            _, result["undo_s"] = _timed(lambda: curation.undo(brain, run_id))
+            run_id = _heavy(result, "commit_s", lambda: commit_prune(brain, single))
+            _heavy(result, "undo_s", lambda: curation.undo(brain, run_id))
     finally:
         brain.close()
     result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -142,17 +153,23 @@ def _fmt(value: float, digits: int = 2) -> str:
     return f"{value:.{digits}f}"
 
 
+def _cpu_wall(key: str):
+    """A table cell: CPU seconds, then wall seconds in brackets (they differ on a busy machine)."""
+    return lambda r: f"{r[key + '_cpu']:.2f} ({r[key]:.2f})"
+
+
 def print_table(rows: dict[int, dict]) -> None:
     sizes = list(rows)
     lines = [
         ("live observations", lambda r: f"{r['live']:,}"),
-        ("tag_brain (s)", lambda r: _fmt(r["tag_s"])),
-        ("prepare chars4 (s)", lambda r: _fmt(r["prepare_chars4_s"])),
-        ("prepare o200k, cold cache (s)", lambda r: _fmt(r["prepare_o200k_cold_s"])),
-        ("prepare o200k, warm cache (s)", lambda r: _fmt(r["prepare_o200k_warm_s"])),
-        ("  of which token counting cold / cached (s)",
+        ("prepare chars4, fresh process: cpu (wall) s", _cpu_wall("prepare_first_s")),
+        ("tag_brain, texts already seen: cpu (wall) s", _cpu_wall("tag_s")),
+        ("prepare chars4, texts already seen: cpu (wall) s", _cpu_wall("prepare_chars4_s")),
+        ("prepare o200k, cold token cache: cpu (wall) s", _cpu_wall("prepare_o200k_cold_s")),
+        ("prepare o200k, warm token cache: cpu (wall) s", _cpu_wall("prepare_o200k_warm_s")),
+        ("  of which token counting, cold / cached (wall s)",
          lambda r: f"{_fmt(r['count_cold_s'])} / {_fmt(r['count_warm_s'])}"),
-        ("o200k encoding load (s)", lambda r: _fmt(r["encoding_load_s"])),
+        ("o200k encoding load: cpu (wall) s", _cpu_wall("encoding_load_s")),
         ("preview, new budget, chars4: median / max (ms)",
          lambda r: f"{_fmt(r['preview_chars4_ms'][0], 3)} / {_fmt(r['preview_chars4_ms'][1], 3)}"),
         ("preview, new budget, o200k: median / max (ms)",
@@ -164,9 +181,11 @@ def print_table(rows: dict[int, dict]) -> None:
          lambda r: f"{r['naive_s']:,.1f} ({r['naive_timed']:,}/{r['naive_needed']:,} drops timed)"),
         ("naive ÷ preview", lambda r: f"{r['naive_s'] * 1000 / max(r['preview_half_ms'], 1e-6):,.0f}×"),
         ("naive ÷ (prepare chars4 + preview)",
-         lambda r: f"{r['naive_s'] / (r['prepare_chars4_s'] + r['preview_half_ms'] / 1000):,.0f}×"),
-        ("commit / undo (s)", lambda r: f"{_fmt(r['commit_s'])} / {_fmt(r['undo_s'])}" if "commit_s" in r else "skipped"),
-        ("peak RSS (MB)", lambda r: f"{r['peak_rss_mb']:.0f}"),
+         lambda r: f"{r['naive_s'] / (r['prepare_first_s'] + r['preview_half_ms'] / 1000):,.0f}×"),
+        ("commit (incl. re-prepare) / undo: cpu (wall) s",
+         lambda r: f"{_cpu_wall('commit_s')(r)} / {_cpu_wall('undo_s')(r)}" if "commit_s" in r else "skipped"),
+        ("peak RSS after prepares and previews (MB)", lambda r: f"{r['rss_prepared_mb']:.0f}"),
+        ("peak RSS at the end (MB)", lambda r: f"{r['peak_rss_mb']:.0f}"),
     ]
     print("| measure | " + " | ".join(f"{s:,}" for s in sizes) + " |")
     print("|---|" + "---|" * len(sizes))
@@ -194,6 +213,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  measuring {size:,} …", file=sys.stderr)
         rows[size] = _child(size, db, args.naive_seconds, size <= args.commit_max)
     print_table(rows)
+    print(f"\nload average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
     return 0
 
 

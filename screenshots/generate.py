@@ -56,7 +56,14 @@ async def review(app, pilot) -> None:
 
 
 async def traces(app, pilot) -> None:
+    """The Traces pane with a trace recalled with explain and credited by an outcome opened."""
     await pilot.press("4")
+    await settle(app, pilot)
+    table = app.screen.query_one("#trace-table")
+    rows = [table.listing.cached_row(i)["trace"] for i in range(table.total)]
+    table.cursor = next((i for i, t in enumerate(rows) if t.explain_mode and t.positive), 0)
+    await settle(app, pilot)
+    await pilot.press("enter")
 
 
 SCENES = {"observations": observations, "prune": prune, "review": review, "traces": traces}

@@ -13,7 +13,7 @@ import pytest
 
 from cleo_tui.brain import BrainError, open_brain
 from cleo_tui.brain import cleo_schema as cs
-from cleo_tui.brain.demo import BASE_DATE, content_hash, generate_demo
+from cleo_tui.brain.demo import BASE_DATE, HOSTILE, content_hash, generate_demo
 from cleo_tui.brain.observations import ObservationQuery, count_observations
 from cleo_tui.memory.detectors import text_reasons
 from cleo_tui.memory.mapping import derive_relevance, reflection_citations
@@ -63,6 +63,13 @@ def test_same_seed_same_rows_different_seed_different_rows(tmp_path):
 def test_refuses_an_existing_brain_and_a_bad_size(tmp_path):
     path = generate_demo(tmp_path, observations=100)
     before = brain_digest(path)
+    # Even the smallest demo holds every hostile text and every protected kind.
+    conn = sqlite3.connect(path)
+    titles = {r[0] for r in conn.execute(f"SELECT title FROM {cs.OBSERVATIONS}")}
+    assert {h[0] for h in HOSTILE} <= titles
+    kinds = {r[0] for r in conn.execute(f"SELECT source_type FROM {cs.OBSERVATIONS}")}
+    assert "manual" in kinds
+    conn.close()
     with pytest.raises(BrainError, match="already exists"):
         generate_demo(tmp_path, observations=100)
     assert brain_digest(path) == before

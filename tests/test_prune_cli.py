@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import sqlite3
 
 import pytest
 
@@ -33,6 +34,21 @@ def run(capsys, *argv):
 
 def _digest(path):
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+class _Terminal(io.StringIO):
+    """Standard input that says it is a terminal."""
+
+    def isatty(self):
+        return True
+
+
+def _evicted(db):
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute("SELECT count(*) FROM brain_observations WHERE invalid_at IS NOT NULL").fetchone()[0]
+    finally:
+        conn.close()
 
 
 def test_preview_json_has_the_design_keys_and_writes_nothing(project, capsys):
@@ -81,17 +97,6 @@ def test_apply_without_yes_refuses_without_a_terminal(project, capsys, monkeypat
     assert _evicted(db) == 0
 
 
-class _Terminal(io.StringIO):
-    def isatty(self):
-        return True
-
-
-def _evicted(db):
-    import sqlite3
-    with sqlite3.connect(db) as conn:
-        return conn.execute("SELECT count(*) FROM brain_observations WHERE invalid_at IS NOT NULL").fetchone()[0]
-
-
 def test_apply_asks_on_a_terminal(project, capsys, monkeypatch):
     db = project / ".cleo" / "cleo.db"
     monkeypatch.setattr("sys.stdin", _Terminal())
@@ -121,3 +126,15 @@ def test_apply_yes_commits_and_undo_restores(project, capsys):
     ro.close()
     code, out, _ = run(capsys, "prune", "--db", str(db), "--runs")
     assert "undone by run 2" in out and "undo of run 1" in out
+
+
+def test_hostile_text_never_reaches_the_terminal_raw(tmp_path, capsys):
+    brain = new_brain(tmp_path)
+    for i in range(10):
+        add_observation(brain, f"O-\x1b]8;;x\x07{i}", f"\x1b[31m[bold]red[/bold] \x00 boom {i} " * 4,
+                        created_at=f"2026-01-0{i % 9 + 1} 10:00:00\x1b[2J")
+    brain.close()
+    code, out, err = run(capsys, "prune", "--project", str(tmp_path), "--budget", "200")
+    assert code == 0, err
+    assert "\x1b" not in out and "\x00" not in out and "\x07" not in out
+    assert "O-␛]8;;x␇" in out and "10:00:00␛[2J" in out  # shown literally, as visible characters

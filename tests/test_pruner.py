@@ -159,6 +159,17 @@ def test_curve_gives_tokens_and_drops_per_budget():
     assert points[0].fell_back is False and points[0].tokens_after == 0
 
 
+def test_budget_bar_splits_the_pool_into_protected_kept_and_dropped():
+    obs = [ObservationRecord(f"o{i}", "word " * 20, "2026-01-01 10:00", "critical" if i == 0 else "low")
+           for i in range(5)]
+    pool = prepare_records(obs, [])
+    bars = [pool.preview(budget).bar() for budget in (10, 100, 1000)]
+    assert len({protected for protected, _, _ in bars}) == 1  # protected never changes
+    assert [dropped for _, _, dropped in bars] == sorted((d for _, _, d in bars), reverse=True)
+    for bar in bars:
+        assert abs(sum(bar) - pool.tokens_before) <= 2  # rounding of three parts
+
+
 def test_parse_budget():
     assert [parse_budget(x) for x in ("8000", "12k", "1.5K", "2m", "12_000")] == [8000, 12000, 1500, 2_000_000, 12000]
     for bad in ("0", "-3", "ten", "1.2345k", ""):
@@ -245,4 +256,28 @@ def test_session_scope_prunes_only_that_session(tmp_path):
     assert set(pool.preview(1).dropped_ids) <= in_session
     with pytest.raises(EmptyScope, match="ses_zzz"):
         prepare_pool(brain, session="ses_zzz")
+    brain.close()
+
+
+def test_a_write_by_cleo_while_the_commit_is_checked_is_refused(tmp_path, monkeypatch):
+    import sqlite3
+
+    from cleo_tui.memory import pruner
+    brain = new_brain(tmp_path)
+    _fill(brain, 30)
+    preview = prepare_pool(brain).preview(100)
+    real_prepare = pruner.prepare_pool
+
+    def prepare_then_cleo_writes(*args, **kwargs):
+        pool = real_prepare(*args, **kwargs)
+        cleo = sqlite3.connect(brain.path)  # another process's connection, as CLEO's would be
+        cleo.execute("UPDATE brain_observations SET quality_score = 0.99 WHERE id = 'O-000'")
+        cleo.commit()
+        cleo.close()
+        return pool
+
+    monkeypatch.setattr(pruner, "prepare_pool", prepare_then_cleo_writes)
+    with pytest.raises(StaleState, match="while the commit was being checked"):
+        pruner.commit_prune(brain, preview)
+    assert brain.scalar("SELECT count(*) FROM brain_observations WHERE invalid_at IS NOT NULL") == 0
     brain.close()

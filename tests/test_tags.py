@@ -58,13 +58,14 @@ def test_an_identifier_named_in_a_reflection_is_not_unique():
 
 def test_identifier_kinds():
     text = ("see src/auth/token.py, ./run.sh and package.json; T123 #42 GH-17 commit 3f9a1c2 "
-            "ENOENT TS2345 cleo_tui.memory.pruner refresh_token() e.g. and/or 2026-01-01 deadbeef")
+            "ENOENT TS2345 cleo_tui.memory.pruner refresh_token() e.g. and/or 2026-01-01 deadbeef "
+            "12/03/2026 /etc/hosts docs/api/v2")
     assert detectors.identifiers_in(text) == {
         "src/auth/token.py", "./run.sh", "package.json", "T123", "#42", "GH-17", "3f9a1c2", "ENOENT",
-        "TS2345", "cleo_tui.memory.pruner", "refresh_token()", "and/or"}
+        "TS2345", "cleo_tui.memory.pruner", "refresh_token()", "/etc/hosts", "docs/api/v2"}
 
 
-_WORDS = ["the", "user", "said", "prefers", "Task", "complete:", "merged", "TypeError:", "error:", "exit",
+_WORDS = ["the", "user", "said", "12/03/2026", "/etc/x", "a/b/c", "./x", "../y/z.md", "and/or", "prefers", "Task", "complete:", "merged", "TypeError:", "error:", "exit",
           "code", "2", "src/a.py", "a/b", "T12", "#7", "GH-3", "abc1234", "deadbeef", "ENOENT", "E0425",
           "os.path.join", "f()", "x.", "(", ")", "/", ".", "#", "E", "İstanbul", "ß", "😀", "\n", "User:",
           "owner", "-", "1", "T", "a1b2c3d4e5", "Exception", "traceback"]

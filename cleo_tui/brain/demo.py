@@ -35,7 +35,7 @@ DEFAULT_OBSERVATIONS = 2000
 MIN_OBSERVATIONS = 100       # room for one row of every kind the demo promises
 MAX_OBSERVATIONS = 5_000_000
 DEFAULT_SEED = 7
-BATCH_ROWS = 5000
+BATCH_ROWS = 2000          # rows per transaction: small enough to keep memory flat
 BASE_DATE = datetime(2026, 6, 1, 9, 0, tzinfo=timezone.utc)  # the demo's "now"
 SPAN = timedelta(days=180)                                    # how far back the history goes
 TRACES_MODULE = "cleo_tui.recall.demo_traces"
@@ -280,40 +280,43 @@ class DemoWriter:
                                     confidence=self.rng.choice(("agent", "agent", "agent", "speculative", None)),
                                     files=files) is not None:
                 if type_ == "decision" and self.decisions < self.max_decisions and self.rng.random() < 0.5:
-                    self.decision(session, values)
+                    self.decision(session)
                 return
 
     def protected(self, session: _Session, kind: str) -> None:
         """One observation of a protected kind: user assertion, completion, error, identifier, manual."""
-        rng, ctx = self.rng, session.context()
         for _ in range(8):
-            if kind == "user":
-                type_, title_t, narr_t, conf = rng.choice(text.USER_ASSERTIONS)
-                narr_t = rng.choice(text.ASSERTION_FRAMES) + narr_t
-                source = "manual" if rng.random() < 0.3 else "agent"
-                quality = round(rng.uniform(0.8, 0.95), 2)
-            elif kind == "completion":
-                (title_t, narr_t), type_, conf = rng.choice(text.COMPLETIONS), "change", "task-outcome"
-                source, quality = "agent", round(rng.uniform(0.7, 0.9), 2)
-            elif kind == "error":
-                (title_t, narr_t), type_, conf = rng.choice(text.ERRORS), "bugfix", "agent"
-                source, quality = rng.choice(("agent", "agent", "transcript", "claude-mem")), self._quality()
-            elif kind == "identifier":
-                type_, title_t, narr_t = rng.choice(text.IDENTIFIER_NOTES)
-                conf, source, quality = "agent", "agent", self._quality()
-            else:  # a note the owner wrote by hand
-                type_, title_t, narr_t = rng.choice(text.ROUTINE)
-                conf, source, quality = "owner", "manual", round(rng.uniform(0.75, 0.95), 2)
-            if kind != "completion" and rng.random() < 0.6:
-                narr_t += " " + rng.choice(text.TAILS)
-            values = text.draw(rng, ctx, title_t, narr_t)
+            type_, title_t, narr_t, conf, source, quality = self._protected_template(kind)
+            if kind != "completion" and self.rng.random() < 0.6:
+                narr_t += " " + self.rng.choice(text.TAILS)
+            values = text.draw(self.rng, session.context(), title_t, narr_t)
             title, narrative = title_t.format(**values), narr_t.format(**values)
             if kind == "manual":
                 title, narrative = "Note: " + title, "Note from the owner: " + narrative
-            files = _files(values)
             if self.add_observation(session, type_, title, narrative, source_type=source,
-                                    confidence=conf, quality=quality, files=files) is not None:
+                                    confidence=conf, quality=quality, files=_files(values)) is not None:
                 return
+
+    def _protected_template(self, kind: str) -> tuple[str, str, str, str | None, str, float]:
+        """(type, title template, narrative template, source_confidence, source_type, quality)."""
+        rng = self.rng
+        if kind == "user":
+            type_, title_t, narr_t, conf = rng.choice(text.USER_ASSERTIONS)
+            source = "manual" if rng.random() < 0.3 else "agent"
+            return (type_, title_t, rng.choice(text.ASSERTION_FRAMES) + narr_t, conf, source,
+                    round(rng.uniform(0.8, 0.95), 2))
+        if kind == "completion":
+            title_t, narr_t = rng.choice(text.COMPLETIONS)
+            return "change", title_t, narr_t, "task-outcome", "agent", round(rng.uniform(0.7, 0.9), 2)
+        if kind == "error":
+            title_t, narr_t = rng.choice(text.ERRORS)
+            source = rng.choice(("agent", "agent", "transcript", "claude-mem"))
+            return "bugfix", title_t, narr_t, "agent", source, self._quality()
+        if kind == "identifier":
+            type_, title_t, narr_t = rng.choice(text.IDENTIFIER_NOTES)
+            return type_, title_t, narr_t, "agent", "agent", self._quality()
+        type_, title_t, narr_t = rng.choice(text.ROUTINE)  # "manual": a note the owner wrote by hand
+        return type_, title_t, narr_t, "owner", "manual", round(rng.uniform(0.75, 0.95), 2)
 
     def session_summary(self, session: _Session) -> None:
         title_t, narr_t = text.SESSION_SUMMARY
@@ -322,7 +325,7 @@ class DemoWriter:
                              source_type="session-debrief", confidence="agent",
                              quality=round(self.rng.uniform(0.5, 0.85), 2))
 
-    def decision(self, session: _Session, values: dict[str, str]) -> None:
+    def decision(self, session: _Session) -> None:
         """A row in brain_decisions (D001 …) citing the decision observation just written."""
         self.decisions += 1
         decision_t, rationale = self.rng.choice(text.DECISIONS)
@@ -617,7 +620,7 @@ def _fill(brain: Brain, observations: int, seed: int, progress: Progress | None)
     # CPU cost of the inserts (WAL copies every page twice); transactions still roll back.
     brain.conn.execute("PRAGMA journal_mode = MEMORY")
     brain.conn.execute("PRAGMA synchronous = OFF")
-    brain.conn.execute("PRAGMA cache_size = -65536")  # 64 MB: index-heavy inserts, bounded
+    brain.conn.execute("PRAGMA cache_size = -32768")  # 32 MB: enough for the index-heavy inserts
     writer = DemoWriter(brain, observations, seed, progress)
     while writer.remaining() > 0:
         writer.write_batch()

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from cleo_tui.brain import create_brain
 from cleo_tui.brain.demo import (
-    DEFAULT_OBSERVATIONS, DEFAULT_SEED, MAX_OBSERVATIONS, MIN_OBSERVATIONS, generate_demo,
+    BATCH_ROWS as DEMO_BATCH_ROWS, DEFAULT_OBSERVATIONS, DEFAULT_SEED, MAX_OBSERVATIONS, MIN_OBSERVATIONS,
+    generate_demo,
 )
 from cleo_tui.brain.summary import brain_summary
 from cleo_tui.cli import UsageError, add_brain_options, brain_from_args, emit_json
@@ -76,14 +77,19 @@ def _int_option(value: str, flag: str, low: int, high: int) -> int:
     return number
 
 
+PROGRESS_EVERY = 50_000
+
+
 def _stderr_progress(done: int, total: int) -> None:
-    print(f"demo: {done:,}/{total:,} observations", file=sys.stderr, flush=True)
+    """A line on stderr each time another PROGRESS_EVERY observations are written."""
+    if done == total or done % PROGRESS_EVERY < DEMO_BATCH_ROWS:
+        print(f"demo: {done:,}/{total:,} observations", file=sys.stderr, flush=True)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
     observations = _int_option(args.observations, "--observations", MIN_OBSERVATIONS, MAX_OBSERVATIONS)
     seed = _int_option(args.seed, "--seed", 0, 2**63 - 1)
-    progress = _stderr_progress if observations >= 50_000 else None
+    progress = _stderr_progress if observations >= PROGRESS_EVERY else None
     started = time.monotonic()
     path = generate_demo(args.dir, observations=observations, seed=seed, progress=progress)
     print(f"Wrote a demo brain with {observations:,} observations to {one_line(str(path))} "

@@ -45,8 +45,12 @@ _FILE_EXTENSIONS = ("py|pyi|ts|tsx|js|jsx|mjs|cjs|rs|go|java|kt|rb|php|c|h|cc|cp
 
 # (kind, examples, pattern). Order matters: the first alternative that matches wins.
 IDENTIFIER_KINDS: tuple[tuple[str, str, str], ...] = (
-    ("file path", "`src/auth/token.py`, `./scripts/run.sh`, `package.json`",
-     r"(?<![\w@./-])(?:\.{0,2}/)?(?:[\w@.-]+/)+[\w.-]*\w|\b[\w-]+\.(?:" + _FILE_EXTENSIONS + r")\b"),
+    ("file path", "`src/auth/token.py`, `./scripts/run.sh`, `/etc/hosts`, `docs/api/v2`, `package.json` "
+                  "(not `and/or` or `12/03/2026`: one slash needs an extension, two need a letter)",
+     r"(?<![\w@./-])(?:\.{0,2}/(?:[\w@.-]+/)*[\w.-]*\w"
+     r"|(?=[\w@./-]*[A-Za-z])(?:[\w@.-]+/){2,}[\w.-]*\w"
+     r"|(?:[\w@.-]+/)+[\w-]*\.[A-Za-z0-9]{1,8}\b)"
+     r"|\b[\w-]+\.(?:" + _FILE_EXTENSIONS + r")\b"),
     ("task id", "`T123`, `T4521`", r"\bT\d+\b"),
     ("ticket or issue", "`#42`, `GH-17`, `PROJ-1234`", r"(?<![\w&#])#\d+\b|\b[A-Z][A-Z0-9]+-\d+\b"),
     ("commit SHA", "`3f9a1c2`, a full 40-hex SHA (7–40 hex digits, with a letter and a digit)",
@@ -80,6 +84,7 @@ _TEXT_HINTS = {
     "error": "error", "exception": "error", "traceback": "error", "fatal": "error", "panic": "error",
     "exit": "error", "errno": "error", "segmentation": "error",
 }
+_HINT_REACH = 300  # longest stretch of a text detector's match before its hint word
 _TEXT_HINT = re.compile("|".join(sorted(_TEXT_HINTS, key=len, reverse=True)))  # on lower-cased text
 # Every identifier holds one of these: '/' ; '#' and a digit ; '()' ; '.' before a word
 # character ; an upper-case letter run reaching a digit ; 7+ hex digits ; an E-errno name.
@@ -103,6 +108,11 @@ class _Corpus:
     def lowered(self) -> "_Corpus":
         """The same texts lower-cased (text by text: 'İ' lower-cases to two characters)."""
         return _Corpus([t.lower() for t in self._texts])
+
+    def text_at(self, index: int) -> str:
+        """The text at `index`, as stored in the corpus."""
+        end = self.starts[index + 1] - 1 if index + 1 < len(self.starts) else len(self.text)
+        return self.text[self.starts[index]:end]
 
     def index_of(self, position: int) -> int:
         return bisect_right(self.starts, position) - 1
@@ -150,10 +160,17 @@ def _quote(snippet: str) -> str:
 def text_reasons_of(texts: Sequence[str]) -> list[list[str]]:
     """For each text, the text detectors' reasons, each naming what matched (`error: "TypeError"`)."""
     corpus = _Corpus(texts).lowered()
-    candidates = {(corpus.index_of(m.start()), _TEXT_HINTS[m.group()]) for m in _TEXT_HINT.finditer(corpus.text)}
+    first_hint: dict[tuple[int, str], int] = {}  # (text index, detector) → first hint offset in the text
+    for match in _TEXT_HINT.finditer(corpus.text):
+        index = corpus.index_of(match.start())
+        first_hint.setdefault((index, _TEXT_HINTS[match.group()]), match.start() - corpus.starts[index])
     reasons: list[list[str]] = [[] for _ in texts]
-    for index, name in sorted(candidates, key=lambda c: (c[0], _DETECTOR_ORDER[c[1]])):
-        match = _TEXT_PATTERNS[name].search(texts[index])
+    for (index, name), offset in sorted(first_hint.items(), key=lambda c: (c[0][0], _DETECTOR_ORDER[c[0][1]])):
+        text = texts[index]
+        # A match holds its hint and starts at most a few words before it, so the
+        # search may start there (from 0 when lower-casing moved the offsets).
+        start = max(0, offset - _HINT_REACH) if len(corpus.text_at(index)) == len(text) else 0
+        match = _TEXT_PATTERNS[name].search(text, start)
         if match:
             reasons[index].append(f"{name}: {_quote(match.group())}")
     return reasons
@@ -171,6 +188,7 @@ def text_reasons(text: str) -> list[str]:
 # again after every curation step, so each text's findings are remembered (keyed
 # by the text's hash and length) for the life of the process, up to a bound.
 _MEMO_LIMIT = 400_000
+_CHUNK = 4_000
 _memo: dict[tuple[int, int], tuple[tuple[str, ...], tuple[str, ...]]] = {}
 _memo_lock = threading.Lock()
 
@@ -182,9 +200,13 @@ def analyse_texts(texts: Sequence[str]) -> list[tuple[tuple[str, ...], tuple[str
         known = [_memo.get(k) for k in keys]
     missing = [i for i, found in enumerate(known) if found is None]
     if missing:
-        subset = [texts[i] for i in missing]
-        for i, ids, reasons in zip(missing, identifiers_of(subset), text_reasons_of(subset)):
-            known[i] = (tuple(sorted(ids)), tuple(reasons))
+        # In chunks: a corpus of 100,000 texts holding one emoji is stored at four
+        # bytes a character, and it is copied (reversed, lower-cased) once or twice.
+        for first in range(0, len(missing), _CHUNK):
+            chunk = missing[first:first + _CHUNK]
+            subset = [texts[i] for i in chunk]
+            for i, ids, reasons in zip(chunk, identifiers_of(subset), text_reasons_of(subset)):
+                known[i] = (tuple(sorted(ids)), tuple(reasons))
         with _memo_lock:
             if len(_memo) + len(missing) > _MEMO_LIMIT:
                 _memo.clear()

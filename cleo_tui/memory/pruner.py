@@ -139,6 +139,16 @@ class PrunePreview:
     def fingerprint(self) -> str:
         return self.pool.fingerprint
 
+    def bar(self) -> tuple[int, int, int]:
+        """(protected, kept droppable, dropped) tokens for a budget bar; they add up to about
+        tokens_before (each part is counted on its own, newlines shared out by row count)."""
+        finish = self.pool.tokenizer.finish
+        dropped_units = self.pool.dropped_units(self.drop_count) + self.drop_count
+        protected_units = self.pool.protected_units + len(self.pool.protected)
+        total_units = self.pool.total_units + len(self.pool)
+        return (finish(protected_units), finish(total_units - protected_units - dropped_units),
+                finish(dropped_units))
+
     def to_json(self, run_id: int | None = None) -> dict[str, Any]:
         """The CLI's JSON shape (DESIGN §3)."""
         return {
@@ -176,7 +186,8 @@ class PreparedPool:
 
     def __post_init__(self) -> None:
         self._prefix = [0, *accumulate(e.units for e in self.droppable)]
-        self._total_units = self._prefix[-1] + sum(e.units for e in self.protected)
+        self.protected_units = sum(e.units for e in self.protected)
+        self.total_units = self._prefix[-1] + self.protected_units
         self._size = len(self.droppable) + len(self.protected)
         self.fingerprint = self.fingerprint or self._fingerprint()
 
@@ -192,7 +203,11 @@ class PreparedPool:
 
     def tokens_after_dropping(self, count: int) -> int:
         """Pool tokens once the first `count` droppable rows are gone."""
-        return self.tokenizer.pool_tokens(self._total_units - self._prefix[count], self._size - count)
+        return self.tokenizer.pool_tokens(self.total_units - self._prefix[count], self._size - count)
+
+    def dropped_units(self, count: int) -> int:
+        """Units (see tokenizers) of the first `count` droppable rows."""
+        return self._prefix[count]
 
     @property
     def tokens_before(self) -> int:
@@ -335,20 +350,34 @@ def _prepare_live_pool(brain: Brain, tokenizer: Tokenizer, session: str | None,
     return build_pool(entries, tokenizer, session, stats)
 
 
+def _change_marker(brain: Brain) -> tuple[int, int]:
+    """Changes as seen by this connection: commits by other connections, and its own."""
+    with brain.lock:
+        return brain.conn.execute("PRAGMA data_version").fetchone()[0], brain.conn.total_changes
+
+
 def commit_prune(brain: Brain, preview: PrunePreview) -> int:
     """Soft-evict the preview's dropped rows and record the run, in one transaction; returns the run id.
 
-    The pool is prepared again inside the transaction: if its fingerprint differs
-    from the preview's (CLEO or cleo-tui changed it since), nothing is written.
+    The pool is prepared again: if its fingerprint differs from the preview's
+    (CLEO or cleo-tui changed it since), or anything was committed while that was
+    checked, nothing is written.
     """
     if not preview.drop_count:
         raise curation.CurationError("This preview drops nothing (the pool is within its target); nothing to commit.")
     curation.require_eviction_columns(brain)
+    # Prepare again outside the write transaction (it takes a second or two at 100k
+    # rows, and CLEO must not wait that long), then check inside it that nothing
+    # was committed in between.
+    before = _change_marker(brain)
+    fresh = prepare_pool(brain, preview.pool.tokenizer, preview.pool.session)
+    if fresh.fingerprint != preview.fingerprint:
+        raise StaleState("The brain changed since this preview was computed (observations, pins or "
+                         "citations differ); nothing was evicted. Preview again, then commit.")
     with brain.write() as conn:
-        fresh = prepare_pool(brain, preview.pool.tokenizer, preview.pool.session)
-        if fresh.fingerprint != preview.fingerprint:
-            raise StaleState("The brain changed since this preview was computed (observations, pins or "
-                             "citations differ); nothing was evicted. Preview again, then commit.")
+        if _change_marker(brain) != before:
+            raise StaleState("The brain changed while the commit was being checked; nothing was evicted. "
+                             "Commit again.")
         ids = preview.dropped_ids
         params = {"budget": preview.budget, "target": preview.target, "tokenizer": preview.tokenizer,
                   "scope": preview.pool.session or "all", "ids": ids, "tokens_before": preview.tokens_before,

@@ -66,8 +66,8 @@ A live observation is protected, with every reason shown, when any of these hold
 |---|---|
 {_identifier_rows()}
 
-Uniqueness is judged against the whole live pool, also when pruning one session, and
-once per preparation: two rows sharing an identifier do not protect each other even if
+Uniqueness is judged against the whole live pool (also when pruning one session),
+once, before the prune: an identifier shared by two rows protects neither, even if
 both would drop. Evicted observations show the reasons that would protect them if
 restored, but are not marked protected.
 

@@ -14,6 +14,7 @@ are computed as if they were live again (what restoring one would protect), but
 from __future__ import annotations
 
 import gc
+import sqlite3
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -133,7 +134,7 @@ def live_reflection_texts(brain: Brain) -> list[str]:
         live = "invalid_at IS NULL" if brain.features.has_column(table, "invalid_at") else "1"
         try:
             texts += [mapping.as_text(r[0]) for r in brain.query(f"SELECT {expression} FROM {table} WHERE {live}")]
-        except Exception:  # an older layout without these columns: no texts to compare with
+        except sqlite3.OperationalError:  # an older layout without these columns: nothing to compare with
             continue
     return texts
 

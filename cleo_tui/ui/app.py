@@ -13,16 +13,20 @@ from textual.theme import Theme
 from textual.worker import Worker, WorkerState
 
 from cleo_tui.brain import Brain, BrainError, BrainNotFound, locate_brain, open_brain
+from cleo_tui.brain.store import KIND_HIPPO
 from cleo_tui.brain.summary import brain_summary
 from cleo_tui.config import load_config, save_setting
 from cleo_tui.memory import curation
 from cleo_tui.memory.mapping import relevance_overrides
 from cleo_tui.ui.help import help_markdown
+from cleo_tui.ui.hippo_notice import use_hippo_panes
 from cleo_tui.ui.modals import ConfirmModal, HelpScreen, MessageModal
 from cleo_tui.ui.observations import ObservationsScreen
 from cleo_tui.ui.palette import CleoCommands
 from cleo_tui.ui.placeholders import ComingSoonScreen
 from cleo_tui.ui.prune import PruneScreen
+from cleo_tui.ui.review import ReviewScreen
+from cleo_tui.ui.traces import TracesScreen
 from cleo_tui.ui.welcome import WelcomeScreen
 
 CLEO_THEME = Theme(
@@ -54,6 +58,8 @@ def pane_screens() -> dict[str, Callable]:
     for pane in ("prune", "review", "traces"):
         screens[pane] = lambda pane=pane: ComingSoonScreen(pane)
     screens["prune"] = PruneScreen
+    screens["review"] = ReviewScreen
+    screens["traces"] = TracesScreen
     return screens
 
 
@@ -113,12 +119,15 @@ class CleoApp(App):
         self.tags = None
         if isinstance(self.screen, WelcomeScreen):
             self.pop_screen()
-        self.switch_mode("observations")
+        if brain.kind == KIND_HIPPO:  # no CLEO observations: start on its traces, the other panes say why
+            use_hippo_panes(self)
+        self.switch_mode("traces" if brain.kind == KIND_HIPPO else "observations")
         self.refresh_brain_state()
 
     def refresh_brain_state(self) -> None:
         self._load_summary()
-        self._load_tags()
+        if self.brain.kind != KIND_HIPPO:  # tags describe CLEO observations; a hippo store has none
+            self._load_tags()
 
     @work(thread=True, exclusive=True, group="summary", exit_on_error=False)
     def _load_summary(self) -> None:

@@ -15,18 +15,13 @@ class BarFigures:
 
     budget: int
     target: int
-    tokens_before: int
-    tokens_after: int
     protected_tokens: int
+    kept_tokens: int  # the unprotected rows that stay
+    dropped_tokens: int
 
     @property
-    def kept_tokens(self) -> int:
-        """Tokens of the unprotected rows that stay."""
-        return max(0, self.tokens_after - self.protected_tokens)
-
-    @property
-    def dropped_tokens(self) -> int:
-        return max(0, self.tokens_before - self.tokens_after)
+    def pool_tokens(self) -> int:
+        return self.protected_tokens + self.kept_tokens + self.dropped_tokens
 
 
 def bar_cells(figures: BarFigures, width: int) -> list[str]:
@@ -35,7 +30,7 @@ def bar_cells(figures: BarFigures, width: int) -> list[str]:
     The scale is the larger of the pool and the budget, so the whole pool and the
     whole budget always fit on the line.
     """
-    scale = max(figures.tokens_before, figures.budget, 1)
+    scale = max(figures.pool_tokens, figures.budget, 1)
     cells: list[str] = []
     edge = 0.0
     for kind, tokens in (("protected", figures.protected_tokens), ("kept", figures.kept_tokens),
@@ -81,7 +76,7 @@ class BudgetBar(Widget):
         if figures is None:
             return Text("no preview yet", style="italic")
         width = max(10, self.content_region.width)
-        scale = max(figures.tokens_before, figures.budget, 1)
+        scale = max(figures.pool_tokens, figures.budget, 1)
         marks = {column_of(figures.budget, scale, width): "╎", column_of(figures.target, scale, width): "┃"}
         bar = Text()
         for column, kind in enumerate(bar_cells(figures, width)):

@@ -35,6 +35,22 @@ def palette_actions(app) -> list[tuple[str, str, str]]:
         ("Prune: undo a run", "Undo the selected (or latest) prune run", "undo_run"),
         ("Prune: export preview as JSON", "The CLI's prune --json document", "export"),
         ("Prune: recompute the pool", "Read the brain again", "recompute"),
+        ("Review: run", "Ask the observer or reflector for a proposal", "run_llm"),
+        ("Review: cancel the run", "Cancel the LLM call under way", "cancel_run"),
+        ("Review: observer or reflector", "Switch which one r runs", "toggle_kind"),
+        ("Review: accept or reject item", "Toggle the selected item", "toggle_item"),
+        ("Review: approve all", "Accept every item, evictions included (asks first)", "approve_all"),
+        ("Review: store or apply", "Write the accepted items (asks first)", "apply_proposal"),
+        ("Review: discard proposal", "Set the pending proposal aside", "discard_proposal"),
+        ("Review: undo proposal", "Undo the selected applied proposal", "undo_proposal"),
+        ("Review: raw answer", "The model's answer as it came", "raw_answer"),
+        ("Review: open observation", "The observation(s) behind the item", "open_source"),
+        ("Traces: recall a query", "Type a query; the new trace opens with its rerank steps", "focus_recall"),
+        ("Traces: record a good outcome", "Positive outcome for the selected result (undoable)", "record_good"),
+        ("Traces: record a bad outcome", "Negative outcome for the selected result (undoable)", "record_bad"),
+        ("Traces: open the memory", "The selected result's observation, pattern, learning or hippo memory", "open_memory"),
+        ("Traces: export as JSONL", "The listed traces: query hash, results shown, outcomes", "export_traces"),
+        ("Traces: clear filters", "Show every trace again", "clear_trace_filters"),
     ]
     screen = app.screen
     for name, help_text, action in screen_actions:

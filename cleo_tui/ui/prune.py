@@ -54,7 +54,7 @@ ENTRY_COLUMNS = [
 PROTECTED_COLUMNS = [
     Column("id", "id", 16),
     Column("relevance", "relev.", 8),
-    Column("tokens", "tokens", 7, right=True),
+    Column("tokens", "tokens↓", 7, right=True),
     Column("reasons", "protected because", None),
 ]
 RUN_COLUMNS = [
@@ -234,7 +234,6 @@ class PruneScreen(PaneScreen):
         self.pool_note = ""
         self.message = ""
         self.runs: list[Run] = []
-        self._protected_tokens = 0
         self._blockers: list[PoolEntry] = []
 
     # -- layout -------------------------------------------------------------------
@@ -257,11 +256,11 @@ class PruneScreen(PaneScreen):
         yield BudgetBar(id="prune-bar")
         yield ProgressBar(id="prune-progress", show_eta=False)
         with TabbedContent(id="prune-lists"):
-            with TabPane("Dropped", id="list-dropped"):
+            with TabPane("Dropped, in drop order", id="list-dropped"):
                 yield LineTable(ENTRY_COLUMNS, self.format_entry, id="prune-dropped")
             with TabPane("Protected", id="list-protected"):
                 yield LineTable(PROTECTED_COLUMNS, self.format_protected, id="prune-protected")
-            with TabPane("Kept", id="list-kept"):
+            with TabPane("Kept, next to drop first", id="list-kept"):
                 yield LineTable(ENTRY_COLUMNS, self.format_entry, id="prune-kept")
             with TabPane("Runs", id="list-runs"):
                 yield LineTable(RUN_COLUMNS, self.format_run, id="prune-runs")
@@ -317,13 +316,13 @@ class PruneScreen(PaneScreen):
         self.preparing = False
         self.query_one("#prune-progress", ProgressBar).display = False
         self.pool = pool
-        self._protected_tokens = pool.tokens_after_dropping(len(pool.droppable))
-        self._blockers = sorted(pool.protected, key=lambda e: -e.units)[:BLOCKERS_SHOWN]
+        by_size = sorted(pool.protected, key=lambda e: -e.units)  # the largest stand most in the way
+        self._blockers = by_size[:BLOCKERS_SHOWN]
         stats = pool.count_stats
         # No timings here: the status line must read the same on every run (snapshots).
         self.pool_note = (f"{stats.from_cache:,} of {stats.lines:,} line counts from the cache"
                           if stats.cache_used else "")
-        self.table("protected").set_listing(ListListing(pool.protected, self._entry_row))
+        self.table("protected").set_listing(ListListing(by_size, self._entry_row))
         self.query_one("#prune-chart", PruneChart).set_pool(pool)
         if self.budget is None:
             self.budget = default_budget(pool.tokens_before)
@@ -338,8 +337,7 @@ class PruneScreen(PaneScreen):
         self.pool = self.preview = None
         self.pool_note = ""
         self.message = message.error
-        for name in ("dropped", "protected", "kept"):
-            self.table(name).set_listing(ListListing([], self._entry_row))
+        self.table("protected").set_listing(ListListing([], self._entry_row))
         self.query_one("#prune-chart", PruneChart).set_pool(None)
         self._show_preview()
 
@@ -361,29 +359,34 @@ class PruneScreen(PaneScreen):
         if preview is None:
             bar.show(None)
         else:
-            bar.show(BarFigures(preview.budget, preview.target, preview.tokens_before, preview.tokens_after,
-                                self._protected_tokens))
+            bar.show(BarFigures(preview.budget, preview.target, *preview.bar()))
             chart.mark(preview.budget)
-            droppable = self.pool.droppable
-            self.table("dropped").set_listing(ListListing(droppable, self._entry_row, 0, preview.drop_count),
-                                              keep_cursor=True)
-            self.table("kept").set_listing(ListListing(droppable, self._entry_row, preview.drop_count),
-                                           keep_cursor=True)
-        self._label_tabs()
+        self._sync_window(self.current_list())
         self.update_status()
 
-    def _label_tabs(self) -> None:
+    def _sync_window(self, name: str) -> None:
+        """Point the dropped or kept list at the current preview's part of the drop order.
+
+        Only the list on show is updated (a table's new size costs a layout pass);
+        the other one catches up when its tab is opened.
+        """
+        if name not in ("dropped", "kept"):
+            return
         preview = self.preview
-        tabs = self.query_one("#prune-lists", TabbedContent)
-        counts = {"dropped": preview.drop_count if preview else 0,
-                  "protected": len(preview.protected) if preview else 0,
-                  "kept": (preview.kept - len(preview.protected)) if preview else 0,
-                  "runs": len(self.runs)}
-        for name, count in counts.items():
-            tab = tabs.get_tab(f"list-{name}")
-            label = f"{name.capitalize()} {count:,}"
-            if str(tab.label) != label:  # a relabel re-lays the tab row out: only when it changed
-                tab.label = Text(label)
+        droppable = self.pool.droppable if preview is not None else []
+        count = preview.drop_count if preview is not None else 0
+        window = (ListListing(droppable, self._entry_row, 0, count) if name == "dropped"
+                  else ListListing(droppable, self._entry_row, count))
+        table = self.table(name)
+        if table.listing is None or (table.listing.items, table.listing.start, table.listing.stop) != (
+                window.items, window.start, window.stop):
+            table.set_listing(window, keep_cursor=True)
+
+    def _label_runs_tab(self) -> None:
+        # Counts of dropped/kept rows are in the summary: relabelling tabs on every budget
+        # change would re-lay the tab row out each time.
+        tab = self.query_one("#prune-lists", TabbedContent).get_tab("list-runs")
+        tab.label = Text(f"Runs {len(self.runs):,}")
 
     def summary_text(self) -> Text:
         """Budget, target, tokens before → after, counts, and fell_back with what stands in the way."""
@@ -411,7 +414,8 @@ class PruneScreen(PaneScreen):
         text.append("\n")
         if preview.fell_back:
             text.append(" FELL BACK ", style="bold reverse red")
-            text.append(f" target not met: the protected rows alone hold {self._protected_tokens:,} tokens, "
+            # Fell back: everything droppable is gone, so what is left is the protected rows.
+            text.append(f" target not met: the protected rows alone hold {preview.tokens_after:,} tokens, "
                         "and protected rows never drop.\n")
             text.append("In the way, largest first: ", style="bold")
             text.append(" · ".join(f"{one_line(e.id, 24)} {self.pool.tokenizer.finish(e.units):,} tok"
@@ -424,7 +428,7 @@ class PruneScreen(PaneScreen):
         return text
 
     def update_status(self) -> None:
-        parts = []
+        parts = [one_line(self.message, 300)] if self.message and self.pool is not None else []
         scope = "all live observations" if self.scope == ALL_SCOPE else f"session {one_line(self.scope, 40)}"
         if self.preparing:
             parts.append(f"counting tokens ({self.tokenizer}, {scope})…")
@@ -432,8 +436,6 @@ class PruneScreen(PaneScreen):
             parts.append(f"{len(self.pool):,} live observations · {self.pool.tokenizer.name} · {scope}")
             if self.pool_note:
                 parts.append(self.pool_note)
-        if self.message and self.pool is not None:
-            parts.append(one_line(self.message, 200))
         brain = self.app.brain
         if brain is not None and brain.read_only:
             parts.append(f"read-only ({brain.read_only_reason}): commit and undo are disabled")
@@ -556,6 +558,7 @@ class PruneScreen(PaneScreen):
 
     @on(TabbedContent.TabActivated, "#prune-lists")
     def list_shown(self, event: TabbedContent.TabActivated) -> None:
+        self._sync_window(self.current_list())
         self.table(self.current_list()).focus()
 
     @on(LineTable.Selected)
@@ -574,7 +577,7 @@ class PruneScreen(PaneScreen):
     def on_prune_screen_runs_loaded(self, message: RunsLoaded) -> None:
         self.runs = message.runs
         self.table("runs").set_listing(ListListing(self.runs, run_row), keep_cursor=True)
-        self._label_tabs()
+        self._label_runs_tab()
 
     def action_undo_run(self) -> None:
         run = None
@@ -685,6 +688,6 @@ class PruneScreen(PaneScreen):
         self.post_message(self.Exported(path, preview.drop_count))
 
     def on_prune_screen_exported(self, message: Exported) -> None:
-        self.message = f"exported the preview ({message.dropped:,} dropped) to {message.path}"
+        self.message = f"exported to {message.path} ({message.dropped:,} dropped)"
         self.update_status()
         self.notify(self.message, markup=False)

@@ -1,0 +1,696 @@
+"""The Review pane: run the observer or reflector by hand, then approve what they propose.
+
+Asking the model only creates a pending proposal (a row in the brain); nothing
+else is written until the reviewer stores notes or applies a reflection, and
+then only the items marked accepted. Superseded observations start unapproved:
+nothing is soft-evicted without an explicit approval. Every apply is undoable.
+All database and LLM work runs in thread workers that post messages.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.widgets import Button, Input, OptionList, ProgressBar, Select, Static
+from textual.widgets.option_list import Option
+
+from cleo_tui.llm import results as r
+from cleo_tui.llm.observer import propose_observer_notes, store_observer_notes
+from cleo_tui.llm.proposals import (
+    APPLIED, OBSERVER, PENDING, REFLECTOR, Proposal, discard_proposal, list_proposals, undo_proposal,
+)
+from cleo_tui.llm.providers import CancelToken
+from cleo_tui.llm.reflector import apply_reflection, propose_reflection
+from cleo_tui.llm.resolve import PROVIDERS, describe_provider
+from cleo_tui.memory.mapping import as_text
+from cleo_tui.safe_text import one_line, printable
+from cleo_tui.ui.chrome import PaneScreen
+from cleo_tui.ui.list_listing import ListListing
+from cleo_tui.ui.modals import TextViewer
+from cleo_tui.ui.review_data import (
+    LEARNING, NOTE, PATTERN, PRIORITY_MEANING, SUPERSEDED, ReviewContext, ReviewItem, approved_ids, chosen,
+    decision_text, initial_marks, load_context, proposal_contents, recent_sessions, review_items,
+    still_covering,
+)
+from cleo_tui.ui.table import Column, LineTable
+
+ALL_SCOPE = "\x00recent"   # the scope Select's value for "no session: the recent window"
+AUTO = "\x00auto"          # the provider Select's value for "resolve from config and environment"
+NARRATIVE_INLINE = 20_000  # longer narratives show their start here; the detail modal has all of it
+
+PROPOSAL_COLUMNS = [
+    Column("id", "#", 3, right=True),
+    Column("kind", "kind", 9),
+    Column("status", "status", 9),
+    Column("what", "proposed", None),
+]
+ITEM_COLUMNS = [
+    Column("mark", "decision", 9),
+    Column("kind", "kind", 12),
+    Column("text", "proposed", None),
+]
+MARK_TEXT = {NOTE: ("✓ store", "✗ skip"), PATTERN: ("✓ accept", "✗ reject"),
+             LEARNING: ("✓ accept", "✗ reject"), SUPERSEDED: ("✓ EVICT", "· keep")}
+STATUS_STYLE = {PENDING: "table--high", APPLIED: "table--cited"}
+WRITE_ACTIONS = {"run_llm", "approve_all", "apply_proposal", "discard_proposal", "undo_proposal"}
+
+
+def problem_text(problem: r.Problem) -> Text:
+    """Why the observer or reflector did nothing, with the figures the kind carries."""
+    text = Text("Did not run: " if problem.kind in (r.DISABLED, r.NO_CREDENTIAL, r.UNDER_THRESHOLD,
+                                                    r.TOO_FEW_ROWS, r.READ_ONLY) else "No proposal: ",
+                style="bold")
+    text.append(one_line(problem.message, 400))
+    details = problem.details
+    if problem.kind == r.UNDER_THRESHOLD:
+        text.append(f"  [count {details.get('count')} < threshold {details.get('threshold')}]", style="bold")
+    elif problem.kind == r.PROVIDER_ERROR and details.get("status"):
+        text.append(f"  [HTTP {details['status']}]", style="bold")
+    if details.get("raw_text"):
+        text.append("  v shows the model's raw answer.", style="italic")
+    return text
+
+
+def provider_text(described: dict[str, Any]) -> Text:
+    """Provider and model with where each came from, and whether a key is set (never the key)."""
+    text = Text("model: ", style="bold")
+    text.append(one_line(described.get("provider")) + " · " + one_line(described.get("model")))
+    if described.get("base_url"):
+        text.append(" @ " + one_line(described["base_url"], 60))
+    if described.get("provider") == "openai-compatible":
+        ok = bool(described.get("has_credential"))
+        text.append(" · base URL " + ("set ✓" if ok else "missing ✗"), style="green" if ok else "red")
+    else:
+        ok = bool(described.get("key_set"))
+        text.append(f" · {described.get('key_env')} " + ("set ✓" if ok else "not set ✗"),
+                    style="green" if ok else "red")
+    text.append(f" · provider from {one_line(described.get('provider_source'))}, "
+                f"model from {one_line(described.get('model_source'))}", style="italic")
+    return text
+
+
+class ReviewScreen(PaneScreen):
+    PANE = "review"
+    BINDINGS = [
+        Binding("r", "run_llm", "Run", id="review.run", tooltip="Ask the chosen model (observer or reflector)"),
+        Binding("escape", "cancel_run", "Cancel", id="review.cancel", tooltip="Cancel the call under way"),
+        Binding("space", "toggle_item", "Accept/reject", id="review.toggle",
+                tooltip="Accept or reject the selected item (double-click does it too)"),
+        Binding("a", "approve_all", "Approve all", id="review.approve_all",
+                tooltip="Accept every item, superseded observations included (asks first)"),
+        Binding("s", "apply_proposal", "Store/apply", id="review.apply", tooltip="Write the accepted items (asks first)"),
+        Binding("d", "discard_proposal", "Discard", id="review.discard", tooltip="Set the pending proposal aside"),
+        Binding("u", "undo_proposal", "Undo", id="review.undo", tooltip="Undo an applied proposal"),
+        Binding("v", "raw_answer", "Raw answer", id="review.raw", tooltip="The model's answer exactly as it came"),
+        Binding("o", "open_source", "Open obs.", id="review.open", tooltip="Open the observation(s) behind the item"),
+        Binding("t", "toggle_kind", "Observer/Reflector", id="review.kind", show=False),
+    ]
+
+    class ProposalsLoaded(Message):
+        def __init__(self, proposals: list[Proposal], select_id: int | None) -> None:
+            super().__init__()
+            self.proposals = proposals
+            self.select_id = select_id
+
+    class ContextLoaded(Message):
+        def __init__(self, context: ReviewContext) -> None:
+            super().__init__()
+            self.context = context
+
+    class RunFinished(Message):
+        def __init__(self, outcome: r.ProposeOutcome | None) -> None:
+            super().__init__()
+            self.outcome = outcome
+
+    class ProviderDescribed(Message):
+        def __init__(self, described: dict[str, Any] | None, error: str = "") -> None:
+            super().__init__()
+            self.described = described
+            self.error = error
+
+    class SessionsLoaded(Message):
+        def __init__(self, sessions: list[str]) -> None:
+            super().__init__()
+            self.sessions = sessions
+
+    class Written(Message):
+        def __init__(self, what: str, select_id: int) -> None:
+            super().__init__()
+            self.what = what
+            self.select_id = select_id
+
+    def __init__(self) -> None:
+        super().__init__(id="pane-review")
+        self.proposals: list[Proposal] = []
+        self.current: Proposal | None = None
+        self.items: list[ReviewItem] = []
+        self.marks: dict[str, bool] = {}
+        self.context: ReviewContext | None = None
+        self.cancel_token: CancelToken | None = None
+        self.problem: r.Problem | None = None
+        self.described: dict[str, Any] | None = None
+        self.notice = ""
+        self._open_ids: list[str] = []
+
+    # -- layout -------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield from self.compose_chrome_top()
+        with Horizontal(id="review-controls"):
+            yield Select([(Text("Observer"), OBSERVER), (Text("Reflector"), REFLECTOR)], value=OBSERVER,
+                         allow_blank=False, id="review-kind", compact=True, tooltip="Which one to run (t)")
+            yield Select([(Text("recent window"), ALL_SCOPE)], value=ALL_SCOPE, allow_blank=False,
+                         id="review-scope", compact=True, tooltip="A CLEO session, or the recent window")
+            yield Select([(Text("auto provider"), AUTO)] + [(Text(p), p) for p in PROVIDERS], value=AUTO,
+                         allow_blank=False, id="review-provider", compact=True, tooltip="LLM provider")
+            yield Input(placeholder="model (default)", id="review-model", compact=True,
+                        tooltip="Model name; empty: CLEO_OBSERVER_MODEL, config, built-in default")
+            yield Input(placeholder="threshold", id="review-threshold", type="integer", compact=True,
+                        tooltip="Observer: run at this many uncompressed observations (empty: config)")
+            yield Button("Run (r)", id="review-run", compact=True, variant="primary")
+            yield Button("Cancel (esc)", id="review-cancel", compact=True, disabled=True)
+        yield Static(id="review-provider-line")
+        with Horizontal(id="review-status-row"):
+            yield ProgressBar(total=None, show_eta=False, show_percentage=False, id="review-progress")
+            yield Static(id="review-status")
+        with Horizontal(id="review-main"):
+            with Vertical(id="review-left"):
+                yield Static(Text("Proposals (newest first)", style="bold"), classes="review-title")
+                yield LineTable(PROPOSAL_COLUMNS, self.format_proposal, id="review-proposals")
+            with Vertical(id="review-right"):
+                yield Static(id="review-head")
+                yield LineTable(ITEM_COLUMNS, self.format_item, id="review-items")
+                with Horizontal(id="review-buttons"):
+                    yield Button("✓ Accept", id="review-accept", compact=True)
+                    yield Button("✗ Reject", id="review-reject", compact=True)
+                    yield Button("All (a)", id="review-approve-all", compact=True)
+                    yield Button("Apply (s)", id="review-apply", compact=True, variant="primary")
+                    yield Button("Discard (d)", id="review-discard", compact=True)
+                    yield Button("Undo (u)", id="review-undo", compact=True)
+                    yield Button("Raw (v)", id="review-raw", compact=True)
+                with Horizontal(id="review-detail"):
+                    with VerticalScroll(id="review-detail-main"):
+                        yield Static(id="review-item-text")
+                    with VerticalScroll(id="review-detail-side"):
+                        yield Static(id="review-item-side")
+                        yield OptionList(id="review-open", compact=True)
+        yield from self.compose_footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#review-progress").display = False
+        self.query_one("#review-proposals", LineTable).focus()
+        self.update_status()
+        self.load_sessions()
+        self.describe()
+        self.reload()
+
+    @property
+    def proposal_table(self) -> LineTable:
+        return self.query_one("#review-proposals", LineTable)
+
+    @property
+    def item_table(self) -> LineTable:
+        return self.query_one("#review-items", LineTable)
+
+    @property
+    def running(self) -> bool:
+        return self.cancel_token is not None
+
+    @property
+    def read_only(self) -> bool:
+        return self.app.brain is not None and self.app.brain.read_only
+
+    # -- rows ---------------------------------------------------------------------------
+    def format_proposal(self, row: dict) -> dict[str, tuple[str, str]]:
+        p: Proposal = row["proposal"]
+        return {
+            "id": (str(p.id), ""),
+            "kind": (p.kind, ""),
+            "status": (p.status, STATUS_STYLE.get(p.status, "table--muted")),
+            "what": (proposal_contents(p, short=True), ""),
+        }
+
+    def format_item(self, row: dict) -> dict[str, tuple[str, str]]:
+        item: ReviewItem = row["item"]
+        on_text, off_text = MARK_TEXT[item.kind]
+        marked = self.marks.get(item.key, False)
+        style = ("table--critical" if item.kind == SUPERSEDED else "table--cited") if marked else "table--muted"
+        return {"mark": (on_text if marked else off_text, style), "kind": (f"{item.kind} {item.index}", ""),
+                "text": (item.summary, "")}
+
+    # -- loading ------------------------------------------------------------------------
+    def reload(self, select_id: int | None = None, keep_cursor: bool = False) -> None:
+        """Read the proposals again; select `select_id`, else keep the current one, else the first pending."""
+        if select_id is None and keep_cursor and self.current is not None:
+            select_id = self.current.id
+        self._load_proposals(select_id)
+
+    @work(thread=True, exclusive=True, group="review-list", exit_on_error=False)
+    def _load_proposals(self, select_id: int | None) -> None:
+        self.post_message(self.ProposalsLoaded(list_proposals(self.app.brain), select_id))
+
+    def on_review_screen_proposals_loaded(self, message: ProposalsLoaded) -> None:
+        self.proposals = message.proposals
+        index = next((i for i, p in enumerate(self.proposals) if p.id == message.select_id), None)
+        if index is None:
+            index = next((i for i, p in enumerate(self.proposals) if p.status == PENDING), 0)
+        listing = ListListing(self.proposals, lambda i, p: {"id": str(p.id), "proposal": p})
+        table = self.proposal_table
+        table.set_listing(listing)
+        if self.proposals:
+            table.cursor = index
+        else:
+            self.show_proposal(None)
+        self.update_status()
+
+    @work(thread=True, exclusive=True, group="review-sessions", exit_on_error=False)
+    def load_sessions(self) -> None:
+        self.post_message(self.SessionsLoaded(recent_sessions(self.app.brain)))
+
+    def on_review_screen_sessions_loaded(self, message: SessionsLoaded) -> None:
+        scope = self.query_one("#review-scope", Select)
+        options = [(Text("recent window"), ALL_SCOPE)] + [(Text(one_line(s, 40)), s) for s in message.sessions]
+        scope.set_options(options)
+        scope.value = ALL_SCOPE
+
+    def on_line_table_highlighted(self, event: LineTable.Highlighted) -> None:
+        """LineTable messages carry no `control`, so the two tables are told apart here."""
+        if event.table.id == "review-items":
+            self.show_item()
+            return
+        proposal = event.row["proposal"] if event.row else None
+        if proposal is not self.current:
+            self.show_proposal(proposal)
+
+    def on_line_table_selected(self, event: LineTable.Selected) -> None:
+        """Enter or a double click: on an item accepts/rejects it; on a proposal moves to its items."""
+        if event.table.id == "review-items":
+            self.action_toggle_item()
+        else:
+            self.item_table.focus()
+
+    def show_proposal(self, proposal: Proposal | None) -> None:
+        """Show a proposal's items with their marks; its brain context loads in a worker."""
+        self.current = proposal
+        self.context = None
+        self.items = review_items(proposal) if proposal else []
+        self.marks = initial_marks(proposal) if proposal else {}
+        self.item_table.set_listing(ListListing(self.items, lambda i, item: {"id": item.key, "item": item}))
+        self.query_one("#review-head", Static).update(self.head_text())
+        if proposal is not None:
+            self._load_context(proposal)
+        self.show_item()
+        self.update_status()
+
+    @work(thread=True, exclusive=True, group="review-context", exit_on_error=False)
+    def _load_context(self, proposal: Proposal) -> None:
+        self.post_message(self.ContextLoaded(load_context(self.app.brain, proposal)))
+
+    def on_review_screen_context_loaded(self, message: ContextLoaded) -> None:
+        if self.current is not None and message.context.proposal_id == self.current.id:
+            self.context = message.context
+            self.show_item()
+
+    def head_text(self) -> Text:
+        p = self.current
+        if p is None:
+            return Text("No proposal yet: choose observer or reflector and a scope above, then r runs it. "
+                        "Pending proposals stay in the brain until you decide.", style="italic")
+        usage = p.usage or {}
+        text = Text(f"Proposal {p.id} · {p.kind} · ", style="bold")
+        text.append(p.status.upper(), style="bold reverse" if p.status == PENDING else "bold")
+        text.append(f" · {one_line(p.model, 30)} · tokens in/out {usage.get('input_tokens', 0)}"
+                    f"/{usage.get('output_tokens', 0)}")
+        scope = p.items.get("scope") or ""
+        text.append(f"\n{one_line(p.provider)} · {len(p.input)} input rows ({one_line(p.session_id or scope, 40)})"
+                    f" · made {one_line(p.created_at)[5:16]}")
+        dropped = p.items.get("dropped_ids") or []
+        if dropped:
+            text.append(f" · {len(dropped)} unknown id(s) dropped", style="italic")
+        text.append("\nDecision: ", style="bold")
+        if p.status == PENDING:
+            text.append("pending — nothing is written until you store or apply it")
+        else:
+            text.append(f"{decision_text(p)} · decided {one_line(p.decided_at)[5:16]}"
+                        + (f" · run {p.run_id}" if p.run_id else ""))
+        return text
+
+    # -- the selected item ----------------------------------------------------------------
+    def current_item(self) -> ReviewItem | None:
+        row = self.item_table.current_row()
+        return row["item"] if row else None
+
+    def show_item(self) -> None:
+        """The highlighted item in full (left) beside what to open and what still covers it (right)."""
+        item = self.current_item()
+        main = self.query_one("#review-item-text", Static)
+        side = self.query_one("#review-item-side", Static)
+        options = self.query_one("#review-open", OptionList)
+        options.clear_options()
+        self._open_ids = []
+        if item is None:
+            main.update(Text("Nothing to review." if self.current else "", style="italic"))
+            side.update("")
+            return
+        body, aside, openable = self._describe_item(item)
+        main.update(body)
+        side.update(aside)
+        self._open_ids = [oid for oid, _ in openable]
+        options.add_options([Option(Text(one_line(f"{oid}  {label}", 200))) for oid, label in openable])
+
+    def _describe_item(self, item: ReviewItem) -> tuple[Text, Text, list[tuple[str, str]]]:
+        d, titles = item.data, (self.context.titles if self.context else {})
+        marked = self.marks.get(item.key, False)
+        decision = Text("\nYour decision: ", style="bold")
+        decision.append(MARK_TEXT[item.kind][0 if marked else 1], style="bold")
+        if item.kind == NOTE:
+            priority = d.get("priority")
+            body = Text(f"Observer note {item.index} · priority {priority} "
+                        f"({PRIORITY_MEANING.get(priority, '?')}) · {one_line(d.get('date'))}\n\n", style="bold")
+            body.append(printable(as_text(d.get("observation"))))
+            body.append_text(decision)
+            sources = [(as_text(s), titles.get(as_text(s), "")) for s in d.get("source_ids", [])]
+            aside = Text(f"Compresses {len(sources)} observation(s) — enter or click opens one:", style="bold")
+            return body, aside, sources
+        if item.kind == PATTERN:
+            body = Text(f"Pattern {item.index} (stored as a workflow pattern)\n\n", style="bold")
+            body.append(printable(as_text(d.get("pattern"))))
+            body.append("\n\ncontext: ", style="bold")
+            body.append(printable(as_text(d.get("context"))) or "—")
+            body.append_text(decision)
+            return body, Text("An identical pattern already stored only raises its frequency.", style="italic"), []
+        if item.kind == LEARNING:
+            body = Text(f"Learning {item.index}\n\n", style="bold")
+            body.append(printable(as_text(d.get("insight"))))
+            confidence = d.get("confidence")
+            body.append(f"\n\nconfidence {confidence}"
+                        + (" · actionable" if isinstance(confidence, (int, float)) and confidence >= 0.7 else ""))
+            body.append_text(decision)
+            return body, Text("An identical insight already stored only raises its confidence.",
+                              style="italic"), []
+        return self._describe_superseded(item, decision)
+
+    def _describe_superseded(self, item: ReviewItem, decision: Text) -> tuple[Text, Text, list[tuple[str, str]]]:
+        oid = as_text(item.data.get("id"))
+        found = self.context.superseded.get(oid) if self.context else None
+        if found is None:
+            return Text(f"Observation {oid}: loading…", style="italic"), Text(""), [(oid, "")]
+        row = found.get("row") or {}
+        state = "MISSING" if not found["exists"] else "live" if found["live"] else "already evicted"
+        body = Text(f"Observation {oid} · {one_line(row.get('type'))} · {one_line(row.get('created_at'))} · "
+                    f"{one_line(row.get('source_type') or 'raw')} · {state}\n", style="bold")
+        body.append(printable(row.get("title") or "") + "\n", style="bold")
+        narrative = row.get("narrative") or ""
+        body.append(printable(narrative[:NARRATIVE_INLINE]))
+        if len(narrative) > NARRATIVE_INLINE:
+            body.append(f"\n… {len(narrative) - NARRATIVE_INLINE:,} more characters: o opens it all", style="italic")
+        aside = Text("The model's claim\n", style="bold")
+        aside.append(printable(as_text(item.data.get("reason"))) or "(no reason given)")
+        covering = still_covering(oid, self.items, self.marks, self.context)
+        aside.append("\n\nStill covered after apply by\n", style="bold")
+        aside.append("\n".join(f"• {printable(line)}" for line in covering) if covering else
+                     "nothing — no reflection would cite it", style="" if covering else "bold red")
+        aside.append_text(decision)
+        aside.append("\n\nOpen (enter or click):", style="italic")
+        openable = [(oid, one_line(row.get("title"), 60))]
+        openable += [(node.split(":", 1)[1], "citing observer note") for node, _ in self.context.citing.get(oid, [])
+                     if node.startswith("observation:")]
+        return body, aside, openable
+
+    @on(OptionList.OptionSelected, "#review-open")
+    def open_selected(self, event: OptionList.OptionSelected) -> None:
+        if 0 <= event.option_index < len(self._open_ids):
+            self.app.open_observation(self._open_ids[event.option_index])
+
+    # -- provider, model, scope ---------------------------------------------------------
+    def choice(self) -> tuple[str, str | None, str | None, str | None, int | None]:
+        """(kind, session, provider, model, threshold) as chosen in the controls."""
+        kind = self.query_one("#review-kind", Select).value
+        scope = self.query_one("#review-scope", Select).value
+        provider = self.query_one("#review-provider", Select).value
+        model = self.query_one("#review-model", Input).value.strip() or None
+        threshold = self.query_one("#review-threshold", Input).value.strip()
+        return (str(kind), None if scope in (ALL_SCOPE, Select.NULL) else str(scope),
+                None if provider in (AUTO, Select.NULL) else str(provider), model,
+                int(threshold) if threshold.lstrip("-").isdigit() else None)
+
+    @on(Select.Changed, "#review-provider")
+    @on(Input.Changed, "#review-model")
+    def provider_changed(self) -> None:
+        self.describe()
+
+    @on(Select.Changed, "#review-kind")
+    def kind_changed(self) -> None:
+        self.query_one("#review-threshold", Input).disabled = self.choice()[0] != OBSERVER
+
+    def describe(self) -> None:
+        _, _, provider, model, _ = self.choice()
+        self._describe(provider, model)
+
+    @work(thread=True, exclusive=True, group="review-provider", exit_on_error=False)
+    def _describe(self, provider: str | None, model: str | None) -> None:
+        try:
+            self.post_message(self.ProviderDescribed(describe_provider(self.app.brain, provider, model)))
+        except Exception as exc:  # a bad config value: say so on the line instead of a popup per keypress
+            self.post_message(self.ProviderDescribed(None, one_line(str(exc), 200)))
+
+    def on_review_screen_provider_described(self, message: ProviderDescribed) -> None:
+        self.described = message.described
+        line = self.query_one("#review-provider-line", Static)
+        line.update(provider_text(message.described) if message.described else Text(message.error, style="red"))
+
+    def action_toggle_kind(self) -> None:
+        select = self.query_one("#review-kind", Select)
+        select.value = REFLECTOR if select.value == OBSERVER else OBSERVER
+
+    # -- running ----------------------------------------------------------------------
+    def action_run_llm(self) -> None:
+        if self.running:
+            self.notify("A call is under way; esc cancels it.", severity="warning")
+            return
+        kind, session, provider, model, threshold = self.choice()
+        self.cancel_token = CancelToken()
+        self.problem = None
+        self.notice = f"asking {self.described.get('label', 'the model') if self.described else 'the model'} " \
+                      f"({kind}, {session or 'recent window'})… esc cancels"
+        self._set_running(True)
+        self._run(kind, session, provider, model, threshold, self.cancel_token)
+
+    @work(thread=True, exclusive=True, group="review-run", exit_on_error=False)
+    def _run(self, kind: str, session: str | None, provider: str | None, model: str | None,
+             threshold: int | None, token: CancelToken) -> None:
+        outcome = None
+        try:
+            if kind == OBSERVER:
+                outcome = propose_observer_notes(self.app.brain, session, threshold, provider, model, cancel=token)
+            else:
+                outcome = propose_reflection(self.app.brain, session, provider, model, cancel=token)
+        finally:  # the pane must leave its running state even when the worker fails
+            self.post_message(self.RunFinished(outcome))
+
+    def on_review_screen_run_finished(self, message: RunFinished) -> None:
+        self.cancel_token = None
+        self._set_running(False)
+        outcome = message.outcome
+        if outcome is None:
+            self.notice = "the run failed (see the message)"
+        elif outcome.proposal is not None:
+            self.problem = None
+            self.notice = f"proposal {outcome.proposal.id} is ready for review"
+            self.reload(select_id=outcome.proposal.id)
+        else:
+            self.problem = outcome.problem
+            self.notice = ""
+        self.update_status()
+
+    def _set_running(self, running: bool) -> None:
+        self.query_one("#review-progress").display = running
+        self.query_one("#review-cancel", Button).disabled = not running
+        self.query_one("#review-run", Button).disabled = running or self.read_only
+        self.refresh_bindings()
+        self.update_status()
+
+    def action_cancel_run(self) -> None:
+        if self.cancel_token is not None:
+            self.cancel_token.cancel()
+            self.notice = "cancelling…"
+            self.update_status()
+
+    # -- deciding ---------------------------------------------------------------------
+    def _pending(self, verb: str) -> Proposal | None:
+        p = self.current
+        if p is None:
+            self.notify(f"No proposal to {verb}.", severity="warning")
+            return None
+        if p.status != PENDING:
+            self.notify(f"Proposal {p.id} is {p.status}; only a pending proposal can be {verb}ed "
+                        "— its decision is shown as it was made.", severity="warning")
+            return None
+        return p
+
+    def action_toggle_item(self) -> None:
+        item = self.current_item()
+        if item is None or self._pending("decid") is None:
+            return
+        self.set_mark(item, not self.marks.get(item.key, False))
+
+    def set_mark(self, item: ReviewItem, value: bool) -> None:
+        self.marks[item.key] = value
+        self.item_table.redraw()
+        self.show_item()
+        self.update_status()
+
+    def action_approve_all(self) -> None:
+        p = self._pending("approv")
+        if p is None:
+            return
+        if p.kind == OBSERVER:
+            self._mark_all()
+            return
+        count = len(p.superseded)
+        self.app.confirm(
+            "Approve everything?",
+            f"Accept all {len(p.patterns)} pattern(s) and {len(p.learnings)} learning(s), and approve soft-evicting "
+            f"all {count} superseded observation(s) of proposal {p.id}?\n\nNothing is written yet: s applies, and "
+            "asks again. Look at each superseded observation first if you have not.",
+            self._mark_all, danger=count > 0)
+
+    def _mark_all(self) -> None:
+        for item in self.items:
+            self.marks[item.key] = True
+        self.item_table.redraw()
+        self.show_item()
+        self.update_status()
+
+    def action_apply_proposal(self) -> None:
+        p = self._pending("appli")
+        if p is None:
+            return
+        if p.kind == OBSERVER:
+            notes = chosen(self.items, self.marks, NOTE)
+            if not notes:
+                self.notify("No note is accepted: space accepts one, d discards the proposal.", severity="warning")
+                return
+            self.app.confirm(
+                "Store observer notes",
+                f"Store {len(notes)} of {len(p.notes)} note(s) of proposal {p.id} as observations "
+                "(observer-compressed, with supersedes edges to their sources)? The sources stay live. "
+                "u undoes it.",
+                lambda: self._write(lambda b: store_observer_notes(b, p.id, notes),
+                                    f"stored {len(notes)} note(s) of proposal {p.id}", p.id))
+            return
+        patterns, learnings = chosen(self.items, self.marks, PATTERN), chosen(self.items, self.marks, LEARNING)
+        evict = approved_ids(self.items, self.marks)
+        if not (patterns or learnings or evict):
+            self.notify("Nothing is accepted: space accepts an item, d discards the proposal.", severity="warning")
+            return
+        keep = len(p.superseded) - len(evict)
+        body = (f"Apply proposal {p.id}: store {len(patterns)} of {len(p.patterns)} pattern(s) and "
+                f"{len(learnings)} of {len(p.learnings)} learning(s)")
+        body += (f"; soft-evict {len(evict)} observation(s): {one_line(', '.join(evict), 300)}" if evict
+                 else "; evict nothing")
+        body += f"; keep {keep} proposed for eviction live.\n\nu undoes it." if keep else ".\n\nu undoes it."
+        self.app.confirm("Apply reflection", body,
+                         lambda: self._write(lambda b: apply_reflection(b, p.id, evict, patterns, learnings),
+                                             f"applied proposal {p.id}", p.id), danger=bool(evict))
+
+    def action_discard_proposal(self) -> None:
+        p = self._pending("discard")
+        if p is None:
+            return
+        self.app.confirm("Discard proposal", f"Discard proposal {p.id} ({proposal_contents(p)})? Nothing in the "
+                         "brain changes; it stays listed as discarded.",
+                         lambda: self._write(lambda b: discard_proposal(b, p.id), f"discarded proposal {p.id}",
+                                             p.id))
+
+    def action_undo_proposal(self) -> None:
+        p = self.current
+        if p is None or p.status != APPLIED:
+            self.notify("Select an applied proposal to undo it.", severity="warning")
+            return
+        self.app.confirm("Undo proposal", f"Undo proposal {p.id} ({decision_text(p)})? What it stored is removed "
+                         "and what it evicted is live again, exactly as before.",
+                         lambda: self._write(lambda b: undo_proposal(b, p.id), f"undid proposal {p.id}", p.id))
+
+    @work(thread=True, exclusive=True, group="review-write", exit_on_error=False)
+    def _write(self, write: Callable[[Any], Any], what: str, select_id: int) -> None:
+        write(self.app.brain)
+        self.post_message(self.Written(what, select_id))
+
+    def on_review_screen_written(self, message: Written) -> None:
+        self.notice = message.what
+        self.current = None  # reread: its status and decision changed
+        self.reload(select_id=message.select_id)
+        self.app.refresh_brain_state()
+        for screen in self.app._panes():  # the other panes read the brain again
+            if screen is not self and hasattr(screen, "curation_done"):
+                screen.curation_done()
+
+    def curation_done(self) -> None:
+        """Another pane wrote (an eviction may make a proposal stale): reread the proposals."""
+        self.reload(keep_cursor=True)
+
+    # -- looking closer -------------------------------------------------------------------
+    def action_raw_answer(self) -> None:
+        if self.problem is not None and self.problem.details.get("raw_text"):
+            self.app.push_screen(TextViewer("The model's unusable answer", self.problem.details["raw_text"]))
+        elif self.current is not None:
+            self.app.push_screen(TextViewer(f"Raw answer of proposal {self.current.id} "
+                                            f"({one_line(self.current.model)})", self.current.raw_response or ""))
+        else:
+            self.notify("No answer to show yet.", severity="warning")
+
+    def action_open_source(self) -> None:
+        if not self._open_ids:
+            self.notify("This item names no observation.", severity="warning")
+        elif len(self._open_ids) == 1:
+            self.app.open_observation(self._open_ids[0])
+        else:
+            options = self.query_one("#review-open", OptionList)
+            options.highlighted = 0
+            options.focus()
+
+    @on(Button.Pressed)
+    def button_pressed(self, event: Button.Pressed) -> None:
+        actions = {"review-run": "run_llm", "review-cancel": "cancel_run", "review-approve-all": "approve_all",
+                   "review-apply": "apply_proposal", "review-discard": "discard_proposal", "review-undo": "undo_proposal",
+                   "review-raw": "raw_answer"}
+        button = event.button.id or ""
+        item = self.current_item()
+        if button in ("review-accept", "review-reject"):
+            if item is not None and self._pending("decid") is not None:
+                self.set_mark(item, button == "review-accept")
+        elif button in actions and self.check_action(actions[button], ()):
+            self.run_action(actions[button])
+
+    # -- state ------------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if action in WRITE_ACTIONS and self.read_only:
+            return None  # shown disabled; the status line says why
+        if action == "cancel_run":
+            return self.running
+        return True
+
+    def update_status(self) -> None:
+        """One line: what is happening, or why nothing ran, or what the keys do."""
+        if self.problem is not None and not self.running:
+            text = problem_text(self.problem)
+        else:
+            text = Text(self.notice + " · " if self.notice else "")
+            if self.current is not None and self.current.status == PENDING and not self.running:
+                evict = approved_ids(self.items, self.marks)
+                text.append(f"{sum(self.marks.values())} of {len(self.items)} accepted, {len(evict)} to evict · "
+                            "space accept/reject · a all · s store/apply · d discard · nothing is written before s")
+            elif not self.running:
+                text.append("r runs the chosen one; pending proposals stay until you decide")
+        if self.read_only:
+            text.append(f" · read-only ({self.app.brain.read_only_reason}): running, storing, applying, "
+                        "discarding and undoing are disabled", style="bold")
+        self.query_one("#review-status", Static).update(text)
+        for button in ("review-run", "review-approve-all", "review-apply", "review-discard", "review-undo"):
+            self.query_one(f"#{button}", Button).disabled = self.read_only or (button == "review-run" and self.running)

@@ -1,0 +1,166 @@
+"""How traces look: table cells, result lines, the rerank chain with a bar per step.
+
+Pure functions from the recall reader's dataclasses to rich Text (no widgets, no
+database), so the Traces pane stays small and every look is testable. All trace
+and memory text goes through `safe_text`: it is data, never markup.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from cleo_tui.recall.reader import TraceOutcome, TraceResult, TraceSummary
+from cleo_tui.recall.rerank import format_chain
+from cleo_tui.recall.resolve import EVICTED, FORGOTTEN
+from cleo_tui.safe_text import one_line
+
+BAR_WIDTH = 16
+EIGHTHS = " ▏▎▍▌▋▊▉"
+OUTCOME_CLASSES = {"positive": "table--reinforced", "negative": "table--critical", "mixed": "table--high",
+                   "none": "table--muted"}
+
+
+def short_time(ts: str) -> str:
+    """`2026-05-01T13:37:00.000Z` → `2026-05-01 13:37:00`."""
+    return one_line(ts)[:19].replace("T", " ")
+
+
+def outcome_summary(positive: int, negative: int) -> str:
+    """`+2 −1`, `+1`, `−3`, or empty when nothing was recorded."""
+    parts = ([f"+{positive}"] if positive else []) + ([f"−{negative}"] if negative else [])
+    return " ".join(parts)
+
+
+def trace_cells(row: dict) -> dict[str, tuple[str, str]]:
+    """The trace table's cells for one listing row."""
+    t: TraceSummary = row["trace"]
+    return {
+        "id": (str(t.id), "table--muted"),
+        "time": (short_time(t.ts), ""),
+        "pipeline": (t.pipeline, ""),
+        "session": (t.session_id or "-", "" if t.session_id else "table--muted"),
+        "tenant": (t.tenant_id, ""),
+        "query": (f"{t.query_hash} {t.query_length:>4}", ""),
+        "results": (str(t.result_count), ""),
+        "explain": ("why" if t.explain_mode else "-", "" if t.explain_mode else "table--muted"),
+        "outcome": (outcome_summary(t.positive, t.negative) or "none", OUTCOME_CLASSES[t.outcome]),
+    }
+
+
+def credits(outcomes: list[TraceOutcome]) -> dict[str, tuple[int, int]]:
+    """memory id → (positive, negative) outcome events of this trace that credit it."""
+    tally: dict[str, list[int]] = {}
+    for outcome in outcomes:
+        for memory_id in set(outcome.memory_ids):
+            counts = tally.setdefault(memory_id, [0, 0])
+            counts[0 if outcome.outcome == "positive" else 1] += 1
+    return {k: (v[0], v[1]) for k, v in tally.items()}
+
+
+def bar(value: float, scale: float, width: int = BAR_WIDTH) -> str:
+    """A left-aligned bar of `value / scale` of `width` cells, in eighths of a cell."""
+    if scale <= 0 or value <= 0:
+        return " " * width
+    eighths = round(min(1.0, value / scale) * width * 8)
+    full, part = divmod(eighths, 8)
+    return ("█" * full + (EIGHTHS[part] if part else "")).ljust(width)
+
+
+def chain_scale(results: list[TraceResult]) -> float:
+    """The largest score any step of any result reaches: every bar of a trace shares it."""
+    values = [r.score for r in results]
+    for r in results:
+        for step in r.steps or ():
+            values += [step.score_before, step.score_after]
+    return max(values, default=0.0)
+
+
+def memory_label(result: TraceResult) -> Text:
+    """The memory's title, or why there is none (forgotten), evicted ones struck through."""
+    memory = result.memory
+    if memory.state == FORGOTTEN:
+        return Text("forgotten — no longer in this store", style="italic red")
+    if memory.state == "unresolved":
+        return Text("not resolved", style="italic")
+    style = "strike dim" if memory.state == EVICTED else ""
+    return Text(one_line(memory.title or memory.summary or "(no text)", 200), style=style)
+
+
+def chain_text(result: TraceResult) -> Text:
+    """`base 0.420 → recency ×0.95 → 0.399 → …`, or why there is no chain."""
+    if result.steps_error:
+        return Text(f"rerank steps unreadable: {one_line(result.steps_error, 120)}", style="italic red")
+    if not result.steps:
+        return Text("no rerank steps (recalled without explain)", style="italic dim")
+    return Text(format_chain(result.steps), style="dim")
+
+
+def result_prompt(result: TraceResult, credit: tuple[int, int], title_width: int = 48) -> Text:
+    """The results list's lines: rank, score, credit, state, title; then the id and the chain."""
+    memory = result.memory
+    text = Text()
+    text.append(f"#{result.rank:<3}", style="bold")
+    text.append(f"{result.score:7.3f} ")
+    plus, minus = credit
+    text.append(f"{'+' + str(plus) if plus else '':>3}", style="bold green")
+    text.append(f"{'−' + str(minus) if minus else '':>3} ", style="bold red")
+    state_style = {"live": "green", EVICTED: "yellow", FORGOTTEN: "red"}.get(memory.state, "")
+    text.append(f"{memory.state:<10}", style=state_style)
+    label = memory_label(result)
+    label.truncate(title_width, overflow="ellipsis")
+    text.append_text(label)
+    text.append("\n     ")
+    text.append(one_line(result.memory_id, 40), style="bold dim")
+    text.append("  ")
+    text.append_text(chain_text(result))
+    return text
+
+
+def steps_text(result: TraceResult, scale: float, credit: tuple[int, int]) -> Text:
+    """The chain of one result step by step, each with a bar on the trace's common scale."""
+    memory = result.memory
+    text = Text()
+    text.append(f"#{result.rank} {one_line(result.memory_id, 40)}\n", style="bold")
+    text.append(f"{memory.kind or 'unknown kind'} · {memory.state}")
+    if memory.created_at:
+        text.append(f" · {one_line(memory.created_at, 19)}")
+    text.append("\n")
+    if result.steps:
+        first = result.steps[0]
+        text.append(f"{'base':<16}{first.score_before:7.3f} ")
+        text.append(bar(first.score_before, scale) + "\n", style="cyan")
+        for step in result.steps:
+            factor = f"×{step.multiplier:.2f}" if step.multiplier is not None else "→"
+            text.append(f"{one_line(step.stage, 10):<10}{factor:>6}{step.score_after:7.3f} ")
+            text.append(bar(step.score_after, scale) + "\n",
+                        style="green" if (step.multiplier or 1.0) >= 1.0 else "yellow")
+    else:
+        text.append_text(chain_text(result))
+        text.append("\n")
+    text.append(f"{'final':<16}{result.score:7.3f} ", style="bold")
+    text.append(bar(result.score, scale) + "\n", style="bold cyan")
+    plus, minus = credit
+    text.append("credit   ", style="bold")
+    text.append(outcome_summary(plus, minus) or "no outcome credits it")
+    text.append("\nenter opens the memory" if memory.state != FORGOTTEN else "", style="dim")
+    return text
+
+
+def trace_heading(trace: TraceSummary, outcomes: list[TraceOutcome]) -> Text:
+    """One or two lines above the results: which trace, and the outcomes recorded against it."""
+    text = Text()
+    text.append(f"Trace {trace.id}", style="bold")
+    text.append(f"  {short_time(trace.ts)} · {one_line(trace.pipeline, 12)} · "
+                f"session {one_line(trace.session_id or '-', 24)} · tenant {one_line(trace.tenant_id, 16)} · "
+                f"query {trace.query_hash} ({trace.query_length} chars) · {trace.result_count} results · "
+                f"{'explain' if trace.explain_mode else 'no explain'}")
+    if outcomes:
+        text.append("\noutcomes: ", style="bold")
+        for i, o in enumerate(outcomes):
+            if i:
+                text.append(" · ")
+            sign = "+" if o.outcome == "positive" else "−"
+            text.append(f"{sign} {short_time(o.ts)[11:16]} ",
+                        style="green" if o.outcome == "positive" else "red")
+            text.append("malformed ids" if o.malformed else one_line(", ".join(o.memory_ids), 60))
+    return text

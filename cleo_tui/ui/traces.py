@@ -1,0 +1,436 @@
+"""The Traces pane: recall traces, one trace's ranked results with their rerank chains and
+outcomes, recall from the pane, outcome credits (undoable) and a JSONL export."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.message import Message
+from textual.widgets import Input, OptionList, Select, Static
+from textual.widgets.option_list import Option
+
+from cleo_tui.brain.errors import BrainError
+from cleo_tui.recall.export import export_traces
+from cleo_tui.recall.last_recall import recall_and_record
+from cleo_tui.recall.pane_support import memory_text, record_outcome_undoable, trace_values
+from cleo_tui.recall.reader import (
+    TraceFilter, TraceOutcome, TraceResult, TraceSummary, get_trace, trace_outcomes, trace_results,
+)
+from cleo_tui.recall.resolve import FORGOTTEN
+from cleo_tui.recall.traces import PIPELINES
+from cleo_tui.safe_text import one_line
+from cleo_tui.ui.chrome import PaneScreen
+from cleo_tui.ui.modals import TextViewer
+from cleo_tui.ui.path_prompt import PathPrompt
+from cleo_tui.ui.table import Column, LineTable
+from cleo_tui.ui.trace_listing import TraceListing
+from cleo_tui.ui.trace_render import (
+    chain_scale, credits, result_prompt, steps_text, trace_cells, trace_heading,
+)
+
+COLUMNS = [
+    Column("id", "trace", 6, right=True),
+    Column("time", "time (UTC)", 19),
+    Column("pipeline", "pipeline", 8),
+    Column("session", "session", None),
+    Column("tenant", "tenant", 10),
+    Column("query", "query hash        len", 21),
+    Column("results", "results", 7, right=True),
+    Column("explain", "explain", 7),
+    Column("outcome", "outcome", 8),
+]
+RECALL_LIMIT = 8
+RECALL_PIPELINE = "cli"  # hippo's pipelines are api/cli/context/mcp; a person typing a query is the CLI's
+EXPORT_DEFAULT = "traces.jsonl"
+ANY = "any"
+_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}(:\d{2}){0,2})?$")
+
+
+def time_bound(text: str) -> str | None:
+    """A typed date or date-time as the ISO prefix the `ts` column compares with; None if unreadable."""
+    text = text.strip()
+    return text.replace(" ", "T") if _TIME.match(text) else None
+
+
+@dataclass
+class TraceFilters:
+    pipeline: str = ANY
+    session: str = ANY
+    tenant: str = ANY
+    outcome: str = ANY  # "with", "without" or any
+    since: str = ""
+    until: str = ""
+
+    def to_filter(self) -> TraceFilter:
+        """The reader's filter; unreadable time bounds are left out (the status line says so)."""
+        return TraceFilter(
+            pipeline=None if self.pipeline == ANY else self.pipeline,
+            session_id=None if self.session == ANY else self.session,
+            tenant_id=None if self.tenant == ANY else self.tenant,
+            has_outcome=None if self.outcome == ANY else self.outcome == "with",
+            since=time_bound(self.since), until=time_bound(self.until))
+
+    def is_set(self) -> bool:
+        return self != TraceFilters()
+
+
+@dataclass(frozen=True)
+class OpenTrace:
+    trace: TraceSummary
+    results: list[TraceResult]
+    outcomes: list[TraceOutcome]
+
+
+class TracesScreen(PaneScreen):
+    PANE = "traces"
+    BINDINGS = [
+        Binding("r", "focus_recall", "Recall", id="traces.recall", tooltip="Type a query; recall runs with explain on"),
+        Binding("plus", "record_good", "Good", id="traces.good", tooltip="Record a positive outcome for the selected result"),
+        Binding("minus", "record_bad", "Bad", id="traces.bad", tooltip="Record a negative outcome for the selected result"),
+        Binding("u", "undo", "Undo", id="traces.undo", tooltip="Undo the last change made in this session"),
+        Binding("o", "open_memory", "Open memory", id="traces.open", tooltip="The selected result's memory in full"),
+        Binding("x", "export_traces", "Export", id="traces.export", tooltip="Write the listed traces as JSONL"),
+        Binding("c", "clear_trace_filters", "Clear filters", id="traces.clear", show=False),
+        Binding("escape", "focus_traces", "Traces", id="traces.back", show=False),
+    ]
+    WRITE_ACTIONS = {"focus_recall", "record_good", "record_bad", "undo"}
+
+    class ListingReady(Message):
+        def __init__(self, listing: TraceListing, select_id: int | None, keep_cursor: bool) -> None:
+            super().__init__()
+            self.listing = listing
+            self.select_id = select_id
+            self.keep_cursor = keep_cursor
+
+    class TraceLoaded(Message):
+        def __init__(self, opened: OpenTrace | None, trace_id: int) -> None:
+            super().__init__()
+            self.opened = opened
+            self.trace_id = trace_id
+
+    def __init__(self) -> None:
+        super().__init__(id="pane-traces")
+        self.filters = TraceFilters()
+        self.opened: OpenTrace | None = None
+        self.last_export: str | None = None
+        self._focus_results_for: int | None = None
+
+    # -- layout ---------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield from self.compose_chrome_top()
+        read_only = self.app.brain.read_only
+        with Horizontal(id="trace-bar"):
+            yield Input(placeholder="recall disabled: read-only" if read_only else "r: recall a query (explain on)",
+                        id="trace-recall", compact=True, disabled=read_only)
+            yield Select([(p, p) for p in PIPELINES], prompt="all pipelines", id="tf-pipeline", compact=True,
+                         tooltip="Which path wrote the trace")
+            yield Select([], prompt="all sessions", id="tf-session", compact=True, tooltip="Session id")
+            yield Select([], prompt="all tenants", id="tf-tenant", compact=True, tooltip="Tenant id")
+            yield Select([("with outcome", "with"), ("no outcome", "without")], prompt="any outcome",
+                         id="tf-outcome", compact=True, tooltip="Traces with or without a recorded outcome")
+            yield Input(placeholder="since", id="tf-since", compact=True,
+                        tooltip="From this date or time (UTC), e.g. 2026-05-01 or 2026-05-01 13:00")
+            yield Input(placeholder="until", id="tf-until", compact=True, tooltip="Before this date or time (UTC)")
+        yield Static(id="trace-status")
+        yield LineTable(COLUMNS, trace_cells, id="trace-table")
+        yield Static(id="trace-head")
+        with Horizontal(id="trace-detail"):
+            yield OptionList(id="trace-results", compact=True)
+            with VerticalScroll(id="trace-steps-box"):
+                yield Static(id="trace-steps")
+        yield from self.compose_footer()
+
+    def on_mount(self) -> None:
+        self.table.focus()
+        self.query_one("#trace-head", Static).update(Text("Select a trace to see its ranked results.", style="italic"))
+        self.load_filter_options()
+        self.reload()
+
+    @property
+    def table(self) -> LineTable:
+        return self.query_one("#trace-table", LineTable)
+
+    @property
+    def results_list(self) -> OptionList:
+        return self.query_one("#trace-results", OptionList)
+
+    # -- the trace list -----------------------------------------------------------
+    def reload(self, keep_cursor: bool = False, select_id: int | None = None) -> None:
+        self.update_status(counting=True)
+        self._build_listing(self.filters.to_filter(), select_id, keep_cursor)
+
+    @work(thread=True, exclusive=True, group="trace-listing", exit_on_error=False)
+    def _build_listing(self, flt: TraceFilter, select_id: int | None, keep_cursor: bool) -> None:
+        listing = TraceListing(self.app.brain, flt)
+        listing.count()
+        listing.page(0)
+        self.post_message(self.ListingReady(listing, select_id, keep_cursor))
+
+    def on_traces_screen_listing_ready(self, message: ListingReady) -> None:
+        table = self.table
+        table.set_listing(message.listing, keep_cursor=message.keep_cursor)
+        if message.select_id is not None:
+            index = message.listing.index_of(message.select_id)
+            if index is not None:
+                table.cursor = index
+        if table.total == 0:
+            self._show(None)
+        self.update_status()
+
+    def update_status(self, counting: bool = False) -> None:
+        parts = ["counting…" if counting else f"{self.table.total:,} traces, newest first"]
+        bad = [name for name, value in (("since", self.filters.since), ("until", self.filters.until))
+               if value.strip() and time_bound(value) is None]
+        if bad:
+            parts.append(f"ignored {' and '.join(bad)}: type a date like 2026-05-01 or 2026-05-01 13:00")
+        if self.last_export:
+            parts.append(self.last_export)
+        brain = self.app.brain
+        if brain.read_only:
+            parts.append(f"read-only ({brain.read_only_reason}): recall, outcomes and undo are disabled")
+        self.query_one("#trace-status", Static).update(Text(" · ".join(parts)))
+
+    # -- filters --------------------------------------------------------------------
+    @work(thread=True, group="trace-options", exit_on_error=False)
+    def load_filter_options(self) -> None:
+        brain = self.app.brain
+        options = {"tf-session": trace_values(brain, "session_id"), "tf-tenant": trace_values(brain, "tenant_id")}
+        self.app.call_from_thread(self._set_filter_options, options)
+
+    def _set_filter_options(self, options: dict[str, list[str]]) -> None:
+        for select_id, values in options.items():
+            self.query_one(f"#{select_id}", Select).set_options((Text(one_line(v, 40)), v) for v in values)
+
+    @on(Select.Changed)
+    def filter_changed(self, event: Select.Changed) -> None:
+        key = {"tf-pipeline": "pipeline", "tf-session": "session", "tf-tenant": "tenant",
+               "tf-outcome": "outcome"}.get(event.select.id or "")
+        if key is None:
+            return
+        blank = event.value is Select.NULL or event.value is None
+        value = ANY if blank else str(event.value)
+        if getattr(self.filters, key) != value:
+            setattr(self.filters, key, value)
+            self.reload()
+
+    @on(Input.Submitted, "#tf-since, #tf-until")
+    def time_submitted(self, event: Input.Submitted) -> None:
+        key = "since" if event.input.id == "tf-since" else "until"
+        event.input.set_class(bool(event.value.strip()) and time_bound(event.value) is None, "bad-time")
+        if getattr(self.filters, key) != event.value:
+            setattr(self.filters, key, event.value)
+            self.reload()
+        self.table.focus()
+
+    def action_clear_trace_filters(self) -> None:
+        self.filters = TraceFilters()
+        for select in self.query("#trace-bar Select").results(Select):
+            select.clear()
+        for input_id in ("#tf-since", "#tf-until"):
+            box = self.query_one(input_id, Input)
+            box.value = ""
+            box.remove_class("bad-time")
+        self.reload()
+
+    def action_focus_traces(self) -> None:
+        self.table.focus()
+
+    # -- one trace ------------------------------------------------------------------
+    @on(LineTable.Highlighted)
+    def trace_highlighted(self, event: LineTable.Highlighted) -> None:
+        if event.row is not None:
+            self._load_trace(event.row["id"])  # exclusive: a newer highlight supersedes it
+
+    @on(LineTable.Selected)
+    def trace_selected(self, event: LineTable.Selected) -> None:
+        self.results_list.focus()
+
+    @work(thread=True, exclusive=True, group="trace-detail", exit_on_error=False)
+    def _load_trace(self, trace_id: int) -> None:
+        brain = self.app.brain
+        trace = get_trace(brain, trace_id)
+        opened = None if trace is None else OpenTrace(trace, trace_results(brain, trace_id),
+                                                      trace_outcomes(brain, trace_id))
+        self.post_message(self.TraceLoaded(opened, trace_id))
+
+    def on_traces_screen_trace_loaded(self, message: TraceLoaded) -> None:
+        row = self.table.current_row()
+        if row is None or row["id"] != message.trace_id:
+            return  # the cursor moved on meanwhile
+        self._show(message.opened)
+        if self._focus_results_for == message.trace_id:
+            self._focus_results_for = None
+            self.results_list.focus()
+
+    def _show(self, opened: OpenTrace | None) -> None:
+        """Fill the heading, the results list and the steps of the first result."""
+        keep = self.results_list.highlighted if (self.opened and opened
+                                                  and self.opened.trace.id == opened.trace.id) else None
+        self.opened = opened
+        results = self.results_list
+        results.clear_options()
+        head = self.query_one("#trace-head", Static)
+        if opened is None:
+            head.update(Text("No trace selected." if self.table.total else "No traces match.", style="italic"))
+            self.query_one("#trace-steps", Static).update("")
+            return
+        head.update(trace_heading(opened.trace, opened.outcomes))
+        credit = credits(opened.outcomes)
+        title_width = max(16, results.size.width - 32)  # one line per title; the prefix takes 30 cells
+        results.add_options(Option(result_prompt(r, credit.get(r.memory_id, (0, 0)), title_width), id=str(i))
+                            for i, r in enumerate(opened.results))
+        if opened.results:
+            results.highlighted = min(keep or 0, len(opened.results) - 1)
+        else:
+            self.query_one("#trace-steps", Static).update(Text("This trace returned nothing.", style="italic"))
+
+    def selected_result(self) -> TraceResult | None:
+        index = self.results_list.highlighted
+        if self.opened is None or index is None or index >= len(self.opened.results):
+            return None
+        return self.opened.results[index]
+
+    @on(OptionList.OptionHighlighted, "#trace-results")
+    def result_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        result = self.selected_result()
+        if result is None or self.opened is None:
+            return
+        credit = credits(self.opened.outcomes).get(result.memory_id, (0, 0))
+        self.query_one("#trace-steps", Static).update(steps_text(result, chain_scale(self.opened.results), credit))
+
+    @on(OptionList.OptionSelected, "#trace-results")
+    def result_selected(self, event: OptionList.OptionSelected) -> None:
+        self.action_open_memory()
+
+    def action_open_memory(self) -> None:
+        result = self.selected_result()
+        if result is None:
+            self.notify("Select a result of a trace first.", severity="warning")
+            return
+        memory = result.memory
+        if memory.state == FORGOTTEN:
+            self.notify(f"{one_line(result.memory_id, 60)} is forgotten: no row with that id exists any more.",
+                        severity="warning")
+        elif memory.kind == "observation":
+            self.app.open_observation(result.memory_id)
+        else:
+            self._open_text(result)
+
+    @work(thread=True, group="trace-memory", exit_on_error=False)
+    def _open_text(self, result: TraceResult) -> None:
+        memory = result.memory
+        text = memory_text(self.app.brain, memory)
+        title = f"{memory.kind} {one_line(result.memory_id, 60)} ({memory.state})"
+        self.app.call_from_thread(self.app.push_screen, TextViewer(title, text))
+
+    # -- recall -----------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if action in self.WRITE_ACTIONS and self.app.brain is not None and self.app.brain.read_only:
+            return None  # shown disabled in the footer; the status line says why
+        return True
+
+    def action_focus_recall(self) -> None:
+        self.query_one("#trace-recall", Input).focus()
+
+    @on(Input.Submitted, "#trace-recall")
+    def recall_submitted(self, event: Input.Submitted) -> None:
+        query = event.value.strip()
+        if not query:
+            self.notify("Type a query to recall.", severity="warning")
+            return
+        self._recall(query)
+
+    @work(thread=True, exclusive=True, group="trace-recall", exit_on_error=False)
+    def _recall(self, query: str) -> None:
+        brain = self.app.brain
+        brain.ensure_writable()
+        recorded = recall_and_record(brain, query, RECALL_LIMIT, explain=True, pipeline=RECALL_PIPELINE)
+        if recorded.trace_id is None:
+            raise BrainError(f"The recall found {len(recorded.results)} result(s), but its trace could not be "
+                             "written, so there is nothing to show here. `cleo-tui recall QUERY --why` shows "
+                             "the results without a trace.")
+        self.app.call_from_thread(self._recalled, recorded.trace_id, len(recorded.results))
+
+    def _recalled(self, trace_id: int, count: int) -> None:
+        self.query_one("#trace-recall", Input).value = ""
+        if self.filters.is_set():
+            self.action_clear_trace_filters()  # the new trace must be listed to open it
+        self._focus_results_for = trace_id
+        self.notify(f"Recalled {count} result(s); trace {trace_id} written. + / - record an outcome.")
+        self.app.refresh_brain_state()
+        self.reload(select_id=trace_id)
+
+    # -- outcomes ----------------------------------------------------------------------
+    def action_record_good(self) -> None:
+        self._ask_outcome("positive")
+
+    def action_record_bad(self) -> None:
+        self._ask_outcome("negative")
+
+    def _ask_outcome(self, outcome: str) -> None:
+        result = self.selected_result()
+        if result is None or self.opened is None:
+            self.notify("Open a trace and select one of its results first.", severity="warning")
+            return
+        trace = self.opened.trace
+        word = "good (positive)" if outcome == "positive" else "bad (negative)"
+        body = (f"Record a {word} outcome on trace {trace.id} for result #{result.rank}, "
+                f"{one_line(result.memory_id, 60)}?\n\n{one_line(result.memory.title, 200)}\n\n"
+                "Later recalls rank it " + ("higher" if outcome == "positive" else "lower")
+                + " (the outcome stage). u undoes it.")
+        self.app.confirm(f"Record a {outcome} outcome", body,
+                         lambda: self._record(trace, outcome, result.memory_id))
+
+    @work(thread=True, exclusive=True, group="trace-outcome", exit_on_error=False)
+    def _record(self, trace: TraceSummary, outcome: str, memory_id: str) -> None:
+        run_id, credited = record_outcome_undoable(self.app.brain, trace.id, trace.tenant_id, outcome, [memory_id])
+        self.app.call_from_thread(self._recorded, run_id, trace.id, outcome, credited)
+
+    def _recorded(self, run_id: int, trace_id: int, outcome: str, credited: list[str]) -> None:
+        self.app.undo_stack.append(run_id)
+        self.notify(f"Recorded a {outcome} outcome on trace {trace_id} for {one_line(', '.join(credited), 80)}. "
+                    "u undoes it.")
+        self.curation_done()
+
+    def action_undo(self) -> None:
+        self.app.undo_last()
+
+    def curation_done(self) -> None:
+        """After a write (an outcome, an undo): reread the list and the open trace."""
+        self.reload(keep_cursor=True)  # the new listing re-announces its row, which reloads the trace
+
+    def on_worker_state_changed(self, event) -> None:
+        """A worker's StateChanged does not bubble: hand it to the app, whose handler shows failures."""
+        self.app.on_worker_state_changed(event)
+
+    # -- export --------------------------------------------------------------------------
+    def action_export_traces(self) -> None:
+        flt = self.filters.to_filter()
+        what = "every trace" if flt == TraceFilter() else "the traces the filters list"
+
+        def chosen(path: str | None) -> None:
+            if path:
+                self._export(path, flt)
+
+        self.app.push_screen(PathPrompt("Export traces as JSONL",
+                                        f"Write {what}, oldest first, one JSON line each: query hash, "
+                                        "results shown, outcomes (the raw query is never stored).",
+                                        EXPORT_DEFAULT), chosen)
+
+    @work(thread=True, exclusive=True, group="trace-export", exit_on_error=False)
+    def _export(self, path: str, flt: TraceFilter) -> None:
+        count = export_traces(self.app.brain, path, flt)
+        where = str(Path(path).expanduser().resolve())
+        self.app.call_from_thread(self._exported, count, where)
+
+    def _exported(self, count: int, where: str) -> None:
+        self.last_export = f"exported {count:,} traces to {one_line(where, 80)}"
+        self.notify(f"Exported {count:,} trace(s) to {one_line(where, 200)}.")
+        self.update_status()

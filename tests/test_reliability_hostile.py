@@ -1,0 +1,258 @@
+"""Hostile and broken data: fuzzed rows through the read paths and the CLI, fixed hostile
+brains through the CLI, the Observations pane (Pilot) and a real terminal (pty).
+
+Promise (DESIGN §4): data is shown literally or degrades visibly, never crashes, and no
+control sequence from the data reaches the terminal.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cleo_tui.brain import open_brain
+from cleo_tui.brain.observations import ObservationQuery, count_observations, get_observation, page_observations
+from cleo_tui.memory.detail import observation_detail
+from cleo_tui.memory.pruner import commit_prune, prepare_pool
+from cleo_tui.memory.tags import tag_brain
+from cleo_tui.recall.recall import recall
+from cleo_tui.ui.app import CleoApp
+from cleo_tui.ui.modals import MessageModal, TextViewer
+from tests.brain_fixtures import make_cleo_consolidated
+from tests.pty_capture import foreign_controls, python_argv, run_in_pty
+from tests.reliability_fixtures import (
+    FIXED_ROWS, HOSTILE_FRAGMENTS, build_hostile_brain, build_minimal_brain, data_controls, insert_rows,
+    integrity, record, run_cli, table_dump,
+)
+from tests.ui_helpers import settle
+
+THEME = "hostile data"
+FUZZ_EXAMPLES = 20
+_fuzzed = {"rows": 0, "examples": 0}
+
+# --- strategies -------------------------------------------------------------------
+
+_chars = st.characters(blacklist_categories=("Cs",))  # lone surrogates cannot be stored as UTF-8
+_hostile_text = st.lists(st.one_of(st.sampled_from(HOSTILE_FRAGMENTS), st.text(_chars, max_size=12)),
+                         max_size=6).map("".join)
+_dates = st.one_of(st.none(), st.just("2026-05-01 10:00:00"), st.text(_chars, max_size=20),
+                   st.integers(-10**12, 10**12), st.floats(allow_nan=False), st.binary(max_size=8))
+_json_column = st.one_of(st.none(), _hostile_text, st.just("[1, 2"), st.just('{"a": [}'), st.just("null"))
+_scalar = st.one_of(st.none(), st.floats(allow_nan=False), st.integers(-2**63, 2**63 - 1), _hostile_text)
+
+
+@st.composite
+def hostile_rows(draw) -> list[dict]:
+    """1-4 observation rows with hostile text, ids, dates, JSON and values; ids are unique."""
+    ids = draw(st.lists(st.text(_chars, min_size=1, max_size=16) | st.sampled_from(HOSTILE_FRAGMENTS),
+                        min_size=1, max_size=4, unique=True))
+    rows = []
+    for oid in ids:
+        narrative = draw(st.one_of(_hostile_text, st.binary(max_size=40), st.none()))
+        rows.append({
+            "id": oid, "type": draw(st.one_of(st.none(), _hostile_text)), "title": draw(_hostile_text),
+            "narrative": narrative, "created_at": draw(_dates), "updated_at": draw(_dates),
+            "facts_json": draw(_json_column), "concepts_json": draw(_json_column),
+            "quality_score": draw(_scalar), "memory_tier": draw(_scalar), "source_type": draw(_scalar),
+            "source_session_id": draw(st.one_of(st.none(), _hostile_text)),
+            "citation_count": draw(_scalar), "invalid_at": draw(st.one_of(st.none(), st.none(), _dates)),
+        })
+    return rows
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory) -> Path:
+    """A CLEO brain with plain rows and NOT NULL relaxed, copied for each fuzz example."""
+    path = tmp_path_factory.mktemp("template") / "cleo.db"
+    build_hostile_brain(path, plain=12)
+    return path
+
+
+def _assert_clean(*outputs: str) -> None:
+    for output in outputs:
+        assert not data_controls(output), (data_controls(output)[:5], output[:300])
+
+
+# --- fuzzing: read paths and CLI ----------------------------------------------------
+
+
+@settings(max_examples=FUZZ_EXAMPLES, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
+                                 HealthCheck.data_too_large])
+@given(rows=hostile_rows())
+def test_fuzzed_rows_survive_read_paths_and_cli(template, rows):
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "cleo.db"
+        shutil.copy(template, path)
+        conn = sqlite3.connect(str(path), isolation_level=None)
+        insert_rows(conn, rows)
+        conn.close()
+        _fuzzed["rows"] += len(rows)
+        _fuzzed["examples"] += 1
+
+        brain = open_brain(path)
+        try:
+            total = count_observations(brain)
+            seen = page_observations(brain, ObservationQuery(), limit=500)
+            assert len(seen) == total
+            tags = tag_brain(brain)
+            for row in rows:
+                assert get_observation(brain, row["id"]) is not None
+                observation_detail(brain, row["id"], [])
+                assert row["id"] in tags
+            preview = prepare_pool(brain).preview(200)
+            recall(brain, "plain narrative " + rows[0]["title"][:20])
+            json.dumps(preview.to_json(), ensure_ascii=True)
+        finally:
+            brain.close()
+
+        db = ("--db", str(path))
+        for args in (("info", *db), ("info", "--json", *db), ("prune", "--budget", "200", "--json", *db),
+                     ("prune", "--budget", "200", *db), ("traces", *db),
+                     ("recall", "--why", *db, "--", rows[0]["id"] + " " + rows[0]["title"])):
+            code, out, err = run_cli(*args)
+            # 2 = a clear user error (a query without words); never a crash (70) or a traceback
+            assert code == 0 or (code == 2 and args[0] == "recall" and "no words" in err), (args, err)
+            _assert_clean(out, err)
+        dropped = {d["id"] for d in json.loads(run_cli("prune", "--budget", "200", "--json", "--db", str(path))[1])["dropped"]}
+        assert dropped <= {r["id"] for r in rows} | {f"O-plain{i:04d}" for i in range(12)} | {
+            oid for oid, _ in FIXED_ROWS} | {"O-bad-utf8", "O-blob", "O-unindexed0000", "O-unindexed0001",
+                                             "O-unindexed0002", None}
+
+
+def test_fuzz_count_recorded():
+    """Runs after the fuzz test (file order): writes its counts for the report."""
+    assert _fuzzed["examples"] == FUZZ_EXAMPLES
+    record(THEME, "fuzzed rows (hypothesis): markup, ANSI/OSC, controls, NUL, blobs, odd ids, dates, JSON, "
+                  "NULLs, wrong types", "read paths, tags, detail, prune preview, recall and the CLI "
+           "(info, prune, recall, traces) run; CLI output holds no control byte", "passed",
+           examples=_fuzzed["examples"], rows_fuzzed=_fuzzed["rows"])
+
+
+# --- fixed hostile brains through the CLI, writes included --------------------------
+
+BRAINS = {"hostile CLEO brain": build_hostile_brain, "old brain without optional tables/columns": build_minimal_brain}
+
+
+@pytest.mark.parametrize("kind", list(BRAINS))
+def test_cli_on_hostile_brain_reads_writes_and_undoes(tmp_path, kind):
+    path = BRAINS[kind](tmp_path / "cleo.db")
+    outputs = []
+    for args in (("info",), ("info", "--json"), ("prune", "--budget", "300"), ("prune", "--budget", "300", "--json"),
+                 ("recall", "ghost"), ("recall", "click", "--why", "--json"), ("traces",), ("traces", "--json"),
+                 ("prune", "--runs")):
+        code, out, err = run_cli(*args, "--db", str(path))
+        assert code == 0, (args, err)
+        outputs += [out, err]
+    _assert_clean(*outputs)
+    preview = json.loads(run_cli("prune", "--budget", "300", "--json", "--db", str(path))[1])
+    assert preview["dropped"], "the hostile brain has rows to drop"
+
+    before = table_dump(path, skip=("recall_traces", "recall_trace_results", "cleo_tui_meta"))
+    code, out, err = run_cli("prune", "--budget", "300", "--apply", "--yes", "--json", "--db", str(path))
+    assert code == 0, err
+    run_id = json.loads(out)["run_id"]
+    evicted = sqlite3.connect(path).execute(
+        "SELECT count(*) FROM brain_observations WHERE invalid_at IS NOT NULL").fetchone()[0]
+    assert evicted == len(preview["dropped"])
+    code, out, err = run_cli("prune", "--undo", str(run_id), "--db", str(path))
+    assert code == 0, err
+    after = table_dump(path, skip=("recall_traces", "recall_trace_results", "cleo_tui_meta"))
+    journal = ("cleo_tui_runs", "cleo_tui_run_changes")
+    assert {t: r for t, r in before.items() if t not in journal} == {t: r for t, r in after.items() if t not in journal}
+    assert integrity(path) == "ok"
+    record(THEME, f"{kind}: CLI info/prune/recall/traces, prune --apply then --undo",
+           "exit 0, output without control bytes, vec0 table never read, undo restores the rows, "
+           "integrity ok", "passed", rows_evicted_and_restored=evicted)
+
+
+def test_fts_out_of_sync_and_vec0_never_break_search(tmp_path):
+    """A ghost FTS entry and unindexed rows: search still answers from the content table."""
+    path = build_hostile_brain(tmp_path / "cleo.db")
+    brain = open_brain(path)
+    try:
+        assert count_observations(brain, ObservationQuery(search="ghost")) == 0  # only the ghost matches
+        assert count_observations(brain, ObservationQuery(search="plain")) >= 40
+        assert recall(brain, "ghost") is not None
+        with pytest.raises(sqlite3.OperationalError, match="vec0"):
+            brain.query("SELECT * FROM brain_embeddings")  # proof the table really is unreadable
+    finally:
+        brain.close()
+    record(THEME, "FTS index out of sync (ghost entry, unindexed rows) + vec0 table without its module",
+           "search and recall answer, nothing reads brain_embeddings", "passed")
+
+
+# --- the Observations pane (Pilot) ------------------------------------------------------
+
+
+def _screen_text(app) -> str:
+    """The plain text of every cell on screen (what a terminal would draw)."""
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+async def test_observations_pane_shows_hostile_rows_literally(tmp_path):
+    path = build_hostile_brain(tmp_path / "cleo.db")
+    brain = open_brain(path)
+    app = CleoApp(brain=brain)
+    screens = 0
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        table = app.screen.query_one("#obs-table")
+        table.focus()
+        for key in ("pagedown", "pagedown", "end", "home", "down", "down"):
+            await pilot.press(key)
+            await settle(app, pilot)
+            _assert_clean(_screen_text(app))
+            screens += 1
+        for oid, _ in FIXED_ROWS:
+            app.open_observation(oid)
+            await settle(app, pilot)
+            assert not isinstance(app.screen, MessageModal), oid
+            _assert_clean(_screen_text(app))
+            screens += 1
+            if oid == "O-markup":
+                assert "[bold red]x[/] [link=http://evil.example]click[/link]" in _screen_text(app)  # literal
+            if oid == "O-ansi":
+                assert "␛]52;c;cm0gLXJmIH4=␇" in _screen_text(app)  # the OSC 52 made visible
+                await pilot.press("v")
+                await settle(app, pilot)
+                assert isinstance(app.screen, TextViewer)
+                assert "␛]8;;http://evil.example/␇" in _screen_text(app)
+                await pilot.press("escape")
+                await settle(app, pilot)
+            await pilot.press("escape")
+            await settle(app, pilot)
+        for query in ('[bold', '"', "*", "ghost", "\x1b[31m", "NEAR(", "O-'quote"):
+            app.screen.query_one("#search").value = query
+            app.screen._apply_search()
+            await settle(app, pilot)
+            assert not isinstance(app.screen, MessageModal), query
+            _assert_clean(_screen_text(app))
+            screens += 1
+    brain.close()
+    record(THEME, "Observations pane (Pilot): scroll, open each hostile row's detail and full text, "
+                  "hostile searches", "no error popup; screen text holds no control character; markup "
+                                      "and escapes shown as visible characters", "passed", screens_checked=screens)
+
+
+# --- a real terminal ------------------------------------------------------------------
+
+
+def test_terminal_receives_no_control_sequence_from_data(tmp_path):
+    path = build_hostile_brain(tmp_path / "cleo.db")
+    output = run_in_pty(python_argv("--db", str(path)), [
+        (b"O-ansi", b"\x1b[B" * 20), (b"", b"v"), (b"narrative", b"q"), (b"", b"q")], cwd=str(tmp_path))
+    assert b"O-ansi" in output and "␛".encode() in output  # the data was drawn, escapes made visible
+    assert foreign_controls(output) == []
+    assert b"\x1b]8;" not in output and b"\x1b]52;" not in output
+    assert b"evil.example" not in output.replace("␛]8;;http://evil.example".encode(), b"")
+    record(THEME, "the real app in a pseudo-terminal on the hostile brain (scroll, full text)",
+           "the terminal receives only the app's own CSI/OSC styling: no OSC 8/52 and no data control bytes",
+           "passed", bytes_checked=len(output))

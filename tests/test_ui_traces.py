@@ -1,0 +1,334 @@
+"""Pilot tests of the Traces pane: on the demo brain, on a read-only brain and on a hippo store."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+import pytest
+from textual.widgets import Input, OptionList, Select, Static
+
+from cleo_tui.brain.migrations import TRACE_OUTCOMES, TRACES
+from cleo_tui.recall.export import read_export
+from cleo_tui.recall.reader import TraceFilter, count_traces, list_traces
+from cleo_tui.recall.rerank import RerankStep
+from cleo_tui.recall.traces import RecallTraceInput, TraceResultInput, write_recall_trace
+from cleo_tui.ui.app import CleoApp
+from cleo_tui.ui.detail import ObservationModal
+from cleo_tui.ui.hippo_notice import HippoNoticeScreen
+from cleo_tui.ui.modals import ConfirmModal, HelpScreen, MessageModal, TextViewer
+from cleo_tui.ui.path_prompt import PathPrompt
+from cleo_tui.ui.table import LineTable
+from cleo_tui.ui.trace_listing import TraceListing
+from cleo_tui.ui.trace_render import bar, outcome_summary
+from cleo_tui.ui.traces import TracesScreen, time_bound
+from tests.recall_fixtures import make_brain, open_hippo
+from tests.ui_helpers import HOSTILE_TITLE, demo_brain, settle
+
+SIZE = (120, 36)
+
+
+@pytest.fixture
+def brain(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    brain = demo_brain(tmp_path)
+    yield brain
+    brain.close()
+
+
+def table_of(app) -> LineTable:
+    return app.screen.query_one("#trace-table", LineTable)
+
+
+def status_of(app) -> str:
+    return str(app.screen.query_one("#trace-status", Static).render())
+
+
+def steps_of(app) -> str:
+    return str(app.screen.query_one("#trace-steps", Static).render())
+
+
+def result_lines(app) -> list[str]:
+    options = app.screen.query_one("#trace-results", OptionList)
+    return [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+
+
+def screen_text(app) -> str:
+    """The screenshot's text with its entities decoded (spaces are non-breaking in the SVG)."""
+    return html.unescape(app.export_screenshot()).replace("\xa0", " ")
+
+
+async def open_traces(app, pilot) -> TracesScreen:
+    await settle(app, pilot)
+    await pilot.press("4")
+    await settle(app, pilot)
+    assert isinstance(app.screen, TracesScreen)
+    return app.screen
+
+
+async def test_lists_every_trace_newest_first_and_opens_the_top_one(brain):
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_traces(app, pilot)
+        table = table_of(app)
+        newest = list_traces(brain, limit=1)[0]
+        assert table.total == count_traces(brain) > 5
+        assert table.current_row()["id"] == newest.id
+        assert screen.opened.trace.id == newest.id
+        lines = result_lines(app)
+        assert len(lines) == newest.result_count
+        # The demo's newest trace holds a memory that no longer exists at rank 2.
+        assert "forgotten" in lines[1] and "O-forgotten-demo" in lines[1]
+        # Rank 1 was recalled with explain: the chain in the list, the steps with bars on the right.
+        assert "base " in lines[0] and "recency ×" in lines[0] and "diversity ×" in lines[0]
+        steps = steps_of(app)
+        assert "recency" in steps and "final" in steps and "█" in steps
+        text = screen_text(app)
+        for header in ("time (UTC)", "pipeline", "session", "tenant", "query hash", "results", "explain",
+                       "outcome"):
+            assert header in text
+        await pilot.press("down")
+        await settle(app, pilot)
+        assert screen.opened.trace.id == table.current_row()["id"] != newest.id
+
+
+async def test_outcome_summary_and_credit_per_result(brain):
+    traced = [t for t in list_traces(brain) if t.positive and t.negative] or \
+             [t for t in list_traces(brain) if t.positive]
+    target = traced[0]
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_traces(app, pilot)
+        table = table_of(app)
+        table.cursor = next(i for i in range(table.total) if table.listing.cached_row(i)["id"] == target.id)
+        await settle(app, pilot)
+        cells = table.formatter(table.current_row())
+        assert cells["outcome"][0] == outcome_summary(target.positive, target.negative)
+        credited = screen.opened.outcomes[0].memory_ids[0]
+        line = next(line for line in result_lines(app) if credited in line)
+        assert "+1" in line
+        assert "outcomes:" in str(app.screen.query_one("#trace-head", Static).render())
+        await pilot.press("f1")
+        assert isinstance(app.screen, HelpScreen)
+        assert "Keys in the Traces pane" in app.screen.markdown
+        assert "How recall ranks memories" in app.screen.markdown
+
+
+async def test_filters_by_pipeline_outcome_session_and_time(brain):
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_traces(app, pilot)
+        table = table_of(app)
+        screen.query_one("#tf-pipeline", Select).value = "api"
+        await settle(app, pilot)
+        assert table.total == count_traces(brain, TraceFilter(pipeline="api")) > 0
+        assert all(table.listing.cached_row(i)["trace"].pipeline == "api" for i in range(table.total))
+
+        await pilot.press("c")
+        await settle(app, pilot)
+        assert table.total == count_traces(brain)
+        screen.query_one("#tf-outcome", Select).value = "with"
+        await settle(app, pilot)
+        assert table.total == count_traces(brain, TraceFilter(has_outcome=True)) > 0
+
+        await pilot.press("c")
+        await settle(app, pilot)
+        session = next(t.session_id for t in list_traces(brain) if t.session_id)
+        screen.query_one("#tf-session", Select).value = session
+        await settle(app, pilot)
+        assert table.total == count_traces(brain, TraceFilter(session_id=session)) > 0
+
+        await pilot.press("c")
+        await settle(app, pilot)
+        middle = list_traces(brain)[len(list_traces(brain)) // 2]
+        since = screen.query_one("#tf-since", Input)
+        since.value = middle.ts[:16].replace("T", " ")
+        since.focus()
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert table.total == count_traces(brain, TraceFilter(since=middle.ts[:16])) < count_traces(brain)
+
+        since.value = "last tuesday"
+        since.focus()
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert table.total == count_traces(brain)
+        assert "ignored since" in status_of(app) and since.has_class("bad-time")
+
+
+def test_time_bounds_accept_dates_and_times_only():
+    assert time_bound("2026-05-01") == "2026-05-01"
+    assert time_bound(" 2026-05-01 13:05 ") == "2026-05-01T13:05"
+    assert time_bound("2026-05-01T13:05:09") == "2026-05-01T13:05:09"
+    assert time_bound("May 1st") is None and time_bound("") is None
+
+
+async def test_recall_opens_the_new_trace_and_an_outcome_is_recorded_and_undone(brain):
+    before = brain.scalar(f"SELECT max(id) FROM {TRACES}")
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_traces(app, pilot)
+        screen.query_one("#tf-pipeline", Select).value = "mcp"  # a filter the new trace does not match
+        await settle(app, pilot)
+        await pilot.press("r")
+        box = screen.query_one("#trace-recall", Input)
+        assert box.has_focus
+        box.value = "database schema migration"
+        await pilot.press("enter")
+        await settle(app, pilot)
+        new_id = brain.scalar(f"SELECT max(id) FROM {TRACES}")
+        assert new_id == before + 1
+        assert brain.scalar(f"SELECT explain_mode FROM {TRACES} WHERE id = ?", (new_id,)) == 1
+        assert table_of(app).current_row()["id"] == new_id
+        assert screen.opened.trace.id == new_id and screen.opened.results
+        assert screen.query_one("#trace-results", OptionList).has_focus
+        assert screen.filters.pipeline == "any"
+
+        await pilot.press("down")
+        chosen = screen.selected_result()
+        await pilot.press("plus")
+        assert isinstance(app.screen, ConfirmModal)
+        await pilot.press("y")
+        await settle(app, pilot)
+        rows = brain.query(f"SELECT outcome, memory_ids_json FROM {TRACE_OUTCOMES} WHERE trace_id = ?", (new_id,))
+        assert [(r[0], r[1]) for r in rows] == [("positive", f'["{chosen.memory_id}"]')]
+        assert screen.opened.trace.positive == 1
+        assert any(chosen.memory_id in line and "+1" in line for line in result_lines(app))
+
+        await pilot.press("u")
+        await settle(app, pilot)
+        assert brain.scalar(f"SELECT count(*) FROM {TRACE_OUTCOMES} WHERE trace_id = ?", (new_id,)) == 0
+        assert screen.opened.trace.positive == 0
+
+        await pilot.press("minus")
+        await pilot.press("n")  # cancelled: nothing written
+        await settle(app, pilot)
+        assert brain.scalar(f"SELECT count(*) FROM {TRACE_OUTCOMES} WHERE trace_id = ?", (new_id,)) == 0
+
+
+async def test_opening_a_result_shows_its_observation(brain):
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_traces(app, pilot)
+        assert screen.selected_result().memory.kind == "observation"
+        await pilot.press("enter")  # into the results
+        assert screen.query_one("#trace-results", OptionList).has_focus
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ObservationModal)
+        assert app.screen.observation_id == screen.opened.results[0].memory_id
+        await pilot.press("escape")
+        await pilot.press("down")  # rank 2 is forgotten: nothing to open, no popup
+        await pilot.press("o")
+        await settle(app, pilot)
+        assert app.screen is screen
+
+
+async def test_export_writes_the_listed_traces_and_says_where(brain, tmp_path):
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_traces(app, pilot)
+        screen.query_one("#tf-pipeline", Select).value = "cli"
+        await settle(app, pilot)
+        await pilot.press("x")
+        assert isinstance(app.screen, PathPrompt)
+        app.screen.query_one("#path-input", Input).value = "out/cli.jsonl"
+        (tmp_path / "out").mkdir()
+        await pilot.press("enter")
+        await settle(app, pilot)
+        records = read_export(tmp_path / "out" / "cli.jsonl")
+        assert len(records) == count_traces(brain, TraceFilter(pipeline="cli")) > 0
+        assert {r["pipeline"] for r in records} == {"cli"}
+        assert str((tmp_path / "out" / "cli.jsonl").resolve()) in status_of(app)
+
+        await pilot.press("x")
+        app.screen.query_one("#path-input", Input).value = "no/such/dir/x.jsonl"
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, MessageModal) and "Cannot write" in app.screen.body
+
+
+async def test_hostile_memory_titles_are_literal(brain):
+    write_recall_trace(brain, RecallTraceInput("hostile", "api", (TraceResultInput("O-hostile", 0.5, (
+        RerankStep("recency", 0.5, 1.0, 0.5),)),), explain_mode=True))
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_traces(app, pilot)
+        assert HOSTILE_TITLE[:30] in result_lines(app)[0]
+        assert "[bold red]x[/]" in screen_text(app)
+
+
+async def test_read_only_brain_disables_recall_and_outcomes(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    brain = demo_brain(tmp_path, read_only=True)
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_traces(app, pilot)
+        assert screen.query_one("#trace-recall", Input).disabled
+        for action in ("record_good", "record_bad", "focus_recall", "undo"):
+            assert screen.check_action(action, ()) is None
+        assert screen.check_action("export_traces", ()) is True
+        assert "read-only" in status_of(app) and "outcomes" in status_of(app)
+        count = brain.scalar(f"SELECT count(*) FROM {TRACE_OUTCOMES}")
+        await pilot.press("plus")
+        await settle(app, pilot)
+        assert not isinstance(app.screen, ConfirmModal)
+        assert brain.scalar(f"SELECT count(*) FROM {TRACE_OUTCOMES}") == count
+    brain.close()
+
+
+async def test_hippo_store_starts_on_traces_and_other_panes_explain(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    brain = open_hippo(Path("hippo.db"))
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert app.current_mode == "traces" and isinstance(app.screen, TracesScreen)
+        screen = app.screen
+        assert table_of(app).total == 1
+        lines = result_lines(app)
+        assert "Use WAL mode for the hippo store" in lines[0] and "interference ×0.30" in lines[0]
+        assert "evicted" in lines[1] and "reranker → 0.100" in lines[1]
+        assert "forgotten" in lines[2] and "unreadable" in lines[2]
+        assert "+1" in lines[0]
+        assert screen.query_one("#trace-recall", Input).disabled
+
+        await pilot.press("enter", "enter")  # open mem-1: the whole hippo memory in a viewer
+        await settle(app, pilot)
+        assert isinstance(app.screen, TextViewer) and "more text" in app.screen.text
+        await pilot.press("escape")
+
+        for key, mode in (("1", "observations"), ("2", "prune"), ("3", "review")):
+            await pilot.press(key)
+            await settle(app, pilot)
+            assert app.current_mode == mode and isinstance(app.screen, HippoNoticeScreen)
+            notice = str(app.screen.query_one(".hippo-notice", Static).render())
+            assert "no CLEO observations" in notice and "Traces pane (4)" in notice
+        await pilot.press("4")
+        await settle(app, pilot)
+        assert app.screen is screen
+    brain.close()
+
+
+def test_trace_listing_pages_by_keyset(tmp_path):
+    brain = make_brain(tmp_path)
+    for i in range(230):
+        write_recall_trace(brain, RecallTraceInput(f"q{i}", "cli", (TraceResultInput("O-aaa-1", 0.5),)))
+    listing = TraceListing(brain, TraceFilter(), page_size=100)
+    assert listing.count() == 230
+    rows = listing.page(0) + listing.page(1) + listing.page(2)
+    assert [r["id"] for r in rows] == [t.id for t in list_traces(brain, limit=1000)]
+    assert listing.keyset_reads == 2 and listing.pages_read == 3
+    assert listing.page(1) is listing.page(1) and listing.pages_read == 3  # cached
+    assert listing.cached_row(229)["id"] == rows[-1]["id"] and listing.cached_row(230) is None
+    jump = TraceListing(brain, TraceFilter(), page_size=100)
+    assert [r["id"] for r in jump.page(2)] == [r["id"] for r in rows[200:]] and jump.keyset_reads == 0
+    brain.close()
+
+
+def test_bars_are_proportional_and_fit():
+    assert bar(1.0, 1.0, 8) == "█" * 8
+    assert bar(0.5, 1.0, 8) == "████    "
+    assert bar(0.0, 1.0, 8) == " " * 8 and bar(2.0, 1.0, 4) == "████"
+    assert bar(1 / 16, 1.0, 8) == "▌       "
+    assert outcome_summary(2, 1) == "+2 −1" and outcome_summary(0, 0) == ""
