@@ -38,6 +38,13 @@ async def settle(app, pilot) -> None:
     await pilot.pause()
 
 
+async def table_answered(table, pilot) -> None:
+    """The keypress is answered: the table shows its new rows (no page still loading)."""
+    await pilot.pause()
+    while table._wanted or table.current_row() is None and table.total:
+        await pilot.pause()
+
+
 async def measure(path: Path) -> dict[str, float]:
     from cleo_tui.ui.app import CleoApp
     from cleo_tui.ui.table import LineTable
@@ -57,8 +64,11 @@ async def measure(path: Path) -> dict[str, float]:
         for label, key in KEYS:
             t0 = time.perf_counter()
             await pilot.press(key)
-            await settle(app, pilot)
+            await table_answered(table, pilot)
             figures[f"key: {label}"] = time.perf_counter() - t0
+            await settle(app, pilot)
+            if key == "down":
+                figures["  detail follows"] = time.perf_counter() - t0
         for label, field, value in (("filter: live", "f-state", "live"),):
             t0 = time.perf_counter()
             app.screen.query_one(f"#{field}").value = value

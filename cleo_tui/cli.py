@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sqlite3
 import sys
 import traceback
 from pathlib import Path
@@ -99,6 +100,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except Exception as exc:  # a bug, not the user's mistake: short message, details on request
+        if isinstance(exc, sqlite3.DatabaseError) and ("malformed" in str(exc) or "not a database" in str(exc)):
+            print(f"cleo-tui: the brain file is damaged ({exc}): SQLite cannot read part of it. Nothing "
+                  "was written. Check it with `sqlite3 FILE 'PRAGMA integrity_check'`, or restore it from a "
+                  "backup.", file=sys.stderr)
+            return EXIT_USER_ERROR
         if os.environ.get("CLEO_TUI_DEBUG"):
             traceback.print_exc()
         print(f"cleo-tui: internal error: {type(exc).__name__}: {exc}. "

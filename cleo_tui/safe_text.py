@@ -9,6 +9,11 @@ import re
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
+# For `Input(restrict=NO_CONTROLS)`: an Input draws its value raw, so typed or pasted
+# text holding ESC or another control character would reach the terminal; refuse it.
+NO_CONTROLS = "[^\x00-\x08\x0b-\x1f\x7f-\x9f]*"
+
+
 def _visible(match: re.Match[str]) -> str:
     char = match.group()
     code = ord(char)

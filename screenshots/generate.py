@@ -51,8 +51,37 @@ async def prune(app, pilot) -> None:
     await pilot.press("enter")
 
 
+def _reflector_answer(request):
+    """A scripted Anthropic answer naming three observations of the prompt (no network is used)."""
+    import json
+    import re
+
+    import httpx2
+    prompt = json.loads(request.read())["messages"][0]["content"]
+    ids = re.findall(r"^\[([^\]]+)\]", prompt, flags=re.MULTILINE)
+    answer = {
+        "patterns": [{"pattern": "Profile a slow page before caching anything", "context": "invoice totals"},
+                     {"pattern": "Keep fixtures per test module", "context": "shared fixtures slow suites"}],
+        "learnings": [{"insight": "Totals were computed twice: once per view, once for the PDF", "confidence": 0.9}],
+        "superseded": [{"id": ids[0], "reason": "restated by the later profiling note"},
+                       {"id": ids[1], "reason": "a routine step the pattern now covers"}, ids[2]],
+    }
+    return httpx2.Response(200, json={
+        "id": "msg_demo", "type": "message", "role": "assistant", "model": "claude-haiku-4-5",
+        "content": [{"type": "text", "text": json.dumps(answer)}], "stop_reason": "end_turn",
+        "usage": {"input_tokens": 2873, "output_tokens": 236}})
+
+
 async def review(app, pilot) -> None:
+    """A pending reflector proposal (made by the real reflector over a scripted answer) under review."""
+    import httpx2
+    from cleo_tui.llm.reflector import propose_reflection
+    os.environ.setdefault("ANTHROPIC_API_KEY", "sk-ant-screenshot-not-a-key")
+    propose_reflection(app.brain, http_client=httpx2.Client(transport=httpx2.MockTransport(_reflector_answer)))
     await pilot.press("3")
+    await settle(app, pilot)
+    app.screen.item_table.focus()
+    await pilot.press("end", "up", "up", "space")
 
 
 async def traces(app, pilot) -> None:

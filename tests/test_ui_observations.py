@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+
 import pytest
 from textual.widgets import Input, Select, Static
 
@@ -212,3 +214,19 @@ async def test_pane_switching_by_key_and_placeholders(brain):
             await pilot.press(key)
             await settle(app, pilot)
             assert app.current_mode == mode
+
+
+async def test_screen_worker_failure_becomes_popup(brain):
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        # Another process renames the observations table under the open app: the pane's
+        # worker fails, and the user gets a popup with the message instead of nothing.
+        other = sqlite3.connect(brain.path)
+        other.execute("ALTER TABLE brain_observations RENAME TO brain_observations_moved")
+        other.close()
+        app.screen.query_one("#search", Input).value = "retry"
+        app.screen._apply_search()
+        await settle(app, pilot)
+        assert isinstance(app.screen, MessageModal)
+        assert "no such table: brain_observations" in app.screen.body

@@ -8,13 +8,13 @@ import sqlite3
 import pytest
 from textual.widgets import Input, Select, Static
 
-from cleo_tui.memory.pruner import build_pool, PoolEntry
+from cleo_tui.memory.pruner import PoolEntry, build_pool
 from cleo_tui.memory.tokenizers import get_tokenizer
 from cleo_tui.ui.app import CleoApp
 from cleo_tui.ui.budget_bar import BarFigures, bar_cells
 from cleo_tui.ui.detail import ObservationModal
 from cleo_tui.ui.list_listing import ListListing
-from cleo_tui.ui.modals import ConfirmModal
+from cleo_tui.ui.modals import ConfirmModal, MessageModal
 from cleo_tui.ui.path_prompt import PathPrompt
 from cleo_tui.ui.prune import PruneScreen, budget_text, default_budget, nice_step, stepped
 from cleo_tui.ui.prune_chart import chart_budgets, spark
@@ -225,7 +225,15 @@ async def test_export_writes_the_cli_json(brain, tmp_path):
         field = app.screen.query_one("#path-input", Input)
         assert field.value == f"cleo-prune-{screen.budget}-chars4.json"
         field.value = "out/preview.json"
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, MessageModal) and "could not be written" in app.screen.body
+        await pilot.press("escape")
+
         (tmp_path / "out").mkdir()
+        await pilot.press("x")
+        await pilot.pause()
+        app.screen.query_one("#path-input", Input).value = "out/preview.json"
         await pilot.press("enter")
         await settle(app, pilot)
         document = json.loads((tmp_path / "out" / "preview.json").read_text())
@@ -238,13 +246,17 @@ async def test_export_writes_the_cli_json(brain, tmp_path):
 
 async def test_tokenizer_and_scope_prepare_a_new_pool(brain):
     app = CleoApp(brain=brain)
+    app.settings["tokenizer"] = "cl100k_base"  # the config file's default tokenizer
     async with app.run_test(size=(120, 36)) as pilot:
         screen = await open_prune(app, pilot)
+        assert screen.pool.tokenizer.name == "cl100k_base"
+        assert screen.query_one("#prune-tokenizer", Select).value == "cl100k_base"
         first, budget = screen.pool, screen.budget
-        await pilot.press("t")
+        await pilot.press("t")  # cl100k_base → chars4
         await settle(app, pilot)
-        assert screen.pool is not first and screen.pool.tokenizer.name == "o200k_base"
-        assert screen.budget == budget and screen.preview.tokenizer == "o200k_base"
+        assert screen.pool is not first and screen.pool.tokenizer.name == "chars4"
+        assert screen.budget == budget and screen.preview.tokenizer == "chars4"
+        assert screen.pool.tokens_before != first.tokens_before
 
         session, count = brain.query(
             "SELECT source_session_id, COUNT(*) FROM brain_observations WHERE invalid_at IS NULL "

@@ -29,7 +29,7 @@ NOTE_SOURCE = "observer-compressed"
 def brain(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     fast_config()
-    brain = demo_brain(tmp_path)
+    brain = demo_brain(tmp_path, observations=120)
     yield brain
     brain.close()
 
@@ -173,6 +173,9 @@ async def test_reflector_applies_only_what_was_approved(brain, server, keyed):
         side = text_of(screen, "#review-item-side")
         assert "restated by a later row" in side and "Still covered after apply by" in side
         await pilot.press("space")  # approve it (key)
+        screen.curation_done()  # another pane wrote: the proposals are reread, the marks stay
+        await settle(app, pilot)
+        assert screen.marks["superseded:0"] and screen.current_item().key == "superseded:0"
         side = text_of(screen, "#review-item-side")
         assert "new pattern 0" in side and "new learning 1" in side  # accepted additions will cite it
 

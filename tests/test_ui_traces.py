@@ -332,3 +332,31 @@ def test_bars_are_proportional_and_fit():
     assert bar(0.0, 1.0, 8) == " " * 8 and bar(2.0, 1.0, 4) == "████"
     assert bar(1 / 16, 1.0, 8) == "▌       "
     assert outcome_summary(2, 1) == "+2 −1" and outcome_summary(0, 0) == ""
+
+
+def test_journaled_outcomes_refuse_bad_credits_and_never_reuse_an_id(tmp_path):
+    from cleo_tui.brain.errors import BrainError
+    from cleo_tui.memory.curation import undo
+    from cleo_tui.recall.pane_support import memory_text, record_outcome_undoable, trace_values
+    from cleo_tui.recall.resolve import resolve_memories
+
+    brain = make_brain(tmp_path)
+    trace_id = write_recall_trace(brain, RecallTraceInput("q", "api", (TraceResultInput("O-aaa-1", 0.5),),
+                                                          session_id="s-1"))
+    with pytest.raises(BrainError, match="none of the ids"):
+        record_outcome_undoable(brain, trace_id, "default", "positive", ["O-aaa-2"])
+    with pytest.raises(BrainError, match="another tenant"):
+        record_outcome_undoable(brain, trace_id, "other", "positive", ["O-aaa-1"])
+    assert brain.scalar(f"SELECT count(*) FROM {TRACE_OUTCOMES}") == 0
+    run_id, credited = record_outcome_undoable(brain, trace_id, "default", "negative", ["O-aaa-1", "O-aaa-1"])
+    assert credited == ["O-aaa-1"]
+    first = brain.scalar(f"SELECT id FROM {TRACE_OUTCOMES}")
+    undo(brain, run_id)
+    assert brain.scalar(f"SELECT count(*) FROM {TRACE_OUTCOMES}") == 0
+    record_outcome_undoable(brain, trace_id, "default", "positive", ["O-aaa-1"])
+    assert brain.scalar(f"SELECT id FROM {TRACE_OUTCOMES}") == first + 1
+    assert trace_values(brain, "session_id") == ["s-1"] and trace_values(brain, "tenant_id") == ["default"]
+    pattern = resolve_memories(brain, ["P-0000aaaa"])["P-0000aaaa"]
+    assert "Run database migrations in one transaction" in memory_text(brain, pattern)
+    assert "schema changes" in memory_text(brain, pattern)
+    brain.close()

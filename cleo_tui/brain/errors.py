@@ -25,5 +25,13 @@ class ReadOnlyBrain(BrainError):
     """A write was attempted on a brain opened read-only."""
 
 
+class BrainBusy(BrainError):
+    """Another process held the write lock longer than the busy timeout."""
+
+
+class BrainUnwritable(BrainError):
+    """SQLite refused a write: full disk, read-only file, or the file went away."""
+
+
 class StaleState(BrainError):
     """The brain changed since a preview or proposal was computed."""

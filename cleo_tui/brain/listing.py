@@ -18,6 +18,7 @@ from cleo_tui.brain.observations import (
 from cleo_tui.brain.store import Brain
 
 PAGE_SIZE = 100
+NARROW_BELOW = 2000  # fewer matches than this: let SQLite use the filters' indexes
 CACHED_PAGES = 24
 
 
@@ -38,6 +39,8 @@ class ObservationListing:
     def count(self) -> int:
         if self._rest_count is None:
             self._rest_count = count_observations(self.brain, self.rest_query)
+            if self._rest_count < NARROW_BELOW:
+                self.rest_query = self.rest_query.with_(narrow=True)
         return len(self.lead) + self._rest_count
 
     def cached_row(self, index: int) -> dict | None:

@@ -41,6 +41,10 @@ class ObservationQuery:
     ids_not_in: tuple[str, ...] | None = None
     sort: str = "date"
     descending: bool = True
+    # True when few rows match: SQLite may then use the filters' indexes and sort the
+    # matches. Otherwise pages walk the sort column's index and filter as they go,
+    # which stays fast however deep the page (a 96%-live filter must not sort 1M rows).
+    narrow: bool = False
 
     def with_(self, **changes: Any) -> "ObservationQuery":
         return replace(self, **changes)
@@ -75,41 +79,44 @@ def _select_list(brain: Brain) -> str:
     return ", ".join(parts)
 
 
-def _filters(brain: Brain, q: ObservationQuery) -> tuple[list[str], list[Any]]:
+def _filters(brain: Brain, q: ObservationQuery, walk: bool = False) -> tuple[list[str], list[Any]]:
+    """WHERE terms and parameters. With `walk`, a unary `+` keeps SQLite from choosing a
+    filter's index over the sort column's (see `ObservationQuery.narrow`)."""
     have = brain.features.columns(cs.OBSERVATIONS)
     where: list[str] = []
     params: list[Any] = []
+    plus = "+" if walk else ""
     if "invalid_at" in have:
         if q.state == "live":
-            where.append("invalid_at IS NULL")
+            where.append(f"{plus}invalid_at IS NULL")
         elif q.state == "evicted":
-            where.append("invalid_at IS NOT NULL")
+            where.append(f"{plus}invalid_at IS NOT NULL")
     elif q.state == "evicted":
         where.append("0")
     for column, values in (("type", q.types), ("source_type", q.source_types)):
         if values:
             if column in have:
-                where.append(f"{column} IN ({','.join('?' for _ in values)})")
+                where.append(f"{plus}{column} IN ({','.join('?' for _ in values)})")
                 params += list(values)
             else:
                 where.append("0")
-    for column, value in (("source_session_id", q.session), ("memory_tier", q.tier)):
+    for column, value in (("source_session_id", q.session), (f"{plus}memory_tier", q.tier)):
         if value is not None:
-            where.append(f"{column} = ?" if column in have else "0")
-            params += [value] if column in have else []
+            where.append(f"{column} = ?" if column.lstrip("+") in have else "0")
+            params += [value] if column.lstrip("+") in have else []
     if q.search.strip():
         if brain.features.fts and fts_expression(q.search):
-            where.append(f"rowid IN (SELECT rowid FROM {cs.OBSERVATIONS_FTS} WHERE {cs.OBSERVATIONS_FTS} MATCH ?)")
+            where.append(f"{plus}rowid IN (SELECT rowid FROM {cs.OBSERVATIONS_FTS} WHERE {cs.OBSERVATIONS_FTS} MATCH ?)")
             params.append(fts_expression(q.search))
         else:
             text_cols = [c for c in ("id", "title", "narrative") if c in have]
             where.append("(" + " OR ".join(f"{c} LIKE ? ESCAPE '\\'" for c in text_cols) + ")")
             params += [_like_pattern(q.search.strip())] * len(text_cols)
     if q.ids_in is not None:
-        where.append("id IN (SELECT value FROM json_each(?))")
+        where.append(f"{plus}id IN (SELECT value FROM json_each(?))")
         params.append(json.dumps(list(q.ids_in)))
     if q.ids_not_in:
-        where.append("id NOT IN (SELECT value FROM json_each(?))")
+        where.append(f"{plus}id NOT IN (SELECT value FROM json_each(?))")
         params.append(json.dumps(list(q.ids_not_in)))
     return where, params
 
@@ -128,7 +135,7 @@ def count_observations(brain: Brain, q: ObservationQuery = ObservationQuery()) -
 
 def _page_sql(brain: Brain, q: ObservationQuery, descending: bool, cursor: Cursor | None,
               null_segment: bool, limit: int, offset: int = 0) -> tuple[str, list[Any]]:
-    where, params = _filters(brain, q)
+    where, params = _filters(brain, q, walk=not q.narrow)
     col = _sort_column(brain, q)
     op = "<" if descending else ">"
     direction = "DESC" if descending else "ASC"

@@ -7,6 +7,7 @@ is one short `BEGIN IMMEDIATE` transaction that a read-only brain refuses.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from contextlib import contextmanager
@@ -17,8 +18,8 @@ from typing import Any, Iterator
 import sqlite_utils
 
 from cleo_tui.brain import cleo_schema as cs
-from cleo_tui.brain.connection import check_sqlite_file, connect, is_writable
-from cleo_tui.brain.errors import BrainNotFound, NotABrain, ReadOnlyBrain
+from cleo_tui.brain.connection import BUSY_TIMEOUT_MS, check_sqlite_file, connect, is_writable
+from cleo_tui.brain.errors import BrainBusy, BrainNotFound, BrainUnwritable, NotABrain, ReadOnlyBrain
 from cleo_tui.brain.migrations import LATEST_VERSION, META, migrate, schema_version
 
 KIND_CLEO = "cleo"              # consolidated .cleo/cleo.db (brain beside tasks etc.)
@@ -83,6 +84,19 @@ class Brain:
     read_only_reason: str | None
     features: Features
     lock: threading.RLock = field(default_factory=threading.RLock)
+    identity: tuple[int, int] | None = None  # (device, inode) of the file when it was opened
+
+    def __post_init__(self) -> None:
+        self.identity = self.identity or _file_identity(self.path)
+
+    def ensure_same_file(self) -> None:
+        """Refuse to write when the file was deleted or replaced since it was opened.
+
+        SQLite would go on writing into the old, unlinked file: every change lost.
+        """
+        if _file_identity(self.path) != self.identity:
+            raise BrainUnwritable(f"{self.path} was deleted, moved or replaced since cleo-tui opened it; "
+                                  "nothing was written. Quit and open the brain again.")
 
     @property
     def db(self) -> sqlite_utils.Database:
@@ -114,14 +128,21 @@ class Brain:
     def write(self) -> Iterator[sqlite3.Connection]:
         """One short write transaction: all of it commits, or none of it does."""
         self.ensure_writable()
+        self.ensure_same_file()
         with self.lock:
-            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                self.conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                raise write_failure(self.path, exc) from None
             try:
                 yield self.conn
-            except BaseException:
-                self.conn.execute("ROLLBACK")
+                self.conn.execute("COMMIT")
+            except BaseException as exc:
+                if self.conn.in_transaction:  # a failed COMMIT can leave it open too
+                    self.conn.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.OperationalError):
+                    raise write_failure(self.path, exc) from None
                 raise
-            self.conn.execute("COMMIT")
 
     def reader(self) -> "Brain":
         """A second, read-only view of the same file with its own connection.
@@ -140,6 +161,32 @@ class Brain:
     def close(self) -> None:
         with self.lock:
             self.conn.close()
+
+
+def _file_identity(path: Path) -> tuple[int, int] | None:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return stat.st_dev, stat.st_ino
+
+
+def write_failure(path: Path, exc: sqlite3.OperationalError) -> Exception:
+    """A clear BrainError for a write SQLite refused (busy, full, read-only, gone); else `exc`."""
+    message = str(exc)
+    if "locked" in message or "busy" in message:
+        return BrainBusy(f"{path} stayed locked by another process (CLEO writing?) for "
+                         f"{BUSY_TIMEOUT_MS // 1000} s; nothing was written. Try again in a moment.")
+    if "full" in message:
+        return BrainUnwritable(f"The disk holding {path} is full ({message}); nothing was written. "
+                               "Free some space and try again.")
+    if "readonly" in message or "read-only" in message:
+        return BrainUnwritable(f"{path} cannot be written ({message}); nothing was written. "
+                               "Check the file's permissions, or open it with --read-only.")
+    if "disk I/O" in message or "no such table" in message:
+        return BrainUnwritable(f"{path} could not be written ({message}): was it moved, deleted or "
+                               "replaced while open? Nothing was written; reopen the brain.")
+    return exc
 
 
 def _table_names(conn: sqlite3.Connection) -> frozenset[str]:

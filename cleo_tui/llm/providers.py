@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import threading
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterator
 
 import anthropic
@@ -225,7 +225,11 @@ def complete(resolved: Resolved, system: str, prompt: str, max_tokens: int,
         raise ProviderFailure(None, redact(f"the client could not be set up: {exc}", resolved.api_key), "other") from None
     cancelled = False
     try:
-        return _call_in_thread(call, token, client.close)
+        completion = _call_in_thread(call, token, client.close)
+        # An endpoint may echo the key in its answer; the answer is kept and shown, the key never.
+        if resolved.api_key and len(resolved.api_key) >= 4 and resolved.api_key in completion.text:
+            completion = replace(completion, text=completion.text.replace(resolved.api_key, "[redacted]"))
+        return completion
     except Cancelled:
         cancelled = True
         raise

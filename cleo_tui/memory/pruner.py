@@ -332,22 +332,18 @@ def prepare_pool(brain: Brain, tokenizer: str | Tokenizer = "chars4", session: s
 
 def _prepare_live_pool(brain: Brain, tokenizer: Tokenizer, session: str | None,
                        progress: Progress | None) -> PreparedPool:
-    snapshot = tags.read_snapshot(brain, live_only=True)
-    tagged = tags.tag_snapshot(snapshot)
-    rows = [r for r in snapshot.rows if session is None or mapping.as_text(r["source_session_id"]) == session]
+    scan = tags.scan_brain(brain, live_only=True, tokenizer=tokenizer, session=session, progress=progress)
+    rows = [r for r in scan.rows if session is None or r.session == session]
     if session is not None and not rows:
         raise EmptyScope(
             f"No live observation belongs to session {session!r}. CLEO often leaves source_session_id "
             "empty; prune the whole pool instead (no --session).")
-    row_tags = [tagged[mapping.as_text(row["id"])] for row in rows]
-    lines = [render_line(t.id, mapping.minute_timestamp(row["created_at"]), t.relevance, mapping.content_of(row))
-             for row, t in zip(rows, row_tags)]
-    units, stats = count_line_units(lines, tokenizer, progress)
-    del lines  # the pool keeps sizes, not text
-    entries = [PoolEntry(t.id, position, mapping.as_text(row["created_at"]), t.coverage, t.citation_count,
-                         t.relevance, t.relevance_reason, unit, tuple(t.reasons))
-               for position, (row, t, unit) in enumerate(zip(rows, row_tags, units))]
-    return build_pool(entries, tokenizer, session, stats)
+    entries = []
+    for position, row in enumerate(rows):
+        cited = len(tags.citing_of(scan, row))
+        entries.append(PoolEntry(row.id, position, row.created_at, mapping.coverage_tag(cited), cited,
+                                 row.relevance, row.relevance_reason, row.units, tuple(tags.reasons_of(scan, row))))
+    return build_pool(entries, tokenizer, session, scan.count_stats)
 
 
 def _change_marker(brain: Brain) -> tuple[int, int]:

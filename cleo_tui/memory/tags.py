@@ -23,7 +23,9 @@ from typing import Any, Iterable, Iterator, Sequence
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.store import Brain
 from cleo_tui.memory import detectors, mapping
-from cleo_tui.memory.seed_types import MemoryReflection, ObservationRecord, ReflectionRecord
+from cleo_tui.memory.seed_types import MemoryReflection, ObservationRecord, ReflectionRecord, render_line
+from cleo_tui.memory.token_cache import CountStats, Progress, TokenCache, count_line_units
+from cleo_tui.memory.tokenizers import Tokenizer
 
 # Observation columns the tagger and the pruner read; absent ones read as NULL.
 POOL_COLUMNS = ("id", "created_at", "title", "narrative", "type", "source_type", "source_confidence",
@@ -114,15 +116,27 @@ def tag_protected_observations(observations: Sequence[ObservationRecord],
 
 # --- whole brain -------------------------------------------------------------------
 
+SCAN_CHUNK = 4_000
 
-def read_observation_rows(brain: Brain, live_only: bool = False) -> list[dict[str, Any]]:
-    """Observations (all, or only live ones) with POOL_COLUMNS, oldest first, in one query."""
+
+def iter_observation_rows(brain: Brain, live_only: bool = False) -> Iterator[list[dict[str, Any]]]:
+    """Observations (all, or only live ones) with POOL_COLUMNS, oldest first, a chunk at a time.
+
+    One statement, so the rows are one consistent read; the brain's lock is held
+    until the last chunk is taken (use a reader brain in a worker thread).
+    Streaming keeps only one chunk of narratives in memory at a time.
+    """
     have = brain.features.columns(cs.OBSERVATIONS)
     select = ", ".join(f'"{c}"' if c in have else f'NULL AS "{c}"' for c in POOL_COLUMNS)
     where = " WHERE invalid_at IS NULL" if live_only and "invalid_at" in have else ""
     order = "created_at, rowid" if "created_at" in have else "rowid"
-    rows = brain.query(f"SELECT {select} FROM {cs.OBSERVATIONS}{where} ORDER BY {order}")
-    return [dict(zip(POOL_COLUMNS, row)) for row in rows]
+    with brain.lock:
+        cursor = brain.conn.execute(f"SELECT {select} FROM {cs.OBSERVATIONS}{where} ORDER BY {order}")
+        try:
+            while rows := cursor.fetchmany(SCAN_CHUNK):
+                yield [dict(zip(POOL_COLUMNS, row)) for row in rows]
+        finally:
+            cursor.close()
 
 
 def live_reflection_texts(brain: Brain) -> list[str]:
@@ -146,38 +160,120 @@ def judged_text(row: dict[str, Any]) -> str:
     return content if not title or content.startswith(title) else f"{title}\n{content}"
 
 
+@dataclass(slots=True)
+class ScannedRow:
+    """What is kept of one observation once its text has been read and analysed."""
+
+    id: str
+    live: bool
+    created_at: str
+    session: str | None
+    relevance: str
+    relevance_reason: str
+    identifiers: tuple[str, ...]
+    text_reasons: tuple[str, ...]
+    units: int = 0  # size of its pool line (see tokenizers), when the scan measured it
+
+
 @dataclass
-class BrainSnapshot:
-    """What tagging and pruning read from a brain, read once."""
+class BrainScan:
+    """Every observation scanned, with what tagging needs besides."""
 
-    rows: list[dict[str, Any]]
-    overrides: dict[str, str]
+    rows: list[ScannedRow]
     citations: dict[str, set[str]]
-    reflection_texts: list[str]
+    counts: Counter[str]  # identifier → live observations and reflections holding it
+    count_stats: CountStats = field(default_factory=CountStats)
 
 
-def read_snapshot(brain: Brain, live_only: bool = False) -> BrainSnapshot:
-    """Read observations (all, or only the live pool), overrides, citations and reflection texts."""
-    return BrainSnapshot(read_observation_rows(brain, live_only), mapping.relevance_overrides(brain),
-                         mapping.reflection_citations(brain), live_reflection_texts(brain))
+def _scan_row(row: dict[str, Any], findings: tuple, overrides: dict[str, str]) -> ScannedRow:
+    obs_id = mapping.as_text(row["id"])
+    relevance, why = mapping.derive_relevance(row, overrides.get(obs_id))
+    session = row["source_session_id"]
+    return ScannedRow(obs_id, row["invalid_at"] is None, mapping.as_text(row["created_at"]),
+                      None if session is None else mapping.as_text(session), relevance, why, *findings)
 
 
-def tag_snapshot(snapshot: BrainSnapshot) -> dict[str, ObservationTags]:
-    """Tags of every observation of a snapshot (see the module docstring for evicted rows)."""
-    findings = detectors.analyse_texts([judged_text(row) for row in snapshot.rows])
-    counts = identifier_counts(ids for row, (ids, _) in zip(snapshot.rows, findings) if row["invalid_at"] is None)
-    counts.update(identifier_counts(detectors.identifiers_of(snapshot.reflection_texts)))
+def scan_brain(brain: Brain, live_only: bool = False, tokenizer: Tokenizer | None = None,
+               session: str | None = None, progress: Progress | None = None) -> BrainScan:
+    """Read and analyse every observation once, streaming.
+
+    With a tokenizer, each row in scope (one session's, or all when `session` is
+    None) also gets the size of its pool line `[id] YYYY-MM-DD HH:MM [relevance]
+    content`, counted through the token cache; `progress(done, total)` follows it.
+    """
+    overrides = mapping.relevance_overrides(brain)
+    rows: list[ScannedRow] = []
+    stats = CountStats()
+    cache = TokenCache() if tokenizer is not None and tokenizer.cached else None
+    total = _count_in_scope(brain, session) if tokenizer is not None and progress else 0
+    try:
+        for chunk in iter_observation_rows(brain, live_only):
+            findings = detectors.analyse_texts([judged_text(row) for row in chunk])
+            scanned = [_scan_row(row, found, overrides) for row, found in zip(chunk, findings)]
+            if tokenizer is not None:
+                _measure(chunk, scanned, tokenizer, session, cache, stats,
+                         None if progress is None else _offset(progress, stats.lines, total))
+            rows += scanned
+    finally:
+        if cache is not None:
+            cache.close()
+    counts = identifier_counts(row.identifiers for row in rows if row.live)
+    counts.update(identifier_counts(detectors.identifiers_of(live_reflection_texts(brain))))
+    return BrainScan(rows, mapping.reflection_citations(brain), counts, stats)
+
+
+def _count_in_scope(brain: Brain, session: str | None) -> int:
+    live = "invalid_at IS NULL" if brain.features.has_column(cs.OBSERVATIONS, "invalid_at") else "1"
+    if session is None:
+        return int(brain.scalar(f"SELECT count(*) FROM {cs.OBSERVATIONS} WHERE {live}"))
+    if not brain.features.has_column(cs.OBSERVATIONS, "source_session_id"):
+        return 0
+    return int(brain.scalar(f"SELECT count(*) FROM {cs.OBSERVATIONS} WHERE {live} AND source_session_id = ?",
+                            (session,)))
+
+
+def _offset(progress: Progress, done_before: int, total: int) -> Progress:
+    return lambda done, _chunk_total: progress(done_before + done, total)
+
+
+def _measure(chunk: list[dict[str, Any]], scanned: list[ScannedRow], tokenizer: Tokenizer, session: str | None,
+             cache: TokenCache | None, stats: CountStats, progress: Progress | None) -> None:
+    """Set `units` on the chunk's rows in scope, counting through the cache."""
+    in_scope = [i for i, s in enumerate(scanned) if session is None or s.session == session]
+    lines = [render_line(scanned[i].id, mapping.minute_timestamp(chunk[i]["created_at"]), scanned[i].relevance,
+                         mapping.content_of(chunk[i])) for i in in_scope]
+    units, chunk_stats = count_line_units(lines, tokenizer, progress, cache)
+    for i, unit in zip(in_scope, units):
+        scanned[i].units = unit
+    stats.lines += chunk_stats.lines
+    stats.from_cache += chunk_stats.from_cache
+    stats.counted += chunk_stats.counted
+    stats.cache_used = stats.cache_used or chunk_stats.cache_used
+    stats.seconds += chunk_stats.seconds
+
+
+def citing_of(scan: BrainScan, row: ScannedRow) -> list[str]:
+    """The live reflections (node ids) citing a row, sorted."""
+    cited = scan.citations.get(row.id)
+    return sorted(cited) if cited else []
+
+
+def reasons_of(scan: BrainScan, row: ScannedRow) -> list[str]:
+    """Every reason protecting a row (computed as if live for an evicted one)."""
+    return protection_reasons(list(row.text_reasons), row.relevance, row.relevance_reason, row.identifiers,
+                              scan.counts, own=1 if row.live else 0)
+
+
+def tags_of(scan: BrainScan) -> dict[str, ObservationTags]:
+    """Tags of every scanned observation (see the module docstring for evicted rows)."""
     tags: dict[str, ObservationTags] = {}
-    for row, (ids, found) in zip(snapshot.rows, findings):
-        obs_id = mapping.as_text(row["id"])
-        live = row["invalid_at"] is None
-        relevance, why = mapping.derive_relevance(row, snapshot.overrides.get(obs_id))
-        citing = sorted(snapshot.citations[obs_id]) if obs_id in snapshot.citations else []
-        reasons = protection_reasons(list(found), relevance, why, ids, counts, own=1 if live else 0)
-        tags[obs_id] = ObservationTags(
-            id=obs_id, live=live, coverage=mapping.coverage_tag(len(citing)), citation_count=len(citing),
-            citing=citing, relevance=relevance, relevance_reason=why,
-            protected=live and bool(reasons), reasons=reasons)
+    for row in scan.rows:
+        citing = citing_of(scan, row)
+        reasons = reasons_of(scan, row)
+        tags[row.id] = ObservationTags(
+            id=row.id, live=row.live, coverage=mapping.coverage_tag(len(citing)), citation_count=len(citing),
+            citing=citing, relevance=row.relevance, relevance_reason=row.relevance_reason,
+            protected=row.live and bool(reasons), reasons=reasons)
     return tags
 
 
@@ -200,4 +296,4 @@ def gc_paused() -> Iterator[None]:
 def tag_brain(brain: Brain) -> dict[str, ObservationTags]:
     """Tags of every observation in the brain, live and evicted, by id (safe in a worker thread)."""
     with gc_paused():
-        return tag_snapshot(read_snapshot(brain))
+        return tags_of(scan_brain(brain))

@@ -224,10 +224,12 @@ class CleoApp(App):
 
     # -- errors -------------------------------------------------------------------------
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.state == WorkerState.ERROR:
+            self.report_worker_failure(event.worker)
+
+    def report_worker_failure(self, worker: Worker) -> None:
         """A worker's failure becomes a popup with its message, never a traceback."""
-        if event.state != WorkerState.ERROR:
-            return
-        error = event.worker.error
+        error = worker.error
         if isinstance(error, BrainError):
             self.push_screen(MessageModal("That did not work", str(error)))
         else:

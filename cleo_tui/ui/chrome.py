@@ -8,6 +8,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static, Tab, Tabs
 
 from cleo_tui.safe_text import one_line
+from cleo_tui.ui.worker_errors import ForwardWorkerErrors
 
 PANES = (
     ("observations", "1 Observations"),
@@ -75,7 +76,7 @@ class PaneTabs(Tabs):
             self.active = f"tab-{self.pane}"
 
 
-class PaneScreen(Screen):
+class PaneScreen(ForwardWorkerErrors, Screen):
     """Base of the four panes: header and tabs on top, footer at the bottom."""
 
     PANE = "observations"

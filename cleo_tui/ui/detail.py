@@ -17,6 +17,7 @@ from cleo_tui.memory.detail import ObservationDetail, observation_detail
 from cleo_tui.memory.mapping import content_of, derive_relevance
 from cleo_tui.safe_text import one_line, printable
 from cleo_tui.ui.modals import TextViewer
+from cleo_tui.ui.worker_errors import ForwardWorkerErrors
 
 NARRATIVE_INLINE = 20_000  # longer narratives show their start; `v` opens all of it
 
@@ -83,7 +84,7 @@ class DetailView(VerticalScroll):
                                             content_of(self.detail.row)))
 
 
-class ObservationModal(ModalScreen[None]):
+class ObservationModal(ForwardWorkerErrors, ModalScreen[None]):
     """The detail of one observation over any pane (from a prune list, a trace result …)."""
 
     BINDINGS = [Binding("escape,q", "close", "Close"), Binding("v", "view_text", "Full text")]

@@ -238,6 +238,8 @@ class PruneScreen(PaneScreen):
 
     # -- layout -------------------------------------------------------------------
     def compose(self) -> ComposeResult:
+        configured = self.app.settings.get("tokenizer")  # the config file's default
+        self.tokenizer = configured if configured in TOKENIZER_NAMES else CHARS4
         yield from self.compose_chrome_top()
         with Horizontal(id="prune-controls"):
             yield Label("Budget", classes="prune-label")
@@ -267,10 +269,6 @@ class PruneScreen(PaneScreen):
         yield from self.compose_footer()
 
     def on_mount(self) -> None:
-        configured = self.app.settings.get("tokenizer")
-        self.tokenizer = configured if configured in TOKENIZER_NAMES else CHARS4
-        with self.prevent(Select.Changed):
-            self.query_one("#prune-tokenizer", Select).value = self.tokenizer
         self.table("dropped").focus()
         self._load_sessions()
         self.reload()

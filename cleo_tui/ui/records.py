@@ -12,6 +12,7 @@ from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 from cleo_tui.brain.records import LIST_LIMIT, list_records, record_text
 from cleo_tui.safe_text import one_line, printable
 from cleo_tui.ui.chrome import BrainHeader
+from cleo_tui.ui.worker_errors import ForwardWorkerErrors
 
 KINDS = (
     ("pattern", "Patterns", ("id", "type", "frequency", "extracted_at", "pattern")),
@@ -20,7 +21,7 @@ KINDS = (
 )
 
 
-class RecordsScreen(Screen):
+class RecordsScreen(ForwardWorkerErrors, Screen):
     """Reflections and decisions, with the selected record's whole text below."""
 
     BINDINGS = [Binding("escape,t", "app.pop_screen", "Back to observations", id="records.back")]

@@ -28,21 +28,19 @@ from cleo_tui.llm.proposals import (
 from cleo_tui.llm.providers import CancelToken
 from cleo_tui.llm.reflector import apply_reflection, propose_reflection
 from cleo_tui.llm.resolve import PROVIDERS, describe_provider
-from cleo_tui.memory.mapping import as_text
-from cleo_tui.safe_text import one_line, printable
+from cleo_tui.safe_text import one_line
 from cleo_tui.ui.chrome import PaneScreen
 from cleo_tui.ui.list_listing import ListListing
 from cleo_tui.ui.modals import TextViewer
 from cleo_tui.ui.review_data import (
-    LEARNING, NOTE, PATTERN, PRIORITY_MEANING, SUPERSEDED, ReviewContext, ReviewItem, approved_ids, chosen,
-    decision_text, initial_marks, load_context, proposal_contents, recent_sessions, review_items,
-    still_covering,
+    LEARNING, NOTE, PATTERN, SUPERSEDED, ReviewContext, ReviewItem, approved_ids, chosen, decision_text,
+    initial_marks, load_context, proposal_contents, recent_sessions, review_items,
 )
+from cleo_tui.ui.review_render import MARK_TEXT, describe_item, head_text, problem_text, provider_text
 from cleo_tui.ui.table import Column, LineTable
 
 ALL_SCOPE = "\x00recent"   # the scope Select's value for "no session: the recent window"
 AUTO = "\x00auto"          # the provider Select's value for "resolve from config and environment"
-NARRATIVE_INLINE = 20_000  # longer narratives show their start here; the detail modal has all of it
 
 PROPOSAL_COLUMNS = [
     Column("id", "#", 3, right=True),
@@ -55,44 +53,8 @@ ITEM_COLUMNS = [
     Column("kind", "kind", 12),
     Column("text", "proposed", None),
 ]
-MARK_TEXT = {NOTE: ("✓ store", "✗ skip"), PATTERN: ("✓ accept", "✗ reject"),
-             LEARNING: ("✓ accept", "✗ reject"), SUPERSEDED: ("✓ EVICT", "· keep")}
 STATUS_STYLE = {PENDING: "table--high", APPLIED: "table--cited"}
 WRITE_ACTIONS = {"run_llm", "approve_all", "apply_proposal", "discard_proposal", "undo_proposal"}
-
-
-def problem_text(problem: r.Problem) -> Text:
-    """Why the observer or reflector did nothing, with the figures the kind carries."""
-    text = Text("Did not run: " if problem.kind in (r.DISABLED, r.NO_CREDENTIAL, r.UNDER_THRESHOLD,
-                                                    r.TOO_FEW_ROWS, r.READ_ONLY) else "No proposal: ",
-                style="bold")
-    text.append(one_line(problem.message, 400))
-    details = problem.details
-    if problem.kind == r.UNDER_THRESHOLD:
-        text.append(f"  [count {details.get('count')} < threshold {details.get('threshold')}]", style="bold")
-    elif problem.kind == r.PROVIDER_ERROR and details.get("status"):
-        text.append(f"  [HTTP {details['status']}]", style="bold")
-    if details.get("raw_text"):
-        text.append("  v shows the model's raw answer.", style="italic")
-    return text
-
-
-def provider_text(described: dict[str, Any]) -> Text:
-    """Provider and model with where each came from, and whether a key is set (never the key)."""
-    text = Text("model: ", style="bold")
-    text.append(one_line(described.get("provider")) + " · " + one_line(described.get("model")))
-    if described.get("base_url"):
-        text.append(" @ " + one_line(described["base_url"], 60))
-    if described.get("provider") == "openai-compatible":
-        ok = bool(described.get("has_credential"))
-        text.append(" · base URL " + ("set ✓" if ok else "missing ✗"), style="green" if ok else "red")
-    else:
-        ok = bool(described.get("key_set"))
-        text.append(f" · {described.get('key_env')} " + ("set ✓" if ok else "not set ✗"),
-                    style="green" if ok else "red")
-    text.append(f" · provider from {one_line(described.get('provider_source'))}, "
-                f"model from {one_line(described.get('model_source'))}", style="italic")
-    return text
 
 
 class ReviewScreen(PaneScreen):
@@ -170,7 +132,7 @@ class ReviewScreen(PaneScreen):
                          allow_blank=False, id="review-provider", compact=True, tooltip="LLM provider")
             yield Input(placeholder="model (default)", id="review-model", compact=True,
                         tooltip="Model name; empty: CLEO_OBSERVER_MODEL, config, built-in default")
-            yield Input(placeholder="threshold", id="review-threshold", type="integer", compact=True,
+            yield Input(placeholder="threshold", id="review-threshold", restrict=r"[0-9]*", max_length=7, compact=True,
                         tooltip="Observer: run at this many uncompressed observations (empty: config)")
             yield Button("Run (r)", id="review-run", compact=True, variant="primary")
             yield Button("Cancel (esc)", id="review-cancel", compact=True, disabled=True)
@@ -296,12 +258,16 @@ class ReviewScreen(PaneScreen):
 
     def show_proposal(self, proposal: Proposal | None) -> None:
         """Show a proposal's items with their marks; its brain context loads in a worker."""
+        same = (proposal is not None and self.current is not None and proposal.id == self.current.id
+                and proposal.status == self.current.status)
         self.current = proposal
         self.context = None
         self.items = review_items(proposal) if proposal else []
-        self.marks = initial_marks(proposal) if proposal else {}
-        self.item_table.set_listing(ListListing(self.items, lambda i, item: {"id": item.key, "item": item}))
-        self.query_one("#review-head", Static).update(self.head_text())
+        if not same:  # a reread of the proposal under review keeps the reviewer's marks
+            self.marks = initial_marks(proposal) if proposal else {}
+        self.item_table.set_listing(ListListing(self.items, lambda i, item: {"id": item.key, "item": item}),
+                                    keep_cursor=same)
+        self.query_one("#review-head", Static).update(head_text(proposal))
         if proposal is not None:
             self._load_context(proposal)
         self.show_item()
@@ -315,30 +281,6 @@ class ReviewScreen(PaneScreen):
         if self.current is not None and message.context.proposal_id == self.current.id:
             self.context = message.context
             self.show_item()
-
-    def head_text(self) -> Text:
-        p = self.current
-        if p is None:
-            return Text("No proposal yet: choose observer or reflector and a scope above, then r runs it. "
-                        "Pending proposals stay in the brain until you decide.", style="italic")
-        usage = p.usage or {}
-        text = Text(f"Proposal {p.id} · {p.kind} · ", style="bold")
-        text.append(p.status.upper(), style="bold reverse" if p.status == PENDING else "bold")
-        text.append(f" · {one_line(p.model, 30)} · tokens in/out {usage.get('input_tokens', 0)}"
-                    f"/{usage.get('output_tokens', 0)}")
-        scope = p.items.get("scope") or ""
-        text.append(f"\n{one_line(p.provider)} · {len(p.input)} input rows ({one_line(p.session_id or scope, 40)})"
-                    f" · made {one_line(p.created_at)[5:16]}")
-        dropped = p.items.get("dropped_ids") or []
-        if dropped:
-            text.append(f" · {len(dropped)} unknown id(s) dropped", style="italic")
-        text.append("\nDecision: ", style="bold")
-        if p.status == PENDING:
-            text.append("pending — nothing is written until you store or apply it")
-        else:
-            text.append(f"{decision_text(p)} · decided {one_line(p.decided_at)[5:16]}"
-                        + (f" · run {p.run_id}" if p.run_id else ""))
-        return text
 
     # -- the selected item ----------------------------------------------------------------
     def current_item(self) -> ReviewItem | None:
@@ -357,70 +299,11 @@ class ReviewScreen(PaneScreen):
             main.update(Text("Nothing to review." if self.current else "", style="italic"))
             side.update("")
             return
-        body, aside, openable = self._describe_item(item)
+        body, aside, openable = describe_item(item, self.items, self.marks, self.context)
         main.update(body)
         side.update(aside)
         self._open_ids = [oid for oid, _ in openable]
         options.add_options([Option(Text(one_line(f"{oid}  {label}", 200))) for oid, label in openable])
-
-    def _describe_item(self, item: ReviewItem) -> tuple[Text, Text, list[tuple[str, str]]]:
-        d, titles = item.data, (self.context.titles if self.context else {})
-        marked = self.marks.get(item.key, False)
-        decision = Text("\nYour decision: ", style="bold")
-        decision.append(MARK_TEXT[item.kind][0 if marked else 1], style="bold")
-        if item.kind == NOTE:
-            priority = d.get("priority")
-            body = Text(f"Observer note {item.index} · priority {priority} "
-                        f"({PRIORITY_MEANING.get(priority, '?')}) · {one_line(d.get('date'))}\n\n", style="bold")
-            body.append(printable(as_text(d.get("observation"))))
-            body.append_text(decision)
-            sources = [(as_text(s), titles.get(as_text(s), "")) for s in d.get("source_ids", [])]
-            aside = Text(f"Compresses {len(sources)} observation(s) — enter or click opens one:", style="bold")
-            return body, aside, sources
-        if item.kind == PATTERN:
-            body = Text(f"Pattern {item.index} (stored as a workflow pattern)\n\n", style="bold")
-            body.append(printable(as_text(d.get("pattern"))))
-            body.append("\n\ncontext: ", style="bold")
-            body.append(printable(as_text(d.get("context"))) or "—")
-            body.append_text(decision)
-            return body, Text("An identical pattern already stored only raises its frequency.", style="italic"), []
-        if item.kind == LEARNING:
-            body = Text(f"Learning {item.index}\n\n", style="bold")
-            body.append(printable(as_text(d.get("insight"))))
-            confidence = d.get("confidence")
-            body.append(f"\n\nconfidence {confidence}"
-                        + (" · actionable" if isinstance(confidence, (int, float)) and confidence >= 0.7 else ""))
-            body.append_text(decision)
-            return body, Text("An identical insight already stored only raises its confidence.",
-                              style="italic"), []
-        return self._describe_superseded(item, decision)
-
-    def _describe_superseded(self, item: ReviewItem, decision: Text) -> tuple[Text, Text, list[tuple[str, str]]]:
-        oid = as_text(item.data.get("id"))
-        found = self.context.superseded.get(oid) if self.context else None
-        if found is None:
-            return Text(f"Observation {oid}: loading…", style="italic"), Text(""), [(oid, "")]
-        row = found.get("row") or {}
-        state = "MISSING" if not found["exists"] else "live" if found["live"] else "already evicted"
-        body = Text(f"Observation {oid} · {one_line(row.get('type'))} · {one_line(row.get('created_at'))} · "
-                    f"{one_line(row.get('source_type') or 'raw')} · {state}\n", style="bold")
-        body.append(printable(row.get("title") or "") + "\n", style="bold")
-        narrative = row.get("narrative") or ""
-        body.append(printable(narrative[:NARRATIVE_INLINE]))
-        if len(narrative) > NARRATIVE_INLINE:
-            body.append(f"\n… {len(narrative) - NARRATIVE_INLINE:,} more characters: o opens it all", style="italic")
-        aside = Text("The model's claim\n", style="bold")
-        aside.append(printable(as_text(item.data.get("reason"))) or "(no reason given)")
-        covering = still_covering(oid, self.items, self.marks, self.context)
-        aside.append("\n\nStill covered after apply by\n", style="bold")
-        aside.append("\n".join(f"• {printable(line)}" for line in covering) if covering else
-                     "nothing — no reflection would cite it", style="" if covering else "bold red")
-        aside.append_text(decision)
-        aside.append("\n\nOpen (enter or click):", style="italic")
-        openable = [(oid, one_line(row.get("title"), 60))]
-        openable += [(node.split(":", 1)[1], "citing observer note") for node, _ in self.context.citing.get(oid, [])
-                     if node.startswith("observation:")]
-        return body, aside, openable
 
     @on(OptionList.OptionSelected, "#review-open")
     def open_selected(self, event: OptionList.OptionSelected) -> None:
@@ -437,7 +320,7 @@ class ReviewScreen(PaneScreen):
         threshold = self.query_one("#review-threshold", Input).value.strip()
         return (str(kind), None if scope in (ALL_SCOPE, Select.NULL) else str(scope),
                 None if provider in (AUTO, Select.NULL) else str(provider), model,
-                int(threshold) if threshold.lstrip("-").isdigit() else None)
+                int(threshold) if threshold.isdigit() and int(threshold) > 0 else None)
 
     @on(Select.Changed, "#review-provider")
     @on(Input.Changed, "#review-model")

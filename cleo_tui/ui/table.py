@@ -23,6 +23,7 @@ from textual.worker import get_current_worker
 
 from cleo_tui.brain.listing import ObservationListing
 from cleo_tui.safe_text import one_line
+from cleo_tui.ui.worker_errors import ForwardWorkerErrors
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,7 @@ Cell = tuple[str, str]  # (text, component class or "")
 RowFormatter = Callable[[dict], dict[str, Cell]]
 
 
-class LineTable(ScrollView, can_focus=True):
+class LineTable(ForwardWorkerErrors, ScrollView, can_focus=True):
     """Virtual table: `listing` supplies rows by position, `formatter` turns a row into cells."""
 
     COMPONENT_CLASSES = {

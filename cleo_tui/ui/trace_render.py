@@ -14,7 +14,7 @@ from cleo_tui.recall.rerank import format_chain
 from cleo_tui.recall.resolve import EVICTED, FORGOTTEN
 from cleo_tui.safe_text import one_line
 
-BAR_WIDTH = 16
+BAR_WIDTH = 14
 EIGHTHS = " ▏▎▍▌▋▊▉"
 OUTCOME_CLASSES = {"positive": "table--reinforced", "negative": "table--critical", "mixed": "table--high",
                    "none": "table--muted"}
@@ -79,7 +79,7 @@ def memory_label(result: TraceResult) -> Text:
     """The memory's title, or why there is none (forgotten), evicted ones struck through."""
     memory = result.memory
     if memory.state == FORGOTTEN:
-        return Text("forgotten — no longer in this store", style="italic red")
+        return Text("no longer in this store", style="italic red")
     if memory.state == "unresolved":
         return Text("not resolved", style="italic")
     style = "strike dim" if memory.state == EVICTED else ""
@@ -123,21 +123,21 @@ def steps_text(result: TraceResult, scale: float, credit: tuple[int, int]) -> Te
     text.append(f"#{result.rank} {one_line(result.memory_id, 40)}\n", style="bold")
     text.append(f"{memory.kind or 'unknown kind'} · {memory.state}")
     if memory.created_at:
-        text.append(f" · {one_line(memory.created_at, 19)}")
+        text.append(f" · {short_time(memory.created_at)}")
     text.append("\n")
     if result.steps:
         first = result.steps[0]
-        text.append(f"{'base':<16}{first.score_before:7.3f} ")
+        text.append(f"{'base':<18}{first.score_before:7.3f} ")
         text.append(bar(first.score_before, scale) + "\n", style="cyan")
         for step in result.steps:
             factor = f"×{step.multiplier:.2f}" if step.multiplier is not None else "→"
-            text.append(f"{one_line(step.stage, 10):<10}{factor:>6}{step.score_after:7.3f} ")
+            text.append(f"{one_line(step.stage, 12):<12}{factor:>6}{step.score_after:7.3f} ")
             text.append(bar(step.score_after, scale) + "\n",
                         style="green" if (step.multiplier or 1.0) >= 1.0 else "yellow")
     else:
         text.append_text(chain_text(result))
         text.append("\n")
-    text.append(f"{'final':<16}{result.score:7.3f} ", style="bold")
+    text.append(f"{'final':<18}{result.score:7.3f} ", style="bold")
     text.append(bar(result.score, scale) + "\n", style="bold cyan")
     plus, minus = credit
     text.append("credit   ", style="bold")

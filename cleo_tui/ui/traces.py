@@ -127,7 +127,7 @@ class TracesScreen(PaneScreen):
         yield from self.compose_chrome_top()
         read_only = self.app.brain.read_only
         with Horizontal(id="trace-bar"):
-            yield Input(placeholder="recall disabled: read-only" if read_only else "r: recall a query (explain on)",
+            yield Input(placeholder="read-only: no recall" if read_only else "r: recall a query (explain on)",
                         id="trace-recall", compact=True, disabled=read_only)
             yield Select([(p, p) for p in PIPELINES], prompt="all pipelines", id="tf-pipeline", compact=True,
                          tooltip="Which path wrote the trace")
@@ -185,7 +185,8 @@ class TracesScreen(PaneScreen):
         self.update_status()
 
     def update_status(self, counting: bool = False) -> None:
-        parts = ["counting…" if counting else f"{self.table.total:,} traces, newest first"]
+        total = self.table.total
+        parts = ["counting…" if counting else f"{total:,} trace{'' if total == 1 else 's'}, newest first"]
         bad = [name for name, value in (("since", self.filters.since), ("until", self.filters.until))
                if value.strip() and time_bound(value) is None]
         if bad:
@@ -405,10 +406,6 @@ class TracesScreen(PaneScreen):
     def curation_done(self) -> None:
         """After a write (an outcome, an undo): reread the list and the open trace."""
         self.reload(keep_cursor=True)  # the new listing re-announces its row, which reloads the trace
-
-    def on_worker_state_changed(self, event) -> None:
-        """A worker's StateChanged does not bubble: hand it to the app, whose handler shows failures."""
-        self.app.on_worker_state_changed(event)
 
     # -- export --------------------------------------------------------------------------
     def action_export_traces(self) -> None:

@@ -12,10 +12,11 @@ from textual.screen import Screen
 from textual.widgets import Button, Footer, Input, Label, LoadingIndicator, Static
 
 from cleo_tui.brain import create_brain, open_brain
-from cleo_tui.safe_text import printable
+from cleo_tui.safe_text import NO_CONTROLS, printable
+from cleo_tui.ui.worker_errors import ForwardWorkerErrors
 
 
-class WelcomeScreen(Screen):
+class WelcomeScreen(ForwardWorkerErrors, Screen):
     def __init__(self, project: Path, problem: str) -> None:
         super().__init__(id="welcome")
         self.project = project
@@ -31,7 +32,8 @@ class WelcomeScreen(Screen):
                 yield Button("Create a demo brain here", id="demo", variant="primary")
                 yield Button("Create an empty brain here", id="empty")
             with Horizontal(id="open-row"):
-                yield Input(placeholder="path to a brain file (.cleo/cleo.db, brain.db, hippo.db)", id="open-path")
+                yield Input(placeholder="path to a brain file (.cleo/cleo.db, brain.db, hippo.db)", id="open-path",
+                            restrict=NO_CONTROLS)
                 yield Button("Open file", id="open")
             yield LoadingIndicator(id="welcome-busy")
         yield Footer()

@@ -1,0 +1,201 @@
+"""SIGKILL a curation step at random points and check the brain is exactly before or after.
+
+    python -m tests.crash_harness OP KILLS SEED WORKDIR      (OP: prune, reflect, undo)
+
+Run as a subprocess by tests/test_reliability_crash.py. For each trial it copies a
+prepared brain, forks, and the child runs the step with an SQLite progress handler
+that SIGKILLs the child after a random number of VM steps (spread over the whole
+step, a little past its end so some trials finish). The parent then checks:
+- `PRAGMA integrity_check` is ok;
+- the brain is exactly as before (full dump of every ordinary table), or
+- exactly after: the step's run is in the journal, every row it recorded holds its
+  `after` values, every evicted observation is in the run log and, undoing the run on
+  a copy gives back exactly the before dump (for an undo step: the dump equals the
+  state before the undone prune).
+It prints one JSON object: trials, killed, before, after, failures.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import signal
+import sqlite3
+import sys
+from pathlib import Path
+
+from cleo_tui.brain import open_brain
+from cleo_tui.brain import journal
+from cleo_tui.brain.migrations import PROPOSALS
+from cleo_tui.memory import curation
+from cleo_tui.memory.pruner import commit_prune, prepare_pool
+from tests.brain_fixtures import make_cleo_consolidated
+from tests.reliability_fixtures import insert_rows, integrity, plain_rows, table_dump
+
+BUDGET = 3_000
+JOURNAL = ("cleo_tui_runs", "cleo_tui_run_changes", PROPOSALS)
+OVERSHOOT = 1.15  # kill points reach a little past the end: some trials complete
+
+
+def _checkpoint(path: Path) -> None:
+    """Recover and fold the -wal into the file, so copying the file copies the brain."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+
+
+def _copy(source: Path, target: Path) -> Path:
+    _checkpoint(source)
+    for suffix in ("-wal", "-shm"):
+        Path(str(target) + suffix).unlink(missing_ok=True)
+    shutil.copy(source, target)
+    return target
+
+
+def build_base(workdir: Path, op: str) -> tuple[Path, Path]:
+    """The brain each trial starts from, and the 'reference' brain before an undone prune."""
+    path = make_cleo_consolidated(workdir / "base.db")
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("BEGIN")
+    insert_rows(conn, plain_rows(150))
+    conn.execute("COMMIT")
+    conn.close()
+    brain = open_brain(path)
+    if op == "reflect":
+        _add_reflector_proposal(brain)
+    brain.close()
+    reference = _copy(path, workdir / "reference.db")
+    if op == "undo":
+        brain = open_brain(path)
+        commit_prune(brain, prepare_pool(brain).preview(BUDGET))
+        brain.close()
+    return path, reference
+
+
+def _add_reflector_proposal(brain) -> None:
+    from cleo_tui.llm.inputs import fingerprint
+    from cleo_tui.llm.proposals import REFLECTOR, create_proposal
+    ids = [f"O-plain{i:04d}" for i in range(20)]
+    create_proposal(brain, REFLECTOR, None, "anthropic", "fake-model", [{"id": i} for i in ids],
+                    {"patterns": [{"pattern": "Run tests before commits", "context": "CI"},
+                                  {"pattern": "Keep transactions short", "context": "CLEO"}],
+                     "learnings": [{"insight": "WAL avoids blocking", "confidence": 0.9}],
+                     "superseded": [{"id": i, "reason": "covered"} for i in ids[:8]],
+                     "dropped_ids": [], "scope": "test"},
+                    "{}", {}, fingerprint(brain, ids))
+
+
+def run_step(path: Path, op: str, kill_after: int | None) -> int:
+    """Do the step on `path`; with kill_after, SIGKILL this process after that many VM steps.
+
+    Returns the number of progress-handler calls the step took (when not killed).
+    """
+    brain = open_brain(path)
+    preview = prepare_pool(brain).preview(BUDGET) if op == "prune" else None
+    calls = 0
+
+    def tick() -> int:
+        nonlocal calls
+        calls += 1
+        if kill_after is not None and calls >= kill_after:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return 0
+
+    brain.conn.set_progress_handler(tick, 10)  # every 10 VM steps
+    if op == "prune":
+        commit_prune(brain, preview)
+    elif op == "reflect":
+        from cleo_tui.llm.reflector import apply_reflection
+        proposal_id = brain.scalar(f"SELECT id FROM {PROPOSALS}")
+        superseded = [f"O-plain{i:04d}" for i in range(8)]
+        apply_reflection(brain, proposal_id, superseded, [0, 1], [0])
+    else:
+        curation.undo(brain, brain.scalar("SELECT max(id) FROM cleo_tui_runs"))
+    brain.conn.set_progress_handler(None, 0)
+    brain.close()
+    return calls
+
+
+def _without(dump: dict, tables: tuple[str, ...]) -> dict:
+    return {t: rows for t, rows in dump.items() if t not in tables}
+
+
+def judge(trial: Path, before: dict, reference: dict, op: str, workdir: Path) -> str:
+    """'before', 'after', or a description of what is wrong."""
+    if integrity(trial) != "ok":
+        return f"integrity: {integrity(trial)}"
+    now = table_dump(trial)
+    if now == before:
+        return "before"
+    brain = open_brain(trial)
+    try:
+        run = journal.list_runs(brain.conn, limit=1)[0]
+        expected_kind = {"prune": "prune", "reflect": "reflect", "undo": "undo"}[op]
+        if run.kind != expected_kind:
+            return f"changed, but the last run is {run.kind}"
+        for table, key, _before, after in journal.run_changes(brain.conn, run.id):
+            if after is None:
+                continue
+            where = " AND ".join(f'"{k}" IS ?' for k in [*key, *after])
+            if brain.scalar(f'SELECT count(*) FROM "{table}" WHERE {where}', [*key.values(), *after.values()]) != 1:
+                return f"row {key} of {table} does not hold the run's after values"
+        evicted = {r[0] for r in brain.query("SELECT id FROM brain_observations WHERE invalid_at IS NOT NULL")}
+        logged = _evicted_by_runs(brain)
+        if evicted != logged:
+            return f"invalid_at and the run log disagree: {sorted(evicted ^ logged)[:5]}"
+        if op == "undo":
+            return "after" if _without(now, JOURNAL) == _without(reference, JOURNAL) else "undo left a partial state"
+    finally:
+        brain.close()
+    copy = _copy(trial, workdir / "undo-check.db")
+    brain = open_brain(copy)
+    curation.undo(brain, run.id)
+    brain.close()
+    same = _without(table_dump(copy), JOURNAL) == _without(before, JOURNAL)
+    return "after" if same else "after-state is not exactly before + the run"
+
+
+def _evicted_by_runs(brain) -> set[str]:
+    """Observations whose invalid_at the journal says is set now (last change per row wins)."""
+    state: dict[str, bool] = {}
+    rows = brain.query("SELECT row_key, after_json FROM cleo_tui_run_changes WHERE table_name = "
+                       "'brain_observations' ORDER BY run_id, seq")
+    for key, after in rows:
+        values = json.loads(after) if after else {}
+        if "invalid_at" in values:
+            state[json.loads(key)["id"]] = values["invalid_at"] is not None
+    return {i for i, on in state.items() if on}
+
+
+def main(op: str, kills: int, seed: int, workdir: Path) -> dict:
+    base, reference_path = build_base(workdir, op)
+    before = table_dump(base)
+    reference = table_dump(reference_path)
+    total = run_step(_copy(base, workdir / "measure.db"), op, None)
+    rng = random.Random(seed)
+    outcome = {"op": op, "trials": 0, "killed": 0, "before": 0, "after": 0, "failures": [], "steps": total}
+    for _ in range(kills):
+        trial = _copy(base, workdir / "trial.db")
+        kill_after = rng.randint(1, max(2, int(total * OVERSHOOT)))
+        pid = os.fork()
+        if pid == 0:  # the child: do the step, probably die in the middle of it
+            try:
+                run_step(trial, op, kill_after)
+            finally:
+                os._exit(0)
+        _, status = os.waitpid(pid, 0)
+        outcome["trials"] += 1
+        outcome["killed"] += int(os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL)
+        verdict = judge(trial, before, reference, op, workdir)
+        if verdict in ("before", "after"):
+            outcome[verdict] += 1
+        else:
+            outcome["failures"].append({"kill_after": kill_after, "verdict": verdict})
+    return outcome
+
+
+if __name__ == "__main__":
+    result = main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), Path(sys.argv[4]))
+    print(json.dumps(result))

@@ -1,0 +1,190 @@
+"""Concurrency: CLEO writing in another process while cleo-tui browses, previews and commits.
+
+Promise (DESIGN §4): CLEO writing concurrently is normal, not an error; stale previews
+are refused; no read transaction is held across a person's think-time.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cleo_tui.brain import StaleState, open_brain
+from cleo_tui.brain.errors import BrainBusy
+from cleo_tui.brain.observations import ObservationQuery, count_observations, page_observations
+from cleo_tui.memory.curation import evict_observation, undo
+from cleo_tui.memory.pruner import commit_prune, prepare_pool
+from cleo_tui.ui.app import CleoApp
+from cleo_tui.ui.modals import ConfirmModal, MessageModal
+from tests.brain_fixtures import make_cleo_consolidated
+from tests.reliability_fixtures import insert_rows, integrity, plain_rows, record
+from tests.ui_helpers import settle
+
+THEME = "concurrency"
+WRITER_ROWS = 1500
+
+
+@pytest.fixture
+def brain_path(tmp_path) -> Path:
+    path = make_cleo_consolidated(tmp_path / ".cleo" / "cleo.db")
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("BEGIN")
+    insert_rows(conn, plain_rows(200))
+    conn.execute("COMMIT")
+    conn.close()
+    return path
+
+
+def start_writer(path: Path, rows: int = WRITER_ROWS) -> subprocess.Popen:
+    """CLEO's stand-in in its own process; returns once it has committed its first batch."""
+    proc = subprocess.Popen([sys.executable, "-m", "tests.cleo_writer", str(path), str(rows)],
+                            stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parent.parent)
+    assert proc.stdout.readline().strip() == "ready"
+    return proc
+
+
+def finish_writer(proc: subprocess.Popen) -> str:
+    out = proc.stdout.read()
+    assert proc.wait(timeout=60) == 0, out
+    return out
+
+
+def checkpoint_busy(path: Path) -> int:
+    """1 when some reader still holds a snapshot (a lingering read transaction), else 0."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        return conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def test_browse_preview_commit_while_cleo_writes(brain_path):
+    brain = open_brain(brain_path)
+    writer = start_writer(brain_path)
+    rounds = stale = committed = 0
+    try:
+        while writer.poll() is None or rounds == 0:
+            rounds += 1
+            assert page_observations(brain, ObservationQuery(), limit=100)
+            preview = prepare_pool(brain).preview(2_000)
+            assert not brain.conn.in_transaction  # nothing held while "the user thinks"
+            try:
+                run_id = commit_prune(brain, preview)
+                committed += 1
+                undo(brain, run_id)
+            except StaleState:
+                stale += 1  # CLEO added rows since the preview: refused, nothing written
+            assert not brain.conn.in_transaction
+        assert "done" in finish_writer(writer)
+    finally:
+        if writer.poll() is None:
+            writer.kill()
+    assert count_observations(brain) == 200 + WRITER_ROWS  # nobody's rows lost
+    live = count_observations(brain, ObservationQuery(state="live"))
+    assert live == 200 + WRITER_ROWS  # every commit was undone, every refusal wrote nothing
+    assert checkpoint_busy(brain_path) == 0
+    brain.close()
+    assert integrity(brain_path) == "ok"
+    record(THEME, "CLEO stand-in process writes observations (WAL, own connection, 3-row transactions) "
+                  "while cleo-tui pages, previews, commits and undoes",
+           "no 'database is locked'; a preview made stale by CLEO's rows is refused and writes nothing; "
+           "no transaction open between actions; all rows kept", "passed",
+           cleo_rows_written=WRITER_ROWS, rounds=rounds, stale_refused=stale, commits_and_undos=committed)
+
+
+def test_stale_preview_is_refused_exactly(brain_path):
+    brain = open_brain(brain_path)
+    preview = prepare_pool(brain).preview(2_000)
+    conn = sqlite3.connect(brain_path, isolation_level=None)
+    insert_rows(conn, plain_rows(1, prefix="O-late"))
+    conn.close()
+    before = count_observations(brain, ObservationQuery(state="live"))
+    with pytest.raises(StaleState, match="changed since this preview"):
+        commit_prune(brain, preview)
+    assert count_observations(brain, ObservationQuery(state="live")) == before
+    assert brain.scalar("SELECT count(*) FROM cleo_tui_runs") == 0
+    fresh = prepare_pool(brain).preview(2_000)
+    assert commit_prune(brain, fresh) > 0
+    brain.close()
+    record(THEME, "preview, then CLEO adds one row, then commit", "StaleState with a clear message; "
+           "no row evicted, no run recorded; a fresh preview commits", "passed")
+
+
+def test_lock_held_past_busy_timeout_gives_clear_message(brain_path):
+    brain = open_brain(brain_path)
+    brain.conn.execute("PRAGMA busy_timeout = 150")  # CLEO's 30 s, shortened for the test
+    holder = sqlite3.connect(brain_path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+    try:
+        with pytest.raises(BrainBusy) as caught:
+            evict_observation(brain, "O-plain0001")
+        assert "locked" in str(caught.value) and "nothing was written" in str(caught.value)
+        assert not brain.conn.in_transaction
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    evict_observation(brain, "O-plain0001")  # works once the lock is gone
+    brain.close()
+    record(THEME, "another process holds the write lock longer than the busy timeout",
+           "a BrainBusy paragraph ('stayed locked … nothing was written'), no traceback, "
+           "the connection usable afterwards", "passed")
+
+
+async def test_tui_browses_and_evicts_while_cleo_writes(brain_path):
+    brain = open_brain(brain_path)
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        writer = start_writer(brain_path)
+        try:
+            table = app.screen.query_one("#obs-table")
+            table.focus()
+            for key in ("pagedown", "down", "end", "home"):
+                await pilot.press(key)
+            target = table.current_row()["id"]
+            await pilot.press("e")
+            assert isinstance(app.screen, ConfirmModal)
+            await pilot.press("y")
+            await settle(app, pilot)
+            finish_writer(writer)
+        finally:
+            if writer.poll() is None:
+                writer.kill()
+        app.refresh_brain_state()
+        await settle(app, pilot)
+        assert not isinstance(app.screen, MessageModal)
+        assert brain.scalar("SELECT invalid_at FROM brain_observations WHERE id = ?", (target,)) is not None
+        assert not brain.conn.in_transaction
+        assert checkpoint_busy(brain_path) == 0  # the idle app holds no snapshot
+        assert count_observations(brain) == 200 + WRITER_ROWS
+    brain.close()
+    record(THEME, "the TUI scrolls and evicts (confirm, y) while CLEO writes",
+           "no error popup, the eviction lands, an idle app holds no read snapshot (a TRUNCATE "
+           "checkpoint succeeds)", "passed", cleo_rows_written=WRITER_ROWS)
+
+
+async def test_tui_shows_busy_message_when_lock_is_held(brain_path):
+    brain = open_brain(brain_path)
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        brain.conn.execute("PRAGMA busy_timeout = 150")
+        holder = sqlite3.connect(brain_path, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        try:
+            app.screen.query_one("#obs-table").focus()
+            await pilot.press("e", "y")
+            await settle(app, pilot)
+            assert isinstance(app.screen, MessageModal)
+            shown = "\n".join(s.text for s in app.screen._compositor.render_strips())
+            assert "That did not work" in shown and "locked" in shown and "Traceback" not in shown
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+    brain.close()
+    record(THEME, "TUI eviction while the lock is held past the busy timeout",
+           "popup 'That did not work' saying the brain stayed locked; nothing written", "passed")
