@@ -73,15 +73,16 @@ def _naive_seconds(brain, pool, budget: int, limit: float) -> tuple[float, int, 
     """(estimated seconds, drops needed, drops timed) of a re-count-after-each-drop loop (chars4)."""
     from cleo_tui.memory import mapping
     from cleo_tui.memory.seed_types import render_line
-    from cleo_tui.memory.tags import read_observation_rows
+    from cleo_tui.memory.tags import iter_observation_rows
     from cleo_tui.memory.tokenizers import utf16_length
 
     relevance = {e.id: e.relevance for e in pool.droppable + pool.protected}
     lines = {}
-    for row in read_observation_rows(brain, live_only=True):
-        obs_id = mapping.as_text(row["id"])
-        lines[obs_id] = render_line(obs_id, mapping.minute_timestamp(row["created_at"]), relevance[obs_id],
-                                    mapping.content_of(row))
+    for chunk in iter_observation_rows(brain, live_only=True):
+        for row in chunk:
+            obs_id = mapping.as_text(row["id"])
+            lines[obs_id] = render_line(obs_id, mapping.minute_timestamp(row["created_at"]), relevance[obs_id],
+                                        mapping.content_of(row))
     needed = pool.preview(budget).drop_count
     target = pool.preview(budget).target
     started = time.perf_counter()
@@ -116,6 +117,7 @@ def measure(db: Path, naive_limit: float, commit: bool) -> dict:
         cold = _heavy(result, "prepare_o200k_cold_s", lambda: prepare_pool(brain, "o200k_base"))
         warm = _heavy(result, "prepare_o200k_warm_s", lambda: prepare_pool(brain, "o200k_base"))
         result["count_cold_s"], result["count_warm_s"] = cold.count_stats.seconds, warm.count_stats.seconds
+        del cold
         result["warm_from_cache"] = warm.count_stats.from_cache
         result["preview_chars4_ms"] = _preview_ms(chars4)
         result["preview_o200k_ms"] = _preview_ms(warm)

@@ -33,7 +33,7 @@ def brain_path(tmp_path) -> Path:
     path = make_cleo_consolidated(tmp_path / ".cleo" / "cleo.db")
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("BEGIN")
-    insert_rows(conn, plain_rows(200))
+    insert_rows(conn, [{**row, "source_session_id": "ses_old"} for row in plain_rows(200)])
     conn.execute("COMMIT")
     conn.close()
     return path
@@ -70,7 +70,9 @@ def test_browse_preview_commit_while_cleo_writes(brain_path):
         while writer.poll() is None or rounds == 0:
             rounds += 1
             assert page_observations(brain, ObservationQuery(), limit=100)
-            preview = prepare_pool(brain).preview(2_000)
+            # Odd rounds prune the whole pool (CLEO's new rows make it stale), even rounds an old
+            # session CLEO is not writing to (it commits while CLEO writes).
+            preview = prepare_pool(brain, session=None if rounds % 2 else "ses_old").preview(2_000)
             assert not brain.conn.in_transaction  # nothing held while "the user thinks"
             try:
                 run_id = commit_prune(brain, preview)
@@ -83,6 +85,7 @@ def test_browse_preview_commit_while_cleo_writes(brain_path):
     finally:
         if writer.poll() is None:
             writer.kill()
+    assert committed >= 1 and stale >= 1
     assert count_observations(brain) == 200 + WRITER_ROWS  # nobody's rows lost
     live = count_observations(brain, ObservationQuery(state="live"))
     assert live == 200 + WRITER_ROWS  # every commit was undone, every refusal wrote nothing
@@ -131,7 +134,9 @@ def test_lock_held_past_busy_timeout_gives_clear_message(brain_path):
     brain.close()
     record(THEME, "another process holds the write lock longer than the busy timeout",
            "a BrainBusy paragraph ('stayed locked … nothing was written'), no traceback, "
-           "the connection usable afterwards", "passed")
+           "the connection usable afterwards", "passed",
+           fixed="Brain.write let sqlite3.OperationalError('database is locked') escape: a traceback-like "
+                 "'Something went wrong' popup, and a failed COMMIT could leave the transaction open")
 
 
 async def test_tui_browses_and_evicts_while_cleo_writes(brain_path):

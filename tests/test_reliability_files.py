@@ -119,7 +119,7 @@ def test_full_disk_writes_nothing_and_says_so(tmp_path):
     assert set(table_dump(path)) == set(before)
     record(THEME, "full disk (PRAGMA max_page_count on the writing connection)", "BrainUnwritable 'the disk "
            "holding … is full; nothing was written', the transaction rolled back, the connection usable; "
-           "integrity ok", "passed")
+           "integrity ok", "passed", fixed="a full disk surfaced as a raw sqlite3.OperationalError")
 
 
 def test_brain_deleted_while_open_refuses_writes(tmp_path):
@@ -133,7 +133,8 @@ def test_brain_deleted_while_open_refuses_writes(tmp_path):
     brain.close()
     assert not path.exists()
     record(THEME, "brain file deleted while open", "reads go on; writes refused with a clear message "
-           "(SQLite would write into the unlinked file and lose everything)", "passed")
+           "(SQLite would write into the unlinked file and lose everything)", "passed",
+           fixed="writes went on into the deleted (or replaced) file: every change silently lost")
 
 
 async def test_brain_replaced_while_open_refuses_writes_in_the_tui(tmp_path):
@@ -191,7 +192,8 @@ def test_damaged_pages_give_one_paragraph(tmp_path):
         code, out, err = run_cli(*args, "--db", str(path))
         assert code == 2 and "damaged" in err and "internal error" not in err, (args, err)
     record(THEME, "brain with damaged pages (second half overwritten)", "exit 2: 'the brain file is damaged', "
-           "not an internal error", "passed")
+           "not an internal error", "passed",
+           fixed="a damaged brain gave 'internal error: DatabaseError' (exit 70)")
 
 
 def test_brain_from_a_newer_cleo_tui_opens_read_only(tmp_path):

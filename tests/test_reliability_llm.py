@@ -94,7 +94,8 @@ def test_model_echoing_the_key_is_redacted_everywhere(brain, caplog):
     assert "[redacted]" in outcome.problem.details["raw_text"]
     _assert_no_key(outcome.to_dict(), caplog.text)
     record(THEME, "the endpoint puts the API key in its answer", "the raw answer kept for inspection has "
-           "the key replaced by [redacted]", "passed")
+           "the key replaced by [redacted]", "passed",
+           fixed="the raw answer (shown for inspection, stored as raw_response) kept the key")
 
 
 def test_cli_outputs_logs_and_files_never_hold_the_key(tmp_path, monkeypatch, caplog):

@@ -17,9 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterator
 
-import anthropic
 import httpx2
-import openai
 
 from cleo_tui.llm.resolve import ANTHROPIC, COMPATIBLE, Resolved
 from cleo_tui.llm.results import Usage
@@ -133,6 +131,9 @@ def _error_message(body: Any, fallback: str) -> str:
 
 def _failure(exc: Exception, key: str | None) -> ProviderFailure:
     """Map either SDK's exception to a ProviderFailure with no key in it."""
+    import anthropic  # the SDKs load in about 2 s: only when a model is really called
+    import openai
+
     if isinstance(exc, (anthropic.APITimeoutError, openai.APITimeoutError)):
         return ProviderFailure(None, "the request timed out", "timeout")
     if isinstance(exc, (anthropic.APIStatusError, openai.APIStatusError)):
@@ -146,6 +147,8 @@ def _failure(exc: Exception, key: str | None) -> ProviderFailure:
 
 def _anthropic_call(resolved: Resolved, system: str, prompt: str, max_tokens: int,
                     http_client: httpx2.Client | None) -> tuple[Any, Callable[[], Completion]]:
+    import anthropic
+
     client = anthropic.Anthropic(api_key=resolved.api_key, base_url=resolved.base_url,
                                  http_client=http_client, max_retries=resolved.max_retries,
                                  timeout=resolved.timeout)
@@ -163,6 +166,8 @@ def _anthropic_call(resolved: Resolved, system: str, prompt: str, max_tokens: in
 
 def _openai_call(resolved: Resolved, system: str, prompt: str, max_tokens: int,
                  http_client: httpx2.Client | None) -> tuple[Any, Callable[[], Completion]]:
+    import openai
+
     client = openai.OpenAI(api_key=resolved.api_key, base_url=resolved.base_url,
                            http_client=http_client, max_retries=resolved.max_retries,
                            timeout=resolved.timeout)

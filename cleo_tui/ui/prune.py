@@ -16,7 +16,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal
 from textual.message import Message
 from textual.widgets import Input, Label, ProgressBar, Select, Static, TabbedContent, TabPane
 
@@ -188,9 +188,9 @@ class PruneScreen(PaneScreen):
             self.generation, self.done, self.total = generation, done, total
 
     class PoolReady(Message):
-        def __init__(self, generation: int, pool: PreparedPool) -> None:
+        def __init__(self, generation: int, pool: PreparedPool, by_size: list[PoolEntry]) -> None:
             super().__init__()
-            self.generation, self.pool = generation, pool
+            self.generation, self.pool, self.by_size = generation, pool, by_size
 
     class PoolFailed(Message):
         def __init__(self, generation: int, error: str) -> None:
@@ -278,7 +278,10 @@ class PruneScreen(PaneScreen):
 
     # -- the pool ---------------------------------------------------------------------
     def reload(self, keep_cursor: bool = False) -> None:
-        """Prepare the pool again (tokenizer or scope changed, or the brain did); keeps the budget."""
+        """Prepare the pool again (tokenizer or scope changed, or the brain did); keeps the budget.
+
+        `keep_cursor` is the app's reload convention; the lists keep their cursors anyway.
+        """
         self.generation += 1
         self.preparing = True
         bar = self.query_one("#prune-progress", ProgressBar)
@@ -301,7 +304,8 @@ class PruneScreen(PaneScreen):
             return
         finally:
             reader.close()
-        self.post_message(self.PoolReady(generation, pool))
+        by_size = sorted(pool.protected, key=lambda e: -e.units)  # the largest stand most in the way
+        self.post_message(self.PoolReady(generation, pool, by_size))
 
     def on_prune_screen_pool_progress(self, message: PoolProgress) -> None:
         if message.generation == self.generation:
@@ -314,13 +318,12 @@ class PruneScreen(PaneScreen):
         self.preparing = False
         self.query_one("#prune-progress", ProgressBar).display = False
         self.pool = pool
-        by_size = sorted(pool.protected, key=lambda e: -e.units)  # the largest stand most in the way
-        self._blockers = by_size[:BLOCKERS_SHOWN]
+        self._blockers = message.by_size[:BLOCKERS_SHOWN]
         stats = pool.count_stats
         # No timings here: the status line must read the same on every run (snapshots).
         self.pool_note = (f"{stats.from_cache:,} of {stats.lines:,} line counts from the cache"
                           if stats.cache_used else "")
-        self.table("protected").set_listing(ListListing(by_size, self._entry_row))
+        self.table("protected").set_listing(ListListing(message.by_size, self._entry_row))
         self.query_one("#prune-chart", PruneChart).set_pool(pool)
         if self.budget is None:
             self.budget = default_budget(pool.tokens_before)

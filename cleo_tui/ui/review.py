@@ -405,20 +405,21 @@ class ReviewScreen(PaneScreen):
             self.update_status()
 
     # -- deciding ---------------------------------------------------------------------
-    def _pending(self, verb: str) -> Proposal | None:
+    def _pending(self, done: str) -> Proposal | None:
+        """The selected proposal when it is pending; else say why nothing can be `done` to it."""
         p = self.current
         if p is None:
-            self.notify(f"No proposal to {verb}.", severity="warning")
+            self.notify("No proposal is selected.", severity="warning")
             return None
         if p.status != PENDING:
-            self.notify(f"Proposal {p.id} is {p.status}; only a pending proposal can be {verb}ed "
+            self.notify(f"Proposal {p.id} is {p.status}; only a pending proposal can be {done} "
                         "— its decision is shown as it was made.", severity="warning")
             return None
         return p
 
     def action_toggle_item(self) -> None:
         item = self.current_item()
-        if item is None or self._pending("decid") is None:
+        if item is None or self._pending("decided on") is None:
             return
         self.set_mark(item, not self.marks.get(item.key, False))
 
@@ -429,7 +430,7 @@ class ReviewScreen(PaneScreen):
         self.update_status()
 
     def action_approve_all(self) -> None:
-        p = self._pending("approv")
+        p = self._pending("approved")
         if p is None:
             return
         if p.kind == OBSERVER:
@@ -451,7 +452,7 @@ class ReviewScreen(PaneScreen):
         self.update_status()
 
     def action_apply_proposal(self) -> None:
-        p = self._pending("appli")
+        p = self._pending("applied")
         if p is None:
             return
         if p.kind == OBSERVER:
@@ -483,7 +484,7 @@ class ReviewScreen(PaneScreen):
                                              f"applied proposal {p.id}", p.id), danger=bool(evict))
 
     def action_discard_proposal(self) -> None:
-        p = self._pending("discard")
+        p = self._pending("discarded")
         if p is None:
             return
         self.app.confirm("Discard proposal", f"Discard proposal {p.id} ({proposal_contents(p)})? Nothing in the "
@@ -546,7 +547,7 @@ class ReviewScreen(PaneScreen):
         button = event.button.id or ""
         item = self.current_item()
         if button in ("review-accept", "review-reject"):
-            if item is not None and self._pending("decid") is not None:
+            if item is not None and self._pending("decided on") is not None:
                 self.set_mark(item, button == "review-accept")
         elif button in actions and self.check_action(actions[button], ()):
             self.run_action(actions[button])
