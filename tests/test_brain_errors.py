@@ -111,3 +111,17 @@ def test_bad_flag_values_are_usage_errors(tmp_path, capsys):
     assert_user_error(run_main(capsys, "demo", str(tmp_path / "d"), "--observations", "9999999999"), "between")
     assert_user_error(run_main(capsys, "demo", str(tmp_path / "d"), "--seed", "-1"), "--seed")
     assert not (tmp_path / "d").exists()
+
+
+def test_no_brain_message_points_at_the_global_store(tmp_path, monkeypatch):
+    from cleo_tui.brain import BrainNotFound, locate_brain
+    from cleo_tui.brain.store import global_brain_path
+
+    project = tmp_path / "project"
+    project.mkdir()
+    store = global_brain_path()  # under the test's private XDG_DATA_HOME
+    store.parent.mkdir(parents=True)
+    store.write_bytes(b"")
+    with pytest.raises(BrainNotFound) as caught:
+        locate_brain(project)
+    assert f"--db {store}" in str(caught.value)

@@ -22,16 +22,15 @@ from textual.widgets import Input
 from cleo_tui.brain import open_brain
 from cleo_tui.brain.observations import ObservationQuery, count_observations, get_observation, page_observations
 from cleo_tui.memory.detail import observation_detail
-from cleo_tui.memory.pruner import commit_prune, prepare_pool
+from cleo_tui.memory.pruner import prepare_pool
 from cleo_tui.memory.tags import tag_brain
 from cleo_tui.recall.recall import recall
 from cleo_tui.ui.app import CleoApp
 from cleo_tui.ui.detail import ObservationModal
 from cleo_tui.ui.modals import MessageModal, TextViewer
-from tests.brain_fixtures import make_cleo_consolidated
 from tests.pty_capture import foreign_controls, python_argv, run_in_pty
 from tests.reliability_fixtures import (
-    FIXED_ROWS, HOSTILE_FRAGMENTS, build_hostile_brain, build_minimal_brain, data_controls, insert_rows,
+    FIXED_ROWS, HOSTILE_FRAGMENTS, OSC8, OSC52, build_hostile_brain, build_minimal_brain, data_controls, insert_rows,
     integrity, record, run_cli, table_dump,
 )
 from tests.ui_helpers import settle
@@ -269,3 +268,39 @@ def test_terminal_receives_no_control_sequence_from_data(tmp_path):
     record(THEME, "the real app in a pseudo-terminal on the hostile brain (scroll, full text)",
            "the terminal receives only the app's own CSI/OSC styling: no OSC 8/52 and no data control bytes",
            "passed", bytes_checked=len(output))
+
+
+async def test_prune_review_and_traces_panes_show_hostile_data_literally(tmp_path):
+    """The other panes on the hostile brain, with a hostile reflector proposal and a recall trace."""
+    from cleo_tui.llm.proposals import REFLECTOR, create_proposal
+    path = build_hostile_brain(tmp_path / "cleo.db")
+    assert run_cli("recall", "click", "--why", "--db", str(path))[0] == 0
+    brain = open_brain(path)
+    create_proposal(brain, REFLECTOR, "ses_\x1b[31m", "anthropic", "m\x1b]52;c;aGk=\x07", [{"id": "O-ansi"}],
+                    {"patterns": [{"pattern": "[bold]p[/] " + OSC8, "context": OSC52}],
+                     "learnings": [{"insight": "\x00\x07 [link=x]l[/link]", "confidence": 0.5}],
+                     "superseded": [{"id": "O-ansi", "reason": "\x1b[2J wipe"}], "dropped_ids": [], "scope": "s"},
+                    "RAW " + OSC52 + OSC8, {}, None)
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        seen = {}
+        for key, viewer in (("2", None), ("3", "v"), ("4", None)):
+            await pilot.press(key)
+            await settle(app, pilot)
+            if viewer:
+                await pilot.press(viewer)
+                await settle(app, pilot)
+            assert not isinstance(app.screen, MessageModal), key
+            seen[key] = _screen_text(app)
+            _assert_clean(seen[key])
+            while len(app.screen_stack) > 1:
+                app.pop_screen()
+        assert "O-nulls" in seen["2"]  # the prune list shows the NULL-valued row
+        assert "RAW ␛]52;c;cm0gLXJmIH4=␇␛]8;;http://evil.example/␇" in seen["3"]  # raw answer, visible
+        assert "[bold red]x[/]" in seen["4"]  # a trace result's title, literal
+    brain.close()
+    record(THEME, "Prune, Review (raw answer viewer) and Traces panes on the hostile brain, with a hostile "
+                  "reflector proposal and a recall trace", "no error popup; screen text holds no control "
+                                                             "character; markup and escapes shown literally",
+           "passed", screens_checked=3)

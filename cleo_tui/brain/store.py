@@ -280,11 +280,20 @@ def locate_brain(directory: str | Path = ".") -> Path:
     for candidate in brain_candidates(start):
         if candidate.is_file() and (candidate.name == "brain.db" or _holds_brain(candidate)):
             return candidate
+    global_store = global_brain_path()
+    hint = (f" CLEO's global store is at {global_store}: open it with --db {global_store}."
+            if global_store.is_file() else "")
     raise BrainNotFound(
         f"No brain found in {start} or any directory above it (looked for .cleo/cleo.db holding "
         f"brain tables, then .cleo/brain.db). Create one with `cleo-tui init {start}`, try "
-        f"`cleo-tui demo DIR` for a demo brain, or open a file with --db FILE."
+        f"`cleo-tui demo DIR` for a demo brain, or open a file with --db FILE.{hint}"
     )
+
+
+def global_brain_path() -> Path:
+    """CLEO's global store: `$XDG_DATA_HOME/cleo/cleo.db` (normally ~/.local/share/cleo/cleo.db)."""
+    data_home = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(data_home) / "cleo" / "cleo.db"
 
 
 def create_brain(path: str | Path) -> Brain:
