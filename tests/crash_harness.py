@@ -5,7 +5,10 @@
 Run as a subprocess by tests/test_reliability_crash.py. For each trial it copies a
 prepared brain, forks, and the child runs the step with an SQLite progress handler
 that SIGKILLs the child after a random number of VM steps (spread over the whole
-step, a little past its end so some trials finish). The parent then checks:
+step, a little past its end so some trials finish); every other trial the child instead
+tells the parent (through a pipe, from SQLite's trace callback) that COMMIT is starting,
+and the parent SIGKILLs it within a random 0-3 ms, so the kill lands before, while or
+just after the transaction is written out. The parent then checks:
 - `PRAGMA integrity_check` is ok;
 - the brain is exactly as before (full dump of every ordinary table), or
 - exactly after: the step's run is in the journal, every row it recorded holds its
@@ -24,6 +27,7 @@ import shutil
 import signal
 import sqlite3
 import sys
+import time
 from pathlib import Path
 
 from cleo_tui.brain import open_brain
@@ -37,6 +41,7 @@ from tests.reliability_fixtures import insert_rows, integrity, plain_rows, table
 BUDGET = 3_000
 JOURNAL = ("cleo_tui_runs", "cleo_tui_run_changes", PROPOSALS)
 OVERSHOOT = 1.15  # kill points reach a little past the end: some trials complete
+COMMIT_WINDOW_S = 0.003  # at-commit kills land up to this long after COMMIT starts
 
 
 def _checkpoint(path: Path) -> None:
@@ -87,14 +92,18 @@ def _add_reflector_proposal(brain) -> None:
                     "{}", {}, fingerprint(brain, ids))
 
 
-def run_step(path: Path, op: str, kill_after: int | None) -> int:
+def run_step(path: Path, op: str, kill_after: int | None, commit_signal: int | None = None) -> int:
     """Do the step on `path`; with kill_after, SIGKILL this process after that many VM steps.
 
+    With `commit_signal` (a pipe's write end), write one byte to it just before COMMIT runs,
+    so the parent can SIGKILL this process while SQLite writes the transaction out.
     Returns the number of progress-handler calls the step took (when not killed).
     """
     brain = open_brain(path)
     preview = prepare_pool(brain).preview(BUDGET) if op == "prune" else None
     calls = 0
+    if commit_signal is not None:
+        brain.conn.set_trace_callback(lambda sql: os.write(commit_signal, b"c") if sql == "COMMIT" else None)
 
     def tick() -> int:
         nonlocal calls
@@ -116,6 +125,13 @@ def run_step(path: Path, op: str, kill_after: int | None) -> int:
     brain.conn.set_progress_handler(None, 0)
     brain.close()
     return calls
+
+
+def _spin(seconds: float) -> None:
+    """Busy-wait (a random kill point, not a synchronisation: the kill lands wherever it lands)."""
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
 
 
 def _without(dump: dict, tables: tuple[str, ...]) -> dict:
@@ -175,19 +191,30 @@ def main(op: str, kills: int, seed: int, workdir: Path) -> dict:
     reference = table_dump(reference_path)
     total = run_step(_copy(base, workdir / "measure.db"), op, None)
     rng = random.Random(seed)
-    outcome = {"op": op, "trials": 0, "killed": 0, "before": 0, "after": 0, "failures": [], "steps": total}
-    for _ in range(kills):
+    outcome = {"op": op, "trials": 0, "killed": 0, "before": 0, "after": 0, "failures": [], "steps": total,
+               "killed_at_commit": 0}
+    for index in range(kills):
         trial = _copy(base, workdir / "trial.db")
-        kill_after = rng.randint(1, max(2, int(total * OVERSHOOT)))
+        at_commit = index % 2 == 1  # every other trial: killed by the parent during COMMIT
+        kill_after = None if at_commit else rng.randint(1, max(2, int(total * OVERSHOOT)))
+        read_end, write_end = os.pipe()
         pid = os.fork()
         if pid == 0:  # the child: do the step, probably die in the middle of it
             try:
-                run_step(trial, op, kill_after)
+                os.close(read_end)
+                run_step(trial, op, kill_after, write_end if at_commit else None)
             finally:
                 os._exit(0)
+        os.close(write_end)
+        if at_commit and os.read(read_end, 1):  # the child is committing right now
+            _spin(rng.uniform(0, COMMIT_WINDOW_S))  # a random point in the commit's write-out
+            os.kill(pid, signal.SIGKILL)
+        os.close(read_end)
         _, status = os.waitpid(pid, 0)
         outcome["trials"] += 1
-        outcome["killed"] += int(os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL)
+        killed = int(os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL)
+        outcome["killed"] += killed
+        outcome["killed_at_commit"] += killed if at_commit else 0
         verdict = judge(trial, before, reference, op, workdir)
         if verdict in ("before", "after"):
             outcome[verdict] += 1

@@ -237,3 +237,15 @@ def record(theme: str, case: str, expected: str, result: str, fixed: str = "", *
     entry = {"theme": theme, "case": case, "expected": expected, "result": result, "counts": counts,
              "fixed": fixed}
     (RESULTS_DIR / f"{slug}.json").write_text(json.dumps(entry, indent=1), encoding="utf-8")
+
+
+async def settle_expecting_failure(app, pilot) -> None:
+    """`settle`, when a worker is expected to fail: waiting on a failing worker re-raises its
+    error (WorkerFailed); the app has shown its popup by then, so settle again."""
+    from textual.worker import WorkerFailed
+
+    from tests.ui_helpers import settle
+    try:
+        await settle(app, pilot)
+    except WorkerFailed:
+        await settle(app, pilot)

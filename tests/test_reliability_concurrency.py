@@ -21,7 +21,7 @@ from cleo_tui.memory.pruner import commit_prune, prepare_pool
 from cleo_tui.ui.app import CleoApp
 from cleo_tui.ui.modals import ConfirmModal, MessageModal
 from tests.brain_fixtures import make_cleo_consolidated
-from tests.reliability_fixtures import insert_rows, integrity, plain_rows, record
+from tests.reliability_fixtures import settle_expecting_failure, insert_rows, integrity, plain_rows, record
 from tests.ui_helpers import settle
 
 THEME = "concurrency"
@@ -188,7 +188,7 @@ async def test_tui_shows_busy_message_when_lock_is_held(brain_path):
         try:
             app.screen.query_one("#obs-table").focus()
             await pilot.press("e", "y")
-            await settle(app, pilot)
+            await settle_expecting_failure(app, pilot)
             assert isinstance(app.screen, MessageModal)
             shown = "\n".join(s.text for s in app.screen._compositor.render_strips())
             assert "That did not work" in shown and "locked" in shown and "Traceback" not in shown
@@ -198,3 +198,42 @@ async def test_tui_shows_busy_message_when_lock_is_held(brain_path):
     brain.close()
     record(THEME, "TUI eviction while the lock is held past the busy timeout",
            "popup 'That did not work' saying the brain stayed locked; nothing written", "passed")
+
+
+async def test_prune_pane_commit_while_cleo_writes(brain_path):
+    """Prune pane: commit while CLEO writes (refused as stale, or committed), then commit once quiet."""
+    brain = open_brain(brain_path)
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("2")
+        await settle(app, pilot)
+        writer = start_writer(brain_path)
+        try:
+            await pilot.press("c")
+            assert isinstance(app.screen, ConfirmModal)
+            await pilot.press("y")
+            await settle(app, pilot)
+            finish_writer(writer)
+        finally:
+            if writer.poll() is None:
+                writer.kill()
+        shown = "\n".join(s.text for s in app.screen._compositor.render_strips())
+        assert "locked" not in shown and not isinstance(app.screen, MessageModal)
+        runs_during = brain.scalar("SELECT count(*) FROM cleo_tui_runs")
+        if isinstance(app.screen, ConfirmModal):  # "The pool changed": recompute, as offered
+            assert "changed" in shown
+            await pilot.press("y")
+            await settle(app, pilot)
+        await pilot.press("c")
+        await settle(app, pilot)
+        await pilot.press("y")
+        await settle(app, pilot)
+        assert brain.scalar("SELECT count(*) FROM cleo_tui_runs WHERE kind = 'prune'") == runs_during + 1
+        assert not brain.conn.in_transaction
+        assert count_observations(brain) == 200 + WRITER_ROWS
+    brain.close()
+    record(THEME, "Prune pane: commit while CLEO writes, then again once CLEO is quiet",
+           "while CLEO writes: committed, or 'The pool changed' with an offer to recompute (never "
+           "'locked'); once quiet the commit lands", "passed",
+           committed_while_writing=runs_during, cleo_rows_written=WRITER_ROWS)

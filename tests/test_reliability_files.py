@@ -24,7 +24,7 @@ from cleo_tui.memory.pruner import commit_prune, prepare_pool
 from cleo_tui.ui.app import CleoApp
 from cleo_tui.ui.modals import MessageModal
 from tests.brain_fixtures import file_digest
-from tests.reliability_fixtures import build_minimal_brain, integrity, record, run_cli, table_dump
+from tests.reliability_fixtures import settle_expecting_failure, build_minimal_brain, integrity, record, run_cli, table_dump
 from tests.ui_helpers import settle
 
 THEME = "file problems"
@@ -148,7 +148,7 @@ async def test_brain_replaced_while_open_refuses_writes_in_the_tui(tmp_path):
         replaced = file_digest(path)
         app.screen.query_one("#obs-table").focus()
         await pilot.press("e", "y")
-        await settle(app, pilot)
+        await settle_expecting_failure(app, pilot)
         assert isinstance(app.screen, MessageModal)
         shown = "\n".join(s.text for s in app.screen._compositor.render_strips())
         assert "replaced" in shown and "nothing was written" in shown

@@ -130,3 +130,46 @@ def test_cli_outputs_logs_and_files_never_hold_the_key(tmp_path, monkeypatch, ca
     record(THEME, "CLI observe/reflect (failing and good calls), --list, --show, recall, trace export, with "
                   "CLEO_TUI_DEBUG=1", "neither key in stdout, stderr, logs, the brain or any file written",
            "passed", files_scanned=scanned, outputs_scanned=len(outputs))
+
+
+def _screen_text(app) -> str:
+    """The screen's text with runs of whitespace (and wrapped lines) joined by one space."""
+    return " ".join(" ".join(strip.text for strip in app.screen._compositor.render_strips()).split())
+
+
+async def test_review_pane_explains_bad_answers_shows_raw_and_never_the_key(tmp_path, monkeypatch):
+    """Review pane: an unusable answer (holding the key) and a 401 echoing the key, through real HTTP."""
+    from cleo_tui.ui.app import CleoApp
+    from cleo_tui.ui.modals import TextViewer
+    from tests.ui_helpers import settle
+    monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
+    fast_config(timeout=2.0)
+    brain, ids = brain_with_observations(tmp_path, 12)
+    before = snapshot(brain, ("brain_observations", PROPOSALS))
+    screens = []
+    with FakeLLMServer([text_reply(f"Sure! Here you go, {ANTHROPIC_KEY}"),
+                        error_reply(401, f"invalid x-api-key {ANTHROPIC_KEY}")]) as server:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.anthropic_base_url)
+        app = CleoApp(brain=brain)
+        async with app.run_test(size=(120, 36)) as pilot:
+            await settle(app, pilot)
+            await pilot.press("3", "r")
+            await settle(app, pilot)
+            screens.append(_screen_text(app))
+            assert "could not be used" in screens[-1] and "Nothing was stored" in screens[-1]
+            await pilot.press("v")
+            await settle(app, pilot)
+            assert isinstance(app.screen, TextViewer)
+            screens.append(_screen_text(app))
+            assert "Sure! Here you go, [redacted]" in screens[-1]  # the raw answer, inspectable
+            app.pop_screen()
+            await pilot.press("r")
+            await settle(app, pilot)
+            screens.append(_screen_text(app))
+            assert "HTTP 401" in screens[-1] and "[redacted]" in screens[-1]
+    _assert_no_key(*screens)
+    assert snapshot(brain, ("brain_observations", PROPOSALS)) == before
+    brain.close()
+    record(THEME, "Review pane over real HTTP: an unusable answer holding the key, then a 401 echoing it",
+           "'could not be used … Nothing was stored', v shows the raw answer with the key redacted, the 401 "
+           "explained; nothing stored; the key never on screen", "passed", screens_checked=len(screens))

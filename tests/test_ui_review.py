@@ -16,7 +16,7 @@ from cleo_tui.llm.proposals import get_proposal, list_proposals
 from cleo_tui.llm.reflector import propose_reflection
 from cleo_tui.ui.app import CleoApp
 from cleo_tui.ui.detail import ObservationModal
-from cleo_tui.ui.modals import ConfirmModal, TextViewer
+from cleo_tui.ui.modals import ConfirmModal, MessageModal, TextViewer
 from cleo_tui.ui.review import ReviewScreen
 from fake_llm import FakeLLM, FakeLLMServer, error_reply, hang_reply, ids_in_prompt, text_reply
 from llm_fixtures import ANTHROPIC_KEY, OPENAI_KEY, fast_config, notes_answer, reflection_answer, write_project_config
@@ -199,12 +199,13 @@ async def test_reflector_applies_only_what_was_approved(brain, server, keyed):
         assert get_proposal(brain, proposal.id).status == "undone" and live(brain, superseded[0])
 
 
-async def test_approve_all_asks_a_second_time(brain, server, keyed):
-    server.push(reflection_reply)
+async def test_approve_all_asks_a_second_time_and_a_stale_proposal_writes_nothing(brain, server, keyed):
+    server.push(reflection_reply, reflection_reply)
     app = CleoApp(brain=brain)
     async with app.run_test(size=(120, 36)) as pilot:
         screen = await open_review(app, pilot)
         await run(screen, app, pilot, "reflector")
+        first = screen.current.id
         superseded = [s["id"] for s in screen.current.superseded]
         await pilot.press("a")
         await answer(app, pilot, yes=False)
@@ -216,6 +217,27 @@ async def test_approve_all_asks_a_second_time(brain, server, keyed):
         await pilot.press("s")
         await answer(app, pilot, yes=True)
         assert not any(live(brain, i) for i in superseded)
+
+        # a second proposal whose input changes (CLEO or another pane wrote) is refused whole
+        await run(screen, app, pilot, "reflector")
+        second = screen.current
+        assert second.status == "pending" and second.id != first
+        app.curate("evict", second.input_ids[-1])
+        await settle(app, pilot)
+        assert screen.current.id == second.id  # the other pane's write reread the list, the selection stayed
+        await pilot.press("a")
+        await answer(app, pilot, yes=True)
+        await pilot.press("s")
+        await answer(app, pilot, yes=True)
+        assert isinstance(app.screen, MessageModal) and "stale" in app.screen.body
+        assert get_proposal(brain, second.id).status == "pending"
+        assert all(live(brain, s["id"]) for s in second.superseded if s["id"] != second.input_ids[-1])
+        await pilot.press("escape")
+        await settle(app, pilot)
+        await pilot.press("d")
+        await answer(app, pilot, yes=True)
+        assert get_proposal(brain, second.id).status == "discarded"
+        assert "discarded" in text_of(screen, "#review-head")
 
 
 async def test_429_garbage_and_cancel_are_reported_and_nothing_is_kept(brain, server, keyed):
@@ -278,8 +300,13 @@ async def test_why_it_did_not_run_and_changing_provider_and_model(brain, server,
         line = text_of(screen, "#review-provider-line")
         assert "openai · gpt-test-model" in line and "OPENAI_API_KEY set" in line and OPENAI_KEY not in line
         server.push(reflection_reply)
+        scope = screen.query_one("#review-scope", Select)
+        session = brain.scalar("SELECT source_session_id FROM brain_observations WHERE source_session_id IS NOT NULL "
+                               "ORDER BY created_at DESC LIMIT 1")
+        scope.value = session
         await run(screen, app, pilot, "reflector")
         assert server.requests[0].path == "/v1/chat/completions"
+        assert screen.current.session_id == session
         assert server.requests[0].json["model"] == "gpt-test-model"
         assert screen.current.provider == "openai" and screen.current.model == "gpt-fake"
 

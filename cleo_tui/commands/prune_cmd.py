@@ -79,6 +79,8 @@ def _prune(args: argparse.Namespace) -> int:
     budget = _budget(args)
     brain = brain_from_args(args, read_only=not args.apply)
     try:
+        if args.apply:
+            brain.ensure_writable()  # say so before the work of a preview
         preview = prepare_pool(brain, _tokenizer(args), args.session).preview(budget)
         run_id = None
         if args.apply and preview.drop_count:

@@ -80,7 +80,7 @@ def _reflection_text(reflection: MemoryReflection) -> str:
     return reflection if isinstance(reflection, str) else reflection.content
 
 
-def identifier_counts(texts: Iterable[set[str]]) -> Counter[str]:
+def identifier_counts(texts: Iterable[Iterable[str]]) -> Counter[str]:
     """In how many of the texts (given as their identifier sets) each identifier appears."""
     counts: Counter[str] = Counter()
     for identifiers in texts:

@@ -561,16 +561,18 @@ class ReviewScreen(PaneScreen):
         return True
 
     def update_status(self) -> None:
-        """One line: what is happening, or why nothing ran, or what the keys do."""
+        """One line: what is happening, or why nothing ran, or what the keys do (or why they are off)."""
         if self.problem is not None and not self.running:
             text = problem_text(self.problem)
         else:
             text = Text(self.notice + " · " if self.notice else "")
             if self.current is not None and self.current.status == PENDING and not self.running:
                 evict = approved_ids(self.items, self.marks)
-                text.append(f"{sum(self.marks.values())} of {len(self.items)} accepted, {len(evict)} to evict · "
-                            "space accept/reject · a all · s store/apply · d discard · nothing is written before s")
-            elif not self.running:
+                text.append(f"{sum(self.marks.values())} of {len(self.items)} accepted, {len(evict)} to evict")
+                if not self.read_only:
+                    text.append(" · space accept/reject · a all · s store/apply · d discard · "
+                                "nothing is written before s")
+            elif not self.running and not self.read_only:
                 text.append("r runs the chosen one; pending proposals stay until you decide")
         if self.read_only:
             text.append(f" · read-only ({self.app.brain.read_only_reason}): running, storing, applying, "
