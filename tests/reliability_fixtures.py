@@ -226,16 +226,18 @@ def integrity(path: Path) -> str:
 # --- results for RELIABILITY.md ----------------------------------------------------
 
 
-def record(theme: str, case: str, expected: str, result: str, fixed: str = "", **counts: int) -> None:
+def record(theme: str, case: str, expected: str, result: str, fixed: str = "", note: str = "",
+           **counts: int) -> None:
     """Write one case's outcome to `.reliability/` (ignored by git) for the report.
 
-    `fixed` names the bug this case found (and that was fixed), if any.
+    `fixed` names the bug this case found (and that was fixed), if any; `note` a limit it
+    showed that is not fixed (yet).
     """
     RESULTS_DIR.mkdir(exist_ok=True)
     (RESULTS_DIR / ".gitignore").write_text("*\n", encoding="utf-8")
     slug = re.sub(r"[^a-z0-9]+", "-", f"{theme}-{case}".lower()).strip("-")[:80]
     entry = {"theme": theme, "case": case, "expected": expected, "result": result, "counts": counts,
-             "fixed": fixed}
+             "fixed": fixed, "note": note}
     (RESULTS_DIR / f"{slug}.json").write_text(json.dumps(entry, indent=1), encoding="utf-8")
 
 

@@ -56,7 +56,7 @@ def _counts(counts: dict) -> str:
 
 
 def render(entries: list[dict], failed: list[str]) -> str:
-    """The page: totals, one table per theme, bugs found, failures (if any)."""
+    """The page: totals, one table per theme, bugs found, limits, failures (if any)."""
     totals: dict[str, int] = defaultdict(int)
     for entry in entries:
         for key, value in entry["counts"].items():
@@ -82,6 +82,11 @@ def render(entries: list[dict], failed: list[str]) -> str:
     if found:
         lines += ["## Bugs these cases found (all fixed)", "", "| case | what broke before the fix |", "|---|---|"]
         lines += [f"| {_cell(e['case'])} | {_cell(e['fixed'])} |" for e in found]
+        lines.append("")
+    limits = [e for e in entries if e.get("note")]
+    if limits:
+        lines += ["## Limits these cases showed (not fixed here)", "", "| case | limit |", "|---|---|"]
+        lines += [f"| {_cell(e['case'])} | {_cell(e['note'])} |" for e in limits]
         lines.append("")
     if failed:
         lines += ["## Failing now", ""] + [f"- `{name}`" for name in failed] + [""]

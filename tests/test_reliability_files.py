@@ -213,3 +213,13 @@ def test_brain_from_a_newer_cleo_tui_opens_read_only(tmp_path):
     assert file_digest(path) == digest
     record(THEME, "brain whose cleo_tui_meta schema_version is newer than this cleo-tui",
            "opens read-only with the reason; a commit is refused naming it; the file unchanged", "passed")
+
+
+def test_relative_path_survives_a_change_of_directory(tmp_path, monkeypatch):
+    """The deleted-or-replaced check must not mistake a chdir for a replaced brain."""
+    path = _brain(tmp_path)
+    monkeypatch.chdir(path.parent.parent)
+    brain = open_brain(Path(".cleo/brain.db"))
+    monkeypatch.chdir(tmp_path.parent)
+    assert evict_observation(brain, "O-plain0001") > 0
+    brain.close()

@@ -79,9 +79,12 @@ def test_bad_answer_stores_nothing_and_explains(brain, case, caplog):
     assert snapshot(brain, (*("brain_observations", "brain_patterns", "brain_learnings",
                                "brain_page_edges", "brain_page_nodes"), PROPOSALS)) == before
     _assert_no_key(outcome.to_dict(), observed.to_dict(), caplog.text)
-    kind = "bad output" if case in BAD_OUTPUTS else "transport fault"
-    record(THEME, f"{kind}: {case}", "observer and reflector store nothing, say why in one message, keep the "
-           "raw answer for inspection; no key in results or logs", "passed")
+    if case in BAD_OUTPUTS:
+        record(THEME, f"bad output: {case}", "observer and reflector store nothing and say why in one message; "
+               "an unusable answer is kept for inspection; no key in results or logs", "passed")
+    else:
+        record(THEME, f"transport fault: {case}", "observer and reflector store nothing and name the fault "
+               "(status, timeout) in one message; no key in results or logs", "passed")
 
 
 def test_model_echoing_the_key_is_redacted_everywhere(brain, caplog):

@@ -84,17 +84,18 @@ class Brain:
     read_only_reason: str | None
     features: Features
     lock: threading.RLock = field(default_factory=threading.RLock)
-    identity: tuple[int, int] | None = None  # (device, inode) of the file when it was opened
+    identity: tuple[str, int, int] | None = None  # absolute path, device and inode when opened
 
     def __post_init__(self) -> None:
-        self.identity = self.identity or _file_identity(self.path)
+        self.identity = self.identity or _file_identity(os.path.abspath(self.path))
 
     def ensure_same_file(self) -> None:
         """Refuse to write when the file was deleted or replaced since it was opened.
 
         SQLite would go on writing into the old, unlinked file: every change lost.
         """
-        if _file_identity(self.path) != self.identity:
+        where = self.identity[0] if self.identity else os.path.abspath(self.path)
+        if _file_identity(where) != self.identity:
             raise BrainUnwritable(f"{self.path} was deleted, moved or replaced since cleo-tui opened it; "
                                   "nothing was written. Quit and open the brain again.")
 
@@ -163,12 +164,12 @@ class Brain:
             self.conn.close()
 
 
-def _file_identity(path: Path) -> tuple[int, int] | None:
+def _file_identity(path: str) -> tuple[str, int, int] | None:
     try:
         stat = os.stat(path)
     except OSError:
         return None
-    return stat.st_dev, stat.st_ino
+    return path, stat.st_dev, stat.st_ino
 
 
 def write_failure(path: Path, exc: sqlite3.OperationalError) -> Exception:

@@ -151,11 +151,12 @@ class CleoApp(App):
 
     def _set_tags(self, tags: dict) -> None:
         self.tags = tags
-        for screen in self._panes():
+        for screen in self.open_panes():
             if hasattr(screen, "tags_changed"):
                 screen.tags_changed()
 
-    def _panes(self) -> list:
+    def open_panes(self) -> list:
+        """Every pane screen that has been opened (each mode keeps its own stack)."""
         screens = []
         for mode in ("observations", "prune", "review", "traces"):
             stack = self._screen_stacks.get(mode) or []
@@ -178,7 +179,7 @@ class CleoApp(App):
         if self.brain is not None:
             self.brain.refresh()
             self.refresh_brain_state()
-            for screen in self._panes():
+            for screen in self.open_panes():
                 if hasattr(screen, "reload"):
                     screen.reload(keep_cursor=True)
 
@@ -200,25 +201,27 @@ class CleoApp(App):
     @work(thread=True, exclusive=True, group="curation", exit_on_error=False)
     def _curate(self, kind: str, observation_id: str) -> None:
         run_id = CURATION[kind](self.brain, observation_id)
-        self.call_from_thread(self._curation_done, f"{kind} {observation_id}", run_id)
+        self.call_from_thread(self.curation_finished, f"{kind} {observation_id}", run_id)
 
     def undo_last(self) -> None:
         if not self.undo_stack:
             self.notify("Nothing to undo in this session.", severity="warning")
             return
-        self._undo(self.undo_stack.pop())
+        self.undo_run(self.undo_stack.pop())
 
     @work(thread=True, exclusive=True, group="curation", exit_on_error=False)
-    def _undo(self, run_id: int) -> None:
+    def undo_run(self, run_id: int) -> None:
+        """Undo one curation run in a worker; every pane then reloads."""
         undo_id, restored = curation.undo(self.brain, run_id)
-        self.call_from_thread(self._curation_done, f"undo of run {run_id} ({restored} row(s))", None)
+        self.call_from_thread(self.curation_finished, f"undo of run {run_id} ({restored} row(s))", None)
 
-    def _curation_done(self, what: str, run_id: int | None) -> None:
+    def curation_finished(self, what: str, run_id: int | None) -> None:
+        """After any write: remember it for undo (u), say so, reload counts, tags and panes."""
         if run_id is not None:
             self.undo_stack.append(run_id)
         self.notify(f"Done: {what}." + (" u undoes it." if run_id is not None else ""))
         self.refresh_brain_state()
-        for screen in self._panes():
+        for screen in self.open_panes():
             if hasattr(screen, "curation_done"):
                 screen.curation_done()
 

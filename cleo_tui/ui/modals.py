@@ -75,6 +75,17 @@ class MessageModal(ModalScreen[None]):
         self.dismiss(None)
 
 
+# Textual's TextArea renders a whole line for every frame: a 1 MB one-line narrative froze
+# the viewer for seconds per keypress. Soft wrap folds long lines anyway, so cut them here.
+LONG_LINE = 4_000
+
+
+def break_long_lines(text: str) -> str:
+    """`text` with every line longer than LONG_LINE characters cut into LONG_LINE pieces."""
+    return "\n".join(line[i:i + LONG_LINE] for line in text.split("\n")
+                     for i in range(0, max(len(line), 1), LONG_LINE))
+
+
 class TextViewer(ModalScreen[None]):
     """A long text (a whole narrative, a raw LLM response) in a read-only, soft-wrapped view."""
 
@@ -88,7 +99,8 @@ class TextViewer(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog wide"):
             yield Label(Text(self.title_text), classes="dialog-title")
-            yield TextArea(printable(self.text), read_only=True, soft_wrap=True, show_line_numbers=False,
+            yield TextArea(break_long_lines(printable(self.text)), read_only=True, soft_wrap=True,
+                           show_line_numbers=False,
                            id="viewer")
             yield Label(Text("esc to close · the text is shown exactly as stored, controls made visible"),
                         classes="dialog-hint")

@@ -610,7 +610,7 @@ class PruneScreen(PaneScreen):
     def _undo(self, run_id: int) -> None:
         if run_id in self.app.undo_stack:
             self.app.undo_stack.remove(run_id)
-        self.app._undo(run_id)  # the app's undo worker: one transaction, then every pane refreshes
+        self.app.undo_run(run_id)  # the app's undo worker: one transaction, then every pane refreshes
 
     # -- commit ---------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple) -> bool | None:
@@ -645,7 +645,7 @@ class PruneScreen(PaneScreen):
         self.post_message(self.Committed(run_id, preview.drop_count))
 
     def on_prune_screen_committed(self, message: Committed) -> None:
-        self.app._curation_done(f"prune run {message.run_id} evicted {message.evicted:,} observations",
+        self.app.curation_finished(f"prune run {message.run_id} evicted {message.evicted:,} observations",
                                 message.run_id)
 
     def on_prune_screen_stale(self, message: Stale) -> None:

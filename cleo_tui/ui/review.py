@@ -511,7 +511,7 @@ class ReviewScreen(PaneScreen):
         self.current = None  # reread: its status and decision changed
         self.reload(select_id=message.select_id)
         self.app.refresh_brain_state()
-        for screen in self.app._panes():  # the other panes read the brain again
+        for screen in self.app.open_panes():  # the other panes read the brain again
             if screen is not self and hasattr(screen, "curation_done"):
                 screen.curation_done()
 
