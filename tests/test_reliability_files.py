@@ -24,7 +24,9 @@ from cleo_tui.memory.pruner import commit_prune, prepare_pool
 from cleo_tui.ui.app import CleoApp
 from cleo_tui.ui.modals import MessageModal
 from tests.brain_fixtures import file_digest
-from tests.reliability_fixtures import settle_expecting_failure, build_minimal_brain, integrity, record, run_cli, table_dump
+from tests.reliability_fixtures import (
+    build_minimal_brain, integrity, record, run_cli, settle_expecting_failure, table_dump,
+)
 from tests.ui_helpers import settle
 
 THEME = "file problems"

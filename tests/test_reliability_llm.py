@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+from pathlib import Path
 
 import pytest
 
@@ -125,13 +127,16 @@ def test_cli_outputs_logs_and_files_never_hold_the_key(tmp_path, monkeypatch, ca
                                        for r in server.requests)  # the key was really sent
     _assert_no_key(*outputs, caplog.text)
     scanned = 0
-    for path in tmp_path.rglob("*"):
+    places = [tmp_path] + [Path(os.environ[v]) for v in ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME")
+                           if Path(os.environ[v]).exists()]  # config, token cache, data: the test's own
+    for path in (p for place in places for p in place.rglob("*")):
         if path.is_file():
             data = path.read_bytes()
             assert ANTHROPIC_KEY.encode() not in data and OPENAI_KEY.encode() not in data, path
             scanned += 1
     record(THEME, "CLI observe/reflect (failing and good calls), --list, --show, recall, trace export, with "
-                  "CLEO_TUI_DEBUG=1", "neither key in stdout, stderr, logs, the brain or any file written",
+                  "CLEO_TUI_DEBUG=1", "neither key in stdout, stderr, logs, the brain or any file written (project, config, cache and "
+           "data directories)",
            "passed", files_scanned=scanned, outputs_scanned=len(outputs))
 
 

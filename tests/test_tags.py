@@ -132,3 +132,22 @@ def test_rules_text_documents_every_rule():
         assert f"| {kind} |" in RULES_MARKDOWN
     for phrase in ("reinforced", "Target = 80%", "oldest first", "Fell back", "critical relevance", "Undo"):
         assert phrase in RULES_MARKDOWN
+
+
+def test_findings_are_cached_across_processes_under_the_rules_hash(monkeypatch):
+    from cleo_tui.memory.token_cache import TokenCache, line_key
+    texts = ["Fixed src/cached/here.py after TypeError: boom", "nothing special"]
+    monkeypatch.setattr(detectors, "_memo", {})  # as in a new process
+    first = detectors.analyse_texts(texts)
+    assert first[0] == (("src/cached/here.py",), ('error: "TypeError"',))
+    cache = TokenCache()
+    stored = cache.lookup_findings(detectors.RULES_KEY, [line_key(t) for t in texts])
+    assert len(stored) == 2
+    # a finding planted in the cache is what a new process reads back (no re-analysis)
+    cache.store_findings("other-rules", [(line_key(texts[1]), "X\x1e")])
+    cache._connect().execute("UPDATE text_findings SET findings = 'T999\x1e' WHERE rules = ? AND text_hash = ?",
+                             (detectors.RULES_KEY, line_key(texts[1])))
+    cache.close()
+    monkeypatch.setattr(detectors, "_memo", {})
+    again = detectors.analyse_texts(texts)
+    assert again[0] == first[0] and again[1] == (("T999",), ())

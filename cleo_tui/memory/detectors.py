@@ -8,12 +8,14 @@ shows them to the user, so a protection is never a mystery.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import threading
 from bisect import bisect_right
 from itertools import accumulate
 from typing import Iterable, Sequence
 
+from cleo_tui.memory.token_cache import TokenCache, line_key
 from cleo_tui.safe_text import one_line
 
 # (name, what it looks for, examples, pattern). The name starts each reason.
@@ -186,27 +188,61 @@ def text_reasons(text: str) -> list[str]:
 
 # What a text holds does not change between calls: the TUI tags the whole brain
 # again after every curation step, so each text's findings are remembered (keyed
-# by the text's hash and length) for the life of the process, up to a bound.
+# by the text's hash and length) for the life of the process, up to a bound, and
+# in the cache database across processes (keyed by the text's BLAKE2b and a hash
+# of the detectors, so a change of rules is never served stale findings).
 _MEMO_LIMIT = 400_000
 _CHUNK = 4_000
 _memo: dict[tuple[int, int], tuple[tuple[str, ...], tuple[str, ...]]] = {}
 _memo_lock = threading.Lock()
+_FINDINGS_FORMAT = "1"
+RULES_KEY = hashlib.sha256(repr((_FINDINGS_FORMAT, TEXT_DETECTORS, IDENTIFIER_KINDS)).encode()).hexdigest()[:16]
+Findings = tuple[tuple[str, ...], tuple[str, ...]]  # (identifiers, text reasons)
 
 
-def analyse_texts(texts: Sequence[str]) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
-    """(identifiers, text reasons) of each text, remembered across calls."""
+def _encode(findings: Findings) -> str:
+    # Identifiers and reasons never hold control characters (reasons pass one_line).
+    return "\x1f".join(findings[0]) + "\x1e" + "\x1f".join(findings[1])
+
+
+def _decode(encoded: str) -> Findings:
+    ids, _, reasons = encoded.partition("\x1e")
+    return tuple(ids.split("\x1f")) if ids else (), tuple(reasons.split("\x1f")) if reasons else ()
+
+
+def _from_cache(texts: Sequence[str], missing: list[int], known: list, cache: TokenCache) -> list[int]:
+    """Fill `known` from the cache database; returns the indexes still missing."""
+    keys = {i: line_key(texts[i]) for i in missing}
+    stored = cache.lookup_findings(RULES_KEY, list(keys.values()))
+    for i, key in keys.items():
+        if key in stored:
+            known[i] = _decode(stored[key])
+    still = [i for i in missing if known[i] is None]
+    for first in range(0, len(still), _CHUNK):
+        # In chunks: a corpus of 100,000 texts holding one emoji is stored at four
+        # bytes a character, and it is copied (reversed, lower-cased) once or twice.
+        chunk = still[first:first + _CHUNK]
+        subset = [texts[i] for i in chunk]
+        for i, ids, reasons in zip(chunk, identifiers_of(subset), text_reasons_of(subset)):
+            known[i] = (tuple(sorted(ids)), tuple(reasons))
+    cache.store_findings(RULES_KEY, [(keys[i], _encode(known[i])) for i in still])
+    return still
+
+
+def analyse_texts(texts: Sequence[str], cache: TokenCache | None = None) -> list[Findings]:
+    """(identifiers, text reasons) of each text, remembered across calls and processes."""
     keys = [(hash(t), len(t)) for t in texts]
     with _memo_lock:
         known = [_memo.get(k) for k in keys]
     missing = [i for i, found in enumerate(known) if found is None]
     if missing:
-        # In chunks: a corpus of 100,000 texts holding one emoji is stored at four
-        # bytes a character, and it is copied (reversed, lower-cased) once or twice.
-        for first in range(0, len(missing), _CHUNK):
-            chunk = missing[first:first + _CHUNK]
-            subset = [texts[i] for i in chunk]
-            for i, ids, reasons in zip(chunk, identifiers_of(subset), text_reasons_of(subset)):
-                known[i] = (tuple(sorted(ids)), tuple(reasons))
+        own_cache = cache is None
+        cache = cache or TokenCache()
+        try:
+            _from_cache(texts, missing, known, cache)
+        finally:
+            if own_cache:
+                cache.close()
         with _memo_lock:
             if len(_memo) + len(missing) > _MEMO_LIMIT:
                 _memo.clear()

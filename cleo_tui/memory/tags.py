@@ -204,19 +204,18 @@ def scan_brain(brain: Brain, live_only: bool = False, tokenizer: Tokenizer | Non
     overrides = mapping.relevance_overrides(brain)
     rows: list[ScannedRow] = []
     stats = CountStats()
-    cache = TokenCache() if tokenizer is not None and tokenizer.cached else None
+    cache = TokenCache()
     total = _count_in_scope(brain, session) if tokenizer is not None and progress else 0
     try:
         for chunk in iter_observation_rows(brain, live_only):
-            findings = detectors.analyse_texts([judged_text(row) for row in chunk])
+            findings = detectors.analyse_texts([judged_text(row) for row in chunk], cache)
             scanned = [_scan_row(row, found, overrides) for row, found in zip(chunk, findings)]
             if tokenizer is not None:
                 _measure(chunk, scanned, tokenizer, session, cache, stats,
                          None if progress is None else _offset(progress, stats.lines, total))
             rows += scanned
     finally:
-        if cache is not None:
-            cache.close()
+        cache.close()
     counts = identifier_counts(row.identifiers for row in rows if row.live)
     counts.update(identifier_counts(detectors.identifiers_of(live_reflection_texts(brain))))
     return BrainScan(rows, mapping.reflection_citations(brain), counts, stats)
@@ -237,7 +236,7 @@ def _offset(progress: Progress, done_before: int, total: int) -> Progress:
 
 
 def _measure(chunk: list[dict[str, Any]], scanned: list[ScannedRow], tokenizer: Tokenizer, session: str | None,
-             cache: TokenCache | None, stats: CountStats, progress: Progress | None) -> None:
+             cache: TokenCache, stats: CountStats, progress: Progress | None) -> None:
     """Set `units` on the chunk's rows in scope, counting through the cache."""
     in_scope = [i for i, s in enumerate(scanned) if session is None or s.session == session]
     lines = [render_line(scanned[i].id, mapping.minute_timestamp(chunk[i]["created_at"]), scanned[i].relevance,

@@ -1,4 +1,4 @@
-"""Token counts of rendered pool lines, cached outside the brain.
+"""Token counts of rendered pool lines (and detector findings), cached outside the brain.
 
 The cache is a small SQLite file in cleo-tui's platform cache directory, keyed
 by (tokenizer, BLAKE2b hash of the line), so a second preview of a large brain
@@ -15,7 +15,7 @@ import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from cleo_tui.config import cache_dir
 from cleo_tui.memory.tokenizers import Tokenizer
@@ -30,7 +30,7 @@ def cache_path() -> Path:
 
 
 def line_key(line: str) -> bytes:
-    """The cache key of one rendered line (16-byte BLAKE2b of its UTF-8)."""
+    """The cache key of one rendered line or text (16-byte BLAKE2b of its UTF-8)."""
     return hashlib.blake2b(line.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
@@ -45,8 +45,15 @@ class CountStats:
     seconds: float = 0.0
 
 
+# The cache's tables: (name, kind column, key column, value column and type).
+_LINE_TOKENS = ("line_tokens", "tokenizer", "line_hash", "tokens", "INTEGER")
+_TEXT_FINDINGS = ("text_findings", "rules", "text_hash", "findings", "TEXT")
+
+
 class TokenCache:
-    """The on-disk cache of line token counts (open lazily; silently absent when unusable)."""
+    """cleo-tui's cache database: token counts of pool lines, and what the protection
+    detectors found in a text (keyed by a hash of the rules). Opened lazily; silently
+    absent when unusable."""
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = path or cache_path()
@@ -59,18 +66,18 @@ class TokenCache:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 conn = sqlite3.connect(str(self.path), timeout=5, isolation_level=None, check_same_thread=False)
                 conn.execute("PRAGMA journal_mode = WAL")
-                conn.execute("CREATE TABLE IF NOT EXISTS line_tokens (tokenizer TEXT NOT NULL, "
-                             "line_hash BLOB NOT NULL, tokens INTEGER NOT NULL, "
-                             "PRIMARY KEY (tokenizer, line_hash)) WITHOUT ROWID")
+                for table, kind, key, value, kind_of_value in (_LINE_TOKENS, _TEXT_FINDINGS):
+                    conn.execute(f"CREATE TABLE IF NOT EXISTS {table} ({kind} TEXT NOT NULL, {key} BLOB NOT NULL, "
+                                 f"{value} {kind_of_value} NOT NULL, PRIMARY KEY ({kind}, {key})) WITHOUT ROWID")
                 self._conn = conn
             except (OSError, sqlite3.Error):
                 self._broken = True
         return self._conn
 
-    def lookup(self, tokenizer: str, keys: Sequence[bytes]) -> dict[bytes, int]:
-        """Cached counts for those keys that have one."""
+    def _lookup(self, table: tuple, kind: str, keys: Sequence[bytes]) -> dict[bytes, Any]:
+        name, kind_column, key_column, value_column, _ = table
         conn = self._connect()
-        found: dict[bytes, int] = {}
+        found: dict[bytes, Any] = {}
         if conn is None:
             return found
         try:
@@ -78,26 +85,43 @@ class TokenCache:
                 chunk = keys[start:start + _LOOKUP_CHUNK]
                 marks = ",".join("?" * len(chunk))
                 found.update(conn.execute(
-                    f"SELECT line_hash, tokens FROM line_tokens WHERE tokenizer = ? AND line_hash IN ({marks})",
-                    (tokenizer, *chunk)).fetchall())
+                    f"SELECT {key_column}, {value_column} FROM {name} "
+                    f"WHERE {kind_column} = ? AND {key_column} IN ({marks})", (kind, *chunk)).fetchall())
         except sqlite3.Error:
             self._broken = True
         return found
 
-    def store(self, tokenizer: str, items: Sequence[tuple[bytes, int]]) -> None:
-        """Remember new counts (one transaction; failures only cost speed next time)."""
+    def _store(self, table: tuple, kind: str, items: Sequence[tuple[bytes, Any]]) -> None:
+        """One transaction; a failure only costs speed next time."""
+        name, kind_column, key_column, value_column, _ = table
         conn = self._connect()
         if conn is None or not items:
             return
         try:
             conn.execute("BEGIN IMMEDIATE")
-            conn.executemany("INSERT OR IGNORE INTO line_tokens (tokenizer, line_hash, tokens) VALUES (?, ?, ?)",
-                             [(tokenizer, key, tokens) for key, tokens in items])
+            conn.executemany(f"INSERT OR IGNORE INTO {name} ({kind_column}, {key_column}, {value_column}) "
+                             "VALUES (?, ?, ?)", [(kind, key, value) for key, value in items])
             conn.execute("COMMIT")
         except sqlite3.Error:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             self._broken = True
+
+    def lookup(self, tokenizer: str, keys: Sequence[bytes]) -> dict[bytes, int]:
+        """Cached token counts for those line keys that have one."""
+        return self._lookup(_LINE_TOKENS, tokenizer, keys)
+
+    def store(self, tokenizer: str, items: Sequence[tuple[bytes, int]]) -> None:
+        """Remember new token counts."""
+        self._store(_LINE_TOKENS, tokenizer, items)
+
+    def lookup_findings(self, rules: str, keys: Sequence[bytes]) -> dict[bytes, str]:
+        """Cached detector findings (encoded text) for those text keys that have them."""
+        return self._lookup(_TEXT_FINDINGS, rules, keys)
+
+    def store_findings(self, rules: str, items: Sequence[tuple[bytes, str]]) -> None:
+        """Remember detector findings under the rules' hash."""
+        self._store(_TEXT_FINDINGS, rules, items)
 
     @property
     def usable(self) -> bool:

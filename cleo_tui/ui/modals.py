@@ -100,8 +100,7 @@ class TextViewer(ModalScreen[None]):
         with Vertical(classes="dialog wide"):
             yield Label(Text(self.title_text), classes="dialog-title")
             yield TextArea(break_long_lines(printable(self.text)), read_only=True, soft_wrap=True,
-                           show_line_numbers=False,
-                           id="viewer")
+                           show_line_numbers=False, id="viewer")
             yield Label(Text("esc to close · the text is shown exactly as stored, controls made visible"),
                         classes="dialog-hint")
 
