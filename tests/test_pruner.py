@@ -263,25 +263,52 @@ def test_session_scope_prunes_only_that_session(tmp_path):
     brain.close()
 
 
-def test_a_write_by_cleo_while_the_commit_is_checked_is_refused(tmp_path, monkeypatch):
+def test_a_write_by_cleo_while_the_pool_is_prepared_makes_the_preview_stale(tmp_path, monkeypatch):
     import sqlite3
 
-    from cleo_tui.memory import pruner
+    from cleo_tui.memory import pruner, tags
     brain = new_brain(tmp_path)
     _fill(brain, 30)
-    preview = prepare_pool(brain).preview(100)
-    real_prepare = pruner.prepare_pool
+    real_scan = tags.scan_brain
 
-    def prepare_then_cleo_writes(*args, **kwargs):
-        pool = real_prepare(*args, **kwargs)
+    def scan_while_cleo_writes(*args, **kwargs):
+        scan = real_scan(*args, **kwargs)
         cleo = sqlite3.connect(brain.path)  # another process's connection, as CLEO's would be
         cleo.execute("UPDATE brain_observations SET quality_score = 0.99 WHERE id = 'O-000'")
         cleo.commit()
         cleo.close()
-        return pool
+        return scan
 
-    monkeypatch.setattr(pruner, "prepare_pool", prepare_then_cleo_writes)
-    with pytest.raises(StaleState, match="while the commit was being checked"):
+    monkeypatch.setattr(tags, "scan_brain", scan_while_cleo_writes)
+    preview = pruner.prepare_pool(brain).preview(100)
+    with pytest.raises(StaleState, match="changed since this preview"):
         pruner.commit_prune(brain, preview)
     assert brain.scalar("SELECT count(*) FROM brain_observations WHERE invalid_at IS NOT NULL") == 0
+    brain.close()
+
+
+def test_cleo_writing_another_session_does_not_block_a_session_commit(tmp_path):
+    import sqlite3
+
+    brain = new_brain(tmp_path)
+    _fill(brain, 40)
+    pool = prepare_pool(brain, session="ses_a")
+    preview = pool.preview(pool.tokens_before)  # the 80% target drops a few rows, not all
+    assert preview.drop_count
+    cleo = sqlite3.connect(brain.path)
+    cleo.execute("INSERT INTO brain_observations(id, type, title, narrative, source_session_id) "
+                 "VALUES ('O-new', 'discovery', 'elsewhere', 'written by CLEO meanwhile', 'ses_b')")
+    cleo.commit()
+    run_id = commit_prune(brain, preview)
+    assert run_id and brain.scalar("SELECT count(*) FROM brain_observations WHERE invalid_at IS NOT NULL") \
+        == preview.drop_count
+    # A write inside the session does make the next preview stale.
+    second = prepare_pool(brain, session="ses_a").preview(1)
+    assert second.drop_count
+    cleo.execute("INSERT INTO brain_observations(id, type, title, narrative, source_session_id) "
+                 "VALUES ('O-new-a', 'discovery', 'here', 'written by CLEO in ses_a', 'ses_a')")
+    cleo.commit()
+    cleo.close()
+    with pytest.raises(StaleState):
+        commit_prune(brain, second)
     brain.close()

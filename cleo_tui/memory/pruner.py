@@ -32,8 +32,9 @@ from cleo_tui.brain.clock import cleo_timestamp
 from cleo_tui.brain.errors import BrainError, StaleState
 from cleo_tui.brain.store import Brain
 from cleo_tui.memory import curation, mapping, tags
+from cleo_tui.memory.pool_state import pool_state
 from cleo_tui.memory.seed_types import (
-    COVERAGE_TAGS, DROP_RELEVANCE, MemoryReflection, ObservationRecord, render_line, render_record,
+    COVERAGE_TAGS, DROP_RELEVANCE, MemoryReflection, ObservationRecord, render_record,
 )
 from cleo_tui.memory.token_cache import CountStats, Progress, count_line_units
 from cleo_tui.memory.tokenizers import Tokenizer, get_tokenizer
@@ -183,6 +184,8 @@ class PreparedPool:
     session: str | None = None
     count_stats: CountStats = field(default_factory=CountStats)
     fingerprint: str = ""
+    # pool_state() read before and after preparing; None when the brain changed meanwhile.
+    state: tuple | None = None
 
     def __post_init__(self) -> None:
         self._prefix = [0, *accumulate(e.units for e in self.droppable)]
@@ -332,6 +335,7 @@ def prepare_pool(brain: Brain, tokenizer: str | Tokenizer = "chars4", session: s
 
 def _prepare_live_pool(brain: Brain, tokenizer: Tokenizer, session: str | None,
                        progress: Progress | None) -> PreparedPool:
+    state = pool_state(brain, session)
     scan = tags.scan_brain(brain, live_only=True, tokenizer=tokenizer, session=session, progress=progress)
     rows = [r for r in scan.rows if session is None or r.session == session]
     if session is not None and not rows:
@@ -343,37 +347,29 @@ def _prepare_live_pool(brain: Brain, tokenizer: Tokenizer, session: str | None,
         cited = len(tags.citing_of(scan, row))
         entries.append(PoolEntry(row.id, position, row.created_at, mapping.coverage_tag(cited), cited,
                                  row.relevance, row.relevance_reason, row.units, tuple(tags.reasons_of(scan, row))))
-    return build_pool(entries, tokenizer, session, scan.count_stats)
-
-
-def _change_marker(brain: Brain) -> tuple[int, int]:
-    """Changes as seen by this connection: commits by other connections, and its own."""
-    with brain.lock:
-        return brain.conn.execute("PRAGMA data_version").fetchone()[0], brain.conn.total_changes
+    pool = build_pool(entries, tokenizer, session, scan.count_stats)
+    pool.state = state if pool_state(brain, session) == state else None
+    return pool
 
 
 def commit_prune(brain: Brain, preview: PrunePreview) -> int:
     """Soft-evict the preview's dropped rows and record the run, in one transaction; returns the run id.
 
-    The pool is prepared again: if its fingerprint differs from the preview's
-    (CLEO or cleo-tui changed it since), or anything was committed while that was
-    checked, nothing is written.
+    Inside the write transaction (no one else can write then) the pool's state is
+    read again: if it differs from when the preview was prepared — rows added,
+    evicted or edited in the scope, pins, citations or reflections changed —
+    nothing is written. Writes elsewhere in the brain (another session) do not count.
     """
     if not preview.drop_count:
         raise curation.CurationError("This preview drops nothing (the pool is within its target); nothing to commit.")
     curation.require_eviction_columns(brain)
-    # Prepare again outside the write transaction (it takes a second or two at 100k
-    # rows, and CLEO must not wait that long), then check inside it that nothing
-    # was committed in between.
-    before = _change_marker(brain)
-    fresh = prepare_pool(brain, preview.pool.tokenizer, preview.pool.session)
-    if fresh.fingerprint != preview.fingerprint:
-        raise StaleState("The brain changed since this preview was computed (observations, pins or "
-                         "citations differ); nothing was evicted. Preview again, then commit.")
+    stale = ("The brain changed since this preview was computed (observations, pins or citations of the pool "
+             "differ); nothing was evicted. Preview again, then commit.")
+    if preview.pool.state is None:
+        raise StaleState(stale)
     with brain.write() as conn:
-        if _change_marker(brain) != before:
-            raise StaleState("The brain changed while the commit was being checked; nothing was evicted. "
-                             "Commit again.")
+        if pool_state(brain, preview.pool.session) != preview.pool.state:
+            raise StaleState(stale)
         ids = preview.dropped_ids
         params = {"budget": preview.budget, "target": preview.target, "tokenizer": preview.tokenizer,
                   "scope": preview.pool.session or "all", "ids": ids, "tokens_before": preview.tokens_before,

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import sqlite3
+import traceback
 from pathlib import Path
 from typing import Callable
 
@@ -15,7 +18,7 @@ from textual.worker import Worker, WorkerState
 from cleo_tui.brain import Brain, BrainError, BrainNotFound, locate_brain, open_brain
 from cleo_tui.brain.store import KIND_HIPPO
 from cleo_tui.brain.summary import brain_summary
-from cleo_tui.config import load_config, save_setting
+from cleo_tui.config import cache_dir, load_config, save_setting
 from cleo_tui.memory import curation
 from cleo_tui.memory.mapping import relevance_overrides
 from cleo_tui.ui.help import help_markdown
@@ -235,10 +238,29 @@ class CleoApp(App):
         error = worker.error
         if isinstance(error, BrainError):
             self.push_screen(MessageModal("That did not work", str(error)))
+            return
+        where = log_failure(error)
+        if isinstance(error, sqlite3.DatabaseError):
+            title, body = ("The brain could not be read", f"SQLite said: {error}.\n\nThe file may be damaged, or "
+                           "another program changed it while it was open. Nothing was written unless a message "
+                           "said so; reopen the brain, or check it with `sqlite3 FILE 'PRAGMA integrity_check'`.")
         else:
-            self.push_screen(MessageModal("Something went wrong",
-                                          f"{type(error).__name__}: {error}\n\nNothing was written unless "
-                                          "a message said so. Set CLEO_TUI_DEBUG=1 to log details."))
+            title, body = "Something went wrong", (f"{type(error).__name__}: {error}\n\nNothing was written "
+                                                   "unless a message said so.")
+        if where:
+            body += f"\n\nDetails were written to {where}."
+        self.push_screen(MessageModal(title, body))
+
+
+def log_failure(error: BaseException) -> Path | None:
+    """With CLEO_TUI_DEBUG=1, append the traceback to a log in the cache directory."""
+    if not os.environ.get("CLEO_TUI_DEBUG"):
+        return None
+    path = cache_dir() / "cleo-tui.log"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", encoding="utf-8") as log:
+        log.write("".join(traceback.format_exception(error)) + "\n")
+    return path
 
 
 def run_app(project: Path, db: Path | None, read_only: bool) -> int:

@@ -17,10 +17,11 @@ from cleo_tui.brain.listing import ObservationListing
 from cleo_tui.brain.observations import ObservationQuery, distinct_values, page_observations
 from cleo_tui.memory.detail import ObservationDetail
 from cleo_tui.memory.mapping import derive_relevance
-from cleo_tui.safe_text import NO_CONTROLS, one_line
+from cleo_tui.safe_text import one_line
 from cleo_tui.ui.chrome import PaneScreen
 from cleo_tui.ui.detail import DetailView, load_detail
 from cleo_tui.ui.table import Column, LineTable
+from cleo_tui.ui.inputs import SafeInput
 
 COLUMNS = [
     Column("id", "id", 14),
@@ -94,7 +95,7 @@ class ObservationsScreen(PaneScreen):
     def compose(self) -> ComposeResult:
         yield from self.compose_chrome_top()
         with Horizontal(id="filter-bar"):
-            yield Input(placeholder="/ search", id="search", compact=True, restrict=NO_CONTROLS)
+            yield SafeInput(placeholder="/ search", id="search", compact=True)
             yield Select([("live", "live"), ("evicted", "evicted")], prompt="all states", id="f-state",
                          compact=True, tooltip="State: live or soft-evicted")
             yield Select([], prompt="all types", id="f-type", compact=True, tooltip="Observation type")

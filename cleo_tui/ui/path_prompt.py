@@ -9,6 +9,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
+from cleo_tui.ui.inputs import SafeInput
+
 
 class PathPrompt(ModalScreen[str | None]):
     """Dismisses with the typed path (stripped, non-empty) or None on escape."""
@@ -25,7 +27,7 @@ class PathPrompt(ModalScreen[str | None]):
         with Vertical(classes="dialog"):
             yield Label(Text(self.title_text), classes="dialog-title")
             yield Static(Text(self.body), classes="dialog-body")
-            yield Input(self.default, id="path-input")
+            yield SafeInput(self.default, id="path-input")
             yield Label(Text("enter to write · esc to cancel"), classes="dialog-hint")
 
     def on_mount(self) -> None:

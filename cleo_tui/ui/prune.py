@@ -36,6 +36,7 @@ from cleo_tui.ui.list_listing import ListListing
 from cleo_tui.ui.path_prompt import PathPrompt
 from cleo_tui.ui.prune_chart import PruneChart
 from cleo_tui.ui.table import Column, LineTable
+from cleo_tui.ui.inputs import SafeInput
 
 ALL_SCOPE = "\x00all"  # the Select value for "every live observation" (no session id looks like it)
 FINE, COARSE = 0.01, 0.10  # step sizes as shares of the pool's tokens
@@ -144,7 +145,7 @@ def write_export(path: Path, preview: PrunePreview) -> None:
                            f"({exc.strerror or exc}). Choose another path.") from None
 
 
-class BudgetInput(Input):
+class BudgetInput(SafeInput):
     """The budget box: ↑/↓ step finely, page up/down coarsely (the screen does the stepping)."""
 
     BINDINGS = [

@@ -38,6 +38,7 @@ from cleo_tui.ui.review_data import (
 )
 from cleo_tui.ui.review_render import MARK_TEXT, describe_item, head_text, problem_text, provider_text
 from cleo_tui.ui.table import Column, LineTable
+from cleo_tui.ui.inputs import SafeInput
 
 ALL_SCOPE = "\x00recent"   # the scope Select's value for "no session: the recent window"
 AUTO = "\x00auto"          # the provider Select's value for "resolve from config and environment"
@@ -130,9 +131,9 @@ class ReviewScreen(PaneScreen):
                          id="review-scope", compact=True, tooltip="A CLEO session, or the recent window")
             yield Select([(Text("auto provider"), AUTO)] + [(Text(p), p) for p in PROVIDERS], value=AUTO,
                          allow_blank=False, id="review-provider", compact=True, tooltip="LLM provider")
-            yield Input(placeholder="model (default)", id="review-model", compact=True,
+            yield SafeInput(placeholder="model (default)", id="review-model", compact=True,
                         tooltip="Model name; empty: CLEO_OBSERVER_MODEL, config, built-in default")
-            yield Input(placeholder="threshold", id="review-threshold", restrict=r"[0-9]*", max_length=7, compact=True,
+            yield SafeInput(placeholder="threshold", id="review-threshold", restrict=r"[0-9]*", max_length=7, compact=True,
                         tooltip="Observer: run at this many uncompressed observations (empty: config)")
             yield Button("Run (r)", id="review-run", compact=True, variant="primary")
             yield Button("Cancel (esc)", id="review-cancel", compact=True, disabled=True)

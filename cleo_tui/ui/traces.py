@@ -31,6 +31,7 @@ from cleo_tui.ui.modals import TextViewer
 from cleo_tui.ui.path_prompt import PathPrompt
 from cleo_tui.ui.table import Column, LineTable
 from cleo_tui.ui.trace_listing import TraceListing
+from cleo_tui.ui.inputs import SafeInput
 from cleo_tui.ui.trace_render import (
     chain_scale, credits, result_prompt, steps_text, trace_cells, trace_heading,
 )
@@ -127,7 +128,7 @@ class TracesScreen(PaneScreen):
         yield from self.compose_chrome_top()
         read_only = self.app.brain.read_only
         with Horizontal(id="trace-bar"):
-            yield Input(placeholder="read-only: no recall" if read_only else "r: recall a query (explain on)",
+            yield SafeInput(placeholder="read-only: no recall" if read_only else "r: recall a query (explain on)",
                         id="trace-recall", compact=True, disabled=read_only)
             yield Select([(p, p) for p in PIPELINES], prompt="all pipelines", id="tf-pipeline", compact=True,
                          tooltip="Which path wrote the trace")
@@ -135,9 +136,9 @@ class TracesScreen(PaneScreen):
             yield Select([], prompt="all tenants", id="tf-tenant", compact=True, tooltip="Tenant id")
             yield Select([("with outcome", "with"), ("no outcome", "without")], prompt="any outcome",
                          id="tf-outcome", compact=True, tooltip="Traces with or without a recorded outcome")
-            yield Input(placeholder="since", id="tf-since", compact=True,
+            yield SafeInput(placeholder="since", id="tf-since", compact=True,
                         tooltip="From this date or time (UTC), e.g. 2026-05-01 or 2026-05-01 13:00")
-            yield Input(placeholder="until", id="tf-until", compact=True, tooltip="Before this date or time (UTC)")
+            yield SafeInput(placeholder="until", id="tf-until", compact=True, tooltip="Before this date or time (UTC)")
         yield Static(id="trace-status")
         yield LineTable(COLUMNS, trace_cells, id="trace-table")
         yield Static(id="trace-head")

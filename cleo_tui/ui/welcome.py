@@ -12,8 +12,9 @@ from textual.screen import Screen
 from textual.widgets import Button, Footer, Input, Label, LoadingIndicator, Static
 
 from cleo_tui.brain import create_brain, open_brain
-from cleo_tui.safe_text import NO_CONTROLS, printable
+from cleo_tui.safe_text import printable
 from cleo_tui.ui.worker_errors import ForwardWorkerErrors
+from cleo_tui.ui.inputs import SafeInput
 
 
 class WelcomeScreen(ForwardWorkerErrors, Screen):
@@ -32,8 +33,7 @@ class WelcomeScreen(ForwardWorkerErrors, Screen):
                 yield Button("Create a demo brain here", id="demo", variant="primary")
                 yield Button("Create an empty brain here", id="empty")
             with Horizontal(id="open-row"):
-                yield Input(placeholder="path to a brain file (.cleo/cleo.db, brain.db, hippo.db)", id="open-path",
-                            restrict=NO_CONTROLS)
+                yield SafeInput(placeholder="path to a brain file (.cleo/cleo.db, brain.db, hippo.db)", id="open-path")
                 yield Button("Open file", id="open")
             yield LoadingIndicator(id="welcome-busy")
         yield Footer()
