@@ -287,8 +287,9 @@ def test_terminal_receives_no_control_sequence_from_data(tmp_path):
     ], cwd=str(tmp_path))
     assert foreign_controls(output) == []
     assert b"\x1b]8;" not in output and b"\x1b]52;" not in output
-    assert b"UEFTVEVE" not in output and b"evil.example" not in output.replace(
-        "␛]8;;http://evil.example".encode(), b"")
+    # The pasted OSC 52 payload never reaches the screen (the input refuses control characters).
+    # (The data's own link target may be redrawn in pieces, so only the escape is checked for it.)
+    assert b"UEFTVEVE" not in output
     record(THEME, "the real app in a pseudo-terminal on the hostile brain: scroll, detail, full text, a clean "
                   "and a hostile (OSC 52) bracketed paste into the search box",
            "the terminal receives only the app's own CSI/OSC styling: no OSC 8/52 and no data control bytes",

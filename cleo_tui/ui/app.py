@@ -88,6 +88,7 @@ class CleoApp(App):
         self.project = project or Path.cwd()
         self.problem = problem
         self.tags: dict | None = None
+        self._tags_started = False
         self.overrides: dict[str, str] = {}
         self.undo_stack: list[int] = []
         self.settings, self.config_problem = load_config()
@@ -125,7 +126,17 @@ class CleoApp(App):
         if brain.kind == KIND_HIPPO:  # no CLEO observations: start on its traces, the other panes say why
             use_hippo_panes(self)
         self.switch_mode("traces" if brain.kind == KIND_HIPPO else "observations")
-        self.refresh_brain_state()
+        self._load_summary()
+        # Tags take a second or more at 100k rows and share the GIL with the UI: they
+        # start once the first rows are on screen (start_tags), or after a second.
+        self._tags_started = False
+        self.set_timer(1.0, self.start_tags)
+
+    def start_tags(self) -> None:
+        """Compute the tags of the open brain, once."""
+        if not self._tags_started and self.brain is not None and self.brain.kind != KIND_HIPPO:
+            self._tags_started = True
+            self._load_tags()
 
     def refresh_brain_state(self) -> None:
         self._load_summary()

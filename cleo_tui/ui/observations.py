@@ -215,6 +215,7 @@ class ObservationsScreen(PaneScreen):
     def on_observations_screen_listing_ready(self, message: ListingReady) -> None:
         self.table.set_listing(message.listing, keep_cursor=message.keep_cursor)
         self.update_status()
+        self.app.start_tags()
 
     def update_status(self, counting: bool = False) -> None:
         table = self.table
