@@ -22,26 +22,24 @@ NARROW_BELOW = 2000  # fewer matches than this: let SQLite use the filters' inde
 CACHED_PAGES = 24
 
 
-class ObservationListing:
-    """Rows of `query` by position; `lead` ids (already filtered and ordered) come first."""
+class PagedListing:
+    """Rows by position, read a page at a time by `_read_page` and kept in a small LRU cache.
 
-    def __init__(self, brain: Brain, query: ObservationQuery, lead: list[str] | None = None,
-                 page_size: int = PAGE_SIZE) -> None:
-        self.brain = brain
-        self.lead = lead or []
-        self.rest_query = query.with_(ids_not_in=tuple(self.lead)) if self.lead else query
+    Subclasses say how to count and how to read one page; pages may be asked for
+    from a worker thread while the UI thread looks rows up in the cache.
+    """
+
+    def __init__(self, page_size: int = PAGE_SIZE) -> None:
         self.page_size = page_size
         self._pages: OrderedDict[int, list[dict]] = OrderedDict()
-        self._rest_count: int | None = None
+        self._lock = threading.Lock()
         self.pages_read = 0  # for tests and benchmarks: how many pages came from SQLite
-        self._lock = threading.Lock()  # a page may be asked for from a worker thread
 
     def count(self) -> int:
-        if self._rest_count is None:
-            self._rest_count = count_observations(self.brain, self.rest_query)
-            if self._rest_count < NARROW_BELOW:
-                self.rest_query = self.rest_query.with_(narrow=True)
-        return len(self.lead) + self._rest_count
+        raise NotImplementedError
+
+    def _read_page(self, page_no: int) -> list[dict]:
+        raise NotImplementedError
 
     def cached_row(self, index: int) -> dict | None:
         """The row at `index` if its page is in memory (never touches SQLite)."""
@@ -51,9 +49,6 @@ class ObservationListing:
         offset = index % self.page_size
         return page[offset] if offset < len(page) else None
 
-    def is_cached(self, page_no: int) -> bool:
-        return page_no in self._pages
-
     def row(self, index: int) -> dict | None:
         """The row at `index`, reading its page when needed."""
         page = self.page(index // self.page_size)
@@ -62,18 +57,36 @@ class ObservationListing:
 
     def page(self, page_no: int) -> list[dict]:
         with self._lock:
-            return self._page(page_no)
+            if page_no in self._pages:
+                self._pages.move_to_end(page_no)
+                return self._pages[page_no]
+            rows = self._read_page(page_no)
+            self.pages_read += 1
+            self._pages[page_no] = rows
+            while len(self._pages) > CACHED_PAGES:
+                self._pages.popitem(last=False)
+            return rows
 
-    def _page(self, page_no: int) -> list[dict]:
-        if page_no in self._pages:
-            self._pages.move_to_end(page_no)
-            return self._pages[page_no]
-        rows = self._read_page(page_no)
-        self.pages_read += 1
-        self._pages[page_no] = rows
-        while len(self._pages) > CACHED_PAGES:
-            self._pages.popitem(last=False)
-        return rows
+
+
+
+class ObservationListing(PagedListing):
+    """Rows of `query` by position; `lead` ids (already filtered and ordered) come first."""
+
+    def __init__(self, brain: Brain, query: ObservationQuery, lead: list[str] | None = None,
+                 page_size: int = PAGE_SIZE) -> None:
+        super().__init__(page_size)
+        self.brain = brain
+        self.lead = lead or []
+        self.rest_query = query.with_(ids_not_in=tuple(self.lead)) if self.lead else query
+        self._rest_count: int | None = None
+
+    def count(self) -> int:
+        if self._rest_count is None:
+            self._rest_count = count_observations(self.brain, self.rest_query)
+            if self._rest_count < NARROW_BELOW:
+                self.rest_query = self.rest_query.with_(narrow=True)
+        return len(self.lead) + self._rest_count
 
     def _read_page(self, page_no: int) -> list[dict]:
         start = page_no * self.page_size

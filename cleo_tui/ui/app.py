@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import sqlite3
 import traceback
@@ -165,6 +166,9 @@ class CleoApp(App):
 
     def _set_tags(self, tags: dict) -> None:
         self.tags = tags
+        # A million tag objects would otherwise be walked by every full garbage
+        # collection, which the UI thread pays for on ordinary keypresses.
+        gc.freeze()
         for screen in self.open_panes():
             if hasattr(screen, "tags_changed"):
                 screen.tags_changed()

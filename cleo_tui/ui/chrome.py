@@ -80,6 +80,12 @@ class PaneScreen(ForwardWorkerErrors, Screen):
     """Base of the four panes: header and tabs on top, footer at the bottom."""
 
     PANE = "observations"
+    WRITE_ACTIONS: set[str] = set()  # actions that write: disabled on a read-only brain
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if action in self.WRITE_ACTIONS and self.app.brain is not None and self.app.brain.read_only:
+            return None  # shown disabled in the footer; the pane's status line says why
+        return True
 
     def compose_chrome_top(self) -> ComposeResult:
         yield BrainHeader(id="brain-header")

@@ -338,11 +338,6 @@ class ObservationsScreen(PaneScreen):
         self.app.push_screen(RecordsScreen())
 
     # -- curation -------------------------------------------------------------------
-    def check_action(self, action: str, parameters: tuple) -> bool | None:
-        if action in self.WRITE_ACTIONS and self.app.brain is not None and self.app.brain.read_only:
-            return None  # shown disabled in the footer; the status line says why
-        return True
-
     def _selected_row(self) -> dict | None:
         row = self.table.current_row()
         if row is None:

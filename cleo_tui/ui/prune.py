@@ -614,11 +614,6 @@ class PruneScreen(PaneScreen):
         self.app.undo_run(run_id)  # the app's undo worker: one transaction, then every pane refreshes
 
     # -- commit ---------------------------------------------------------------------------
-    def check_action(self, action: str, parameters: tuple) -> bool | None:
-        if action in self.WRITE_ACTIONS and self.app.brain is not None and self.app.brain.read_only:
-            return None  # shown disabled in the footer; the status line says why
-        return True
-
     def action_commit(self) -> None:
         preview = self.preview
         if preview is None or self.preparing:

@@ -60,6 +60,7 @@ WRITE_ACTIONS = {"run_llm", "approve_all", "apply_proposal", "discard_proposal",
 
 class ReviewScreen(PaneScreen):
     PANE = "review"
+    WRITE_ACTIONS = WRITE_ACTIONS
     BINDINGS = [
         Binding("r", "run_llm", "Run", id="review.run", tooltip="Ask the chosen model (observer or reflector)"),
         Binding("escape", "cancel_run", "Cancel", id="review.cancel", tooltip="Cancel the call under way"),
@@ -555,11 +556,9 @@ class ReviewScreen(PaneScreen):
 
     # -- state ------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple) -> bool | None:
-        if action in WRITE_ACTIONS and self.read_only:
-            return None  # shown disabled; the status line says why
         if action == "cancel_run":
             return self.running
-        return True
+        return super().check_action(action, parameters)
 
     def update_status(self) -> None:
         """One line: what is happening, or why nothing ran, or what the keys do (or why they are off)."""

@@ -333,11 +333,6 @@ class TracesScreen(PaneScreen):
         self.app.call_from_thread(self.app.push_screen, TextViewer(title, text))
 
     # -- recall -----------------------------------------------------------------------
-    def check_action(self, action: str, parameters: tuple) -> bool | None:
-        if action in self.WRITE_ACTIONS and self.app.brain is not None and self.app.brain.read_only:
-            return None  # shown disabled in the footer; the status line says why
-        return True
-
     def action_focus_recall(self) -> None:
         self.query_one("#trace-recall", Input).focus()
 
