@@ -26,9 +26,9 @@ from tests.ui_helpers import settle
 
 THEME = "concurrency"
 WRITER_ROWS = 1500
-STARVATION = ("while CLEO keeps committing, prune commits are mostly refused, even for a session CLEO is "
-              "not touching: commit_prune refuses when any commit landed while it re-checked the pool "
-              "(PRAGMA data_version), so a busy CLEO can starve them; nothing is lost, the user retries")
+STARVATION = ("while CLEO keeps adding observations to the pool being pruned, a whole-pool prune commit is "
+              "refused as stale until CLEO pauses (the pool really changed since the preview); prunes scoped to "
+              "a session CLEO is not writing to commit meanwhile; nothing is lost, the user recomputes and retries")
 
 
 @pytest.fixture

@@ -230,3 +230,37 @@ async def test_screen_worker_failure_becomes_popup(brain):
         await settle(app, pilot)
         assert isinstance(app.screen, MessageModal)
         assert "no such table: brain_observations" in app.screen.body
+
+
+async def test_welcome_screen_creates_an_empty_brain(tmp_path):
+    from textual.widgets import Button
+
+    from cleo_tui.ui.welcome import WelcomeScreen
+
+    app = CleoApp(brain=None, project=tmp_path, problem="No brain found in the test directory.")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        assert isinstance(app.screen, WelcomeScreen)
+        assert "No brain found" in str(app.screen.query_one("#welcome-problem", Static).render())
+        app.screen.query_one("#empty", Button).press()
+        await settle(app, pilot)
+        assert (tmp_path / ".cleo" / "cleo.db").is_file()
+        assert app.current_mode == "observations" and app.brain.kind == "cleo-tui"
+        assert table_of(app).total == 0
+        app.brain.close()
+
+
+async def test_welcome_screen_opening_a_bad_file_explains_itself(tmp_path):
+    from cleo_tui.ui.welcome import WelcomeScreen
+
+    not_a_brain = tmp_path / "notes.txt"
+    not_a_brain.write_text("hello")
+    app = CleoApp(brain=None, project=tmp_path, problem="No brain found.")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        app.screen.query_one("#open-path", Input).value = str(not_a_brain)
+        await pilot.click("#open")
+        await settle(app, pilot)
+        assert isinstance(app.screen, MessageModal) and "not a SQLite database" in app.screen.body
+        await pilot.press("escape")
+        assert isinstance(app.screen, WelcomeScreen)
