@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from cleo_tui.brain import Brain, open_brain
-from cleo_tui.brain.clock import cleo_timestamp
 from cleo_tui.brain.demo import generate_demo
 
 HOSTILE_TITLE = "[bold red]x[/] and [link=http://example.com]click[/link]"
@@ -38,5 +37,3 @@ async def settle(app, pilot) -> None:
         await app.workers.wait_for_complete()
     await pilot.pause()
 
-
-__all__ = ["demo_brain", "settle", "cleo_timestamp", "HOSTILE_TITLE", "HOSTILE_NARRATIVE"]

@@ -39,6 +39,7 @@ COLUMNS = [
 SORTS = [("date", True, "date ↓"), ("date", False, "date ↑"), ("quality", True, "quality ↓"),
          ("coverage", True, "coverage ↓")]
 ANY = "any"
+COVERAGE_SHORT = {"reinforced": "reinf."}
 
 
 def protection_kind(reason: str) -> str:
@@ -132,7 +133,8 @@ class ObservationsScreen(PaneScreen):
         elif tag is None:
             coverage, protection = ("", ""), ("", "")
         else:
-            coverage = (f"{tag.coverage[:6]} {tag.citation_count}" if tag.citation_count else "uncited",
+            coverage = (f"{COVERAGE_SHORT.get(tag.coverage, tag.coverage)} {tag.citation_count}"
+                        if tag.citation_count else "uncited",
                         "table--reinforced" if tag.coverage == "reinforced" else
                         "table--cited" if tag.coverage == "cited" else "table--muted")
             protection = (("◆ " + protection_kind(tag.reasons[0])) if tag.protected and tag.reasons
