@@ -14,3 +14,16 @@ def _isolated_environment(tmp_path_factory, monkeypatch):
     for name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "CLEO_OBSERVER_MODEL", "ANTHROPIC_BASE_URL",
                  "OPENAI_BASE_URL", "CLEO_TUI_DEBUG"):
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def brain(tmp_path, monkeypatch):
+    """A small demo brain in the test's own directory, which is also the working directory
+    (the UI shows the brain's path, and a relative one keeps snapshots the same everywhere).
+    Test modules that need another brain define their own `brain` fixture."""
+    from tests.ui_helpers import demo_brain
+
+    monkeypatch.chdir(tmp_path)
+    opened = demo_brain(tmp_path)
+    yield opened
+    opened.close()

@@ -78,6 +78,8 @@ def test_pin_and_unpin_write_an_override_and_undo_reverses_each(brain):
         curation.unpin_observation(brain, "O-1")
     curation.undo(brain, unpin)
     assert relevance_overrides(brain) == {"O-1": "critical"}
+    curation.undo(brain, pin)
+    assert relevance_overrides(brain) == {}
     with pytest.raises(curation.CurationError, match="no observation"):
         curation.pin_observation(brain, "nope")
 

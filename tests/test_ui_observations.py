@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sqlite3
 
-import pytest
 from textual.widgets import Input, Select, Static
 
 from cleo_tui.brain.observations import ObservationQuery, count_observations
@@ -12,14 +11,6 @@ from cleo_tui.ui.app import CleoApp
 from cleo_tui.ui.modals import ConfirmModal, HelpScreen, MessageModal
 from cleo_tui.ui.table import LineTable
 from tests.ui_helpers import HOSTILE_TITLE, demo_brain, settle
-
-
-@pytest.fixture
-def brain(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    brain = demo_brain(tmp_path)
-    yield brain
-    brain.close()
 
 
 def table_of(app) -> LineTable:

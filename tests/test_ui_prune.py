@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import sqlite3
 
-import pytest
 from textual.widgets import Input, Select, Static
 
 from cleo_tui.memory.pruner import PoolEntry, build_pool
@@ -20,14 +19,6 @@ from cleo_tui.ui.prune import PruneScreen, budget_text, default_budget, nice_ste
 from cleo_tui.ui.prune_chart import chart_budgets, spark
 from cleo_tui.ui.table import LineTable
 from tests.ui_helpers import demo_brain, settle
-
-
-@pytest.fixture
-def brain(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    brain = demo_brain(tmp_path)
-    yield brain
-    brain.close()
 
 
 async def open_prune(app, pilot) -> PruneScreen:

@@ -8,14 +8,13 @@ Update after an intended change with `pytest --snapshot-update`.
 
 from __future__ import annotations
 
-import pytest
 
 from cleo_tui.brain.migrations import PROPOSALS
 from cleo_tui.llm.reflector import propose_reflection
 from cleo_tui.ui.app import CleoApp
 from fake_llm import FakeLLM, ids_in_prompt, text_reply
 from llm_fixtures import ANTHROPIC_KEY, reflection_answer
-from tests.ui_helpers import demo_brain, settle
+from tests.ui_helpers import settle
 
 SIZE = (120, 36)
 
@@ -24,14 +23,6 @@ def reflection_reply(request):
     ids = ids_in_prompt(request)
     return text_reply(reflection_answer([{"id": ids[0], "reason": "restated by a later row"}, ids[1], ids[2]]),
                       input_tokens=900, output_tokens=210)
-
-
-@pytest.fixture
-def brain(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    brain = demo_brain(tmp_path)
-    yield brain
-    brain.close()
 
 
 async def open_review(app, pilot) -> None:

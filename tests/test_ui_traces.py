@@ -28,14 +28,6 @@ from tests.ui_helpers import HOSTILE_TITLE, demo_brain, settle
 SIZE = (120, 36)
 
 
-@pytest.fixture
-def brain(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    brain = demo_brain(tmp_path)
-    yield brain
-    brain.close()
-
-
 def table_of(app) -> LineTable:
     return app.screen.query_one("#trace-table", LineTable)
 

@@ -9,7 +9,7 @@ at the end of a descending order and the start of an ascending one.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Iterator
 
 from cleo_tui.brain import cleo_schema as cs
