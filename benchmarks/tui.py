@@ -28,21 +28,11 @@ import termios
 import time
 from pathlib import Path
 
+from benchmarks.prune import demo_brain
 from cleo_tui.brain import open_brain
 
 PRESSES = 7
 KEYS = [("down", "down"), ("page down", "pagedown"), ("end", "end"), ("home", "home")]
-
-
-def demo_brain(workdir: Path, size: int) -> Path:
-    target = workdir / f"demo-{size}"
-    path = target / ".cleo" / "cleo.db"
-    if not path.exists():
-        from cleo_tui.brain.demo import generate_demo
-        started = time.perf_counter()
-        generate_demo(target, observations=size, seed=7)
-        print(f"  built demo brain of {size:,} rows in {time.perf_counter() - started:.1f} s", file=sys.stderr)
-    return path
 
 
 def first_screen_seconds(path: Path) -> float:
