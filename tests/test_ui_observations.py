@@ -255,3 +255,16 @@ async def test_welcome_screen_opening_a_bad_file_explains_itself(tmp_path):
         assert isinstance(app.screen, MessageModal) and "not a SQLite database" in app.screen.body
         await pilot.press("escape")
         assert isinstance(app.screen, WelcomeScreen)
+
+
+def test_header_gives_the_path_way_before_the_counts():
+    from cleo_tui.ui.chrome import header_text
+
+    summary = {"observations": {"live": 1919, "evicted": 81}, "patterns": 19, "learnings": 22, "traces": 13}
+    text = header_text(summary, "/a/very/long/project/path/somewhere/.cleo/cleo.db", "cleo-tui brain",
+                       "opened with --read-only", 120).plain
+    assert len(text) <= 120
+    assert text.endswith("13 traces  READ-ONLY") and "…" in text and ".cleo/cleo.db" in text
+    wide = header_text(summary, "/p/.cleo/cleo.db", "cleo-tui brain", "opened with --read-only", 200).plain
+    assert wide == (" cleo-tui  /p/.cleo/cleo.db  cleo-tui brain  1,919 live · 81 evicted · 19 patterns · "
+                    "22 learnings · 13 traces  READ-ONLY (opened with --read-only)")

@@ -18,20 +18,45 @@ PANES = (
 )
 
 
-def header_text(summary: dict | None, path: str, kind_label: str, read_only_reason: str | None) -> Text:
-    """One line: app name, brain path, kind, counts, read-only state."""
+def _header_tail(summary: dict | None, kind_label: str | None, read_only: str | None) -> Text:
+    tail = Text()
+    if kind_label:
+        tail.append(f"  {kind_label}", style="italic")
+    if summary:
+        obs = summary["observations"]
+        tail.append(f"  {obs['live']:,} live · {obs['evicted']:,} evicted · {summary['patterns']:,} patterns"
+                    f" · {summary['learnings']:,} learnings · {summary['traces']:,} traces")
+    if read_only is not None:
+        tail.append("  READ-ONLY", style="bold reverse")
+        if read_only:
+            tail.append(f" ({read_only})")
+    return tail
+
+
+def header_text(summary: dict | None, path: str, kind_label: str, read_only_reason: str | None,
+                width: int | None = None) -> Text:
+    """One line: app name, brain path, kind, counts, read-only state.
+
+    When `width` is too narrow for all of it, the path gives way first (its start
+    becomes "…"), then the read-only reason (each pane's status line has it), then
+    the kind: the counts and the read-only mark matter most.
+    """
+    prefix = " cleo-tui  "
+    shown = one_line(path)
+    mark = None if read_only_reason is None else ""
+    choices = [(kind_label, read_only_reason), (kind_label, mark), (None, mark)]
+    for kind, read_only in choices:
+        tail = _header_tail(summary, kind, read_only)
+        room = (width or 10**6) - len(prefix) - tail.cell_len
+        if room >= min(len(shown), 16):
+            break
+    if width is not None and len(shown) > room:
+        shown = "…" + shown[-max(1, room - 1):]
     text = Text()
     text.append(" cleo-tui ", style="bold reverse")
     text.append(" ")
-    text.append(one_line(path), style="bold")
-    text.append(f"  {kind_label}", style="italic")
-    if summary:
-        obs = summary["observations"]
-        text.append(f"  {obs['live']:,} live · {obs['evicted']:,} evicted · {summary['patterns']:,} patterns"
-                    f" · {summary['learnings']:,} learnings · {summary['traces']:,} traces")
-    if read_only_reason:
-        text.append("  READ-ONLY", style="bold reverse")
-        text.append(f" ({read_only_reason})")
+    text.append(shown, style="bold")
+    text.append_text(tail)
     return text
 
 
@@ -44,6 +69,9 @@ class BrainHeader(Static):
         self.refresh_header()
         self.watch(self.app, "summary", lambda _: self.refresh_header(), init=False)
 
+    def on_resize(self) -> None:
+        self.refresh_header()
+
     def refresh_header(self) -> None:
         app = self.app
         brain = getattr(app, "brain", None)
@@ -51,7 +79,7 @@ class BrainHeader(Static):
             self.update(Text(" cleo-tui  no brain open", style="bold"))
             return
         self.update(header_text(app.summary, str(brain.path), brain.kind_label,
-                                brain.read_only_reason if brain.read_only else None))
+                                brain.read_only_reason if brain.read_only else None, self.size.width or None))
 
 
 class PaneTabs(Tabs):
