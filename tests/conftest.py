@@ -27,3 +27,11 @@ def brain(tmp_path, monkeypatch):
     opened = demo_brain(tmp_path)
     yield opened
     opened.close()
+
+
+@pytest.fixture
+def app(brain):
+    """The app on the `brain` fixture (the snapshot tests drive it)."""
+    from cleo_tui.ui.app import CleoApp
+
+    return CleoApp(brain=brain)

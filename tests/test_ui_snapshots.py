@@ -7,21 +7,11 @@ Update after an intended change with `pytest --snapshot-update`.
 
 from __future__ import annotations
 
-import pytest
 from textual.widgets import Select
 
-from cleo_tui.ui.app import CleoApp
-from tests.ui_helpers import demo_brain, settle
+from tests.ui_helpers import settle
 
 SIZE = (120, 36)
-
-
-@pytest.fixture
-def app(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    brain = demo_brain(tmp_path)
-    yield CleoApp(brain=brain)
-    brain.close()
 
 
 def test_observations_pane(app, snap_compare):

@@ -7,20 +7,10 @@ Update after an intended change with `pytest --snapshot-update`.
 
 from __future__ import annotations
 
-import pytest
 
-from cleo_tui.ui.app import CleoApp
-from tests.ui_helpers import demo_brain, settle
+from tests.ui_helpers import settle
 
 SIZE = (120, 36)
-
-
-@pytest.fixture
-def app(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    brain = demo_brain(tmp_path)
-    yield CleoApp(brain=brain)
-    brain.close()
 
 
 async def open_prune(app, pilot) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rich.text import Text
 from textual import on, work
@@ -158,50 +158,14 @@ class ObservationsScreen(PaneScreen):
         }
 
     # -- building the listing ---------------------------------------------------
-    def current_query(self) -> tuple[ObservationQuery, list[str] | None]:
-        """The SQL-side query and, for coverage sort, the ids that lead (needs tags)."""
-        f = self.filters
-        sort, descending, _ = SORTS[self.sort_index]
-        q = ObservationQuery(
-            state=f.state, types=() if f.type == ANY else (f.type,),
-            tier=None if f.tier == ANY else f.tier, session=None if f.session == ANY else f.session,
-            search=f.search, sort="date" if sort == "coverage" else sort, descending=descending,
-        )
-        tags = self.app.tags
-        ids_in: set[str] | None = None
-        ids_out: set[str] = set()
-        if tags is not None and f.coverage != ANY:
-            matching = {i for i, t in tags.items() if t.coverage == f.coverage}
-            if f.coverage == "uncited":
-                ids_out |= {i for i, t in tags.items() if t.coverage != "uncited"}
-            else:
-                ids_in = matching
-        if tags is not None and f.protected != ANY:
-            protected = {i for i, t in tags.items() if t.protected}
-            if f.protected == "yes":
-                ids_in = protected if ids_in is None else ids_in & protected
-            else:
-                ids_out |= protected
-        if ids_in is not None:
-            ids_in -= ids_out
-            q = q.with_(ids_in=tuple(sorted(ids_in)))
-        elif ids_out:
-            q = q.with_(ids_not_in=tuple(sorted(ids_out)))
-        lead = None
-        if sort == "coverage" and tags is not None:
-            cited = [(t.citation_count, i) for i, t in tags.items() if t.citation_count]
-            cited.sort(key=lambda pair: (-pair[0], pair[1]))
-            lead = [i for _, i in cited]
-        return q, lead
-
     def reload(self, keep_cursor: bool = False) -> None:
-        q, lead = self.current_query()
         self.update_status(counting=True)
-        self._build_listing(q, lead, keep_cursor)
+        self._build_listing(replace(self.filters), self.sort_index, self.app.tags, keep_cursor)
 
     @work(thread=True, exclusive=True, group="obs-listing", exit_on_error=False)
-    def _build_listing(self, q: ObservationQuery, lead: list[str] | None, keep_cursor: bool) -> None:
+    def _build_listing(self, filters: Filters, sort_index: int, tags: dict | None, keep_cursor: bool) -> None:
         brain = self.app.brain
+        q, lead = query_for(filters, sort_index, tags)  # walks every tag: not on the UI thread
         exact = q.search.strip()
         if exact and brain.scalar("SELECT 1 FROM brain_observations WHERE id = ?", (exact,)):
             lead = [exact] + [i for i in (lead or []) if i != exact]  # searching an id shows it first
@@ -388,3 +352,37 @@ class ObservationsScreen(PaneScreen):
         self.reload(keep_cursor=True)
 
 
+def query_for(f: Filters, sort_index: int, tags: dict | None) -> tuple[ObservationQuery, list[str] | None]:
+    """The SQL-side query of the filters and, for coverage sort, the ids that lead.
+
+    Coverage and protection live in the tags, not in SQL: they become id lists
+    (the smaller side: cited or protected ids, or their complement).
+    """
+    sort, descending, _ = SORTS[sort_index]
+    q = ObservationQuery(
+        state=f.state, types=() if f.type == ANY else (f.type,),
+        tier=None if f.tier == ANY else f.tier, session=None if f.session == ANY else f.session,
+        search=f.search, sort="date" if sort == "coverage" else sort, descending=descending,
+    )
+    ids_in: set[str] | None = None
+    ids_out: set[str] = set()
+    if tags is not None and f.coverage == "uncited":
+        ids_out |= {i for i, t in tags.items() if t.coverage != "uncited"}
+    elif tags is not None and f.coverage != ANY:
+        ids_in = {i for i, t in tags.items() if t.coverage == f.coverage}
+    if tags is not None and f.protected != ANY:
+        protected = {i for i, t in tags.items() if t.protected}
+        if f.protected == "yes":
+            ids_in = protected if ids_in is None else ids_in & protected
+        else:
+            ids_out |= protected
+    if ids_in is not None:
+        q = q.with_(ids_in=tuple(sorted(ids_in - ids_out)))
+    elif ids_out:
+        q = q.with_(ids_not_in=tuple(sorted(ids_out)))
+    lead = None
+    if sort == "coverage" and tags is not None:
+        cited = sorted(((t.citation_count, i) for i, t in tags.items() if t.citation_count),
+                       key=lambda pair: (-pair[0], pair[1]))
+        lead = [i for _, i in cited]
+    return q, lead
