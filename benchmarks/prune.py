@@ -38,7 +38,7 @@ def demo_brain(workdir: Path, size: int) -> Path:
     target = workdir / f"demo-{size}"
     path = target / ".cleo" / "cleo.db"
     if not path.exists():
-        from cleo_tui.brain.demo import generate_demo
+        from cleo_tui.demo import generate_demo
         started = time.perf_counter()
         generate_demo(target, observations=size, seed=7)
         print(f"  built demo brain of {size:,} rows in {time.perf_counter() - started:.1f} s", file=sys.stderr)

@@ -18,7 +18,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from cleo_tui.brain import open_brain  # noqa: E402
-from cleo_tui.brain.demo import generate_demo  # noqa: E402
+from cleo_tui.demo import generate_demo  # noqa: E402
 from cleo_tui.ui.app import CleoApp  # noqa: E402
 from screenshots.svg_to_png import svg_to_png  # noqa: E402
 

@@ -9,7 +9,7 @@ import sys
 
 from cleo_tui import __version__, cli
 from cleo_tui.brain import cleo_schema as cs
-from cleo_tui.brain.demo import generate_demo
+from cleo_tui.demo import generate_demo
 
 INFO_KEYS = {"db", "kind", "observations", "patterns", "learnings", "traces"}
 

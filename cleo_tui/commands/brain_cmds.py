@@ -8,12 +8,10 @@ import time
 from pathlib import Path
 
 from cleo_tui.brain import create_brain
-from cleo_tui.brain.demo import (
-    BATCH_ROWS as DEMO_BATCH_ROWS, DEFAULT_OBSERVATIONS, DEFAULT_SEED, MAX_OBSERVATIONS, MIN_OBSERVATIONS,
-    generate_demo,
-)
 from cleo_tui.brain.summary import brain_summary
 from cleo_tui.cli import UsageError, add_brain_options, brain_from_args, emit_json
+from cleo_tui.demo import BATCH_ROWS as DEMO_BATCH_ROWS
+from cleo_tui.demo import DEFAULT_OBSERVATIONS, DEFAULT_SEED, MAX_OBSERVATIONS, MIN_OBSERVATIONS, generate_demo
 from cleo_tui.safe_text import one_line
 
 

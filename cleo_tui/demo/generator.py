@@ -15,8 +15,6 @@ a million rows need no more memory than a few thousand.
 from __future__ import annotations
 
 import hashlib
-import importlib
-import importlib.util
 import json
 import random
 import sqlite3
@@ -27,9 +25,10 @@ from pathlib import Path
 from typing import Callable
 
 from cleo_tui.brain import cleo_schema as cs
-from cleo_tui.brain import demo_text as text
 from cleo_tui.brain.errors import BrainError
 from cleo_tui.brain.store import Brain, create_brain
+from cleo_tui.demo import text
+from cleo_tui.demo.traces import add_demo_traces
 
 DEFAULT_OBSERVATIONS = 2000
 MIN_OBSERVATIONS = 100       # room for one row of every kind the demo promises
@@ -38,7 +37,6 @@ DEFAULT_SEED = 7
 BATCH_ROWS = 2000          # rows per transaction: small enough to keep memory flat
 BASE_DATE = datetime(2026, 6, 1, 9, 0, tzinfo=timezone.utc)  # the demo's "now"
 SPAN = timedelta(days=180)                                    # how far back the history goes
-TRACES_MODULE = "cleo_tui.recall.demo_traces"
 HOT_CITED = 5             # observations that several reflections in a row cite (reinforced)
 WINDOW = 150              # recent observations a reflection may cite
 LAST_SESSION = timedelta(hours=14)  # longer than any session: 90 min offset + 42 rows x 15 min
@@ -564,20 +562,6 @@ HOSTILE: tuple[tuple[str, str, bytes | None, str | None], ...] = (
 )
 
 
-def _demo_traces(brain: Brain, rng: random.Random) -> None:
-    """Recall traces from the recall package's demo helper, once it exists."""
-    try:
-        spec = importlib.util.find_spec(TRACES_MODULE)
-    except ModuleNotFoundError:  # no recall package at all
-        spec = None
-    if spec is None:
-        return
-    module = importlib.import_module(TRACES_MODULE)
-    adder = getattr(module, "add_demo_traces", None)
-    if adder is not None:
-        adder(brain, rng)
-
-
 def demo_path(directory: str | Path) -> Path:
     return Path(directory).expanduser() / ".cleo" / "cleo.db"
 
@@ -625,7 +609,7 @@ def _fill(brain: Brain, observations: int, seed: int, progress: Progress | None)
     while writer.remaining() > 0:
         writer.write_batch()
     writer.finish()
-    _demo_traces(brain, writer.rng)
+    add_demo_traces(brain, writer.rng)
     brain.conn.execute("PRAGMA optimize")
     brain.conn.execute("PRAGMA journal_mode = WAL")  # as CLEO keeps its brains
 
