@@ -81,7 +81,7 @@ def test_human_preview_and_tokenizer_choice(project, capsys):
 def test_bad_budget_and_flag_mistakes_are_one_line_errors(project, capsys):
     for argv, message in ((["--budget", "lots"], "positive whole number"),
                           ([], "exactly one of"),
-                          (["--budget", "1k", "--runs"], "exactly one of"),
+                          (["--budget", "1k", "--runs"], "not allowed with argument --budget"),
                           (["--undo", "x"], "run id"),
                           (["--undo", "42"], "no run 42"),
                           (["--budget", "1k", "--session", "nope"], "No live observation")):

@@ -9,23 +9,23 @@ from pathlib import Path
 
 from cleo_tui.brain import create_brain
 from cleo_tui.brain.summary import brain_summary
-from cleo_tui.cli import UsageError, add_brain_options, brain_from_args, emit_json
+from cleo_tui.commands.common import AddCommand, UsageError, add_brain_options, brain_from_args, emit_json
 from cleo_tui.demo import BATCH_ROWS as DEMO_BATCH_ROWS
 from cleo_tui.demo import DEFAULT_OBSERVATIONS, DEFAULT_SEED, MAX_OBSERVATIONS, MIN_OBSERVATIONS, generate_demo
 from cleo_tui.safe_text import one_line
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    info = sub.add_parser("info", help="what brain is here and what it holds")
+def register(add: AddCommand) -> None:
+    info = add("info", help="what brain is here and what it holds")
     add_brain_options(info, read_only_flag=False)
     info.add_argument("--json", action="store_true", help="print JSON")
     info.set_defaults(func=cmd_info)
 
-    init = sub.add_parser("init", help="create an empty brain in CLEO's layout")
+    init = add("init", help="create an empty brain in CLEO's layout")
     init.add_argument("dir", nargs="?", default=".", metavar="DIR", help="project directory (default: .)")
     init.set_defaults(func=cmd_init)
 
-    demo = sub.add_parser("demo", help="write a realistic, deterministic demo brain to DIR/.cleo/cleo.db")
+    demo = add("demo", help="write a realistic, deterministic demo brain to DIR/.cleo/cleo.db")
     demo.add_argument("dir", metavar="DIR", help="project directory for the demo brain")
     demo.add_argument("--observations", metavar="N", default=str(DEFAULT_OBSERVATIONS),
                       help=f"how many observations (default: {DEFAULT_OBSERVATIONS}; "

@@ -9,7 +9,7 @@ import argparse
 import sys
 
 from cleo_tui.brain.journal import Run
-from cleo_tui.cli import UsageError, add_brain_options, brain_from_args, emit_json
+from cleo_tui.commands.common import AddCommand, UsageError, add_brain_options, brain_from_args, emit_json
 from cleo_tui.config import load_config
 from cleo_tui.memory import curation
 from cleo_tui.memory.pruner import BadBudget, PrunePreview, commit_prune, parse_budget, prepare_pool
@@ -19,13 +19,16 @@ from cleo_tui.safe_text import one_line
 SHOWN_ROWS = 20
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    prune = sub.add_parser(
+def register(add: AddCommand) -> None:
+    prune = add(
         "prune", help="preview (or commit, or undo) a pruning of the live pool to a token budget",
         description="Preview which observations a deterministic prune to a token budget would "
                     "soft-evict, and why. --apply --yes commits it; --undo RUN_ID reverses a run.")
     add_brain_options(prune, read_only_flag=False)
-    prune.add_argument("--budget", metavar="N", help="token budget, e.g. 8000 or 12k (the target is 80%% of it)")
+    action = prune.add_mutually_exclusive_group()
+    action.add_argument("--budget", metavar="N", help="token budget, e.g. 8000 or 12k (the target is 80%% of it)")
+    action.add_argument("--undo", metavar="RUN_ID", help="undo a curation run (see --runs)")
+    action.add_argument("--runs", action="store_true", help="list curation runs, most recent first")
     prune.add_argument("--tokenizer", metavar="NAME", choices=TOKENIZER_NAMES,
                        help=f"how tokens are counted: {', '.join(TOKENIZER_NAMES)} "
                             "(default: the config file's, else chars4)")
@@ -33,17 +36,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     prune.add_argument("--json", action="store_true", help="print JSON")
     prune.add_argument("--apply", action="store_true", help="commit: soft-evict the dropped observations")
     prune.add_argument("--yes", action="store_true", help="do not ask before --apply")
-    prune.add_argument("--undo", metavar="RUN_ID", help="undo a curation run (see --runs)")
-    prune.add_argument("--runs", action="store_true", help="list curation runs, most recent first")
     prune.set_defaults(func=cmd_prune)
 
 
 def cmd_prune(args: argparse.Namespace) -> int:
-    chosen = [flag for flag, on in (("--budget", args.budget is not None), ("--undo", args.undo is not None),
-                                    ("--runs", args.runs)) if on]
-    if len(chosen) != 1:
+    if args.budget is None and args.undo is None and not args.runs:  # two at once: argparse refuses
         raise UsageError("cleo-tui prune needs exactly one of --budget N (preview, with --apply to commit), "
-                         "--undo RUN_ID or --runs" + (f"; got {' and '.join(chosen)}." if chosen else "."))
+                         "--undo RUN_ID or --runs.")
     if args.runs:
         return _list_runs(args)
     if args.undo is not None:

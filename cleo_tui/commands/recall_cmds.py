@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import asdict
 
-from cleo_tui.cli import UsageError, add_brain_options, brain_from_args, emit_json
+from cleo_tui.commands.common import AddCommand, UsageError, add_brain_options, brain_from_args, emit_json
 from cleo_tui.recall.export import export_traces
 from cleo_tui.recall.last_recall import credit_last_recall, recall_and_record
 from cleo_tui.recall.reader import (
@@ -20,8 +20,8 @@ from cleo_tui.safe_text import one_line
 TITLE_WIDTH = 80
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    recall = sub.add_parser("recall", help="rank memories for a query and write a recall trace")
+def register(add: AddCommand) -> None:
+    recall = add("recall", help="rank memories for a query and write a recall trace")
     recall.add_argument("query", metavar="QUERY", help="what to recall (stored only as a hash)")
     recall.add_argument("--why", action="store_true", help="show (and trace) each result's rerank steps")
     recall.add_argument("--limit", type=int, default=10, metavar="K", help="results to return (default 10)")
@@ -30,7 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_brain_options(recall)
     recall.set_defaults(func=cmd_recall)
 
-    outcome = sub.add_parser("outcome", help="record whether the last recall helped")
+    outcome = add("outcome", help="record whether the last recall helped")
     which = outcome.add_mutually_exclusive_group(required=True)
     which.add_argument("--good", action="store_true", help="a positive outcome")
     which.add_argument("--bad", action="store_true", help="a negative outcome")
@@ -39,9 +39,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_brain_options(outcome, read_only_flag=False)
     outcome.set_defaults(func=cmd_outcome)
 
-    traces = sub.add_parser("traces", help="list recall traces, show one, or export them as JSONL")
-    traces.add_argument("--show", type=int, metavar="TRACE_ID", help="one trace's results, steps and outcomes")
-    traces.add_argument("--export", metavar="FILE.jsonl", help="write (query hash, shown, outcomes) per trace")
+    traces = add("traces", help="list recall traces, show one, or export them as JSONL")
+    what = traces.add_mutually_exclusive_group()
+    what.add_argument("--show", type=int, metavar="TRACE_ID", help="one trace's results, steps and outcomes")
+    what.add_argument("--export", metavar="FILE.jsonl", help="write (query hash, shown, outcomes) per trace")
     traces.add_argument("--limit", type=int, default=50, help="traces to list (default 50)")
     traces.add_argument("--tenant", help="only this tenant")
     traces.add_argument("--session", help="only this session")

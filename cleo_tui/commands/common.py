@@ -1,0 +1,70 @@
+"""What every command module shares: brain flags, opening the brain, JSON output, errors.
+
+Command modules import this module, never `cleo_tui.cli`; `cli.py` imports the
+command modules (through the registry in `cleo_tui.commands`), never the reverse.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, NoReturn, Protocol
+
+from cleo_tui.brain import Brain, BrainError, locate_brain, open_brain
+from cleo_tui.safe_text import one_line
+
+EXIT_USER_ERROR = 2
+EXIT_INTERNAL = 70
+
+
+class UsageError(BrainError):
+    """A bad flag value or combination."""
+
+
+class AddCommand(Protocol):
+    """What a command module's `register(add)` is given: makes one subcommand's parser."""
+
+    def __call__(self, name: str, **kwargs: Any) -> argparse.ArgumentParser: ...
+
+
+class CommandParser(argparse.ArgumentParser):
+    """An ArgumentParser whose mistakes are a UsageError: one paragraph, exit 2, like every other."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.prog}: {message}. Run `{self.prog} --help` for the options.")
+
+
+def add_brain_options(parser: argparse.ArgumentParser, read_only_flag: bool = True) -> None:
+    """`--db FILE` and `--project DIR` (default: the current directory)."""
+    parser.add_argument("--db", metavar="FILE", help="open this brain file directly")
+    parser.add_argument("--project", metavar="DIR", default=".",
+                        help="look for .cleo/cleo.db, .cleo/brain.db or .cleo-tui/brain.db here and above "
+                             "(default: .)")
+    if read_only_flag:
+        parser.add_argument("--read-only", action="store_true", help="open the brain read-only")
+
+
+def brain_from_args(args: argparse.Namespace, read_only: bool | None = None) -> Brain:
+    """Open the brain the flags name; `read_only` overrides the --read-only flag."""
+    path = Path(args.db) if args.db else locate_brain(args.project)
+    if read_only is None:
+        read_only = bool(getattr(args, "read_only", False))
+    return open_brain(path, read_only=read_only)
+
+
+def emit_json(value: Any) -> None:
+    """Print `value` as JSON; non-ASCII escaped so no control byte reaches a terminal."""
+    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=True, default=str) + "\n")
+
+
+def int_option(value: str, flag: str, low: int, high: int) -> int:
+    """A whole number within [low, high], or a UsageError naming the flag."""
+    try:
+        number = int(value.replace("_", ""))
+    except ValueError:
+        raise UsageError(f"{flag} wants a whole number, not {one_line(value, 40)!r}.") from None
+    if not low <= number <= high:
+        raise UsageError(f"{flag} must be between {low:,} and {high:,}; got {number:,}.")
+    return number
