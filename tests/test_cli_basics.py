@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import subprocess
 import sys
@@ -14,9 +15,9 @@ from cleo_tui.demo import generate_demo
 INFO_KEYS = {"db", "kind", "observations", "patterns", "learnings", "traces"}
 
 
-def run_cli(*args: str, cwd=None) -> subprocess.CompletedProcess:
+def run_cli(*args: str, cwd=None, env=None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "cleo_tui", *args], capture_output=True, text=True,
-                          cwd=cwd, timeout=60)
+                          cwd=cwd, timeout=60, env=env)
 
 
 def test_version():
@@ -47,10 +48,12 @@ def test_info_json_has_the_stable_keys_and_counts(tmp_path, capsys, monkeypatch)
     assert f"{info['observations']['live']} live" in capsys.readouterr().out
 
 
-def test_init_creates_every_reference_column_the_fts_table_and_triggers(tmp_path, capsys):
-    result = run_cli("init", str(tmp_path))
+def test_init_creates_every_reference_column_the_fts_table_and_triggers(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))  # no `cleo` on it: cleo-tui makes its own brain
+    result = run_cli("init", str(tmp_path), env=dict(os.environ))
     assert result.returncode == 0, result.stderr
-    db = tmp_path / ".cleo" / "cleo.db"
+    db = tmp_path / ".cleo-tui" / "brain.db"
+    assert str(db) in result.stdout
     conn = sqlite3.connect(db)
     layout = cs.cleo_layout()
     for table, columns in layout["columns"].items():

@@ -27,6 +27,10 @@ KIND_CLEO_LEGACY = "cleo-legacy"  # .cleo/brain.db of CLEO before 2026.6.0
 KIND_CLEO_TUI = "cleo-tui"      # created by `cleo-tui init` or `cleo-tui demo`
 KIND_HIPPO = "hippo"            # hippo-memory store, opened for its traces
 
+# cleo-tui's own brain in a project CLEO has not set up: outside .cleo/, which CLEO owns
+# (see brain/create.py for why not .cleo/cleo.db or .cleo/brain.db).
+OWN_BRAIN = Path(".cleo-tui") / "brain.db"
+
 KIND_LABELS = {
     KIND_CLEO: "CLEO brain",
     KIND_CLEO_LEGACY: "CLEO legacy brain",
@@ -265,7 +269,7 @@ def brain_candidates(directory: Path) -> list[Path]:
     """Where `locate_brain` looks, in order, walking up from `directory`."""
     places = []
     for folder in [directory, *directory.parents]:
-        places += [folder / ".cleo" / "cleo.db", folder / ".cleo" / "brain.db"]
+        places += [folder / ".cleo" / "cleo.db", folder / ".cleo" / "brain.db", folder / OWN_BRAIN]
     return places
 
 
@@ -273,20 +277,21 @@ def locate_brain(directory: str | Path = ".") -> Path:
     """Find the brain of the project at or above `directory`, as CLEO lays it out.
 
     `.cleo/cleo.db` counts only when it holds brain tables; otherwise
-    `.cleo/brain.db`; then the same one directory up, and so on.
+    `.cleo/brain.db`, then cleo-tui's own `.cleo-tui/brain.db`; then the same one
+    directory up, and so on.
     """
     start = Path(directory).expanduser().resolve()
     if not start.is_dir():
         raise BrainNotFound(f"{start} is not a directory. Pass a project directory, or a brain file with --db FILE.")
     for candidate in brain_candidates(start):
-        if candidate.is_file() and (candidate.name == "brain.db" or _holds_brain(candidate)):
+        if candidate.is_file() and (candidate.name != "cleo.db" or _holds_brain(candidate)):
             return candidate
     global_store = global_brain_path()
     hint = (f" CLEO's global store is at {global_store}: open it with --db {global_store}."
             if global_store.is_file() else "")
     raise BrainNotFound(
         f"No brain found in {start} or any directory above it (looked for .cleo/cleo.db holding "
-        f"brain tables, then .cleo/brain.db). Create one with `cleo-tui init {start}`, try "
+        f"brain tables, then .cleo/brain.db and .cleo-tui/brain.db). Create one with `cleo-tui init {start}`, try "
         f"`cleo-tui demo DIR` for a demo brain, or open a file with --db FILE.{hint}"
     )
 
@@ -295,20 +300,3 @@ def global_brain_path() -> Path:
     """CLEO's global store: `$XDG_DATA_HOME/cleo/cleo.db` (normally ~/.local/share/cleo/cleo.db)."""
     data_home = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(data_home) / "cleo" / "cleo.db"
-
-
-def create_brain(path: str | Path) -> Brain:
-    """Create a new brain in CLEO's layout (plus cleo-tui's tables) and open it."""
-    path = Path(path).expanduser()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(str(path), isolation_level=None)
-    try:
-        conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("BEGIN IMMEDIATE")
-        cs.create_cleo_tables(conn)
-        conn.execute(f"CREATE TABLE IF NOT EXISTS {META} (key TEXT PRIMARY KEY, value TEXT)")
-        conn.execute(f"INSERT OR IGNORE INTO {META}(key, value) VALUES ('created_by', 'cleo-tui')")
-        conn.execute("COMMIT")
-    finally:
-        conn.close()
-    return open_brain(path)

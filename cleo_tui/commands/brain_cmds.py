@@ -5,11 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 
-from cleo_tui.brain import create_brain
+from cleo_tui.brain import create_project_brain
 from cleo_tui.brain.summary import brain_summary
-from cleo_tui.commands.common import AddCommand, UsageError, add_brain_options, brain_from_args, emit_json
+from cleo_tui.commands.common import AddCommand, add_brain_options, brain_from_args, emit_json, int_option
 from cleo_tui.demo import BATCH_ROWS as DEMO_BATCH_ROWS
 from cleo_tui.demo import DEFAULT_OBSERVATIONS, DEFAULT_SEED, MAX_OBSERVATIONS, MIN_OBSERVATIONS, generate_demo
 from cleo_tui.safe_text import one_line
@@ -21,8 +20,17 @@ def register(add: AddCommand) -> None:
     info.add_argument("--json", action="store_true", help="print JSON")
     info.set_defaults(func=cmd_info)
 
-    init = add("init", help="create an empty brain in CLEO's layout")
+    init = add("init", help="create an empty brain for a project (through CLEO when it is installed)",
+               description="Create an empty brain for the project in DIR. When `cleo` is on PATH and DIR is a "
+                           "git repository, CLEO sets the project up (`cleo init`) and cleo-tui opens its "
+                           ".cleo/cleo.db; otherwise cleo-tui makes its own brain at .cleo-tui/brain.db, "
+                           "where CLEO never looks.")
     init.add_argument("dir", nargs="?", default=".", metavar="DIR", help="project directory (default: .)")
+    how = init.add_mutually_exclusive_group()
+    how.add_argument("--with-cleo", dest="cleo", action="store_const", const="always", default="auto",
+                     help="set the project up through CLEO, or fail")
+    how.add_argument("--standalone", dest="cleo", action="store_const", const="never",
+                     help="make cleo-tui's own brain even when CLEO is installed")
     init.set_defaults(func=cmd_init)
 
     demo = add("demo", help="write a realistic, deterministic demo brain to DIR/.cleo/cleo.db")
@@ -55,24 +63,9 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-    path = Path(args.dir).expanduser() / ".cleo" / "cleo.db"
-    if path.exists():
-        raise UsageError(f"{path} already exists; nothing was changed. Open it with `cleo-tui {args.dir}`.")
-    brain = create_brain(path)
-    brain.close()
-    print(f"Created an empty brain at {path}")
+    created = create_project_brain(args.dir, cleo=args.cleo)
+    print(one_line(created.message, 1000))
     return 0
-
-
-def _int_option(value: str, flag: str, low: int, high: int) -> int:
-    """A whole number within [low, high], or a UsageError naming the flag."""
-    try:
-        number = int(value.replace("_", ""))
-    except ValueError:
-        raise UsageError(f"{flag} wants a whole number, not {one_line(value, 40)!r}.") from None
-    if not low <= number <= high:
-        raise UsageError(f"{flag} must be between {low:,} and {high:,}; got {number:,}.")
-    return number
 
 
 PROGRESS_EVERY = 50_000
@@ -85,8 +78,8 @@ def _stderr_progress(done: int, total: int) -> None:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    observations = _int_option(args.observations, "--observations", MIN_OBSERVATIONS, MAX_OBSERVATIONS)
-    seed = _int_option(args.seed, "--seed", 0, 2**63 - 1)
+    observations = int_option(args.observations, "--observations", MIN_OBSERVATIONS, MAX_OBSERVATIONS)
+    seed = int_option(args.seed, "--seed", 0, 2**63 - 1)
     progress = _stderr_progress if observations >= PROGRESS_EVERY else None
     started = time.monotonic()
     path = generate_demo(args.dir, observations=observations, seed=seed, progress=progress)

@@ -26,7 +26,8 @@ from typing import Callable
 
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.errors import BrainError
-from cleo_tui.brain.store import Brain, create_brain
+from cleo_tui.brain.create import create_brain, remove_database
+from cleo_tui.brain.store import Brain
 from cleo_tui.demo import text
 from cleo_tui.demo.traces import add_demo_traces
 
@@ -582,7 +583,7 @@ def generate_demo(directory: str | Path, observations: int = DEFAULT_OBSERVATION
                          "or delete the old demo first.")
     # Built under another name and renamed when complete: an interrupted run leaves no half brain.
     partial = path.with_name(path.name + ".partial")
-    _remove_database(partial)
+    remove_database(partial)
     try:
         brain = create_brain(partial)
     except OSError as exc:
@@ -593,7 +594,7 @@ def generate_demo(directory: str | Path, observations: int = DEFAULT_OBSERVATION
         partial.replace(path)
     except BaseException:
         brain.close()
-        _remove_database(partial)
+        remove_database(partial)
         raise
     return path
 
@@ -612,9 +613,3 @@ def _fill(brain: Brain, observations: int, seed: int, progress: Progress | None)
     add_demo_traces(brain, writer.rng)
     brain.conn.execute("PRAGMA optimize")
     brain.conn.execute("PRAGMA journal_mode = WAL")  # as CLEO keeps its brains
-
-
-def _remove_database(path: Path) -> None:
-    """Delete a database file and its -wal/-shm/-journal companions, if present."""
-    for suffix in ("", "-wal", "-shm", "-journal"):
-        path.with_name(path.name + suffix).unlink(missing_ok=True)
