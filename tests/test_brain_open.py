@@ -145,3 +145,34 @@ def test_writable_open_migrates_idempotently(tmp_path):
     assert brain.features.has_table(TRACES)
     brain.close()
     assert file_digest(path) == digest
+
+
+def test_a_migration_step_may_use_sqlite_utils_and_runs_once(tmp_path):
+    """A function step gets a sqlite-utils Database on the same connection, inside the step's transaction."""
+    import sqlite_utils
+
+    from cleo_tui.brain.migrations import MIGRATIONS, Migration, migrate
+
+    path = make_cleo_consolidated(tmp_path / "cleo.db")
+    open_brain(path).close()
+    calls = []
+
+    def add_note_column(db: sqlite_utils.Database) -> None:
+        calls.append(1)
+        db[OVERRIDES].add_column("note", str)  # type: ignore[union-attr]
+
+    extra = Migration(LATEST_VERSION + 1, "a note on overrides", (add_note_column,))
+    conn = sqlite3.connect(path, isolation_level=None)
+    assert migrate(conn, (*MIGRATIONS, extra)) == LATEST_VERSION + 1
+    assert migrate(conn, (*MIGRATIONS, extra)) == LATEST_VERSION + 1 and calls == [1]
+    assert "note" in {r[1] for r in conn.execute(f"PRAGMA table_info({OVERRIDES})")}
+
+    def fails(db: sqlite_utils.Database) -> None:
+        db[OVERRIDES].add_column("doomed", str)  # type: ignore[union-attr]
+        raise RuntimeError("step failed")
+
+    with pytest.raises(RuntimeError):
+        migrate(conn, (*MIGRATIONS, extra, Migration(LATEST_VERSION + 2, "fails", (fails,))))
+    assert schema_version(conn) == LATEST_VERSION + 1  # the failed step left no trace
+    assert "doomed" not in {r[1] for r in conn.execute(f"PRAGMA table_info({OVERRIDES})")}
+    conn.close()

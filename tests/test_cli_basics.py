@@ -60,10 +60,14 @@ def test_init_creates_every_reference_column_the_fts_table_and_triggers(tmp_path
         have = {r[1]: r for r in conn.execute(f'PRAGMA table_info("{table}")')}
         for column in columns:
             assert column["name"] in have, (table, column["name"])
-            _, _, kind, notnull, _, pk = have[column["name"]]
-            assert (kind, notnull, pk) == (column["type"], column["notnull"], column["pk"]), (table, column)
-    indexes = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
-    assert {i["name"] for ixs in layout["indexes"].values() for i in ixs} <= indexes
+            _, _, kind, notnull, default, pk = have[column["name"]]
+            assert (kind, notnull, default, pk) == (column["type"], column["notnull"], column["default"],
+                                                    column["pk"]), (table, column)
+        for index in layout["indexes"].get(table, []):
+            assert [r[2] for r in conn.execute(f'PRAGMA index_info("{index["name"]}")')] == index["columns"]
+            unique, partial = conn.execute(f'SELECT "unique", partial FROM pragma_index_list("{table}") '
+                                           "WHERE name = ?", (index["name"],)).fetchone()
+            assert (unique, partial) == (index["unique"], index["partial"]), index
     triggers = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
     assert {"brain_observations_ai", "brain_observations_ad", "brain_observations_au"} <= triggers
     # The triggers keep the FTS table in step with inserts, updates and deletes.

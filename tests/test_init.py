@@ -52,7 +52,7 @@ def test_without_cleo_init_makes_its_own_brain_that_cleo_neither_chokes_on_nor_a
     assert cli.main(["init", str(project)]) == 0
     out = capsys.readouterr().out
     own = project / ".cleo-tui" / "brain.db"
-    assert str(own) in out and "CLEO is not installed" in out
+    assert str(own) in out and "no `cleo` on PATH" in out
     assert not (project / ".cleo").exists()  # .cleo/ is CLEO's: nothing of cleo-tui's in it
     assert not cleo_would_choke_on(project) and cleo_would_adopt(project) == []
     assert locate_brain(project) == own.resolve()
@@ -102,7 +102,7 @@ def test_a_failing_cleo_init_falls_back_unless_cleo_was_required(tmp_path, fake_
 
 def test_with_cleo_required_but_absent_is_a_user_error(tmp_path, no_cleo, capsys):
     assert cli.main(["init", "--with-cleo", str(git_project(tmp_path / "p"))]) == cli.EXIT_USER_ERROR
-    assert "not installed" in capsys.readouterr().err
+    assert "no `cleo` on PATH" in capsys.readouterr().err
     assert cli.main(["init", "--with-cleo", "--standalone", str(tmp_path)]) == cli.EXIT_USER_ERROR
     assert "not allowed with" in capsys.readouterr().err
 

@@ -10,6 +10,7 @@ import json
 import sqlite3
 from functools import lru_cache
 from importlib import resources
+from typing import Any
 
 # Tables of CLEO that cleo-tui reads; also what marks a file as a brain.
 OBSERVATIONS = "brain_observations"
@@ -30,10 +31,11 @@ _PARTIAL_WHERE = {
 
 
 @lru_cache(maxsize=1)
-def cleo_layout() -> dict:
+def cleo_layout() -> dict[str, Any]:
     """The reference layout: {"columns": {table: [...]}, "indexes": {table: [...]}}."""
     text = resources.files("cleo_tui.brain").joinpath("cleo_brain_columns.json").read_text()
-    return json.loads(text)
+    layout: dict[str, Any] = json.loads(text)
+    return layout
 
 
 def cleo_columns(table: str) -> list[str]:
@@ -47,7 +49,7 @@ def _default_sql(default: str) -> str:
 
 
 def create_table_sql(table: str) -> str:
-    """CREATE TABLE statement for one CLEO table."""
+    """CREATE TABLE statement for one CLEO table (tests build CLEO-written files with it)."""
     columns = cleo_layout()["columns"][table]
     parts = []
     for col in columns:
@@ -62,18 +64,21 @@ def create_table_sql(table: str) -> str:
     return f'CREATE TABLE IF NOT EXISTS "{table}" (\n  ' + ",\n  ".join(parts) + "\n)"
 
 
+def _index_sql(table: str, index: dict[str, Any]) -> str:
+    unique = "UNIQUE " if index["unique"] else ""
+    cols = ", ".join(f'"{c}"' for c in index["columns"])
+    sql = f'CREATE {unique}INDEX IF NOT EXISTS "{index["name"]}" ON "{table}" ({cols})'
+    if index["partial"]:
+        sql += " WHERE " + _PARTIAL_WHERE.get(index["name"], f'{index["columns"][0]} IS NOT NULL')
+    return sql
+
+
 def create_index_sql(table: str) -> list[str]:
-    statements = []
-    for index in cleo_layout()["indexes"].get(table, []):
-        unique = "UNIQUE " if index["unique"] else ""
-        cols = ", ".join(f'"{c}"' for c in index["columns"])
-        sql = f'CREATE {unique}INDEX IF NOT EXISTS "{index["name"]}" ON "{table}" ({cols})'
-        if index["partial"]:
-            sql += " WHERE " + _PARTIAL_WHERE.get(index["name"], f'{index["columns"][0]} IS NOT NULL')
-        statements.append(sql)
-    return statements
+    """CREATE INDEX statements for one CLEO table (tests build CLEO-written files with them)."""
+    return [_index_sql(table, index) for index in cleo_layout()["indexes"].get(table, [])]
 
 
+# CLEO's own statements for its FTS table and triggers (tests build CLEO-written files with them).
 OBSERVATIONS_FTS_SQL = [
     f"""CREATE VIRTUAL TABLE IF NOT EXISTS {OBSERVATIONS_FTS} USING fts5(
         id, title, narrative, content='{OBSERVATIONS}', content_rowid='rowid')""",
@@ -94,12 +99,43 @@ OBSERVATIONS_FTS_SQL = [
 ]
 
 
+def _default_value(default: str | None) -> object:
+    """A reference default as sqlite-utils wants it: numbers as numbers, SQL text as it is."""
+    if default is None:
+        return None
+    try:
+        number = float(default)
+    except ValueError:
+        return default  # 'agent', datetime('now'), false: sqlite-utils keeps these as SQL
+    return int(number) if number.is_integer() and "." not in default else number
+
+
 def create_cleo_tables(conn: sqlite3.Connection) -> None:
-    """Create CLEO's brain tables, indexes, FTS table and triggers (idempotent)."""
-    for table in cleo_layout()["columns"]:
-        conn.execute(create_table_sql(table))
-        for sql in create_index_sql(table):
-            conn.execute(sql)
-    for sql in OBSERVATIONS_FTS_SQL:
-        conn.execute(sql)
+    """Create CLEO's brain tables, indexes, FTS table and triggers (idempotent), with sqlite-utils.
+
+    sqlite-utils is imported here, not at module level: it costs ~0.4 s (it loads numpy),
+    and only creating a brain needs it.
+    """
+    from sqlite_utils import Database
+
+    db = Database(conn)
+    layout = cleo_layout()
+    for table, columns in layout["columns"].items():
+        keys = [c["name"] for c in sorted((c for c in columns if c["pk"]), key=lambda c: c["pk"])]
+        db[table].create(  # type: ignore[union-attr]
+            {c["name"]: c["type"] for c in columns},
+            pk=keys[0] if len(keys) == 1 else tuple(keys),
+            not_null={c["name"] for c in columns if c["notnull"]},
+            defaults={c["name"]: _default_value(c["default"]) for c in columns if c["default"] is not None},
+            if_not_exists=True,
+        )
+        for index in layout["indexes"].get(table, []):
+            if index["partial"]:  # sqlite-utils has no partial indexes
+                conn.execute(_index_sql(table, index))
+            else:
+                db[table].create_index(index["columns"], index_name=index["name"],  # type: ignore[union-attr]
+                                       unique=bool(index["unique"]), if_not_exists=True)
+    if not db[OBSERVATIONS_FTS].exists():
+        # sqlite-utils names the table <table>_fts and its triggers <table>_ai/_ad/_au, as CLEO does.
+        db[OBSERVATIONS].enable_fts(["id", "title", "narrative"], create_triggers=True)  # type: ignore[union-attr]
     conn.execute(f"INSERT OR IGNORE INTO {SCHEMA_META}(key, value) VALUES ('schemaVersion', '1.0.0')")

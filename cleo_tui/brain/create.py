@@ -147,7 +147,7 @@ def create_project_brain(directory: str | Path, cleo: CleoChoice = "auto") -> Cr
     found = existing_project_brain(directory)
     if found is not None:
         raise BrainError(f"{found} already exists; nothing was changed. Open it with `cleo-tui {directory}`.")
-    reason = "--standalone" if cleo == "never" else "CLEO is not installed (no `cleo` on PATH)"
+    reason = "--standalone was given" if cleo == "never" else "there is no `cleo` on PATH"
     if cleo != "never":
         program = shutil.which("cleo")
         if program is not None:
@@ -161,6 +161,6 @@ def create_project_brain(directory: str | Path, cleo: CleoChoice = "auto") -> Cr
     path = directory / OWN_BRAIN
     create_brain(path).close()
     return CreatedBrain(path, False, (
-        f"Created cleo-tui's own brain at {path} ({reason}). It lives outside .cleo/ so that CLEO neither "
-        "adopts it nor trips over it; once CLEO sets this project up, cleo-tui opens CLEO's .cleo/cleo.db "
-        "instead."))
+        f"Created cleo-tui's own brain at {path}. CLEO did not set the project up: {reason}. The brain lives "
+        "outside .cleo/, so CLEO neither adopts it nor trips over it; once CLEO sets this project up, "
+        "cleo-tui opens CLEO's .cleo/cleo.db instead."))

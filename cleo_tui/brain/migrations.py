@@ -2,12 +2,26 @@
 
 Only tables named `cleo_tui_*` and hippo's `recall_trace*` tables are created
 here. CLEO's tables and columns are never altered or dropped.
+
+A step is a SQL statement, or a function given a sqlite-utils `Database` on the
+same connection for what SQL cannot say idempotently (e.g. `add_column` only when
+the column is missing: ALTER TABLE has no IF NOT EXISTS). sqlite-utils is
+imported only when such a step is pending. The version record, the read-only
+check for newer files and the `BEGIN IMMEDIATE` per step stay plain sqlite3:
+sqlite-utils' own `Migrations` keeps wall-clock times in a `_sqlite_migrations`
+table (not a `cleo_tui_*` name, and the demo brain would no longer be the same
+bytes for a seed) and begins deferred transactions.
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Union
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
 
 META = "cleo_tui_meta"
 RUNS = "cleo_tui_runs"
@@ -19,11 +33,16 @@ TRACE_RESULTS = "recall_trace_results"
 TRACE_OUTCOMES = "recall_trace_outcomes"
 
 
+Step = Union[str, Callable[["Database"], None]]
+
+
 @dataclass(frozen=True)
 class Migration:
+    """One versioned step: its statements run in one transaction, then the version is recorded."""
+
     version: int
     name: str
-    statements: tuple[str, ...]
+    statements: tuple[Step, ...]
 
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -129,19 +148,28 @@ def schema_version(conn: sqlite3.Connection) -> int:
         return 0
 
 
-def migrate(conn: sqlite3.Connection) -> int:
+def _run_step(conn: sqlite3.Connection, step: Step) -> None:
+    if isinstance(step, str):
+        conn.execute(step)
+        return
+    from sqlite_utils import Database
+
+    step(Database(conn))
+
+
+def migrate(conn: sqlite3.Connection, migrations: Sequence[Migration] = MIGRATIONS) -> int:
     """Bring cleo-tui's tables up to date, one transaction per step; return the version.
 
     Safe to call on every open: a brain already at the latest version is not written.
     """
     current = schema_version(conn)
-    for migration in MIGRATIONS:
+    for migration in migrations:
         if migration.version <= current:
             continue
         conn.execute("BEGIN IMMEDIATE")
         try:
             for statement in migration.statements:
-                conn.execute(statement)
+                _run_step(conn, statement)
             conn.execute(
                 f"INSERT INTO {META}(key, value) VALUES ('schema_version', ?) "
                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
@@ -149,7 +177,8 @@ def migrate(conn: sqlite3.Connection) -> int:
             )
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
             raise
         current = migration.version
     return current

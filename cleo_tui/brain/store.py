@@ -15,8 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-import sqlite_utils
-
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.connection import BUSY_TIMEOUT_MS, check_sqlite_file, connect, is_writable
 from cleo_tui.brain.errors import BrainBusy, BrainNotFound, BrainUnwritable, NotABrain, ReadOnlyBrain
@@ -54,6 +52,11 @@ class Features:
         return table in self.tables
 
     def columns(self, table: str) -> frozenset[str]:
+        """The column names of `table` (empty when it does not exist), read once.
+
+        Plain PRAGMA, not sqlite-utils' `Table.columns`: every command asks this, and
+        importing sqlite-utils costs ~0.4 s (it loads numpy) for one PRAGMA.
+        """
         if table not in self._columns:
             if table not in self.tables:
                 self._columns[table] = frozenset()
@@ -102,11 +105,6 @@ class Brain:
         if _file_identity(where) != self.identity:
             raise BrainUnwritable(f"{self.path} was deleted, moved or replaced since cleo-tui opened it; "
                                   "nothing was written. Quit and open the brain again.")
-
-    @property
-    def db(self) -> sqlite_utils.Database:
-        """sqlite-utils view of the same connection."""
-        return sqlite_utils.Database(self.conn)
 
     @property
     def kind_label(self) -> str:
