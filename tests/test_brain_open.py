@@ -6,21 +6,36 @@ import sqlite3
 
 import pytest
 
-from brain_fixtures import (
-    LEGACY_MISSING, file_digest, insert_observations, make_cleo_consolidated, make_cleo_legacy,
-    make_hippo, observation,
-)
 from cleo_tui.brain import (
-    KIND_CLEO, KIND_CLEO_LEGACY, KIND_CLEO_TUI, KIND_HIPPO, ReadOnlyBrain, create_brain, locate_brain,
+    KIND_CLEO,
+    KIND_CLEO_LEGACY,
+    KIND_CLEO_TUI,
+    KIND_HIPPO,
+    ReadOnlyBrain,
+    create_brain,
+    locate_brain,
     open_brain,
 )
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.migrations import LATEST_VERSION, META, OVERRIDES, TRACES, schema_version
 from cleo_tui.brain.observations import (
-    ObservationQuery, count_observations, get_observation, iter_observations, page_observations,
+    ObservationQuery,
+    count_observations,
+    get_observation,
+    iter_observations,
+    page_observations,
 )
 from cleo_tui.brain.records import edges_of, list_records
 from cleo_tui.brain.summary import brain_summary
+from tests.brain_fixtures import (
+    LEGACY_MISSING,
+    file_digest,
+    insert_observations,
+    make_cleo_consolidated,
+    make_cleo_legacy,
+    make_hippo,
+    observation,
+)
 
 ROWS = 30
 

@@ -17,7 +17,10 @@ from cleo_tui import cli
 from cleo_tui.brain import KIND_CLEO, KIND_CLEO_TUI, create_project_brain, locate_brain, open_brain
 from cleo_tui.brain.migrations import META
 from tests.cleo_rule import (
-    cleo_treats_as_existing, cleo_would_adopt, cleo_would_choke_on, install_fake_cleo,
+    cleo_treats_as_existing,
+    cleo_would_adopt,
+    cleo_would_choke_on,
+    install_fake_cleo,
 )
 
 ROOT = Path(__file__).resolve().parent.parent

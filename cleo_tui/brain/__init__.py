@@ -1,15 +1,41 @@
 """Brains on disk: locating, opening, creating, reading. Imports nothing from Textual."""
 
+from cleo_tui.brain.create import CreatedBrain, create_brain, create_project_brain
 from cleo_tui.brain.errors import (
-    BrainError, BrainNotFound, BrainUnreadable, NotABrain, NotSQLite, ReadOnlyBrain, StaleState,
+    BrainError,
+    BrainNotFound,
+    BrainUnreadable,
+    NotABrain,
+    NotSQLite,
+    ReadOnlyBrain,
+    StaleState,
 )
 from cleo_tui.brain.store import (
-    KIND_CLEO, KIND_CLEO_LEGACY, KIND_CLEO_TUI, KIND_HIPPO, Brain, locate_brain, open_brain,
+    KIND_CLEO,
+    KIND_CLEO_LEGACY,
+    KIND_CLEO_TUI,
+    KIND_HIPPO,
+    Brain,
+    locate_brain,
+    open_brain,
 )
-from cleo_tui.brain.create import CreatedBrain, create_brain, create_project_brain
 
 __all__ = [
-    "Brain", "BrainError", "BrainNotFound", "BrainUnreadable", "NotABrain", "NotSQLite",
-    "ReadOnlyBrain", "StaleState", "KIND_CLEO", "KIND_CLEO_LEGACY", "KIND_CLEO_TUI", "KIND_HIPPO",
-    "CreatedBrain", "create_brain", "create_project_brain", "locate_brain", "open_brain",
+    "KIND_CLEO",
+    "KIND_CLEO_LEGACY",
+    "KIND_CLEO_TUI",
+    "KIND_HIPPO",
+    "Brain",
+    "BrainError",
+    "BrainNotFound",
+    "BrainUnreadable",
+    "CreatedBrain",
+    "NotABrain",
+    "NotSQLite",
+    "ReadOnlyBrain",
+    "StaleState",
+    "create_brain",
+    "create_project_brain",
+    "locate_brain",
+    "open_brain",
 ]

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 
 def utc_now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def cleo_timestamp(moment: datetime | None = None) -> str:
     """CLEO's column format: UTC `YYYY-MM-DD HH:MM:SS`."""
-    return (moment or utc_now()).astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    return (moment or utc_now()).astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
 def iso_timestamp(moment: datetime | None = None) -> str:
     """hippo's format: ISO-8601 UTC with milliseconds and `Z`."""
-    moment = (moment or utc_now()).astimezone(timezone.utc)
+    moment = (moment or utc_now()).astimezone(UTC)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"

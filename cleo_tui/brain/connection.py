@@ -23,9 +23,11 @@ def check_sqlite_file(path: Path) -> None:
         with open(path, "rb") as handle:
             header = handle.read(16)
     except FileNotFoundError:
-        raise BrainUnreadable(f"{path} does not exist. Check the path, or create a brain with `cleo-tui init`.") from None
+        raise BrainUnreadable(f"{path} does not exist. Check the path, or create a brain with `cleo-tui init`."
+                              ) from None
     except IsADirectoryError:
-        raise BrainUnreadable(f"{path} is a directory, not a brain file. Pass the project directory without --db, or the .db file with --db.") from None
+        raise BrainUnreadable(f"{path} is a directory, not a brain file. Pass the project directory without --db, "
+                              "or the .db file with --db.") from None
     except PermissionError:
         raise BrainUnreadable(f"{path} cannot be read: permission denied. Check the file's permissions.") from None
     if header != SQLITE_MAGIC:
@@ -76,7 +78,9 @@ def connect(path: Path, read_only: bool) -> sqlite3.Connection:
     except sqlite3.DatabaseError as exc:
         message = str(exc)
         if "locked" in message or "busy" in message:
-            raise BrainUnreadable(f"{path} is locked by another process and stayed locked for {BUSY_TIMEOUT_MS // 1000} s. Try again when it finishes, or open with --read-only.") from None
+            raise BrainUnreadable(f"{path} is locked by another process and stayed locked for "
+                                  f"{BUSY_TIMEOUT_MS // 1000} s. Try again when it finishes, or open with "
+                                  "--read-only.") from None
         if "not a database" in message or "malformed" in message:
             raise NotSQLite(f"{path} is not a readable SQLite database ({message}).") from None
         raise BrainUnreadable(f"{path} could not be opened: {message}.") from None

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from cleo_tui.brain.clock import cleo_timestamp
 from cleo_tui.brain.errors import BrainError
@@ -83,7 +84,7 @@ def update_row(conn: sqlite3.Connection, run_id: int, table: str, key: Mapping[s
     row = conn.execute(f'SELECT {cols} FROM "{table}" WHERE {where}', params).fetchone()
     if row is None:
         return False
-    before = dict(zip(values, row))
+    before = dict(zip(values, row, strict=True))
     sets = ", ".join(f'"{c}" = ?' for c in values)
     conn.execute(f'UPDATE "{table}" SET {sets} WHERE {where}', [*values.values(), *params])
     _record(conn, run_id, table, key, before, dict(values))
@@ -106,7 +107,7 @@ def delete_row(conn: sqlite3.Connection, run_id: int, table: str, key: Mapping[s
     row = cur.fetchone()
     if row is None:
         return False
-    before = dict(zip([d[0] for d in cur.description], row))
+    before = dict(zip([d[0] for d in cur.description], row, strict=True))
     conn.execute(f'DELETE FROM "{table}" WHERE {where}', params)
     _record(conn, run_id, table, key, before, None)
     return True
@@ -166,7 +167,8 @@ def undo_run(conn: sqlite3.Connection, run_id: int, summary: str = "") -> tuple[
         raise BrainError(f"Run {run_id} was already undone (by run {run.undone_by}).")
     if run.kind == "undo":
         raise BrainError(f"Run {run_id} is itself an undo; undo is not undone again.")
-    undo_id = start_run(conn, "undo", summary or f"undo of run {run_id} ({run.kind})", {"undoes": run_id}, undoes=run_id)
+    undo_id = start_run(conn, "undo", summary or f"undo of run {run_id} ({run.kind})", {"undoes": run_id},
+                        undoes=run_id)
     restored = 0
     for table, key, before, after in reversed(run_changes(conn, run_id)):
         where, params = _where(key)

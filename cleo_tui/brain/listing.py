@@ -13,7 +13,11 @@ import threading
 from collections import OrderedDict
 
 from cleo_tui.brain.observations import (
-    ObservationQuery, count_observations, cursor_of, page_at_offset, page_observations,
+    ObservationQuery,
+    count_observations,
+    cursor_of,
+    page_at_offset,
+    page_observations,
 )
 from cleo_tui.brain.store import Brain
 

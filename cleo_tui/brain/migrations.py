@@ -18,7 +18,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
@@ -33,7 +33,7 @@ TRACE_RESULTS = "recall_trace_results"
 TRACE_OUTCOMES = "recall_trace_outcomes"
 
 
-Step = Union[str, Callable[["Database"], None]]
+Step = str | Callable[["Database"], None]
 
 
 @dataclass(frozen=True)

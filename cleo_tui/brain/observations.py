@@ -9,8 +9,9 @@ at the end of a descending order and the start of an ascending one.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from typing import Any, Iterator
+from typing import Any
 
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.store import Brain
@@ -46,7 +47,7 @@ class ObservationQuery:
     # which stays fast however deep the page (a 96%-live filter must not sort 1M rows).
     narrow: bool = False
 
-    def with_(self, **changes: Any) -> "ObservationQuery":
+    def with_(self, **changes: Any) -> ObservationQuery:
         return replace(self, **changes)
 
 
@@ -106,7 +107,8 @@ def _filters(brain: Brain, q: ObservationQuery, walk: bool = False) -> tuple[lis
             params += [value] if column.lstrip("+") in have else []
     if q.search.strip():
         if brain.features.fts and fts_expression(q.search):
-            where.append(f"{plus}rowid IN (SELECT rowid FROM {cs.OBSERVATIONS_FTS} WHERE {cs.OBSERVATIONS_FTS} MATCH ?)")
+            where.append(f"{plus}rowid IN (SELECT rowid FROM {cs.OBSERVATIONS_FTS} "
+                         f"WHERE {cs.OBSERVATIONS_FTS} MATCH ?)")
             params.append(fts_expression(q.search))
         else:
             text_cols = [c for c in ("id", "title", "narrative") if c in have]
@@ -210,7 +212,8 @@ def page_at_offset(brain: Brain, q: ObservationQuery, offset: int, limit: int = 
             where, fparams = _filters(brain, q)
             col = _sort_column(brain, q)
             where.append(f"{col} IS NULL" if segment else f"{col} IS NOT NULL")
-            seg_count = int(brain.scalar(f"SELECT count(*) FROM {cs.OBSERVATIONS} WHERE " + " AND ".join(where), fparams))
+            seg_count = int(brain.scalar(f"SELECT count(*) FROM {cs.OBSERVATIONS} WHERE " + " AND ".join(where),
+                                         fparams))
             offset = max(0, offset - seg_count)
         else:
             offset = 0

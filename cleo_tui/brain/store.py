@@ -10,10 +10,11 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.connection import BUSY_TIMEOUT_MS, check_sqlite_file, connect, is_writable
@@ -147,7 +148,7 @@ class Brain:
                     raise write_failure(self.path, exc) from None
                 raise
 
-    def reader(self) -> "Brain":
+    def reader(self) -> Brain:
         """A second, read-only view of the same file with its own connection.
 
         Long reads in a worker (tagging a whole brain) use it, so they never hold

@@ -21,7 +21,12 @@ from cleo_tui.commands.common import AddCommand, UsageError, add_brain_options, 
 from cleo_tui.llm import results as r
 from cleo_tui.llm.observer import propose_observer_notes, run_observer, store_observer_notes
 from cleo_tui.llm.proposals import (
-    STATUSES, Proposal, discard_proposal, get_proposal, list_proposals, undo_proposal,
+    STATUSES,
+    Proposal,
+    discard_proposal,
+    get_proposal,
+    list_proposals,
+    undo_proposal,
 )
 from cleo_tui.llm.reflector import apply_reflection, propose_reflection, superseded_details
 from cleo_tui.llm.resolve import PROVIDERS
@@ -34,7 +39,8 @@ def _provider_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--session", metavar="ID", help="the CLEO session (source_session_id) to work on")
     parser.add_argument("--provider", choices=PROVIDERS, help="LLM provider (default: resolved from config/env)")
     parser.add_argument("--model", metavar="NAME", help="model name (default: CLEO_OBSERVER_MODEL, config, built-in)")
-    parser.add_argument("--base-url", metavar="URL", help="provider endpoint, e.g. a local OpenAI-compatible server's /v1")
+    parser.add_argument("--base-url", metavar="URL",
+                        help="provider endpoint, e.g. a local OpenAI-compatible server's /v1")
     parser.add_argument("--json", action="store_true", help="print JSON")
 
 
@@ -43,7 +49,8 @@ def register(add: AddCommand) -> None:
                   description="Run CLEO's observer. Without an API key it says so and does nothing.")
     add_brain_options(observe, read_only_flag=False)
     _provider_options(observe)
-    observe.add_argument("--threshold", metavar="N", type=int, help="run at N uncompressed observations (default: config, 10)")
+    observe.add_argument("--threshold", metavar="N", type=int,
+                         help="run at N uncompressed observations (default: config, 10)")
     mode = observe.add_mutually_exclusive_group()
     mode.add_argument("--propose", action="store_true", help="keep the notes as a pending proposal; store nothing")
     mode.add_argument("--store", metavar="PROPOSAL_ID", type=int, help="store notes of a pending observer proposal")
@@ -58,7 +65,8 @@ def register(add: AddCommand) -> None:
     action = reflect.add_mutually_exclusive_group()
     action.add_argument("--apply", action="store_true", help="apply: a new proposal in full, or --proposal ID")
     reflect.add_argument("--proposal", metavar="ID", type=int, help="with --apply: the pending proposal to apply")
-    reflect.add_argument("--approve", metavar="IDS", help="superseded ids to evict, comma-separated (default: all; '' for none)")
+    reflect.add_argument("--approve", metavar="IDS",
+                         help="superseded ids to evict, comma-separated (default: all; '' for none)")
     reflect.add_argument("--patterns", metavar="N,N", help="patterns to store, 0-based (default: all; '' for none)")
     reflect.add_argument("--learnings", metavar="N,N", help="learnings to store, 0-based (default: all; '' for none)")
     action.add_argument("--list", action="store_true", help="list proposals (observer and reflector)")
@@ -105,7 +113,7 @@ def _print_provider(described: dict[str, Any] | None) -> None:
 def _print_observer(result: r.ObserverResult) -> None:
     _print_provider(result.provider)
     _print_problem(result.problem)
-    for note, note_id in zip(result.notes, result.note_ids):
+    for note, note_id in zip(result.notes, result.note_ids, strict=True):
         print(f"{note_id}  p{note['priority']} {note['date']}  {one_line(note['observation'])}")
         print(f"    compresses: {one_line(', '.join(note['source_ids'])) or '(no known id)'}")
     if result.ran and result.problem is None:
@@ -197,7 +205,10 @@ def _manage(brain: Any, args: argparse.Namespace) -> int:
     if args.show is not None:
         proposal = get_proposal(brain, args.show)
         details = superseded_details(brain, proposal)
-        emit_json({**proposal.to_dict(), "superseded_details": details}) if args.json else _print_proposal(proposal, details)
+        if args.json:
+            emit_json({**proposal.to_dict(), "superseded_details": details})
+        else:
+            _print_proposal(proposal, details)
         return 0
     if args.discard is not None:
         proposal = discard_proposal(brain, args.discard)

@@ -126,7 +126,8 @@ def _undo(args: argparse.Namespace) -> int:
     try:
         run_id = int(str(args.undo).strip())
     except ValueError:
-        raise UsageError(f"--undo wants a run id (a whole number, see --runs), not {one_line(args.undo, 40)!r}.") from None
+        raise UsageError(f"--undo wants a run id (a whole number, see --runs), not {one_line(args.undo, 40)!r}."
+                         ) from None
     brain = brain_from_args(args, read_only=False)
     try:
         undo_id, restored = curation.undo(brain, run_id)

@@ -19,15 +19,15 @@ import json
 import random
 import sqlite3
 from collections import deque
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
-from pathlib import Path
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from cleo_tui.brain import cleo_schema as cs
-from cleo_tui.brain.errors import BrainError
 from cleo_tui.brain.create import create_brain, remove_database
+from cleo_tui.brain.errors import BrainError
 from cleo_tui.brain.store import Brain
 from cleo_tui.demo import text
 from cleo_tui.demo.traces import add_demo_traces
@@ -38,7 +38,7 @@ MAX_OBSERVATIONS = 5_000_000
 DEFAULT_SEED = 7
 BATCH_ROWS = 2000          # rows per transaction: small enough to keep memory flat
 INSERT_BATCH = 200         # rows per multi-row INSERT statement
-BASE_DATE = datetime(2026, 6, 1, 9, 0, tzinfo=timezone.utc)  # the demo's "now"
+BASE_DATE = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)  # the demo's "now"
 SPAN = timedelta(days=180)                                    # how far back the history goes
 HOT_CITED = 5             # observations that several reflections in a row cite (reinforced)
 WINDOW = 150              # recent observations a reflection may cite

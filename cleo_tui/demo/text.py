@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import random
 import string
-from functools import lru_cache
+from functools import cache
 
 PROJECT = "harbor"
 
@@ -92,7 +92,8 @@ FILE_PLACEHOLDERS = ("file", "py", "ts")
 
 # Placeholder name -> how to fill it. Names ending in 2 draw a second, independent value.
 _POOLS: dict[str, tuple] = {
-    "file": FILES, "py": PY_FILES, "ts": TS_FILES, "func": FUNCTIONS, "dotted": DOTTED, "lib": LIBRARIES, "feature": FEATURES,
+    "file": FILES, "py": PY_FILES, "ts": TS_FILES, "func": FUNCTIONS, "dotted": DOTTED, "lib": LIBRARIES,
+    "feature": FEATURES,
     "test": TESTS, "adj": ADJECTIVES, "area": AREAS,
 }
 
@@ -134,7 +135,7 @@ def draw(rng: random.Random, context: dict[str, str], *templates: str) -> dict[s
     return values
 
 
-@lru_cache(maxsize=None)
+@cache
 def _fields(template: str) -> tuple[str, ...]:
     return tuple(sorted({f for _, f, _, _ in string.Formatter().parse(template) if f}))
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 import re
 from dataclasses import replace
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain import journal
@@ -26,10 +26,14 @@ from cleo_tui.recall.last_recall import save_last_recall, trace_input
 from cleo_tui.recall.recall import recall
 from cleo_tui.recall.rerank import parse_timestamp
 from cleo_tui.recall.traces import (
-    DEFAULT_TENANT, RecallTraceInput, TraceResultInput, record_trace_outcome, write_recall_trace,
+    DEFAULT_TENANT,
+    RecallTraceInput,
+    TraceResultInput,
+    record_trace_outcome,
+    write_recall_trace,
 )
 
-FALLBACK_START = datetime(2026, 5, 1, 12, 0, tzinfo=timezone.utc)
+FALLBACK_START = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
 QUERY_COUNT = 12
 STEP = timedelta(minutes=37)
 PIPELINE_WEIGHTS = {"cli": 5, "api": 3, "context": 3, "mcp": 1}
@@ -108,7 +112,7 @@ def add_demo_traces(brain: Brain, rng: random.Random) -> int:
     """Run demo recalls, trace them, record outcomes; returns how many traces were written."""
     queries = demo_queries(brain, rng)
     sessions = _sessions(brain)
-    pipelines, weights = zip(*PIPELINE_WEIGHTS.items())
+    pipelines, weights = zip(*PIPELINE_WEIGHTS.items(), strict=True)
     at = _clock_start(brain)
     written: list[tuple[int, list[str]]] = []
     for index, query in enumerate(queries):

@@ -6,14 +6,15 @@ say why, as CLEO's best-effort paths do.
 
 from __future__ import annotations
 
-from typing import Callable, TypeVar
+from collections.abc import Callable
+from typing import TypeVar
 
 import httpx2
 
 from cleo_tui.brain.store import Brain
 from cleo_tui.llm import results as r
 from cleo_tui.llm.parsing import Unparsable
-from cleo_tui.llm.providers import CancelToken, Cancelled, Completion, ProviderFailure, complete
+from cleo_tui.llm.providers import Cancelled, CancelToken, Completion, ProviderFailure, complete
 from cleo_tui.llm.resolve import Resolved
 
 T = TypeVar("T")

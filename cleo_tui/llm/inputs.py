@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Sequence
+from typing import Any
 
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.clock import cleo_timestamp, utc_now

@@ -11,7 +11,8 @@ Both store through the curation journal (run kind 'observe'), so
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import httpx2
 
@@ -23,7 +24,13 @@ from cleo_tui.llm.inputs import OBSERVER_MIN_ROWS, Selection, fingerprint, obser
 from cleo_tui.llm.parsing import parse_notes
 from cleo_tui.llm.prompts import OBSERVER_MAX_TOKENS, OBSERVER_SYSTEM, observer_line, observer_prompt
 from cleo_tui.llm.proposals import (
-    APPLIED, DISCARDED, OBSERVER, chosen_indexes, create_proposal, mark_decided, require_pending,
+    APPLIED,
+    DISCARDED,
+    OBSERVER,
+    chosen_indexes,
+    create_proposal,
+    mark_decided,
+    require_pending,
 )
 from cleo_tui.llm.providers import CancelToken, redact
 from cleo_tui.llm.resolve import Resolved, resolve_provider
@@ -92,7 +99,7 @@ def propose_observer_notes(brain: Brain, session_id: str | None = None, threshol
         return r.ProposeOutcome(True, None, r.Problem(r.CANCELLED, "Cancelled; nothing was stored."), described)
     proposal = create_proposal(
         brain, OBSERVER, session_id, resolved.provider, completion.model,
-        [{**row.to_dict(), "line": line} for row, line in zip(selection.rows, lines)],
+        [{**row.to_dict(), "line": line} for row, line in zip(selection.rows, lines, strict=True)],
         {"notes": parsed.notes, "dropped_ids": parsed.dropped_ids, "rejected": parsed.rejected,
          "scope": selection.scope},
         completion.text, completion.usage.to_dict(), pool)

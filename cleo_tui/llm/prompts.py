@@ -8,7 +8,7 @@ The instructions are cleo-tui's own wording of CLEO's contract (REFERENCE §1).
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from cleo_tui.llm.inputs import InputRow
 

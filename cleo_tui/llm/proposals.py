@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from cleo_tui.brain import journal
 from cleo_tui.brain.clock import cleo_timestamp

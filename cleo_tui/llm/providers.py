@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import httpx2
 
@@ -227,7 +228,8 @@ def complete(resolved: Resolved, system: str, prompt: str, max_tokens: int,
     try:
         client, call = build(resolved, system, prompt, max_tokens, http_client)
     except Exception as exc:  # the SDK refused its arguments (bad base URL ...)
-        raise ProviderFailure(None, redact(f"the client could not be set up: {exc}", resolved.api_key), "other") from None
+        raise ProviderFailure(None, redact(f"the client could not be set up: {exc}", resolved.api_key),
+                              "other") from None
     cancelled = False
     try:
         completion = _call_in_thread(call, token, client.close)

@@ -10,7 +10,8 @@ proposal row. A proposal whose input rows changed since is refused.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import httpx2
 
@@ -25,7 +26,13 @@ from cleo_tui.llm.inputs import REFLECTOR_MIN_ROWS, fingerprint, reflector_selec
 from cleo_tui.llm.parsing import parse_reflection
 from cleo_tui.llm.prompts import REFLECTOR_MAX_TOKENS, REFLECTOR_SYSTEM, reflector_line, reflector_prompt
 from cleo_tui.llm.proposals import (
-    APPLIED, REFLECTOR, Proposal, ProposalError, chosen_indexes, create_proposal, mark_decided,
+    APPLIED,
+    REFLECTOR,
+    Proposal,
+    ProposalError,
+    chosen_indexes,
+    create_proposal,
+    mark_decided,
     require_pending,
 )
 from cleo_tui.llm.providers import CancelToken
@@ -81,7 +88,7 @@ def propose_reflection(brain: Brain, session_id: str | None = None, provider: st
         return r.ProposeOutcome(True, None, r.Problem(r.CANCELLED, "Cancelled; nothing was stored."), described)
     proposal = create_proposal(
         brain, REFLECTOR, session_id, resolved.provider, completion.model,
-        [{**row.to_dict(), "line": line} for row, line in zip(selection.rows, lines)],
+        [{**row.to_dict(), "line": line} for row, line in zip(selection.rows, lines, strict=True)],
         {"patterns": parsed.patterns, "learnings": parsed.learnings, "superseded": parsed.superseded,
          "dropped_ids": parsed.dropped_ids, "scope": selection.scope},
         completion.text, completion.usage.to_dict(), pool)

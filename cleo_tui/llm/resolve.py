@@ -140,7 +140,8 @@ def _sources(explicit: Source, project: ProjectSettings, own: dict[str, Any],
     return [
         explicit,
         Source(MODEL_ENV, model=env_model),
-        _config_source(".cleo/config.json llm.roles.consolidation", project.llm_entry("roles", "consolidation"), warnings),
+        _config_source(".cleo/config.json llm.roles.consolidation", project.llm_entry("roles", "consolidation"),
+                       warnings),
         _config_source(".cleo/config.json llm.default", project.llm_entry("default"), warnings),
         _config_source("cleo-tui config llm", own, warnings),
     ]

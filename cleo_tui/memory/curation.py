@@ -11,7 +11,7 @@ Run kinds: 'prune', 'evict', 'restore', 'pin', 'unpin', 'undo'.
 from __future__ import annotations
 
 import sqlite3
-from typing import Iterable
+from collections.abc import Iterable
 
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain import journal

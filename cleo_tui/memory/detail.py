@@ -38,7 +38,8 @@ def _reflection(brain: Brain, node_id: str) -> Reflection:
     return Reflection(node_id, kind, record_text(kind, row), exists=True, live=row.get("invalid_at") is None)
 
 
-def observation_detail(brain: Brain, observation_id: str, citing_ids: list[str] | None = None) -> ObservationDetail | None:
+def observation_detail(brain: Brain, observation_id: str,
+                       citing_ids: list[str] | None = None) -> ObservationDetail | None:
     """The row, the reflections citing it, its graph edges and the curation runs that touched it.
 
     `citing_ids` (from the tags, when known) saves re-reading the citations.

@@ -12,8 +12,8 @@ import hashlib
 import re
 import threading
 from bisect import bisect_right
+from collections.abc import Iterable, Sequence
 from itertools import accumulate
-from typing import Iterable, Sequence
 
 from cleo_tui.memory.token_cache import TokenCache, line_key
 from cleo_tui.safe_text import one_line
@@ -107,7 +107,7 @@ class _Corpus:
         self._reversed = ""
         self._texts = texts
 
-    def lowered(self) -> "_Corpus":
+    def lowered(self) -> _Corpus:
         """The same texts lower-cased (text by text: 'İ' lower-cases to two characters)."""
         return _Corpus([t.lower() for t in self._texts])
 
@@ -223,7 +223,7 @@ def _from_cache(texts: Sequence[str], missing: list[int], known: list, cache: To
         # bytes a character, and it is copied (reversed, lower-cased) once or twice.
         chunk = still[first:first + _CHUNK]
         subset = [texts[i] for i in chunk]
-        for i, ids, reasons in zip(chunk, identifiers_of(subset), text_reasons_of(subset)):
+        for i, ids, reasons in zip(chunk, identifiers_of(subset), text_reasons_of(subset), strict=True):
             known[i] = (tuple(sorted(ids)), tuple(reasons))
     cache.store_findings(RULES_KEY, [(keys[i], _encode(known[i])) for i in still])
     return still

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.migrations import OVERRIDES

@@ -23,9 +23,10 @@ from __future__ import annotations
 import hashlib
 import math
 from bisect import bisect_left
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from cleo_tui.brain import journal
 from cleo_tui.brain.clock import cleo_timestamp
@@ -34,7 +35,11 @@ from cleo_tui.brain.store import Brain
 from cleo_tui.memory import curation, mapping, tags
 from cleo_tui.memory.pool_state import pool_state
 from cleo_tui.memory.seed_types import (
-    COVERAGE_TAGS, DROP_RELEVANCE, MemoryReflection, ObservationRecord, render_record,
+    COVERAGE_TAGS,
+    DROP_RELEVANCE,
+    MemoryReflection,
+    ObservationRecord,
+    render_record,
 )
 from cleo_tui.memory.token_cache import CountStats, Progress, count_line_units
 from cleo_tui.memory.tokenizers import Tokenizer, get_tokenizer
@@ -107,7 +112,7 @@ class PoolEntry:
 class PrunePreview:
     """A prune at one budget: what drops, what stays, and the pool it was computed on."""
 
-    pool: "PreparedPool"
+    pool: PreparedPool
     budget: int
     target: int
     drop_count: int

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union
 
 COVERAGE_TAGS = ("reinforced", "cited", "uncited")  # also the drop order: reinforced first
 DROP_RELEVANCE = ("low", "medium", "high")           # drop order within a coverage tag
@@ -31,7 +30,7 @@ class ReflectionRecord:
 
 # A legacy reflection is a plain string: it cites nothing but its text still counts
 # when deciding whether an identifier appears elsewhere.
-MemoryReflection = Union[ReflectionRecord, str]
+MemoryReflection = ReflectionRecord | str
 
 
 def render_line(observation_id: str, timestamp: str, relevance: str, content: str) -> str:

@@ -16,9 +16,10 @@ from __future__ import annotations
 import gc
 import sqlite3
 from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any
 
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.store import Brain
@@ -108,7 +109,7 @@ def tag_protected_observations(observations: Sequence[ObservationRecord],
     counts = identifier_counts(identifiers)
     counts.update(identifier_counts(detectors.identifiers_of([_reflection_text(r) for r in reflections])))
     tags = {}
-    for observation, ids, found in zip(observations, identifiers, detectors.text_reasons_of(contents)):
+    for observation, ids, found in zip(observations, identifiers, detectors.text_reasons_of(contents), strict=True):
         reasons = protection_reasons(found, observation.relevance, "set by the observer", ids, counts, own=1)
         tags[observation.id] = ProtectionTag(bool(reasons), tuple(reasons))
     return tags
@@ -134,7 +135,7 @@ def iter_observation_rows(brain: Brain, live_only: bool = False) -> Iterator[lis
         cursor = brain.conn.execute(f"SELECT {select} FROM {cs.OBSERVATIONS}{where} ORDER BY {order}")
         try:
             while rows := cursor.fetchmany(SCAN_CHUNK):
-                yield [dict(zip(POOL_COLUMNS, row)) for row in rows]
+                yield [dict(zip(POOL_COLUMNS, row, strict=True)) for row in rows]
         finally:
             cursor.close()
 
@@ -209,7 +210,7 @@ def scan_brain(brain: Brain, live_only: bool = False, tokenizer: Tokenizer | Non
     try:
         for chunk in iter_observation_rows(brain, live_only):
             findings = detectors.analyse_texts([judged_text(row) for row in chunk], cache)
-            scanned = [_scan_row(row, found, overrides) for row, found in zip(chunk, findings)]
+            scanned = [_scan_row(row, found, overrides) for row, found in zip(chunk, findings, strict=True)]
             if tokenizer is not None:
                 _measure(chunk, scanned, tokenizer, session, cache, stats,
                          None if progress is None else _offset(progress, stats.lines, total))
@@ -242,7 +243,7 @@ def _measure(chunk: list[dict[str, Any]], scanned: list[ScannedRow], tokenizer: 
     lines = [render_line(scanned[i].id, mapping.minute_timestamp(chunk[i]["created_at"]), scanned[i].relevance,
                          mapping.content_of(chunk[i])) for i in in_scope]
     units, chunk_stats = count_line_units(lines, tokenizer, progress, cache)
-    for i, unit in zip(in_scope, units):
+    for i, unit in zip(in_scope, units, strict=True):
         scanned[i].units = unit
     stats.lines += chunk_stats.lines
     stats.from_cache += chunk_stats.from_cache

@@ -13,9 +13,10 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from cleo_tui.config import cache_dir
 from cleo_tui.memory.tokenizers import Tokenizer
@@ -157,7 +158,7 @@ def count_line_units(lines: Sequence[str], tokenizer: Tokenizer, progress: Progr
         stats.cache_used = cache.usable
         units: list[int] = []
         new: list[tuple[bytes, int]] = []
-        for index, (line, key) in enumerate(zip(lines, keys)):
+        for index, (line, key) in enumerate(zip(lines, keys, strict=True)):
             count = known.get(key)
             if count is None:
                 count = tokenizer.line_units(line)

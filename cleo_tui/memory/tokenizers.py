@@ -24,10 +24,11 @@ import gzip
 import hashlib
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from cleo_tui.brain.errors import BrainError
 from cleo_tui.config import cache_dir

@@ -17,8 +17,8 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from cleo_tui.brain.errors import BrainError
 from cleo_tui.brain.store import Brain

@@ -10,16 +10,21 @@ recall with no results writes its trace but leaves the last recall as it was.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Iterable
 
 from cleo_tui.brain.errors import BrainError
 from cleo_tui.brain.migrations import META
 from cleo_tui.brain.store import Brain
 from cleo_tui.recall.recall import DEFAULT_LIMIT, RecallResult, recall
 from cleo_tui.recall.traces import (
-    DEFAULT_TENANT, RecallTraceInput, TraceResultInput, credited_ids, record_trace_outcome, warn,
+    DEFAULT_TENANT,
+    RecallTraceInput,
+    TraceResultInput,
+    credited_ids,
+    record_trace_outcome,
+    warn,
     write_recall_trace,
 )
 

@@ -10,8 +10,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from datetime import datetime
-from typing import Iterable
 
 from cleo_tui.brain import journal
 from cleo_tui.brain.clock import iso_timestamp

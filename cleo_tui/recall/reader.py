@@ -10,8 +10,9 @@ that row, never raised.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from cleo_tui.brain.migrations import TRACE_OUTCOMES, TRACE_RESULTS, TRACES
 from cleo_tui.brain.store import Brain
@@ -193,7 +194,7 @@ def trace_results(brain: Brain, trace_id: int, resolve: bool = True) -> list[Tra
     ids = [as_text(r[1]) for r in rows]
     memories = resolve_memories(brain, ids) if resolve else {}
     out = []
-    for row, memory_id in zip(rows, ids):
+    for row, memory_id in zip(rows, ids, strict=True):
         steps, error = _steps(row[3])
         memory = memories.get(memory_id) or ResolvedMemory(memory_id, None, "unresolved", "", "", None)
         out.append(TraceResult(int(row[0]), memory_id, float(row[2]), steps, error, memory))

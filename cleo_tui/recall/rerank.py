@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 RERANK_MARKDOWN = """\
 ### How recall ranks memories
@@ -34,10 +34,10 @@ Then every candidate passes these stages in order; each multiplies the score:
 | stage | multiplier | why |
 |---|---|---|
 | `recency` | `0.8 + 0.2·e^(−age_days/30)` (1.0 without a date) | fresh memories first, old ones still found |
-| `quality` | `0.7 + 0.6·q` for quality_score q in 0..1 (1.0 when unset) | CLEO's own quality judgement; 0.5 is neutral |
+| `quality` | `0.7 + 0.6·q`, q = quality_score in 0..1 (1.0 when unset) | CLEO's own quality judgement |
 | `tier` | long ×1.15, medium ×1.05, short or unset ×1.00 | memories CLEO promoted to a longer tier |
-| `citations` | `1 + 0.05·min(n, 4)` | n = reflections citing an observation (its coverage), or `citation_count` of a pattern or learning |
-| `outcome` | `1 + 0.3·(pos − neg)/(pos + neg + 1)` | pos/neg = positive/negative outcomes credited to this memory in earlier traces |
+| `citations` | `1 + 0.05·min(n, 4)` | n = reflections citing an observation, or a record's `citation_count` |
+| `outcome` | `1 + 0.3·(pos − neg)/(pos + neg + 1)` | pos/neg = outcomes credited to it in earlier traces |
 | `diversity` | `1 − 0.5·s` | s = the largest word-set (Jaccard) similarity to a result ranked above it |
 
 Candidates are sorted after the outcome stage; the diversity stage then walks
@@ -95,7 +95,7 @@ def parse_timestamp(value: object) -> datetime | None:
         moment = datetime.fromisoformat(text)
     except ValueError:
         return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def recency(created_at: object, now: datetime) -> tuple[float, str]:

@@ -9,8 +9,8 @@ summaries are the stored text, untouched: display code passes them through
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.store import Brain

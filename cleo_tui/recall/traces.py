@@ -15,11 +15,11 @@ import hashlib
 import json
 import sqlite3
 import sys
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Iterable, Iterator, Union
 
 from cleo_tui.brain.clock import iso_timestamp
 from cleo_tui.brain.migrations import TRACE_OUTCOMES, TRACE_RESULTS, TRACES
@@ -32,7 +32,7 @@ OUTCOMES = ("positive", "negative")
 DEFAULT_TENANT = "default"
 AT_ROOT_BUSY_TIMEOUT_MS = 5000  # hippo's busy timeout: a trace is not worth a long wait
 
-Target = Union[Brain, sqlite3.Connection]
+Target = Brain | sqlite3.Connection
 
 
 @dataclass(frozen=True)
