@@ -29,7 +29,15 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from cleo_tui.brain import Brain
+    from cleo_tui.memory.pruner import PreparedPool
+
+T = TypeVar("T")
 
 PREVIEWS = 300
 
@@ -46,22 +54,26 @@ def demo_brain(workdir: Path, size: int) -> Path:
     return path
 
 
-def _timed(call):
-    """(value, wall seconds); CPU seconds of the last call are left in _timed.cpu."""
+def _timed_cpu(call: Callable[[], T]) -> tuple[T, float, float]:
+    """(value, wall seconds, CPU seconds) of one call."""
     started, cpu = time.perf_counter(), time.process_time()
     value = call()
-    _timed.cpu = time.process_time() - cpu
-    return value, time.perf_counter() - started
+    return value, time.perf_counter() - started, time.process_time() - cpu
 
 
-def _heavy(result: dict, key: str, call):
+def _timed(call: Callable[[], T]) -> tuple[T, float]:
+    """(value, wall seconds) of one call."""
+    value, wall, _ = _timed_cpu(call)
+    return value, wall
+
+
+def _heavy(result: dict[str, Any], key: str, call: Callable[[], T]) -> T:
     """Run `call`, keeping its wall and CPU seconds under key and key_cpu."""
-    value, result[key] = _timed(call)
-    result[key + "_cpu"] = _timed.cpu
+    value, result[key], result[key + "_cpu"] = _timed_cpu(call)
     return value
 
 
-def _preview_ms(pool) -> tuple[float, float]:
+def _preview_ms(pool: PreparedPool) -> tuple[float, float]:
     """Median and max milliseconds of a preview at a budget not asked before."""
     rng = random.Random(1)
     times = []
@@ -72,7 +84,7 @@ def _preview_ms(pool) -> tuple[float, float]:
     return statistics.median(times), max(times)
 
 
-def _naive_seconds(brain, pool, budget: int, limit: float) -> tuple[float, int, int]:
+def _naive_seconds(brain: Brain, pool: PreparedPool, budget: int, limit: float) -> tuple[float, int, int]:
     """(estimated seconds, drops needed, drops timed) of a re-count-after-each-drop loop (chars4)."""
     from cleo_tui.memory import mapping
     from cleo_tui.memory.seed_types import render_line
@@ -161,10 +173,11 @@ def measure_warm(db: Path) -> dict:
     return result
 
 
-def _run_child(args: list[str], env: dict) -> dict:
+def _run_child(args: list[str], env: dict[str, str]) -> dict[str, Any]:
     out = subprocess.run([sys.executable, "-m", "benchmarks.prune", *args], env=env, check=True,
                          capture_output=True, text=True)
-    return json.loads(out.stdout)
+    result: dict[str, Any] = json.loads(out.stdout)
+    return result
 
 
 def _child(size: int, db: Path, naive_limit: float, commit: bool) -> dict:
@@ -180,7 +193,7 @@ def _fmt(value: float, digits: int = 2) -> str:
     return f"{value:.{digits}f}"
 
 
-def _cpu_wall(key: str):
+def _cpu_wall(key: str) -> Callable[[dict[str, Any]], str]:
     """A table cell: CPU seconds, then wall seconds in brackets (they differ on a busy machine)."""
     return lambda r: f"{r[key + '_cpu']:.2f} ({r[key]:.2f})"
 

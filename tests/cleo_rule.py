@@ -36,7 +36,8 @@ def cleo_treats_as_existing(db: Path) -> bool:
         return False
     conn = sqlite3.connect(db)
     try:
-        return conn.execute(f"SELECT count(*) FROM {CLEO_JOURNAL}").fetchone()[0] > 0
+        rows: int = conn.execute(f"SELECT count(*) FROM {CLEO_JOURNAL}").fetchone()[0]
+        return rows > 0
     finally:
         conn.close()
 

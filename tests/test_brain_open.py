@@ -55,7 +55,7 @@ def test_consolidated_cleo_db_is_a_cleo_brain_and_only_gains_cleo_tui_tables(tmp
     assert brain.kind == KIND_CLEO and not brain.read_only
     assert brain.features.has_table("tasks") and brain.features.fts
     assert brain.features.has_column(cs.OBSERVATIONS, "network")
-    after = dict(brain.query(schema))
+    after = {r[0]: r[1] for r in brain.query(schema)}
     # CLEO's tables are never altered; what is added is cleo-tui's own.
     assert {name: after[name] for name in before} == before
     added = set(after) - set(before)
@@ -108,7 +108,7 @@ def test_brain_created_by_cleo_tui_and_hippo_store(tmp_path):
     brain.close()
     hippo = open_brain(make_hippo(tmp_path / ".hippo" / "hippo.db"))
     assert hippo.kind == KIND_HIPPO
-    assert hippo.read_only and "hippo" in hippo.read_only_reason
+    assert hippo.read_only and "hippo" in (hippo.read_only_reason or "")
     assert not hippo.features.has_table(OVERRIDES)  # a hippo store is never migrated
     assert brain_summary(hippo)["observations"] == {"live": 2, "evicted": 0}
     hippo.close()

@@ -119,7 +119,9 @@ def test_observer_notes_follow_cleo(demo):
         assert match and note["type"] == "change" and note["memory_tier"] == "short"
         priority = int(match.group(1))
         assert note["quality_score"] == pytest.approx(max(0.6, 1.0 - (priority - 1) * 0.1))
-        sources = re.search(r"\(compressed from: ([^)]*)\)$", note["narrative"]).group(1).split(", ")
+        compressed = re.search(r"\(compressed from: ([^)]*)\)$", note["narrative"])
+        assert compressed is not None
+        sources = compressed.group(1).split(", ")
         edges = rows(demo, f"SELECT * FROM {cs.EDGES} WHERE from_id = ?", (f"observation:{note['id']}",))
         assert sorted(e["to_id"] for e in edges) == sorted(f"observation:{s}" for s in sources)
         assert all(e["edge_type"] == "supersedes" and e["weight"] == 0.9

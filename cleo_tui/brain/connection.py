@@ -35,6 +35,13 @@ def check_sqlite_file(path: Path) -> None:
         raise NotSQLite(f"{path} {what}. cleo-tui opens SQLite brains such as .cleo/cleo.db or .cleo/brain.db.")
 
 
+def inserted_id(cursor: sqlite3.Cursor) -> int:
+    """The rowid an INSERT just made (sqlite3 types it as optional: no INSERT, no id)."""
+    if cursor.lastrowid is None:
+        raise RuntimeError("the statement inserted no row")
+    return cursor.lastrowid
+
+
 def is_writable(path: Path) -> bool:
     """True when both the file and its directory (for -wal/-shm) can be written."""
     return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)

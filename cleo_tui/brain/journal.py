@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cleo_tui.brain.clock import cleo_timestamp
+from cleo_tui.brain.connection import inserted_id
 from cleo_tui.brain.errors import BrainError
 from cleo_tui.brain.migrations import RUN_CHANGES, RUNS
 
@@ -52,7 +53,7 @@ def start_run(conn: sqlite3.Connection, kind: str, summary: str = "",
         f"INSERT INTO {RUNS}(kind, created_at, summary, params_json, undoes) VALUES (?, ?, ?, ?, ?)",
         (kind, created_at or cleo_timestamp(), summary, json.dumps(dict(params or {}), ensure_ascii=False), undoes),
     )
-    return int(cur.lastrowid)
+    return inserted_id(cur)
 
 
 def _record(conn: sqlite3.Connection, run_id: int, table: str, key: Mapping[str, Any],

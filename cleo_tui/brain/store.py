@@ -118,7 +118,8 @@ class Brain:
 
     def query_one(self, sql: str, params: Any = ()) -> sqlite3.Row | None:
         with self.lock:
-            return self.conn.execute(sql, params).fetchone()
+            row: sqlite3.Row | None = self.conn.execute(sql, params).fetchone()
+            return row
 
     def scalar(self, sql: str, params: Any = ()) -> Any:
         row = self.query_one(sql, params)

@@ -59,7 +59,7 @@ def _budget(args: argparse.Namespace) -> int:
 
 def _tokenizer(args: argparse.Namespace) -> str:
     if args.tokenizer:
-        return args.tokenizer
+        return str(args.tokenizer)
     configured = load_config()[0].get("tokenizer")
     return configured if configured in TOKENIZER_NAMES else "chars4"
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import asdict
 
+from cleo_tui.brain import Brain
 from cleo_tui.commands.common import AddCommand, UsageError, add_brain_options, brain_from_args, emit_json
 from cleo_tui.recall.export import export_traces
 from cleo_tui.recall.last_recall import credit_last_recall, recall_and_record
@@ -132,7 +133,7 @@ def _summary_line(t: TraceSummary) -> str:
             f"hash {one_line(t.query_hash, 16)}{tenant}")
 
 
-def _show_trace(brain, trace_id: int, as_json: bool) -> int:
+def _show_trace(brain: Brain, trace_id: int, as_json: bool) -> int:
     trace = get_trace(brain, trace_id)
     if trace is None:
         raise UsageError(f"There is no trace {trace_id}; `cleo-tui traces` lists them.")

@@ -14,6 +14,7 @@ a million rows need no more memory than a few thousand.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import random
@@ -503,7 +504,7 @@ class DemoWriter:
             lambda s: self.protected(s, "error"), lambda s: self.protected(s, "identifier"),
             lambda s: self.protected(s, "manual"),
         ]
-        makers += [lambda s, h=h: self.hostile(s, h) for h in range(len(HOSTILE))]
+        makers += [functools.partial(self.hostile, index=h) for h in range(len(HOSTILE))]
         step = self.total / (len(makers) + 1)
         return [(int(step * (k + 1)), maker) for k, maker in enumerate(makers)]
 

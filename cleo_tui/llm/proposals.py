@@ -18,6 +18,7 @@ from typing import Any
 
 from cleo_tui.brain import journal
 from cleo_tui.brain.clock import cleo_timestamp
+from cleo_tui.brain.connection import inserted_id
 from cleo_tui.brain.errors import BrainError
 from cleo_tui.brain.migrations import PROPOSALS
 from cleo_tui.brain.store import Brain
@@ -115,7 +116,7 @@ def create_proposal(brain: Brain, kind: str, session_id: str | None, provider: s
             (kind, PENDING, cleo_timestamp(), session_id, provider, model,
              json.dumps(input_rows, ensure_ascii=False), json.dumps(items, ensure_ascii=False),
              raw_response, json.dumps(usage), pool_fingerprint))
-        proposal_id = int(cur.lastrowid)
+        proposal_id = inserted_id(cur)
     return get_proposal(brain, proposal_id)
 
 

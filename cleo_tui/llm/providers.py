@@ -124,7 +124,7 @@ def _error_message(body: Any, fallback: str) -> str:
     if isinstance(body, dict):
         error = body.get("error", body)
         if isinstance(error, dict) and isinstance(error.get("message"), str):
-            return error["message"]
+            return str(error["message"])
         if isinstance(error, str):
             return error
     return fallback
@@ -173,7 +173,8 @@ def _openai_call(resolved: Resolved, system: str, prompt: str, max_tokens: int,
                            http_client=http_client, max_retries=resolved.max_retries,
                            timeout=resolved.timeout)
     # OpenAI's newer models take max_completion_tokens; local servers know max_tokens.
-    limit = {"max_tokens": max_tokens} if resolved.provider == COMPATIBLE else {"max_completion_tokens": max_tokens}
+    limit: dict[str, Any] = ({"max_tokens": max_tokens} if resolved.provider == COMPATIBLE
+                             else {"max_completion_tokens": max_tokens})
 
     def call() -> Completion:
         response = client.chat.completions.create(
@@ -209,14 +210,19 @@ def _call_in_thread(call: Callable[[], Completion], token: CancelToken,
         finally:
             wake.set()
 
-    with token.watching(lambda: (wake.set(), close())):
+    def wake_and_close() -> None:
+        wake.set()
+        close()
+
+    with token.watching(wake_and_close):
         threading.Thread(target=target, name="llm-call", daemon=True).start()
         wake.wait()
     if token.cancelled:
         raise Cancelled()
     if "error" in box:
         raise box["error"]
-    return box["result"]
+    result: Completion = box["result"]
+    return result
 
 
 def complete(resolved: Resolved, system: str, prompt: str, max_tokens: int,

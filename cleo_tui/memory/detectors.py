@@ -14,6 +14,7 @@ import threading
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from itertools import accumulate
+from typing import cast
 
 from cleo_tui.memory.token_cache import TokenCache, line_key
 from cleo_tui.safe_text import one_line
@@ -123,7 +124,9 @@ class _Corpus:
         """Where the whitespace-delimited token holding `position` starts."""
         text = self.text
         self._reversed = self._reversed or text[::-1]
-        return len(text) - _TOKEN_REST.match(self._reversed, len(text) - position).end()
+        rest = _TOKEN_REST.match(self._reversed, len(text) - position)
+        assert rest is not None  # the pattern matches the empty string too
+        return len(text) - rest.end()
 
 
 def identifiers_of(texts: Sequence[str]) -> list[set[str]]:
@@ -172,9 +175,9 @@ def text_reasons_of(texts: Sequence[str]) -> list[list[str]]:
         # A match holds its hint and starts at most a few words before it, so the
         # search may start there (from 0 when lower-casing moved the offsets).
         start = max(0, offset - _HINT_REACH) if len(corpus.text_at(index)) == len(text) else 0
-        match = _TEXT_PATTERNS[name].search(text, start)
-        if match:
-            reasons[index].append(f"{name}: {_quote(match.group())}")
+        found = _TEXT_PATTERNS[name].search(text, start)
+        if found:
+            reasons[index].append(f"{name}: {_quote(found.group())}")
     return reasons
 
 
@@ -246,7 +249,7 @@ def analyse_texts(texts: Sequence[str], cache: TokenCache | None = None) -> list
         with _memo_lock:
             if len(_memo) + len(missing) > _MEMO_LIMIT:
                 _memo.clear()
-            _memo.update((keys[i], known[i]) for i in missing[:_MEMO_LIMIT])
+            _memo.update((keys[i], cast(Findings, known[i])) for i in missing[:_MEMO_LIMIT])
     return known  # type: ignore[return-value]
 
 

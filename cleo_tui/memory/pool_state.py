@@ -35,13 +35,13 @@ def pool_state(brain: Brain, session: str | None) -> tuple[Any, ...]:
         where.append("source_session_id = ?")
         params.append(session)
     sql = f"SELECT {', '.join(aggregates)} FROM {cs.OBSERVATIONS}" + (f" WHERE {' AND '.join(where)}" if where else "")
-    state: list[Any] = list(brain.query_one(sql, params))
+    state: list[Any] = list(brain.query(sql, params)[0])  # aggregates: always one row
     if brain.features.has_table(OVERRIDES):
-        state += list(brain.query_one(f"SELECT count(*), group_concat(observation_id || ':' || relevance) "
-                                      f"FROM (SELECT * FROM {OVERRIDES} ORDER BY observation_id)"))
+        state += list(brain.query(f"SELECT count(*), group_concat(observation_id || ':' || relevance) "
+                                  f"FROM (SELECT * FROM {OVERRIDES} ORDER BY observation_id)")[0])
     if brain.features.has_table(cs.EDGES):
         types = ",".join(f"'{t}'" for t in REFLECTION_EDGE_TYPES)
-        state += list(brain.query_one(f"SELECT count(*), total(rowid) FROM {cs.EDGES} WHERE edge_type IN ({types})"))
+        state += list(brain.query(f"SELECT count(*), total(rowid) FROM {cs.EDGES} WHERE edge_type IN ({types})")[0])
     for table in (cs.PATTERNS, cs.LEARNINGS):
         if brain.features.has_table(table):
             live = " WHERE invalid_at IS NULL" if brain.features.has_column(table, "invalid_at") else ""

@@ -156,7 +156,7 @@ def count_line_units(lines: Sequence[str], tokenizer: Tokenizer, progress: Progr
         keys = [line_key(line) for line in lines]
         known = cache.lookup(tokenizer.name, keys)
         stats.cache_used = cache.usable
-        units: list[int] = []
+        units = []
         new: list[tuple[bytes, int]] = []
         for index, (line, key) in enumerate(zip(lines, keys, strict=True)):
             count = known.get(key)

@@ -13,6 +13,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from cleo_tui.brain.errors import BrainError
 from cleo_tui.brain.migrations import META
@@ -82,8 +83,8 @@ def read_last_recall(brain: Brain) -> LastRecall:
     table = _meta_table(brain)
     if table is None:
         return LastRecall(None, ())
-    rows = dict(brain.query(f'SELECT key, value FROM "{table}" WHERE key IN (?, ?)',
-                            (LAST_TRACE_ID, LAST_RETRIEVAL_IDS)))
+    rows: dict[str, Any] = {r[0]: r[1] for r in brain.query(f'SELECT key, value FROM "{table}" WHERE key IN (?, ?)',
+                                                             (LAST_TRACE_ID, LAST_RETRIEVAL_IDS))}
     return LastRecall(_parse_trace_id(rows.get(LAST_TRACE_ID)), _parse_ids(rows.get(LAST_RETRIEVAL_IDS)))
 
 

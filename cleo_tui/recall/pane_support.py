@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterable
 from datetime import datetime
 
@@ -54,7 +55,7 @@ def memory_text(brain: Brain, memory: ResolvedMemory) -> str:
     return memory.summary or memory.title
 
 
-def _next_outcome_id(conn) -> int:
+def _next_outcome_id(conn: sqlite3.Connection) -> int:
     """The id AUTOINCREMENT would give (never one an undone outcome had); the journal needs it up front."""
     top = conn.execute(f"SELECT COALESCE(MAX(id), 0) FROM {TRACE_OUTCOMES}").fetchone()[0]
     seq = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = ?", (TRACE_OUTCOMES,)).fetchone()

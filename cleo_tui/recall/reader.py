@@ -10,7 +10,7 @@ that row, never raised.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -151,7 +151,7 @@ def list_traces(brain: Brain, flt: TraceFilter = TraceFilter(), *, before_id: in
     return [_summary(r) for r in brain.query(sql, [*params, int(limit), int(offset)])]
 
 
-def iter_traces(brain: Brain, flt: TraceFilter = TraceFilter(), page: int = 1000):
+def iter_traces(brain: Brain, flt: TraceFilter = TraceFilter(), page: int = 1000) -> Iterator[TraceSummary]:
     """Every matching trace, newest first, read page by page."""
     before: int | None = None
     while True:

@@ -11,6 +11,7 @@ import math
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import TypeGuard
 
 RERANK_MARKDOWN = """\
 ### How recall ranks memories
@@ -78,6 +79,11 @@ class RerankStep:
         out["scoreBefore"] = self.score_before
         out["scoreAfter"] = self.score_after
         return out
+
+
+def _is_number(value: object) -> TypeGuard[float]:
+    """An int or float that is not a bool (JSON numbers)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def apply_stage(stage: str, score: float, multiplier: float, note: str = "") -> RerankStep:
@@ -173,7 +179,7 @@ def steps_from_json(items: object) -> list[RerankStep]:
             raise ValueError("a rerank step has no stage")
         multiplier = item.get("multiplier")
         before, after = item.get("scoreBefore"), item.get("scoreAfter")
-        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (before, after)):
+        if not (_is_number(before) and _is_number(after)):
             raise ValueError("a rerank step has no scores")
         if multiplier is not None and (not isinstance(multiplier, (int, float)) or isinstance(multiplier, bool)):
             raise ValueError("a rerank step has a bad multiplier")

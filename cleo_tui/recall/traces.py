@@ -22,6 +22,7 @@ from datetime import datetime
 from pathlib import Path
 
 from cleo_tui.brain.clock import iso_timestamp
+from cleo_tui.brain.connection import inserted_id
 from cleo_tui.brain.migrations import TRACE_OUTCOMES, TRACE_RESULTS, TRACES
 from cleo_tui.brain.store import Brain, locate_brain, open_brain
 from cleo_tui.recall.rerank import RerankStep
@@ -121,7 +122,7 @@ def _insert_trace(conn: sqlite3.Connection, data: RecallTraceInput) -> int:
         "result_count, explain_mode) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         (iso_timestamp(data.at), data.tenant_id, data.session_id, data.pipeline, query_hash(data.query),
          utf16_length(data.query), len(data.results), 1 if data.explain_mode else 0))
-    trace_id = int(cur.lastrowid)
+    trace_id = inserted_id(cur)
     conn.executemany(
         f"INSERT INTO {TRACE_RESULTS} (trace_id, tenant_id, memory_id, result_rank, score, rerank_json) "
         "VALUES (?, ?, ?, ?, ?, ?)",
@@ -204,7 +205,7 @@ def record_trace_outcome(target: Target, trace_id: int, tenant_id: str, outcome:
                 f"INSERT INTO {TRACE_OUTCOMES} (trace_id, ts, tenant_id, outcome, memory_ids_json) "
                 "VALUES (?, ?, ?, ?, ?)",
                 (int(trace_id), iso_timestamp(at), tenant_id, outcome, json.dumps(credited, ensure_ascii=False)))
-            return int(cur.lastrowid)
+            return inserted_id(cur)
     except Exception as exc:
         warn("recall trace outcome not written", exc)
         return None
