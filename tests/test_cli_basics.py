@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import argparse
+import importlib
 import json
 import os
 import sqlite3
 import subprocess
 import sys
 
+import pytest
+
 from cleo_tui import __version__, cli
 from cleo_tui.brain import cleo_schema as cs
+from cleo_tui.commands import COMMANDS
 from cleo_tui.demo import generate_demo
 
 INFO_KEYS = {"db", "kind", "observations", "patterns", "learnings", "traces"}
@@ -95,3 +100,27 @@ def test_demo_command_writes_a_brain_and_refuses_to_overwrite(tmp_path, capsys):
     assert sum(info["observations"].values()) == 150
     assert cli.main(["demo", str(tmp_path)]) == cli.EXIT_USER_ERROR
     assert "already exists" in capsys.readouterr().err
+
+
+def test_the_registry_names_exactly_the_commands_its_modules_register():
+    registered: dict[str, str] = {}
+    for module in set(COMMANDS.values()):
+
+        def add(name: str, module: str = module, **kwargs: object) -> argparse.ArgumentParser:
+            registered[name] = module
+            return argparse.ArgumentParser()
+
+        importlib.import_module(module).register(add)
+    assert registered == COMMANDS
+
+
+def test_help_lists_every_command_and_a_flag_mistake_is_one_paragraph(capsys):
+    with pytest.raises(SystemExit) as done:
+        cli.main(["--help"])
+    assert done.value.code == 0
+    listed = capsys.readouterr().out
+    assert all(name in listed for name in COMMANDS)
+    assert cli.main(["traces", "--show", "1", "--export", "x.jsonl"]) == cli.EXIT_USER_ERROR
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("cleo-tui: cleo-tui traces: argument --export") and "not allowed with" in err
+    assert "\n" not in err and "usage:" not in err
