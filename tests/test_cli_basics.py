@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 import pytest
+import sqlite_utils
 
 from cleo_tui import __version__, cli
 from cleo_tui.brain import cleo_schema as cs
@@ -60,21 +61,23 @@ def test_init_creates_every_reference_column_the_fts_table_and_triggers(tmp_path
     db = tmp_path / ".cleo-tui" / "brain.db"
     assert str(db) in result.stdout
     conn = sqlite3.connect(db)
+    db_view = sqlite_utils.Database(conn)  # its introspection, against the reference layout
     layout = cs.cleo_layout()
     for table, columns in layout["columns"].items():
-        have = {r[1]: r for r in conn.execute(f'PRAGMA table_info("{table}")')}
+        have = {c.name: c for c in db_view.table(table).columns}
         for column in columns:
             assert column["name"] in have, (table, column["name"])
-            _, _, kind, notnull, default, pk = have[column["name"]]
-            assert (kind, notnull, default, pk) == (column["type"], column["notnull"], column["default"],
-                                                    column["pk"]), (table, column)
+            got = have[column["name"]]
+            assert (got.type, got.notnull, got.default_value, got.is_pk) == (
+                column["type"], column["notnull"], column["default"], column["pk"]), (table, column)
+        indexes = {i.name: i for i in db_view.table(table).indexes}
         for index in layout["indexes"].get(table, []):
-            assert [r[2] for r in conn.execute(f'PRAGMA index_info("{index["name"]}")')] == index["columns"]
-            unique, partial = conn.execute(f'SELECT "unique", partial FROM pragma_index_list("{table}") '
-                                           "WHERE name = ?", (index["name"],)).fetchone()
-            assert (unique, partial) == (index["unique"], index["partial"]), index
-    triggers = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
-    assert {"brain_observations_ai", "brain_observations_ad", "brain_observations_au"} <= triggers
+            got_index = indexes[index["name"]]
+            assert (got_index.columns, got_index.unique, got_index.partial) == (
+                index["columns"], index["unique"], index["partial"]), index
+    assert db_view.table(cs.OBSERVATIONS).detect_fts() == cs.OBSERVATIONS_FTS
+    triggers = {t.name for t in db_view.table(cs.OBSERVATIONS).triggers}
+    assert triggers == {"brain_observations_ai", "brain_observations_ad", "brain_observations_au"}
     # The triggers keep the FTS table in step with inserts, updates and deletes.
     conn.execute(f"INSERT INTO {cs.OBSERVATIONS}(id, type, title, narrative) "
                  "VALUES ('O-1', 'discovery', 'zebra crossing', 'a narrative about giraffes')")
