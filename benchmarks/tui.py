@@ -90,7 +90,7 @@ async def cpu_per_press(pilot, table, key: str) -> float:
 
 async def measure(path: Path) -> dict[str, float]:
     from cleo_tui.ui.app import CleoApp
-    from cleo_tui.ui.table import LineTable
+    from cleo_tui.ui.widgets.table import LineTable
 
     figures: dict[str, float] = {"first screen (pty)": statistics.median(first_screen_seconds(path) for _ in range(3))}
     brain = open_brain(path)

@@ -8,8 +8,8 @@ from textual.widgets import Input, Select, Static
 
 from cleo_tui.brain.observations import ObservationQuery, count_observations
 from cleo_tui.ui.app import CleoApp
-from cleo_tui.ui.modals import ConfirmModal, HelpScreen, MessageModal
-from cleo_tui.ui.table import LineTable
+from cleo_tui.ui.widgets.modals import ConfirmModal, HelpScreen, MessageModal
+from cleo_tui.ui.widgets.table import LineTable
 from tests.ui_helpers import HOSTILE_TITLE, demo_brain, settle
 
 
@@ -226,7 +226,7 @@ async def test_screen_worker_failure_becomes_popup(brain):
 async def test_welcome_screen_creates_an_empty_brain(tmp_path):
     from textual.widgets import Button
 
-    from cleo_tui.ui.welcome import WelcomeScreen
+    from cleo_tui.ui.panes.welcome import WelcomeScreen
 
     app = CleoApp(brain=None, project=tmp_path, problem="No brain found in the test directory.")
     async with app.run_test(size=(120, 36)) as pilot:
@@ -242,7 +242,7 @@ async def test_welcome_screen_creates_an_empty_brain(tmp_path):
 
 
 async def test_welcome_screen_opening_a_bad_file_explains_itself(tmp_path):
-    from cleo_tui.ui.welcome import WelcomeScreen
+    from cleo_tui.ui.panes.welcome import WelcomeScreen
 
     not_a_brain = tmp_path / "notes.txt"
     not_a_brain.write_text("hello")
@@ -258,7 +258,7 @@ async def test_welcome_screen_opening_a_bad_file_explains_itself(tmp_path):
 
 
 def test_header_gives_the_path_way_before_the_counts():
-    from cleo_tui.ui.chrome import header_text
+    from cleo_tui.ui.widgets.chrome import header_text
 
     summary = {"observations": {"live": 1919, "evicted": 81}, "patterns": 19, "learnings": 22, "traces": 13}
     text = header_text(summary, "/a/very/long/project/path/somewhere/.cleo/cleo.db", "cleo-tui brain",

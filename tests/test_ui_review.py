@@ -15,9 +15,9 @@ from cleo_tui.brain import open_brain
 from cleo_tui.llm.proposals import get_proposal, list_proposals
 from cleo_tui.llm.reflector import propose_reflection
 from cleo_tui.ui.app import CleoApp
-from cleo_tui.ui.detail import ObservationModal
-from cleo_tui.ui.modals import ConfirmModal, MessageModal, TextViewer
-from cleo_tui.ui.review import ReviewScreen
+from cleo_tui.ui.widgets.detail import ObservationModal
+from cleo_tui.ui.widgets.modals import ConfirmModal, MessageModal, TextViewer
+from cleo_tui.ui.panes.review import ReviewScreen
 from fake_llm import FakeLLM, FakeLLMServer, error_reply, hang_reply, ids_in_prompt, text_reply
 from llm_fixtures import ANTHROPIC_KEY, OPENAI_KEY, fast_config, notes_answer, reflection_answer, write_project_config
 from tests.ui_helpers import HOSTILE_TITLE, demo_brain, settle

@@ -23,15 +23,15 @@ from cleo_tui.config import cache_dir, load_config, save_setting
 from cleo_tui.memory import curation
 from cleo_tui.memory.mapping import relevance_overrides
 from cleo_tui.ui.help import help_markdown
-from cleo_tui.ui.hippo_notice import use_hippo_panes
-from cleo_tui.ui.modals import ConfirmModal, HelpScreen, MessageModal
-from cleo_tui.ui.observations import ObservationsScreen
+from cleo_tui.ui.panes.hippo_notice import use_hippo_panes
+from cleo_tui.ui.widgets.modals import ConfirmModal, HelpScreen, MessageModal
+from cleo_tui.ui.panes.observations import ObservationsScreen
 from cleo_tui.ui.palette import CleoCommands
-from cleo_tui.ui.placeholders import ComingSoonScreen
-from cleo_tui.ui.prune import PruneScreen
-from cleo_tui.ui.review import ReviewScreen
-from cleo_tui.ui.traces import TracesScreen
-from cleo_tui.ui.welcome import WelcomeScreen
+from cleo_tui.ui.panes.placeholders import ComingSoonScreen
+from cleo_tui.ui.panes.prune import PruneScreen
+from cleo_tui.ui.panes.review import ReviewScreen
+from cleo_tui.ui.panes.traces import TracesScreen
+from cleo_tui.ui.panes.welcome import WelcomeScreen
 
 CLEO_THEME = Theme(
     name="cleo",
@@ -203,7 +203,7 @@ class CleoApp(App):
 
     def open_observation(self, observation_id: str) -> None:
         """Show one observation's detail over the current pane."""
-        from cleo_tui.ui.detail import ObservationModal
+        from cleo_tui.ui.widgets.detail import ObservationModal
         self.push_screen(ObservationModal(observation_id))
 
     def confirm(self, title: str, body: str, on_yes: Callable[[], None], danger: bool = False) -> None:

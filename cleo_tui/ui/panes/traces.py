@@ -26,13 +26,13 @@ from cleo_tui.recall.reader import (
 from cleo_tui.recall.resolve import FORGOTTEN
 from cleo_tui.recall.traces import PIPELINES
 from cleo_tui.safe_text import one_line
-from cleo_tui.ui.chrome import PaneScreen
-from cleo_tui.ui.modals import TextViewer
-from cleo_tui.ui.path_prompt import PathPrompt
-from cleo_tui.ui.table import Column, LineTable
-from cleo_tui.ui.trace_listing import TraceListing
-from cleo_tui.ui.inputs import SafeInput
-from cleo_tui.ui.trace_render import (
+from cleo_tui.ui.widgets.chrome import PaneScreen
+from cleo_tui.ui.widgets.modals import TextViewer
+from cleo_tui.ui.widgets.path_prompt import PathPrompt
+from cleo_tui.ui.widgets.table import Column, LineTable
+from cleo_tui.ui.widgets.trace_listing import TraceListing
+from cleo_tui.ui.widgets.inputs import SafeInput
+from cleo_tui.ui.widgets.trace_render import (
     chain_scale, credits, result_prompt, steps_text, trace_cells, trace_heading,
 )
 

@@ -8,7 +8,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static, Tab, Tabs
 
 from cleo_tui.safe_text import one_line
-from cleo_tui.ui.worker_errors import ForwardWorkerErrors
+from cleo_tui.ui.widgets.worker_errors import ForwardWorkerErrors
 
 PANES = (
     ("observations", "1 Observations"),

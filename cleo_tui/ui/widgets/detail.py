@@ -16,8 +16,8 @@ from textual.widgets.option_list import Option
 from cleo_tui.memory.detail import ObservationDetail, observation_detail
 from cleo_tui.memory.mapping import content_of, derive_relevance
 from cleo_tui.safe_text import one_line, printable
-from cleo_tui.ui.modals import TextViewer
-from cleo_tui.ui.worker_errors import ForwardWorkerErrors
+from cleo_tui.ui.widgets.modals import TextViewer
+from cleo_tui.ui.widgets.worker_errors import ForwardWorkerErrors
 
 NARRATIVE_INLINE = 20_000  # longer narratives show their start; `v` opens all of it
 

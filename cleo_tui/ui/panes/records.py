@@ -11,8 +11,8 @@ from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 
 from cleo_tui.brain.records import LIST_LIMIT, list_records, record_text
 from cleo_tui.safe_text import one_line, printable
-from cleo_tui.ui.chrome import BrainHeader
-from cleo_tui.ui.worker_errors import ForwardWorkerErrors
+from cleo_tui.ui.widgets.chrome import BrainHeader
+from cleo_tui.ui.widgets.worker_errors import ForwardWorkerErrors
 
 KINDS = (
     ("pattern", "Patterns", ("id", "type", "frequency", "extracted_at", "pattern")),

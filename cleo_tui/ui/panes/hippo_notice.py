@@ -7,7 +7,7 @@ from textual.app import ComposeResult
 from textual.containers import Center, Middle
 from textual.widgets import Static
 
-from cleo_tui.ui.chrome import PANES, PaneScreen
+from cleo_tui.ui.widgets.chrome import PANES, PaneScreen
 
 TRACES_PANE = "traces"
 

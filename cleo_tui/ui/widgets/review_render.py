@@ -14,7 +14,7 @@ from cleo_tui.llm import results as r
 from cleo_tui.llm.proposals import PENDING, Proposal
 from cleo_tui.memory.mapping import as_text
 from cleo_tui.safe_text import one_line, printable
-from cleo_tui.ui.review_data import (
+from cleo_tui.llm.review_reads import (
     LEARNING, NOTE, PATTERN, PRIORITY_MEANING, SUPERSEDED, ReviewContext, ReviewItem, decision_text, still_covering,
 )
 

@@ -9,7 +9,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
-from cleo_tui.ui.inputs import SafeInput
+from cleo_tui.ui.widgets.inputs import SafeInput
 
 
 class PathPrompt(ModalScreen[str | None]):

@@ -23,7 +23,7 @@ from textual.worker import get_current_worker
 
 from cleo_tui.brain.listing import ObservationListing
 from cleo_tui.safe_text import one_line
-from cleo_tui.ui.worker_errors import ForwardWorkerErrors
+from cleo_tui.ui.widgets.worker_errors import ForwardWorkerErrors
 
 
 @dataclass(frozen=True)

@@ -18,10 +18,10 @@ from cleo_tui.brain.observations import ObservationQuery, distinct_values, page_
 from cleo_tui.memory.detail import ObservationDetail
 from cleo_tui.memory.mapping import derive_relevance
 from cleo_tui.safe_text import one_line
-from cleo_tui.ui.chrome import PaneScreen
-from cleo_tui.ui.detail import DetailView, load_detail
-from cleo_tui.ui.table import Column, LineTable
-from cleo_tui.ui.inputs import SafeInput
+from cleo_tui.ui.widgets.chrome import PaneScreen
+from cleo_tui.ui.widgets.detail import DetailView, load_detail
+from cleo_tui.ui.widgets.table import Column, LineTable
+from cleo_tui.ui.widgets.inputs import SafeInput
 
 COLUMNS = [
     Column("id", "id", 14),
@@ -300,7 +300,7 @@ class ObservationsScreen(PaneScreen):
         self.detail_view.view_full_text()
 
     def action_records(self) -> None:
-        from cleo_tui.ui.records import RecordsScreen
+        from cleo_tui.ui.panes.records import RecordsScreen
         self.app.push_screen(RecordsScreen())
 
     # -- curation -------------------------------------------------------------------

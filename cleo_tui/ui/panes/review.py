@@ -29,16 +29,16 @@ from cleo_tui.llm.providers import CancelToken
 from cleo_tui.llm.reflector import apply_reflection, propose_reflection
 from cleo_tui.llm.resolve import PROVIDERS, describe_provider
 from cleo_tui.safe_text import one_line
-from cleo_tui.ui.chrome import PaneScreen
-from cleo_tui.ui.list_listing import ListListing
-from cleo_tui.ui.modals import TextViewer
-from cleo_tui.ui.review_data import (
+from cleo_tui.ui.widgets.chrome import PaneScreen
+from cleo_tui.ui.widgets.list_listing import ListListing
+from cleo_tui.ui.widgets.modals import TextViewer
+from cleo_tui.llm.review_reads import (
     LEARNING, NOTE, PATTERN, SUPERSEDED, ReviewContext, ReviewItem, approved_ids, chosen, decision_text,
     initial_marks, load_context, proposal_contents, recent_sessions, review_items,
 )
-from cleo_tui.ui.review_render import MARK_TEXT, describe_item, head_text, problem_text, provider_text
-from cleo_tui.ui.table import Column, LineTable
-from cleo_tui.ui.inputs import SafeInput
+from cleo_tui.ui.widgets.review_render import MARK_TEXT, describe_item, head_text, problem_text, provider_text
+from cleo_tui.ui.widgets.table import Column, LineTable
+from cleo_tui.ui.widgets.inputs import SafeInput
 
 ALL_SCOPE = "\x00recent"   # the scope Select's value for "no session: the recent window"
 AUTO = "\x00auto"          # the provider Select's value for "resolve from config and environment"

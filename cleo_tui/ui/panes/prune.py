@@ -30,13 +30,13 @@ from cleo_tui.memory.pruner import (
 )
 from cleo_tui.memory.tokenizers import CHARS4, TOKENIZER_NAMES
 from cleo_tui.safe_text import one_line
-from cleo_tui.ui.budget_bar import BarFigures, BudgetBar
-from cleo_tui.ui.chrome import PaneScreen
-from cleo_tui.ui.list_listing import ListListing
-from cleo_tui.ui.path_prompt import PathPrompt
-from cleo_tui.ui.prune_chart import PruneChart
-from cleo_tui.ui.table import Column, LineTable
-from cleo_tui.ui.inputs import SafeInput
+from cleo_tui.ui.widgets.budget_bar import BarFigures, BudgetBar
+from cleo_tui.ui.widgets.chrome import PaneScreen
+from cleo_tui.ui.widgets.list_listing import ListListing
+from cleo_tui.ui.widgets.path_prompt import PathPrompt
+from cleo_tui.ui.widgets.prune_chart import PruneChart
+from cleo_tui.ui.widgets.table import Column, LineTable
+from cleo_tui.ui.widgets.inputs import SafeInput
 
 ALL_SCOPE = "\x00all"  # the Select value for "every live observation" (no session id looks like it)
 FINE, COARSE = 0.01, 0.10  # step sizes as shares of the pool's tokens
