@@ -165,7 +165,7 @@ async def test_tui_browses_and_evicts_while_cleo_writes(brain_path):
         finally:
             if writer.poll() is None:
                 writer.kill()
-        app.refresh_brain_state()
+        app.session.refresh_derived()
         await settle(app, pilot)
         assert not isinstance(app.screen, MessageModal)
         assert brain.scalar("SELECT invalid_at FROM brain_observations WHERE id = ?", (target,)) is not None

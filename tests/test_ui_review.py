@@ -222,7 +222,7 @@ async def test_approve_all_asks_a_second_time_and_a_stale_proposal_writes_nothin
         await run(screen, app, pilot, "reflector")
         second = screen.current
         assert second.status == "pending" and second.id != first
-        app.curate("evict", second.input_ids[-1])
+        app.session.curate("evict", second.input_ids[-1])
         await settle(app, pilot)
         assert screen.current.id == second.id  # the other pane's write reread the list, the selection stayed
         await pilot.press("a")

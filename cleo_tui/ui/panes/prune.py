@@ -31,6 +31,8 @@ from cleo_tui.memory.pruner import (
 from cleo_tui.memory.tokenizers import CHARS4, TOKENIZER_NAMES
 from cleo_tui.safe_text import one_line
 from cleo_tui.ui.widgets.budget_bar import BarFigures, BudgetBar
+from cleo_tui.ui.messages import BrainChanged
+from cleo_tui.ui.help import PRUNE_HELP
 from cleo_tui.ui.widgets.chrome import PaneScreen
 from cleo_tui.ui.widgets.list_listing import ListListing
 from cleo_tui.ui.widgets.path_prompt import PathPrompt
@@ -158,6 +160,7 @@ class BudgetInput(SafeInput):
 
 class PruneScreen(PaneScreen):
     PANE = "prune"
+    HELP = PRUNE_HELP
     BINDINGS = [
         Binding("b", "focus_budget", "Budget", id="prune.budget",
                 tooltip="Type a budget (8000, 12k, 1.5M); ↑/↓ and page up/down step it"),
@@ -239,7 +242,7 @@ class PruneScreen(PaneScreen):
 
     # -- layout -------------------------------------------------------------------
     def compose(self) -> ComposeResult:
-        configured = self.app.settings.get("tokenizer")  # the config file's default
+        configured = self.cleo.settings.get("tokenizer")  # the config file's default
         self.tokenizer = configured if configured in TOKENIZER_NAMES else CHARS4
         yield from self.compose_chrome_top()
         with Horizontal(id="prune-controls"):
@@ -297,7 +300,7 @@ class PruneScreen(PaneScreen):
         def progress(done: int, total: int) -> None:
             self.post_message(self.PoolProgress(generation, done, total))
 
-        reader = self.app.brain.reader()  # its own connection: page reads elsewhere never wait on this
+        reader = self.session.brain.reader()  # its own connection: page reads elsewhere never wait on this
         try:
             pool = prepare_pool(reader, tokenizer, session, progress)
         except BrainError as exc:
@@ -438,7 +441,7 @@ class PruneScreen(PaneScreen):
             parts.append(f"{len(self.pool):,} live observations · {self.pool.tokenizer.name} · {scope}")
             if self.pool_note:
                 parts.append(self.pool_note)
-        brain = self.app.brain
+        brain = self.session.brain
         if brain is not None and brain.read_only:
             parts.append(f"read-only ({brain.read_only_reason}): commit and undo are disabled")
         self.query_one("#prune-status", Static).update(Text(" · ".join(parts)), layout=False)
@@ -499,7 +502,7 @@ class PruneScreen(PaneScreen):
 
     @work(thread=True, exclusive=True, group="prune-sessions", exit_on_error=False)
     def _load_sessions(self) -> None:
-        self.post_message(self.SessionsLoaded(live_sessions(self.app.brain)))
+        self.post_message(self.SessionsLoaded(live_sessions(self.session.brain)))
 
     def on_prune_screen_sessions_loaded(self, message: SessionsLoaded) -> None:
         options = [(Text("all live observations"), ALL_SCOPE)]
@@ -569,12 +572,12 @@ class PruneScreen(PaneScreen):
         if "run" in event.row:
             self._ask_undo(event.row["run"])
         else:
-            self.app.open_observation(event.row["id"])
+            self.cleo.open_observation(event.row["id"])
 
     # -- runs -----------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="prune-runs", exit_on_error=False)
     def _load_runs(self) -> None:
-        self.post_message(self.RunsLoaded(curation.list_curation_runs(self.app.brain, ("prune",))))
+        self.post_message(self.RunsLoaded(curation.list_curation_runs(self.session.brain, ("prune",))))
 
     def on_prune_screen_runs_loaded(self, message: RunsLoaded) -> None:
         self.runs = message.runs
@@ -594,24 +597,22 @@ class PruneScreen(PaneScreen):
         self._ask_undo(run)
 
     def _ask_undo(self, run: Run) -> None:
-        if self.app.brain.read_only:
-            self.notify(f"The brain is read-only ({self.app.brain.read_only_reason}); nothing can be undone.",
+        if self.session.brain.read_only:
+            self.notify(f"The brain is read-only ({self.session.brain.read_only_reason}); nothing can be undone.",
                         severity="warning")
             return
         if run.undone_by:
             self.notify(f"Run {run.id} was already undone by run {run.undone_by}.", severity="warning")
             return
         evicted = len(run.params.get("ids") or [])
-        self.app.confirm(
+        self.cleo.confirm(
             "Undo prune run",
             f"Undo prune run {run.id} ({run.created_at})?\n\nThe {evicted:,} observations it evicted become "
             "live again — except any that CLEO or another step changed since, which are left alone.",
             lambda: self._undo(run.id))
 
     def _undo(self, run_id: int) -> None:
-        if run_id in self.app.undo_stack:
-            self.app.undo_stack.remove(run_id)
-        self.app.undo_run(run_id)  # the app's undo worker: one transaction, then every pane refreshes
+        self.session.undo_run(run_id)  # one transaction, then every pane hears BrainChanged("undo")
 
     # -- commit ---------------------------------------------------------------------------
     def action_commit(self) -> None:
@@ -629,29 +630,29 @@ class PruneScreen(PaneScreen):
             body += " The target still is not met: the protected rows alone exceed it."
         body += ("\n\nNothing is deleted: each row gets invalid_at set. The run can be undone "
                  "from the Runs list (u).")
-        self.app.confirm("Commit prune", body, lambda: self._commit(preview), danger=True)
+        self.cleo.confirm("Commit prune", body, lambda: self._commit(preview), danger=True)
 
     @work(thread=True, exclusive=True, group="prune-commit", exit_on_error=False)
     def _commit(self, preview: PrunePreview) -> None:
         try:
-            run_id = commit_prune(self.app.brain, preview)
+            run_id = commit_prune(self.session.brain, preview)
         except StaleState as exc:
             self.post_message(self.Stale(str(exc)))
             return
         self.post_message(self.Committed(run_id, preview.drop_count))
 
     def on_prune_screen_committed(self, message: Committed) -> None:
-        self.app.curation_finished(f"prune run {message.run_id} evicted {message.evicted:,} observations",
-                                message.run_id)
+        self.session.record_write(f"prune run {message.run_id} evicted {message.evicted:,} observations",
+                                  message.run_id, source=self.PANE)
 
     def on_prune_screen_stale(self, message: Stale) -> None:
-        self.app.confirm("The pool changed", f"{message.error}\n\nRecompute the preview now? The budget stays "
+        self.cleo.confirm("The pool changed", f"{message.error}\n\nRecompute the preview now? The budget stays "
                                              f"{self.budget:,}.", self.reload)
 
     def action_recompute(self) -> None:
         self.reload()
 
-    def curation_done(self) -> None:
+    def on_brain_changed(self, message: BrainChanged) -> None:
         """A write (here or in another pane) changed the live pool: prepare it again."""
         self.reload()
 
@@ -674,7 +675,7 @@ class PruneScreen(PaneScreen):
         path = Path(answer).expanduser()
         path = path if path.is_absolute() else Path.cwd() / path
         if path.exists():
-            self.app.confirm("Replace file", f"{one_line(str(path), 200)} exists. Replace it?",
+            self.cleo.confirm("Replace file", f"{one_line(str(path), 200)} exists. Replace it?",
                              lambda: self._export(path, preview), danger=True)
         else:
             self._export(path, preview)

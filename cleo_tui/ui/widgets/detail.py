@@ -16,17 +16,19 @@ from textual.widgets.option_list import Option
 from cleo_tui.memory.detail import ObservationDetail, observation_detail
 from cleo_tui.memory.mapping import content_of, derive_relevance
 from cleo_tui.safe_text import one_line, printable
+from cleo_tui.ui.session import BrainSession
+from cleo_tui.ui.widgets.chrome import cleo_app
 from cleo_tui.ui.widgets.modals import TextViewer
 from cleo_tui.ui.widgets.worker_errors import ForwardWorkerErrors
 
 NARRATIVE_INLINE = 20_000  # longer narratives show their start; `v` opens all of it
 
 
-def load_detail(app, observation_id: str) -> ObservationDetail | None:
+def load_detail(session: BrainSession, observation_id: str) -> ObservationDetail | None:
     """Read one observation's detail (call from a worker thread)."""
-    tag = app.tags.get(observation_id) if app.tags else None
+    tag = session.tag(observation_id)
     citing = list(tag.citing) if tag is not None else None
-    return observation_detail(app.brain, observation_id, citing)
+    return observation_detail(session.brain, observation_id, citing)
 
 
 class DetailView(VerticalScroll):
@@ -109,7 +111,7 @@ class ObservationModal(ForwardWorkerErrors, ModalScreen[None]):
 
     @work(thread=True, exit_on_error=False)
     def _load(self) -> None:
-        self.post_message(self.Loaded(load_detail(self.app, self.observation_id)))
+        self.post_message(self.Loaded(load_detail(cleo_app(self.app).session, self.observation_id)))
 
     def on_observation_modal_loaded(self, message: Loaded) -> None:
         view = self.query_one(DetailView)
@@ -117,7 +119,7 @@ class ObservationModal(ForwardWorkerErrors, ModalScreen[None]):
             view.query_one(".detail-meta", Static).update(
                 Text(f"{printable(self.observation_id)} is not in this brain (forgotten).", style="bold"))
             return
-        view.show(message.detail, self.app.tags.get(self.observation_id) if self.app.tags else None)
+        view.show(message.detail, cleo_app(self.app).session.tag(self.observation_id))
 
     def action_view_text(self) -> None:
         self.query_one(DetailView).view_full_text()
