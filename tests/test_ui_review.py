@@ -15,6 +15,7 @@ from cleo_tui.brain import open_brain
 from cleo_tui.llm.proposals import get_proposal, list_proposals
 from cleo_tui.llm.reflector import propose_reflection
 from cleo_tui.ui.app import CleoApp
+from cleo_tui.ui.messages import BrainChanged
 from cleo_tui.ui.widgets.detail import ObservationModal
 from cleo_tui.ui.widgets.modals import ConfirmModal, MessageModal, TextViewer
 from cleo_tui.ui.panes.review import ReviewScreen
@@ -173,7 +174,7 @@ async def test_reflector_applies_only_what_was_approved(brain, server, keyed):
         side = text_of(screen, "#review-item-side")
         assert "restated by a later row" in side and "Still covered after apply by" in side
         await pilot.press("space")  # approve it (key)
-        screen.curation_done()  # another pane wrote: the proposals are reread, the marks stay
+        app.announce(BrainChanged("curation", "another pane wrote"))  # the proposals are reread, the marks stay
         await settle(app, pilot)
         assert screen.marks["superseded:0"] and screen.current_item().key == "superseded:0"
         side = text_of(screen, "#review-item-side")

@@ -15,7 +15,7 @@ They do not bubble: a pane that does not handle one simply ignores it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import Literal
 
 from textual.message import Message
 
@@ -27,14 +27,12 @@ EXTERNAL: ChangeKind = "external"  # another program (CLEO) wrote to the brain f
 
 
 @dataclass(eq=False)
-class SessionMessage(Message):
+class SessionMessage(Message, bubble=False):
     """Base of the session's announcements: delivered to each pane, never bubbled."""
-
-    bubble: ClassVar[bool] = False
 
 
 @dataclass(eq=False)
-class BrainChanged(SessionMessage):
+class BrainChanged(SessionMessage, bubble=False):
     """The brain's rows changed. Panes re-read what they show (keeping their cursor).
 
     `kind` says who changed it (see ChangeKind); `what` is a human sentence ("evict O-1");
@@ -49,15 +47,15 @@ class BrainChanged(SessionMessage):
 
 
 @dataclass(eq=False)
-class TagsReady(SessionMessage):
+class TagsReady(SessionMessage, bubble=False):
     """`session.tags` (coverage, protection, relevance per observation) were (re)computed."""
 
 
 @dataclass(eq=False)
-class SummaryReady(SessionMessage):
+class SummaryReady(SessionMessage, bubble=False):
     """`session.summary` (counts) and `session.overrides` (pins) were (re)read."""
 
 
 @dataclass(eq=False)
-class SessionReplaced(SessionMessage):
+class SessionReplaced(SessionMessage, bubble=False):
     """Another brain was opened: `session` is new. Panes are rebuilt, so few need this."""
