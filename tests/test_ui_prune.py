@@ -15,7 +15,8 @@ from cleo_tui.ui.widgets.detail import ObservationModal
 from cleo_tui.ui.widgets.list_listing import ListListing
 from cleo_tui.ui.widgets.modals import ConfirmModal, MessageModal
 from cleo_tui.ui.widgets.path_prompt import PathPrompt
-from cleo_tui.ui.panes.prune import PruneScreen, budget_text, default_budget, nice_step, stepped
+from cleo_tui.memory.budget import budget_text, default_budget, nice_step, stepped
+from cleo_tui.ui.panes.prune import PruneScreen
 from cleo_tui.ui.widgets.prune_chart import chart_budgets, spark
 from cleo_tui.ui.widgets.table import LineTable
 from tests.ui_helpers import demo_brain, settle

@@ -10,7 +10,6 @@ import pytest
 from textual.command import CommandPalette
 from textual.widgets import Footer, Input, Markdown
 
-from cleo_tui.brain import open_brain
 from cleo_tui.brain.demo import generate_demo
 from cleo_tui.config import config_path
 from cleo_tui.ui.app import CleoApp

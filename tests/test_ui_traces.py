@@ -329,7 +329,7 @@ def test_bars_are_proportional_and_fit():
 def test_journaled_outcomes_refuse_bad_credits_and_never_reuse_an_id(tmp_path):
     from cleo_tui.brain.errors import BrainError
     from cleo_tui.memory.curation import undo
-    from cleo_tui.recall.pane_support import memory_text, record_outcome_undoable, trace_values
+    from cleo_tui.recall.browse import memory_text, record_outcome_undoable, trace_values
     from cleo_tui.recall.resolve import resolve_memories
 
     brain = make_brain(tmp_path)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sqlite3
 import traceback
 from pathlib import Path
 from collections.abc import Callable, Iterable
@@ -20,6 +19,7 @@ from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
 from cleo_tui.brain import Brain, BrainError, BrainNotFound, locate_brain, open_brain
+from cleo_tui.brain.observation_reads import database_failure_text, is_database_error
 from cleo_tui.brain.store import KIND_HIPPO, global_brain_path
 from cleo_tui.config import cache_dir, load_config, save_setting
 from cleo_tui.ui.help import help_markdown
@@ -293,10 +293,8 @@ class CleoApp(App[None]):
             self.push_screen(MessageModal("That did not work", str(error)))
             return
         where = log_failure(error)
-        if isinstance(error, sqlite3.DatabaseError):
-            title, body = ("The brain could not be read", f"SQLite said: {error}.\n\nThe file may be damaged, or "
-                           "another program changed it while it was open. Nothing was written unless a message "
-                           "said so; reopen the brain, or check it with `sqlite3 FILE 'PRAGMA integrity_check'`.")
+        if is_database_error(error):
+            title, body = database_failure_text(error)
         else:
             title, body = "Something went wrong", (f"{type(error).__name__}: {error}\n\nNothing was written "
                                                    "unless a message said so.")

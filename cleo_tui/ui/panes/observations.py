@@ -14,6 +14,7 @@ from textual.timer import Timer
 from textual.widgets import Input, Select, Static
 
 from cleo_tui.brain.listing import ObservationListing
+from cleo_tui.brain.observation_reads import observation_exists
 from cleo_tui.brain.observations import ObservationQuery, distinct_values, page_observations
 from cleo_tui.memory.detail import ObservationDetail
 from cleo_tui.memory.mapping import derive_relevance
@@ -76,17 +77,15 @@ class ObservationsScreen(PaneScreen):
     ]
     WRITE_ACTIONS = {"pin", "evict", "restore", "undo"}
 
+    @dataclass(eq=False)
     class DetailLoaded(Message):
-        def __init__(self, detail: ObservationDetail | None, observation_id: str) -> None:
-            super().__init__()
-            self.detail = detail
-            self.observation_id = observation_id
+        detail: ObservationDetail | None
+        observation_id: str
 
+    @dataclass(eq=False)
     class ListingReady(Message):
-        def __init__(self, listing: ObservationListing, keep_cursor: bool) -> None:
-            super().__init__()
-            self.listing = listing
-            self.keep_cursor = keep_cursor
+        listing: ObservationListing
+        keep_cursor: bool
 
     def __init__(self) -> None:
         super().__init__(id="pane-observations")
@@ -170,7 +169,7 @@ class ObservationsScreen(PaneScreen):
         brain = self.session.brain
         q, lead = query_for(filters, sort_index, tags)  # walks every tag: not on the UI thread
         exact = q.search.strip()
-        if exact and brain.scalar("SELECT 1 FROM brain_observations WHERE id = ?", (exact,)):
+        if exact and observation_exists(brain, exact):
             lead = [exact] + [i for i in (lead or []) if i != exact]  # searching an id shows it first
         if lead:
             # The lead must honour the filters too: keep the ids that match them.

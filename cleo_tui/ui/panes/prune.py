@@ -8,8 +8,8 @@ windows over the pool's drop order (`ListListing`), never rebuilt.
 
 from __future__ import annotations
 
-import json
-import math
+from dataclasses import dataclass
+
 from pathlib import Path
 
 from rich.text import Text
@@ -20,14 +20,14 @@ from textual.containers import Horizontal
 from textual.message import Message
 from textual.widgets import Input, Label, ProgressBar, Select, Static, TabbedContent, TabPane
 
-from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.errors import BrainError, StaleState
+from cleo_tui.brain.observation_reads import live_sessions
 from cleo_tui.brain.journal import Run
-from cleo_tui.brain.store import Brain
 from cleo_tui.memory import curation
 from cleo_tui.memory.pruner import (
     BadBudget, PoolEntry, PreparedPool, PrunePreview, commit_prune, parse_budget, prepare_pool,
 )
+from cleo_tui.memory.budget import budget_text, default_budget, default_export_name, nice_step, stepped, write_export
 from cleo_tui.memory.tokenizers import CHARS4, TOKENIZER_NAMES
 from cleo_tui.safe_text import one_line
 from cleo_tui.ui.widgets.budget_bar import BarFigures, BudgetBar
@@ -71,37 +71,7 @@ RUN_COLUMNS = [
 ]
 
 
-class ExportFailed(BrainError):
-    """The preview could not be written to the chosen file."""
-
-
-# -- small pure helpers ----------------------------------------------------------------
-
-
-def nice_step(tokens: int, share: float) -> int:
-    """A round step (1, 2 or 5 × 10^k) near `share` of `tokens`, at least 1."""
-    raw = max(1.0, tokens * share)
-    power = 10 ** math.floor(math.log10(raw))
-    return int(max(m * power for m in (1, 2, 5) if m * power <= raw))
-
-
-def default_budget(tokens_before: int) -> int:
-    """The pool's size rounded to two significant digits: a budget whose target drops something."""
-    if tokens_before < 100:
-        return max(1, tokens_before)
-    power = 10 ** (len(str(tokens_before)) - 2)
-    return round(tokens_before / power) * power
-
-
-def stepped(budget: int, step: int, direction: int) -> int:
-    """The next multiple of `step` above (direction 1) or below (-1) `budget`, at least 1."""
-    if direction > 0:
-        return (budget // step + 1) * step
-    return max(1, ((budget - 1) // step) * step)
-
-
-def budget_text(budget: int) -> str:
-    return f"{budget // 1000}k" if budget >= 1000 and budget % 1000 == 0 else str(budget)
+# -- cells ----------------------------------------------------------------------------
 
 
 def coverage_cell(entry: PoolEntry) -> tuple[str, str]:
@@ -117,34 +87,8 @@ def relevance_cell(entry: PoolEntry) -> tuple[str, str]:
                              "low": "table--low"}.get(entry.relevance, "")
 
 
-def live_sessions(brain: Brain, limit: int = 200) -> list[tuple[str, int]]:
-    """(session id, live rows) for the sessions with live observations, most recent first."""
-    if not (brain.features.has_column(cs.OBSERVATIONS, "source_session_id")
-            and brain.features.has_column(cs.OBSERVATIONS, "invalid_at")):
-        return []
-    rows = brain.query(
-        f"SELECT source_session_id, COUNT(*) FROM {cs.OBSERVATIONS} WHERE invalid_at IS NULL "
-        "AND source_session_id IS NOT NULL AND source_session_id != '' GROUP BY source_session_id "
-        "ORDER BY MAX(created_at) DESC LIMIT ?", (limit,))
-    return [(str(r[0]), int(r[1])) for r in rows]
-
-
 def run_row(index: int, run: Run) -> dict:
     return {"id": run.id, "run": run}
-
-
-def default_export_name(preview: PrunePreview) -> str:
-    return f"cleo-prune-{preview.budget}-{preview.tokenizer}.json"
-
-
-def write_export(path: Path, preview: PrunePreview) -> None:
-    """Write the preview as the CLI's `prune --json` document (ASCII, so no control byte survives)."""
-    try:
-        path.write_text(json.dumps(preview.to_json(), indent=2, ensure_ascii=True, default=str) + "\n",
-                        encoding="utf-8")
-    except OSError as exc:
-        raise ExportFailed(f"The preview could not be written to {one_line(str(path), 200)} "
-                           f"({exc.strerror or exc}). Choose another path.") from None
 
 
 class BudgetInput(SafeInput):
@@ -186,45 +130,44 @@ class PruneScreen(PaneScreen):
     WRITE_ACTIONS = {"commit", "undo_run"}
 
     # -- messages from workers ---------------------------------------------------
+    @dataclass(eq=False)
     class PoolProgress(Message):
-        def __init__(self, generation: int, done: int, total: int) -> None:
-            super().__init__()
-            self.generation, self.done, self.total = generation, done, total
+        generation: int
+        done: int
+        total: int
 
+    @dataclass(eq=False)
     class PoolReady(Message):
-        def __init__(self, generation: int, pool: PreparedPool, by_size: list[PoolEntry]) -> None:
-            super().__init__()
-            self.generation, self.pool, self.by_size = generation, pool, by_size
+        generation: int
+        pool: PreparedPool
+        by_size: list[PoolEntry]
 
+    @dataclass(eq=False)
     class PoolFailed(Message):
-        def __init__(self, generation: int, error: str) -> None:
-            super().__init__()
-            self.generation, self.error = generation, error
+        generation: int
+        error: str
 
+    @dataclass(eq=False)
     class RunsLoaded(Message):
-        def __init__(self, runs: list[Run]) -> None:
-            super().__init__()
-            self.runs = runs
+        runs: list[Run]
 
+    @dataclass(eq=False)
     class SessionsLoaded(Message):
-        def __init__(self, sessions: list[tuple[str, int]]) -> None:
-            super().__init__()
-            self.sessions = sessions
+        sessions: list[tuple[str, int]]
 
+    @dataclass(eq=False)
     class Committed(Message):
-        def __init__(self, run_id: int, evicted: int) -> None:
-            super().__init__()
-            self.run_id, self.evicted = run_id, evicted
+        run_id: int
+        evicted: int
 
+    @dataclass(eq=False)
     class Stale(Message):
-        def __init__(self, error: str) -> None:
-            super().__init__()
-            self.error = error
+        error: str
 
+    @dataclass(eq=False)
     class Exported(Message):
-        def __init__(self, path: Path, dropped: int) -> None:
-            super().__init__()
-            self.path, self.dropped = path, dropped
+        path: Path
+        dropped: int
 
     def __init__(self) -> None:
         super().__init__(id="pane-prune")

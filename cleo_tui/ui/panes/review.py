@@ -9,6 +9,8 @@ All database and LLM work runs in thread workers that post messages.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from typing import Any, Callable
 
 from rich.text import Text
@@ -79,38 +81,32 @@ class ReviewScreen(PaneScreen):
         Binding("t", "toggle_kind", "Observer/Reflector", id="review.kind", show=False),
     ]
 
+    @dataclass(eq=False)
     class ProposalsLoaded(Message):
-        def __init__(self, proposals: list[Proposal], select_id: int | None) -> None:
-            super().__init__()
-            self.proposals = proposals
-            self.select_id = select_id
+        proposals: list[Proposal]
+        select_id: int | None
 
+    @dataclass(eq=False)
     class ContextLoaded(Message):
-        def __init__(self, context: ReviewContext) -> None:
-            super().__init__()
-            self.context = context
+        context: ReviewContext
 
+    @dataclass(eq=False)
     class RunFinished(Message):
-        def __init__(self, outcome: r.ProposeOutcome | None) -> None:
-            super().__init__()
-            self.outcome = outcome
+        outcome: r.ProposeOutcome | None
 
+    @dataclass(eq=False)
     class ProviderDescribed(Message):
-        def __init__(self, described: dict[str, Any] | None, error: str = "") -> None:
-            super().__init__()
-            self.described = described
-            self.error = error
+        described: dict[str, Any] | None
+        error: str = ""
 
+    @dataclass(eq=False)
     class SessionsLoaded(Message):
-        def __init__(self, sessions: list[str]) -> None:
-            super().__init__()
-            self.sessions = sessions
+        sessions: list[str]
 
+    @dataclass(eq=False)
     class Written(Message):
-        def __init__(self, what: str, select_id: int) -> None:
-            super().__init__()
-            self.what = what
-            self.select_id = select_id
+        what: str
+        select_id: int
 
     def __init__(self) -> None:
         super().__init__(id="pane-review")

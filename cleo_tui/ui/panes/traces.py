@@ -19,7 +19,7 @@ from textual.widgets.option_list import Option
 from cleo_tui.brain.errors import BrainError
 from cleo_tui.recall.export import export_traces
 from cleo_tui.recall.last_recall import recall_and_record
-from cleo_tui.recall.pane_support import memory_text, record_outcome_undoable, trace_values
+from cleo_tui.recall.browse import memory_text, record_outcome_undoable, trace_values
 from cleo_tui.recall.reader import (
     TraceFilter, TraceOutcome, TraceResult, TraceSummary, get_trace, trace_outcomes, trace_results,
 )
@@ -106,18 +106,16 @@ class TracesScreen(PaneScreen):
     ]
     WRITE_ACTIONS = {"focus_recall", "record_good", "record_bad", "undo"}
 
+    @dataclass(eq=False)
     class ListingReady(Message):
-        def __init__(self, listing: TraceListing, select_id: int | None, keep_cursor: bool) -> None:
-            super().__init__()
-            self.listing = listing
-            self.select_id = select_id
-            self.keep_cursor = keep_cursor
+        listing: TraceListing
+        select_id: int | None
+        keep_cursor: bool
 
+    @dataclass(eq=False)
     class TraceLoaded(Message):
-        def __init__(self, opened: OpenTrace | None, trace_id: int) -> None:
-            super().__init__()
-            self.opened = opened
-            self.trace_id = trace_id
+        opened: OpenTrace | None
+        trace_id: int
 
     def __init__(self) -> None:
         super().__init__(id="pane-traces")

@@ -3,6 +3,8 @@ that any pane opens with `app.open_observation(id)`."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -91,10 +93,9 @@ class ObservationModal(ForwardWorkerErrors, ModalScreen[None]):
 
     BINDINGS = [Binding("escape,q", "close", "Close"), Binding("v", "view_text", "Full text")]
 
+    @dataclass(eq=False)
     class Loaded(Message):
-        def __init__(self, detail: ObservationDetail | None) -> None:
-            super().__init__()
-            self.detail = detail
+        detail: ObservationDetail | None
 
     def __init__(self, observation_id: str) -> None:
         super().__init__(classes="modal")
