@@ -113,7 +113,7 @@ def test_session_messages_are_dataclasses():
 
 
 PANE_ACTIONS = [("1", "evict", "evict"), ("1", "pin", "pin"), ("2", "commit", "commit"),
-                ("3", "apply", "apply_proposal"), ("4", "outcome", "record_good")]
+                ("3", "apply", "apply_proposal"), ("4", "good", "record_good")]
 
 
 @pytest.mark.parametrize(("pane_key", "query", "action"), PANE_ACTIONS)
@@ -194,7 +194,7 @@ def second_brain(directory: Path) -> Path:
     """A second demo brain (other seed, other size) in its own project directory."""
     project = directory / "other-project"
     project.mkdir()
-    return generate_demo(project, observations=40, seed=11)
+    return generate_demo(project, observations=120, seed=11)
 
 
 async def test_open_brain_from_the_palette_replaces_every_pane(brain, tmp_path):

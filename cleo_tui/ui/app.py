@@ -8,6 +8,7 @@ from pathlib import Path
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from functools import partial
+from typing import Any
 
 from textual import work
 from textual.app import App, ComposeResult, SystemCommand
@@ -54,9 +55,12 @@ CLEO_THEME = Theme(
     dark=True,
 )
 
-def pane_screens(hippo: bool = False) -> dict[str, Callable[[], Screen[object]]]:
+ScreenFactory = Callable[[], Screen[Any]]
+
+
+def pane_screens(hippo: bool = False) -> dict[str, ScreenFactory]:
     """Mode name → screen factory. On a hippo store every pane but Traces says why it is empty."""
-    screens: dict[str, Callable[[], Screen[object]]] = {
+    screens: dict[str, ScreenFactory] = {
         "observations": ObservationsScreen, "prune": PruneScreen, "review": ReviewScreen, "traces": TracesScreen,
     }
     if hippo:
@@ -217,7 +221,7 @@ class CleoApp(App[None]):
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            panes = [(cls.HELP, cls.BINDINGS) for cls in PANE_CLASSES if cls.HELP is not None]
+            panes = [(cls.PANE_HELP, cls.BINDINGS) for cls in PANE_CLASSES if cls.PANE_HELP is not None]
             self.push_screen(HelpScreen(help_markdown(self, panes, self.keymap)))
 
     def pane_on_top(self) -> PaneScreen | None:
@@ -259,7 +263,7 @@ class CleoApp(App[None]):
         brain = open_brain(target, read_only=self.read_only)
         self.call_from_thread(self.open_brain_session, brain)
 
-    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         """Textual's commands (themes, keys, screenshot) without its Quit: ours is listed once."""
         for command in super().get_system_commands(screen):
             if command.title != "Quit":
@@ -289,6 +293,8 @@ class CleoApp(App[None]):
     def report_worker_failure(self, worker: Worker) -> None:
         """A worker's failure becomes a popup with its message, never a traceback."""
         error = worker.error
+        if error is None:
+            return
         if isinstance(error, BrainError):
             self.push_screen(MessageModal("That did not work", str(error)))
             return

@@ -8,6 +8,8 @@ keymap applied — a remapped key reads the same here as in the footer.
 
 from __future__ import annotations
 
+from typing import Any
+
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -29,7 +31,7 @@ class PaneHelp:
     texts: dict[str, str] = field(default_factory=dict)
     notes: str = ""
 
-    def markdown(self, app: App[object], bindings: Iterable[BindingType], keymap: dict[str, str]) -> str:
+    def markdown(self, app: App[Any], bindings: Iterable[BindingType], keymap: dict[str, str]) -> str:
         """The section with its key table built from `bindings` as they are bound now."""
         parts = [f"## {self.title}"]
         if self.intro:
@@ -170,7 +172,7 @@ APP_HELP = PaneHelp("Keys everywhere", texts={"app.help": "this help", "app.quit
                     rows=(("ctrl+p", "the command palette: every action of the pane by name, with its key"),))
 
 
-def help_markdown(app: App[object], panes: Iterable[tuple[PaneHelp, Iterable[BindingType]]],
+def help_markdown(app: App[Any], panes: Iterable[tuple[PaneHelp, Iterable[BindingType]]],
                   keymap: dict[str, str]) -> str:
     """All help text: the panes, every pane's keys as bound now, the rerank and tag rules."""
     try:

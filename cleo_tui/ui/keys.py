@@ -9,6 +9,8 @@ the same keymap applied, so a remapped key reads the same everywhere.
 
 from __future__ import annotations
 
+from typing import Any
+
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -37,7 +39,7 @@ def live_keys(binding: Binding, keymap: Mapping[str, str]) -> list[str]:
     return [k.strip() for k in keys.split(",") if k.strip()]
 
 
-def key_label(app: App[object], binding: Binding, keymap: Mapping[str, str], every: bool = False) -> str:
+def key_label(app: App[Any], binding: Binding, keymap: Mapping[str, str], every: bool = False) -> str:
     """How the live key of `binding` is written: as the footer does (`every`: all its keys, "a / b")."""
     remapped = bool(binding.id and keymap.get(binding.id))
     if binding.key_display and not remapped:
@@ -54,7 +56,7 @@ def palette_name(binding: Binding) -> str:
     return binding.description
 
 
-def keyed_actions(app: App[object], bindings: Iterable[BindingType], keymap: Mapping[str, str],
+def keyed_actions(app: App[Any], bindings: Iterable[BindingType], keymap: Mapping[str, str],
                   help_texts: Mapping[str, str] | None = None) -> list[KeyedAction]:
     """Every declared binding with its live key, once per id (in declaration order)."""
     seen: set[str] = set()

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class PaletteEntry:
-    """One palette line: `name` (what is searched), `key` (may be ""), `help`, and what it runs."""
+    """One palette line: `name` (what is searched), `key` (may be ""), `help`, and `run` (schedules it)."""
 
     name: str
     key: str
@@ -38,22 +38,23 @@ class PaletteEntry:
         return f"{self.name} ({self.key})" if self.key else self.name
 
 
-def palette_entries(app: CleoApp, screen: Screen[object]) -> list[PaletteEntry]:
+def palette_entries(app: CleoApp, screen: Screen[Any]) -> list[PaletteEntry]:
     """The pane's own actions first (`screen` is the one the palette was opened from), then the app's."""
     entries: list[PaletteEntry] = []
     if isinstance(screen, PaneScreen):
         for action in keyed_actions(app, type(screen).BINDINGS, app.keymap):
             entries.append(PaletteEntry(action.name, action.key, action.help,
-                                        partial(app.run_action, action.binding.action, screen)))
+                                        partial(app.call_later, app.run_action, action.binding.action, screen)))
     for action in keyed_actions(app, type(app).BINDINGS, app.keymap):
-        entries.append(PaletteEntry(action.name, action.key, action.help, partial(app.run_action, action.binding.action)))
+        entries.append(PaletteEntry(action.name, action.key, action.help,
+                                    partial(app.call_later, app.run_action, action.binding.action)))
     unbound = [("Undo last change", "Undo the last curation step made in this session", "undo_last"),
                ("Reload brain", "Re-read counts, tags and every pane (after CLEO wrote)", "reload_brain"),
                ("Open brain…", "Another brain file or project directory, in place of this one", "open_brain")]
     if global_brain_path().is_file():
         unbound.append(("Open CLEO's global store", str(global_brain_path()), "open_global_store"))
     for name, help_text, action_name in unbound:
-        entries.append(PaletteEntry(name, "", help_text, partial(app.run_action, action_name)))
+        entries.append(PaletteEntry(name, "", help_text, partial(app.call_later, app.run_action, action_name)))
     return entries
 
 

@@ -63,7 +63,7 @@ class Filters:
 
 class ObservationsScreen(PaneScreen):
     PANE = "observations"
-    HELP = OBSERVATIONS_HELP
+    PANE_HELP = OBSERVATIONS_HELP
     BINDINGS = [
         Binding("slash", "focus_search", "Search", id="obs.search", tooltip="Full-text search (FTS5 where the brain has it)"),
         Binding("s", "cycle_sort", "Sort", id="obs.sort", tooltip="Sort by date, quality or coverage"),

@@ -104,7 +104,7 @@ class BudgetInput(SafeInput):
 
 class PruneScreen(PaneScreen):
     PANE = "prune"
-    HELP = PRUNE_HELP
+    PANE_HELP = PRUNE_HELP
     BINDINGS = [
         Binding("b", "focus_budget", "Budget", id="prune.budget",
                 tooltip="Type a budget (8000, 12k, 1.5M); ↑/↓ and page up/down step it"),
@@ -321,12 +321,13 @@ class PruneScreen(PaneScreen):
         if name not in ("dropped", "kept"):
             return
         preview = self.preview
-        droppable = self.pool.droppable if preview is not None else []
+        droppable = self.pool.droppable if preview is not None and self.pool is not None else []
         count = preview.drop_count if preview is not None else 0
         window = (ListListing(droppable, self._entry_row, 0, count) if name == "dropped"
                   else ListListing(droppable, self._entry_row, count))
         table = self.table(name)
-        if table.listing is None or (table.listing.items, table.listing.start, table.listing.stop) != (
+        shown = table.listing
+        if not isinstance(shown, ListListing) or (shown.items, shown.start, shown.stop) != (
                 window.items, window.start, window.stop):
             table.set_listing(window, keep_cursor=True)
 
@@ -366,8 +367,8 @@ class PruneScreen(PaneScreen):
             text.append(f" target not met: the protected rows alone hold {preview.tokens_after:,} tokens, "
                         "and protected rows never drop.\n")
             text.append("In the way, largest first: ", style="bold")
-            text.append(" · ".join(f"{one_line(e.id, 24)} {self.pool.tokenizer.finish(e.units):,} tok"
-                                   for e in self._blockers))
+            finish = self.pool.tokenizer.finish if self.pool is not None else (lambda units: units)
+            text.append(" · ".join(f"{one_line(e.id, 24)} {finish(e.units):,} tok" for e in self._blockers))
             text.append(" (reasons: Protected list)", style="italic")
         elif preview.drop_count:
             text.append("Drops the first rows of the drop order; c commits (undoable).", style="italic")

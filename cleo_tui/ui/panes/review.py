@@ -64,7 +64,7 @@ WRITE_ACTIONS = {"run_llm", "approve_all", "apply_proposal", "discard_proposal",
 
 class ReviewScreen(PaneScreen):
     PANE = "review"
-    HELP = REVIEW_HELP
+    PANE_HELP = REVIEW_HELP
     WRITE_ACTIONS = WRITE_ACTIONS
     BINDINGS = [
         Binding("r", "run_llm", "Run", id="review.run", tooltip="Ask the chosen model (observer or reflector)"),
@@ -549,7 +549,7 @@ class ReviewScreen(PaneScreen):
             if item is not None and self._pending("decided on") is not None:
                 self.set_mark(item, button == "review-accept")
         elif button in actions and self.check_action(actions[button], ()):
-            self.run_action(actions[button])
+            self.call_later(self.run_action, actions[button])
 
     # -- state ------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple) -> bool | None:

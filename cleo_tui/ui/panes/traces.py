@@ -93,7 +93,7 @@ class OpenTrace:
 
 class TracesScreen(PaneScreen):
     PANE = "traces"
-    HELP = TRACES_HELP
+    PANE_HELP = TRACES_HELP
     BINDINGS = [
         Binding("r", "focus_recall", "Recall", id="traces.recall", tooltip="Type a query; recall runs with explain on"),
         Binding("plus", "record_good", "Good", id="traces.good", tooltip="Record a positive outcome for the selected result"),

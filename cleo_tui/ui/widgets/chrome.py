@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual.app import App, ComposeResult
@@ -112,7 +112,7 @@ class PaneTabs(Tabs):
             self.active = f"tab-{self.pane}"
 
 
-def cleo_app(app: App[object]) -> CleoApp:
+def cleo_app(app: App[Any]) -> CleoApp:
     """`app` typed as the CleoApp it is (widgets only ever run inside one)."""
     from cleo_tui.ui.app import CleoApp
     assert isinstance(app, CleoApp)
@@ -131,7 +131,7 @@ class PaneScreen(ForwardWorkerErrors, Screen[None]):
 
     PANE = "observations"
     WRITE_ACTIONS: ClassVar[set[str]] = set()  # actions that write: disabled on a read-only brain
-    HELP: ClassVar[PaneHelp | None] = None  # this pane's section of the help (keys from BINDINGS)
+    PANE_HELP: ClassVar[PaneHelp | None] = None  # this pane's section of the help (keys from BINDINGS)
 
     @property
     def cleo(self) -> CleoApp:

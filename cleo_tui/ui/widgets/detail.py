@@ -3,6 +3,8 @@ that any pane opens with `app.open_observation(id)`."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -22,6 +24,9 @@ from cleo_tui.ui.session import BrainSession
 from cleo_tui.ui.widgets.chrome import cleo_app
 from cleo_tui.ui.widgets.modals import TextViewer
 from cleo_tui.ui.widgets.worker_errors import ForwardWorkerErrors
+
+if TYPE_CHECKING:
+    from cleo_tui.memory.tags import ObservationTags
 
 NARRATIVE_INLINE = 20_000  # longer narratives show their start; `v` opens all of it
 
@@ -46,7 +51,7 @@ class DetailView(VerticalScroll):
     def on_mount(self) -> None:
         self.detail: ObservationDetail | None = None
 
-    def show(self, detail: ObservationDetail | None, tag) -> None:
+    def show(self, detail: ObservationDetail | None, tag: ObservationTags | None) -> None:
         self.detail = detail
         meta = self.query_one(".detail-meta", Static)
         narrative = self.query_one(".detail-narrative", Static)
@@ -129,7 +134,7 @@ class ObservationModal(ForwardWorkerErrors, ModalScreen[None]):
         self.dismiss(None)
 
 
-def render_meta(detail: ObservationDetail, tag) -> Text:
+def render_meta(detail: ObservationDetail, tag: ObservationTags | None) -> Text:
     row = detail.row
     text = Text()
     evicted = row.get("invalid_at") is not None
