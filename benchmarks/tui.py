@@ -98,7 +98,7 @@ async def measure(path: Path) -> dict[str, float]:
     async with app.run_test(size=(120, 36)) as pilot:
         started = time.perf_counter()
         table = app.screen.query_one("#obs-table", LineTable)
-        while app.tags is None:
+        while app.session.tags is None:
             await pilot.pause()
         figures["tags ready (background)"] = time.perf_counter() - started
         await settle(app, pilot)
