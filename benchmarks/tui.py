@@ -90,7 +90,7 @@ async def cpu_per_press(pilot, table, key: str) -> float:
 
 async def measure(path: Path) -> dict[str, float]:
     from cleo_tui.ui.app import CleoApp
-    from cleo_tui.ui.table import LineTable
+    from cleo_tui.ui.widgets.table import LineTable
 
     figures: dict[str, float] = {"first screen (pty)": statistics.median(first_screen_seconds(path) for _ in range(3))}
     brain = open_brain(path)
@@ -98,7 +98,7 @@ async def measure(path: Path) -> dict[str, float]:
     async with app.run_test(size=(120, 36)) as pilot:
         started = time.perf_counter()
         table = app.screen.query_one("#obs-table", LineTable)
-        while app.tags is None:
+        while app.session.tags is None:
             await pilot.pause()
         figures["tags ready (background)"] = time.perf_counter() - started
         await settle(app, pilot)

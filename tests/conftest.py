@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 
@@ -14,6 +16,9 @@ def _isolated_environment(tmp_path_factory, monkeypatch):
     for name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "CLEO_OBSERVER_MODEL", "ANTHROPIC_BASE_URL",
                  "OPENAI_BASE_URL", "CLEO_TUI_DEBUG"):
         monkeypatch.delenv(name, raising=False)
+    modals = sys.modules.get("cleo_tui.ui.widgets.modals")  # only where a UI test imported it
+    if modals is not None:  # Pilot presses e, y at once: no danger-dialog guard (test_ui_session tests it)
+        monkeypatch.setattr(modals.ConfirmModal, "guard_seconds", 0.0)
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from cleo_tui.brain.observations import ObservationQuery, count_observations, pa
 from cleo_tui.memory.curation import evict_observation, undo
 from cleo_tui.memory.pruner import commit_prune, prepare_pool
 from cleo_tui.ui.app import CleoApp
-from cleo_tui.ui.modals import ConfirmModal, MessageModal
+from cleo_tui.ui.widgets.modals import ConfirmModal, MessageModal
 from tests.brain_fixtures import make_cleo_consolidated
 from tests.reliability_fixtures import insert_rows, integrity, plain_rows, record, settle_expecting_failure
 from tests.ui_helpers import settle
@@ -165,7 +165,7 @@ async def test_tui_browses_and_evicts_while_cleo_writes(brain_path):
         finally:
             if writer.poll() is None:
                 writer.kill()
-        app.refresh_brain_state()
+        app.session.refresh_derived()
         await settle(app, pilot)
         assert not isinstance(app.screen, MessageModal)
         assert brain.scalar("SELECT invalid_at FROM brain_observations WHERE id = ?", (target,)) is not None

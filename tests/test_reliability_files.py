@@ -22,7 +22,7 @@ from cleo_tui.brain.observations import ObservationQuery, count_observations
 from cleo_tui.memory.curation import evict_observation
 from cleo_tui.memory.pruner import commit_prune, prepare_pool
 from cleo_tui.ui.app import CleoApp
-from cleo_tui.ui.modals import MessageModal
+from cleo_tui.ui.widgets.modals import MessageModal
 from tests.brain_fixtures import file_digest
 from tests.reliability_fixtures import (
     build_minimal_brain, integrity, record, run_cli, settle_expecting_failure, table_dump,

@@ -26,8 +26,8 @@ from cleo_tui.memory.pruner import prepare_pool
 from cleo_tui.memory.tags import tag_brain
 from cleo_tui.recall.recall import recall
 from cleo_tui.ui.app import CleoApp
-from cleo_tui.ui.detail import ObservationModal
-from cleo_tui.ui.modals import MessageModal, TextViewer
+from cleo_tui.ui.widgets.detail import ObservationModal
+from cleo_tui.ui.widgets.modals import MessageModal, TextViewer
 from tests.pty_capture import foreign_controls, python_argv, run_in_pty
 from tests.reliability_fixtures import (
     BIG_NARRATIVE, HOSTILE_FRAGMENTS, OSC8, OSC52, build_hostile_brain, build_minimal_brain,

@@ -148,7 +148,7 @@ def _screen_text(app) -> str:
 async def test_review_pane_explains_bad_answers_shows_raw_and_never_the_key(tmp_path, monkeypatch):
     """Review pane: an unusable answer (holding the key) and a 401 echoing the key, through real HTTP."""
     from cleo_tui.ui.app import CleoApp
-    from cleo_tui.ui.modals import TextViewer
+    from cleo_tui.ui.widgets.modals import TextViewer
     from tests.ui_helpers import settle
     monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
     fast_config(timeout=2.0)

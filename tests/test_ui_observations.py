@@ -8,8 +8,8 @@ from textual.widgets import Input, Select, Static
 
 from cleo_tui.brain.observations import ObservationQuery, count_observations
 from cleo_tui.ui.app import CleoApp
-from cleo_tui.ui.modals import ConfirmModal, HelpScreen, MessageModal
-from cleo_tui.ui.table import LineTable
+from cleo_tui.ui.widgets.modals import ConfirmModal, HelpScreen, MessageModal
+from cleo_tui.ui.widgets.table import LineTable
 from tests.ui_helpers import HOSTILE_TITLE, demo_brain, settle
 
 
@@ -43,7 +43,7 @@ async def test_opens_with_every_row_and_header(brain):
         header = str(app.screen.query_one("#brain-header", Static).render())
         live = count_observations(brain, ObservationQuery(state="live"))
         assert f"{live:,} live" in header and "cleo-tui brain" in header
-        assert app.tags is not None and len(app.tags) == total
+        assert app.session.tags is not None and len(app.session.tags) == total
 
 
 async def test_state_filter_and_search(brain):
@@ -74,12 +74,12 @@ async def test_coverage_and_protected_filters_use_tags(brain):
         await settle(app, pilot)
         app.screen.query_one("#f-protected", Select).value = "yes"
         await settle(app, pilot)
-        protected = sum(1 for t in app.tags.values() if t.protected)
+        protected = sum(1 for t in app.session.tags.values() if t.protected)
         assert 0 < table_of(app).total == protected
         app.screen.query_one("#f-protected", Select).clear()
         app.screen.query_one("#f-coverage", Select).value = "reinforced"
         await settle(app, pilot)
-        reinforced = sum(1 for t in app.tags.values() if t.coverage == "reinforced")
+        reinforced = sum(1 for t in app.session.tags.values() if t.coverage == "reinforced")
         assert 0 < table_of(app).total == reinforced
 
 
@@ -112,7 +112,7 @@ async def test_pin_evict_and_undo(brain):
         await settle(app, pilot)
         assert brain.scalar("SELECT relevance FROM cleo_tui_relevance_overrides WHERE observation_id = ?",
                             (target,)) == "critical"
-        assert app.tags[target].protected
+        assert app.session.tags[target].protected
 
         await pilot.press("e")
         assert isinstance(app.screen, ConfirmModal)
@@ -190,7 +190,7 @@ async def test_worker_failure_becomes_popup(brain):
         # Another writer evicts the row while the user looks at it.
         with brain.write() as conn:
             conn.execute("UPDATE brain_observations SET invalid_at = '2026-01-01 00:00:00' WHERE id = ?", (target,))
-        app.curate("evict", target)
+        app.session.curate("evict", target)
         await settle(app, pilot)
         assert isinstance(app.screen, MessageModal)
         assert "already" in app.screen.body
@@ -226,7 +226,7 @@ async def test_screen_worker_failure_becomes_popup(brain):
 async def test_welcome_screen_creates_an_empty_brain(tmp_path):
     from textual.widgets import Button
 
-    from cleo_tui.ui.welcome import WelcomeScreen
+    from cleo_tui.ui.panes.welcome import WelcomeScreen
 
     app = CleoApp(brain=None, project=tmp_path, problem="No brain found in the test directory.")
     async with app.run_test(size=(120, 36)) as pilot:
@@ -236,13 +236,13 @@ async def test_welcome_screen_creates_an_empty_brain(tmp_path):
         app.screen.query_one("#empty", Button).press()
         await settle(app, pilot)
         assert (tmp_path / ".cleo" / "cleo.db").is_file()
-        assert app.current_mode == "observations" and app.brain.kind == "cleo-tui"
+        assert app.current_mode == "observations" and app.session.brain.kind == "cleo-tui"
         assert table_of(app).total == 0
-        app.brain.close()
+        app.session.brain.close()
 
 
 async def test_welcome_screen_opening_a_bad_file_explains_itself(tmp_path):
-    from cleo_tui.ui.welcome import WelcomeScreen
+    from cleo_tui.ui.panes.welcome import WelcomeScreen
 
     not_a_brain = tmp_path / "notes.txt"
     not_a_brain.write_text("hello")
@@ -258,7 +258,7 @@ async def test_welcome_screen_opening_a_bad_file_explains_itself(tmp_path):
 
 
 def test_header_gives_the_path_way_before_the_counts():
-    from cleo_tui.ui.chrome import header_text
+    from cleo_tui.ui.widgets.chrome import header_text
 
     summary = {"observations": {"live": 1919, "evicted": 81}, "patterns": 19, "learnings": 22, "traces": 13}
     text = header_text(summary, "/a/very/long/project/path/somewhere/.cleo/cleo.db", "cleo-tui brain",

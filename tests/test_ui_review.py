@@ -15,9 +15,10 @@ from cleo_tui.brain import open_brain
 from cleo_tui.llm.proposals import get_proposal, list_proposals
 from cleo_tui.llm.reflector import propose_reflection
 from cleo_tui.ui.app import CleoApp
-from cleo_tui.ui.detail import ObservationModal
-from cleo_tui.ui.modals import ConfirmModal, MessageModal, TextViewer
-from cleo_tui.ui.review import ReviewScreen
+from cleo_tui.ui.messages import BrainChanged
+from cleo_tui.ui.widgets.detail import ObservationModal
+from cleo_tui.ui.widgets.modals import ConfirmModal, MessageModal, TextViewer
+from cleo_tui.ui.panes.review import ReviewScreen
 from fake_llm import FakeLLM, FakeLLMServer, error_reply, hang_reply, ids_in_prompt, text_reply
 from llm_fixtures import ANTHROPIC_KEY, OPENAI_KEY, fast_config, notes_answer, reflection_answer, write_project_config
 from tests.ui_helpers import HOSTILE_TITLE, demo_brain, settle
@@ -173,7 +174,7 @@ async def test_reflector_applies_only_what_was_approved(brain, server, keyed):
         side = text_of(screen, "#review-item-side")
         assert "restated by a later row" in side and "Still covered after apply by" in side
         await pilot.press("space")  # approve it (key)
-        screen.curation_done()  # another pane wrote: the proposals are reread, the marks stay
+        app.announce(BrainChanged("curation", "another pane wrote"))  # the proposals are reread, the marks stay
         await settle(app, pilot)
         assert screen.marks["superseded:0"] and screen.current_item().key == "superseded:0"
         side = text_of(screen, "#review-item-side")
@@ -222,7 +223,7 @@ async def test_approve_all_asks_a_second_time_and_a_stale_proposal_writes_nothin
         await run(screen, app, pilot, "reflector")
         second = screen.current
         assert second.status == "pending" and second.id != first
-        app.curate("evict", second.input_ids[-1])
+        app.session.curate("evict", second.input_ids[-1])
         await settle(app, pilot)
         assert screen.current.id == second.id  # the other pane's write reread the list, the selection stayed
         await pilot.press("a")

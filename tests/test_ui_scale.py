@@ -10,7 +10,7 @@ import pytest
 
 from cleo_tui.brain import open_brain
 from cleo_tui.ui.app import CleoApp
-from cleo_tui.ui.table import LineTable
+from cleo_tui.ui.widgets.table import LineTable
 
 ROWS = 100_000
 START = datetime(2026, 1, 1)

@@ -14,14 +14,14 @@ from cleo_tui.recall.reader import TraceFilter, count_traces, list_traces
 from cleo_tui.recall.rerank import RerankStep
 from cleo_tui.recall.traces import RecallTraceInput, TraceResultInput, write_recall_trace
 from cleo_tui.ui.app import CleoApp
-from cleo_tui.ui.detail import ObservationModal
-from cleo_tui.ui.hippo_notice import HippoNoticeScreen
-from cleo_tui.ui.modals import ConfirmModal, HelpScreen, MessageModal, TextViewer
-from cleo_tui.ui.path_prompt import PathPrompt
-from cleo_tui.ui.table import LineTable
-from cleo_tui.ui.trace_listing import TraceListing
-from cleo_tui.ui.trace_render import bar, outcome_summary
-from cleo_tui.ui.traces import TracesScreen, time_bound
+from cleo_tui.ui.widgets.detail import ObservationModal
+from cleo_tui.ui.panes.hippo_notice import HippoNoticeScreen
+from cleo_tui.ui.widgets.modals import ConfirmModal, HelpScreen, MessageModal, TextViewer
+from cleo_tui.ui.widgets.path_prompt import PathPrompt
+from cleo_tui.ui.widgets.table import LineTable
+from cleo_tui.ui.widgets.trace_listing import TraceListing
+from cleo_tui.ui.widgets.trace_render import bar, outcome_summary
+from cleo_tui.ui.panes.traces import TracesScreen, time_bound
 from tests.recall_fixtures import make_brain, open_hippo
 from tests.ui_helpers import HOSTILE_TITLE, demo_brain, settle
 
@@ -329,7 +329,7 @@ def test_bars_are_proportional_and_fit():
 def test_journaled_outcomes_refuse_bad_credits_and_never_reuse_an_id(tmp_path):
     from cleo_tui.brain.errors import BrainError
     from cleo_tui.memory.curation import undo
-    from cleo_tui.recall.pane_support import memory_text, record_outcome_undoable, trace_values
+    from cleo_tui.recall.browse import memory_text, record_outcome_undoable, trace_values
     from cleo_tui.recall.resolve import resolve_memories
 
     brain = make_brain(tmp_path)

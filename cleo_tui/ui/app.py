@@ -2,36 +2,43 @@
 
 from __future__ import annotations
 
-import gc
 import os
-import sqlite3
 import traceback
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+from functools import partial
+from typing import Any
 
 from textual import work
-from textual.app import App
+from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.reactive import reactive
+from textual.screen import Screen
 from textual.theme import Theme
+from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
 from cleo_tui.brain import Brain, BrainError, BrainNotFound, locate_brain, open_brain
-from cleo_tui.brain.store import KIND_HIPPO
-from cleo_tui.brain.summary import brain_summary
+from cleo_tui.brain.observation_reads import database_failure_text, is_database_error
+from cleo_tui.brain.store import KIND_HIPPO, global_brain_path
 from cleo_tui.config import cache_dir, load_config, save_setting
-from cleo_tui.memory import curation
-from cleo_tui.memory.mapping import relevance_overrides
 from cleo_tui.ui.help import help_markdown
-from cleo_tui.ui.hippo_notice import use_hippo_panes
-from cleo_tui.ui.modals import ConfirmModal, HelpScreen, MessageModal
-from cleo_tui.ui.observations import ObservationsScreen
+from cleo_tui.ui.messages import SessionMessage, SessionReplaced
 from cleo_tui.ui.palette import CleoCommands
-from cleo_tui.ui.placeholders import ComingSoonScreen
-from cleo_tui.ui.prune import PruneScreen
-from cleo_tui.ui.review import ReviewScreen
-from cleo_tui.ui.traces import TracesScreen
-from cleo_tui.ui.welcome import WelcomeScreen
+from cleo_tui.ui.panes.hippo_notice import TRACES_PANE, HippoNoticeScreen
+from cleo_tui.ui.panes.observations import ObservationsScreen
+from cleo_tui.ui.panes.prune import PruneScreen
+from cleo_tui.ui.panes.review import ReviewScreen
+from cleo_tui.ui.panes.traces import TracesScreen
+from cleo_tui.ui.panes.welcome import WelcomeScreen
+from cleo_tui.ui.session import BrainSession
+from cleo_tui.ui.widgets.chrome import PANE_NAMES, PaneScreen
+from cleo_tui.ui.widgets.modals import ConfirmModal, HelpScreen, MessageModal
+from cleo_tui.ui.widgets.path_prompt import PathPrompt
+
+PANE_CLASSES: tuple[type[PaneScreen], ...] = (ObservationsScreen, PruneScreen, ReviewScreen, TracesScreen)
+OPENING = "opening"  # the mode shown while panes are swapped for a new brain
 
 CLEO_THEME = Theme(
     name="cleo",
@@ -48,53 +55,96 @@ CLEO_THEME = Theme(
     dark=True,
 )
 
-CURATION = {
-    "pin": curation.pin_observation,
-    "unpin": curation.unpin_observation,
-    "evict": curation.evict_observation,
-    "restore": curation.restore_observation,
-}
+ScreenFactory = Callable[[], Screen[Any]]
 
 
-def pane_screens() -> dict[str, Callable]:
-    """Mode name → screen factory; panes whose issue has not landed say what is coming."""
-    screens: dict[str, Callable] = {"observations": ObservationsScreen}
-    for pane in ("prune", "review", "traces"):
-        screens[pane] = lambda pane=pane: ComingSoonScreen(pane)
-    screens["prune"] = PruneScreen
-    screens["review"] = ReviewScreen
-    screens["traces"] = TracesScreen
+def pane_screens(hippo: bool = False) -> dict[str, ScreenFactory]:
+    """Mode name → screen factory. On a hippo store every pane but Traces says why it is empty."""
+    screens: dict[str, ScreenFactory] = {
+        "observations": ObservationsScreen, "prune": PruneScreen, "review": ReviewScreen, "traces": TracesScreen,
+    }
+    if hippo:
+        for pane in PANE_NAMES:
+            if pane != TRACES_PANE:
+                screens[pane] = partial(HippoNoticeScreen, pane)
     return screens
 
 
-class CleoApp(App):
+class OpeningScreen(Screen[None]):
+    """Shown for a moment while the panes of the old brain make way for the new one's."""
+
+    def compose(self) -> ComposeResult:
+        yield Static("Opening the brain…")
+
+
+class CleoApp(App[None]):
+    """The app: one mode per pane, one `BrainSession` (`session`), a registry of open panes.
+
+    Panes register on mount (`register_pane`) and receive every session message
+    (`announce`): BrainChanged, TagsReady, SummaryReady, SessionReplaced.
+    """
+
     CSS_PATH = "app.tcss"
     TITLE = "cleo-tui"
-    COMMANDS = App.COMMANDS | {CleoCommands}
+    COMMANDS = {CleoCommands}
     BINDINGS = [
         Binding("1", "pane('observations')", "Observations", id="pane.observations", show=False),
         Binding("2", "pane('prune')", "Prune", id="pane.prune", show=False),
         Binding("3", "pane('review')", "Review", id="pane.review", show=False),
         Binding("4", "pane('traces')", "Traces", id="pane.traces", show=False),
         Binding("f1,question_mark", "help", "Help", id="app.help", tooltip="Panes, keys and tag rules"),
-        Binding("q", "quit", "Quit", id="app.quit"),
+        Binding("q", "quit", "Quit", id="app.quit", tooltip="Leave cleo-tui"),
     ]
 
-    summary: reactive[dict | None] = reactive(None)
+    summary: reactive[dict | None] = reactive(None)  # the session's counts, for the header to watch
 
     def __init__(self, brain: Brain | None = None, project: Path | None = None,
-                 problem: str = "", watch_css: bool = False) -> None:
+                 problem: str = "", watch_css: bool = False, read_only: bool = False) -> None:
         super().__init__(watch_css=watch_css)
-        self.brain = brain
+        self._session: BrainSession | None = None
+        self._first_brain = brain
+        self._retired: list[BrainSession] = []
+        self._panes: list[PaneScreen] = []
         self.project = project or Path.cwd()
         self.problem = problem
-        self.tags: dict | None = None
-        self._tags_started = False
-        self.overrides: dict[str, str] = {}
-        self.undo_stack: list[int] = []
         self.settings, self.config_problem = load_config()
+        keys = self.settings.get("keys")
+        self.keymap: dict[str, str] = ({str(k): str(v) for k, v in keys.items()} if isinstance(keys, dict) else {})
+        self.read_only = read_only  # --read-only: every brain opened in this app opens read-only
         for name, factory in pane_screens().items():
             self.add_mode(name, factory)
+        self.add_mode(OPENING, OpeningScreen)
+
+    # -- the session ---------------------------------------------------------------
+    @property
+    def session(self) -> BrainSession:
+        """The open brain's session. Panes exist only while one is open."""
+        if self._session is None:
+            raise RuntimeError("No brain is open.")
+        return self._session
+
+    @property
+    def has_session(self) -> bool:
+        return self._session is not None
+
+    def register_pane(self, pane: PaneScreen) -> None:
+        """A pane screen was mounted: it now receives the session's messages."""
+        if pane not in self._panes:
+            self._panes.append(pane)
+
+    def unregister_pane(self, pane: PaneScreen) -> None:
+        if pane in self._panes:
+            self._panes.remove(pane)
+
+    @property
+    def panes(self) -> list[PaneScreen]:
+        """Every mounted pane screen (each mode keeps its own)."""
+        return list(self._panes)
+
+    def announce(self, message: SessionMessage) -> None:
+        """Deliver a copy of `message` to every open pane."""
+        for pane in self.panes:
+            pane.post_message(replace(message))
 
     # -- start-up ------------------------------------------------------------------
     def on_mount(self) -> None:
@@ -102,15 +152,14 @@ class CleoApp(App):
         theme = self.settings.get("theme")
         self.settings["theme"] = theme if theme in self.available_themes else "cleo"
         self.theme = self.settings["theme"]
-        keys = self.settings.get("keys")
-        if isinstance(keys, dict) and keys:
-            self.set_keymap({str(k): str(v) for k, v in keys.items()})
+        if self.keymap:
+            self.set_keymap(self.keymap)
         if self.config_problem:
             self.notify(self.config_problem, severity="warning", timeout=8)
-        if self.brain is None:
+        if self._first_brain is None:
             self.push_screen(WelcomeScreen(self.project, self.problem))
         else:
-            self.brain_opened(self.brain)
+            self.open_brain_session(self._first_brain)
 
     def watch_theme(self, theme: str) -> None:
         """Remember a theme chosen in the palette for the next start."""
@@ -118,72 +167,53 @@ class CleoApp(App):
             self.settings["theme"] = theme
             save_setting("theme", theme)
 
-    def brain_opened(self, brain: Brain) -> None:
-        """Start (or restart) on a brain: show the Observations pane, load counts and tags."""
-        self.brain = brain
-        self.tags = None
+    def open_brain_session(self, brain: Brain) -> None:
+        """Start on `brain`: a new session, fresh panes, the first pane shown; the old brain retires."""
+        old = self._session
+        self._session = BrainSession(self, brain)
+        self.summary = None
         if isinstance(self.screen, WelcomeScreen):
             self.pop_screen()
-        if brain.kind == KIND_HIPPO:  # no CLEO observations: start on its traces, the other panes say why
-            use_hippo_panes(self)
-        self.switch_mode("traces" if brain.kind == KIND_HIPPO else "observations")
-        self._load_summary()
-        # Tags take a second or more at 100k rows and share the GIL with the UI: they
-        # start once the first rows are on screen (start_tags), or after a second.
-        self._tags_started = False
-        self.set_timer(1.0, self.start_tags)
+        start = TRACES_PANE if self._session.is_hippo else "observations"
+        if old is None and self.current_mode not in PANE_NAMES:
+            self._install_panes(brain, start)
+        else:
+            self.run_worker(self._replace_panes(brain, start), group="open-brain", exclusive=True)
+        if old is not None:
+            self._retired.append(old)  # workers may still read it; closed when the app ends
+            self.announce(SessionReplaced())
+        self._session.start()
+
+    def _install_panes(self, brain: Brain, start: str) -> None:
+        """The first brain: register its panes (none is shown yet) and show `start`."""
+        for name, factory in pane_screens(brain.kind == KIND_HIPPO).items():
+            if brain.kind == KIND_HIPPO and name != TRACES_PANE:
+                self.remove_mode(name)  # never shown yet: removed at once
+                self.add_mode(name, factory)
+        self.switch_mode(start)
+
+    async def _replace_panes(self, brain: Brain, start: str) -> None:
+        """Swap every pane for a fresh one on the new brain (a mode cannot be removed while shown)."""
+        await self.switch_mode(OPENING)
+        for name, factory in pane_screens(brain.kind == KIND_HIPPO).items():
+            await self.remove_mode(name)
+            self.add_mode(name, factory)
+        await self.switch_mode(start)
 
     def start_tags(self) -> None:
-        """Compute the tags of the open brain, once."""
-        if not self._tags_started and self.brain is not None and self.brain.kind != KIND_HIPPO:
-            self._tags_started = True
-            self._load_tags()
+        """Panes call this once their first rows are on screen."""
+        if self._session is not None:
+            self._session.start_tags()
 
-    def refresh_brain_state(self) -> None:
-        self._load_summary()
-        if self.brain.kind != KIND_HIPPO:  # tags describe CLEO observations; a hippo store has none
-            self._load_tags()
-
-    @work(thread=True, exclusive=True, group="summary", exit_on_error=False)
-    def _load_summary(self) -> None:
-        summary = brain_summary(self.brain)
-        overrides = relevance_overrides(self.brain)
-        self.call_from_thread(self._set_summary, summary, overrides)
-
-    def _set_summary(self, summary: dict, overrides: dict[str, str]) -> None:
-        self.overrides = overrides
-        self.summary = summary
-
-    @work(thread=True, exclusive=True, group="tags", exit_on_error=False)
-    def _load_tags(self) -> None:
-        from cleo_tui.memory.tags import tag_brain
-        reader = self.brain.reader()
-        try:
-            tags = tag_brain(reader)
-        finally:
-            reader.close()
-        self.call_from_thread(self._set_tags, tags)
-
-    def _set_tags(self, tags: dict) -> None:
-        self.tags = tags
-        # A million tag objects would otherwise be walked by every full garbage
-        # collection, which the UI thread pays for on ordinary keypresses.
-        gc.freeze()
-        for screen in self.open_panes():
-            if hasattr(screen, "tags_changed"):
-                screen.tags_changed()
-
-    def open_panes(self) -> list:
-        """Every pane screen that has been opened (each mode keeps its own stack)."""
-        screens = []
-        for mode in ("observations", "prune", "review", "traces"):
-            stack = self._screen_stacks.get(mode) or []
-            screens += stack
-        return screens
+    def close_brains(self) -> None:
+        """Close every brain this app opened (the current one and those replaced)."""
+        for session in [*self._retired, *([self._session] if self._session else [])]:
+            session.close()
+        self._retired.clear()
 
     # -- actions ----------------------------------------------------------------------
     def action_pane(self, name: str) -> None:
-        if self.brain is None:
+        if self._session is None:
             self.notify("Open or create a brain first.", severity="warning")
             return
         if self.current_mode != name:
@@ -191,57 +221,69 @@ class CleoApp(App):
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen(help_markdown()))
+            panes = [(cls.PANE_HELP, cls.BINDINGS) for cls in PANE_CLASSES if cls.PANE_HELP is not None]
+            self.push_screen(HelpScreen(help_markdown(self, panes, self.keymap)))
+
+    def pane_on_top(self) -> PaneScreen | None:
+        """The pane under whatever modal is shown (the one the user is working in)."""
+        for screen in reversed(self.screen_stack):
+            if isinstance(screen, PaneScreen):
+                return screen
+        return None
+
+    def action_undo_last(self) -> None:
+        if self._session is not None:
+            self._session.undo()
 
     def action_reload_brain(self) -> None:
-        if self.brain is not None:
-            self.brain.refresh()
-            self.refresh_brain_state()
-            for screen in self.open_panes():
-                if hasattr(screen, "reload"):
-                    screen.reload(keep_cursor=True)
+        if self._session is not None:
+            self._session.reload()
+
+    def action_open_brain(self) -> None:
+        """Ask for a brain file or a project directory and open it in place of the current one."""
+        self.push_screen(PathPrompt("Open brain", "A brain file (.cleo/cleo.db, brain.db, a hippo store) or a "
+                                    "project directory (its brain is found as at start-up).",
+                                    str(self.project), hint="enter to open · esc to cancel"),
+                         self._open_answered)
+
+    def action_open_global_store(self) -> None:
+        """Open CLEO's global store ($XDG_DATA_HOME/cleo/cleo.db)."""
+        self._open_path(global_brain_path())
+
+    def _open_answered(self, answer: str | None) -> None:
+        if answer:
+            self._open_path(Path(answer).expanduser())
+
+    @work(thread=True, group="open-brain-file", exit_on_error=False)
+    def _open_path(self, path: Path) -> None:
+        """Open a file, or the brain of a directory, in a worker; a failure is a popup."""
+        target = locate_brain(path) if path.is_dir() else path
+        if not target.is_file():
+            raise BrainNotFound(f"There is no brain at {target}.")
+        brain = open_brain(target, read_only=self.read_only)
+        self.call_from_thread(self.open_brain_session, brain)
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        """Textual's commands (themes, keys, screenshot) without its Quit: ours is listed once."""
+        for command in super().get_system_commands(screen):
+            if command.title != "Quit":
+                yield command
 
     def open_observation(self, observation_id: str) -> None:
         """Show one observation's detail over the current pane."""
-        from cleo_tui.ui.detail import ObservationModal
+        from cleo_tui.ui.widgets.detail import ObservationModal
         self.push_screen(ObservationModal(observation_id))
 
-    def confirm(self, title: str, body: str, on_yes: Callable[[], None], danger: bool = False) -> None:
-        """The one confirm pattern: ask, then run `on_yes` only on an explicit yes."""
+    def confirm(self, title: str, body: str, on_yes: Callable[[], object], danger: bool = False) -> None:
+        """The one confirm pattern: ask, then run `on_yes` only on an explicit yes.
+
+        A danger dialog starts on Cancel and ignores keys for its first moments
+        (ConfirmModal.guard_seconds), so typing on cannot confirm it.
+        """
         def answered(yes: bool | None) -> None:
             if yes:
                 on_yes()
         self.push_screen(ConfirmModal(title, body, danger=danger), answered)
-
-    def curate(self, kind: str, observation_id: str) -> None:
-        self._curate(kind, observation_id)
-
-    @work(thread=True, exclusive=True, group="curation", exit_on_error=False)
-    def _curate(self, kind: str, observation_id: str) -> None:
-        run_id = CURATION[kind](self.brain, observation_id)
-        self.call_from_thread(self.curation_finished, f"{kind} {observation_id}", run_id)
-
-    def undo_last(self) -> None:
-        if not self.undo_stack:
-            self.notify("Nothing to undo in this session.", severity="warning")
-            return
-        self.undo_run(self.undo_stack.pop())
-
-    @work(thread=True, exclusive=True, group="curation", exit_on_error=False)
-    def undo_run(self, run_id: int) -> None:
-        """Undo one curation run in a worker; every pane then reloads."""
-        undo_id, restored = curation.undo(self.brain, run_id)
-        self.call_from_thread(self.curation_finished, f"undo of run {run_id} ({restored} row(s))", None)
-
-    def curation_finished(self, what: str, run_id: int | None) -> None:
-        """After any write: remember it for undo (u), say so, reload counts, tags and panes."""
-        if run_id is not None:
-            self.undo_stack.append(run_id)
-        self.notify(f"Done: {what}." + (" u undoes it." if run_id is not None else ""))
-        self.refresh_brain_state()
-        for screen in self.open_panes():
-            if hasattr(screen, "curation_done"):
-                screen.curation_done()
 
     # -- errors -------------------------------------------------------------------------
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
@@ -251,14 +293,14 @@ class CleoApp(App):
     def report_worker_failure(self, worker: Worker) -> None:
         """A worker's failure becomes a popup with its message, never a traceback."""
         error = worker.error
+        if error is None:
+            return
         if isinstance(error, BrainError):
             self.push_screen(MessageModal("That did not work", str(error)))
             return
         where = log_failure(error)
-        if isinstance(error, sqlite3.DatabaseError):
-            title, body = ("The brain could not be read", f"SQLite said: {error}.\n\nThe file may be damaged, or "
-                           "another program changed it while it was open. Nothing was written unless a message "
-                           "said so; reopen the brain, or check it with `sqlite3 FILE 'PRAGMA integrity_check'`.")
+        if is_database_error(error):
+            title, body = database_failure_text(error)
         else:
             title, body = "Something went wrong", (f"{type(error).__name__}: {error}\n\nNothing was written "
                                                    "unless a message said so.")
@@ -287,7 +329,11 @@ def run_app(project: Path, db: Path | None, read_only: bool) -> int:
         if db is not None:
             raise
         problem = str(exc)
-    CleoApp(brain=brain, project=project.expanduser().resolve(), problem=problem).run()
-    if brain is not None:
+    app = CleoApp(brain=brain, project=project.expanduser().resolve(), problem=problem,
+                  read_only=read_only)
+    app.run()
+    if app.has_session:
+        app.close_brains()
+    elif brain is not None:
         brain.close()
     return 0

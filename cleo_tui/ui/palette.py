@@ -1,74 +1,76 @@
-"""Command-palette provider: every action of the app, by name."""
+"""Command-palette provider: every action of the pane it was opened from, and the app's, by name.
+
+Generated from the live bindings (ui/keys.py), so each entry shows the key that
+runs it now, with the user's keymap applied. Actions without a key (open another
+brain, undo, reload) are listed here.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
+from typing import TYPE_CHECKING, Any
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from cleo_tui.brain.store import global_brain_path
+from cleo_tui.ui.keys import keyed_actions
+from cleo_tui.ui.widgets.chrome import PaneScreen, cleo_app
 
-def palette_actions(app) -> list[tuple[str, str, str]]:
-    """(name, help, action string run on the app) — the list the palette searches."""
-    actions = [
-        ("Go to Observations", "Browse, filter and curate observations", "pane('observations')"),
-        ("Go to Prune", "Preview a pruning at a token budget", "pane('prune')"),
-        ("Go to Review", "Run the observer or reflector and review proposals", "pane('review')"),
-        ("Go to Traces", "Browse recall traces", "pane('traces')"),
-        ("Help", "Panes, keys and tag rules", "help"),
-        ("Undo last change", "Undo the last curation step made in this session", "undo_last"),
-        ("Reload brain", "Re-read counts and tags (after CLEO wrote)", "reload_brain"),
-        ("Quit", "Leave cleo-tui", "quit"),
-    ]
-    screen_actions = [
-        ("Search observations", "Focus the search box", "focus_search"),
-        ("Cycle sort", "Sort by date, quality or coverage", "cycle_sort"),
-        ("Clear filters", "Show every observation again", "clear_filters"),
-        ("Pin or unpin observation", "Relevance override that protects the row", "pin"),
-        ("Evict observation", "Soft-evict the selected observation", "evict"),
-        ("Restore observation", "Make the selected evicted observation live again", "restore"),
-        ("Read whole narrative", "Open the full text of the selected observation", "view_text"),
-        ("Browse patterns, learnings, decisions", "The brain's reflections", "records"),
-        ("Prune: type a budget", "Focus the budget box", "focus_budget"),
-        ("Prune: next tokenizer", "chars4, o200k_base, cl100k_base", "cycle_tokenizer"),
-        ("Prune: choose scope", "All live observations or one session", "focus_scope"),
-        ("Prune: commit", "Soft-evict the dropped rows (undoable)", "commit"),
-        ("Prune: undo a run", "Undo the selected (or latest) prune run", "undo_run"),
-        ("Prune: export preview as JSON", "The CLI's prune --json document", "export"),
-        ("Prune: recompute the pool", "Read the brain again", "recompute"),
-        ("Review: run", "Ask the observer or reflector for a proposal", "run_llm"),
-        ("Review: cancel the run", "Cancel the LLM call under way", "cancel_run"),
-        ("Review: observer or reflector", "Switch which one r runs", "toggle_kind"),
-        ("Review: accept or reject item", "Toggle the selected item", "toggle_item"),
-        ("Review: approve all", "Accept every item, evictions included (asks first)", "approve_all"),
-        ("Review: store or apply", "Write the accepted items (asks first)", "apply_proposal"),
-        ("Review: discard proposal", "Set the pending proposal aside", "discard_proposal"),
-        ("Review: undo proposal", "Undo the selected applied proposal", "undo_proposal"),
-        ("Review: raw answer", "The model's answer as it came", "raw_answer"),
-        ("Review: open observation", "The observation(s) behind the item", "open_source"),
-        ("Traces: recall a query", "Type a query; the new trace opens with its rerank steps", "focus_recall"),
-        ("Traces: record a good outcome", "Positive outcome for the selected result (undoable)", "record_good"),
-        ("Traces: record a bad outcome", "Negative outcome for the selected result (undoable)", "record_bad"),
-        ("Traces: open the memory", "The selected result's observation, pattern, learning or hippo memory", "open_memory"),
-        ("Traces: export as JSONL", "The listed traces: query hash, results shown, outcomes", "export_traces"),
-        ("Traces: clear filters", "Show every trace again", "clear_trace_filters"),
-    ]
-    screen = app.screen
-    for name, help_text, action in screen_actions:
-        if hasattr(screen, f"action_{action}"):
-            actions.append((name, help_text, f"screen.{action}"))
-    return actions
+if TYPE_CHECKING:
+    from textual.screen import Screen
+
+    from cleo_tui.ui.app import CleoApp
+
+
+@dataclass(frozen=True)
+class PaletteEntry:
+    """One palette line: `name` (what is searched), `key` (may be ""), `help`, and `run` (schedules it)."""
+
+    name: str
+    key: str
+    help: str
+    run: Callable[[], object]
+
+    @property
+    def display(self) -> str:
+        return f"{self.name} ({self.key})" if self.key else self.name
+
+
+def palette_entries(app: CleoApp, screen: Screen[Any]) -> list[PaletteEntry]:
+    """The pane's own actions first (`screen` is the one the palette was opened from), then the app's."""
+    entries: list[PaletteEntry] = []
+    if isinstance(screen, PaneScreen):
+        for action in keyed_actions(app, type(screen).BINDINGS, app.keymap):
+            entries.append(PaletteEntry(action.name, action.key, action.help,
+                                        partial(app.call_later, app.run_action, action.binding.action, screen)))
+    for action in keyed_actions(app, type(app).BINDINGS, app.keymap):
+        entries.append(PaletteEntry(action.name, action.key, action.help,
+                                    partial(app.call_later, app.run_action, action.binding.action)))
+    unbound = [("Undo last change", "Undo the last curation step made in this session", "undo_last"),
+               ("Reload brain", "Re-read counts, tags and every pane (after CLEO wrote)", "reload_brain"),
+               ("Open brain…", "Another brain file or project directory, in place of this one", "open_brain")]
+    if global_brain_path().is_file():
+        unbound.append(("Open CLEO's global store", str(global_brain_path()), "open_global_store"))
+    for name, help_text, action_name in unbound:
+        entries.append(PaletteEntry(name, "", help_text, partial(app.call_later, app.run_action, action_name)))
+    return entries
 
 
 class CleoCommands(Provider):
-    """Lists every action; fuzzy-matches what the user types."""
+    """Lists the entries; fuzzy-matches what the user types against their names."""
+
+    def _entries(self) -> list[PaletteEntry]:
+        return palette_entries(cleo_app(self.app), self.screen)
 
     async def discover(self) -> Hits:
-        for name, help_text, action in palette_actions(self.app):
-            yield DiscoveryHit(name, partial(self.app.run_action, action), help=help_text)
+        for entry in self._entries():
+            yield DiscoveryHit(entry.display, entry.run, text=entry.name, help=entry.help)
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
-        for name, help_text, action in palette_actions(self.app):
-            score = matcher.match(name)
+        for entry in self._entries():
+            score = matcher.match(entry.name)
             if score > 0:
-                yield Hit(score, matcher.highlight(name), partial(self.app.run_action, action), help=help_text)
+                yield Hit(score, matcher.highlight(entry.display), entry.run, text=entry.name, help=entry.help)

@@ -11,8 +11,8 @@ from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 
 from cleo_tui.brain.records import LIST_LIMIT, list_records, record_text
 from cleo_tui.safe_text import one_line, printable
-from cleo_tui.ui.chrome import BrainHeader
-from cleo_tui.ui.worker_errors import ForwardWorkerErrors
+from cleo_tui.ui.widgets.chrome import BrainHeader, cleo_app
+from cleo_tui.ui.widgets.worker_errors import ForwardWorkerErrors
 
 KINDS = (
     ("pattern", "Patterns", ("id", "type", "frequency", "extracted_at", "pattern")),
@@ -42,7 +42,7 @@ class RecordsScreen(ForwardWorkerErrors, Screen):
 
     @work(thread=True, exit_on_error=False)
     def load_records(self) -> None:
-        data = {kind: list_records(self.app.brain, kind) for kind, _, _ in KINDS}
+        data = {kind: list_records(cleo_app(self.app).session.brain, kind) for kind, _, _ in KINDS}
         self.app.call_from_thread(self._fill, data)
 
     def _fill(self, data: dict[str, list[dict]]) -> None:

@@ -8,8 +8,8 @@ windows over the pool's drop order (`ListListing`), never rebuilt.
 
 from __future__ import annotations
 
-import json
-import math
+from dataclasses import dataclass
+
 from pathlib import Path
 
 from rich.text import Text
@@ -20,23 +20,25 @@ from textual.containers import Horizontal
 from textual.message import Message
 from textual.widgets import Input, Label, ProgressBar, Select, Static, TabbedContent, TabPane
 
-from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.errors import BrainError, StaleState
+from cleo_tui.brain.observation_reads import live_sessions
 from cleo_tui.brain.journal import Run
-from cleo_tui.brain.store import Brain
 from cleo_tui.memory import curation
 from cleo_tui.memory.pruner import (
     BadBudget, PoolEntry, PreparedPool, PrunePreview, commit_prune, parse_budget, prepare_pool,
 )
+from cleo_tui.memory.budget import budget_text, default_budget, default_export_name, nice_step, stepped, write_export
 from cleo_tui.memory.tokenizers import CHARS4, TOKENIZER_NAMES
 from cleo_tui.safe_text import one_line
-from cleo_tui.ui.budget_bar import BarFigures, BudgetBar
-from cleo_tui.ui.chrome import PaneScreen
-from cleo_tui.ui.list_listing import ListListing
-from cleo_tui.ui.path_prompt import PathPrompt
-from cleo_tui.ui.prune_chart import PruneChart
-from cleo_tui.ui.table import Column, LineTable
-from cleo_tui.ui.inputs import SafeInput
+from cleo_tui.ui.widgets.budget_bar import BarFigures, BudgetBar
+from cleo_tui.ui.messages import BrainChanged
+from cleo_tui.ui.help import PRUNE_HELP
+from cleo_tui.ui.widgets.chrome import PaneScreen
+from cleo_tui.ui.widgets.list_listing import ListListing
+from cleo_tui.ui.widgets.path_prompt import PathPrompt
+from cleo_tui.ui.widgets.prune_chart import PruneChart
+from cleo_tui.ui.widgets.table import Column, LineTable
+from cleo_tui.ui.widgets.inputs import SafeInput
 
 ALL_SCOPE = "\x00all"  # the Select value for "every live observation" (no session id looks like it)
 FINE, COARSE = 0.01, 0.10  # step sizes as shares of the pool's tokens
@@ -69,37 +71,7 @@ RUN_COLUMNS = [
 ]
 
 
-class ExportFailed(BrainError):
-    """The preview could not be written to the chosen file."""
-
-
-# -- small pure helpers ----------------------------------------------------------------
-
-
-def nice_step(tokens: int, share: float) -> int:
-    """A round step (1, 2 or 5 × 10^k) near `share` of `tokens`, at least 1."""
-    raw = max(1.0, tokens * share)
-    power = 10 ** math.floor(math.log10(raw))
-    return int(max(m * power for m in (1, 2, 5) if m * power <= raw))
-
-
-def default_budget(tokens_before: int) -> int:
-    """The pool's size rounded to two significant digits: a budget whose target drops something."""
-    if tokens_before < 100:
-        return max(1, tokens_before)
-    power = 10 ** (len(str(tokens_before)) - 2)
-    return round(tokens_before / power) * power
-
-
-def stepped(budget: int, step: int, direction: int) -> int:
-    """The next multiple of `step` above (direction 1) or below (-1) `budget`, at least 1."""
-    if direction > 0:
-        return (budget // step + 1) * step
-    return max(1, ((budget - 1) // step) * step)
-
-
-def budget_text(budget: int) -> str:
-    return f"{budget // 1000}k" if budget >= 1000 and budget % 1000 == 0 else str(budget)
+# -- cells ----------------------------------------------------------------------------
 
 
 def coverage_cell(entry: PoolEntry) -> tuple[str, str]:
@@ -115,34 +87,8 @@ def relevance_cell(entry: PoolEntry) -> tuple[str, str]:
                              "low": "table--low"}.get(entry.relevance, "")
 
 
-def live_sessions(brain: Brain, limit: int = 200) -> list[tuple[str, int]]:
-    """(session id, live rows) for the sessions with live observations, most recent first."""
-    if not (brain.features.has_column(cs.OBSERVATIONS, "source_session_id")
-            and brain.features.has_column(cs.OBSERVATIONS, "invalid_at")):
-        return []
-    rows = brain.query(
-        f"SELECT source_session_id, COUNT(*) FROM {cs.OBSERVATIONS} WHERE invalid_at IS NULL "
-        "AND source_session_id IS NOT NULL AND source_session_id != '' GROUP BY source_session_id "
-        "ORDER BY MAX(created_at) DESC LIMIT ?", (limit,))
-    return [(str(r[0]), int(r[1])) for r in rows]
-
-
 def run_row(index: int, run: Run) -> dict:
     return {"id": run.id, "run": run}
-
-
-def default_export_name(preview: PrunePreview) -> str:
-    return f"cleo-prune-{preview.budget}-{preview.tokenizer}.json"
-
-
-def write_export(path: Path, preview: PrunePreview) -> None:
-    """Write the preview as the CLI's `prune --json` document (ASCII, so no control byte survives)."""
-    try:
-        path.write_text(json.dumps(preview.to_json(), indent=2, ensure_ascii=True, default=str) + "\n",
-                        encoding="utf-8")
-    except OSError as exc:
-        raise ExportFailed(f"The preview could not be written to {one_line(str(path), 200)} "
-                           f"({exc.strerror or exc}). Choose another path.") from None
 
 
 class BudgetInput(SafeInput):
@@ -158,6 +104,7 @@ class BudgetInput(SafeInput):
 
 class PruneScreen(PaneScreen):
     PANE = "prune"
+    PANE_HELP = PRUNE_HELP
     BINDINGS = [
         Binding("b", "focus_budget", "Budget", id="prune.budget",
                 tooltip="Type a budget (8000, 12k, 1.5M); ↑/↓ and page up/down step it"),
@@ -183,45 +130,44 @@ class PruneScreen(PaneScreen):
     WRITE_ACTIONS = {"commit", "undo_run"}
 
     # -- messages from workers ---------------------------------------------------
+    @dataclass(eq=False)
     class PoolProgress(Message):
-        def __init__(self, generation: int, done: int, total: int) -> None:
-            super().__init__()
-            self.generation, self.done, self.total = generation, done, total
+        generation: int
+        done: int
+        total: int
 
+    @dataclass(eq=False)
     class PoolReady(Message):
-        def __init__(self, generation: int, pool: PreparedPool, by_size: list[PoolEntry]) -> None:
-            super().__init__()
-            self.generation, self.pool, self.by_size = generation, pool, by_size
+        generation: int
+        pool: PreparedPool
+        by_size: list[PoolEntry]
 
+    @dataclass(eq=False)
     class PoolFailed(Message):
-        def __init__(self, generation: int, error: str) -> None:
-            super().__init__()
-            self.generation, self.error = generation, error
+        generation: int
+        error: str
 
+    @dataclass(eq=False)
     class RunsLoaded(Message):
-        def __init__(self, runs: list[Run]) -> None:
-            super().__init__()
-            self.runs = runs
+        runs: list[Run]
 
+    @dataclass(eq=False)
     class SessionsLoaded(Message):
-        def __init__(self, sessions: list[tuple[str, int]]) -> None:
-            super().__init__()
-            self.sessions = sessions
+        sessions: list[tuple[str, int]]
 
+    @dataclass(eq=False)
     class Committed(Message):
-        def __init__(self, run_id: int, evicted: int) -> None:
-            super().__init__()
-            self.run_id, self.evicted = run_id, evicted
+        run_id: int
+        evicted: int
 
+    @dataclass(eq=False)
     class Stale(Message):
-        def __init__(self, error: str) -> None:
-            super().__init__()
-            self.error = error
+        error: str
 
+    @dataclass(eq=False)
     class Exported(Message):
-        def __init__(self, path: Path, dropped: int) -> None:
-            super().__init__()
-            self.path, self.dropped = path, dropped
+        path: Path
+        dropped: int
 
     def __init__(self) -> None:
         super().__init__(id="pane-prune")
@@ -239,7 +185,7 @@ class PruneScreen(PaneScreen):
 
     # -- layout -------------------------------------------------------------------
     def compose(self) -> ComposeResult:
-        configured = self.app.settings.get("tokenizer")  # the config file's default
+        configured = self.cleo.settings.get("tokenizer")  # the config file's default
         self.tokenizer = configured if configured in TOKENIZER_NAMES else CHARS4
         yield from self.compose_chrome_top()
         with Horizontal(id="prune-controls"):
@@ -297,7 +243,7 @@ class PruneScreen(PaneScreen):
         def progress(done: int, total: int) -> None:
             self.post_message(self.PoolProgress(generation, done, total))
 
-        reader = self.app.brain.reader()  # its own connection: page reads elsewhere never wait on this
+        reader = self.session.brain.reader()  # its own connection: page reads elsewhere never wait on this
         try:
             pool = prepare_pool(reader, tokenizer, session, progress)
         except BrainError as exc:
@@ -375,12 +321,13 @@ class PruneScreen(PaneScreen):
         if name not in ("dropped", "kept"):
             return
         preview = self.preview
-        droppable = self.pool.droppable if preview is not None else []
+        droppable = self.pool.droppable if preview is not None and self.pool is not None else []
         count = preview.drop_count if preview is not None else 0
         window = (ListListing(droppable, self._entry_row, 0, count) if name == "dropped"
                   else ListListing(droppable, self._entry_row, count))
         table = self.table(name)
-        if table.listing is None or (table.listing.items, table.listing.start, table.listing.stop) != (
+        shown = table.listing
+        if not isinstance(shown, ListListing) or (shown.items, shown.start, shown.stop) != (
                 window.items, window.start, window.stop):
             table.set_listing(window, keep_cursor=True)
 
@@ -420,8 +367,8 @@ class PruneScreen(PaneScreen):
             text.append(f" target not met: the protected rows alone hold {preview.tokens_after:,} tokens, "
                         "and protected rows never drop.\n")
             text.append("In the way, largest first: ", style="bold")
-            text.append(" · ".join(f"{one_line(e.id, 24)} {self.pool.tokenizer.finish(e.units):,} tok"
-                                   for e in self._blockers))
+            finish = self.pool.tokenizer.finish if self.pool is not None else (lambda units: units)
+            text.append(" · ".join(f"{one_line(e.id, 24)} {finish(e.units):,} tok" for e in self._blockers))
             text.append(" (reasons: Protected list)", style="italic")
         elif preview.drop_count:
             text.append("Drops the first rows of the drop order; c commits (undoable).", style="italic")
@@ -438,7 +385,7 @@ class PruneScreen(PaneScreen):
             parts.append(f"{len(self.pool):,} live observations · {self.pool.tokenizer.name} · {scope}")
             if self.pool_note:
                 parts.append(self.pool_note)
-        brain = self.app.brain
+        brain = self.session.brain
         if brain is not None and brain.read_only:
             parts.append(f"read-only ({brain.read_only_reason}): commit and undo are disabled")
         self.query_one("#prune-status", Static).update(Text(" · ".join(parts)), layout=False)
@@ -499,7 +446,7 @@ class PruneScreen(PaneScreen):
 
     @work(thread=True, exclusive=True, group="prune-sessions", exit_on_error=False)
     def _load_sessions(self) -> None:
-        self.post_message(self.SessionsLoaded(live_sessions(self.app.brain)))
+        self.post_message(self.SessionsLoaded(live_sessions(self.session.brain)))
 
     def on_prune_screen_sessions_loaded(self, message: SessionsLoaded) -> None:
         options = [(Text("all live observations"), ALL_SCOPE)]
@@ -569,12 +516,12 @@ class PruneScreen(PaneScreen):
         if "run" in event.row:
             self._ask_undo(event.row["run"])
         else:
-            self.app.open_observation(event.row["id"])
+            self.cleo.open_observation(event.row["id"])
 
     # -- runs -----------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="prune-runs", exit_on_error=False)
     def _load_runs(self) -> None:
-        self.post_message(self.RunsLoaded(curation.list_curation_runs(self.app.brain, ("prune",))))
+        self.post_message(self.RunsLoaded(curation.list_curation_runs(self.session.brain, ("prune",))))
 
     def on_prune_screen_runs_loaded(self, message: RunsLoaded) -> None:
         self.runs = message.runs
@@ -594,24 +541,22 @@ class PruneScreen(PaneScreen):
         self._ask_undo(run)
 
     def _ask_undo(self, run: Run) -> None:
-        if self.app.brain.read_only:
-            self.notify(f"The brain is read-only ({self.app.brain.read_only_reason}); nothing can be undone.",
+        if self.session.brain.read_only:
+            self.notify(f"The brain is read-only ({self.session.brain.read_only_reason}); nothing can be undone.",
                         severity="warning")
             return
         if run.undone_by:
             self.notify(f"Run {run.id} was already undone by run {run.undone_by}.", severity="warning")
             return
         evicted = len(run.params.get("ids") or [])
-        self.app.confirm(
+        self.cleo.confirm(
             "Undo prune run",
             f"Undo prune run {run.id} ({run.created_at})?\n\nThe {evicted:,} observations it evicted become "
             "live again — except any that CLEO or another step changed since, which are left alone.",
             lambda: self._undo(run.id))
 
     def _undo(self, run_id: int) -> None:
-        if run_id in self.app.undo_stack:
-            self.app.undo_stack.remove(run_id)
-        self.app.undo_run(run_id)  # the app's undo worker: one transaction, then every pane refreshes
+        self.session.undo_run(run_id)  # one transaction, then every pane hears BrainChanged("undo")
 
     # -- commit ---------------------------------------------------------------------------
     def action_commit(self) -> None:
@@ -629,29 +574,29 @@ class PruneScreen(PaneScreen):
             body += " The target still is not met: the protected rows alone exceed it."
         body += ("\n\nNothing is deleted: each row gets invalid_at set. The run can be undone "
                  "from the Runs list (u).")
-        self.app.confirm("Commit prune", body, lambda: self._commit(preview), danger=True)
+        self.cleo.confirm("Commit prune", body, lambda: self._commit(preview), danger=True)
 
     @work(thread=True, exclusive=True, group="prune-commit", exit_on_error=False)
     def _commit(self, preview: PrunePreview) -> None:
         try:
-            run_id = commit_prune(self.app.brain, preview)
+            run_id = commit_prune(self.session.brain, preview)
         except StaleState as exc:
             self.post_message(self.Stale(str(exc)))
             return
         self.post_message(self.Committed(run_id, preview.drop_count))
 
     def on_prune_screen_committed(self, message: Committed) -> None:
-        self.app.curation_finished(f"prune run {message.run_id} evicted {message.evicted:,} observations",
-                                message.run_id)
+        self.session.record_write(f"prune run {message.run_id} evicted {message.evicted:,} observations",
+                                  message.run_id, source=self.PANE)
 
     def on_prune_screen_stale(self, message: Stale) -> None:
-        self.app.confirm("The pool changed", f"{message.error}\n\nRecompute the preview now? The budget stays "
+        self.cleo.confirm("The pool changed", f"{message.error}\n\nRecompute the preview now? The budget stays "
                                              f"{self.budget:,}.", self.reload)
 
     def action_recompute(self) -> None:
         self.reload()
 
-    def curation_done(self) -> None:
+    def on_brain_changed(self, message: BrainChanged) -> None:
         """A write (here or in another pane) changed the live pool: prepare it again."""
         self.reload()
 
@@ -674,7 +619,7 @@ class PruneScreen(PaneScreen):
         path = Path(answer).expanduser()
         path = path if path.is_absolute() else Path.cwd() / path
         if path.exists():
-            self.app.confirm("Replace file", f"{one_line(str(path), 200)} exists. Replace it?",
+            self.cleo.confirm("Replace file", f"{one_line(str(path), 200)} exists. Replace it?",
                              lambda: self._export(path, preview), danger=True)
         else:
             self._export(path, preview)

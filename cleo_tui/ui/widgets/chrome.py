@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, ClassVar
+
 from rich.text import Text
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.screen import Screen
 from textual.widgets import Footer, Static, Tab, Tabs
 
 from cleo_tui.safe_text import one_line
-from cleo_tui.ui.worker_errors import ForwardWorkerErrors
+from cleo_tui.ui.help import PaneHelp
+from cleo_tui.ui.widgets.worker_errors import ForwardWorkerErrors
+
+if TYPE_CHECKING:
+    from cleo_tui.ui.app import CleoApp
+    from cleo_tui.ui.session import BrainSession
 
 PANES = (
     ("observations", "1 Observations"),
@@ -16,6 +23,7 @@ PANES = (
     ("review", "3 Review"),
     ("traces", "4 Traces"),
 )
+PANE_NAMES = tuple(name for name, _ in PANES)
 
 
 def _header_tail(summary: dict | None, kind_label: str | None, read_only: str | None) -> Text:
@@ -67,19 +75,19 @@ class BrainHeader(Static):
 
     def on_mount(self) -> None:
         self.refresh_header()
-        self.watch(self.app, "summary", lambda _: self.refresh_header(), init=False)
+        self.watch(self.app, "summary", lambda _: self.refresh_header(), init=False)  # CleoApp.summary
 
     def on_resize(self) -> None:
         self.refresh_header()
 
     def refresh_header(self) -> None:
-        app = self.app
-        brain = getattr(app, "brain", None)
-        if brain is None:
+        app = cleo_app(self.app)
+        if not app.has_session:
             self.update(Text(" cleo-tui  no brain open", style="bold"))
             return
-        self.update(header_text(app.summary, str(brain.path), brain.kind_label,
-                                brain.read_only_reason if brain.read_only else None, self.size.width or None))
+        session = app.session
+        self.update(header_text(session.summary, str(session.brain.path), session.brain.kind_label,
+                                session.read_only_reason, self.size.width or None))
 
 
 class PaneTabs(Tabs):
@@ -95,7 +103,7 @@ class PaneTabs(Tabs):
         event.stop()
         name = event.tab.id.removeprefix("tab-") if event.tab and event.tab.id else self.pane
         if name != self.pane:
-            self.app.action_pane(name)
+            cleo_app(self.app).action_pane(name)
             self.call_later(self._reset)
 
     def _reset(self) -> None:
@@ -104,14 +112,46 @@ class PaneTabs(Tabs):
             self.active = f"tab-{self.pane}"
 
 
-class PaneScreen(ForwardWorkerErrors, Screen):
-    """Base of the four panes: header and tabs on top, footer at the bottom."""
+def cleo_app(app: App[Any]) -> CleoApp:
+    """`app` typed as the CleoApp it is (widgets only ever run inside one)."""
+    from cleo_tui.ui.app import CleoApp
+    assert isinstance(app, CleoApp)
+    return app
+
+
+class PaneScreen(ForwardWorkerErrors, Screen[None]):
+    """Base of the panes: header and tabs on top, footer at the bottom, the session's messages.
+
+    A pane registers with the app when mounted and unregisters when unmounted;
+    while registered it receives BrainChanged, TagsReady, SummaryReady and
+    SessionReplaced (see ui/messages.py), handled as `on_brain_changed` etc.
+    Its keys are its BINDINGS (each with an id): the footer, the help and the
+    command palette all list them, with the user's keymap applied.
+    """
 
     PANE = "observations"
-    WRITE_ACTIONS: set[str] = set()  # actions that write: disabled on a read-only brain
+    WRITE_ACTIONS: ClassVar[set[str]] = set()  # actions that write: disabled on a read-only brain
+    PANE_HELP: ClassVar[PaneHelp | None] = None  # this pane's section of the help (keys from BINDINGS)
 
-    def check_action(self, action: str, parameters: tuple) -> bool | None:
-        if action in self.WRITE_ACTIONS and self.app.brain is not None and self.app.brain.read_only:
+    @property
+    def cleo(self) -> CleoApp:
+        """The app, typed."""
+        return cleo_app(self.app)
+
+    @property
+    def session(self) -> BrainSession:
+        """The open brain's session: brain, tags, overrides, summary, undo; curate/undo/reload."""
+        return self.cleo.session
+
+    def on_mount(self) -> None:
+        self.cleo.register_pane(self)
+
+    def on_unmount(self) -> None:
+        self.cleo.unregister_pane(self)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        app = self.cleo
+        if action in self.WRITE_ACTIONS and app.has_session and app.session.read_only:
             return None  # shown disabled in the footer; the pane's status line says why
         return True
 

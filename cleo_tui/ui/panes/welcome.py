@@ -13,8 +13,9 @@ from textual.widgets import Button, Footer, Input, Label, LoadingIndicator, Stat
 
 from cleo_tui.brain import create_brain, open_brain
 from cleo_tui.safe_text import printable
-from cleo_tui.ui.worker_errors import ForwardWorkerErrors
-from cleo_tui.ui.inputs import SafeInput
+from cleo_tui.ui.widgets.chrome import cleo_app
+from cleo_tui.ui.widgets.worker_errors import ForwardWorkerErrors
+from cleo_tui.ui.widgets.inputs import SafeInput
 
 
 class WelcomeScreen(ForwardWorkerErrors, Screen):
@@ -82,7 +83,7 @@ class WelcomeScreen(ForwardWorkerErrors, Screen):
             brain = open_brain(path)
         finally:
             self.app.call_from_thread(self._busy, False)
-        self.app.call_from_thread(self.app.brain_opened, brain)
+        self.app.call_from_thread(cleo_app(self.app).open_brain_session, brain)
 
     @work(thread=True, exit_on_error=False)
     def _open_worker(self, path: Path) -> None:
@@ -90,4 +91,4 @@ class WelcomeScreen(ForwardWorkerErrors, Screen):
             brain = open_brain(path)
         finally:
             self.app.call_from_thread(self._busy, False)
-        self.app.call_from_thread(self.app.brain_opened, brain)
+        self.app.call_from_thread(cleo_app(self.app).open_brain_session, brain)

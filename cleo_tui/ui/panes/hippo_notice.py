@@ -7,7 +7,7 @@ from textual.app import ComposeResult
 from textual.containers import Center, Middle
 from textual.widgets import Static
 
-from cleo_tui.ui.chrome import PANES, PaneScreen
+from cleo_tui.ui.widgets.chrome import PANES, PaneScreen
 
 TRACES_PANE = "traces"
 
@@ -35,11 +35,3 @@ class HippoNoticeScreen(PaneScreen):
             with Center():
                 yield Static(notice_text(self.PANE), classes="coming-soon hippo-notice")
         yield from self.compose_footer()
-
-
-def use_hippo_panes(app) -> None:
-    """Swap every pane but Traces for its notice (modes not yet shown are simply re-registered)."""
-    for pane, _ in PANES:
-        if pane != TRACES_PANE and pane != app.current_mode:
-            app.remove_mode(pane)
-            app.add_mode(pane, lambda pane=pane: HippoNoticeScreen(pane))

@@ -9,7 +9,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
-from cleo_tui.ui.inputs import SafeInput
+from cleo_tui.ui.widgets.inputs import SafeInput
 
 
 class PathPrompt(ModalScreen[str | None]):
@@ -17,8 +17,9 @@ class PathPrompt(ModalScreen[str | None]):
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", show=False)]
 
-    def __init__(self, title: str, body: str, default: str) -> None:
+    def __init__(self, title: str, body: str, default: str, hint: str = "enter to write · esc to cancel") -> None:
         super().__init__(classes="modal")
+        self.hint = hint
         self.title_text = title
         self.body = body
         self.default = default
@@ -28,7 +29,7 @@ class PathPrompt(ModalScreen[str | None]):
             yield Label(Text(self.title_text), classes="dialog-title")
             yield Static(Text(self.body), classes="dialog-body")
             yield SafeInput(self.default, id="path-input")
-            yield Label(Text("enter to write · esc to cancel"), classes="dialog-hint")
+            yield Label(Text(self.hint), classes="dialog-hint")
 
     def on_mount(self) -> None:
         self.query_one("#path-input", Input).focus()

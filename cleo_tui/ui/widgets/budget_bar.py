@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from dataclasses import dataclass
 
 from rich.style import Style
@@ -60,7 +62,7 @@ class BudgetBar(Widget):
     """
     GLYPHS = {"protected": "█", "kept": "█", "dropped": "░", "free": "·"}
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.figures: BarFigures | None = None
 

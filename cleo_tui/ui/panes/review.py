@@ -9,6 +9,8 @@ All database and LLM work runs in thread workers that post messages.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from typing import Any, Callable
 
 from rich.text import Text
@@ -29,16 +31,18 @@ from cleo_tui.llm.providers import CancelToken
 from cleo_tui.llm.reflector import apply_reflection, propose_reflection
 from cleo_tui.llm.resolve import PROVIDERS, describe_provider
 from cleo_tui.safe_text import one_line
-from cleo_tui.ui.chrome import PaneScreen
-from cleo_tui.ui.list_listing import ListListing
-from cleo_tui.ui.modals import TextViewer
-from cleo_tui.ui.review_data import (
+from cleo_tui.ui.messages import BrainChanged
+from cleo_tui.ui.help import REVIEW_HELP
+from cleo_tui.ui.widgets.chrome import PaneScreen
+from cleo_tui.ui.widgets.list_listing import ListListing
+from cleo_tui.ui.widgets.modals import TextViewer
+from cleo_tui.llm.review_reads import (
     LEARNING, NOTE, PATTERN, SUPERSEDED, ReviewContext, ReviewItem, approved_ids, chosen, decision_text,
     initial_marks, load_context, proposal_contents, recent_sessions, review_items,
 )
-from cleo_tui.ui.review_render import MARK_TEXT, describe_item, head_text, problem_text, provider_text
-from cleo_tui.ui.table import Column, LineTable
-from cleo_tui.ui.inputs import SafeInput
+from cleo_tui.ui.widgets.review_render import MARK_TEXT, describe_item, head_text, problem_text, provider_text
+from cleo_tui.ui.widgets.table import Column, LineTable
+from cleo_tui.ui.widgets.inputs import SafeInput
 
 ALL_SCOPE = "\x00recent"   # the scope Select's value for "no session: the recent window"
 AUTO = "\x00auto"          # the provider Select's value for "resolve from config and environment"
@@ -60,6 +64,7 @@ WRITE_ACTIONS = {"run_llm", "approve_all", "apply_proposal", "discard_proposal",
 
 class ReviewScreen(PaneScreen):
     PANE = "review"
+    PANE_HELP = REVIEW_HELP
     WRITE_ACTIONS = WRITE_ACTIONS
     BINDINGS = [
         Binding("r", "run_llm", "Run", id="review.run", tooltip="Ask the chosen model (observer or reflector)"),
@@ -76,38 +81,32 @@ class ReviewScreen(PaneScreen):
         Binding("t", "toggle_kind", "Observer/Reflector", id="review.kind", show=False),
     ]
 
+    @dataclass(eq=False)
     class ProposalsLoaded(Message):
-        def __init__(self, proposals: list[Proposal], select_id: int | None) -> None:
-            super().__init__()
-            self.proposals = proposals
-            self.select_id = select_id
+        proposals: list[Proposal]
+        select_id: int | None
 
+    @dataclass(eq=False)
     class ContextLoaded(Message):
-        def __init__(self, context: ReviewContext) -> None:
-            super().__init__()
-            self.context = context
+        context: ReviewContext
 
+    @dataclass(eq=False)
     class RunFinished(Message):
-        def __init__(self, outcome: r.ProposeOutcome | None) -> None:
-            super().__init__()
-            self.outcome = outcome
+        outcome: r.ProposeOutcome | None
 
+    @dataclass(eq=False)
     class ProviderDescribed(Message):
-        def __init__(self, described: dict[str, Any] | None, error: str = "") -> None:
-            super().__init__()
-            self.described = described
-            self.error = error
+        described: dict[str, Any] | None
+        error: str = ""
 
+    @dataclass(eq=False)
     class SessionsLoaded(Message):
-        def __init__(self, sessions: list[str]) -> None:
-            super().__init__()
-            self.sessions = sessions
+        sessions: list[str]
 
+    @dataclass(eq=False)
     class Written(Message):
-        def __init__(self, what: str, select_id: int) -> None:
-            super().__init__()
-            self.what = what
-            self.select_id = select_id
+        what: str
+        select_id: int
 
     def __init__(self) -> None:
         super().__init__(id="pane-review")
@@ -187,7 +186,7 @@ class ReviewScreen(PaneScreen):
 
     @property
     def read_only(self) -> bool:
-        return self.app.brain is not None and self.app.brain.read_only
+        return self.session.brain is not None and self.session.brain.read_only
 
     # -- rows ---------------------------------------------------------------------------
     def format_proposal(self, row: dict) -> dict[str, tuple[str, str]]:
@@ -216,7 +215,7 @@ class ReviewScreen(PaneScreen):
 
     @work(thread=True, exclusive=True, group="review-list", exit_on_error=False)
     def _load_proposals(self, select_id: int | None) -> None:
-        self.post_message(self.ProposalsLoaded(list_proposals(self.app.brain), select_id))
+        self.post_message(self.ProposalsLoaded(list_proposals(self.session.brain), select_id))
 
     def on_review_screen_proposals_loaded(self, message: ProposalsLoaded) -> None:
         self.proposals = message.proposals
@@ -234,7 +233,7 @@ class ReviewScreen(PaneScreen):
 
     @work(thread=True, exclusive=True, group="review-sessions", exit_on_error=False)
     def load_sessions(self) -> None:
-        self.post_message(self.SessionsLoaded(recent_sessions(self.app.brain)))
+        self.post_message(self.SessionsLoaded(recent_sessions(self.session.brain)))
 
     def on_review_screen_sessions_loaded(self, message: SessionsLoaded) -> None:
         scope = self.query_one("#review-scope", Select)
@@ -277,7 +276,7 @@ class ReviewScreen(PaneScreen):
 
     @work(thread=True, exclusive=True, group="review-context", exit_on_error=False)
     def _load_context(self, proposal: Proposal) -> None:
-        self.post_message(self.ContextLoaded(load_context(self.app.brain, proposal)))
+        self.post_message(self.ContextLoaded(load_context(self.session.brain, proposal)))
 
     def on_review_screen_context_loaded(self, message: ContextLoaded) -> None:
         if self.current is not None and message.context.proposal_id == self.current.id:
@@ -310,7 +309,7 @@ class ReviewScreen(PaneScreen):
     @on(OptionList.OptionSelected, "#review-open")
     def open_selected(self, event: OptionList.OptionSelected) -> None:
         if 0 <= event.option_index < len(self._open_ids):
-            self.app.open_observation(self._open_ids[event.option_index])
+            self.cleo.open_observation(self._open_ids[event.option_index])
 
     # -- provider, model, scope ---------------------------------------------------------
     def choice(self) -> tuple[str, str | None, str | None, str | None, int | None]:
@@ -340,7 +339,7 @@ class ReviewScreen(PaneScreen):
     @work(thread=True, exclusive=True, group="review-provider", exit_on_error=False)
     def _describe(self, provider: str | None, model: str | None) -> None:
         try:
-            self.post_message(self.ProviderDescribed(describe_provider(self.app.brain, provider, model)))
+            self.post_message(self.ProviderDescribed(describe_provider(self.session.brain, provider, model)))
         except Exception as exc:  # a bad config value: say so on the line instead of a popup per keypress
             self.post_message(self.ProviderDescribed(None, one_line(str(exc), 200)))
 
@@ -372,9 +371,9 @@ class ReviewScreen(PaneScreen):
         outcome = None
         try:
             if kind == OBSERVER:
-                outcome = propose_observer_notes(self.app.brain, session, threshold, provider, model, cancel=token)
+                outcome = propose_observer_notes(self.session.brain, session, threshold, provider, model, cancel=token)
             else:
-                outcome = propose_reflection(self.app.brain, session, provider, model, cancel=token)
+                outcome = propose_reflection(self.session.brain, session, provider, model, cancel=token)
         finally:  # the pane must leave its running state even when the worker fails
             self.post_message(self.RunFinished(outcome))
 
@@ -439,7 +438,7 @@ class ReviewScreen(PaneScreen):
             self._mark_all()
             return
         count = len(p.superseded)
-        self.app.confirm(
+        self.cleo.confirm(
             "Approve everything?",
             f"Accept all {len(p.patterns)} pattern(s) and {len(p.learnings)} learning(s), and approve soft-evicting "
             f"all {count} superseded observation(s) of proposal {p.id}?\n\nNothing is written yet: s applies, and "
@@ -462,7 +461,7 @@ class ReviewScreen(PaneScreen):
             if not notes:
                 self.notify("No note is accepted: space accepts one, d discards the proposal.", severity="warning")
                 return
-            self.app.confirm(
+            self.cleo.confirm(
                 "Store observer notes",
                 f"Store {len(notes)} of {len(p.notes)} note(s) of proposal {p.id} as observations "
                 "(observer-compressed, with supersedes edges to their sources)? The sources stay live. "
@@ -481,7 +480,7 @@ class ReviewScreen(PaneScreen):
         body += (f"; soft-evict {len(evict)} observation(s): {one_line(', '.join(evict), 300)}" if evict
                  else "; evict nothing")
         body += f"; keep {keep} proposed for eviction live.\n\nu undoes it." if keep else ".\n\nu undoes it."
-        self.app.confirm("Apply reflection", body,
+        self.cleo.confirm("Apply reflection", body,
                          lambda: self._write(lambda b: apply_reflection(b, p.id, evict, patterns, learnings),
                                              f"applied proposal {p.id}", p.id), danger=bool(evict))
 
@@ -489,7 +488,7 @@ class ReviewScreen(PaneScreen):
         p = self._pending("discarded")
         if p is None:
             return
-        self.app.confirm("Discard proposal", f"Discard proposal {p.id} ({proposal_contents(p)})? Nothing in the "
+        self.cleo.confirm("Discard proposal", f"Discard proposal {p.id} ({proposal_contents(p)})? Nothing in the "
                          "brain changes; it stays listed as discarded.",
                          lambda: self._write(lambda b: discard_proposal(b, p.id), f"discarded proposal {p.id}",
                                              p.id))
@@ -499,27 +498,25 @@ class ReviewScreen(PaneScreen):
         if p is None or p.status != APPLIED:
             self.notify("Select an applied proposal to undo it.", severity="warning")
             return
-        self.app.confirm("Undo proposal", f"Undo proposal {p.id} ({decision_text(p)})? What it stored is removed "
+        self.cleo.confirm("Undo proposal", f"Undo proposal {p.id} ({decision_text(p)})? What it stored is removed "
                          "and what it evicted is live again, exactly as before.",
                          lambda: self._write(lambda b: undo_proposal(b, p.id), f"undid proposal {p.id}", p.id))
 
     @work(thread=True, exclusive=True, group="review-write", exit_on_error=False)
     def _write(self, write: Callable[[Any], Any], what: str, select_id: int) -> None:
-        write(self.app.brain)
+        write(self.session.brain)
         self.post_message(self.Written(what, select_id))
 
     def on_review_screen_written(self, message: Written) -> None:
         self.notice = message.what
         self.current = None  # reread: its status and decision changed
         self.reload(select_id=message.select_id)
-        self.app.refresh_brain_state()
-        for screen in self.app.open_panes():  # the other panes read the brain again
-            if screen is not self and hasattr(screen, "curation_done"):
-                screen.curation_done()
+        self.session.record_write(message.what, None, source=self.PANE, notify=False)  # the others read again
 
-    def curation_done(self) -> None:
+    def on_brain_changed(self, message: BrainChanged) -> None:
         """Another pane wrote (an eviction may make a proposal stale): reread the proposals."""
-        self.reload(keep_cursor=True)
+        if message.source != self.PANE:  # this pane's own writes reload it already
+            self.reload(keep_cursor=True)
 
     # -- looking closer -------------------------------------------------------------------
     def action_raw_answer(self) -> None:
@@ -535,7 +532,7 @@ class ReviewScreen(PaneScreen):
         if not self._open_ids:
             self.notify("This item names no observation.", severity="warning")
         elif len(self._open_ids) == 1:
-            self.app.open_observation(self._open_ids[0])
+            self.cleo.open_observation(self._open_ids[0])
         else:
             options = self.query_one("#review-open", OptionList)
             options.highlighted = 0
@@ -552,7 +549,7 @@ class ReviewScreen(PaneScreen):
             if item is not None and self._pending("decided on") is not None:
                 self.set_mark(item, button == "review-accept")
         elif button in actions and self.check_action(actions[button], ()):
-            self.run_action(actions[button])
+            self.call_later(self.run_action, actions[button])
 
     # -- state ------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple) -> bool | None:
@@ -575,7 +572,7 @@ class ReviewScreen(PaneScreen):
             elif not self.running and not self.read_only:
                 text.append("r runs the chosen one; pending proposals stay until you decide")
         if self.read_only:
-            text.append(f" · read-only ({self.app.brain.read_only_reason}): running, storing, applying, "
+            text.append(f" · read-only ({self.session.brain.read_only_reason}): running, storing, applying, "
                         "discarding and undoing are disabled", style="bold")
         self.query_one("#review-status", Static).update(text)
         for button in ("review-run", "review-approve-all", "review-apply", "review-discard", "review-undo"):

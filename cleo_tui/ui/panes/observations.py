@@ -14,14 +14,17 @@ from textual.timer import Timer
 from textual.widgets import Input, Select, Static
 
 from cleo_tui.brain.listing import ObservationListing
+from cleo_tui.brain.observation_reads import observation_exists
 from cleo_tui.brain.observations import ObservationQuery, distinct_values, page_observations
 from cleo_tui.memory.detail import ObservationDetail
 from cleo_tui.memory.mapping import derive_relevance
 from cleo_tui.safe_text import one_line
-from cleo_tui.ui.chrome import PaneScreen
-from cleo_tui.ui.detail import DetailView, load_detail
-from cleo_tui.ui.table import Column, LineTable
-from cleo_tui.ui.inputs import SafeInput
+from cleo_tui.ui.messages import BrainChanged, TagsReady
+from cleo_tui.ui.help import OBSERVATIONS_HELP
+from cleo_tui.ui.widgets.chrome import PaneScreen
+from cleo_tui.ui.widgets.detail import DetailView, load_detail
+from cleo_tui.ui.widgets.table import Column, LineTable
+from cleo_tui.ui.widgets.inputs import SafeInput
 
 COLUMNS = [
     Column("id", "id", 14),
@@ -60,6 +63,7 @@ class Filters:
 
 class ObservationsScreen(PaneScreen):
     PANE = "observations"
+    PANE_HELP = OBSERVATIONS_HELP
     BINDINGS = [
         Binding("slash", "focus_search", "Search", id="obs.search", tooltip="Full-text search (FTS5 where the brain has it)"),
         Binding("s", "cycle_sort", "Sort", id="obs.sort", tooltip="Sort by date, quality or coverage"),
@@ -73,17 +77,15 @@ class ObservationsScreen(PaneScreen):
     ]
     WRITE_ACTIONS = {"pin", "evict", "restore", "undo"}
 
+    @dataclass(eq=False)
     class DetailLoaded(Message):
-        def __init__(self, detail: ObservationDetail | None, observation_id: str) -> None:
-            super().__init__()
-            self.detail = detail
-            self.observation_id = observation_id
+        detail: ObservationDetail | None
+        observation_id: str
 
+    @dataclass(eq=False)
     class ListingReady(Message):
-        def __init__(self, listing: ObservationListing, keep_cursor: bool) -> None:
-            super().__init__()
-            self.listing = listing
-            self.keep_cursor = keep_cursor
+        listing: ObservationListing
+        keep_cursor: bool
 
     def __init__(self) -> None:
         super().__init__(id="pane-observations")
@@ -122,13 +124,13 @@ class ObservationsScreen(PaneScreen):
 
     # -- rows -----------------------------------------------------------------
     def format_row(self, row: dict) -> dict[str, tuple[str, str]]:
-        app = self.app
-        tag = app.tags.get(row["id"]) if app.tags is not None else None
+        session = self.session
+        tag = session.tag(row["id"])
         if tag is not None:
             relevance = tag.relevance
         else:
-            relevance = derive_relevance(row, app.overrides.get(row["id"]))[0]
-        if app.tags is None:
+            relevance = derive_relevance(row, session.overrides.get(row["id"]))[0]
+        if session.tags is None:
             coverage, protection = ("…", ""), ("…", "")
         elif tag is None:
             coverage, protection = ("", ""), ("", "")
@@ -160,14 +162,14 @@ class ObservationsScreen(PaneScreen):
     # -- building the listing ---------------------------------------------------
     def reload(self, keep_cursor: bool = False) -> None:
         self.update_status(counting=True)
-        self._build_listing(replace(self.filters), self.sort_index, self.app.tags, keep_cursor)
+        self._build_listing(replace(self.filters), self.sort_index, self.session.tags, keep_cursor)
 
     @work(thread=True, exclusive=True, group="obs-listing", exit_on_error=False)
     def _build_listing(self, filters: Filters, sort_index: int, tags: dict | None, keep_cursor: bool) -> None:
-        brain = self.app.brain
+        brain = self.session.brain
         q, lead = query_for(filters, sort_index, tags)  # walks every tag: not on the UI thread
         exact = q.search.strip()
-        if exact and brain.scalar("SELECT 1 FROM brain_observations WHERE id = ?", (exact,)):
+        if exact and observation_exists(brain, exact):
             lead = [exact] + [i for i in (lead or []) if i != exact]  # searching an id shows it first
         if lead:
             # The lead must honour the filters too: keep the ids that match them.
@@ -181,22 +183,22 @@ class ObservationsScreen(PaneScreen):
     def on_observations_screen_listing_ready(self, message: ListingReady) -> None:
         self.table.set_listing(message.listing, keep_cursor=message.keep_cursor)
         self.update_status()
-        self.app.start_tags()
+        self.cleo.start_tags()
 
     def update_status(self, counting: bool = False) -> None:
         table = self.table
         parts = []
         parts.append("counting…" if counting else f"{table.total:,} observations")
         parts.append(f"sorted by {SORTS[self.sort_index][2]}")
-        if self.app.tags is None:
+        if self.session.tags is None:
             parts.append("tags: computing…")
-        brain = self.app.brain
+        brain = self.session.brain
         if brain.read_only:
             parts.append(f"read-only ({brain.read_only_reason}): pin, evict, restore and undo are disabled")
         self.query_one("#status-line", Static).update(Text(" · ".join(parts)))
 
-    def tags_changed(self) -> None:
-        """Called by the app when the tags (coverage, protection) have been (re)computed."""
+    def on_tags_ready(self, message: TagsReady) -> None:
+        """The tags (coverage, protection) were (re)computed: redraw, or rebuild when they filter or sort."""
         needs_rebuild = (self.filters.coverage != ANY or self.filters.protected != ANY
                          or SORTS[self.sort_index][0] == "coverage")
         if needs_rebuild:
@@ -208,7 +210,7 @@ class ObservationsScreen(PaneScreen):
     # -- filters ----------------------------------------------------------------
     @work(thread=True, group="obs-options", exit_on_error=False)
     def load_filter_options(self) -> None:
-        brain = self.app.brain
+        brain = self.session.brain
         options = {name: distinct_values(brain, column)
                    for name, column in (("f-type", "type"), ("f-tier", "memory_tier"),
                                         ("f-session", "source_session_id"))}
@@ -253,7 +255,7 @@ class ObservationsScreen(PaneScreen):
 
     def action_cycle_sort(self) -> None:
         self.sort_index = (self.sort_index + 1) % len(SORTS)
-        if SORTS[self.sort_index][0] == "coverage" and self.app.tags is None:
+        if SORTS[self.sort_index][0] == "coverage" and self.session.tags is None:
             self.notify("Sorting by coverage waits for the tags, which are still being computed.")
         self.reload()
 
@@ -289,18 +291,18 @@ class ObservationsScreen(PaneScreen):
 
     @work(thread=True, exclusive=True, group="obs-detail", exit_on_error=False)
     def _load_detail(self, observation_id: str) -> None:
-        self.post_message(self.DetailLoaded(load_detail(self.app, observation_id), observation_id))
+        self.post_message(self.DetailLoaded(load_detail(self.session, observation_id), observation_id))
 
     def on_observations_screen_detail_loaded(self, message: DetailLoaded) -> None:
         detail = message.detail
-        tag = self.app.tags.get(message.observation_id) if self.app.tags else None
+        tag = self.session.tag(message.observation_id)
         self.detail_view.show(detail, tag)
 
     def action_view_text(self) -> None:
         self.detail_view.view_full_text()
 
     def action_records(self) -> None:
-        from cleo_tui.ui.records import RecordsScreen
+        from cleo_tui.ui.panes.records import RecordsScreen
         self.app.push_screen(RecordsScreen())
 
     # -- curation -------------------------------------------------------------------
@@ -314,13 +316,13 @@ class ObservationsScreen(PaneScreen):
         row = self._selected_row()
         if row is None:
             return
-        pinned = self.app.overrides.get(row["id"]) == "critical"
+        pinned = self.session.is_pinned(row["id"])
         verb = "Unpin" if pinned else "Pin"
         body = (f"{verb} {row['id']}?\n\n" + (
             "Its relevance goes back to what the brain's data says, and it may lose its protection."
             if pinned else "Its relevance becomes critical, which protects it from pruning.")
             + " You can undo this with u.")
-        self.app.confirm(f"{verb} observation", body, lambda: self.app.curate("unpin" if pinned else "pin", row["id"]))
+        self.cleo.confirm(f"{verb} observation", body, lambda: self.session.curate("unpin" if pinned else "pin", row["id"]))
 
     def action_evict(self) -> None:
         row = self._selected_row()
@@ -329,10 +331,10 @@ class ObservationsScreen(PaneScreen):
         if row.get("invalid_at") is not None:
             self.notify(f"{row['id']} is already evicted; r restores it.", severity="warning")
             return
-        self.app.confirm("Evict observation",
+        self.cleo.confirm("Evict observation",
                          f"Soft-evict {row['id']}?\n\n{one_line(row.get('title'), 200)}\n\n"
                          "It stays in the brain with invalid_at set; undo (u) or restore (r) brings it back.",
-                         lambda: self.app.curate("evict", row["id"]), danger=True)
+                         lambda: self.session.curate("evict", row["id"]), danger=True)
 
     def action_restore(self) -> None:
         row = self._selected_row()
@@ -341,14 +343,14 @@ class ObservationsScreen(PaneScreen):
         if row.get("invalid_at") is None:
             self.notify(f"{row['id']} is live; there is nothing to restore.", severity="warning")
             return
-        self.app.confirm("Restore observation", f"Make {row['id']} live again? Undo (u) evicts it again.",
-                         lambda: self.app.curate("restore", row["id"]))
+        self.cleo.confirm("Restore observation", f"Make {row['id']} live again? Undo (u) evicts it again.",
+                         lambda: self.session.curate("restore", row["id"]))
 
     def action_undo(self) -> None:
-        self.app.undo_last()
+        self.session.undo()
 
-    def curation_done(self) -> None:
-        """After a write: reread the rows around the cursor and the detail."""
+    def on_brain_changed(self, message: BrainChanged) -> None:
+        """After a write (here, in another pane, or by CLEO): reread the rows around the cursor and the detail."""
         self.reload(keep_cursor=True)
 
 

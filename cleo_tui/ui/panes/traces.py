@@ -19,20 +19,22 @@ from textual.widgets.option_list import Option
 from cleo_tui.brain.errors import BrainError
 from cleo_tui.recall.export import export_traces
 from cleo_tui.recall.last_recall import recall_and_record
-from cleo_tui.recall.pane_support import memory_text, record_outcome_undoable, trace_values
+from cleo_tui.recall.browse import memory_text, record_outcome_undoable, trace_values
 from cleo_tui.recall.reader import (
     TraceFilter, TraceOutcome, TraceResult, TraceSummary, get_trace, trace_outcomes, trace_results,
 )
 from cleo_tui.recall.resolve import FORGOTTEN
 from cleo_tui.recall.traces import PIPELINES
 from cleo_tui.safe_text import one_line
-from cleo_tui.ui.chrome import PaneScreen
-from cleo_tui.ui.modals import TextViewer
-from cleo_tui.ui.path_prompt import PathPrompt
-from cleo_tui.ui.table import Column, LineTable
-from cleo_tui.ui.trace_listing import TraceListing
-from cleo_tui.ui.inputs import SafeInput
-from cleo_tui.ui.trace_render import (
+from cleo_tui.ui.messages import BrainChanged
+from cleo_tui.ui.help import TRACES_HELP
+from cleo_tui.ui.widgets.chrome import PaneScreen
+from cleo_tui.ui.widgets.modals import TextViewer
+from cleo_tui.ui.widgets.path_prompt import PathPrompt
+from cleo_tui.ui.widgets.table import Column, LineTable
+from cleo_tui.ui.widgets.trace_listing import TraceListing
+from cleo_tui.ui.widgets.inputs import SafeInput
+from cleo_tui.ui.widgets.trace_render import (
     chain_scale, credits, result_prompt, steps_text, trace_cells, trace_heading,
 )
 
@@ -91,6 +93,7 @@ class OpenTrace:
 
 class TracesScreen(PaneScreen):
     PANE = "traces"
+    PANE_HELP = TRACES_HELP
     BINDINGS = [
         Binding("r", "focus_recall", "Recall", id="traces.recall", tooltip="Type a query; recall runs with explain on"),
         Binding("plus", "record_good", "Good", id="traces.good", tooltip="Record a positive outcome for the selected result"),
@@ -103,18 +106,16 @@ class TracesScreen(PaneScreen):
     ]
     WRITE_ACTIONS = {"focus_recall", "record_good", "record_bad", "undo"}
 
+    @dataclass(eq=False)
     class ListingReady(Message):
-        def __init__(self, listing: TraceListing, select_id: int | None, keep_cursor: bool) -> None:
-            super().__init__()
-            self.listing = listing
-            self.select_id = select_id
-            self.keep_cursor = keep_cursor
+        listing: TraceListing
+        select_id: int | None
+        keep_cursor: bool
 
+    @dataclass(eq=False)
     class TraceLoaded(Message):
-        def __init__(self, opened: OpenTrace | None, trace_id: int) -> None:
-            super().__init__()
-            self.opened = opened
-            self.trace_id = trace_id
+        opened: OpenTrace | None
+        trace_id: int
 
     def __init__(self) -> None:
         super().__init__(id="pane-traces")
@@ -126,7 +127,7 @@ class TracesScreen(PaneScreen):
     # -- layout ---------------------------------------------------------------
     def compose(self) -> ComposeResult:
         yield from self.compose_chrome_top()
-        read_only = self.app.brain.read_only
+        read_only = self.session.brain.read_only
         with Horizontal(id="trace-bar"):
             yield SafeInput(placeholder="read-only: no recall" if read_only else "r: recall a query (explain on)",
                         id="trace-recall", compact=True, disabled=read_only)
@@ -169,7 +170,7 @@ class TracesScreen(PaneScreen):
 
     @work(thread=True, exclusive=True, group="trace-listing", exit_on_error=False)
     def _build_listing(self, flt: TraceFilter, select_id: int | None, keep_cursor: bool) -> None:
-        listing = TraceListing(self.app.brain, flt)
+        listing = TraceListing(self.session.brain, flt)
         listing.count()
         listing.page(0)
         self.post_message(self.ListingReady(listing, select_id, keep_cursor))
@@ -194,7 +195,7 @@ class TracesScreen(PaneScreen):
             parts.append(f"ignored {' and '.join(bad)}: type a date like 2026-05-01 or 2026-05-01 13:00")
         if self.last_export:
             parts.append(self.last_export)
-        brain = self.app.brain
+        brain = self.session.brain
         if brain.read_only:
             parts.append(f"read-only ({brain.read_only_reason}): recall, outcomes and undo are disabled")
         self.query_one("#trace-status", Static).update(Text(" · ".join(parts)))
@@ -202,7 +203,7 @@ class TracesScreen(PaneScreen):
     # -- filters --------------------------------------------------------------------
     @work(thread=True, group="trace-options", exit_on_error=False)
     def load_filter_options(self) -> None:
-        brain = self.app.brain
+        brain = self.session.brain
         options = {"tf-session": trace_values(brain, "session_id"), "tf-tenant": trace_values(brain, "tenant_id")}
         self.app.call_from_thread(self._set_filter_options, options)
 
@@ -256,7 +257,7 @@ class TracesScreen(PaneScreen):
 
     @work(thread=True, exclusive=True, group="trace-detail", exit_on_error=False)
     def _load_trace(self, trace_id: int) -> None:
-        brain = self.app.brain
+        brain = self.session.brain
         trace = get_trace(brain, trace_id)
         opened = None if trace is None else OpenTrace(trace, trace_results(brain, trace_id),
                                                       trace_outcomes(brain, trace_id))
@@ -321,14 +322,14 @@ class TracesScreen(PaneScreen):
             self.notify(f"{one_line(result.memory_id, 60)} is forgotten: no row with that id exists any more.",
                         severity="warning")
         elif memory.kind == "observation":
-            self.app.open_observation(result.memory_id)
+            self.cleo.open_observation(result.memory_id)
         else:
             self._open_text(result)
 
     @work(thread=True, group="trace-memory", exit_on_error=False)
     def _open_text(self, result: TraceResult) -> None:
         memory = result.memory
-        text = memory_text(self.app.brain, memory)
+        text = memory_text(self.session.brain, memory)
         title = f"{memory.kind} {one_line(result.memory_id, 60)} ({memory.state})"
         self.app.call_from_thread(self.app.push_screen, TextViewer(title, text))
 
@@ -346,7 +347,7 @@ class TracesScreen(PaneScreen):
 
     @work(thread=True, exclusive=True, group="trace-recall", exit_on_error=False)
     def _recall(self, query: str) -> None:
-        brain = self.app.brain
+        brain = self.session.brain
         brain.ensure_writable()
         recorded = recall_and_record(brain, query, RECALL_LIMIT, explain=True, pipeline=RECALL_PIPELINE)
         if recorded.trace_id is None:
@@ -361,7 +362,7 @@ class TracesScreen(PaneScreen):
             self.action_clear_trace_filters()  # the new trace must be listed to open it
         self._focus_results_for = trace_id
         self.notify(f"Recalled {count} result(s); trace {trace_id} written. + / - record an outcome.")
-        self.app.refresh_brain_state()
+        self.session.refresh_derived()
         self.reload(select_id=trace_id)
 
     # -- outcomes ----------------------------------------------------------------------
@@ -382,25 +383,24 @@ class TracesScreen(PaneScreen):
                 f"{one_line(result.memory_id, 60)}?\n\n{one_line(result.memory.title, 200)}\n\n"
                 "Later recalls rank it " + ("higher" if outcome == "positive" else "lower")
                 + " (the outcome stage). u undoes it.")
-        self.app.confirm(f"Record a {outcome} outcome", body,
+        self.cleo.confirm(f"Record a {outcome} outcome", body,
                          lambda: self._record(trace, outcome, result.memory_id))
 
     @work(thread=True, exclusive=True, group="trace-outcome", exit_on_error=False)
     def _record(self, trace: TraceSummary, outcome: str, memory_id: str) -> None:
-        run_id, credited = record_outcome_undoable(self.app.brain, trace.id, trace.tenant_id, outcome, [memory_id])
+        run_id, credited = record_outcome_undoable(self.session.brain, trace.id, trace.tenant_id, outcome, [memory_id])
         self.app.call_from_thread(self._recorded, run_id, trace.id, outcome, credited)
 
     def _recorded(self, run_id: int, trace_id: int, outcome: str, credited: list[str]) -> None:
-        self.app.undo_stack.append(run_id)
         self.notify(f"Recorded a {outcome} outcome on trace {trace_id} for {one_line(', '.join(credited), 80)}. "
                     "u undoes it.")
-        self.curation_done()
+        self.session.record_write(f"{outcome} outcome on trace {trace_id}", run_id, notify=False)
 
     def action_undo(self) -> None:
-        self.app.undo_last()
+        self.session.undo()
 
-    def curation_done(self) -> None:
-        """After a write (an outcome, an undo): reread the list and the open trace."""
+    def on_brain_changed(self, message: BrainChanged) -> None:
+        """After a write (an outcome, an undo, CLEO): reread the list and the open trace."""
         self.reload(keep_cursor=True)  # the new listing re-announces its row, which reloads the trace
 
     # -- export --------------------------------------------------------------------------
@@ -419,7 +419,7 @@ class TracesScreen(PaneScreen):
 
     @work(thread=True, exclusive=True, group="trace-export", exit_on_error=False)
     def _export(self, path: str, flt: TraceFilter) -> None:
-        count = export_traces(self.app.brain, path, flt)
+        count = export_traces(self.session.brain, path, flt)
         where = str(Path(path).expanduser().resolve())
         self.app.call_from_thread(self._exported, count, where)
 

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+from typing import ClassVar
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -13,7 +17,15 @@ from cleo_tui.safe_text import printable
 
 
 class ConfirmModal(ModalScreen[bool]):
-    """Ask once; dismisses with True (confirm) or False. Every destructive action uses this."""
+    """Ask once; dismisses with True (confirm) or False. Every destructive action uses this.
+
+    A `danger` dialog starts with focus on Cancel and ignores every answer (keys,
+    clicks) for its first `guard_seconds`: a word typed on the table ("yesterday")
+    opens it on `e` but cannot confirm it on the final `y`. Tests replace `clock`.
+    """
+
+    guard_seconds: ClassVar[float] = 0.4
+    clock: ClassVar[Callable[[], float]] = time.monotonic
 
     BINDINGS = [
         Binding("y", "answer(True)", "Yes", show=False),
@@ -26,6 +38,11 @@ class ConfirmModal(ModalScreen[bool]):
         self.body = body
         self.confirm_label = confirm_label
         self.danger = danger
+        self.opened_at = type(self).clock()  # when asked: keys queued after the opening key count too
+
+    def guarded(self) -> bool:
+        """True while a danger dialog still ignores answers."""
+        return self.danger and type(self).clock() - self.opened_at < self.guard_seconds
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
@@ -40,10 +57,13 @@ class ConfirmModal(ModalScreen[bool]):
         self.query_one("#cancel" if self.danger else "#confirm", Button).focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
-        self.dismiss(event.button.id == "confirm")
+        event.stop()
+        if not self.guarded():
+            self.dismiss(event.button.id == "confirm")
 
     def action_answer(self, answer: bool) -> None:
-        self.dismiss(answer)
+        if not self.guarded():
+            self.dismiss(answer)
 
 
 class MessageModal(ModalScreen[None]):

@@ -6,11 +6,13 @@ reach the terminal. Every input in the app is a SafeInput.
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.widgets import Input
 
 from cleo_tui.safe_text import NO_CONTROLS
 
 
 class SafeInput(Input):
-    def __init__(self, *args, restrict: str | None = NO_CONTROLS, **kwargs) -> None:
+    def __init__(self, *args: Any, restrict: str | None = NO_CONTROLS, **kwargs: Any) -> None:
         super().__init__(*args, restrict=restrict, **kwargs)

@@ -1,4 +1,4 @@
-"""A Line-API table over an ObservationListing: only the visible rows are rendered.
+"""A Line-API table over any `Listing`: only the visible rows are rendered.
 
 Rows come from the listing's page cache. A missing page is drawn as a loading
 line and read by a thread worker; the table redraws when it arrives. Nothing
@@ -7,12 +7,13 @@ here holds every row, so a million-row brain scrolls like a small one.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Protocol
 
 from rich.segment import Segment
 from rich.style import Style
-from textual import work
+from textual import events, work
 from textual.binding import Binding
 from textual.geometry import Size
 from textual.message import Message
@@ -21,9 +22,8 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.worker import get_current_worker
 
-from cleo_tui.brain.listing import ObservationListing
 from cleo_tui.safe_text import one_line
-from cleo_tui.ui.worker_errors import ForwardWorkerErrors
+from cleo_tui.ui.widgets.worker_errors import ForwardWorkerErrors
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,26 @@ class Column:
 
 
 Cell = tuple[str, str]  # (text, component class or "")
-RowFormatter = Callable[[dict], dict[str, Cell]]
+Row = dict[str, Any]  # what a listing yields: the table needs only its "id"; the formatter reads the rest
+RowFormatter = Callable[[Row], dict[str, Cell]]
+
+
+class Listing(Protocol):
+    """Rows by position, as LineTable reads them. Implemented by Listing and
+    TraceListing (brain.listing.PagedListing: pages read from the brain) and ListListing
+    (a window over an in-memory sequence: the Prune pane's lists and runs).
+
+    `count` and `page` may be slow (they run in workers); `cached_row` must be fast
+    (it runs while drawing) and returns None for a row whose page is not read yet.
+    """
+
+    page_size: int
+
+    def count(self) -> int: ...
+
+    def cached_row(self, index: int) -> Row | None: ...
+
+    def page(self, page_no: int) -> list[Row]: ...
 
 
 class LineTable(ForwardWorkerErrors, ScrollView, can_focus=True):
@@ -71,29 +90,32 @@ class LineTable(ForwardWorkerErrors, ScrollView, can_focus=True):
 
     cursor = reactive(0, init=False)
 
+    @dataclass(eq=False)
     class Highlighted(Message):
-        def __init__(self, table: "LineTable", row: dict | None) -> None:
-            super().__init__()
-            self.table = table
-            self.row = row
+        """The cursor is on another row (None: the listing is empty)."""
 
+        table: LineTable
+        row: Row | None
+
+    @dataclass(eq=False)
     class Selected(Message):
-        def __init__(self, table: "LineTable", row: dict) -> None:
-            super().__init__()
-            self.table = table
-            self.row = row
+        """Enter or a double click on a row."""
 
-    def __init__(self, columns: list[Column], formatter: RowFormatter, **kwargs) -> None:
-        super().__init__(**kwargs)
+        table: LineTable
+        row: Row
+
+    def __init__(self, columns: list[Column], formatter: RowFormatter, *, id: str | None = None,
+                 classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
         self.columns = columns
         self.formatter = formatter
-        self.listing: ObservationListing | None = None
+        self.listing: Listing | None = None
         self.total = 0
         self._wanted: set[int] = set()
         self._announced: object = object()
 
     # -- data ---------------------------------------------------------------
-    def set_listing(self, listing: ObservationListing, keep_cursor: bool = False) -> None:
+    def set_listing(self, listing: Listing, keep_cursor: bool = False) -> None:
         """Show a new listing (its count already read)."""
         self.listing = listing
         self.total = listing.count()
@@ -107,7 +129,7 @@ class LineTable(ForwardWorkerErrors, ScrollView, can_focus=True):
         self.refresh()
         self._announce()
 
-    def current_row(self) -> dict | None:
+    def current_row(self) -> Row | None:
         if self.listing is None or self.total == 0:
             return None
         return self.listing.cached_row(self.cursor)
@@ -165,7 +187,7 @@ class LineTable(ForwardWorkerErrors, ScrollView, can_focus=True):
             self._load_pages(self.listing, sorted(self._wanted))
 
     @work(thread=True, group="table-pages", exit_on_error=False)
-    def _load_pages(self, listing: ObservationListing, pages: list[int]) -> None:
+    def _load_pages(self, listing: Listing, pages: list[int]) -> None:
         worker = get_current_worker()
         for page_no in pages:
             if worker.is_cancelled:
@@ -173,11 +195,10 @@ class LineTable(ForwardWorkerErrors, ScrollView, can_focus=True):
             listing.page(page_no)
         self.post_message(self._PagesLoaded(listing, pages))
 
+    @dataclass(eq=False)
     class _PagesLoaded(Message):
-        def __init__(self, listing: ObservationListing, pages: list[int]) -> None:
-            super().__init__()
-            self.listing = listing
-            self.pages = pages
+        listing: Listing
+        pages: list[int]
 
     def on_line_table__pages_loaded(self, message: "LineTable._PagesLoaded") -> None:
         message.stop()
@@ -238,7 +259,7 @@ class LineTable(ForwardWorkerErrors, ScrollView, can_focus=True):
         if row is not None:
             self.post_message(self.Selected(self, row))
 
-    def on_click(self, event) -> None:
+    def on_click(self, event: events.Click) -> None:
         y = event.get_content_offset(self)
         if y is None or y.y == 0:
             return

@@ -3,6 +3,10 @@ that any pane opens with `app.open_observation(id)`."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from dataclasses import dataclass
+
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -16,17 +20,22 @@ from textual.widgets.option_list import Option
 from cleo_tui.memory.detail import ObservationDetail, observation_detail
 from cleo_tui.memory.mapping import content_of, derive_relevance
 from cleo_tui.safe_text import one_line, printable
-from cleo_tui.ui.modals import TextViewer
-from cleo_tui.ui.worker_errors import ForwardWorkerErrors
+from cleo_tui.ui.session import BrainSession
+from cleo_tui.ui.widgets.chrome import cleo_app
+from cleo_tui.ui.widgets.modals import TextViewer
+from cleo_tui.ui.widgets.worker_errors import ForwardWorkerErrors
+
+if TYPE_CHECKING:
+    from cleo_tui.memory.tags import ObservationTags
 
 NARRATIVE_INLINE = 20_000  # longer narratives show their start; `v` opens all of it
 
 
-def load_detail(app, observation_id: str) -> ObservationDetail | None:
+def load_detail(session: BrainSession, observation_id: str) -> ObservationDetail | None:
     """Read one observation's detail (call from a worker thread)."""
-    tag = app.tags.get(observation_id) if app.tags else None
+    tag = session.tag(observation_id)
     citing = list(tag.citing) if tag is not None else None
-    return observation_detail(app.brain, observation_id, citing)
+    return observation_detail(session.brain, observation_id, citing)
 
 
 class DetailView(VerticalScroll):
@@ -42,7 +51,7 @@ class DetailView(VerticalScroll):
     def on_mount(self) -> None:
         self.detail: ObservationDetail | None = None
 
-    def show(self, detail: ObservationDetail | None, tag) -> None:
+    def show(self, detail: ObservationDetail | None, tag: ObservationTags | None) -> None:
         self.detail = detail
         meta = self.query_one(".detail-meta", Static)
         narrative = self.query_one(".detail-narrative", Static)
@@ -89,10 +98,9 @@ class ObservationModal(ForwardWorkerErrors, ModalScreen[None]):
 
     BINDINGS = [Binding("escape,q", "close", "Close"), Binding("v", "view_text", "Full text")]
 
+    @dataclass(eq=False)
     class Loaded(Message):
-        def __init__(self, detail: ObservationDetail | None) -> None:
-            super().__init__()
-            self.detail = detail
+        detail: ObservationDetail | None
 
     def __init__(self, observation_id: str) -> None:
         super().__init__(classes="modal")
@@ -109,7 +117,7 @@ class ObservationModal(ForwardWorkerErrors, ModalScreen[None]):
 
     @work(thread=True, exit_on_error=False)
     def _load(self) -> None:
-        self.post_message(self.Loaded(load_detail(self.app, self.observation_id)))
+        self.post_message(self.Loaded(load_detail(cleo_app(self.app).session, self.observation_id)))
 
     def on_observation_modal_loaded(self, message: Loaded) -> None:
         view = self.query_one(DetailView)
@@ -117,7 +125,7 @@ class ObservationModal(ForwardWorkerErrors, ModalScreen[None]):
             view.query_one(".detail-meta", Static).update(
                 Text(f"{printable(self.observation_id)} is not in this brain (forgotten).", style="bold"))
             return
-        view.show(message.detail, self.app.tags.get(self.observation_id) if self.app.tags else None)
+        view.show(message.detail, cleo_app(self.app).session.tag(self.observation_id))
 
     def action_view_text(self) -> None:
         self.query_one(DetailView).view_full_text()
@@ -126,7 +134,7 @@ class ObservationModal(ForwardWorkerErrors, ModalScreen[None]):
         self.dismiss(None)
 
 
-def render_meta(detail: ObservationDetail, tag) -> Text:
+def render_meta(detail: ObservationDetail, tag: ObservationTags | None) -> Text:
     row = detail.row
     text = Text()
     evicted = row.get("invalid_at") is not None

@@ -8,6 +8,8 @@ moves the ▲ mark.
 
 from __future__ import annotations
 
+from typing import Any
+
 import math
 
 from rich.style import Style
@@ -58,7 +60,7 @@ class PruneChart(Widget):
     PruneChart > .prune-chart--mark { color: $text; text-style: bold; }
     """
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.pool: PreparedPool | None = None
         self.budget = 0

@@ -1,4 +1,4 @@
-"""Small reads and one write the Traces pane needs beyond the reader and writer.
+"""Trace browsing for any front end: filter choices, a memory's whole text, an undoable outcome.
 
 - `trace_values`: the distinct sessions or tenants of the traces (filter choices).
 - `memory_text`: the whole stored text of a traced memory, for a viewer.

@@ -14,7 +14,7 @@ from cleo_tui.llm import results as r
 from cleo_tui.llm.proposals import PENDING, Proposal
 from cleo_tui.memory.mapping import as_text
 from cleo_tui.safe_text import one_line, printable
-from cleo_tui.ui.review_data import (
+from cleo_tui.llm.review_reads import (
     LEARNING, NOTE, PATTERN, PRIORITY_MEANING, SUPERSEDED, ReviewContext, ReviewItem, decision_text, still_covering,
 )
 
@@ -96,7 +96,7 @@ def describe_item(item: ReviewItem, items: list[ReviewItem], marks: dict[str, bo
     if item.kind == NOTE:
         priority = d.get("priority")
         body = Text(f"Observer note {item.index} · priority {one_line(priority)} "
-                    f"({PRIORITY_MEANING.get(priority, '?')}) · {one_line(d.get('date'))}\n\n", style="bold")
+                    f"({PRIORITY_MEANING.get(priority, '?') if isinstance(priority, int) else '?'}) · {one_line(d.get('date'))}\n\n", style="bold")
         body.append(printable(as_text(d.get("observation"))))
         body.append_text(decision)
         sources = [(as_text(s), titles.get(as_text(s), "")) for s in d.get("source_ids", [])]

@@ -7,7 +7,7 @@ from textual.app import ComposeResult
 from textual.containers import Center, Middle
 from textual.widgets import Static
 
-from cleo_tui.ui.chrome import PaneScreen
+from cleo_tui.ui.widgets.chrome import PaneScreen
 
 COMING = {
     "prune": ("Prune", "Preview a pruning at a chosen token budget: tokens before and after, the target, "

@@ -1,0 +1,61 @@
+"""Budget arithmetic for choosing a pruning budget by hand, and writing a preview out.
+
+Pure: the Prune pane steps its budget with these, and exports the preview as
+the CLI's `prune --json` document.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from cleo_tui.brain.errors import BrainError
+from cleo_tui.memory.pruner import PrunePreview
+from cleo_tui.safe_text import one_line
+
+
+class ExportFailed(BrainError):
+    """The preview could not be written to the chosen file."""
+
+
+def nice_step(tokens: int, share: float) -> int:
+    """A round step (1, 2 or 5 × 10^k) near `share` of `tokens`, at least 1."""
+    raw = max(1.0, tokens * share)
+    power = 10 ** math.floor(math.log10(raw))
+    return int(max(m * power for m in (1, 2, 5) if m * power <= raw))
+
+
+def default_budget(tokens_before: int) -> int:
+    """The pool's size rounded to two significant digits: a budget whose target drops something."""
+    if tokens_before < 100:
+        return max(1, tokens_before)
+    power = 10 ** (len(str(tokens_before)) - 2)
+    return round(tokens_before / power) * power
+
+
+def stepped(budget: int, step: int, direction: int) -> int:
+    """The next multiple of `step` above (direction 1) or below (-1) `budget`, at least 1."""
+    if direction > 0:
+        return (budget // step + 1) * step
+    return max(1, ((budget - 1) // step) * step)
+
+
+def budget_text(budget: int) -> str:
+    return f"{budget // 1000}k" if budget >= 1000 and budget % 1000 == 0 else str(budget)
+
+
+def default_export_name(preview: PrunePreview) -> str:
+    return f"cleo-prune-{preview.budget}-{preview.tokenizer}.json"
+
+
+def write_export(path: Path, preview: PrunePreview) -> None:
+    """Write the preview as the CLI's `prune --json` document (ASCII, so no control byte survives)."""
+    try:
+        path.write_text(json.dumps(preview.to_json(), indent=2, ensure_ascii=True, default=str) + "\n",
+                        encoding="utf-8")
+    except OSError as exc:
+        raise ExportFailed(f"The preview could not be written to {one_line(str(path), 200)} "
+                           f"({exc.strerror or exc}). Choose another path.") from None
+
+

@@ -1,0 +1,1 @@
+"""The panes: one screen per module."""

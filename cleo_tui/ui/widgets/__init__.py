@@ -1,0 +1,1 @@
+"""Widgets and modal screens the panes are built from."""

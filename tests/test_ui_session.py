@@ -1,0 +1,250 @@
+"""The brain session, its messages, the confirm guard, the palette and the keymap, with Pilot."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from textual.command import CommandPalette
+from textual.widgets import Footer, Input, Markdown
+
+from cleo_tui.brain.demo import generate_demo
+from cleo_tui.config import config_path
+from cleo_tui.ui.app import CleoApp
+from cleo_tui.ui.messages import BrainChanged, SessionReplaced, TagsReady
+from cleo_tui.ui.palette import palette_entries
+from cleo_tui.ui.widgets.chrome import PaneScreen
+from cleo_tui.ui.widgets.modals import ConfirmModal, HelpScreen
+from cleo_tui.ui.widgets.path_prompt import PathPrompt
+from cleo_tui.ui.widgets.table import LineTable
+from tests.ui_helpers import settle
+
+
+def live_row(path: Path) -> str:
+    """The newest live observation of the brain file, read with plain sqlite3."""
+    with sqlite3.connect(path) as conn:
+        return conn.execute("SELECT id FROM brain_observations WHERE invalid_at IS NULL "
+                            "ORDER BY created_at DESC LIMIT 1").fetchone()[0]
+
+
+def is_live(path: Path, observation_id: str) -> bool:
+    with sqlite3.connect(path) as conn:
+        return conn.execute("SELECT invalid_at IS NULL FROM brain_observations WHERE id = ?",
+                            (observation_id,)).fetchone()[0] == 1
+
+
+class FakeClock:
+    """A monotonic clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_typing_yesterday_on_the_table_evicts_nothing(brain, monkeypatch):
+    clock = FakeClock()
+    monkeypatch.setattr(ConfirmModal, "clock", clock)
+    monkeypatch.setattr(ConfirmModal, "guard_seconds", 0.4)
+    path = Path(brain.path).resolve()
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        table = app.screen.query_one("#obs-table", LineTable)
+        table.focus()
+        target = table.current_row()["id"]
+        assert is_live(path, target)
+        for key in "yesterday":  # e opens the evict dialog; the final y comes 0.1 s later
+            await pilot.press(key)
+            clock.now += 0.0125
+        await settle(app, pilot)
+        assert is_live(path, target), "a stray y confirmed the eviction"
+        modal = app.screen
+        assert isinstance(modal, ConfirmModal) and modal.danger
+        assert app.focused is not None and app.focused.id == "cancel"
+        clock.now += 1.0
+        await pilot.press("enter")  # Enter on the focused Cancel button cancels
+        await settle(app, pilot)
+        assert not isinstance(app.screen, ConfirmModal) and is_live(path, target)
+
+        await pilot.press("e")
+        clock.now += 1.0  # a deliberate y, well after the dialog opened
+        await pilot.press("y")
+        await settle(app, pilot)
+        assert not is_live(path, target)
+
+
+async def test_every_pane_receives_the_session_messages(brain):
+    app = CleoApp(brain=brain)
+    seen: list[tuple[str, str]] = []
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        for key in "234":
+            await pilot.press(key)
+            await settle(app, pilot)
+        panes = app.panes
+        assert {p.PANE for p in panes} == {"observations", "prune", "review", "traces"}
+        assert all(isinstance(p, PaneScreen) for p in panes)
+        for pane in panes:
+            original = pane.post_message
+
+            def spy(message, pane=pane, original=original):
+                seen.append((pane.PANE, type(message).__name__))
+                return original(message)
+            pane.post_message = spy
+        target = live_row(Path(brain.path))
+        app.session.curate("evict", target)
+        await settle(app, pilot)
+        assert app.session.undo_stack and app.session.tags is not None
+        for pane in ("observations", "prune", "review", "traces"):
+            assert (pane, "BrainChanged") in seen and (pane, "TagsReady") in seen
+        app.session.undo()
+        await settle(app, pilot)
+        assert is_live(Path(brain.path), target)
+
+
+def test_session_messages_are_dataclasses():
+    change = BrainChanged("external", "CLEO wrote")
+    assert (change.kind, change.what, change.run_id, change.source) == ("external", "CLEO wrote", None, None)
+    assert not BrainChanged.bubble and not TagsReady.bubble and not SessionReplaced.bubble
+
+
+PANE_ACTIONS = [("1", "evict", "evict"), ("1", "pin", "pin"), ("2", "commit", "commit"),
+                ("3", "apply", "apply_proposal"), ("4", "good", "record_good")]
+
+
+@pytest.mark.parametrize(("pane_key", "query", "action"), PANE_ACTIONS)
+async def test_palette_lists_the_current_panes_actions(brain, pane_key, query, action):
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        await pilot.press(pane_key)
+        await settle(app, pilot)
+        pane = app.screen
+        entries = palette_entries(app, pane)
+        names = [e.name for e in entries]
+        assert len(names) == len(set(names)), "an entry is listed twice"
+        assert any(query in e.name.lower() or query in e.help.lower() for e in entries)
+
+        await pilot.press("ctrl+p")
+        await settle(app, pilot)
+        assert isinstance(app.screen, CommandPalette)
+        palette = app.screen
+        palette.query_one(Input).value = query
+        await settle(app, pilot)
+        hits = [str(option.prompt) for option in palette.query_one("CommandList").options]
+        assert any(query in hit.lower() for hit in hits), hits
+        ran: list[str] = []
+        setattr(pane, f"action_{action}", lambda *args: ran.append(action))
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert ran == [action]
+
+
+async def test_palette_has_one_quit(brain):
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("ctrl+p")
+        await settle(app, pilot)
+        app.screen.query_one(Input).value = "quit"
+        await settle(app, pilot)
+        hits = [str(o.prompt) for o in app.screen.query_one("CommandList").options]
+        assert sum("Quit" in hit for hit in hits) == 1, hits
+
+
+async def test_a_remapped_key_shows_in_footer_help_and_palette(brain):
+    config_path().parent.mkdir(parents=True, exist_ok=True)
+    config_path().write_text(json.dumps({"keys": {"obs.evict": "E"}}))
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(160, 36)) as pilot:
+        await settle(app, pilot)
+        footer = app.screen.query_one(Footer)
+        footer_keys = {str(item.key_display): item.description for item in footer.query("FooterKey")}
+        assert footer_keys.get("E") == "Evict" and "e" not in footer_keys
+
+        await pilot.press("f1")
+        await settle(app, pilot)
+        assert isinstance(app.screen, HelpScreen)
+        help_text = app.screen.query_one("#help-text", Markdown).source
+        assert "| E | evict (soft" in help_text and "| e | evict" not in help_text
+        await pilot.press("escape")
+        await settle(app, pilot)
+
+        evict = next(e for e in palette_entries(app, app.screen) if e.name == "Evict")
+        assert evict.key == "E" and evict.display == "Evict (E)"
+
+        path = Path(brain.path).resolve()
+        target = app.screen.query_one("#obs-table", LineTable).current_row()["id"]
+        await pilot.press("e")  # the old key does nothing now
+        await settle(app, pilot)
+        assert not isinstance(app.screen, ConfirmModal)
+        await pilot.press("E")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ConfirmModal)
+        await pilot.press("y")
+        await settle(app, pilot)
+        assert not is_live(path, target)
+
+
+def second_brain(directory: Path) -> Path:
+    """A second demo brain (other seed, other size) in its own project directory."""
+    project = directory / "other-project"
+    project.mkdir()
+    return generate_demo(project, observations=120, seed=11)
+
+
+async def test_open_brain_from_the_palette_replaces_every_pane(brain, tmp_path):
+    other = second_brain(tmp_path)
+    with sqlite3.connect(other) as conn:
+        other_total = conn.execute("SELECT COUNT(*) FROM brain_observations").fetchone()[0]
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("2")
+        await settle(app, pilot)
+        old_panes = set(app.panes)
+        old_session = app.session
+        app.action_open_brain()
+        await settle(app, pilot)
+        assert isinstance(app.screen, PathPrompt)
+        app.screen.query_one(Input).value = str(other.parent.parent)  # the project directory
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert app.session is not old_session and Path(app.session.brain.path) == other
+        assert not (set(app.panes) & old_panes), "a pane of the old brain is still open"
+        assert app.current_mode == "observations"
+        assert app.screen.query_one("#obs-table", LineTable).total == other_total
+        header = str(app.screen.query_one("#brain-header").render())
+        assert str(other) in header or "other-project" in header
+        await pilot.press("2")
+        await settle(app, pilot)
+        assert app.screen.PANE == "prune" and app.screen.session is app.session
+
+
+async def test_open_cleos_global_store_from_the_palette(brain, tmp_path, monkeypatch):
+    data_home = tmp_path / "data-home"
+    monkeypatch.setenv("XDG_DATA_HOME", str(data_home))
+    store = second_brain(tmp_path)
+    (data_home / "cleo").mkdir(parents=True)
+    store.rename(data_home / "cleo" / "cleo.db")
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        entry = next(e for e in palette_entries(app, app.screen) if e.name == "Open CLEO's global store")
+        entry.run()
+        await settle(app, pilot)
+        assert Path(app.session.brain.path) == data_home / "cleo" / "cleo.db"
+        assert app.screen.query_one("#obs-table", LineTable).total > 0
+        app.close_brains()
+
+
+async def test_no_global_store_entry_without_the_file(brain):
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        assert not any("global store" in e.name for e in palette_entries(app, app.screen))
+
