@@ -16,7 +16,7 @@ from cleo_tui.memory.cleo_effects import EVICTION_IN_CLEO, HIDDEN_QUALITY
 from cleo_tui.memory.pruner import commit_preview, prepare_pool
 from tests.pruner_fixtures import add_observation, new_brain
 
-SMALL = journal.ChunkBudget(rows=3, seconds=10)  # many chunks on a small brain
+SMALL = journal.ChunkBudget(rows=3, seconds=10, pause=0)  # many chunks on a small brain
 
 
 @pytest.fixture

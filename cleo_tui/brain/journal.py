@@ -57,7 +57,13 @@ READ_BOOKKEEPING = frozenset({"updated_at", "citation_count"})
 # A chunk ends after this many rows or this long, whichever comes first: CLEO's
 # writers wait at most about one chunk (the issue's bound is 250 ms).
 CHUNK_ROWS = 2_000
-CHUNK_SECONDS = 0.08
+CHUNK_SECONDS = 0.05
+# Between chunks the lock is left free this long: a writer waiting in SQLite's busy
+# handler polls every 1-25 ms at first (100 ms once it has waited long), so a gap
+# shorter than its poll interval would starve it — CLEO would wait for the whole run.
+CHUNK_PAUSE = 0.05
+SUB_BATCH = 25  # rows written between two looks at the clock
+PAGE = 100      # journal rows read at a time by an undo
 
 
 @dataclass(frozen=True)
@@ -359,25 +365,32 @@ def undo_some(conn: sqlite3.Connection, outcome: UndoOutcome, limit: int | None 
     `outcome.cursor` remembers where the next call goes on.
     """
     sql = (f"SELECT seq, table_name, row_key, before_json, after_json FROM {RUN_CHANGES} "
-           "WHERE run_id = ? AND undone_by IS NULL AND seq < ? ORDER BY seq DESC"
-           + (" LIMIT ?" if limit else ""))
-    cursor = outcome.cursor if outcome.cursor is not None else 2**62
-    rows = conn.execute(sql, [outcome.run_id, cursor, *([limit] if limit else [])]).fetchall()
+           "WHERE run_id = ? AND undone_by IS NULL AND seq < ? ORDER BY seq DESC LIMIT ?")
+    handled = 0
     done_seqs: list[int] = []
-    for seq, table, key_text, before_text, after_text in rows:
-        key = json.loads(key_text)
-        verdict, why = reverse_change(conn, outcome.undo_id, table, key,
-                                      None if before_text is None else json.loads(before_text),
-                                      None if after_text is None else json.loads(after_text))
-        if verdict == "restored":
-            outcome.restored += 1
-            done_seqs.append(seq)
-        elif verdict == "missing":
-            outcome.missing.append({"id": _name(table, key), "why": why})
-            done_seqs.append(seq)
-        else:
-            outcome.skipped.append({"id": _name(table, key), "why": why})
-        outcome.cursor = seq
+    while limit is None or handled < limit:
+        cursor = outcome.cursor if outcome.cursor is not None else 2**62
+        page = PAGE if limit is None else min(PAGE, limit - handled)
+        rows = conn.execute(sql, [outcome.run_id, cursor, page]).fetchall()
+        if not rows:
+            break
+        for seq, table, key_text, before_text, after_text in rows:
+            key = json.loads(key_text)
+            verdict, why = reverse_change(conn, outcome.undo_id, table, key,
+                                          None if before_text is None else json.loads(before_text),
+                                          None if after_text is None else json.loads(after_text))
+            if verdict == "restored":
+                outcome.restored += 1
+                done_seqs.append(seq)
+            elif verdict == "missing":
+                outcome.missing.append({"id": _name(table, key), "why": why})
+                done_seqs.append(seq)
+            else:
+                outcome.skipped.append({"id": _name(table, key), "why": why})
+            outcome.cursor = seq
+            handled += 1
+            if deadline is not None and time.perf_counter() >= deadline:
+                break
         if deadline is not None and time.perf_counter() >= deadline:
             break
     conn.executemany(f"UPDATE {RUN_CHANGES} SET undone_by = ? WHERE run_id = ? AND seq = ?",
@@ -426,9 +439,10 @@ def undo_run(conn: sqlite3.Connection, run_id: int, summary: str = "") -> tuple[
 class ChunkBudget:
     """Decides when a chunk is full: after `rows` rows or `seconds`, whichever first."""
 
-    def __init__(self, rows: int | None = None, seconds: float | None = None) -> None:
+    def __init__(self, rows: int | None = None, seconds: float | None = None, pause: float | None = None) -> None:
         self.rows = rows or CHUNK_ROWS
         self.seconds = CHUNK_SECONDS if seconds is None else seconds
+        self.pause = CHUNK_PAUSE if pause is None else pause
 
     def chunks(self, items: Iterable[Any]) -> Iterator[list[Any]]:
         """Split `items` into lists of at most `rows` (time is checked by `full`)."""
@@ -465,7 +479,7 @@ def write_in_chunks(opener: WriteOpener, items: list[Any],
             deadline = time.perf_counter() + budget.seconds
             end = min(len(items), position + budget.rows)
             while position < end:
-                stop = min(end, position + max(1, budget.rows // 8))
+                stop = min(end, position + SUB_BATCH)
                 step(conn, items[position:stop])
                 position = stop
                 if time.perf_counter() >= deadline:
@@ -473,6 +487,12 @@ def write_in_chunks(opener: WriteOpener, items: list[Any],
             if position >= len(items):
                 finish(conn)
                 return
+        pause(budget.pause)
+
+
+def pause(seconds: float | None = None) -> None:
+    """Leave the write lock free between two chunks, long enough for a waiting writer to take it."""
+    time.sleep(CHUNK_PAUSE if seconds is None else seconds)  # not a synchronisation: the busy handler needs the gap
 
 
 # --- crash recovery ----------------------------------------------------------------
@@ -496,7 +516,7 @@ def interrupted_runs(conn: sqlite3.Connection) -> list[tuple[int, str, int | Non
     return [(r[0], r[1], r[2]) for r in rows if not _alive(r[2])]
 
 
-def rollback_some(conn: sqlite3.Connection, run_id: int, limit: int = CHUNK_ROWS) -> bool:
+def rollback_some(conn: sqlite3.Connection, run_id: int, limit: int = 200) -> bool:
     """Revert up to `limit` changes of an interrupted run, last first, deleting them; True when done.
 
     When none is left the run row goes too, and an interrupted undo releases the
@@ -530,8 +550,11 @@ def recover_interrupted(conn: sqlite3.Connection) -> list[str]:
         return []
     notes = []
     for run_id, kind, _pid in runs:
-        done = False
+        done, first = False, True
         while not done:
+            if not first:
+                pause()
+            first = False
             conn.execute("BEGIN IMMEDIATE")
             try:
                 done = rollback_some(conn, run_id)

@@ -159,7 +159,7 @@ def _run_json(run: Run) -> dict:
     return {"id": run.id, "kind": run.kind, "created_at": run.created_at, "summary": run.summary,
             "undoes": run.undoes, "undone_by": run.undone_by, "status": run.status,
             **{k: v for k, v in run.params.items() if k != "ids"},
-            "count": len(run.params.get("ids", []))}
+            "count": run.params.get("count", len(run.params.get("ids", [])))}
 
 
 def _list_runs(args: argparse.Namespace) -> int:

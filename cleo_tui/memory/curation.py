@@ -191,6 +191,7 @@ def undo_detailed(brain: Brain, run_id: int, budget: journal.ChunkBudget | None 
         if done:
             journal.end_undo(conn, outcome)
     while not done:
+        journal.pause(budget.pause)
         with brain.write(sweep_check=False) as conn:
             done = journal.undo_some(conn, outcome, budget.rows, time.perf_counter() + budget.seconds)
             if done:

@@ -398,6 +398,9 @@ class CommitResult:
                 "hidden_from_cleo": self.hidden_from_cleo}
 
 
+PARAMS_IDS_MAX = 10_000
+
+
 def commit_prune(brain: Brain, preview: PrunePreview) -> int:
     """Commit a preview (see `commit_preview`); returns the run id."""
     return commit_preview(brain, preview).run_id
@@ -424,8 +427,11 @@ def commit_preview(brain: Brain, preview: PrunePreview, hide_from_cleo: bool = F
     curation.require_eviction_columns(brain)
     extra = cleo_effects.hide_values(brain) if hide_from_cleo else {}
     entries = preview.dropped
+    ids = [e.id for e in entries]
     params = {"budget": preview.budget, "target": preview.target, "tokenizer": preview.tokenizer,
-              "scope": preview.pool.session or "all", "ids": [e.id for e in entries],
+              "scope": preview.pool.session or "all", "count": len(ids),
+              # a long list would make the first chunk long: the journal's change rows hold them all
+              **({"ids": ids} if len(ids) <= PARAMS_IDS_MAX else {"ids_in_journal": True}),
               "tokens_before": preview.tokens_before, "tokens_after": preview.tokens_after,
               "fell_back": preview.fell_back, "hide_from_cleo": bool(extra)}
     evicted: list[str] = []
