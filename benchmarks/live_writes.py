@@ -38,7 +38,12 @@ def writer(db: str) -> None:
     """Insert one row every 10 ms until stdin closes; print the waits (ms) as JSON."""
     import threading
     stop = threading.Event()
-    threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), daemon=True).start()
+
+    def wait_for_stdin_to_close() -> None:
+        sys.stdin.read()
+        stop.set()
+
+    threading.Thread(target=wait_for_stdin_to_close, daemon=True).start()
     conn = sqlite3.connect(db, isolation_level=None, timeout=30)
     conn.execute("PRAGMA busy_timeout = 30000")
     conn.execute("PRAGMA synchronous = NORMAL")

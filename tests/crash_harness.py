@@ -36,8 +36,7 @@ import sys
 import time
 from pathlib import Path
 
-from cleo_tui.brain import open_brain
-from cleo_tui.brain import journal
+from cleo_tui.brain import journal, open_brain
 from cleo_tui.brain.migrations import PROPOSALS
 from cleo_tui.memory import curation
 from cleo_tui.memory.pruner import commit_prune, prepare_pool

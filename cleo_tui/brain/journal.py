@@ -37,8 +37,9 @@ import json
 import os
 import sqlite3
 import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any
 
 from cleo_tui.brain.clock import cleo_timestamp
 from cleo_tui.brain.errors import BrainError
@@ -52,6 +53,7 @@ CLEO_BOOKKEEPING = frozenset({
     "updated_at", "citation_count", "quality_score", "memory_tier", "tier_promoted_at",
     "tier_promotion_reason", "last_activity_at", "last_reinforced_at", "reinforcement_count",
     "last_depressed_at", "depression_count", "stability_score", "occurrence_count", "last_seen_at",
+    "weight", "plasticity_class",  # graph edges CLEO strengthens on co-retrieval
 })
 READ_BOOKKEEPING = frozenset({"updated_at", "citation_count"})
 # A chunk ends after this many rows or this long, whichever comes first: CLEO's

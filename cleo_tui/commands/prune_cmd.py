@@ -13,7 +13,14 @@ from cleo_tui.cli import UsageError, add_brain_options, brain_from_args, emit_js
 from cleo_tui.config import load_config
 from cleo_tui.memory import curation
 from cleo_tui.memory.cleo_effects import EVICTION_IN_CLEO
-from cleo_tui.memory.pruner import BadBudget, CommitResult, PrunePreview, commit_preview, parse_budget, prepare_pool
+from cleo_tui.memory.pruner import (
+    BadBudget,
+    CommitResult,
+    PrunePreview,
+    commit_preview,
+    parse_budget,
+    prepare_pool,
+)
 from cleo_tui.memory.tokenizers import TOKENIZER_NAMES
 from cleo_tui.safe_text import one_line
 

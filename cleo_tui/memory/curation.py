@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain import journal
