@@ -149,9 +149,12 @@ def test_an_interrupted_chunked_run_is_rolled_back_on_the_next_open(brain):
     with brain.write() as conn:
         curation.evict_rows(brain, conn, run_id, ["O-02"], "2026-06-06 06:06:06")
     brain.close()
+    looking = open_brain(path, read_only=True)  # `info`, a preview: reads only, says so
+    assert "rolled back the next time" in looking.recovered[0]
+    looking.close()
     reopened = open_brain(path)
     try:
-        assert reopened.recovered and "rolled back" in reopened.recovered[0]
+        assert reopened.recovered and "has been rolled back" in reopened.recovered[0]
         assert [tuple(r) for r in reopened.query("SELECT * FROM brain_observations ORDER BY id")] == before
         assert reopened.scalar("SELECT count(*) FROM cleo_tui_runs") == 0
         assert reopened.scalar("SELECT count(*) FROM cleo_tui_run_changes") == 0

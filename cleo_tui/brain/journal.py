@@ -567,3 +567,13 @@ def recover_interrupted(conn: sqlite3.Connection) -> list[str]:
                 raise
         notes.append(f"run {run_id} ({kind}) was interrupted and has been rolled back")
     return notes
+
+
+def interrupted_notes(conn: sqlite3.Connection) -> list[str]:
+    """For a read-only open: runs a crash left in progress, which the next writable open rolls back."""
+    try:
+        runs = interrupted_runs(conn)
+    except sqlite3.OperationalError:
+        return []
+    return [f"run {run_id} ({kind}) was interrupted; it is rolled back the next time the brain is opened "
+            "for writing" for run_id, kind, _pid in runs]

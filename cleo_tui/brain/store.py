@@ -20,7 +20,7 @@ import sqlite_utils
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.connection import BUSY_TIMEOUT_MS, check_sqlite_file, connect, is_writable
 from cleo_tui.brain.errors import BrainBusy, BrainNotFound, BrainUnwritable, NotABrain, ReadOnlyBrain
-from cleo_tui.brain.journal import recover_interrupted
+from cleo_tui.brain.journal import interrupted_notes, recover_interrupted
 from cleo_tui.brain.migrations import LATEST_VERSION, META, migrate, schema_version
 from cleo_tui.brain.sweep_gate import ensure_no_sweep, sweep_active
 
@@ -87,7 +87,7 @@ class Brain:
     features: Features
     lock: threading.RLock = field(default_factory=threading.RLock)
     identity: tuple[str, int, int] | None = None  # absolute path, device and inode when opened
-    recovered: list[str] = field(default_factory=list)  # interrupted runs rolled back on open
+    recovered: list[str] = field(default_factory=list)  # interrupted runs rolled back on open (or, read-only: waiting)
 
     def __post_init__(self) -> None:
         self.identity = self.identity or _file_identity(os.path.abspath(self.path))
@@ -255,6 +255,8 @@ def open_brain(path: str | Path, read_only: bool = False) -> Brain:
         tables = _table_names(conn)
         if not sweep_active(path):  # a crashed run is rolled back later, not under CLEO's sweep
             recovered = recover_interrupted(conn)
+    else:
+        recovered = interrupted_notes(conn)
     return Brain(path=path, conn=conn, kind=kind, read_only=read_only,
                  read_only_reason=reason, features=Features(conn, tables), recovered=recovered)
 
