@@ -15,7 +15,13 @@ just after the transaction is written out. The parent then checks:
   `after` values, every evicted observation is in the run log and, undoing the run on
   a copy gives back exactly the before dump (for an undo step: the dump equals the
   state before the undone prune).
-It prints one JSON object: trials, killed, before, after, failures.
+Steps are written in chunks of CHUNK_ROWS rows (each its own transaction, one run
+'in_progress' until the last), so most kills land between chunks: the judge first
+opens the brain the way every command does, which rolls an interrupted run back,
+and then requires exactly before or exactly after. An undo sets updated_at to now
+(CLEO's reads change it anyway), so "undoing gives back before" compares
+observations without updated_at.
+It prints one JSON object: trials, killed, before, after, recovered, failures.
 """
 
 from __future__ import annotations
@@ -30,8 +36,7 @@ import sys
 import time
 from pathlib import Path
 
-from cleo_tui.brain import open_brain
-from cleo_tui.brain import journal
+from cleo_tui.brain import journal, open_brain
 from cleo_tui.brain.migrations import PROPOSALS
 from cleo_tui.memory import curation
 from cleo_tui.memory.pruner import commit_prune, prepare_pool
@@ -39,6 +44,8 @@ from tests.brain_fixtures import make_cleo_consolidated
 from tests.reliability_fixtures import insert_rows, integrity, plain_rows, table_dump
 
 BUDGET = 3_000
+CHUNK_ROWS = 7  # many chunks per step: kills land between them
+UPDATED_AT = 15  # brain_observations.updated_at, CLEO's 16th column
 JOURNAL = ("cleo_tui_runs", "cleo_tui_run_changes", PROPOSALS)
 OVERSHOOT = 1.15  # kill points reach a little past the end: some trials complete
 COMMIT_WINDOW_S = 0.003  # at-commit kills land up to this long after COMMIT starts
@@ -99,6 +106,7 @@ def run_step(path: Path, op: str, kill_after: int | None, commit_signal: int | N
     so the parent can SIGKILL this process while SQLite writes the transaction out.
     Returns the number of progress-handler calls the step took (when not killed).
     """
+    journal.CHUNK_ROWS = CHUNK_ROWS
     brain = open_brain(path)
     preview = prepare_pool(brain).preview(BUDGET) if op == "prune" else None
     calls = 0
@@ -134,14 +142,29 @@ def _spin(seconds: float) -> None:
         pass
 
 
-def _without(dump: dict, tables: tuple[str, ...]) -> dict:
-    return {t: rows for t, rows in dump.items() if t not in tables}
+def _without(dump: dict, tables: tuple[str, ...], updated_at: bool = True) -> dict:
+    """The dump without `tables` (and, with updated_at=False, without observations' updated_at)."""
+    kept = {t: rows for t, rows in dump.items() if t not in tables}
+    if not updated_at and "brain_observations" in kept:
+        kept["brain_observations"] = sorted((r[:UPDATED_AT] + r[UPDATED_AT + 1:] for r in kept["brain_observations"]),
+                                            key=repr)
+    return kept
+
+
+def recover(trial: Path) -> int:
+    """Open the brain as every command does (an interrupted run is rolled back); runs recovered."""
+    brain = open_brain(trial)
+    try:
+        return len(brain.recovered)
+    finally:
+        brain.close()
 
 
 def judge(trial: Path, before: dict, reference: dict, op: str, workdir: Path) -> str:
     """'before', 'after', or a description of what is wrong."""
     if integrity(trial) != "ok":
         return f"integrity: {integrity(trial)}"
+    recover(trial)
     now = table_dump(trial)
     if now == before:
         return "before"
@@ -151,6 +174,8 @@ def judge(trial: Path, before: dict, reference: dict, op: str, workdir: Path) ->
         expected_kind = {"prune": "prune", "reflect": "reflect", "undo": "undo"}[op]
         if run.kind != expected_kind:
             return f"changed, but the last run is {run.kind}"
+        if run.status != journal.DONE:
+            return f"run {run.id} is still {run.status} after recovery"
         for table, key, _before, after in journal.run_changes(brain.conn, run.id):
             if after is None:
                 continue
@@ -162,14 +187,15 @@ def judge(trial: Path, before: dict, reference: dict, op: str, workdir: Path) ->
         if evicted != logged:
             return f"invalid_at and the run log disagree: {sorted(evicted ^ logged)[:5]}"
         if op == "undo":
-            return "after" if _without(now, JOURNAL) == _without(reference, JOURNAL) else "undo left a partial state"
+            same = _without(now, JOURNAL, updated_at=False) == _without(reference, JOURNAL, updated_at=False)
+            return "after" if same else "undo left a partial state"
     finally:
         brain.close()
     copy = _copy(trial, workdir / "undo-check.db")
     brain = open_brain(copy)
     curation.undo(brain, run.id)
     brain.close()
-    same = _without(table_dump(copy), JOURNAL) == _without(before, JOURNAL)
+    same = _without(table_dump(copy), JOURNAL, updated_at=False) == _without(before, JOURNAL, updated_at=False)
     return "after" if same else "after-state is not exactly before + the run"
 
 
@@ -185,6 +211,15 @@ def _evicted_by_runs(brain) -> set[str]:
     return {i for i, on in state.items() if on}
 
 
+def _interrupted(trial: Path) -> int:
+    """Runs a kill left in progress (read before the judge's open recovers them)."""
+    conn = sqlite3.connect(f"file:{trial}?mode=ro", uri=True)
+    try:
+        return int(conn.execute("SELECT count(*) FROM cleo_tui_runs WHERE status = 'in_progress'").fetchone()[0])
+    finally:
+        conn.close()
+
+
 def main(op: str, kills: int, seed: int, workdir: Path) -> dict:
     base, reference_path = build_base(workdir, op)
     before = table_dump(base)
@@ -192,7 +227,7 @@ def main(op: str, kills: int, seed: int, workdir: Path) -> dict:
     total = run_step(_copy(base, workdir / "measure.db"), op, None)
     rng = random.Random(seed)
     outcome = {"op": op, "trials": 0, "killed": 0, "before": 0, "after": 0, "failures": [], "steps": total,
-               "killed_at_commit": 0}
+               "killed_at_commit": 0, "recovered": 0}
     for index in range(kills):
         trial = _copy(base, workdir / "trial.db")
         at_commit = index % 2 == 1  # every other trial: killed by the parent during COMMIT
@@ -215,6 +250,7 @@ def main(op: str, kills: int, seed: int, workdir: Path) -> dict:
         killed = int(os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL)
         outcome["killed"] += killed
         outcome["killed_at_commit"] += killed if at_commit else 0
+        outcome["recovered"] += _interrupted(trial)
         verdict = judge(trial, before, reference, op, workdir)
         if verdict in ("before", "after"):
             outcome[verdict] += 1

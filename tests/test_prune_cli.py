@@ -120,9 +120,10 @@ def test_apply_yes_commits_and_undo_restores(project, capsys):
     runs = json.loads(out)
     assert runs[0]["kind"] == "prune" and runs[0]["count"] == len(data["dropped"]) and runs[0]["budget"] == 500
     code, out, _ = run(capsys, "prune", "--db", str(db), "--undo", "1", "--json")
-    assert json.loads(out) == {"undone": 1, "run_id": 2, "restored": len(data["dropped"])}
+    assert json.loads(out) == {"undone": 1, "run_id": 2, "restored": len(data["dropped"]), "skipped": [],
+                               "missing": [], "remaining": 0, "complete": True}
     ro = open_brain(db, read_only=True)
-    assert observation_rows(ro) == before
+    assert [r[:15] + r[16:] for r in observation_rows(ro)] == [r[:15] + r[16:] for r in before]  # updated_at: now
     ro.close()
     code, out, _ = run(capsys, "prune", "--db", str(db), "--runs")
     assert "undone by run 2" in out and "undo of run 1" in out
@@ -138,3 +139,23 @@ def test_hostile_text_never_reaches_the_terminal_raw(tmp_path, capsys):
     assert code == 0, err
     assert "\x1b" not in out and "\x00" not in out and "\x07" not in out
     assert "O-␛]8;;x␇" in out and "10:00:00␛[2J" in out  # shown literally, as visible characters
+
+
+def test_apply_json_states_the_pool_against_the_target_and_what_was_left(project, capsys):
+    db = project / ".cleo" / "cleo.db"
+    code, out, _ = run(capsys, "prune", "--db", str(db), "--budget", "500", "--apply", "--yes", "--json",
+                       "--hide-from-cleo")
+    data = json.loads(out)
+    assert code == 0 and data["skipped"] == [] and data["new_rows"] == 0 and data["hidden_from_cleo"] is True
+    assert data["tokens_now"] == data["tokens_after"] and data["within_target"] is (data["tokens_now"] <= data["target"])
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT count(*) FROM brain_observations WHERE invalid_at IS NOT NULL "
+                        "AND quality_score = 0.2").fetchone()[0] == data["evicted"] > 0
+    conn.close()
+
+
+def test_apply_text_says_what_eviction_does_in_cleo(project, capsys):
+    db = project / ".cleo" / "cleo.db"
+    code, out, _ = run(capsys, "prune", "--db", str(db), "--budget", "500", "--apply", "--yes")
+    assert code == 0 and "Committed as run 1" in out and "The pool is now" in out
+    assert "still return evicted rows" in out and "--hide-from-cleo" in out

@@ -131,6 +131,15 @@ MIGRATIONS: tuple[Migration, ...] = (
         )""",
         f"CREATE INDEX IF NOT EXISTS idx_{PROPOSALS}_status ON {PROPOSALS}(status, created_at)",
     )),
+    # Chunked runs and partial undo (see brain/journal.py): a run is 'in_progress' until its
+    # last chunk, owned by a process; each change remembers the undo that reversed it.
+    Migration(4, "chunked runs, partial undo", (
+        f"ALTER TABLE {RUNS} ADD COLUMN status TEXT NOT NULL DEFAULT 'done'",
+        f"ALTER TABLE {RUNS} ADD COLUMN owner_pid INTEGER",
+        f"ALTER TABLE {RUN_CHANGES} ADD COLUMN undone_by INTEGER",
+        f"CREATE INDEX IF NOT EXISTS idx_{RUNS}_status ON {RUNS}(status) WHERE status != 'done'",
+        f"CREATE INDEX IF NOT EXISTS idx_{RUN_CHANGES}_undone ON {RUN_CHANGES}(undone_by) WHERE undone_by IS NOT NULL",
+    )),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -19,7 +19,9 @@ from typing import Any
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.connection import BUSY_TIMEOUT_MS, check_sqlite_file, connect, is_writable
 from cleo_tui.brain.errors import BrainBusy, BrainNotFound, BrainUnwritable, NotABrain, ReadOnlyBrain
+from cleo_tui.brain.journal import interrupted_notes, recover_interrupted
 from cleo_tui.brain.migrations import LATEST_VERSION, META, migrate, schema_version
+from cleo_tui.brain.sweep_gate import ensure_no_sweep, sweep_active
 
 KIND_CLEO = "cleo"              # consolidated .cleo/cleo.db (brain beside tasks etc.)
 KIND_CLEO_LEGACY = "cleo-legacy"  # .cleo/brain.db of CLEO before 2026.6.0
@@ -93,6 +95,7 @@ class Brain:
     features: Features
     lock: threading.RLock = field(default_factory=threading.RLock)
     identity: tuple[str, int, int] | None = None  # absolute path, device and inode when opened
+    recovered: list[str] = field(default_factory=list)  # interrupted runs rolled back on open (or, read-only: waiting)
 
     def __post_init__(self) -> None:
         self.identity = self.identity or _file_identity(os.path.abspath(self.path))
@@ -130,10 +133,16 @@ class Brain:
             raise ReadOnlyBrain(f"This brain is read-only ({self.read_only_reason}); nothing was written.")
 
     @contextmanager
-    def write(self) -> Iterator[sqlite3.Connection]:
-        """One short write transaction: all of it commits, or none of it does."""
+    def write(self, sweep_check: bool = True) -> Iterator[sqlite3.Connection]:
+        """One short write transaction: all of it commits, or none of it does.
+
+        Refused while CLEO's sweep runs (brain/sweep_gate.py); a chunked run's later
+        chunks pass `sweep_check=False` so a run that started also finishes.
+        """
         self.ensure_writable()
         self.ensure_same_file()
+        if sweep_check:
+            ensure_no_sweep(self.path)
         with self.lock:
             try:
                 self.conn.execute("BEGIN IMMEDIATE")
@@ -244,11 +253,16 @@ def open_brain(path: str | Path, read_only: bool = False) -> Brain:
     if read_only:
         conn.close()
         conn = connect(path, True)
-    else:
+    recovered: list[str] = []
+    if not read_only:
         migrate(conn)
         tables = _table_names(conn)
+        if not sweep_active(path):  # a crashed run is rolled back later, not under CLEO's sweep
+            recovered = recover_interrupted(conn)
+    else:
+        recovered = interrupted_notes(conn)
     return Brain(path=path, conn=conn, kind=kind, read_only=read_only,
-                 read_only_reason=reason, features=Features(conn, tables))
+                 read_only_reason=reason, features=Features(conn, tables), recovered=recovered)
 
 
 def _holds_brain(path: Path) -> bool:

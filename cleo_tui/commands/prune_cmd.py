@@ -12,7 +12,15 @@ from cleo_tui.brain.journal import Run
 from cleo_tui.commands.common import AddCommand, UsageError, add_brain_options, brain_from_args, emit_json
 from cleo_tui.config import load_config
 from cleo_tui.memory import curation
-from cleo_tui.memory.pruner import BadBudget, PrunePreview, commit_prune, parse_budget, prepare_pool
+from cleo_tui.memory.cleo_effects import EVICTION_IN_CLEO
+from cleo_tui.memory.pruner import (
+    BadBudget,
+    CommitResult,
+    PrunePreview,
+    commit_preview,
+    parse_budget,
+    prepare_pool,
+)
 from cleo_tui.memory.tokenizers import TOKENIZER_NAMES
 from cleo_tui.safe_text import one_line
 
@@ -36,6 +44,9 @@ def register(add: AddCommand) -> None:
     prune.add_argument("--json", action="store_true", help="print JSON")
     prune.add_argument("--apply", action="store_true", help="commit: soft-evict the dropped observations")
     prune.add_argument("--yes", action="store_true", help="do not ask before --apply")
+    prune.add_argument("--hide-from-cleo", action="store_true",
+                       help="with --apply: also hide the evicted rows from CLEO's own search "
+                            "(quality_score below its 0.3 threshold; undone exactly)")
     prune.set_defaults(func=cmd_prune)
 
 
@@ -66,8 +77,9 @@ def _tokenizer(args: argparse.Namespace) -> str:
 
 def _confirm(preview: PrunePreview) -> None:
     """Ask on a terminal; refuse without one (a script must say --yes)."""
-    question = (f"Soft-evict {preview.drop_count:,} observations (tokens {preview.tokens_before:,} → "
-                f"{preview.tokens_after:,}); undo with `cleo-tui prune --undo RUN_ID`. Proceed? [y/N] ")
+    question = (f"{EVICTION_IN_CLEO}\nSoft-evict {preview.drop_count:,} observations (tokens "
+                f"{preview.tokens_before:,} → {preview.tokens_after:,}); undo with "
+                "`cleo-tui prune --undo RUN_ID`. Proceed? [y/N] ")
     if not sys.stdin.isatty():
         raise UsageError("--apply needs --yes when not run from a terminal; nothing was evicted.")
     if input(question).strip().lower() not in ("y", "yes"):
@@ -81,21 +93,21 @@ def _prune(args: argparse.Namespace) -> int:
         if args.apply:
             brain.ensure_writable()  # say so before the work of a preview
         preview = prepare_pool(brain, _tokenizer(args), args.session).preview(budget)
-        run_id = None
+        result: CommitResult | None = None
         if args.apply and preview.drop_count:
             if not args.yes:
                 _confirm(preview)
-            run_id = commit_prune(brain, preview)
+            result = commit_preview(brain, preview, hide_from_cleo=args.hide_from_cleo)
     finally:
         brain.close()
     if args.json:
-        emit_json(preview.to_json(run_id))
+        emit_json({**preview.to_json(result.run_id if result else None), **(result.to_json() if result else {})})
     else:
-        _print_preview(preview, run_id)
+        _print_preview(preview, result)
     return 0
 
 
-def _print_preview(preview: PrunePreview, run_id: int | None) -> None:
+def _print_preview(preview: PrunePreview, result: CommitResult | None) -> None:
     scope = f"session {one_line(preview.pool.session, 60)}" if preview.pool.session else "the whole live pool"
     print(f"Pruning {scope} to {preview.budget:,} tokens ({preview.tokenizer}); target {preview.target:,}")
     print(f"tokens:    {preview.tokens_before:,} → {preview.tokens_after:,}")
@@ -104,8 +116,12 @@ def _print_preview(preview: PrunePreview, run_id: int | None) -> None:
         print("fell back: the target cannot be reached without dropping protected observations")
     _print_rows("Dropped, in drop order:", [f"{e.id}  {e.why}" for e in preview.dropped])
     _print_rows("Protected:", [f"{e.id}  {'; '.join(e.reasons)}" for e in preview.protected])
-    if run_id is not None:
-        print(f"Committed as run {run_id}. Undo with: cleo-tui prune --undo {run_id}")
+    if result is not None:
+        for line in result.lines():
+            print(line)
+        print(f"Undo with: cleo-tui prune --undo {result.run_id}")
+        if not result.hidden_from_cleo:
+            print(EVICTION_IN_CLEO)
     elif not preview.drop_count:
         print("Nothing to drop: the pool is within its target; nothing was written.")
     else:
@@ -130,21 +146,27 @@ def _undo(args: argparse.Namespace) -> int:
                          ) from None
     brain = brain_from_args(args, read_only=False)
     try:
-        undo_id, restored = curation.undo(brain, run_id)
+        outcome = curation.undo_detailed(brain, run_id)
     finally:
         brain.close()
     if args.json:
-        emit_json({"undone": run_id, "run_id": undo_id, "restored": restored})
-    else:
-        print(f"Undid run {run_id}: {restored:,} rows restored (recorded as run {undo_id}).")
+        emit_json(outcome.to_json())
+        return 0
+    print(f"Undid run {run_id}: {outcome.restored:,} rows restored (recorded as run {outcome.undo_id}).")
+    _print_rows("Changed since by someone else, left as they are:",
+                [f"{s['id']}: {s['why']}" for s in outcome.skipped])
+    _print_rows("Deleted since (by CLEO's consolidation?), not restored:", [s["id"] for s in outcome.missing])
+    if outcome.remaining:
+        print(f"{outcome.remaining:,} changes of run {run_id} are not undone; "
+              f"`cleo-tui prune --undo {run_id}` tries them again.")
     return 0
 
 
 def _run_json(run: Run) -> dict:
     return {"id": run.id, "kind": run.kind, "created_at": run.created_at, "summary": run.summary,
-            "undoes": run.undoes, "undone_by": run.undone_by,
+            "undoes": run.undoes, "undone_by": run.undone_by, "status": run.status,
             **{k: v for k, v in run.params.items() if k != "ids"},
-            "count": len(run.params.get("ids", []))}
+            "count": run.params.get("count", len(run.params.get("ids", [])))}
 
 
 def _list_runs(args: argparse.Namespace) -> int:
@@ -159,6 +181,7 @@ def _list_runs(args: argparse.Namespace) -> int:
     if not runs:
         print("No curation runs yet.")
     for run in runs:
-        state = f"  (undone by run {run.undone_by})" if run.undone_by else ""
+        state = (f"  (undone by run {run.undone_by})" if run.undone_by
+                 else "  (in progress)" if run.status != "done" else "")
         print(f"{run.id:>6}  {run.created_at}  {run.kind:<8} {one_line(run.summary, 100)}{state}")
     return 0

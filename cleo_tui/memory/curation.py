@@ -6,12 +6,19 @@ brain) and records what it changed in cleo-tui's journal
 a prune commit (`cleo_tui.memory.pruner.commit_prune`) — exactly.
 
 Run kinds: 'prune', 'evict', 'restore', 'pin', 'unpin', 'undo'.
+
+Every write passes `Brain.write()`, which refuses while CLEO's sweep runs
+(brain/sweep_gate.py). Large steps (an undo of a whole-pool prune) are written
+in short chunks under one run (journal.write_in_chunks), so CLEO's
+writers never wait long.
 """
 
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Iterable
+from typing import Any
 
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain import journal
@@ -50,21 +57,50 @@ def _eviction_values(brain: Brain, invalid_at: str | None, now: str) -> dict[str
 
 def _state(conn: sqlite3.Connection, observation_id: str) -> tuple[bool, bool]:
     """(exists, live) for one observation, read inside the caller's transaction."""
+    stored = stored_ids(conn, [observation_id]).get(observation_id, observation_id)
     row = conn.execute(f"SELECT invalid_at IS NULL FROM {cs.OBSERVATIONS} WHERE id = ?",
-                       (observation_id,)).fetchone()
+                       (stored,)).fetchone()
     return (row is not None, bool(row[0])) if row is not None else (False, False)
 
 
+def stored_ids(conn: sqlite3.Connection, ids: Iterable[str]) -> dict[str, Any]:
+    """Each id as the brain stores it: a text id, or the INTEGER a CLEO-made row may hold.
+
+    brain_observations.id is declared TEXT in CLEO's schema, but an older or
+    foreign writer can leave an integer in it; `id = '123'` then matches nothing.
+    Both spellings are looked up through the primary-key index.
+    """
+    wanted = list(ids)
+    found: dict[str, Any] = {}
+    for start in range(0, len(wanted), 400):
+        part = wanted[start:start + 400]
+        numbers = [int(i) for i in part if _integer_text(i)]
+        probe = [*part, *numbers]
+        rows = conn.execute(f"SELECT id FROM {cs.OBSERVATIONS} WHERE id IN ({','.join('?' * len(probe))})",
+                            probe).fetchall()
+        for (stored,) in rows:
+            found.setdefault(str(stored), stored)
+    return found
+
+
+def _integer_text(text: str) -> bool:
+    return text.lstrip("-").isdigit() and len(text) < 19 and str(int(text)) == text
+
+
 def evict_rows(brain: Brain, conn: sqlite3.Connection, run_id: int, ids: Iterable[str],
-               now: str) -> list[str]:
+               now: str, extra: dict[str, Any] | None = None) -> list[str]:
     """Soft-evict each live row of `ids` inside the caller's transaction; returns those evicted.
 
-    Rows already evicted (by CLEO or anyone) are skipped, not overwritten.
+    Rows already evicted (by CLEO or anyone) or gone are skipped, not overwritten.
+    Rows are addressed by the id as stored (see `stored_ids`). `extra` adds
+    columns to set with the eviction (e.g. quality_score, to hide it from CLEO's search).
     """
-    values = _eviction_values(brain, now, now)
-    return [i for i in ids
-            if journal.update_row(conn, run_id, cs.OBSERVATIONS, {"id": i}, values,
-                                  only_if="invalid_at IS NULL")]
+    values = {**_eviction_values(brain, now, now), **(extra or {})}
+    wanted = list(ids)
+    stored = stored_ids(conn, wanted)
+    return [i for i in wanted if i in stored
+            and journal.update_row(conn, run_id, cs.OBSERVATIONS, {"id": stored[i]}, values,
+                                   only_if="invalid_at IS NULL")]
 
 
 def evict_observation(brain: Brain, observation_id: str) -> int:
@@ -91,7 +127,8 @@ def restore_observation(brain: Brain, observation_id: str) -> int:
         if live:
             raise CurationError(f"Observation {_show(observation_id)} is live, not evicted; nothing was changed.")
         run_id = journal.start_run(conn, "restore", f"restored {observation_id}", {"ids": [observation_id]})
-        journal.update_row(conn, run_id, cs.OBSERVATIONS, {"id": observation_id},
+        stored = stored_ids(conn, [observation_id])[observation_id]
+        journal.update_row(conn, run_id, cs.OBSERVATIONS, {"id": stored},
                            _eviction_values(brain, None, cleo_timestamp()), only_if="invalid_at IS NOT NULL")
     return run_id
 
@@ -133,12 +170,34 @@ def unpin_observation(brain: Brain, observation_id: str) -> int:
 
 
 def undo(brain: Brain, run_id: int) -> tuple[int, int]:
-    """Reverse one run in one transaction; returns (undo run id, rows restored).
+    """Reverse one run; returns (undo run id, rows restored). See `undo_detailed`."""
+    outcome = undo_detailed(brain, run_id)
+    return outcome.undo_id, outcome.restored
 
-    Rows changed since by CLEO or another run are left alone (see journal.undo_run).
+
+def undo_detailed(brain: Brain, run_id: int, budget: journal.ChunkBudget | None = None) -> journal.UndoOutcome:
+    """Reverse one run in short chunks (each its own transaction); what was restored, skipped, missing.
+
+    A row is restored while the state the run created is still there, whatever
+    CLEO changed besides (its reads bump citation_count and updated_at); rows
+    changed by someone else in a column the run owns are skipped and named,
+    rows deleted since are named as missing (journal module docstring). The
+    run is marked undone only when nothing is left; otherwise undo it again later.
     """
+    budget = budget or journal.ChunkBudget()
     with brain.write() as conn:
-        return journal.undo_run(conn, int(run_id))
+        _run, undo_id = journal.begin_undo(conn, int(run_id), status=journal.IN_PROGRESS)
+        outcome = journal.UndoOutcome(int(run_id), undo_id)
+        done = journal.undo_some(conn, outcome, budget.rows, time.perf_counter() + budget.seconds)
+        if done:
+            journal.end_undo(conn, outcome)
+    while not done:
+        journal.pause(budget.pause)
+        with brain.write(sweep_check=False) as conn:
+            done = journal.undo_some(conn, outcome, budget.rows, time.perf_counter() + budget.seconds)
+            if done:
+                journal.end_undo(conn, outcome)
+    return outcome
 
 
 def list_curation_runs(brain: Brain, kinds: Iterable[str] | None = None,

@@ -1,9 +1,9 @@
 """A cheap digest of everything a prune preview depends on, read with a few SQL aggregates.
 
-A prune commit compares it inside its own write transaction (while no one else
-can write), so the check is exact at the moment of writing and takes
-milliseconds — instead of re-preparing the pool for seconds while CLEO, which
-writes all day, is likely to commit something in between.
+Preparing a pool reads it before and after (`PreparedPool.state`), which tells
+whether the brain changed while the pool was read. A commit no longer refuses
+when the pool changed: it evicts exactly the previewed rows that are still as
+previewed, row by row (`pruner.commit_preview`).
 """
 
 from __future__ import annotations

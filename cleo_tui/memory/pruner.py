@@ -28,9 +28,11 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any
 
+from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain import journal
 from cleo_tui.brain.clock import cleo_timestamp
-from cleo_tui.brain.errors import BrainError, StaleState
+from cleo_tui.brain.errors import BrainError
+from cleo_tui.brain.migrations import OVERRIDES
 from cleo_tui.brain.store import Brain
 from cleo_tui.memory import curation, mapping, tags
 from cleo_tui.memory.pool_state import pool_state
@@ -39,6 +41,7 @@ from cleo_tui.memory.seed_types import (
     DROP_RELEVANCE,
     MemoryReflection,
     ObservationRecord,
+    render_line,
     render_record,
 )
 from cleo_tui.memory.token_cache import CountStats, Progress, count_line_units
@@ -357,29 +360,190 @@ def _prepare_live_pool(brain: Brain, tokenizer: Tokenizer, session: str | None,
     return pool
 
 
-def commit_prune(brain: Brain, preview: PrunePreview) -> int:
-    """Soft-evict the preview's dropped rows and record the run, in one transaction; returns the run id.
+# --- commit (what the user saw) ---------------------------------------------------
 
-    Inside the write transaction (no one else can write then) the pool's state is
-    read again: if it differs from when the preview was prepared — rows added,
-    evicted or edited in the scope, pins, citations or reflections changed —
-    nothing is written. Writes elsewhere in the brain (another session) do not count.
+
+@dataclass
+class CommitResult:
+    """What a prune commit did: the rows evicted, the previewed rows left alone, the pool now."""
+
+    run_id: int
+    budget: int
+    target: int
+    evicted: list[str]
+    skipped: list[dict[str, str]]   # {id, why}: rows of the preview that changed meanwhile
+    tokens_now: int                 # the live pool (scope) after the commit, new rows included
+    new_rows: int                   # live rows in scope that arrived after the preview
+    new_tokens: int
+    hidden_from_cleo: bool = False
+
+    @property
+    def within_target(self) -> bool:
+        return self.tokens_now <= self.target
+
+    def lines(self) -> list[str]:
+        """The result in words, for the CLI and the TUI."""
+        out = [f"Committed as run {self.run_id}: {len(self.evicted):,} observations evicted."]
+        if self.skipped:
+            out.append(f"{len(self.skipped):,} rows of the preview changed since and were left alone:")
+            out += [f"  {one_line(s['id'], 80)}: {s['why']}" for s in self.skipped[:20]]
+            if len(self.skipped) > 20:
+                out.append(f"  … and {len(self.skipped) - 20:,} more (--json lists them all)")
+        state = "within" if self.within_target else "over"
+        if self.new_rows:
+            out.append(f"{self.new_rows:,} new rows since the preview (+{self.new_tokens:,} tokens): "
+                       f"the pool is now {self.tokens_now:,} tokens, {state} the target of {self.target:,}.")
+        else:
+            out.append(f"The pool is now {self.tokens_now:,} tokens, {state} the target of {self.target:,}.")
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {"run_id": self.run_id, "evicted": len(self.evicted), "skipped": self.skipped,
+                "tokens_now": self.tokens_now, "target": self.target, "within_target": self.within_target,
+                "new_rows": self.new_rows, "new_tokens": self.new_tokens,
+                "hidden_from_cleo": self.hidden_from_cleo}
+
+
+PARAMS_IDS_MAX = 10_000
+
+
+def commit_prune(brain: Brain, preview: PrunePreview) -> int:
+    """Commit a preview (see `commit_preview`); returns the run id."""
+    return commit_preview(brain, preview).run_id
+
+
+def commit_preview(brain: Brain, preview: PrunePreview, hide_from_cleo: bool = False,
+                   budget: journal.ChunkBudget | None = None) -> CommitResult:
+    """Soft-evict exactly the preview's dropped rows that are still as previewed, in short chunks.
+
+    Each row is evicted only while, inside its chunk's write transaction, it is
+    still there, live, not pinned since, and its pool line measures the same
+    units as in the preview (same text); others are left alone and listed in
+    `skipped`. Rows that arrived after the preview are not part of the commit
+    and do not block it; the result says where the pool stands against the
+    target with them. One journalled run, 'in_progress' until its last chunk
+    (journal module docstring: an interrupted commit is rolled back on the next
+    open). `hide_from_cleo` also sets quality_score to `cleo_effects.HIDDEN_QUALITY`
+    (the prior value is journalled, so undo restores it).
     """
+    from cleo_tui.memory import cleo_effects
+
     if not preview.drop_count:
         raise curation.CurationError("This preview drops nothing (the pool is within its target); nothing to commit.")
     curation.require_eviction_columns(brain)
-    stale = ("The brain changed since this preview was computed (observations, pins or citations of the pool "
-             "differ); nothing was evicted. Preview again, then commit.")
-    if preview.pool.state is None:
-        raise StaleState(stale)
-    with brain.write() as conn:
-        if pool_state(brain, preview.pool.session) != preview.pool.state:
-            raise StaleState(stale)
-        ids = preview.dropped_ids
-        params = {"budget": preview.budget, "target": preview.target, "tokenizer": preview.tokenizer,
-                  "scope": preview.pool.session or "all", "ids": ids, "tokens_before": preview.tokens_before,
-                  "tokens_after": preview.tokens_after, "fell_back": preview.fell_back}
-        run_id = journal.start_run(conn, "prune", f"pruned {len(ids)} observations to {preview.budget} tokens "
-                                                  f"({preview.tokenizer})", params)
-        curation.evict_rows(brain, conn, run_id, ids, cleo_timestamp())
-    return run_id
+    extra = cleo_effects.hide_values(brain) if hide_from_cleo else {}
+    entries = preview.dropped
+    ids = [e.id for e in entries]
+    params = {"budget": preview.budget, "target": preview.target, "tokenizer": preview.tokenizer,
+              "scope": preview.pool.session or "all", "count": len(ids),
+              # a long list would make the first chunk long: the journal's change rows hold them all
+              **({"ids": ids} if len(ids) <= PARAMS_IDS_MAX else {"ids_in_journal": True}),
+              "tokens_before": preview.tokens_before, "tokens_after": preview.tokens_after,
+              "fell_back": preview.fell_back, "hide_from_cleo": bool(extra)}
+    evicted: list[str] = []
+    skipped: list[dict[str, str]] = []
+    changed_units: dict[str, int] = {}
+    now = cleo_timestamp()
+    run: list[int] = []
+
+    def start(conn: Any) -> None:
+        run.append(journal.start_run(conn, "prune", f"pruning {len(entries)} observations to {preview.budget} "
+                                                    f"tokens ({preview.tokenizer})", params,
+                                     status=journal.IN_PROGRESS))
+
+    def step(conn: Any, chunk: list[PoolEntry]) -> None:
+        fresh = _still_as_previewed(brain, conn, chunk, preview.pool.tokenizer, skipped, changed_units)
+        evicted.extend(curation.evict_rows(brain, conn, run[0], fresh, now, extra))
+
+    def finish(conn: Any) -> None:
+        journal.finish_run(conn, run[0], f"pruned {len(evicted)} observations to {preview.budget} tokens "
+                                         f"({preview.tokenizer})" + (f", {len(skipped)} changed since left alone"
+                                                                     if skipped else ""))
+
+    journal.write_in_chunks(lambda first: brain.write(sweep_check=first), entries, step, start, finish, budget)
+    tokens_now, new_rows, new_tokens = _pool_now(brain, preview, changed_units)
+    return CommitResult(run[0], preview.budget, preview.target, evicted, skipped, tokens_now, new_rows,
+                        new_tokens, bool(extra))
+
+
+def _current_rows(brain: Brain, conn: Any, ids: list[Any]) -> dict[str, dict[str, Any]]:
+    """POOL_COLUMNS of the rows with these stored ids, by id as text."""
+    have = brain.features.columns(cs.OBSERVATIONS)
+    select = ", ".join(f'"{c}"' if c in have else f'NULL AS "{c}"' for c in tags.POOL_COLUMNS)
+    rows = conn.execute(f"SELECT {select} FROM {cs.OBSERVATIONS} WHERE id IN ({','.join('?' * len(ids))})",
+                        ids).fetchall() if ids else []
+    return {mapping.as_text(r[0]): dict(zip(tags.POOL_COLUMNS, r)) for r in rows}
+
+
+def _overrides(brain: Brain, conn: Any, ids: list[str]) -> dict[str, str]:
+    if not ids or not brain.features.has_table(OVERRIDES):
+        return {}
+    rows = conn.execute(f"SELECT observation_id, relevance FROM {OVERRIDES} "
+                        f"WHERE observation_id IN ({','.join('?' * len(ids))})", ids).fetchall()
+    return {r[0]: r[1] for r in rows}
+
+
+def _line_units(brain: Brain, rows: list[tuple[str, dict[str, Any]]], overrides: dict[str, str],
+                tokenizer: Tokenizer) -> list[int]:
+    lines = [render_line(obs_id, mapping.minute_timestamp(row["created_at"]),
+                         mapping.derive_relevance(row, overrides.get(obs_id))[0], mapping.content_of(row))
+             for obs_id, row in rows]
+    return count_line_units(lines, tokenizer)[0]
+
+
+def _still_as_previewed(brain: Brain, conn: Any, chunk: list[PoolEntry], tokenizer: Tokenizer,
+                        skipped: list[dict[str, str]], changed_units: dict[str, int]) -> list[str]:
+    """Ids of the chunk still live, unpinned and the same size as previewed; the others into `skipped`."""
+    stored = curation.stored_ids(conn, [e.id for e in chunk])
+    rows = _current_rows(brain, conn, list(stored.values()))
+    overrides = _overrides(brain, conn, [e.id for e in chunk])
+    present = [(e, rows[e.id]) for e in chunk if e.id in rows]
+    units = dict(zip((e.id for e, _ in present),
+                     _line_units(brain, [(e.id, r) for e, r in present], overrides, tokenizer)))
+    fresh = []
+    for entry in chunk:
+        row = rows.get(entry.id)
+        why = None
+        if row is None:
+            why = "deleted since the preview"
+        elif row["invalid_at"] is not None:
+            why = "evicted since the preview (by CLEO or another run)"
+        elif overrides.get(entry.id) == curation.PIN_RELEVANCE:
+            why = "pinned since the preview"
+        elif units[entry.id] != entry.units:
+            why = "text changed since the preview"
+            changed_units[entry.id] = units[entry.id]
+        if why:
+            skipped.append({"id": entry.id, "why": why})
+        else:
+            fresh.append(entry.id)
+    return fresh
+
+
+def _pool_now(brain: Brain, preview: PrunePreview, changed_units: dict[str, int]) -> tuple[int, int, int]:
+    """(tokens of the live pool in scope now, rows new since the preview, their tokens); a read only."""
+    pool = preview.pool
+    where, params = "invalid_at IS NULL", []
+    if pool.session is not None:
+        where += " AND source_session_id = ?"
+        params.append(pool.session)
+    live = {mapping.as_text(r[0]) for r in brain.query(f"SELECT id FROM {cs.OBSERVATIONS} WHERE {where}", params)}
+    units = count = 0
+    known: set[str] = set()
+    for entry in (*pool.droppable, *pool.protected):
+        known.add(entry.id)
+        if entry.id in live:
+            units += changed_units.get(entry.id, entry.units)
+            count += 1
+    new_ids = [i for i in live if i not in known]
+    new_units = 0
+    for start in range(0, len(new_ids), 400):
+        part = new_ids[start:start + 400]
+        with brain.lock:
+            stored = curation.stored_ids(brain.conn, part)
+            rows = _current_rows(brain, brain.conn, list(stored.values()))
+            overrides = _overrides(brain, brain.conn, part)
+        new_units += sum(_line_units(brain, list(rows.items()), overrides, pool.tokenizer))
+    tokenizer = pool.tokenizer
+    return (tokenizer.pool_tokens(units + new_units, count + len(new_ids)), len(new_ids),
+            tokenizer.pool_tokens(new_units, len(new_ids)) if new_ids else 0)

@@ -1,0 +1,182 @@
+"""Live-writes benchmark: how long a CLEO-like writer waits while cleo-tui commits and undoes.
+
+    python -m benchmarks.live_writes [--brains /work/bench/100k,/work/bench/1m] [--workdir DIR]
+                                     [--floor-seconds 3] [--share 0.1]
+
+For each brain (a project directory holding .cleo/cleo.db, or a .db file) a copy is
+made in --workdir, so the shared benchmark brains are never written. A writer process
+(`--writer DB`, below) inserts one observation every 10 ms as CLEO does (own connection,
+WAL, busy_timeout 30 s, one BEGIN IMMEDIATE … COMMIT each) and records how long each
+insert took from BEGIN to the end of COMMIT. It runs:
+- alone for --floor-seconds: the floor (the writer's own cost and the machine's noise);
+- during a whole-pool `prune --apply` (budget = --share of the pool's tokens, so most of
+  the pool drops) on a pool prepared beforehand (preparing only reads);
+- during the undo of that commit.
+It prints, per size, the worst and 99th-percentile wait next to the floor, and the ratio;
+the bound is 250 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+BOUND_MS = 250.0
+PERIOD_S = 0.010
+
+
+def writer(db: str) -> None:
+    """Insert one row every 10 ms until stdin closes; print the waits (ms) as JSON."""
+    import threading
+    stop = threading.Event()
+
+    def wait_for_stdin_to_close() -> None:
+        sys.stdin.read()
+        stop.set()
+
+    threading.Thread(target=wait_for_stdin_to_close, daemon=True).start()
+    conn = sqlite3.connect(db, isolation_level=None, timeout=30)
+    conn.execute("PRAGMA busy_timeout = 30000")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    waits: list[float] = []
+    n = 0
+    print("ready", flush=True)
+    while not stop.is_set():
+        started = time.perf_counter()
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("INSERT INTO brain_observations(id, type, title, narrative, created_at, source_type) "
+                     "VALUES (?, 'change', ?, ?, datetime('now'), 'agent')",
+                     (f"O-live{os.getpid()}-{n}", f"live write {n}", f"CLEO wrote this while cleo-tui worked {n}"))
+        conn.execute("COMMIT")
+        waits.append((time.perf_counter() - started) * 1000)
+        n += 1
+        rest = PERIOD_S - (time.perf_counter() - started)
+        if rest > 0:
+            stop.wait(rest)
+    conn.close()
+    print(json.dumps(waits), flush=True)
+
+
+class Writer:
+    """The writer subprocess: start, then `stop()` returns its waits."""
+
+    def __init__(self, db: Path) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-m", "benchmarks.live_writes", "--writer", str(db)],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert self.proc.stdout is not None and self.proc.stdout.readline().strip() == "ready"
+
+    def stop(self) -> list[float]:
+        out, _ = self.proc.communicate("", timeout=120)
+        return json.loads(out.strip().splitlines()[-1])
+
+
+def _brain_file(place: Path) -> Path:
+    return place if place.is_file() else place / ".cleo" / "cleo.db"
+
+
+def _copy(source: Path, workdir: Path) -> Path:
+    conn = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
+    target = workdir / f"{source.parent.parent.name or 'brain'}" / ".cleo" / "cleo.db"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(target) + suffix).unlink(missing_ok=True)
+    dest = sqlite3.connect(target)
+    conn.backup(dest)  # a consistent copy, whatever -wal the source has
+    dest.close()
+    conn.close()
+    return target
+
+
+def _summary(waits: list[float]) -> dict:
+    ordered = sorted(waits)
+    return {"writes": len(waits), "worst_ms": round(ordered[-1], 1) if ordered else None,
+            "p99_ms": round(ordered[int(0.99 * (len(ordered) - 1))], 1) if ordered else None,
+            "median_ms": round(statistics.median(ordered), 2) if ordered else None}
+
+
+def measure(place: Path, workdir: Path, floor_seconds: float, share: float) -> dict:
+    from cleo_tui.brain import open_brain
+    from cleo_tui.memory import curation
+    from cleo_tui.memory.pruner import commit_preview, prepare_pool
+
+    db = _copy(_brain_file(place), workdir)
+    brain = open_brain(db)
+    rows = brain.scalar("SELECT count(*) FROM brain_observations WHERE invalid_at IS NULL")
+    result: dict = {"brain": str(place), "live_rows": rows}
+    stop_at = time.perf_counter() + floor_seconds
+    floor = Writer(db)
+    while time.perf_counter() < stop_at:
+        time.sleep(0.05)  # the writer works; this process only waits for the floor period to end
+    result["floor"] = _summary(floor.stop())
+    started = time.perf_counter()
+    pool = prepare_pool(brain)
+    result["prepare_s"] = round(time.perf_counter() - started, 1)
+    preview = pool.preview(max(1, int(pool.tokens_before * share)))
+    result["dropped"] = preview.drop_count
+    live = Writer(db)
+    started = time.perf_counter()
+    commit = commit_preview(brain, preview)
+    result["commit_s"] = round(time.perf_counter() - started, 1)
+    result["commit"] = _summary(live.stop())
+    result["evicted"], result["new_rows_during_commit"] = len(commit.evicted), commit.new_rows
+    live = Writer(db)
+    started = time.perf_counter()
+    outcome = curation.undo_detailed(brain, commit.run_id)
+    result["undo_s"] = round(time.perf_counter() - started, 1)
+    result["undo"] = _summary(live.stop())
+    result["restored"] = outcome.restored
+    brain.close()
+    shutil.rmtree(db.parent.parent, ignore_errors=True)
+    return result
+
+
+def report(results: list[dict]) -> None:
+    print(f"{'live rows':>10} {'dropped':>8} {'floor worst':>12} {'commit worst':>13} {'undo worst':>11} "
+          f"{'ratio':>6}  {'commit s':>8} {'undo s':>7}  (bound {BOUND_MS:.0f} ms)")
+    for r in results:
+        floor = r["floor"]["worst_ms"] or 0.001
+        worst = max(r["commit"]["worst_ms"] or 0, r["undo"]["worst_ms"] or 0)
+        print(f"{r['live_rows']:>10,} {r['dropped']:>8,} {floor:>10.1f}ms {r['commit']['worst_ms']:>11.1f}ms "
+              f"{r['undo']['worst_ms']:>9.1f}ms {worst / floor:>6.1f}  {r['commit_s']:>8} {r['undo_s']:>7}"
+              f"  {'ok' if worst < BOUND_MS else 'OVER'}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--brains", default="/work/bench/100k,/work/bench/1m")
+    parser.add_argument("--workdir", default=None)
+    parser.add_argument("--floor-seconds", type=float, default=3.0)
+    parser.add_argument("--share", type=float, default=0.1)
+    parser.add_argument("--writer", metavar="DB", help=argparse.SUPPRESS)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    if args.writer:
+        writer(args.writer)
+        return 0
+    workdir = Path(args.workdir or tempfile.mkdtemp(prefix="live-writes-"))
+    results = []
+    for place in args.brains.split(","):
+        if not _brain_file(Path(place)).is_file():
+            print(f"skipping {place}: no brain there (build it with `python -m cleo_tui demo {place} ...`)",
+                  file=sys.stderr)
+            continue
+        results.append(measure(Path(place), workdir, args.floor_seconds, args.share))
+        print(json.dumps(results[-1]), file=sys.stderr)
+    if args.json:
+        print(json.dumps(results))
+    else:
+        report(results)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
