@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from brain_fixtures import make_cleo_consolidated
+from tests.brain_fixtures import make_cleo_consolidated
 from cleo_tui import cli
 from cleo_tui.brain import BrainNotFound, BrainUnreadable, NotABrain, NotSQLite, connection, open_brain
 

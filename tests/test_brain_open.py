@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 
-from brain_fixtures import (
+from tests.brain_fixtures import (
     LEGACY_MISSING, file_digest, insert_observations, make_cleo_consolidated, make_cleo_legacy,
     make_hippo, observation,
 )

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from brain_fixtures import insert_observations, make_cleo_consolidated, observation
+from tests.brain_fixtures import insert_observations, make_cleo_consolidated, observation
 from cleo_tui.brain import open_brain
 from cleo_tui.brain.listing import ObservationListing
 from cleo_tui.brain.observations import (

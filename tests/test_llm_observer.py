@@ -14,8 +14,8 @@ from cleo_tui.llm import results as r
 from cleo_tui.llm.observer import propose_observer_notes, run_observer, store_observer_notes
 from cleo_tui.llm.proposals import ProposalError, get_proposal, list_proposals, undo_proposal
 from cleo_tui.llm.providers import CancelToken
-from fake_llm import FakeLLM, error_reply, hang_reply, raw_reply, text_reply
-from llm_fixtures import (
+from tests.fake_llm import FakeLLM, error_reply, hang_reply, raw_reply, text_reply
+from tests.llm_fixtures import (
     ANTHROPIC_KEY, OPENAI_KEY, SESSION, add_observations, brain_with_observations, fast_config,
     fts_consistent, notes_answer, snapshot, write_project_config,
 )
@@ -237,7 +237,7 @@ def test_input_is_capped_at_30_newest(tmp_path, provider):
 
 
 def test_connection_refused_is_a_provider_error(brain, provider):
-    from fake_llm import FakeLLMServer
+    from tests.fake_llm import FakeLLMServer
     with FakeLLMServer() as gone:
         url = gone.openai_base_url if provider == "openai" else gone.anthropic_base_url
     result = run_observer(brain, SESSION, base_url=url)

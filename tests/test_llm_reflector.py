@@ -14,8 +14,8 @@ from cleo_tui.llm.proposals import (
     ProposalError, discard_proposal, get_proposal, list_proposals, undo_proposal,
 )
 from cleo_tui.llm.reflector import apply_reflection, propose_reflection, run_reflector, superseded_details
-from fake_llm import FakeLLM, error_reply, text_reply
-from llm_fixtures import (
+from tests.fake_llm import FakeLLM, error_reply, text_reply
+from tests.llm_fixtures import (
     ANTHROPIC_KEY, OPENAI_KEY, SESSION, brain_with_observations, fast_config, fts_consistent,
     reflection_answer, snapshot, write_project_config,
 )
@@ -112,7 +112,7 @@ def test_stale_proposal_refused(brain, provider):
 
 def test_new_observations_do_not_make_a_proposal_stale(brain, provider):
     outcome, _ = _propose(brain, [brain.ids[2]])
-    from llm_fixtures import add_observations
+    from tests.llm_fixtures import add_observations
     add_observations(brain, 2, prefix="O-later")
     result = apply_reflection(brain, outcome.proposal.id, [brain.ids[2]], [], [])
     assert result.superseded_ids == [brain.ids[2]]

@@ -15,8 +15,8 @@ from cleo_tui.llm.observer import run_observer
 from cleo_tui.llm.proposals import get_proposal
 from cleo_tui.llm.providers import CancelToken
 from cleo_tui.llm.reflector import propose_reflection
-from fake_llm import FakeLLMServer, hang_reply, ids_in_prompt, text_reply
-from llm_fixtures import (
+from tests.fake_llm import FakeLLMServer, hang_reply, ids_in_prompt, text_reply
+from tests.llm_fixtures import (
     ANTHROPIC_KEY, OPENAI_KEY, SESSION, brain_with_observations, fast_config, notes_answer,
     reflection_answer, snapshot,
 )

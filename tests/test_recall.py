@@ -12,7 +12,7 @@ from cleo_tui.recall.recall import recall
 from cleo_tui.recall.rerank import RERANK_MARKDOWN, STAGES, RerankStep, format_chain
 from cleo_tui.recall.search import match_expression, query_terms
 from cleo_tui.recall.traces import RecallTraceInput, TraceResultInput, record_trace_outcome, write_recall_trace
-from recall_fixtures import NOW, make_brain, open_hippo
+from tests.recall_fixtures import NOW, make_brain, open_hippo
 
 ODD_ID = "O-'quote\"-ü"
 

@@ -11,7 +11,7 @@ from cleo_tui.cli import main
 from cleo_tui.recall.demo_traces import FORGOTTEN_ID, add_demo_traces
 from cleo_tui.recall.export import read_export
 from cleo_tui.recall.reader import list_traces, trace_outcomes, trace_results
-from recall_fixtures import make_big_brain, make_brain, make_hippo_store
+from tests.recall_fixtures import make_big_brain, make_brain, make_hippo_store
 
 ODD_ID = "O-'quote\"-ü"
 

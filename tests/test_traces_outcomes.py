@@ -10,7 +10,7 @@ from cleo_tui.brain import BrainError, open_brain
 from cleo_tui.recall.last_recall import credit_last_recall, recall_and_record
 from cleo_tui.recall.reader import trace_outcomes
 from cleo_tui.recall.traces import RecallTraceInput, TraceResultInput, record_trace_outcome, write_recall_trace
-from recall_fixtures import NOW, make_brain
+from tests.recall_fixtures import NOW, make_brain
 
 ODD_ID = "O-'quote\"-ü"
 IDS = ("O-aaa-1", ODD_ID, "L-0000bbbb")

@@ -16,7 +16,7 @@ from cleo_tui.recall.reader import (
 )
 from cleo_tui.recall.rerank import RerankStep, format_chain
 from cleo_tui.recall.traces import RecallTraceInput, TraceResultInput, record_trace_outcome, write_recall_trace
-from recall_fixtures import NOW, make_brain, open_hippo
+from tests.recall_fixtures import NOW, make_brain, open_hippo
 
 ODD_ID = "O-'quote\"-ü"
 STEP = (RerankStep("recency", 0.95, 0.42, 0.399),)

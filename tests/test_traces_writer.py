@@ -17,7 +17,7 @@ from cleo_tui.recall.traces import (
     RecallTraceInput, TraceResultInput, query_hash, utf16_length, write_recall_trace,
     write_recall_trace_at_root,
 )
-from recall_fixtures import NOW, make_brain
+from tests.recall_fixtures import NOW, make_brain
 
 STEPS = (RerankStep("recency", 0.9, 0.5, 0.45, "12 days old"), RerankStep("reranker", None, 0.45, 0.3, "x"))
 
