@@ -68,7 +68,8 @@ def test_round_trip_partial_approval_apply_undo(brain, provider):
     result = apply_reflection(brain, proposal.id, approved_superseded=[ids[3], ids[1]],
                               accepted_patterns=[0], accepted_learnings=[0, 1])
     assert result.to_dict()["superseded_ids"] == [ids[1], ids[3]] and result.rejected_ids == [ids[2]]
-    assert (result.patterns_stored, result.learnings_stored) == (1, 2)
+    assert (result.patterns_stored, result.learnings_stored) == (0, 1)  # one of each merged
+    assert (result.patterns_merged, result.learnings_merged) == (1, 1)
     after = snapshot(brain)
 
     # exactly what changed: two evictions, frequency and confidence raised, one new learning, edges, a node
@@ -163,7 +164,7 @@ def test_reflector_gates(brain, provider, tmp_path):
 def test_run_reflector_applies_everything_like_cleo(brain, provider):
     fake = FakeLLM([text_reply(reflection_answer([brain.ids[1], brain.ids[2]]))])
     result = run_reflector(brain, SESSION, http_client=fake.http_client())
-    assert result.ran and result.superseded_ids == [brain.ids[1], brain.ids[2]] and result.patterns_stored == 2
+    assert result.ran and result.superseded_ids == [brain.ids[1], brain.ids[2]] and (result.patterns_stored, result.patterns_merged) == (1, 1)
     failed = run_reflector(brain, SESSION, http_client=FakeLLM([error_reply(500, "x")]).http_client())
     assert failed.problem.kind == r.PROVIDER_ERROR and failed.problem.details["status"] == 500
 
@@ -177,3 +178,55 @@ def test_rows_changed_while_the_model_thinks_make_the_proposal_stale(brain, prov
     outcome = propose_reflection(brain, SESSION, http_client=FakeLLM([edit_then_answer]).http_client())
     with pytest.raises(StaleState):
         apply_reflection(brain, outcome.proposal.id, [brain.ids[3]], [0], [0])
+
+
+def test_reflector_edges_carry_cleo_provenance_and_note_edges_keep_theirs(brain, provider):
+    outcome, _ = _propose(brain, [brain.ids[2]])
+    apply_reflection(brain, outcome.proposal.id, [brain.ids[2]], [0, 1], [0, 1])
+    provenances = {row[0] for row in brain.query(
+        f"SELECT DISTINCT provenance FROM {cs.EDGES} WHERE from_id LIKE 'pattern:%' OR from_id LIKE 'learning:%'")}
+    assert provenances == {"reflector-synthesized:session-end-reflection"}
+
+
+def test_a_match_is_reported_as_merged_into_the_existing_row(brain, provider):
+    outcome, _ = _propose(brain, [])
+    result = apply_reflection(brain, outcome.proposal.id, [], [0, 1], [0, 1])
+    # pattern 0 and learning 0 match stored rows: raised, not stored again
+    assert (result.patterns_stored, result.patterns_merged) == (1, 1)
+    assert (result.learnings_stored, result.learnings_merged) == (1, 1)
+    assert result.merged_pattern_ids == ["P-existing"] and result.merged_learning_ids == ["L-existing"]
+    assert brain.scalar(f"SELECT count(*) FROM {cs.PATTERNS}") == 2
+    assert result.to_dict()["merged_pattern_ids"] == ["P-existing"]
+
+
+def test_stored_patterns_and_learnings_get_cleos_quality_score(brain, provider):
+    long_pattern = "Keep every write in one short transaction so CLEO's concurrent writers never wait for long " * 2
+    outcome, _ = _propose(brain, [], patterns=[
+        {"pattern": "Short pattern", "context": "short"},
+        {"pattern": long_pattern[:290], "context": "CLEO and cleo-tui write the same brain file at the same time"}],
+        learnings=[{"insight": "Short insight", "confidence": 0.9},
+                   {"insight": "A long insight " * 10, "confidence": 0.4}])
+    result = apply_reflection(brain, outcome.proposal.id, [], [0, 1], [0, 1])
+    rows = [brain.query_one(f"SELECT quality_score, memory_tier, memory_type, source_confidence, verified "
+                            f"FROM {cs.PATTERNS} WHERE id = ?", (i,)) for i in result.pattern_ids]
+    # CLEO: (0.4 + 0.1 workflow [+0.1 pattern > 100] [+0.1 context > 50]) × 0.7 (agent) + 0.05 (medium)
+    assert [round(row[0], 6) for row in rows] == [round(0.5 * 0.7 + 0.05, 6), round(0.7 * 0.7 + 0.05, 6)]
+    assert tuple(rows[0])[1:] == ("medium", "procedural", "agent", 0)
+    learned = [brain.query_one(f"SELECT quality_score, memory_tier, memory_type, source_confidence "
+                               f"FROM {cs.LEARNINGS} WHERE id = ?", (i,)) for i in result.learning_ids]
+    # CLEO: (confidence [+0.1 actionable] [+0.1 insight > 100]) × 0.7 (agent), short tier: no bonus
+    assert [round(row[0], 6) for row in learned] == [round(1.0 * 0.7, 6), round(0.5 * 0.7, 6)]
+    assert tuple(learned[0])[1:] == ("short", "semantic", "agent")
+    node = brain.scalar(f"SELECT quality_score FROM {cs.NODES} WHERE id = ?", (f"pattern:{result.pattern_ids[0]}",))
+    assert node is None or round(node, 6) == round(rows[0][0], 6)
+
+
+def test_cli_apply_names_the_rows_merged_into(brain, provider, capsys):
+    from cleo_tui.cli import main
+
+    outcome, _ = _propose(brain, [brain.ids[2]])
+    project = str(brain.path.parent.parent)
+    assert main(["reflect", "--project", project, "--apply", "--proposal", str(outcome.proposal.id)]) == 0
+    out = capsys.readouterr().out
+    assert "stored 1 new pattern(s), 1 new learning(s)" in out
+    assert "merged into existing pattern P-existing, learning L-existing" in out

@@ -144,12 +144,18 @@ def _print_outcome(outcome: r.ProposeOutcome, details: list[dict[str, Any]] | No
                   "[--approve IDS] [--patterns N,N] [--learnings N,N]")
 
 
+def _merged_text(result: r.ReflectorResult) -> str:
+    """`; merged into existing pattern P-1, learning L-2` (empty when nothing matched a stored row)."""
+    named = [f"pattern {i}" for i in result.merged_pattern_ids] + [f"learning {i}" for i in result.merged_learning_ids]
+    return f"; merged into existing {one_line(', '.join(named))}" if named else ""
+
+
 def _print_reflector(result: r.ReflectorResult) -> None:
     _print_problem(result.problem)
     if result.ran and result.problem is None:
-        print(f"proposal {result.proposal_id} applied (run {result.run_id}): {result.patterns_stored} pattern(s), "
-              f"{result.learnings_stored} learning(s), evicted {len(result.superseded_ids)}: "
-              f"{one_line(', '.join(result.superseded_ids)) or '-'}")
+        print(f"proposal {result.proposal_id} applied (run {result.run_id}): stored {result.patterns_stored} new "
+              f"pattern(s), {result.learnings_stored} new learning(s){_merged_text(result)}; "
+              f"evicted {len(result.superseded_ids)}: {one_line(', '.join(result.superseded_ids)) or '-'}")
 
 
 def cmd_observe(args: argparse.Namespace) -> int:

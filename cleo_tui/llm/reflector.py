@@ -31,7 +31,9 @@ from cleo_tui.llm.proposals import (
 from cleo_tui.llm.providers import CancelToken
 from cleo_tui.llm.resolve import resolve_provider
 from cleo_tui.llm.settings import load_project_settings
-from cleo_tui.llm.storage import REFLECTION_EDGE_WEIGHT, add_edge, evict, store_learning, store_pattern
+from cleo_tui.llm.storage import (
+    REFLECTION_EDGE_WEIGHT, REFLECTION_PROVENANCE, add_edge, evict, store_learning, store_pattern,
+)
 from cleo_tui.memory.mapping import as_text
 
 RUN_KIND = "reflect"
@@ -141,10 +143,18 @@ def apply_reflection(brain: Brain, proposal_id: int, approved_superseded: Iterab
         result = r.ReflectorResult(ran=True, proposal_id=proposal_id, run_id=run_id,
                                    rejected_ids=[i["id"] for i in proposal.superseded if i["id"] not in approved])
         for index in patterns:
-            result.pattern_ids.append(store_pattern(conn, run_id, brain, proposal.patterns[index], graph)[0])
+            pattern_id, new = store_pattern(conn, run_id, brain, proposal.patterns[index], graph)
+            result.pattern_ids.append(pattern_id)
+            if not new:
+                result.merged_pattern_ids.append(pattern_id)
         for index in learnings:
-            result.learning_ids.append(store_learning(conn, run_id, brain, proposal.learnings[index], graph)[0])
-        result.patterns_stored, result.learnings_stored = len(patterns), len(learnings)
+            learning_id, new = store_learning(conn, run_id, brain, proposal.learnings[index], graph)
+            result.learning_ids.append(learning_id)
+            if not new:
+                result.merged_learning_ids.append(learning_id)
+        result.patterns_merged, result.learnings_merged = len(result.merged_pattern_ids), len(result.merged_learning_ids)
+        result.patterns_stored = len(patterns) - result.patterns_merged
+        result.learnings_stored = len(learnings) - result.learnings_merged
         for observation_id in approved:
             target = result.superseded_ids if evict(conn, run_id, brain, observation_id) else result.already_evicted_ids
             target.append(observation_id)
@@ -152,12 +162,14 @@ def apply_reflection(brain: Brain, proposal_id: int, approved_superseded: Iterab
             now = cleo_timestamp()
             for source in [f"pattern:{i}" for i in result.pattern_ids] + [f"learning:{i}" for i in result.learning_ids]:
                 for observation_id in approved:
-                    add_edge(conn, run_id, brain, source, f"observation:{observation_id}", REFLECTION_EDGE_WEIGHT, now)
+                    add_edge(conn, run_id, brain, source, f"observation:{observation_id}", REFLECTION_EDGE_WEIGHT,
+                             now, REFLECTION_PROVENANCE)
         mark_decided(conn, proposal_id, APPLIED, {
             "accepted_patterns": patterns, "accepted_learnings": learnings, "approved_superseded": approved,
             "rejected_superseded": result.rejected_ids, "evicted": result.superseded_ids,
             "already_evicted": result.already_evicted_ids, "pattern_ids": result.pattern_ids,
-            "learning_ids": result.learning_ids}, run_id)
+            "learning_ids": result.learning_ids, "merged_pattern_ids": result.merged_pattern_ids,
+            "merged_learning_ids": result.merged_learning_ids}, run_id)
     return result
 
 
