@@ -1,7 +1,7 @@
 """cleo-tui's own tables inside a brain: versioned, idempotent migrations.
 
-Only tables named `cleo_tui_*` and hippo's `recall_trace*` tables are created
-here. CLEO's tables and columns are never altered or dropped.
+Only tables named `cleo_tui_*` are created here (hippo's `recall_trace*`
+tables are named here but created by recall/traces.py with the first trace). CLEO's tables and columns are never altered or dropped.
 """
 
 from __future__ import annotations
@@ -58,39 +58,9 @@ MIGRATIONS: tuple[Migration, ...] = (
             created_at TEXT NOT NULL
         )""",
     )),
-    Migration(2, "recall traces (hippo-memory schema v40)", (
-        f"""CREATE TABLE IF NOT EXISTS {TRACES} (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            ts TEXT NOT NULL,
-            tenant_id TEXT NOT NULL DEFAULT 'default',
-            session_id TEXT,
-            pipeline TEXT NOT NULL CHECK (pipeline IN ('api','cli','context','mcp')),
-            query_hash TEXT NOT NULL,
-            query_length INTEGER NOT NULL,
-            result_count INTEGER NOT NULL,
-            explain_mode INTEGER NOT NULL DEFAULT 0
-        )""",
-        f"CREATE INDEX IF NOT EXISTS idx_recall_traces_tenant_ts ON {TRACES}(tenant_id, ts DESC)",
-        f"""CREATE TABLE IF NOT EXISTS {TRACE_RESULTS} (
-            trace_id INTEGER NOT NULL REFERENCES {TRACES}(id) ON DELETE CASCADE,
-            tenant_id TEXT NOT NULL DEFAULT 'default',
-            memory_id TEXT NOT NULL,
-            result_rank INTEGER NOT NULL,
-            score REAL NOT NULL,
-            rerank_json TEXT,
-            PRIMARY KEY (trace_id, result_rank)
-        ) WITHOUT ROWID""",
-        f"CREATE INDEX IF NOT EXISTS idx_recall_trace_results_tenant_memory ON {TRACE_RESULTS}(tenant_id, memory_id)",
-        f"""CREATE TABLE IF NOT EXISTS {TRACE_OUTCOMES} (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            trace_id INTEGER NOT NULL REFERENCES {TRACES}(id) ON DELETE CASCADE,
-            ts TEXT NOT NULL,
-            tenant_id TEXT NOT NULL DEFAULT 'default',
-            outcome TEXT NOT NULL CHECK (outcome IN ('positive','negative')),
-            memory_ids_json TEXT NOT NULL
-        )""",
-        f"CREATE INDEX IF NOT EXISTS idx_recall_trace_outcomes_trace ON {TRACE_OUTCOMES}(trace_id)",
-    )),
+    # Kept as a step so version numbers stay; the trace tables are created by
+    # recall/traces.py when the first trace is written, not by opening a brain.
+    Migration(2, "recall traces: created with the first trace (recall/traces.py)", ()),
     Migration(3, "observer and reflector proposals awaiting review", (
         f"""CREATE TABLE IF NOT EXISTS {PROPOSALS} (
             id INTEGER PRIMARY KEY AUTOINCREMENT,
