@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
+from cleo_tui.brain.numbers import finite_int_or_none, finite_or_none
+
 RERANK_MARKDOWN = """\
 ### How recall ranks memories
 
@@ -109,9 +111,10 @@ def recency(created_at: object, now: datetime) -> tuple[float, str]:
 
 def quality(score: object) -> tuple[float, str]:
     """`0.7 + 0.6·q`, q clamped to 0..1; 1.0 when there is no quality score."""
-    if not isinstance(score, (int, float)) or isinstance(score, bool) or math.isnan(score):
+    number = finite_or_none(score) if isinstance(score, (int, float)) else None
+    if number is None:
         return 1.0, "no quality score"
-    q = min(1.0, max(0.0, float(score)))
+    q = min(1.0, max(0.0, number))
     return 0.7 + 0.6 * q, f"quality {q:.2f}"
 
 
@@ -123,7 +126,7 @@ def tier(memory_tier: object) -> tuple[float, str]:
 
 def citations(count: int) -> tuple[float, str]:
     """`1 + 0.05·min(n, 4)`."""
-    n = max(0, int(count))
+    n = max(0, finite_int_or_none(count) or 0)
     return 1.0 + CITATION_STEP * min(n, CITATION_CAP), f"cited by {n}"
 
 
@@ -173,9 +176,9 @@ def steps_from_json(items: object) -> list[RerankStep]:
             raise ValueError("a rerank step has no stage")
         multiplier = item.get("multiplier")
         before, after = item.get("scoreBefore"), item.get("scoreAfter")
-        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (before, after)):
-            raise ValueError("a rerank step has no scores")
-        if multiplier is not None and (not isinstance(multiplier, (int, float)) or isinstance(multiplier, bool)):
+        if not all(isinstance(v, (int, float)) and finite_or_none(v) is not None for v in (before, after)):
+            raise ValueError("a rerank step has no finite scores")
+        if multiplier is not None and (not isinstance(multiplier, (int, float)) or finite_or_none(multiplier) is None):
             raise ValueError("a rerank step has a bad multiplier")
         steps.append(RerankStep(item["stage"], None if multiplier is None else float(multiplier),
                                 float(before), float(after)))

@@ -15,6 +15,7 @@ import sqlite3
 from dataclasses import dataclass
 
 from cleo_tui.brain import cleo_schema as cs
+from cleo_tui.brain.numbers import finite_int_or_none, finite_or_none
 from cleo_tui.brain.store import Brain
 from cleo_tui.memory.mapping import as_text, content_of
 
@@ -85,10 +86,6 @@ def _live(brain: Brain, table: str, prefix: str = "", column: str = "invalid_at"
     return f"{prefix}{column} IS NULL" if brain.features.has_column(table, column) else "1"
 
 
-def _number(value: object) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
 def term_share(text: str, terms: list[str]) -> float:
     """Share of `terms` that begin at least one word of `text` (FTS5's prefix match, roughly)."""
     if not terms:
@@ -103,9 +100,9 @@ def _candidate(kind: str, row: sqlite3.Row, text: str, title: str, relevance: fl
     return Candidate(
         memory_id=as_text(row["id"]), kind=kind, title=title, text=text,
         created_at=None if row["created_at"] is None else as_text(row["created_at"]),
-        quality_score=_number(row["quality_score"]),
+        quality_score=finite_or_none(row["quality_score"]),
         memory_tier=None if row["memory_tier"] is None else as_text(row["memory_tier"]),
-        citation_count=int(_number(row["citation_count"]) or 0), relevance=relevance,
+        citation_count=finite_int_or_none(row["citation_count"]) or 0, relevance=relevance,
         term_share=term_share(f"{title}\n{text}", terms),
     )
 
@@ -134,7 +131,7 @@ def search_observations_fts(brain: Brain, terms: list[str], limit: int) -> list[
     out = []
     for row in brain.query(sql, (match_expression(terms), limit)):
         text = content_of({"narrative": row["narrative"], "title": row["title"]})
-        out.append(_candidate("observation", row, text, as_text(row["title"]) or text, float(row["relevance"]),
+        out.append(_candidate("observation", row, text, as_text(row["title"]) or text, finite_or_none(row["relevance"]) or 0.0,
                               terms))
     return out
 
@@ -175,7 +172,7 @@ def bm25_in_memory(texts: list[str], terms: list[str]) -> dict[int, float]:
         scratch.executemany("INSERT INTO doc(rowid, body) VALUES (?, ?)",
                             ((i + 1, t) for i, t in enumerate(texts)))
         rows = scratch.execute("SELECT rowid, -rank FROM doc WHERE doc MATCH ?", (match_expression(terms),))
-        return {rowid - 1: float(score) for rowid, score in rows}
+        return {rowid - 1: finite_or_none(score) or 0.0 for rowid, score in rows}
     finally:
         scratch.close()
 
