@@ -5,7 +5,8 @@ learnings and a hippo store's memories have no FTS table cleo-tui can rely
 on, so their live rows containing a query word (SQL LIKE) are copied into a
 temporary in-memory FTS5 table and scored there with the same BM25;
 observations fall back to that path when the brain's FTS table is missing
-or unreadable. The brain itself is only ever read.
+or unreadable. A query without a word (only punctuation) is matched as plain
+text instead (`instr`). The brain itself is only ever read.
 """
 
 from __future__ import annotations
@@ -95,7 +96,7 @@ def term_share(text: str, terms: list[str]) -> float:
 
 
 def _candidate(kind: str, row: sqlite3.Row, text: str, title: str, relevance: float,
-               terms: list[str]) -> Candidate:
+               terms: list[str], share: float | None = None) -> Candidate:
     text = text[:TEXT_LIMIT]
     return Candidate(
         memory_id=as_text(row["id"]), kind=kind, title=title, text=text,
@@ -103,7 +104,7 @@ def _candidate(kind: str, row: sqlite3.Row, text: str, title: str, relevance: fl
         quality_score=finite_or_none(row["quality_score"]),
         memory_tier=None if row["memory_tier"] is None else as_text(row["memory_tier"]),
         citation_count=finite_int_or_none(row["citation_count"]) or 0, relevance=relevance,
-        term_share=term_share(f"{title}\n{text}", terms),
+        term_share=term_share(f"{title}\n{text}", terms) if share is None else share,
     )
 
 
@@ -188,14 +189,54 @@ def search_scanned(brain: Brain, source: Source, terms: list[str]) -> list[Candi
             for i, score in scores.items()]
 
 
+def _literal_rows(brain: Brain, source: Source, literal: str) -> list[sqlite3.Row]:
+    """Live rows of `source` whose text contains `literal` as typed (newest first, capped)."""
+    columns = [c for c in source.text_columns if brain.features.has_column(source.table, c)]
+    if not columns or not brain.features.has_column(source.table, "id"):
+        return []
+    texts = ", ".join(f'substr("{c}", 1, {TEXT_LIMIT}) AS "{c}"' for c in columns)
+    found = " OR ".join(f'instr(CAST("{c}" AS TEXT), ?) > 0' for c in columns)
+    live = _live(brain, source.table, column=source.evicted_column)
+    sql = (f'SELECT "id" AS id, {texts}, {_shared_columns(brain, source)} FROM "{source.table}" '
+           f'WHERE {live} AND ({found}) ORDER BY rowid DESC LIMIT {LIKE_SCAN_LIMIT}')
+    return brain.query(sql, [literal] * len(columns))
+
+
+def search_literal(brain: Brain, source: Source, literal: str) -> list[Candidate]:
+    """Live rows holding `literal` (a query FTS has no word for, such as `-` or `'`).
+
+    Relevance is how often the text holds it; every match holds the whole
+    query, so its share of the query's words is 1.
+    """
+    if not brain.features.has_table(source.table):
+        return []
+    out = []
+    for row in _literal_rows(brain, source, literal):
+        title, text = _source_text(source, row)
+        out.append(_candidate(source.kind, row, text, title, float(max(1, f"{title}\n{text}".count(literal))),
+                              [], share=1.0))
+    return out
+
+
+def find_literal(brain: Brain, literal: str, pool: int) -> list[Candidate]:
+    """Every source's rows holding `literal`: at most `pool` observations (most occurrences first)."""
+    found = sorted(search_literal(brain, OBSERVATIONS_SCAN, literal), key=lambda c: -c.relevance)[:pool]
+    for source in (PATTERNS, LEARNINGS, HIPPO_MEMORIES):
+        found += search_literal(brain, source, literal)
+    return found
+
+
 def find_candidates(brain: Brain, query: str, pool: int) -> list[Candidate]:
     """Every source's candidates for `query`: at most `pool` observations, all matching others.
 
-    In a hippo store (no brain tables) its live memories are the candidates.
+    In a hippo store (no brain tables) its live memories are the candidates. A
+    query with no word for FTS (only punctuation, e.g. `-`, `*`, `'`) falls back
+    to a plain text match of the query as typed (trimmed); a blank query finds nothing.
     """
     terms = query_terms(query)
     if not terms:
-        return []
+        literal = query.strip()
+        return find_literal(brain, literal, pool) if literal else []
     found: list[Candidate] = []
     if brain.features.has_table(cs.OBSERVATIONS):
         if brain.features.fts:
