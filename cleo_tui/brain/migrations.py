@@ -14,6 +14,7 @@ RUNS = "cleo_tui_runs"
 RUN_CHANGES = "cleo_tui_run_changes"
 OVERRIDES = "cleo_tui_relevance_overrides"
 PROPOSALS = "cleo_tui_proposals"
+PROPOSAL_MARKS = "cleo_tui_proposal_marks"
 TRACES = "recall_traces"
 TRACE_RESULTS = "recall_trace_results"
 TRACE_OUTCOMES = "recall_trace_outcomes"
@@ -81,6 +82,16 @@ MIGRATIONS: tuple[Migration, ...] = (
             run_id INTEGER REFERENCES {RUNS}(id)
         )""",
         f"CREATE INDEX IF NOT EXISTS idx_{PROPOSALS}_status ON {PROPOSALS}(status, created_at)",
+    )),
+    # The reviewer's accept/reject marks on a pending proposal, kept with it (llm/proposals.py).
+    Migration(4, "review marks kept with their proposal", (
+        f"""CREATE TABLE IF NOT EXISTS {PROPOSAL_MARKS} (
+            proposal_id INTEGER NOT NULL REFERENCES {PROPOSALS}(id) ON DELETE CASCADE,
+            item_key TEXT NOT NULL,
+            accepted INTEGER NOT NULL CHECK (accepted IN (0, 1)),
+            marked_at TEXT NOT NULL,
+            PRIMARY KEY (proposal_id, item_key)
+        )""",
     )),
 )
 
