@@ -68,7 +68,8 @@ class TraceSummary:
 
 @dataclass(frozen=True)
 class TraceResult:
-    """One ranked result of a trace; `steps` is None without explain or when malformed."""
+    """One ranked result of a trace; `steps` is None without explain, when malformed, or when
+    no stage changed the score (then `explain_mode`, the trace's, tells the two apart)."""
 
     rank: int
     memory_id: str
@@ -76,6 +77,7 @@ class TraceResult:
     steps: tuple[RerankStep, ...] | None
     steps_error: str | None
     memory: ResolvedMemory
+    explain_mode: bool = False
 
 
 @dataclass(frozen=True)
@@ -194,13 +196,14 @@ def trace_results(brain: Brain, trace_id: int, resolve: bool = True) -> list[Tra
                        "WHERE trace_id = ? ORDER BY result_rank", (int(trace_id),))
     ids = [as_text(r[1]) for r in rows]
     memories = resolve_memories(brain, ids) if resolve else {}
+    explain = bool(brain.scalar(f"SELECT explain_mode FROM {TRACES} WHERE id = ?", (int(trace_id),)))
     out = []
     for row, memory_id in zip(rows, ids):
         steps, error = _steps(row[3])
         memory = memories.get(memory_id) or ResolvedMemory(memory_id, None, "unresolved", "", "", None)
         score = finite_or_none(row[2])  # a foreign writer's inf or text: shown as 0, never a crash
         out.append(TraceResult(finite_int_or_none(row[0]) or 0, memory_id, 0.0 if score is None else score,
-                               steps, error, memory))
+                               steps, error, memory, explain))
     return out
 
 

@@ -153,6 +153,36 @@ def diversity(words: frozenset[str], above: list[frozenset[str]]) -> tuple[float
     return 1.0 - DIVERSITY_WEIGHT * similarity, f"similarity {similarity:.2f} to a result above"
 
 
+SCORE_DECIMALS = 3  # scores are shown as 0.420
+FACTOR_DECIMALS = (2, 3, 4, 5, 6)
+
+
+def _shown_score(value: float) -> float:
+    return round(value, SCORE_DECIMALS)
+
+
+def format_factor(multiplier: float, before: float, after: float) -> str:
+    """`×0.95`: a step's multiplier with the fewest decimals (2 to 6) that make it add up.
+
+    Shown scores have three decimals; the factor is shown so that the shown
+    score before times the shown factor, rounded to three decimals, is the
+    shown score after (`1.000 ×0.995 → 0.995`, not `×1.00`). When the true
+    multiplier cannot do that at six decimals (the shown score before was
+    itself rounded), the factor between the two shown scores is given instead.
+    """
+    shown_before, shown_after = _shown_score(before), _shown_score(after)
+
+    def adds_up(factor: float) -> bool:
+        return _shown_score(shown_before * factor) == shown_after
+
+    if shown_before != 0.0:
+        for candidate in (multiplier, shown_after / shown_before):
+            for decimals in FACTOR_DECIMALS:
+                if adds_up(round(candidate, decimals)):
+                    return f"×{round(candidate, decimals):.{decimals}f}"
+    return f"×{multiplier:.{FACTOR_DECIMALS[0]}f}"
+
+
 def format_chain(steps: list[RerankStep] | tuple[RerankStep, ...], final: float | None = None) -> str:
     """`base 0.420 → recency ×0.95 → 0.399 → …`; a replacing stage shows no ×."""
     if not steps:
@@ -162,7 +192,8 @@ def format_chain(steps: list[RerankStep] | tuple[RerankStep, ...], final: float 
         if step.multiplier is None:
             parts.append(f"{step.stage} → {step.score_after:.3f}")
         else:
-            parts.append(f"{step.stage} ×{step.multiplier:.2f} → {step.score_after:.3f}")
+            factor = format_factor(step.multiplier, step.score_before, step.score_after)
+            parts.append(f"{step.stage} {factor} → {step.score_after:.3f}")
     return " → ".join(parts)
 
 
