@@ -5,9 +5,9 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from cleo_tui.recall.reader import TraceResult
 from cleo_tui.recall.rerank import RerankStep, format_chain, format_factor
 from cleo_tui.recall.resolve import ResolvedMemory
-from cleo_tui.recall.reader import TraceResult
 from cleo_tui.ui.trace_render import chain_text, steps_text
 
 

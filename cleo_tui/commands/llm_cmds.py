@@ -21,11 +21,25 @@ from typing import Any
 
 from cleo_tui.cli import UsageError, add_brain_options, brain_from_args, emit_json
 from cleo_tui.llm import results as r
-from cleo_tui.llm.observer import propose_observer_notes, run_observer, store_observer_notes
-from cleo_tui.llm.proposals import (
-    STATUSES, Proposal, discard_proposal, get_proposal, list_proposals, undo_proposal,
+from cleo_tui.llm.observer import (
+    propose_observer_notes,
+    run_observer,
+    store_observer_notes,
 )
-from cleo_tui.llm.reflector import ProtectedEviction, apply_reflection, propose_reflection, superseded_details
+from cleo_tui.llm.proposals import (
+    STATUSES,
+    Proposal,
+    discard_proposal,
+    get_proposal,
+    list_proposals,
+    undo_proposal,
+)
+from cleo_tui.llm.reflector import (
+    ProtectedEviction,
+    apply_reflection,
+    propose_reflection,
+    superseded_details,
+)
 from cleo_tui.llm.resolve import PROVIDERS
 from cleo_tui.safe_text import one_line
 

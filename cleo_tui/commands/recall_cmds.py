@@ -9,7 +9,13 @@ from cleo_tui.cli import UsageError, add_brain_options, brain_from_args, emit_js
 from cleo_tui.recall.export import export_traces
 from cleo_tui.recall.last_recall import credit_last_recall, recall_and_record
 from cleo_tui.recall.reader import (
-    TraceFilter, TraceSummary, count_traces, get_trace, list_traces, trace_outcomes, trace_results,
+    TraceFilter,
+    TraceSummary,
+    count_traces,
+    get_trace,
+    list_traces,
+    trace_outcomes,
+    trace_results,
 )
 from cleo_tui.recall.recall import DEFAULT_LIMIT, MAX_LIMIT, RecallResult
 from cleo_tui.recall.rerank import RerankStep, format_chain

@@ -18,13 +18,38 @@ import httpx2
 from cleo_tui.brain import journal
 from cleo_tui.brain.store import Brain
 from cleo_tui.llm import results as r
-from cleo_tui.llm.asking import RAW_TEXT_LIMIT, ask, credential_problem, parse_answer, read_only_problem
-from cleo_tui.llm.inputs import OBSERVER_MIN_ROWS, Selection, fingerprint, observer_selection
+from cleo_tui.llm.asking import (
+    RAW_TEXT_LIMIT,
+    ask,
+    credential_problem,
+    parse_answer,
+    read_only_problem,
+)
+from cleo_tui.llm.inputs import (
+    OBSERVER_MIN_ROWS,
+    Selection,
+    fingerprint,
+    observer_selection,
+)
 from cleo_tui.llm.parsing import parse_notes
-from cleo_tui.llm.prompts import OBSERVER_MAX_TOKENS, OBSERVER_SYSTEM, observer_line, observer_prompt
+from cleo_tui.llm.prompts import (
+    OBSERVER_MAX_TOKENS,
+    OBSERVER_SYSTEM,
+    observer_line,
+    observer_prompt,
+)
 from cleo_tui.llm.proposals import (
-    APPLIED, DISCARDED, NOTE, OBSERVER, chosen_indexes, create_proposal, get_proposal, mark_decided,
-    marked_indexes, marks, require_pending,
+    APPLIED,
+    DISCARDED,
+    NOTE,
+    OBSERVER,
+    chosen_indexes,
+    create_proposal,
+    get_proposal,
+    mark_decided,
+    marked_indexes,
+    marks,
+    require_pending,
 )
 from cleo_tui.llm.providers import CancelToken, redact
 from cleo_tui.llm.resolve import Resolved, resolve_provider

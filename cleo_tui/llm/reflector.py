@@ -23,19 +23,47 @@ from cleo_tui.brain.clock import cleo_timestamp
 from cleo_tui.brain.errors import StaleState
 from cleo_tui.brain.store import Brain
 from cleo_tui.llm import results as r
-from cleo_tui.llm.asking import RAW_TEXT_LIMIT, ask, credential_problem, parse_answer, read_only_problem
+from cleo_tui.llm.asking import (
+    RAW_TEXT_LIMIT,
+    ask,
+    credential_problem,
+    parse_answer,
+    read_only_problem,
+)
 from cleo_tui.llm.inputs import REFLECTOR_MIN_ROWS, fingerprint, reflector_selection
 from cleo_tui.llm.parsing import parse_reflection
-from cleo_tui.llm.prompts import REFLECTOR_MAX_TOKENS, REFLECTOR_SYSTEM, reflector_line, reflector_prompt
+from cleo_tui.llm.prompts import (
+    REFLECTOR_MAX_TOKENS,
+    REFLECTOR_SYSTEM,
+    reflector_line,
+    reflector_prompt,
+)
 from cleo_tui.llm.proposals import (
-    APPLIED, LEARNING, PATTERN, REFLECTOR, Proposal, ProposalError, chosen_indexes, create_proposal,
-    get_proposal, mark_decided, marked_indexes, marked_superseded, marks, require_pending,
+    APPLIED,
+    LEARNING,
+    PATTERN,
+    REFLECTOR,
+    Proposal,
+    ProposalError,
+    chosen_indexes,
+    create_proposal,
+    get_proposal,
+    mark_decided,
+    marked_indexes,
+    marked_superseded,
+    marks,
+    require_pending,
 )
 from cleo_tui.llm.providers import CancelToken
 from cleo_tui.llm.resolve import resolve_provider
 from cleo_tui.llm.settings import load_project_settings
 from cleo_tui.llm.storage import (
-    REFLECTION_EDGE_WEIGHT, REFLECTION_PROVENANCE, add_edge, evict, store_learning, store_pattern,
+    REFLECTION_EDGE_WEIGHT,
+    REFLECTION_PROVENANCE,
+    add_edge,
+    evict,
+    store_learning,
+    store_pattern,
 )
 from cleo_tui.memory import detectors, mapping, tags
 from cleo_tui.memory.mapping import as_text
