@@ -3,8 +3,17 @@
 from __future__ import annotations
 
 import sys
+import os
 
 import pytest
+from hypothesis import Phase, settings
+
+# Reproducible property tests: with CI set, every run draws the same examples and a failure is
+# reported as found (no shrinking phase that can take minutes); locally, new examples each run.
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True,
+                          phases=(Phase.explicit, Phase.reuse, Phase.generate))
+settings.register_profile("dev")
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
 
 
 @pytest.fixture(autouse=True)

@@ -127,7 +127,7 @@ def run_step(path: Path, op: str, kill_after: int | None, commit_signal: int | N
         from cleo_tui.llm.reflector import apply_reflection
         proposal_id = brain.scalar(f"SELECT id FROM {PROPOSALS}")
         superseded = [f"O-plain{i:04d}" for i in range(8)]
-        apply_reflection(brain, proposal_id, superseded, [0, 1], [0])
+        apply_reflection(brain, proposal_id, superseded, [0, 1], [0], confirm_protected=superseded)
     else:
         curation.undo(brain, brain.scalar("SELECT max(id) FROM cleo_tui_runs"))
     brain.conn.set_progress_handler(None, 0)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from cleo_tui.brain import Brain, create_brain, open_brain
 from cleo_tui.brain import cleo_schema as cs
-from cleo_tui.brain.migrations import MIGRATIONS
+from cleo_tui.recall.traces import TRACE_SCHEMA
 
 NOW = datetime(2026, 5, 1, 12, 0, 0, tzinfo=timezone.utc)
 
@@ -78,8 +78,7 @@ def make_hippo_store(path: Path) -> Path:
             tenant_id TEXT NOT NULL DEFAULT 'default', superseded_by TEXT)""")
         conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
         conn.execute("INSERT INTO meta VALUES ('schema_version', '40')")
-        trace_migration = next(m for m in MIGRATIONS if m.version == 2)
-        for statement in trace_migration.statements:
+        for statement in TRACE_SCHEMA:
             conn.execute(statement)
         conn.executemany("INSERT INTO memories (id, content, created, layer, strength, superseded_by) "
                          "VALUES (?, ?, ?, ?, ?, ?)", HIPPO_MEMORIES)

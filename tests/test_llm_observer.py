@@ -237,9 +237,30 @@ def test_input_is_capped_at_30_newest(tmp_path, provider):
 
 
 def test_connection_refused_is_a_provider_error(brain, provider):
-    from fake_llm import FakeLLMServer
+    from tests.fake_llm import FakeLLMServer
     with FakeLLMServer() as gone:
         url = gone.openai_base_url if provider == "openai" else gone.anthropic_base_url
     result = run_observer(brain, SESSION, base_url=url)
     assert (result.problem.kind, result.problem.details["error"]) == (r.PROVIDER_ERROR, "connection")
     assert list_proposals(brain) == []
+
+
+def test_notes_stored_from_the_kept_marks(tmp_path, monkeypatch):
+    from cleo_tui.llm.observer import propose_observer_notes, store_marked_notes
+    from cleo_tui.llm.proposals import marks, set_mark
+    from tests.fake_llm import FakeLLM, text_reply
+    from tests.llm_fixtures import ANTHROPIC_KEY, SESSION, brain_with_observations, fast_config, notes_answer
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
+    fast_config()
+    brain, ids = brain_with_observations(tmp_path, 12)
+    try:
+        fake = FakeLLM([text_reply(notes_answer(ids))])
+        proposal = propose_observer_notes(brain, SESSION, http_client=fake.http_client()).proposal
+        assert marks(brain, proposal.id) == {f"note:{i}": True for i in range(len(proposal.notes))}
+        set_mark(brain, proposal.id, "note:1", False)
+        result = store_marked_notes(brain, proposal.id)
+        assert len(result.note_ids) == len(proposal.notes) - 1
+        assert get_proposal(brain, proposal.id).decision["rejected"] == [1]
+    finally:
+        brain.close()

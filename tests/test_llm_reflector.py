@@ -66,9 +66,10 @@ def test_round_trip_partial_approval_apply_undo(brain, provider):
     assert details[0]["reason"] == "repeated by step 2" and details[0]["row"]["narrative"].startswith("Narrative of step 1")
 
     result = apply_reflection(brain, proposal.id, approved_superseded=[ids[3], ids[1]],
-                              accepted_patterns=[0], accepted_learnings=[0, 1])
+                              accepted_patterns=[0], accepted_learnings=[0, 1], confirm_protected=[ids[1], ids[3]])
     assert result.to_dict()["superseded_ids"] == [ids[1], ids[3]] and result.rejected_ids == [ids[2]]
-    assert (result.patterns_stored, result.learnings_stored) == (1, 2)
+    assert (result.patterns_stored, result.learnings_stored) == (0, 1)  # one of each merged
+    assert (result.patterns_merged, result.learnings_merged) == (1, 1)
     after = snapshot(brain)
 
     # exactly what changed: two evictions, frequency and confidence raised, one new learning, edges, a node
@@ -106,7 +107,7 @@ def test_stale_proposal_refused(brain, provider):
                      (cleo_timestamp(), brain.ids[5]))
     before = snapshot(brain)
     with pytest.raises(StaleState, match="stale"):
-        apply_reflection(brain, outcome.proposal.id, [brain.ids[2]], [0], [0])
+        apply_reflection(brain, outcome.proposal.id, [brain.ids[2]], [0], [0], brain.ids)
     assert snapshot(brain) == before and get_proposal(brain, outcome.proposal.id).status == "pending"
 
 
@@ -114,7 +115,7 @@ def test_new_observations_do_not_make_a_proposal_stale(brain, provider):
     outcome, _ = _propose(brain, [brain.ids[2]])
     from tests.llm_fixtures import add_observations
     add_observations(brain, 2, prefix="O-later")
-    result = apply_reflection(brain, outcome.proposal.id, [brain.ids[2]], [], [])
+    result = apply_reflection(brain, outcome.proposal.id, [brain.ids[2]], [], [], brain.ids)
     assert result.superseded_ids == [brain.ids[2]]
 
 
@@ -163,7 +164,7 @@ def test_reflector_gates(brain, provider, tmp_path):
 def test_run_reflector_applies_everything_like_cleo(brain, provider):
     fake = FakeLLM([text_reply(reflection_answer([brain.ids[1], brain.ids[2]]))])
     result = run_reflector(brain, SESSION, http_client=fake.http_client())
-    assert result.ran and result.superseded_ids == [brain.ids[1], brain.ids[2]] and result.patterns_stored == 2
+    assert result.ran and result.superseded_ids == [brain.ids[1], brain.ids[2]] and (result.patterns_stored, result.patterns_merged) == (1, 1)
     failed = run_reflector(brain, SESSION, http_client=FakeLLM([error_reply(500, "x")]).http_client())
     assert failed.problem.kind == r.PROVIDER_ERROR and failed.problem.details["status"] == 500
 
@@ -176,4 +177,138 @@ def test_rows_changed_while_the_model_thinks_make_the_proposal_stale(brain, prov
 
     outcome = propose_reflection(brain, SESSION, http_client=FakeLLM([edit_then_answer]).http_client())
     with pytest.raises(StaleState):
-        apply_reflection(brain, outcome.proposal.id, [brain.ids[3]], [0], [0])
+        apply_reflection(brain, outcome.proposal.id, [brain.ids[3]], [0], [0], brain.ids)
+
+
+def test_reflector_edges_carry_cleo_provenance_and_note_edges_keep_theirs(brain, provider):
+    outcome, _ = _propose(brain, [brain.ids[2]])
+    apply_reflection(brain, outcome.proposal.id, [brain.ids[2]], [0, 1], [0, 1], brain.ids)
+    provenances = {row[0] for row in brain.query(
+        f"SELECT DISTINCT provenance FROM {cs.EDGES} WHERE from_id LIKE 'pattern:%' OR from_id LIKE 'learning:%'")}
+    assert provenances == {"reflector-synthesized:session-end-reflection"}
+
+
+def test_a_match_is_reported_as_merged_into_the_existing_row(brain, provider):
+    outcome, _ = _propose(brain, [])
+    result = apply_reflection(brain, outcome.proposal.id, [], [0, 1], [0, 1])
+    # pattern 0 and learning 0 match stored rows: raised, not stored again
+    assert (result.patterns_stored, result.patterns_merged) == (1, 1)
+    assert (result.learnings_stored, result.learnings_merged) == (1, 1)
+    assert result.merged_pattern_ids == ["P-existing"] and result.merged_learning_ids == ["L-existing"]
+    assert brain.scalar(f"SELECT count(*) FROM {cs.PATTERNS}") == 2
+    assert result.to_dict()["merged_pattern_ids"] == ["P-existing"]
+
+
+def test_stored_patterns_and_learnings_get_cleos_quality_score(brain, provider):
+    long_pattern = "Keep every write in one short transaction so CLEO's concurrent writers never wait for long " * 2
+    outcome, _ = _propose(brain, [], patterns=[
+        {"pattern": "Short pattern", "context": "short"},
+        {"pattern": long_pattern[:290], "context": "CLEO and cleo-tui write the same brain file at the same time"}],
+        learnings=[{"insight": "Short insight", "confidence": 0.9},
+                   {"insight": "A long insight " * 10, "confidence": 0.4}])
+    result = apply_reflection(brain, outcome.proposal.id, [], [0, 1], [0, 1])
+    rows = [brain.query_one(f"SELECT quality_score, memory_tier, memory_type, source_confidence, verified "
+                            f"FROM {cs.PATTERNS} WHERE id = ?", (i,)) for i in result.pattern_ids]
+    # CLEO: (0.4 + 0.1 workflow [+0.1 pattern > 100] [+0.1 context > 50]) × 0.7 (agent) + 0.05 (medium)
+    assert [round(row[0], 6) for row in rows] == [round(0.5 * 0.7 + 0.05, 6), round(0.7 * 0.7 + 0.05, 6)]
+    assert tuple(rows[0])[1:] == ("medium", "procedural", "agent", 0)
+    learned = [brain.query_one(f"SELECT quality_score, memory_tier, memory_type, source_confidence "
+                               f"FROM {cs.LEARNINGS} WHERE id = ?", (i,)) for i in result.learning_ids]
+    # CLEO: (confidence [+0.1 actionable] [+0.1 insight > 100]) × 0.7 (agent), short tier: no bonus
+    assert [round(row[0], 6) for row in learned] == [round(1.0 * 0.7, 6), round(0.5 * 0.7, 6)]
+    assert tuple(learned[0])[1:] == ("short", "semantic", "agent")
+    node = brain.scalar(f"SELECT quality_score FROM {cs.NODES} WHERE id = ?", (f"pattern:{result.pattern_ids[0]}",))
+    assert node is None or round(node, 6) == round(rows[0][0], 6)
+
+
+def test_cli_apply_names_the_rows_merged_into(brain, provider, capsys):
+    from cleo_tui.cli import main
+
+    outcome, _ = _propose(brain, [brain.ids[2]])
+    project = str(brain.path.parent.parent)
+    assert main(["reflect", "--project", project, "--apply", "--proposal", str(outcome.proposal.id),
+                 "--confirm-protected", brain.ids[2]]) == 0
+    out = capsys.readouterr().out
+    assert "stored 1 new pattern(s), 1 new learning(s)" in out
+    assert "merged into existing pattern P-existing, learning L-existing" in out
+
+
+def test_protection_of_superseded_rows_is_what_the_tags_say(brain, tmp_path):
+    from cleo_tui.brain.demo import generate_demo
+    from cleo_tui.brain.store import open_brain
+    from cleo_tui.llm.reflector import protection_of
+    from cleo_tui.memory.tags import tag_brain
+
+    with brain.write() as conn:  # a pin, a completion and a shared identifier
+        conn.execute("INSERT INTO cleo_tui_relevance_overrides VALUES (?, 'critical', 'pinned', '2026-01-01')",
+                     (brain.ids[5],))
+        conn.execute(f"UPDATE {cs.OBSERVATIONS} SET narrative = 'Task complete: T123, deployed' WHERE id = ?",
+                     (brain.ids[6],))
+        conn.execute(f"UPDATE {cs.OBSERVATIONS} SET narrative = narrative || ' see src/module_4.py' WHERE id = ?",
+                     (brain.ids[7],))
+    tags = tag_brain(brain)
+    got = protection_of(brain, brain.ids + ["O-nowhere"])
+    assert "O-nowhere" not in got
+    for oid in brain.ids:
+        assert (got[oid].protected, list(got[oid].reasons)) == (tags[oid].protected, tags[oid].reasons), oid
+    assert any("pin" in r or "critical" in r for r in got[brain.ids[5]].reasons)
+    assert not got[brain.ids[0]].protected  # evicted: reasons shown, but nothing to protect
+
+    generate_demo(tmp_path / "demo", observations=300, seed=3)
+    demo = open_brain(tmp_path / "demo" / ".cleo" / "cleo.db", read_only=True)
+    try:
+        demo_tags = tag_brain(demo)
+        sample = sorted(demo_tags)[::7]
+        got = protection_of(demo, sample)
+        assert any(got[i].protected for i in sample) and not all(got[i].protected for i in sample)
+        for oid in sample:
+            assert (got[oid].protected, list(got[oid].reasons)) == (demo_tags[oid].protected, demo_tags[oid].reasons)
+    finally:
+        demo.close()
+
+
+def test_evicting_a_protected_row_needs_a_second_confirmation(brain, provider):
+    from cleo_tui.llm.reflector import ProtectedEviction
+
+    outcome, _ = _propose(brain, [brain.ids[2], brain.ids[3]])
+    details = {d["id"]: d for d in superseded_details(brain, outcome.proposal)}
+    assert details[brain.ids[2]]["protected"] and details[brain.ids[2]]["reasons"]
+    before = snapshot(brain)
+    with pytest.raises(ProtectedEviction, match=brain.ids[3]) as refused:
+        apply_reflection(brain, outcome.proposal.id, [brain.ids[2], brain.ids[3]], [0], [], [brain.ids[2]])
+    assert set(refused.value.refused) == {brain.ids[3]}
+    assert snapshot(brain) == before and get_proposal(brain, outcome.proposal.id).status == "pending"
+    result = apply_reflection(brain, outcome.proposal.id, [brain.ids[2], brain.ids[3]], [0], [],
+                              [brain.ids[2], brain.ids[3]])
+    assert result.superseded_ids == [brain.ids[2], brain.ids[3]]
+
+
+def test_marks_are_kept_with_the_proposal_and_applying_writes_what_is_marked(brain, provider, tmp_path):
+    from cleo_tui.brain.store import open_brain
+    from cleo_tui.llm.proposals import marks, set_mark
+    from cleo_tui.llm.reflector import apply_marked_reflection
+
+    outcome, _ = _propose(brain, [brain.ids[2], brain.ids[3]])
+    pid = outcome.proposal.id
+    assert marks(brain, pid) == {"pattern:0": True, "pattern:1": True, "learning:0": True, "learning:1": True,
+                                 "superseded:0": False, "superseded:1": False}  # superseded rows start kept
+    set_mark(brain, pid, "superseded:1", True)
+    set_mark(brain, pid, "pattern:0", False)
+    other, _ = _propose(brain, [])
+    set_mark(brain, other.proposal.id, "learning:1", False)  # visiting another proposal changes nothing here
+    path = brain.path
+    brain.close()  # closing the app
+    reopened = open_brain(path)
+    try:
+        assert marks(reopened, pid)["superseded:1"] and not marks(reopened, pid)["pattern:0"]
+        with pytest.raises(ProposalError, match="no item"):
+            set_mark(reopened, pid, "superseded:9", True)
+        result = apply_marked_reflection(reopened, pid, confirm_protected=[brain.ids[3]])
+        assert result.superseded_ids == [brain.ids[3]] and result.rejected_ids == [brain.ids[2]]
+        decided = get_proposal(reopened, pid).decision
+        assert decided["accepted_patterns"] == [1] and decided["accepted_learnings"] == [0, 1]
+        assert marks(reopened, pid)["superseded:1"] and not marks(reopened, pid)["superseded:0"]
+        with pytest.raises(ProposalError, match="pending"):
+            set_mark(reopened, pid, "pattern:0", True)
+    finally:
+        reopened.close()

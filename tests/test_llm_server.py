@@ -125,13 +125,19 @@ def test_cli_observe_and_reflect_round_trip(brain, server, monkeypatch, capsys):
     outputs += [out, err]
     proposal = json.loads(out)["proposal"]
     assert code == 0 and proposal["status"] == "pending" and len(proposal["patterns"]) == 2
+    details = {d["id"]: d for d in json.loads(out)["superseded_details"]}  # protection of each superseded id
+    assert set(details) == {brain.ids[1], brain.ids[2]} and details[brain.ids[2]]["protected"]
+    assert any("src/module_2.py" in reason for reason in details[brain.ids[2]]["reasons"])
 
     code, out, err = _cli(capsys, "reflect", "--project", project, "--show", str(proposal["id"]))
     outputs += [out, err]
     assert "superseded " + brain.ids[1] in out and "pattern 1:" in out
 
-    code, out, err = _cli(capsys, "reflect", "--project", project, "--apply", "--proposal", str(proposal["id"]),
-                          "--approve", brain.ids[2], "--patterns", "1", "--learnings", "", "--json")
+    apply = ("reflect", "--project", project, "--apply", "--proposal", str(proposal["id"]),
+             "--approve", brain.ids[2], "--patterns", "1", "--learnings", "", "--json")
+    code, out, err = _cli(capsys, *apply)  # a protected row: refused without a second confirmation
+    assert code == 2 and brain.ids[2] in err and "--confirm-protected" in err and snapshot(brain) == before
+    code, out, err = _cli(capsys, *apply, "--confirm-protected", brain.ids[2])
     outputs += [out, err]
     applied = json.loads(out)
     assert code == 0 and applied["superseded_ids"] == [brain.ids[2]] and applied["patterns_stored"] == 1

@@ -158,3 +158,45 @@ def test_recall_over_a_hippo_store_uses_its_live_memories(tmp_path):
         assert quality.multiplier == pytest.approx(0.7 + 0.6 * 0.9)  # its strength
     finally:
         hippo.close()
+
+
+def _punctuated(brain):
+    with brain.write() as conn:
+        conn.execute("INSERT INTO brain_observations (id, type, title, narrative) VALUES "
+                     "('O-dash', 'discovery', 'flags', 'pass - to read stdin'), "
+                     "('O-star', 'discovery', 'globs', 'src/*.py is every module'), "
+                     "('O-gone', 'discovery', 'old', 'x - y'), "
+                     "('Oplain', 'discovery', 'nothing odd', 'plain words only')")
+        conn.execute("UPDATE brain_observations SET invalid_at = '2026-01-01 00:00:00' WHERE id = 'O-gone'")
+        conn.execute("INSERT INTO brain_learnings (id, insight, source, confidence) "
+                     "VALUES ('L-quote', 'don''t force-push main', 'manual', 0.5)")
+
+
+@pytest.mark.parametrize("query, expected", [("-", {"O-dash", "L-quote"}), ("*", {"O-star"}),
+                                             ("'", {"L-quote"}), ("*.", {"O-star"})])
+def test_a_query_of_punctuation_finds_rows_holding_it(brain, query, expected):
+    _punctuated(brain)
+    found = {r.memory_id for r in recall(brain, query, 50, True, now=NOW)}
+    assert expected <= found and "Oplain" not in found and "O-gone" not in found
+    assert all(r.memory_id not in ("O-aaa-4",) for r in recall(brain, query, 50, now=NOW))
+
+
+def test_observation_listing_search_of_punctuation_matches_text(brain):
+    from cleo_tui.brain.observations import ObservationQuery, page_observations
+
+    _punctuated(brain)
+    for query, expected in (("-", "O-dash"), ("*", "O-star"), ("'", None)):
+        ids = {r["id"] for r in page_observations(brain, ObservationQuery(search=query, state="all"), limit=100)}
+        assert (expected in ids) if expected else "Oplain" not in ids
+        assert "Oplain" not in ids
+
+
+def test_one_default_limit_and_a_recall_that_matched_nothing_says_so(brain):
+    from cleo_tui.recall import recall as recall_module
+    from cleo_tui.recall.last_recall import recall_and_record
+
+    assert recall_module.DEFAULT_LIMIT == 10
+    empty = recall_and_record(brain, "zzzqqq", now=NOW)
+    assert empty.matched_nothing and not empty.can_credit
+    found = recall_and_record(brain, "database", now=NOW)
+    assert not found.matched_nothing and found.can_credit

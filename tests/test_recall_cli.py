@@ -82,7 +82,7 @@ def test_user_mistakes_are_one_paragraph(db, capsys, tmp_path):
     assert code == 2 and "no recall to credit" in err and "Traceback" not in err
     code, _, err = run(capsys, "recall", "database", "--limit", "0", "--db", db)
     assert code == 2 and "--limit" in err
-    code, _, err = run(capsys, "recall", "!!!", "--db", db)
+    code, _, err = run(capsys, "recall", "   ", "--db", db)
     assert code == 2 and "no words" in err
     code, _, err = run(capsys, "traces", "--show", "42", "--db", db)
     assert code == 2 and "no trace 42" in err
@@ -136,3 +136,18 @@ def test_demo_traces_show_every_state_and_are_deterministic(tmp_path):
     finally:
         first.close()
         second.close()
+
+
+def test_cli_default_limit_is_the_domain_default(tmp_path, capsys):
+    from cleo_tui.recall.recall import DEFAULT_LIMIT
+
+    make_big_brain(tmp_path).close()
+    code, out, _ = run(capsys, "recall", "database", "--json", "--db", str(tmp_path / ".cleo" / "cleo.db"))
+    assert code == 0 and len(json.loads(out)["results"]) == DEFAULT_LIMIT
+
+
+def test_cli_recall_that_matched_nothing_does_not_suggest_crediting(db, capsys):
+    code, out, _ = run(capsys, "recall", "!!!", "--db", db)
+    assert code == 0 and "No live memory matches" in out and "credit" not in out
+    code, out, _ = run(capsys, "recall", "zzzqqq", "--db", db)
+    assert code == 0 and "credit" not in out

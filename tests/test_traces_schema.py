@@ -12,6 +12,7 @@ import sqlite3
 import pytest
 
 from cleo_tui.brain import create_brain
+from cleo_tui.recall.traces import ensure_trace_tables
 
 # PRAGMA table_info rows: (cid, name, type, notnull, dflt_value, pk)
 EXPECTED_COLUMNS = {
@@ -65,6 +66,7 @@ def conn(tmp_path):
     brain = create_brain(tmp_path / "cleo.db")
     brain.close()
     connection = sqlite3.connect(tmp_path / "cleo.db", isolation_level=None)
+    assert ensure_trace_tables(connection)  # what the first trace written creates
     connection.execute("PRAGMA foreign_keys = ON")
     yield connection
     connection.close()

@@ -14,7 +14,7 @@ from cleo_tui.brain import open_brain
 from cleo_tui.recall.last_recall import read_last_recall, recall_and_record, save_last_recall
 from cleo_tui.recall.rerank import RerankStep
 from cleo_tui.recall.traces import (
-    RecallTraceInput, TraceResultInput, query_hash, utf16_length, write_recall_trace,
+    RecallTraceInput, TraceResultInput, ensure_trace_tables, query_hash, utf16_length, write_recall_trace,
     write_recall_trace_at_root,
 )
 from tests.recall_fixtures import NOW, make_brain
@@ -34,6 +34,11 @@ def _data(query="what about the database?", explain=True, pipeline="cli", result
         TraceResultInput("O-aaa-1", 0.9, STEPS), TraceResultInput("P-0000aaaa", 0.4, STEPS))
     return RecallTraceInput(query=query, pipeline=pipeline, results=tuple(results), explain_mode=explain,
                             at=NOW, **kw)
+
+
+def _count(brain, table: str) -> int:
+    """Rows in a trace table; 0 when the table was never created (no trace written yet)."""
+    return brain.scalar(f"SELECT count(*) FROM {table}") if brain.features.has_table(table) else 0
 
 
 def _one_stderr_line(capsys) -> str:
@@ -76,15 +81,15 @@ def test_rerank_json_is_null_without_explain(brain):
 def test_bad_pipeline_fails_soft(brain, capsys):
     assert write_recall_trace(brain, _data(pipeline="tui")) is None
     assert "pipeline" in _one_stderr_line(capsys)
-    assert brain.scalar("SELECT count(*) FROM recall_traces") == 0
+    assert _count(brain, "recall_traces") == 0
 
 
 def test_trace_and_results_commit_together(brain, capsys):
     bad = (TraceResultInput("O-aaa-1", 0.9), TraceResultInput("O-aaa-2", float("nan")))  # NaN → NULL score
     assert write_recall_trace(brain, _data(results=bad)) is None
     _one_stderr_line(capsys)
-    assert brain.scalar("SELECT count(*) FROM recall_traces") == 0
-    assert brain.scalar("SELECT count(*) FROM recall_trace_results") == 0
+    assert _count(brain, "recall_traces") == 0
+    assert _count(brain, "recall_trace_results") == 0
 
 
 def test_read_only_brain_fails_soft_and_recall_still_answers(tmp_path, capsys):
@@ -94,7 +99,7 @@ def test_read_only_brain_fails_soft_and_recall_still_answers(tmp_path, capsys):
         recorded = recall_and_record(ro, "database schema", 3, True, now=NOW)
         assert recorded.results and recorded.trace_id is None
         assert "read-only" in _one_stderr_line(capsys)
-        assert ro.scalar("SELECT count(*) FROM recall_traces") == 0
+        assert _count(ro, "recall_traces") == 0
     finally:
         ro.close()
 
@@ -111,7 +116,7 @@ def test_locked_database_fails_soft(brain, tmp_path, capsys):
     finally:
         other.execute("ROLLBACK")
         other.close()
-    assert brain.scalar("SELECT count(*) FROM recall_traces") == 0
+    assert _count(brain, "recall_traces") == 0
 
 
 def test_at_root_opens_a_project_or_a_file_and_fails_soft_elsewhere(brain, tmp_path, capsys):
@@ -198,6 +203,7 @@ def test_a_failed_meta_write_changes_neither_key(brain, capsys):
 
 def test_a_failed_trace_still_advances_both_keys_together(brain, capsys):
     with brain.write() as conn:
+        ensure_trace_tables(conn)
         conn.execute("CREATE TRIGGER no_traces BEFORE INSERT ON recall_traces "
                      "BEGIN SELECT RAISE(ABORT, 'no traces'); END")
     recorded = recall_and_record(brain, "database", 2, False, now=NOW)
@@ -234,6 +240,7 @@ def test_lockstep_holds_whatever_fails(tmp_path_factory, steps):
                         conn.execute("DROP TRIGGER IF EXISTS bm")
                         conn.execute("DROP TRIGGER IF EXISTS bt")
                     else:
+                        ensure_trace_tables(conn)
                         conn.execute(triggers[action])
             last = read_last_recall(brain)
             if last.trace_id is not None:
@@ -241,5 +248,36 @@ def test_lockstep_holds_whatever_fails(tmp_path_factory, steps):
                     "SELECT memory_id FROM recall_trace_results WHERE trace_id = ? ORDER BY result_rank",
                     (last.trace_id,))]
                 assert returned == list(last.retrieval_ids)
+    finally:
+        brain.close()
+
+
+TRACE_TABLES = ("recall_traces", "recall_trace_results", "recall_trace_outcomes")
+
+
+def _tables(path) -> set[str]:
+    conn = sqlite3.connect(path)
+    try:
+        return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    finally:
+        conn.close()
+
+
+def test_trace_tables_appear_with_the_first_trace_not_with_a_write(tmp_path):
+    from cleo_tui.brain import create_brain
+    from cleo_tui.brain import journal
+    from cleo_tui.recall.reader import has_traces, list_traces
+
+    path = tmp_path / ".cleo" / "cleo.db"
+    create_brain(path).close()
+    brain = open_brain(path)  # a writable open runs cleo-tui's migrations
+    try:
+        with brain.write() as conn:  # a curation step, as `prune --apply` makes
+            journal.start_run(conn, "prune", "a run")
+        assert not set(TRACE_TABLES) & _tables(path)
+        assert not has_traces(brain) and list_traces(brain) == []  # readers of a brain that has none
+        trace_id = write_recall_trace(brain, _data())
+        assert trace_id == 1 and set(TRACE_TABLES) <= _tables(path)
+        assert has_traces(brain) and [t.id for t in list_traces(brain)] == [1]  # the same Brain sees them
     finally:
         brain.close()

@@ -12,8 +12,8 @@ from __future__ import annotations
 from cleo_tui.brain.migrations import PROPOSALS
 from cleo_tui.llm.reflector import propose_reflection
 from cleo_tui.ui.app import CleoApp
-from fake_llm import FakeLLM, ids_in_prompt, text_reply
-from llm_fixtures import ANTHROPIC_KEY, reflection_answer
+from tests.fake_llm import FakeLLM, ids_in_prompt, text_reply
+from tests.llm_fixtures import ANTHROPIC_KEY, reflection_answer
 from tests.ui_helpers import settle
 
 SIZE = (120, 36)

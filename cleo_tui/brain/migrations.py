@@ -1,16 +1,7 @@
 """cleo-tui's own tables inside a brain: versioned, idempotent migrations.
 
-Only tables named `cleo_tui_*` and hippo's `recall_trace*` tables are created
-here. CLEO's tables and columns are never altered or dropped.
-
-A step is a SQL statement, or a function given a sqlite-utils `Database` on the
-same connection for what SQL cannot say idempotently (e.g. `add_column` only when
-the column is missing: ALTER TABLE has no IF NOT EXISTS). sqlite-utils is
-imported only when such a step is pending. The version record, the read-only
-check for newer files and the `BEGIN IMMEDIATE` per step stay plain sqlite3:
-sqlite-utils' own `Migrations` keeps wall-clock times in a `_sqlite_migrations`
-table (not a `cleo_tui_*` name, and the demo brain would no longer be the same
-bytes for a seed) and begins deferred transactions.
+Only tables named `cleo_tui_*` are created here (hippo's `recall_trace*`
+tables are named here but created by recall/traces.py with the first trace). CLEO's tables and columns are never altered or dropped.
 """
 
 from __future__ import annotations
@@ -28,6 +19,7 @@ RUNS = "cleo_tui_runs"
 RUN_CHANGES = "cleo_tui_run_changes"
 OVERRIDES = "cleo_tui_relevance_overrides"
 PROPOSALS = "cleo_tui_proposals"
+PROPOSAL_MARKS = "cleo_tui_proposal_marks"
 TRACES = "recall_traces"
 TRACE_RESULTS = "recall_trace_results"
 TRACE_OUTCOMES = "recall_trace_outcomes"
@@ -77,39 +69,9 @@ MIGRATIONS: tuple[Migration, ...] = (
             created_at TEXT NOT NULL
         )""",
     )),
-    Migration(2, "recall traces (hippo-memory schema v40)", (
-        f"""CREATE TABLE IF NOT EXISTS {TRACES} (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            ts TEXT NOT NULL,
-            tenant_id TEXT NOT NULL DEFAULT 'default',
-            session_id TEXT,
-            pipeline TEXT NOT NULL CHECK (pipeline IN ('api','cli','context','mcp')),
-            query_hash TEXT NOT NULL,
-            query_length INTEGER NOT NULL,
-            result_count INTEGER NOT NULL,
-            explain_mode INTEGER NOT NULL DEFAULT 0
-        )""",
-        f"CREATE INDEX IF NOT EXISTS idx_recall_traces_tenant_ts ON {TRACES}(tenant_id, ts DESC)",
-        f"""CREATE TABLE IF NOT EXISTS {TRACE_RESULTS} (
-            trace_id INTEGER NOT NULL REFERENCES {TRACES}(id) ON DELETE CASCADE,
-            tenant_id TEXT NOT NULL DEFAULT 'default',
-            memory_id TEXT NOT NULL,
-            result_rank INTEGER NOT NULL,
-            score REAL NOT NULL,
-            rerank_json TEXT,
-            PRIMARY KEY (trace_id, result_rank)
-        ) WITHOUT ROWID""",
-        f"CREATE INDEX IF NOT EXISTS idx_recall_trace_results_tenant_memory ON {TRACE_RESULTS}(tenant_id, memory_id)",
-        f"""CREATE TABLE IF NOT EXISTS {TRACE_OUTCOMES} (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            trace_id INTEGER NOT NULL REFERENCES {TRACES}(id) ON DELETE CASCADE,
-            ts TEXT NOT NULL,
-            tenant_id TEXT NOT NULL DEFAULT 'default',
-            outcome TEXT NOT NULL CHECK (outcome IN ('positive','negative')),
-            memory_ids_json TEXT NOT NULL
-        )""",
-        f"CREATE INDEX IF NOT EXISTS idx_recall_trace_outcomes_trace ON {TRACE_OUTCOMES}(trace_id)",
-    )),
+    # Kept as a step so version numbers stay; the trace tables are created by
+    # recall/traces.py when the first trace is written, not by opening a brain.
+    Migration(2, "recall traces: created with the first trace (recall/traces.py)", ()),
     Migration(3, "observer and reflector proposals awaiting review", (
         f"""CREATE TABLE IF NOT EXISTS {PROPOSALS} (
             id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -139,6 +101,16 @@ MIGRATIONS: tuple[Migration, ...] = (
         f"ALTER TABLE {RUN_CHANGES} ADD COLUMN undone_by INTEGER",
         f"CREATE INDEX IF NOT EXISTS idx_{RUNS}_status ON {RUNS}(status) WHERE status != 'done'",
         f"CREATE INDEX IF NOT EXISTS idx_{RUN_CHANGES}_undone ON {RUN_CHANGES}(undone_by) WHERE undone_by IS NOT NULL",
+    )),
+    # The reviewer's accept/reject marks on a pending proposal, kept with it (llm/proposals.py).
+    Migration(5, "review marks kept with their proposal", (
+        f"""CREATE TABLE IF NOT EXISTS {PROPOSAL_MARKS} (
+            proposal_id INTEGER NOT NULL REFERENCES {PROPOSALS}(id) ON DELETE CASCADE,
+            item_key TEXT NOT NULL,
+            accepted INTEGER NOT NULL CHECK (accepted IN (0, 1)),
+            marked_at TEXT NOT NULL,
+            PRIMARY KEY (proposal_id, item_key)
+        )""",
     )),
 )
 

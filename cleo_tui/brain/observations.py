@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+import re
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -59,9 +60,17 @@ class Cursor:
     rowid: int
 
 
+_HAS_WORD = re.compile(r"\w", re.UNICODE)
+
+
 def fts_expression(text: str) -> str:
-    """Turn what a user typed into a safe FTS5 query: every word a quoted prefix term."""
-    words = [w for w in text.replace('"', " ").split() if w]
+    """Turn what a user typed into a safe FTS5 query: every word a quoted prefix term.
+
+    Pieces FTS has no token for (only punctuation, such as `-` or `'`) are left
+    out; when nothing is left the result is empty and the search falls back to a
+    plain text match (LIKE), so `-` finds rows holding a dash.
+    """
+    words = [w for w in text.replace('"', " ").split() if w and _HAS_WORD.search(w)]
     return " AND ".join(f'"{w}"*' for w in words)
 
 

@@ -6,6 +6,7 @@ observe --store ID [--notes 0,2]   store chosen notes of a pending observer prop
 reflect                      ask the reflector; its answer becomes a pending proposal
 reflect --apply              ask and apply everything (CLEO's behaviour) → ReflectorResult
 reflect --apply --proposal ID [--approve IDS] [--patterns N,..] [--learnings N,..]
+                             [--confirm-protected IDS]  (protected rows: asked, or refused)
 reflect --list | --show ID | --discard ID | --undo ID
 When the model is not asked or its answer is unusable, the reason is printed
 (and is the `problem` of the JSON); the exit status is 1 for failures a user
@@ -15,11 +16,16 @@ should act on (no credential, provider error, unusable answer), 0 otherwise.
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from cleo_tui.commands.common import AddCommand, UsageError, add_brain_options, brain_from_args, emit_json
 from cleo_tui.llm import results as r
-from cleo_tui.llm.observer import propose_observer_notes, run_observer, store_observer_notes
+from cleo_tui.llm.observer import (
+    propose_observer_notes,
+    run_observer,
+    store_observer_notes,
+)
 from cleo_tui.llm.proposals import (
     STATUSES,
     Proposal,
@@ -28,7 +34,12 @@ from cleo_tui.llm.proposals import (
     list_proposals,
     undo_proposal,
 )
-from cleo_tui.llm.reflector import apply_reflection, propose_reflection, superseded_details
+from cleo_tui.llm.reflector import (
+    ProtectedEviction,
+    apply_reflection,
+    propose_reflection,
+    superseded_details,
+)
 from cleo_tui.llm.resolve import PROVIDERS
 from cleo_tui.safe_text import one_line
 
@@ -69,6 +80,9 @@ def register(add: AddCommand) -> None:
                          help="superseded ids to evict, comma-separated (default: all; '' for none)")
     reflect.add_argument("--patterns", metavar="N,N", help="patterns to store, 0-based (default: all; '' for none)")
     reflect.add_argument("--learnings", metavar="N,N", help="learnings to store, 0-based (default: all; '' for none)")
+    reflect.add_argument("--confirm-protected", metavar="IDS",
+                         help="with --apply: protected superseded ids you confirm evicting (otherwise asked, "
+                              "or refused when not at a terminal)")
     action.add_argument("--list", action="store_true", help="list proposals (observer and reflector)")
     reflect.add_argument("--status", choices=STATUSES, help="with --list: only this status")
     action.add_argument("--show", metavar="ID", type=int, help="show one proposal in full")
@@ -136,6 +150,8 @@ def _print_proposal(proposal: Proposal, details: list[dict[str, Any]] | None = N
     for item in details or [{**i, "row": {}} for i in proposal.superseded]:
         title = one_line(item["row"].get("title", ""), 80)
         print(f"  superseded {one_line(item['id'])}: {title} — {one_line(item['reason']) or 'no reason given'}")
+        if item.get("protected"):
+            print(f"    PROTECTED: {one_line('; '.join(item.get('reasons', [])), 300)}")
     if proposal.items.get("dropped_ids"):
         print(f"  ids the model named that were not in its input (dropped): "
               f"{one_line(', '.join(proposal.items['dropped_ids']), 200)}")
@@ -154,12 +170,18 @@ def _print_outcome(outcome: r.ProposeOutcome, details: list[dict[str, Any]] | No
                   "[--approve IDS] [--patterns N,N] [--learnings N,N]")
 
 
+def _merged_text(result: r.ReflectorResult) -> str:
+    """`; merged into existing pattern P-1, learning L-2` (empty when nothing matched a stored row)."""
+    named = [f"pattern {i}" for i in result.merged_pattern_ids] + [f"learning {i}" for i in result.merged_learning_ids]
+    return f"; merged into existing {one_line(', '.join(named))}" if named else ""
+
+
 def _print_reflector(result: r.ReflectorResult) -> None:
     _print_problem(result.problem)
     if result.ran and result.problem is None:
-        print(f"proposal {result.proposal_id} applied (run {result.run_id}): {result.patterns_stored} pattern(s), "
-              f"{result.learnings_stored} learning(s), evicted {len(result.superseded_ids)}: "
-              f"{one_line(', '.join(result.superseded_ids)) or '-'}")
+        print(f"proposal {result.proposal_id} applied (run {result.run_id}): stored {result.patterns_stored} new "
+              f"pattern(s), {result.learnings_stored} new learning(s){_merged_text(result)}; "
+              f"evicted {len(result.superseded_ids)}: {one_line(', '.join(result.superseded_ids)) or '-'}")
 
 
 def cmd_observe(args: argparse.Namespace) -> int:
@@ -182,15 +204,35 @@ def cmd_observe(args: argparse.Namespace) -> int:
     return _exit(result.problem)
 
 
+def _confirm_protected_at_terminal(refused: ProtectedEviction, json_out: bool) -> bool:
+    """Ask, once, before evicting protected rows; only at an interactive terminal (not with --json)."""
+    if json_out or not (sys.stdin.isatty() and sys.stdout.isatty()):
+        return False
+    print(f"{len(refused.refused)} of the observations to evict are protected:")
+    for observation_id, protection in refused.refused.items():
+        print(f"  {one_line(observation_id)}: {one_line('; '.join(protection.reasons), 300)}")
+    try:
+        answer = input("Evict them anyway? [y/N] ")
+    except EOFError:
+        return False
+    return answer.strip().lower() in ("y", "yes")
+
+
 def _apply_existing(brain: Any, args: argparse.Namespace) -> r.ReflectorResult:
     proposal = get_proposal(brain, args.proposal)
     approve = _ids(args.approve)
     patterns = _indexes(args.patterns, "--patterns")
     learnings = _indexes(args.learnings, "--learnings")
-    return apply_reflection(
-        brain, args.proposal, [i["id"] for i in proposal.superseded] if approve is None else approve,
-        range(len(proposal.patterns)) if patterns is None else patterns,
-        range(len(proposal.learnings)) if learnings is None else learnings)
+    chosen = ([i["id"] for i in proposal.superseded] if approve is None else approve,
+              range(len(proposal.patterns)) if patterns is None else list(patterns),
+              range(len(proposal.learnings)) if learnings is None else list(learnings))
+    confirmed = _ids(getattr(args, "confirm_protected", None)) or []
+    try:
+        return apply_reflection(brain, args.proposal, *chosen, confirm_protected=confirmed)
+    except ProtectedEviction as refused:
+        if not _confirm_protected_at_terminal(refused, args.json):
+            raise
+        return apply_reflection(brain, args.proposal, *chosen, confirm_protected=[*confirmed, *refused.refused])
 
 
 def _manage(brain: Any, args: argparse.Namespace) -> int:
@@ -234,7 +276,10 @@ def cmd_reflect(args: argparse.Namespace) -> int:
             outcome = propose_reflection(brain, args.session, args.provider, args.model, args.base_url)
             if not args.apply:
                 details = superseded_details(brain, outcome.proposal) if outcome.proposal else None
-                emit_json(outcome.to_dict()) if args.json else _print_outcome(outcome, details)
+                if args.json:
+                    emit_json({**outcome.to_dict(), "superseded_details": details or []})
+                else:
+                    _print_outcome(outcome, details)
                 return _exit(outcome.problem)
             if outcome.proposal is None:
                 result = r.ReflectorResult(ran=outcome.ran, problem=outcome.problem)

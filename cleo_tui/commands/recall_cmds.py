@@ -18,9 +18,8 @@ from cleo_tui.recall.reader import (
     trace_outcomes,
     trace_results,
 )
-from cleo_tui.recall.recall import MAX_LIMIT, RecallResult
+from cleo_tui.recall.recall import DEFAULT_LIMIT, MAX_LIMIT, RecallResult
 from cleo_tui.recall.rerank import RerankStep, format_chain
-from cleo_tui.recall.search import query_terms
 from cleo_tui.recall.traces import DEFAULT_TENANT, PIPELINES, query_hash
 from cleo_tui.safe_text import one_line
 
@@ -31,7 +30,8 @@ def register(add: AddCommand) -> None:
     recall = add("recall", help="rank memories for a query and write a recall trace")
     recall.add_argument("query", metavar="QUERY", help="what to recall (stored only as a hash)")
     recall.add_argument("--why", action="store_true", help="show (and trace) each result's rerank steps")
-    recall.add_argument("--limit", type=int, default=10, metavar="K", help="results to return (default 10)")
+    recall.add_argument("--limit", type=int, default=DEFAULT_LIMIT, metavar="K",
+                        help=f"results to return (default {DEFAULT_LIMIT})")
     recall.add_argument("--session", metavar="ID", help="session id recorded on the trace")
     recall.add_argument("--json", action="store_true", help="print JSON")
     add_brain_options(recall)
@@ -81,8 +81,8 @@ def _result_json(result: RecallResult, why: bool) -> dict:
 def cmd_recall(args: argparse.Namespace) -> int:
     if not 1 <= args.limit <= MAX_LIMIT:
         raise UsageError(f"--limit must be between 1 and {MAX_LIMIT}; got {args.limit}.")
-    if not query_terms(args.query):
-        raise UsageError("The query has no words to search for; give at least one word.")
+    if not args.query.strip():
+        raise UsageError("The query is blank: it has no words or text to search for; give at least one word.")
     brain = brain_from_args(args)
     try:
         recorded = recall_and_record(brain, args.query, args.limit, args.why, pipeline="cli",
@@ -91,6 +91,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
         brain.close()
     if args.json:
         emit_json({"query_hash": query_hash(args.query), "trace_id": recorded.trace_id,
+                   "matched_nothing": recorded.matched_nothing,
                    "results": [_result_json(r, args.why) for r in recorded.results]})
         return 0
     if not recorded.results:
@@ -99,8 +100,10 @@ def cmd_recall(args: argparse.Namespace) -> int:
         print(f"{r.rank:>3}. {r.score:.3f}  {one_line(r.memory_id, 40)}  [{r.kind}]  {one_line(r.title, TITLE_WIDTH)}")
         if args.why:
             print(f"      {one_line(format_chain(r.steps))}")
-    if recorded.trace_id is not None:
+    if recorded.can_credit:
         print(f"trace {recorded.trace_id} written; credit it with `cleo-tui outcome --good` or `--bad`.")
+    elif recorded.trace_id is not None:
+        print(f"trace {recorded.trace_id} written (no results).")
     return 0
 
 

@@ -19,17 +19,37 @@ import httpx2
 from cleo_tui.brain import journal
 from cleo_tui.brain.store import Brain
 from cleo_tui.llm import results as r
-from cleo_tui.llm.asking import RAW_TEXT_LIMIT, ask, credential_problem, parse_answer, read_only_problem
-from cleo_tui.llm.inputs import OBSERVER_MIN_ROWS, Selection, fingerprint, observer_selection
+from cleo_tui.llm.asking import (
+    RAW_TEXT_LIMIT,
+    ask,
+    credential_problem,
+    parse_answer,
+    read_only_problem,
+)
+from cleo_tui.llm.inputs import (
+    OBSERVER_MIN_ROWS,
+    Selection,
+    fingerprint,
+    observer_selection,
+)
 from cleo_tui.llm.parsing import parse_notes
-from cleo_tui.llm.prompts import OBSERVER_MAX_TOKENS, OBSERVER_SYSTEM, observer_line, observer_prompt
+from cleo_tui.llm.prompts import (
+    OBSERVER_MAX_TOKENS,
+    OBSERVER_SYSTEM,
+    observer_line,
+    observer_prompt,
+)
 from cleo_tui.llm.proposals import (
     APPLIED,
     DISCARDED,
+    NOTE,
     OBSERVER,
     chosen_indexes,
     create_proposal,
+    get_proposal,
     mark_decided,
+    marked_indexes,
+    marks,
     require_pending,
 )
 from cleo_tui.llm.providers import CancelToken, redact
@@ -154,3 +174,9 @@ def run_observer(brain: Brain, session_id: str | None = None, threshold_override
     except Exception as exc:  # best-effort like CLEO: report, never raise
         return r.ObserverResult(ran=False, provider=described,
                                 problem=r.Problem(r.ERROR, redact(f"{type(exc).__name__}: {exc}", None)))
+
+
+def store_marked_notes(brain: Brain, proposal_id: int) -> r.ObserverResult:
+    """Store exactly the notes the proposal's kept marks accept (see `proposals.set_mark`)."""
+    proposal = get_proposal(brain, proposal_id)
+    return store_observer_notes(brain, proposal_id, marked_indexes(proposal, marks(brain, proposal_id), NOTE))

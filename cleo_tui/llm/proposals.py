@@ -6,6 +6,13 @@ input rows. Its status goes pending → applied → undone, or pending →
 discarded. Applying writes through the curation journal (run id kept on the
 row), so undoing a proposal is undoing that run. The proposal row itself is
 cleo-tui's bookkeeping, not curation: it is written directly.
+
+The reviewer's marks (accept/reject per item) are kept with the proposal in
+`cleo_tui_proposal_marks`, so they survive moving between proposals and
+closing the app, and applying from the marks writes exactly what is marked.
+Items are keyed `note:<i>`, `pattern:<i>`, `learning:<i>`, `superseded:<i>`
+(indexes in the proposal's lists). Defaults: notes, patterns and learnings
+accepted; superseded observations kept live (not evicted).
 """
 
 from __future__ import annotations
@@ -20,11 +27,12 @@ from cleo_tui.brain import journal
 from cleo_tui.brain.clock import cleo_timestamp
 from cleo_tui.brain.connection import inserted_id
 from cleo_tui.brain.errors import BrainError
-from cleo_tui.brain.migrations import PROPOSALS
+from cleo_tui.brain.migrations import PROPOSAL_MARKS, PROPOSALS
 from cleo_tui.brain.store import Brain
 
 OBSERVER = "observer"
 REFLECTOR = "reflector"
+NOTE, PATTERN, LEARNING, SUPERSEDED = "note", "pattern", "learning", "superseded"
 PENDING, APPLIED, DISCARDED, UNDONE = "pending", "applied", "discarded", "undone"
 STATUSES = (PENDING, APPLIED, DISCARDED, UNDONE)
 
@@ -216,3 +224,90 @@ def undo_proposal(brain: Brain, proposal_id: int) -> UndoResult:
                                              f"undo of {proposal.kind} proposal {proposal_id}")
         conn.execute(f"UPDATE {PROPOSALS} SET status = ? WHERE id = ?", (UNDONE, proposal_id))
     return UndoResult(proposal_id, proposal.run_id, undo_id, restored)
+
+
+# --- review marks ------------------------------------------------------------------
+
+
+def item_keys(proposal: Proposal) -> list[str]:
+    """Every item's key, in review order: notes, or patterns, learnings, then superseded ids."""
+    if proposal.kind == OBSERVER:
+        return [f"{NOTE}:{i}" for i in range(len(proposal.notes))]
+    return ([f"{PATTERN}:{i}" for i in range(len(proposal.patterns))]
+            + [f"{LEARNING}:{i}" for i in range(len(proposal.learnings))]
+            + [f"{SUPERSEDED}:{i}" for i in range(len(proposal.superseded))])
+
+
+def default_marks(proposal: Proposal) -> dict[str, bool]:
+    """Marks before any choice: additions accepted, superseded rows kept (not evicted)."""
+    return {key: not key.startswith(SUPERSEDED + ":") for key in item_keys(proposal)}
+
+
+def decided_marks(proposal: Proposal) -> dict[str, bool]:
+    """What a decided proposal's decision chose (applied or undone), or nothing (discarded)."""
+    keys = item_keys(proposal)
+    if proposal.status == DISCARDED:
+        return {key: False for key in keys}
+    decision = proposal.decision or {}
+    chosen = {NOTE: set(decision.get("stored", [])), PATTERN: set(decision.get("accepted_patterns", [])),
+              LEARNING: set(decision.get("accepted_learnings", []))}
+    approved = set(decision.get("approved_superseded", []))
+    out = {}
+    for key in keys:
+        kind, index = key.split(":")
+        out[key] = (proposal.superseded[int(index)]["id"] in approved if kind == SUPERSEDED
+                    else int(index) in chosen[kind])
+    return out
+
+
+def _stored_marks(conn: sqlite3.Connection, proposal_id: int) -> dict[str, bool]:
+    try:
+        rows = conn.execute(f"SELECT item_key, accepted FROM {PROPOSAL_MARKS} WHERE proposal_id = ?",
+                            (proposal_id,)).fetchall()
+    except sqlite3.OperationalError:  # a brain opened read-only before migration 4: no marks kept yet
+        return {}
+    return {row[0]: bool(row[1]) for row in rows}
+
+
+def marks_of(conn: sqlite3.Connection, proposal: Proposal) -> dict[str, bool]:
+    """The proposal's marks, read on `conn`: stored marks over the defaults (pending), else its decision."""
+    if proposal.status != PENDING:
+        return decided_marks(proposal)
+    current = default_marks(proposal)
+    current.update({k: v for k, v in _stored_marks(conn, proposal.id).items() if k in current})
+    return current
+
+
+def marks(brain: Brain, proposal_id: int) -> dict[str, bool]:
+    """{item key: accepted} for every item of the proposal (see the module docstring)."""
+    proposal = get_proposal(brain, proposal_id)
+    with brain.lock:
+        return marks_of(brain.conn, proposal)
+
+
+def set_mark(brain: Brain, proposal_id: int, item_key: str, accepted: bool) -> dict[str, bool]:
+    """Accept (True) or reject one item of a pending proposal, kept in the brain; returns all marks.
+
+    Raises ProposalError (no such proposal or item, not pending) or ReadOnlyBrain.
+    """
+    with brain.write() as conn:
+        proposal = read_proposal(conn, proposal_id)
+        if proposal.status != PENDING:
+            raise ProposalError(f"Proposal {proposal_id} is {proposal.status}; only a pending proposal's "
+                                "marks can change.")
+        if item_key not in item_keys(proposal):
+            raise ProposalError(f"Proposal {proposal_id} has no item {item_key!r}.")
+        conn.execute(f"INSERT INTO {PROPOSAL_MARKS}(proposal_id, item_key, accepted, marked_at) VALUES (?, ?, ?, ?) "
+                     "ON CONFLICT(proposal_id, item_key) DO UPDATE SET accepted = excluded.accepted, "
+                     "marked_at = excluded.marked_at", (proposal_id, item_key, int(bool(accepted)), cleo_timestamp()))
+        return marks_of(conn, proposal)
+
+
+def marked_indexes(proposal: Proposal, current: dict[str, bool], kind: str) -> list[int]:
+    """Indexes of the accepted items of one kind."""
+    return [int(key.split(":")[1]) for key in item_keys(proposal) if key.startswith(kind + ":") and current.get(key)]
+
+
+def marked_superseded(proposal: Proposal, current: dict[str, bool]) -> list[str]:
+    """Superseded observation ids marked for eviction, in the proposal's order."""
+    return [proposal.superseded[i]["id"] for i in marked_indexes(proposal, current, SUPERSEDED)]

@@ -10,6 +10,9 @@ proposal row. A proposal whose input rows changed since is refused.
 
 from __future__ import annotations
 
+import json
+from collections import Counter
+from dataclasses import dataclass
 from collections.abc import Iterable
 from typing import Any
 
@@ -21,24 +24,49 @@ from cleo_tui.brain.clock import cleo_timestamp
 from cleo_tui.brain.errors import StaleState
 from cleo_tui.brain.store import Brain
 from cleo_tui.llm import results as r
-from cleo_tui.llm.asking import RAW_TEXT_LIMIT, ask, credential_problem, parse_answer, read_only_problem
+from cleo_tui.llm.asking import (
+    RAW_TEXT_LIMIT,
+    ask,
+    credential_problem,
+    parse_answer,
+    read_only_problem,
+)
 from cleo_tui.llm.inputs import REFLECTOR_MIN_ROWS, fingerprint, reflector_selection
 from cleo_tui.llm.parsing import parse_reflection
-from cleo_tui.llm.prompts import REFLECTOR_MAX_TOKENS, REFLECTOR_SYSTEM, reflector_line, reflector_prompt
+from cleo_tui.llm.prompts import (
+    REFLECTOR_MAX_TOKENS,
+    REFLECTOR_SYSTEM,
+    reflector_line,
+    reflector_prompt,
+)
 from cleo_tui.llm.proposals import (
     APPLIED,
+    LEARNING,
+    PATTERN,
     REFLECTOR,
     Proposal,
     ProposalError,
     chosen_indexes,
     create_proposal,
+    get_proposal,
     mark_decided,
+    marked_indexes,
+    marked_superseded,
+    marks,
     require_pending,
 )
 from cleo_tui.llm.providers import CancelToken
 from cleo_tui.llm.resolve import resolve_provider
 from cleo_tui.llm.settings import load_project_settings
-from cleo_tui.llm.storage import REFLECTION_EDGE_WEIGHT, add_edge, evict, store_learning, store_pattern
+from cleo_tui.llm.storage import (
+    REFLECTION_EDGE_WEIGHT,
+    REFLECTION_PROVENANCE,
+    add_edge,
+    evict,
+    store_learning,
+    store_pattern,
+)
+from cleo_tui.memory import detectors, mapping, tags
 from cleo_tui.memory.mapping import as_text
 
 RUN_KIND = "reflect"
@@ -95,17 +123,97 @@ def propose_reflection(brain: Brain, session_id: str | None = None, provider: st
     return r.ProposeOutcome(True, proposal, None, described)
 
 
+@dataclass(frozen=True)
+class Protection:
+    """Why an observation is protected, as the tags say it (memory/tags.py); `protected` only while live."""
+
+    protected: bool
+    reasons: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"protected": self.protected, "reasons": list(self.reasons)}
+
+
+def _identifier_counts(brain: Brain, identifiers: set[str]) -> Counter[str]:
+    """How many live observations and live reflections hold each identifier (as the tagger counts).
+
+    Only rows whose title or narrative contains the identifier's text can hold
+    it, so those few are read and analysed, not the whole brain.
+    """
+    counts: Counter[str] = Counter()
+    if not identifiers:
+        return counts
+    have = brain.features.columns(cs.OBSERVATIONS)
+    text_cols = [c for c in ("title", "narrative") if c in have]
+    select = ", ".join(f'"{c}"' if c in have else f'NULL AS "{c}"' for c in tags.POOL_COLUMNS)
+    live = "invalid_at IS NULL" if "invalid_at" in have else "1"
+    for identifier in sorted(identifiers):
+        holds = " OR ".join(f'instr(CAST("{c}" AS TEXT), ?) > 0' for c in text_cols) or "0"
+        rows = brain.query(f"SELECT {select} FROM {cs.OBSERVATIONS} WHERE {live} AND ({holds})",
+                           [identifier] * len(text_cols))
+        texts = [tags.judged_text(dict(zip(tags.POOL_COLUMNS, row))) for row in rows]
+        counts[identifier] = sum(identifier in found for found in detectors.identifiers_of(texts))
+    for found in detectors.identifiers_of(tags.live_reflection_texts(brain)):
+        counts.update(found & identifiers)
+    return counts
+
+
+def protection_of(brain: Brain, observation_ids: Iterable[str]) -> dict[str, Protection]:
+    """Protection of just these observations, by id (ids not in the brain are left out).
+
+    The same reasons the tags give (critical relevance, pins, completions,
+    unique identifiers ...), computed on these rows only.
+    """
+    wanted = list(dict.fromkeys(observation_ids))
+    if not wanted or not brain.features.has_table(cs.OBSERVATIONS):
+        return {}
+    have = brain.features.columns(cs.OBSERVATIONS)
+    select = ", ".join(f'"{c}"' if c in have else f'NULL AS "{c}"' for c in tags.POOL_COLUMNS)
+    rows = [dict(zip(tags.POOL_COLUMNS, r)) for r in brain.query(
+        f"SELECT {select} FROM {cs.OBSERVATIONS} WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(wanted),))]
+    overrides = mapping.relevance_overrides(brain)
+    findings = detectors.analyse_texts([tags.judged_text(row) for row in rows])
+    counts = _identifier_counts(brain, {i for found in findings for i in found[0]})
+    out = {}
+    for row, (identifiers, text_reasons) in zip(rows, findings):
+        obs_id = as_text(row["id"])
+        live = row["invalid_at"] is None
+        relevance, why = mapping.derive_relevance(row, overrides.get(obs_id))
+        reasons = tags.protection_reasons(list(text_reasons), relevance, why, identifiers, counts, own=1 if live else 0)
+        out[obs_id] = Protection(live and bool(reasons), tuple(reasons))
+    return out
+
+
 def superseded_details(brain: Brain, proposal: Proposal) -> list[dict[str, Any]]:
-    """Each proposed superseded observation in full, beside the model's reason, for review."""
+    """Each proposed superseded observation in full, beside the model's reason, for review.
+
+    Each entry also says whether the row is `protected` and why (`reasons`):
+    evicting a protected row needs a second confirmation (`confirm_protected`).
+    """
     has = brain.features.columns(cs.OBSERVATIONS)
     cols = [c for c in ("id", "type", "title", "narrative", "created_at", "source_type", "invalid_at") if c in has]
+    protection = protection_of(brain, [item["id"] for item in proposal.superseded])
     out = []
     for item in proposal.superseded:
         row = brain.query_one(f"SELECT {', '.join(cols)} FROM {cs.OBSERVATIONS} WHERE id = ?", (item["id"],))
         found = {c: (as_text(row[c]) if row[c] is not None else None) for c in cols} if row else {}
+        guard = protection.get(item["id"], Protection(False, ()))
         out.append({**item, "exists": row is not None,
-                    "live": row is not None and found.get("invalid_at") is None, "row": found})
+                    "live": row is not None and found.get("invalid_at") is None, "row": found, **guard.to_dict()})
     return out
+
+
+class ProtectedEviction(ProposalError):
+    """Approved evictions of protected rows that were not confirmed a second time."""
+
+    def __init__(self, proposal_id: int, refused: dict[str, Protection]) -> None:
+        self.refused = refused
+        named = "; ".join(f"{i} ({', '.join(p.reasons[:2])}{' …' if len(p.reasons) > 2 else ''})"
+                          for i, p in refused.items())
+        super().__init__(
+            f"Reflector proposal {proposal_id} would evict {len(refused)} protected observation(s): {named}. "
+            "Nothing was written. Confirm each one a second time (`--confirm-protected "
+            f"{','.join(refused)}`), or keep them live.")
 
 
 def _check_fresh(brain: Brain, proposal: Proposal) -> None:
@@ -129,18 +237,26 @@ def _approved(proposal: Proposal, approved: Iterable[str]) -> list[str]:
 
 
 def apply_reflection(brain: Brain, proposal_id: int, approved_superseded: Iterable[str],
-                     accepted_patterns: Iterable[int], accepted_learnings: Iterable[int]) -> r.ReflectorResult:
+                     accepted_patterns: Iterable[int], accepted_learnings: Iterable[int],
+                     confirm_protected: Iterable[str] = ()) -> r.ReflectorResult:
     """Write the accepted part of a pending reflector proposal in one transaction; returns ReflectorResult.
 
+    An approved id whose row is protected (see `protection_of`) is evicted only
+    when it is also in `confirm_protected` (the reviewer's second confirmation).
     Raises ProposalError (unknown or decided proposal, bad index or id),
-    StaleState (input rows changed since) or ReadOnlyBrain; nothing is written then.
+    ProtectedEviction (a protected id not confirmed), StaleState (input rows
+    changed since) or ReadOnlyBrain; nothing is written then.
     """
+    confirmed = set(confirm_protected)
     with brain.write() as conn:
         proposal = require_pending(conn, proposal_id, REFLECTOR)
         patterns = chosen_indexes(accepted_patterns, len(proposal.patterns), "patterns", proposal_id)
         learnings = chosen_indexes(accepted_learnings, len(proposal.learnings), "learnings", proposal_id)
         approved = _approved(proposal, approved_superseded)
         _check_fresh(brain, proposal)
+        refused = {i: p for i, p in protection_of(brain, approved).items() if p.protected and i not in confirmed}
+        if refused:
+            raise ProtectedEviction(proposal_id, refused)
         graph = load_project_settings(brain).auto_capture
         run_id = journal.start_run(conn, RUN_KIND, f"reflector proposal {proposal_id}",
                                    {"proposal_id": proposal_id, "patterns": patterns, "learnings": learnings,
@@ -148,10 +264,18 @@ def apply_reflection(brain: Brain, proposal_id: int, approved_superseded: Iterab
         result = r.ReflectorResult(ran=True, proposal_id=proposal_id, run_id=run_id,
                                    rejected_ids=[i["id"] for i in proposal.superseded if i["id"] not in approved])
         for index in patterns:
-            result.pattern_ids.append(store_pattern(conn, run_id, brain, proposal.patterns[index], graph)[0])
+            pattern_id, new = store_pattern(conn, run_id, brain, proposal.patterns[index], graph)
+            result.pattern_ids.append(pattern_id)
+            if not new:
+                result.merged_pattern_ids.append(pattern_id)
         for index in learnings:
-            result.learning_ids.append(store_learning(conn, run_id, brain, proposal.learnings[index], graph)[0])
-        result.patterns_stored, result.learnings_stored = len(patterns), len(learnings)
+            learning_id, new = store_learning(conn, run_id, brain, proposal.learnings[index], graph)
+            result.learning_ids.append(learning_id)
+            if not new:
+                result.merged_learning_ids.append(learning_id)
+        result.patterns_merged, result.learnings_merged = len(result.merged_pattern_ids), len(result.merged_learning_ids)
+        result.patterns_stored = len(patterns) - result.patterns_merged
+        result.learnings_stored = len(learnings) - result.learnings_merged
         for observation_id in approved:
             target = result.superseded_ids if evict(conn, run_id, brain, observation_id) else result.already_evicted_ids
             target.append(observation_id)
@@ -159,25 +283,42 @@ def apply_reflection(brain: Brain, proposal_id: int, approved_superseded: Iterab
             now = cleo_timestamp()
             for source in [f"pattern:{i}" for i in result.pattern_ids] + [f"learning:{i}" for i in result.learning_ids]:
                 for observation_id in approved:
-                    add_edge(conn, run_id, brain, source, f"observation:{observation_id}", REFLECTION_EDGE_WEIGHT, now)
+                    add_edge(conn, run_id, brain, source, f"observation:{observation_id}", REFLECTION_EDGE_WEIGHT,
+                             now, REFLECTION_PROVENANCE)
         mark_decided(conn, proposal_id, APPLIED, {
             "accepted_patterns": patterns, "accepted_learnings": learnings, "approved_superseded": approved,
             "rejected_superseded": result.rejected_ids, "evicted": result.superseded_ids,
             "already_evicted": result.already_evicted_ids, "pattern_ids": result.pattern_ids,
-            "learning_ids": result.learning_ids}, run_id)
+            "learning_ids": result.learning_ids, "merged_pattern_ids": result.merged_pattern_ids,
+            "merged_learning_ids": result.merged_learning_ids}, run_id)
     return result
+
+
+def apply_marked_reflection(brain: Brain, proposal_id: int,
+                            confirm_protected: Iterable[str] = ()) -> r.ReflectorResult:
+    """Apply exactly what the proposal's kept marks accept (see `proposals.set_mark`)."""
+    proposal = get_proposal(brain, proposal_id)
+    current = marks(brain, proposal_id)
+    return apply_reflection(brain, proposal_id, marked_superseded(proposal, current),
+                            marked_indexes(proposal, current, PATTERN), marked_indexes(proposal, current, LEARNING),
+                            confirm_protected)
 
 
 def run_reflector(brain: Brain, session_id: str | None = None, provider: str | None = None,
                   model: str | None = None, base_url: str | None = None, cancel: CancelToken | None = None,
                   http_client: httpx2.Client | None = None) -> r.ReflectorResult:
-    """CLEO's reflector without review: propose, then apply everything proposed. Never raises."""
+    """CLEO's reflector without review: propose, then apply everything proposed. Never raises.
+
+    Like CLEO it evicts every proposed row, protected ones included (calling it
+    is the confirmation); the review path (`apply_reflection`) asks first.
+    """
     try:
         outcome = propose_reflection(brain, session_id, provider, model, base_url, cancel, http_client)
         if outcome.proposal is None:
             return r.ReflectorResult(ran=outcome.ran, problem=outcome.problem)
         proposal = outcome.proposal
-        return apply_reflection(brain, proposal.id, [i["id"] for i in proposal.superseded],
-                                range(len(proposal.patterns)), range(len(proposal.learnings)))
+        every = [i["id"] for i in proposal.superseded]
+        return apply_reflection(brain, proposal.id, every, range(len(proposal.patterns)),
+                                range(len(proposal.learnings)), confirm_protected=every)
     except Exception as exc:  # best-effort like CLEO: report, never raise
         return r.ReflectorResult(ran=False, problem=r.Problem(r.ERROR, f"{type(exc).__name__}: {exc}"))

@@ -85,7 +85,10 @@ class ReflectorResult:
 
     `superseded_ids` are the ids this apply really evicted; `rejected_ids` the
     proposed ones the reviewer did not approve; `already_evicted_ids` approved
-    ones that were no longer live.
+    ones that were no longer live. `patterns_stored` / `learnings_stored` count
+    new rows only; an accepted entry identical to a live stored one is merged
+    into it (CLEO's dedup) and counted in `*_merged`, its id in `merged_*_ids`.
+    `pattern_ids` / `learning_ids` list every accepted entry's id, new or merged.
     """
 
     ran: bool = False
@@ -96,6 +99,10 @@ class ReflectorResult:
     already_evicted_ids: list[str] = field(default_factory=list)
     pattern_ids: list[str] = field(default_factory=list)
     learning_ids: list[str] = field(default_factory=list)
+    patterns_merged: int = 0
+    learnings_merged: int = 0
+    merged_pattern_ids: list[str] = field(default_factory=list)
+    merged_learning_ids: list[str] = field(default_factory=list)
     problem: Problem | None = None
     proposal_id: int | None = None
     run_id: int | None = None

@@ -4,6 +4,13 @@ Every function runs inside the caller's `Brain.write()` transaction and goes
 through the curation journal with the caller's run id, so one undo reverses
 all of it: inserted rows are deleted, a raised `frequency` or `confidence`
 is put back, an eviction is lifted. Columns a brain lacks are left out.
+
+Patterns and learnings get the quality score, tier, type and source
+confidence CLEO's `storePattern` / `storeLearning` give a reflector entry
+(packages/core/src/memory/patterns.ts, learnings.ts and quality-scoring.ts in
+CLEO v2026.8.9): the reflector's source `reflector-synthesized` routes to
+source confidence `agent` (multiplier 0.7); patterns are `medium`/`procedural`
+(tier bonus 0.05), learnings `short`/`semantic` (no bonus).
 """
 
 from __future__ import annotations
@@ -16,11 +23,13 @@ from typing import Any
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain import journal
 from cleo_tui.brain.clock import cleo_timestamp
+from cleo_tui.brain.numbers import finite_int_or_none, finite_or_none
 from cleo_tui.brain.store import Brain
 from cleo_tui.memory.mapping import OBSERVER_SOURCE_TYPE
 
 EDGE_TYPE = "supersedes"
-EDGE_PROVENANCE = "observer-reflector"
+EDGE_PROVENANCE = "observer-reflector"  # CLEO's provenance of observer note → source edges
+REFLECTION_PROVENANCE = "reflector-synthesized:session-end-reflection"  # pattern/learning → observation
 NOTE_EDGE_WEIGHT = 0.9
 REFLECTION_EDGE_WEIGHT = 1.0
 PATTERN_TYPE = "workflow"
@@ -28,6 +37,41 @@ LEARNING_SOURCE = "reflector-synthesized"
 ACTIONABLE_AT = 0.7
 TITLE_EXCERPT = 80
 LABEL_LIMIT = 120
+AGENT_MULTIPLIER = 0.7
+MEDIUM_TIER_BONUS = 0.05
+PATTERN_CLASS = {"memory_tier": "medium", "memory_type": "procedural", "source_confidence": "agent", "verified": 0}
+LEARNING_CLASS = {"memory_tier": "short", "memory_type": "semantic", "source_confidence": "agent", "verified": 0}
+
+
+def _js_length(text: str) -> int:
+    """Length as JavaScript's `String.length` counts it (UTF-16 code units), as CLEO's thresholds do."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+def _clamp(score: float) -> float:
+    return min(1.0, max(0.0, score))
+
+
+def pattern_quality(pattern: str, context: str) -> float:
+    """CLEO's quality of a reflector `workflow` pattern.
+
+    (0.4 + 0.1 workflow + 0.1 if the pattern exceeds 100 chars + 0.1 if the
+    context exceeds 50) × 0.7 (agent) + 0.05 (medium tier), clamped to 0..1.
+    """
+    score = 0.4 + 0.1
+    score += 0.1 if _js_length(pattern.strip()) > 100 else 0.0
+    score += 0.1 if _js_length(context.strip()) > 50 else 0.0
+    return _clamp(score * AGENT_MULTIPLIER + MEDIUM_TIER_BONUS)
+
+
+def learning_quality(confidence: float, actionable: bool, insight: str) -> float:
+    """CLEO's quality of a reflector learning.
+
+    (confidence + 0.1 if actionable + 0.1 if the insight exceeds 100 chars)
+    × 0.7 (agent); short tier, no bonus; clamped to 0..1.
+    """
+    score = confidence + (0.1 if actionable else 0.0) + (0.1 if _js_length(insight.strip()) > 100 else 0.0)
+    return _clamp(score * AGENT_MULTIPLIER)
 
 
 def content_hash(text: str) -> str:
@@ -72,8 +116,12 @@ def add_node(conn: sqlite3.Connection, run_id: int, brain: Brain, node_id: str, 
 
 
 def add_edge(conn: sqlite3.Connection, run_id: int, brain: Brain, from_id: str, to_id: str,
-             weight: float, now: str) -> bool:
-    """A `supersedes` edge, unless the brain has no edges table or the edge exists already."""
+             weight: float, now: str, provenance: str = EDGE_PROVENANCE) -> bool:
+    """A `supersedes` edge, unless the brain has no edges table or the edge exists already.
+
+    `provenance` is what CLEO writes: `observer-reflector` for note → source
+    edges (the default), REFLECTION_PROVENANCE for pattern/learning → observation.
+    """
     if not brain.features.has_table(cs.EDGES):
         return False
     if conn.execute(f"SELECT 1 FROM {cs.EDGES} WHERE from_id = ? AND to_id = ? AND edge_type = ?",
@@ -81,7 +129,7 @@ def add_edge(conn: sqlite3.Connection, run_id: int, brain: Brain, from_id: str, 
         return False
     _insert(conn, run_id, brain, cs.EDGES, {
         "from_id": from_id, "to_id": to_id, "edge_type": EDGE_TYPE, "weight": weight,
-        "provenance": EDGE_PROVENANCE, "created_at": now,
+        "provenance": provenance, "created_at": now,
     }, ("from_id", "to_id", "edge_type"))
     return True
 
@@ -141,23 +189,30 @@ def _live(brain: Brain, table: str) -> str:
 
 def store_pattern(conn: sqlite3.Connection, run_id: int, brain: Brain, pattern: dict[str, Any],
                   graph: bool) -> tuple[str, bool]:
-    """Store a `workflow` pattern, or raise the frequency of an identical live one; (id, new)."""
+    """Store a `workflow` pattern, or merge into an identical live one; (id, new).
+
+    A merge is CLEO's: frequency + 1 and `extracted_at` set to now.
+    """
     now = cleo_timestamp()
     row = conn.execute(
         f"SELECT id, frequency FROM {cs.PATTERNS} WHERE type = ? AND lower(trim(pattern)) = lower(trim(?))"
         f"{_live(brain, cs.PATTERNS)} ORDER BY rowid LIMIT 1", (PATTERN_TYPE, pattern["pattern"])).fetchone()
     if row is not None:
-        values = _with_updated_at(brain, cs.PATTERNS, {"frequency": int(row[1] or 0) + 1}, now)
+        values: dict[str, Any] = {"frequency": (finite_int_or_none(row[1]) or 0) + 1}
+        if brain.features.has_column(cs.PATTERNS, "extracted_at"):
+            values["extracted_at"] = now
+        values = _with_updated_at(brain, cs.PATTERNS, values, now)
         journal.update_row(conn, run_id, cs.PATTERNS, {"id": row[0]}, values)
         return row[0], False
     pattern_id = _new_id(conn, cs.PATTERNS, "P")
+    quality = pattern_quality(pattern["pattern"], pattern["context"])
     _insert(conn, run_id, brain, cs.PATTERNS, {
         "id": pattern_id, "type": PATTERN_TYPE, "pattern": pattern["pattern"], "context": pattern["context"],
         "frequency": 1, "extracted_at": now, "updated_at": now, "valid_at": now,
-        "content_hash": content_hash(pattern["pattern"]),
+        "content_hash": content_hash(pattern["pattern"]), "quality_score": quality, **PATTERN_CLASS,
     }, ("id",))
     if graph:
-        add_node(conn, run_id, brain, f"pattern:{pattern_id}", "pattern", pattern["pattern"], None, now)
+        add_node(conn, run_id, brain, f"pattern:{pattern_id}", "pattern", pattern["pattern"], quality, now)
     return pattern_id, True
 
 
@@ -170,18 +225,22 @@ def store_learning(conn: sqlite3.Connection, run_id: int, brain: Brain, learning
         f"SELECT id, confidence FROM {cs.LEARNINGS} WHERE lower(trim(insight)) = lower(trim(?))"
         f"{_live(brain, cs.LEARNINGS)} ORDER BY rowid LIMIT 1", (learning["insight"],)).fetchone()
     if row is not None:
-        if row[1] is None or confidence > float(row[1]):
+        stored = finite_or_none(row[1])
+        if stored is None or confidence > stored:
             values = _with_updated_at(brain, cs.LEARNINGS, {"confidence": confidence}, now)
             journal.update_row(conn, run_id, cs.LEARNINGS, {"id": row[0]}, values)
         return row[0], False
     learning_id = _new_id(conn, cs.LEARNINGS, "L")
+    actionable = confidence >= ACTIONABLE_AT
+    quality = learning_quality(confidence, actionable, learning["insight"])
     _insert(conn, run_id, brain, cs.LEARNINGS, {
         "id": learning_id, "insight": learning["insight"], "source": LEARNING_SOURCE,
-        "confidence": confidence, "actionable": int(confidence >= ACTIONABLE_AT), "created_at": now,
+        "confidence": confidence, "actionable": int(actionable), "created_at": now,
         "updated_at": now, "valid_at": now, "content_hash": content_hash(learning["insight"]),
+        "quality_score": quality, **LEARNING_CLASS,
     }, ("id",))
     if graph:
-        add_node(conn, run_id, brain, f"learning:{learning_id}", "learning", learning["insight"], None, now)
+        add_node(conn, run_id, brain, f"learning:{learning_id}", "learning", learning["insight"], quality, now)
     return learning_id, True
 
 

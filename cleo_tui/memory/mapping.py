@@ -22,6 +22,7 @@ from typing import Any
 
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.migrations import OVERRIDES
+from cleo_tui.brain.numbers import finite_or_none
 from cleo_tui.brain.store import Brain
 
 RELEVANCES = ("low", "medium", "high", "critical")
@@ -94,8 +95,8 @@ def derive_relevance(row: Mapping[str, Any], override: str | None = None) -> tup
         return "critical", "stated by the owner (source_confidence owner)"
     if as_text(row.get("type")) == "decision":
         return "high", "a decision"
-    quality = row.get("quality_score")
-    if isinstance(quality, (int, float)) and quality < 0.4:
+    quality = finite_or_none(row.get("quality_score")) if isinstance(row.get("quality_score"), (int, float)) else None
+    if quality is not None and quality < 0.4:
         return "low", f"quality score {quality:.2f} is below 0.4"
     return "medium", "the default"
 

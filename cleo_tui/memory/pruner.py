@@ -148,14 +148,24 @@ class PrunePreview:
     def fingerprint(self) -> str:
         return self.pool.fingerprint
 
+    @property
+    def protected_tokens(self) -> int:
+        """The protected rows' tokens, one separator per line (see `PreparedPool.protected_tokens`)."""
+        return self.pool.protected_tokens
+
     def bar(self) -> tuple[int, int, int]:
-        """(protected, kept droppable, dropped) tokens for a budget bar; they add up to about
-        tokens_before (each part is counted on its own, newlines shared out by row count)."""
+        """(protected, kept droppable, dropped) tokens for a budget bar.
+
+        Each part counts its rows plus one separator per line, so the parts add up
+        to tokens_before + 1 (the pool joins n lines with n - 1 newlines), and a
+        row's own count does not include its separator. The protected part is
+        `protected_tokens`, the figure every text about the protected rows shows.
+        """
         finish = self.pool.tokenizer.finish
         dropped_units = self.pool.dropped_units(self.drop_count) + self.drop_count
         protected_units = self.pool.protected_units + len(self.pool.protected)
         total_units = self.pool.total_units + len(self.pool)
-        return (finish(protected_units), finish(total_units - protected_units - dropped_units),
+        return (self.protected_tokens, finish(total_units - protected_units - dropped_units),
                 finish(dropped_units))
 
     def to_json(self, run_id: int | None = None) -> dict[str, Any]:
@@ -169,6 +179,7 @@ class PrunePreview:
                          "created_at": e.created_at, "tokens": self.pool.tokenizer.finish(e.units),
                          "why": e.why} for e in self.dropped],
             "protected": [{"id": e.id, "reasons": list(e.reasons)} for e in self.protected],
+            "protected_tokens": self.protected_tokens,
             "kept": self.kept, "run_id": run_id,
         }
 
@@ -211,6 +222,18 @@ class PreparedPool:
         for mark, entries in (("d", self.droppable), ("p", self.protected)):
             parts += [f"{mark}{e.id}\x01{e.units}" for e in entries]
         return hashlib.sha256("\x00".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
+
+    @property
+    def protected_tokens(self) -> int:
+        """Tokens the protected rows hold: their lines plus one separator per line.
+
+        The one figure for "the protected rows hold N tokens" (the Prune text, the
+        budget bar's protected part, `prune --json`). It includes one separator
+        per line, so it is not the sum of the rows' own counts, and it is one
+        separator more than the pool's own total of those rows (n lines, n - 1
+        newlines between them).
+        """
+        return self.tokenizer.finish(self.protected_units + len(self.protected))
 
     def tokens_after_dropping(self, count: int) -> int:
         """Pool tokens once the first `count` droppable rows are gone."""

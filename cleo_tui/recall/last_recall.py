@@ -44,8 +44,20 @@ class LastRecall:
 
 @dataclass(frozen=True)
 class RecordedRecall:
+    """A recall as answered and recorded. The UI offers crediting only when `can_credit`."""
+
     results: list[RecallResult]
     trace_id: int | None
+
+    @property
+    def matched_nothing(self) -> bool:
+        """No live memory matched the query (a trace is still written, with no results)."""
+        return not self.results
+
+    @property
+    def can_credit(self) -> bool:
+        """There is something to credit: results, and a trace they were recorded in."""
+        return bool(self.results) and self.trace_id is not None
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cleo_tui.brain.migrations import TRACE_OUTCOMES, TRACE_RESULTS, TRACES
+from cleo_tui.brain.numbers import finite_int_or_none, finite_or_none
 from cleo_tui.brain.store import Brain
 from cleo_tui.memory.mapping import as_text
 from cleo_tui.recall.rerank import RerankStep, steps_from_json
@@ -68,7 +69,8 @@ class TraceSummary:
 
 @dataclass(frozen=True)
 class TraceResult:
-    """One ranked result of a trace; `steps` is None without explain or when malformed."""
+    """One ranked result of a trace; `steps` is None without explain, when malformed, or when
+    no stage changed the score (then `explain_mode`, the trace's, tells the two apart)."""
 
     rank: int
     memory_id: str
@@ -76,6 +78,7 @@ class TraceResult:
     steps: tuple[RerankStep, ...] | None
     steps_error: str | None
     memory: ResolvedMemory
+    explain_mode: bool = False
 
 
 @dataclass(frozen=True)
@@ -137,7 +140,8 @@ def _summary(row: Any) -> TraceSummary:
     return TraceSummary(
         id=int(row[0]), ts=as_text(row[1]), tenant_id=as_text(row[2]),
         session_id=None if row[3] is None else as_text(row[3]), pipeline=as_text(row[4]),
-        query_hash=as_text(row[5]), query_length=int(row[6] or 0), result_count=int(row[7] or 0),
+        query_hash=as_text(row[5]), query_length=finite_int_or_none(row[6]) or 0,
+        result_count=finite_int_or_none(row[7]) or 0,
         explain_mode=bool(row[8]), positive=int(row[9]), negative=int(row[10]))
 
 
@@ -193,11 +197,14 @@ def trace_results(brain: Brain, trace_id: int, resolve: bool = True) -> list[Tra
                        "WHERE trace_id = ? ORDER BY result_rank", (int(trace_id),))
     ids = [as_text(r[1]) for r in rows]
     memories = resolve_memories(brain, ids) if resolve else {}
+    explain = bool(brain.scalar(f"SELECT explain_mode FROM {TRACES} WHERE id = ?", (int(trace_id),)))
     out = []
     for row, memory_id in zip(rows, ids, strict=True):
         steps, error = _steps(row[3])
         memory = memories.get(memory_id) or ResolvedMemory(memory_id, None, "unresolved", "", "", None)
-        out.append(TraceResult(int(row[0]), memory_id, float(row[2]), steps, error, memory))
+        score = finite_or_none(row[2])  # a foreign writer's inf or text: shown as 0, never a crash
+        out.append(TraceResult(finite_int_or_none(row[0]) or 0, memory_id, 0.0 if score is None else score,
+                               steps, error, memory, explain))
     return out
 
 

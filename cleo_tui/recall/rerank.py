@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TypeGuard
 
+from cleo_tui.brain.numbers import finite_int_or_none, finite_or_none
+
 RERANK_MARKDOWN = """\
 ### How recall ranks memories
 
@@ -115,9 +117,10 @@ def recency(created_at: object, now: datetime) -> tuple[float, str]:
 
 def quality(score: object) -> tuple[float, str]:
     """`0.7 + 0.6·q`, q clamped to 0..1; 1.0 when there is no quality score."""
-    if not isinstance(score, (int, float)) or isinstance(score, bool) or math.isnan(score):
+    number = finite_or_none(score) if isinstance(score, (int, float)) else None
+    if number is None:
         return 1.0, "no quality score"
-    q = min(1.0, max(0.0, float(score)))
+    q = min(1.0, max(0.0, number))
     return 0.7 + 0.6 * q, f"quality {q:.2f}"
 
 
@@ -129,7 +132,7 @@ def tier(memory_tier: object) -> tuple[float, str]:
 
 def citations(count: int) -> tuple[float, str]:
     """`1 + 0.05·min(n, 4)`."""
-    n = max(0, int(count))
+    n = max(0, finite_int_or_none(count) or 0)
     return 1.0 + CITATION_STEP * min(n, CITATION_CAP), f"cited by {n}"
 
 
@@ -156,6 +159,36 @@ def diversity(words: frozenset[str], above: list[frozenset[str]]) -> tuple[float
     return 1.0 - DIVERSITY_WEIGHT * similarity, f"similarity {similarity:.2f} to a result above"
 
 
+SCORE_DECIMALS = 3  # scores are shown as 0.420
+FACTOR_DECIMALS = (2, 3, 4, 5, 6)
+
+
+def _shown_score(value: float) -> float:
+    return round(value, SCORE_DECIMALS)
+
+
+def format_factor(multiplier: float, before: float, after: float) -> str:
+    """`×0.95`: a step's multiplier with the fewest decimals (2 to 6) that make it add up.
+
+    Shown scores have three decimals; the factor is shown so that the shown
+    score before times the shown factor, rounded to three decimals, is the
+    shown score after (`1.000 ×0.995 → 0.995`, not `×1.00`). When the true
+    multiplier cannot do that at six decimals (the shown score before was
+    itself rounded), the factor between the two shown scores is given instead.
+    """
+    shown_before, shown_after = _shown_score(before), _shown_score(after)
+
+    def adds_up(factor: float) -> bool:
+        return _shown_score(shown_before * factor) == shown_after
+
+    if shown_before != 0.0:
+        for candidate in (multiplier, shown_after / shown_before):
+            for decimals in FACTOR_DECIMALS:
+                if adds_up(round(candidate, decimals)):
+                    return f"×{round(candidate, decimals):.{decimals}f}"
+    return f"×{multiplier:.{FACTOR_DECIMALS[0]}f}"
+
+
 def format_chain(steps: list[RerankStep] | tuple[RerankStep, ...], final: float | None = None) -> str:
     """`base 0.420 → recency ×0.95 → 0.399 → …`; a replacing stage shows no ×."""
     if not steps:
@@ -165,7 +198,8 @@ def format_chain(steps: list[RerankStep] | tuple[RerankStep, ...], final: float 
         if step.multiplier is None:
             parts.append(f"{step.stage} → {step.score_after:.3f}")
         else:
-            parts.append(f"{step.stage} ×{step.multiplier:.2f} → {step.score_after:.3f}")
+            factor = format_factor(step.multiplier, step.score_before, step.score_after)
+            parts.append(f"{step.stage} {factor} → {step.score_after:.3f}")
     return " → ".join(parts)
 
 
@@ -179,9 +213,9 @@ def steps_from_json(items: object) -> list[RerankStep]:
             raise ValueError("a rerank step has no stage")
         multiplier = item.get("multiplier")
         before, after = item.get("scoreBefore"), item.get("scoreAfter")
-        if not (_is_number(before) and _is_number(after)):
-            raise ValueError("a rerank step has no scores")
-        if multiplier is not None and (not isinstance(multiplier, (int, float)) or isinstance(multiplier, bool)):
+        if not all(isinstance(v, (int, float)) and finite_or_none(v) is not None for v in (before, after)):
+            raise ValueError("a rerank step has no finite scores")
+        if multiplier is not None and (not isinstance(multiplier, (int, float)) or finite_or_none(multiplier) is None):
             raise ValueError("a rerank step has a bad multiplier")
         steps.append(RerankStep(item["stage"], None if multiplier is None else float(multiplier),
                                 float(before), float(after)))

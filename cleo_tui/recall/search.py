@@ -5,7 +5,8 @@ learnings and a hippo store's memories have no FTS table cleo-tui can rely
 on, so their live rows containing a query word (SQL LIKE) are copied into a
 temporary in-memory FTS5 table and scored there with the same BM25;
 observations fall back to that path when the brain's FTS table is missing
-or unreadable. The brain itself is only ever read.
+or unreadable. A query without a word (only punctuation) is matched as plain
+text instead (`instr`). The brain itself is only ever read.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import sqlite3
 from dataclasses import dataclass
 
 from cleo_tui.brain import cleo_schema as cs
+from cleo_tui.brain.numbers import finite_int_or_none, finite_or_none
 from cleo_tui.brain.store import Brain
 from cleo_tui.memory.mapping import as_text, content_of
 
@@ -85,10 +87,6 @@ def _live(brain: Brain, table: str, prefix: str = "", column: str = "invalid_at"
     return f"{prefix}{column} IS NULL" if brain.features.has_column(table, column) else "1"
 
 
-def _number(value: object) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
 def term_share(text: str, terms: list[str]) -> float:
     """Share of `terms` that begin at least one word of `text` (FTS5's prefix match, roughly)."""
     if not terms:
@@ -98,15 +96,15 @@ def term_share(text: str, terms: list[str]) -> float:
 
 
 def _candidate(kind: str, row: sqlite3.Row, text: str, title: str, relevance: float,
-               terms: list[str]) -> Candidate:
+               terms: list[str], share: float | None = None) -> Candidate:
     text = text[:TEXT_LIMIT]
     return Candidate(
         memory_id=as_text(row["id"]), kind=kind, title=title, text=text,
         created_at=None if row["created_at"] is None else as_text(row["created_at"]),
-        quality_score=_number(row["quality_score"]),
+        quality_score=finite_or_none(row["quality_score"]),
         memory_tier=None if row["memory_tier"] is None else as_text(row["memory_tier"]),
-        citation_count=int(_number(row["citation_count"]) or 0), relevance=relevance,
-        term_share=term_share(f"{title}\n{text}", terms),
+        citation_count=finite_int_or_none(row["citation_count"]) or 0, relevance=relevance,
+        term_share=term_share(f"{title}\n{text}", terms) if share is None else share,
     )
 
 
@@ -134,7 +132,7 @@ def search_observations_fts(brain: Brain, terms: list[str], limit: int) -> list[
     out = []
     for row in brain.query(sql, (match_expression(terms), limit)):
         text = content_of({"narrative": row["narrative"], "title": row["title"]})
-        out.append(_candidate("observation", row, text, as_text(row["title"]) or text, float(row["relevance"]),
+        out.append(_candidate("observation", row, text, as_text(row["title"]) or text, finite_or_none(row["relevance"]) or 0.0,
                               terms))
     return out
 
@@ -175,7 +173,7 @@ def bm25_in_memory(texts: list[str], terms: list[str]) -> dict[int, float]:
         scratch.executemany("INSERT INTO doc(rowid, body) VALUES (?, ?)",
                             ((i + 1, t) for i, t in enumerate(texts)))
         rows = scratch.execute("SELECT rowid, -rank FROM doc WHERE doc MATCH ?", (match_expression(terms),))
-        return {rowid - 1: float(score) for rowid, score in rows}
+        return {rowid - 1: finite_or_none(score) or 0.0 for rowid, score in rows}
     finally:
         scratch.close()
 
@@ -191,14 +189,54 @@ def search_scanned(brain: Brain, source: Source, terms: list[str]) -> list[Candi
             for i, score in scores.items()]
 
 
+def _literal_rows(brain: Brain, source: Source, literal: str) -> list[sqlite3.Row]:
+    """Live rows of `source` whose text contains `literal` as typed (newest first, capped)."""
+    columns = [c for c in source.text_columns if brain.features.has_column(source.table, c)]
+    if not columns or not brain.features.has_column(source.table, "id"):
+        return []
+    texts = ", ".join(f'substr("{c}", 1, {TEXT_LIMIT}) AS "{c}"' for c in columns)
+    found = " OR ".join(f'instr(CAST("{c}" AS TEXT), ?) > 0' for c in columns)
+    live = _live(brain, source.table, column=source.evicted_column)
+    sql = (f'SELECT "id" AS id, {texts}, {_shared_columns(brain, source)} FROM "{source.table}" '
+           f'WHERE {live} AND ({found}) ORDER BY rowid DESC LIMIT {LIKE_SCAN_LIMIT}')
+    return brain.query(sql, [literal] * len(columns))
+
+
+def search_literal(brain: Brain, source: Source, literal: str) -> list[Candidate]:
+    """Live rows holding `literal` (a query FTS has no word for, such as `-` or `'`).
+
+    Relevance is how often the text holds it; every match holds the whole
+    query, so its share of the query's words is 1.
+    """
+    if not brain.features.has_table(source.table):
+        return []
+    out = []
+    for row in _literal_rows(brain, source, literal):
+        title, text = _source_text(source, row)
+        out.append(_candidate(source.kind, row, text, title, float(max(1, f"{title}\n{text}".count(literal))),
+                              [], share=1.0))
+    return out
+
+
+def find_literal(brain: Brain, literal: str, pool: int) -> list[Candidate]:
+    """Every source's rows holding `literal`: at most `pool` observations (most occurrences first)."""
+    found = sorted(search_literal(brain, OBSERVATIONS_SCAN, literal), key=lambda c: -c.relevance)[:pool]
+    for source in (PATTERNS, LEARNINGS, HIPPO_MEMORIES):
+        found += search_literal(brain, source, literal)
+    return found
+
+
 def find_candidates(brain: Brain, query: str, pool: int) -> list[Candidate]:
     """Every source's candidates for `query`: at most `pool` observations, all matching others.
 
-    In a hippo store (no brain tables) its live memories are the candidates.
+    In a hippo store (no brain tables) its live memories are the candidates. A
+    query with no word for FTS (only punctuation, e.g. `-`, `*`, `'`) falls back
+    to a plain text match of the query as typed (trimmed); a blank query finds nothing.
     """
     terms = query_terms(query)
     if not terms:
-        return []
+        literal = query.strip()
+        return find_literal(brain, literal, pool) if literal else []
     found: list[Candidate] = []
     if brain.features.has_table(cs.OBSERVATIONS):
         if brain.features.fts:

@@ -34,6 +34,43 @@ DEFAULT_TENANT = "default"
 AT_ROOT_BUSY_TIMEOUT_MS = 5000  # hippo's busy timeout: a trace is not worth a long wait
 
 Target = Brain | sqlite3.Connection
+TRACE_TABLES = (TRACES, TRACE_RESULTS, TRACE_OUTCOMES)
+
+# hippo-memory's schema v40 (its src/db.ts, migration 40). Created with the first
+# trace written, so a brain nobody recalled from holds no trace tables; readers
+# (recall/reader.py) treat a brain without them as one with no traces.
+TRACE_SCHEMA: tuple[str, ...] = (
+    f"""CREATE TABLE IF NOT EXISTS {TRACES} (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        ts TEXT NOT NULL,
+        tenant_id TEXT NOT NULL DEFAULT 'default',
+        session_id TEXT,
+        pipeline TEXT NOT NULL CHECK (pipeline IN ('api','cli','context','mcp')),
+        query_hash TEXT NOT NULL,
+        query_length INTEGER NOT NULL,
+        result_count INTEGER NOT NULL,
+        explain_mode INTEGER NOT NULL DEFAULT 0
+    )""",
+    f"CREATE INDEX IF NOT EXISTS idx_recall_traces_tenant_ts ON {TRACES}(tenant_id, ts DESC)",
+    f"""CREATE TABLE IF NOT EXISTS {TRACE_RESULTS} (
+        trace_id INTEGER NOT NULL REFERENCES {TRACES}(id) ON DELETE CASCADE,
+        tenant_id TEXT NOT NULL DEFAULT 'default',
+        memory_id TEXT NOT NULL,
+        result_rank INTEGER NOT NULL,
+        score REAL NOT NULL,
+        rerank_json TEXT,
+        PRIMARY KEY (trace_id, result_rank)
+    ) WITHOUT ROWID""",
+    f"CREATE INDEX IF NOT EXISTS idx_recall_trace_results_tenant_memory ON {TRACE_RESULTS}(tenant_id, memory_id)",
+    f"""CREATE TABLE IF NOT EXISTS {TRACE_OUTCOMES} (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        trace_id INTEGER NOT NULL REFERENCES {TRACES}(id) ON DELETE CASCADE,
+        ts TEXT NOT NULL,
+        tenant_id TEXT NOT NULL DEFAULT 'default',
+        outcome TEXT NOT NULL CHECK (outcome IN ('positive','negative')),
+        memory_ids_json TEXT NOT NULL
+    )""",
+    f"CREATE INDEX IF NOT EXISTS idx_recall_trace_outcomes_trace ON {TRACE_OUTCOMES}(trace_id)",)
 
 
 @dataclass(frozen=True)
@@ -114,9 +151,34 @@ def _rerank_json(result: TraceResultInput, explain: bool) -> str | None:
     return json.dumps([s.to_json() for s in result.rerank_steps], separators=(",", ":"))
 
 
+def _has_trace_tables(conn: sqlite3.Connection) -> bool:
+    placeholders = ", ".join("?" * len(TRACE_TABLES))
+    found = conn.execute(f"SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ({placeholders})",
+                         TRACE_TABLES).fetchone()[0]
+    return int(found) == len(TRACE_TABLES)
+
+
+def ensure_trace_tables(conn: sqlite3.Connection) -> bool:
+    """Create hippo's trace tables where missing (inside the caller's transaction); True if it created any."""
+    if _has_trace_tables(conn):
+        return False
+    for statement in TRACE_SCHEMA:
+        conn.execute(statement)
+    return True
+
+
+def _note_new_tables(target: Target) -> None:
+    """Let a Brain's feature cache know the trace tables exist now (readers ask it, not the file)."""
+    if isinstance(target, Brain) and not all(target.features.has_table(t) for t in TRACE_TABLES):
+        target.features.tables = target.features.tables | frozenset(TRACE_TABLES)
+        for table in TRACE_TABLES:
+            target.features._columns.pop(table, None)
+
+
 def _insert_trace(conn: sqlite3.Connection, data: RecallTraceInput) -> int:
     if data.pipeline not in PIPELINES:
         raise ValueError(f"pipeline must be one of {', '.join(PIPELINES)}")
+    ensure_trace_tables(conn)
     cur = conn.execute(
         f"INSERT INTO {TRACES} (ts, tenant_id, session_id, pipeline, query_hash, query_length, "
         "result_count, explain_mode) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -135,7 +197,9 @@ def write_recall_trace(target: Target, data: RecallTraceInput) -> int | None:
     """Insert a trace and its results in one transaction; the new trace id, or None (fail-soft)."""
     try:
         with transaction(target) as conn:
-            return _insert_trace(conn, data)
+            trace_id = _insert_trace(conn, data)
+        _note_new_tables(target)
+        return trace_id
     except Exception as exc:  # fail-soft by contract: the recall must still answer
         warn("recall trace not written", exc)
         return None
@@ -171,7 +235,8 @@ def credited_ids(conn: sqlite3.Connection, trace_id: int, tenant_id: str,
     1. the trace exists and belongs to `tenant_id`;
     2. only ids that trace returned count (in the order given, each once).
     """
-    row = conn.execute(f"SELECT tenant_id FROM {TRACES} WHERE id = ?", (trace_id,)).fetchone()
+    row = (conn.execute(f"SELECT tenant_id FROM {TRACES} WHERE id = ?", (trace_id,)).fetchone()
+           if _has_trace_tables(conn) else None)
     if row is None:
         return [], f"trace {trace_id} does not exist"
     if row[0] != tenant_id:

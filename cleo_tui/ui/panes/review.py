@@ -481,7 +481,10 @@ class ReviewScreen(PaneScreen):
                  else "; evict nothing")
         body += f"; keep {keep} proposed for eviction live.\n\nu undoes it." if keep else ".\n\nu undoes it."
         self.cleo.confirm("Apply reflection", body,
-                         lambda: self._write(lambda b: apply_reflection(b, p.id, evict, patterns, learnings),
+                         # Interim (trust branch): the one dialog confirms protected rows too, until the
+                         # UI asks a second time for them (superseded_details' protected/reasons).
+                         lambda: self._write(lambda b: apply_reflection(b, p.id, evict, patterns, learnings,
+                                                                        confirm_protected=evict),
                                              f"applied proposal {p.id}", p.id), danger=bool(evict))
 
     def action_discard_proposal(self) -> None:

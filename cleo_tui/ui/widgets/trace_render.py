@@ -10,7 +10,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from cleo_tui.recall.reader import TraceOutcome, TraceResult, TraceSummary
-from cleo_tui.recall.rerank import format_chain
+from cleo_tui.recall.rerank import format_chain, format_factor
 from cleo_tui.recall.resolve import EVICTED, FORGOTTEN
 from cleo_tui.safe_text import one_line
 
@@ -91,6 +91,8 @@ def chain_text(result: TraceResult) -> Text:
     if result.steps_error:
         return Text(f"rerank steps unreadable: {one_line(result.steps_error, 120)}", style="italic red")
     if not result.steps:
+        if result.explain_mode:  # explained, yet no step recorded: nothing moved this score
+            return Text("no rerank stage changed this score", style="italic dim")
         return Text("no rerank steps (recalled without explain)", style="italic dim")
     return Text(format_chain(result.steps), style="dim")
 
@@ -130,7 +132,8 @@ def steps_text(result: TraceResult, scale: float, credit: tuple[int, int]) -> Te
         text.append(f"{'base':<18}{first.score_before:7.3f} ")
         text.append(bar(first.score_before, scale) + "\n", style="cyan")
         for step in result.steps:
-            factor = f"×{step.multiplier:.2f}" if step.multiplier is not None else "→"
+            factor = (format_factor(step.multiplier, step.score_before, step.score_after)
+                      if step.multiplier is not None else "→")
             text.append(f"{one_line(step.stage, 12):<12}{factor:>6}{step.score_after:7.3f} ")
             text.append(bar(step.score_after, scale) + "\n",
                         style="green" if (step.multiplier or 1.0) >= 1.0 else "yellow")
