@@ -42,6 +42,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     traces = sub.add_parser("traces", help="list recall traces, show one, or export them as JSONL")
     traces.add_argument("--show", type=int, metavar="TRACE_ID", help="one trace's results, steps and outcomes")
     traces.add_argument("--export", metavar="FILE.jsonl", help="write (query hash, shown, outcomes) per trace")
+    traces.add_argument("--force", action="store_true", help="with --export: replace an existing file")
     traces.add_argument("--limit", type=int, default=50, help="traces to list (default 50)")
     traces.add_argument("--tenant", help="only this tenant")
     traces.add_argument("--session", help="only this session")
@@ -160,7 +161,7 @@ def cmd_traces(args: argparse.Namespace) -> int:
             return _show_trace(brain, args.show, args.json)
         flt = _filter(args)
         if args.export:
-            count = export_traces(brain, args.export, flt)
+            count = export_traces(brain, args.export, flt, force=args.force)
             if args.json:
                 emit_json({"exported": count, "file": args.export})
             else:

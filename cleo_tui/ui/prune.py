@@ -24,6 +24,7 @@ from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.errors import BrainError, StaleState
 from cleo_tui.brain.journal import Run
 from cleo_tui.brain.store import Brain
+from cleo_tui.files import write_export_atomically
 from cleo_tui.memory import curation
 from cleo_tui.memory.pruner import (
     BadBudget, PoolEntry, PreparedPool, PrunePreview, commit_prune, parse_budget, prepare_pool,
@@ -135,11 +136,12 @@ def default_export_name(preview: PrunePreview) -> str:
     return f"cleo-prune-{preview.budget}-{preview.tokenizer}.json"
 
 
-def write_export(path: Path, preview: PrunePreview) -> None:
+def write_export(path: Path, preview: PrunePreview, brain_path: Path | None = None) -> None:
     """Write the preview as the CLI's `prune --json` document (ASCII, so no control byte survives)."""
     try:
-        path.write_text(json.dumps(preview.to_json(), indent=2, ensure_ascii=True, default=str) + "\n",
-                        encoding="utf-8")
+        text = json.dumps(preview.to_json(), indent=2, ensure_ascii=True, default=str) + "\n"
+        # Guarded (never a brain, a SQLite file or a device); the pane asked before replacing.
+        write_export_atomically(path, lambda handle: handle.write(text), brain_path=brain_path, force=True)
     except OSError as exc:
         raise ExportFailed(f"The preview could not be written to {one_line(str(path), 200)} "
                            f"({exc.strerror or exc}). Choose another path.") from None
@@ -681,7 +683,7 @@ class PruneScreen(PaneScreen):
 
     @work(thread=True, exclusive=True, group="prune-export", exit_on_error=False)
     def _export(self, path: Path, preview: PrunePreview) -> None:
-        write_export(path, preview)
+        write_export(path, preview, self.app.brain.path)
         self.post_message(self.Exported(path, preview.drop_count))
 
     def on_prune_screen_exported(self, message: Exported) -> None:
