@@ -86,8 +86,8 @@ def check_export_target(path: Path | str, brain_path: Path | str | None = None,
         info = os.stat(real)
     except FileNotFoundError:
         if not real.parent.is_dir():
-            raise ExportRefused(f"{_shown(target)} could not be written: its folder does not exist. "
-                                 "Nothing was written; choose another place.") from None
+            raise ExportRefused(f"Cannot write {_shown(target)}: its folder does not exist, so the file "
+                                 "could not be written. Choose another place.") from None
         return ExportTarget(target, real, False, None)
     except OSError as exc:
         raise ExportRefused(f"{_shown(target)} cannot be used ({exc.strerror or exc}); nothing was written.") from None
