@@ -13,9 +13,9 @@ import errno
 import os
 import stat
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Callable
 from typing import TextIO, TypeVar
 
 from cleo_tui.brain.errors import BrainError

@@ -46,3 +46,13 @@ def one_line(text: object, width: int | None = None) -> str:
     if width is not None and len(out) > width:
         out = out[: max(0, width - 1)] + "…"
     return out
+
+
+def safe_text(text: object, width: int = 400) -> str:
+    """An exception's text or any message part: printable, one line, at most `width` characters."""
+    return one_line(text, width)
+
+
+def safe_path(path: object) -> str:
+    """A path as it may be shown: printable, on one line (a name may hold ESC or a newline)."""
+    return one_line(str(path), 300)

@@ -14,7 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from cleo_tui.files import ExportExists, ExportRefused, check_export_target, write_export_atomically
+from cleo_tui.files import (
+    ExportExists,
+    ExportRefused,
+    check_export_target,
+    write_export_atomically,
+)
 from cleo_tui.recall.demo_traces import add_demo_traces
 from tests.brain_fixtures import file_digest
 from tests.recall_fixtures import make_brain
@@ -95,3 +100,85 @@ def test_export_guard_domain_function(tmp_path):
         write_export_atomically(plain, lambda handle: handle.write("y"))
     assert write_export_atomically(plain, lambda handle: handle.write("yz"), force=True) == 2
     assert plain.read_text(encoding="utf-8") == "yz"
+
+
+# --- odd --db files, layouts, integers: one paragraph, exit 2 ---------------------------
+
+def _plain_cleo_brain(folder: Path) -> Path:
+    """A brain in CLEO's layout (no cleo-tui tables yet), no WAL."""
+    path = folder / "brain.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("CREATE TABLE brain_observations (id TEXT PRIMARY KEY, title TEXT, narrative TEXT)")
+    conn.execute("INSERT INTO brain_observations VALUES ('O-1', 't', 'n')")
+    conn.close()
+    return path
+
+
+def test_fifo_and_symlink_loop_as_db_are_refused_before_opening(tmp_path):
+    fifo = tmp_path / "brain.db"
+    os.mkfifo(fifo)  # opening a FIFO for reading blocks until a writer comes: never open it
+    loop = tmp_path / "loop.db"
+    loop.symlink_to(loop)
+    cases = {"a FIFO": fifo, "a symlink loop": loop}
+    for what, target in cases.items():
+        code, _out, err = run_cli("info", "--db", str(target))
+        _one_paragraph(code, err)
+    project = tmp_path / "project"
+    project.symlink_to(project)
+    code, _out, err = run_cli("info", "--project", str(project))
+    _one_paragraph(code, err)
+    record(THEME, "--db names a FIFO or a symlink loop; --project a symlink loop",
+           "exit 2 with one paragraph, at once (a FIFO is never opened)", "passed",
+           fixed="a FIFO hung forever, a symlink loop gave exit 70 (issue 19.8, 19.13)")
+
+
+LAYOUTS = {
+    "brain_observations as a view": [
+        "CREATE TABLE obs_real (id TEXT PRIMARY KEY, title TEXT, narrative TEXT)",
+        "CREATE VIEW brain_observations AS SELECT * FROM obs_real"],
+    "brain_observations WITHOUT ROWID": [
+        "CREATE TABLE brain_observations (id TEXT PRIMARY KEY, title TEXT, narrative TEXT) WITHOUT ROWID"],
+    "a plain table named like the FTS table": [
+        "CREATE TABLE brain_observations (id TEXT PRIMARY KEY, title TEXT, narrative TEXT)",
+        "CREATE TABLE brain_observations_fts (id TEXT, title TEXT, narrative TEXT)"],
+    "brain_page_edges without edge_type": [
+        "CREATE TABLE brain_observations (id TEXT PRIMARY KEY, title TEXT, narrative TEXT)",
+        "CREATE TABLE brain_page_edges (from_id TEXT, to_id TEXT)"],
+    "a foreign cleo_tui_runs table": [
+        "CREATE TABLE brain_observations (id TEXT PRIMARY KEY, title TEXT, narrative TEXT)",
+        "CREATE TABLE cleo_tui_runs (name TEXT)"],
+}
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+def test_unsupported_layouts_give_one_paragraph(tmp_path, layout):
+    path = tmp_path / "brain.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    for statement in LAYOUTS[layout]:
+        conn.execute(statement)
+    conn.close()
+    before = file_digest(path)
+    for args in (("info", "--db", str(path)), ("prune", "--db", str(path), "--budget", "10"),
+                 ("recall", "--db", str(path), "x")):
+        code, _out, err = run_cli(*args)
+        _one_paragraph(code, err)
+        assert "unsupported" in err or "not a brain" in err, err
+    assert file_digest(path) == before
+    record(THEME, f"unsupported layout: {layout}", "info, prune and recall: exit 2 with one paragraph naming "
+           "the layout; the file unchanged", "passed", fixed="exit 70 / internal error (issue 19.13)")
+
+
+HUGE = str(2**70)
+
+
+@pytest.mark.parametrize("args", [
+    ("prune", "--undo", HUGE), ("traces", "--show", HUGE), ("traces", "--limit", HUGE),
+    ("recall", "x", "--limit", HUGE), ("reflect", "--apply", "--proposal", HUGE), ("reflect", "--show", HUGE),
+    ("reflect", "--undo", HUGE), ("observe", "--store", HUGE), ("traces", "--show", "-" + HUGE),
+], ids=lambda a: " ".join(a[:2]) if isinstance(a, tuple) else a)
+def test_integers_beyond_sqlite_range_are_a_user_mistake(tmp_path, args):
+    path = _plain_cleo_brain(tmp_path)
+    code, _out, err = run_cli(*args, "--db", str(path))
+    _one_paragraph(code, err)
+    record(THEME, f"{' '.join(a if a != HUGE else '2**70' for a in args)}", "exit 2 with one paragraph",
+           "passed", fixed="OverflowError: exit 70 (issue 19.13)")

@@ -10,6 +10,7 @@ import sys
 
 from cleo_tui.brain.journal import Run
 from cleo_tui.cli import UsageError, add_brain_options, brain_from_args, emit_json
+from cleo_tui.commands.argtypes import sqlite_int
 from cleo_tui.config import load_config
 from cleo_tui.memory import curation
 from cleo_tui.memory.pruner import BadBudget, PrunePreview, commit_prune, parse_budget, prepare_pool
@@ -33,7 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     prune.add_argument("--json", action="store_true", help="print JSON")
     prune.add_argument("--apply", action="store_true", help="commit: soft-evict the dropped observations")
     prune.add_argument("--yes", action="store_true", help="do not ask before --apply")
-    prune.add_argument("--undo", metavar="RUN_ID", help="undo a curation run (see --runs)")
+    prune.add_argument("--undo", metavar="RUN_ID", type=sqlite_int("--undo", what="a run id (a whole number, see --runs)"), help="undo a curation run (see --runs)")
     prune.add_argument("--runs", action="store_true", help="list curation runs, most recent first")
     prune.set_defaults(func=cmd_prune)
 

@@ -6,6 +6,7 @@ import argparse
 from dataclasses import asdict
 
 from cleo_tui.cli import UsageError, add_brain_options, brain_from_args, emit_json
+from cleo_tui.commands.argtypes import sqlite_int
 from cleo_tui.recall.export import export_traces
 from cleo_tui.recall.last_recall import credit_last_recall, recall_and_record
 from cleo_tui.recall.reader import (
@@ -24,7 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     recall = sub.add_parser("recall", help="rank memories for a query and write a recall trace")
     recall.add_argument("query", metavar="QUERY", help="what to recall (stored only as a hash)")
     recall.add_argument("--why", action="store_true", help="show (and trace) each result's rerank steps")
-    recall.add_argument("--limit", type=int, default=10, metavar="K", help="results to return (default 10)")
+    recall.add_argument("--limit", type=sqlite_int("--limit"), default=10, metavar="K", help="results to return (default 10)")
     recall.add_argument("--session", metavar="ID", help="session id recorded on the trace")
     recall.add_argument("--json", action="store_true", help="print JSON")
     add_brain_options(recall)
@@ -40,10 +41,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     outcome.set_defaults(func=cmd_outcome)
 
     traces = sub.add_parser("traces", help="list recall traces, show one, or export them as JSONL")
-    traces.add_argument("--show", type=int, metavar="TRACE_ID", help="one trace's results, steps and outcomes")
+    traces.add_argument("--show", type=sqlite_int("--show"), metavar="TRACE_ID", help="one trace's results, steps and outcomes")
     traces.add_argument("--export", metavar="FILE.jsonl", help="write (query hash, shown, outcomes) per trace")
     traces.add_argument("--force", action="store_true", help="with --export: replace an existing file")
-    traces.add_argument("--limit", type=int, default=50, help="traces to list (default 50)")
+    traces.add_argument("--limit", type=sqlite_int("--limit"), default=50, help="traces to list (default 50)")
     traces.add_argument("--tenant", help="only this tenant")
     traces.add_argument("--session", help="only this session")
     traces.add_argument("--pipeline", choices=PIPELINES, help="only this pipeline")
