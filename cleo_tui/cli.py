@@ -17,6 +17,7 @@ from typing import Any, Sequence
 
 from cleo_tui import __version__
 from cleo_tui.brain import Brain, BrainError, locate_brain, open_brain
+from cleo_tui.safe_text import safe_text
 
 EXIT_USER_ERROR = 2
 EXIT_INTERNAL = 70
@@ -92,7 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return int(args.func(args) or 0)
         return run_tui(tui_parser().parse_args(argv))
     except BrainError as exc:
-        print(f"cleo-tui: {exc}", file=sys.stderr)
+        print(f"cleo-tui: {safe_text(exc, 4000)}", file=sys.stderr)
         return EXIT_USER_ERROR
     except KeyboardInterrupt:
         print("cleo-tui: interrupted", file=sys.stderr)
@@ -101,12 +102,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except Exception as exc:  # a bug, not the user's mistake: short message, details on request
         if isinstance(exc, sqlite3.DatabaseError) and ("malformed" in str(exc) or "not a database" in str(exc)):
-            print(f"cleo-tui: the brain file is damaged ({exc}): SQLite cannot read part of it. Nothing "
+            print(f"cleo-tui: the brain file is damaged ({safe_text(exc)}): SQLite cannot read part of it. Nothing "
                   "was written. Check it with `sqlite3 FILE 'PRAGMA integrity_check'`, or restore it from a "
                   "backup.", file=sys.stderr)
             return EXIT_USER_ERROR
         if os.environ.get("CLEO_TUI_DEBUG"):
             traceback.print_exc()
-        print(f"cleo-tui: internal error: {type(exc).__name__}: {exc}. "
+        print(f"cleo-tui: internal error: {type(exc).__name__}: {safe_text(exc)}. "
               "Run again with CLEO_TUI_DEBUG=1 for details.", file=sys.stderr)
         return EXIT_INTERNAL

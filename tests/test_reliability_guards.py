@@ -182,3 +182,65 @@ def test_integers_beyond_sqlite_range_are_a_user_mistake(tmp_path, args):
     _one_paragraph(code, err)
     record(THEME, f"{' '.join(a if a != HUGE else '2**70' for a in args)}", "exit 2 with one paragraph",
            "passed", fixed="OverflowError: exit 70 (issue 19.13)")
+
+
+# --- where the brain would be: never "no brain found" for a damaged candidate ------------
+
+def test_creating_a_brain_inside_cleos_project_database_is_refused(tmp_path):
+    from cleo_tui.brain import create_brain
+    from cleo_tui.brain.errors import NotABrain
+    path = tmp_path / ".cleo" / "cleo.db"
+    path.parent.mkdir()
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("CREATE TABLE tasks (id TEXT PRIMARY KEY, title TEXT)")
+    conn.execute("CREATE TABLE sessions (id TEXT PRIMARY KEY)")
+    conn.close()
+    before = file_digest(path)
+    with pytest.raises(NotABrain, match="tasks") as caught:
+        create_brain(path)
+    assert "no brain tables" in str(caught.value)
+    assert file_digest(path) == before
+    code, _out, err = run_cli("info", "--project", str(tmp_path))
+    _one_paragraph(code, err)
+    record(THEME, "'Create an empty brain here' (create_brain) on a .cleo/cleo.db holding CLEO's tasks but no "
+                  "brain tables", "refused with what the file holds and what to do; the file unchanged", "passed",
+           fixed="16 tables and a cleo-tui stamp were written into CLEO's project database (issue 19.2)")
+
+
+@pytest.mark.parametrize("state", ["damaged", "unreadable"])
+def test_a_candidate_that_cannot_be_read_is_reported_as_such(tmp_path, state):
+    path = tmp_path / ".cleo" / "cleo.db"
+    path.parent.mkdir()
+    if state == "damaged":
+        path.write_bytes(b"SQLite format 3\x00" + b"\xff" * 4000)
+    else:
+        _plain_cleo_brain(path.parent).rename(path)
+        path.chmod(0)
+        if os.access(path, os.R_OK):  # root reads anything: a directory in its place is unreadable too
+            path.chmod(0o644)
+            path.unlink()
+            path.mkdir()
+    code, _out, err = run_cli("info", "--project", str(tmp_path))
+    _one_paragraph(code, err)
+    assert "No brain found" not in err and "cleo.db" in err, err
+    record(THEME, f"the project's .cleo/cleo.db is {state}", "exit 2 saying what is wrong with that file, not "
+           "'No brain found'", "passed", fixed="reported as 'No brain found' (issue 19.2)")
+
+
+def test_paths_and_exception_text_never_reach_the_terminal_raw(tmp_path):
+    evil = tmp_path / "p\x1b]0;owned\x07\x1b[31mred\nline"
+    evil.mkdir()
+    outputs = [run_cli("info", "--project", str(evil))]                       # no brain found
+    junk = evil / "junk.db"
+    junk.write_text("not sqlite", encoding="utf-8")
+    outputs.append(run_cli("info", "--db", str(junk)))                         # not a SQLite file
+    outputs.append(run_cli("init", str(evil)))                                 # success line
+    outputs.append(run_cli("init", str(evil)))                                 # already exists
+    outputs.append(run_cli("info", "--db", str(evil / "missing.db")))          # does not exist
+    for code, out, err in outputs:
+        assert "\x1b" not in out + err and "\x07" not in out + err, (out, err)
+        assert (out + err).count("\n") == 1, (out, err)
+    assert outputs[2][0] == 0 and outputs[3][0] == 2
+    record(THEME, "a directory name holding OSC/CSI escapes and a newline: no brain found, not SQLite, init, "
+                  "init again (already exists), missing file", "every message one line, escapes shown as visible "
+           "characters", "passed", fixed="the path reached the terminal raw (issue 19.14)", messages=len(outputs))

@@ -14,7 +14,7 @@ from cleo_tui.brain.demo import (
 )
 from cleo_tui.brain.summary import brain_summary
 from cleo_tui.cli import UsageError, add_brain_options, brain_from_args, emit_json
-from cleo_tui.safe_text import one_line
+from cleo_tui.safe_text import one_line, safe_path
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -59,10 +59,11 @@ def cmd_info(args: argparse.Namespace) -> int:
 def cmd_init(args: argparse.Namespace) -> int:
     path = Path(args.dir).expanduser() / ".cleo" / "cleo.db"
     if path.exists():
-        raise UsageError(f"{path} already exists; nothing was changed. Open it with `cleo-tui {args.dir}`.")
+        raise UsageError(f"{safe_path(path)} already exists; nothing was changed. Open it with "
+                         f"`cleo-tui {safe_path(args.dir)}`.")
     brain = create_brain(path)
     brain.close()
-    print(f"Created an empty brain at {path}")
+    print(f"Created an empty brain at {safe_path(path)}")
     return 0
 
 
