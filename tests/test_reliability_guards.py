@@ -244,3 +244,31 @@ def test_paths_and_exception_text_never_reach_the_terminal_raw(tmp_path):
     record(THEME, "a directory name holding OSC/CSI escapes and a newline: no brain found, not SQLite, init, "
                   "init again (already exists), missing file", "every message one line, escapes shown as visible "
            "characters", "passed", fixed="the path reached the terminal raw (issue 19.14)", messages=len(outputs))
+
+
+# --- NUL in a title -----------------------------------------------------------------------
+
+def test_a_nul_in_a_title_is_shown_as_a_visible_mark_not_cut(tmp_path):
+    from cleo_tui.brain import open_brain
+    from cleo_tui.recall.reader import trace_results
+    from cleo_tui.recall.traces import RecallTraceInput, TraceResultInput, write_recall_trace
+    from cleo_tui.safe_text import cut_text
+    brain = make_brain(tmp_path)
+    with brain.write() as conn:
+        conn.execute("INSERT INTO brain_observations (id, type, title, narrative) VALUES (?, ?, ?, ?)",
+                     ("O-nul", "discovery", "before\x00after the NUL", "body\x00tail"))
+    trace_id = write_recall_trace(brain, RecallTraceInput("q", "api", (TraceResultInput("O-nul", 0.5),)))
+    brain.close()
+    brain = open_brain(tmp_path / ".cleo" / "cleo.db", read_only=True)
+    try:
+        memory = trace_results(brain, trace_id)[0].memory
+    finally:
+        brain.close()
+    assert memory.title == "before\x00after the NUL" and memory.summary == "body\x00tail"
+    code, out, err = run_cli("traces", "--db", str(tmp_path / ".cleo" / "cleo.db"), "--show", str(trace_id))
+    assert code == 0, err
+    assert "before\u2400after the NUL" in out
+    assert cut_text(b"ab\x00c\xc3\xa9\xc3", 10) == "ab\x00c\u00e9"  # a cut UTF-8 sequence is dropped
+    record("hostile data", "a NUL inside an observation's title and narrative, through a trace's results and "
+           "traces --show", "the whole title, the NUL shown as ␀ (cut in Python, not by SQLite)", "passed",
+           fixed="SQLite's substr cut the title at the NUL in the Traces pane and traces --show (issue 19.15)")
