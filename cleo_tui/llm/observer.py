@@ -18,7 +18,9 @@ import httpx2
 from cleo_tui.brain import journal
 from cleo_tui.brain.store import Brain
 from cleo_tui.llm import results as r
-from cleo_tui.llm.asking import RAW_TEXT_LIMIT, ask, credential_problem, parse_answer, read_only_problem
+from cleo_tui.llm.asking import (
+    RAW_TEXT_LIMIT, ask, credential_problem, keep_raw, parse_answer, read_only_problem,
+)
 from cleo_tui.llm.inputs import OBSERVER_MIN_ROWS, Selection, fingerprint, observer_selection
 from cleo_tui.llm.parsing import parse_notes
 from cleo_tui.llm.prompts import OBSERVER_MAX_TOKENS, OBSERVER_SYSTEM, observer_line, observer_prompt
@@ -95,7 +97,7 @@ def propose_observer_notes(brain: Brain, session_id: str | None = None, threshol
         [{**row.to_dict(), "line": line} for row, line in zip(selection.rows, lines)],
         {"notes": parsed.notes, "dropped_ids": parsed.dropped_ids, "rejected": parsed.rejected,
          "scope": selection.scope},
-        completion.text, completion.usage.to_dict(), pool)
+        keep_raw(completion.text), completion.usage.to_dict(), pool)
     return r.ProposeOutcome(True, proposal, None, described)
 
 

@@ -20,7 +20,9 @@ from cleo_tui.brain.clock import cleo_timestamp
 from cleo_tui.brain.errors import StaleState
 from cleo_tui.brain.store import Brain
 from cleo_tui.llm import results as r
-from cleo_tui.llm.asking import RAW_TEXT_LIMIT, ask, credential_problem, parse_answer, read_only_problem
+from cleo_tui.llm.asking import (
+    RAW_TEXT_LIMIT, ask, credential_problem, keep_raw, parse_answer, read_only_problem,
+)
 from cleo_tui.llm.inputs import REFLECTOR_MIN_ROWS, fingerprint, reflector_selection
 from cleo_tui.llm.parsing import parse_reflection
 from cleo_tui.llm.prompts import REFLECTOR_MAX_TOKENS, REFLECTOR_SYSTEM, reflector_line, reflector_prompt
@@ -84,7 +86,7 @@ def propose_reflection(brain: Brain, session_id: str | None = None, provider: st
         [{**row.to_dict(), "line": line} for row, line in zip(selection.rows, lines)],
         {"patterns": parsed.patterns, "learnings": parsed.learnings, "superseded": parsed.superseded,
          "dropped_ids": parsed.dropped_ids, "scope": selection.scope},
-        completion.text, completion.usage.to_dict(), pool)
+        keep_raw(completion.text), completion.usage.to_dict(), pool)
     return r.ProposeOutcome(True, proposal, None, described)
 
 

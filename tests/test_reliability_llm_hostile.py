@@ -1,0 +1,107 @@
+"""Hostile model answers, project configs and servers (issue 19): huge and deeply nested
+answers, a project config that would send the key elsewhere, key shapes, servers that never
+answer or drip bytes, numeric settings out of bounds.
+
+Promise (DESIGN §4): LLM output is untrusted; API keys never leak; no call hangs past its
+deadline.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from cleo_tui.llm.observer import run_observer
+from cleo_tui.llm.parsing import Unparsable, extract_json, parse_notes, parse_reflection
+from cleo_tui.llm.reflector import propose_reflection
+from tests.fake_llm import FakeLLM, text_reply
+from tests.llm_fixtures import (
+    ANTHROPIC_KEY, OPENAI_KEY, SESSION, brain_with_observations, fast_config, write_own_config,
+    write_project_config,
+)
+from tests.reliability_fixtures import record, run_cli
+
+THEME = "LLM faults"
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.fixture
+def brain(tmp_path, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
+    monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
+    fast_config(timeout=2.0)
+    brain, _ids = brain_with_observations(tmp_path, 12)
+    yield brain
+    brain.close()
+
+
+def test_huge_answers_are_bounded(brain):
+    made_up = [f"O-fake-{i}" for i in range(100_000)]
+    answer = json.dumps({"patterns": [{"pattern": "p", "context": "c"}], "learnings": [],
+                         "superseded": made_up})
+    started = time.process_time()
+    parsed = parse_reflection(answer, [f"O-{i}" for i in range(20)])
+    notes = parse_notes(json.dumps([{"observation": "x", "source_ids": made_up}]), ["O-1", "O-2"])
+    cpu = time.process_time() - started
+    assert cpu < 5, cpu
+    assert len(parsed.dropped_ids) <= 20 and len(notes.dropped_ids) <= 2
+    fake = FakeLLM([text_reply(answer)])
+    outcome = propose_reflection(brain, SESSION, http_client=fake.http_client())
+    assert outcome.proposal is not None
+    stored = brain.query_one("SELECT length(raw_response), length(proposal_json) FROM cleo_tui_proposals")
+    assert stored[0] <= 64 * 1024 and stored[1] <= 64 * 1024, tuple(stored)
+    record(THEME, "an answer with 100,000 made-up ids (2 MB)", "parsed in well under a second of CPU; dropped "
+           "ids capped at the input's size; at most 64 KB of raw answer and proposal kept in the brain",
+           "passed", fixed="52 s of CPU and 3.4 MB stored (issue 19.10)", ids=len(made_up))
+
+
+def test_deeply_nested_json_is_unparsable_not_a_crash(brain, tmp_path):
+    with pytest.raises(Unparsable):
+        extract_json(DEEP, list)
+    fake = FakeLLM([text_reply(DEEP), text_reply("{\"patterns\": " + DEEP + "}")])
+    observed = run_observer(brain, SESSION, threshold_override=1, http_client=fake.http_client())
+    assert observed.problem is not None and observed.problem.kind == "unparsable", observed.to_dict()
+    reflected = propose_reflection(brain, SESSION, http_client=fake.http_client())
+    assert reflected.problem is not None and reflected.problem.kind in ("unparsable", "nothing_proposed")
+    record(THEME, "a model answer nested 100,000 deep", "unparsable: 'could not be used', raw answer kept",
+           "passed", fixed="RecursionError: internal error (issue 19.12)")
+
+
+def test_deeply_nested_stored_json_and_configs_are_unparsable(tmp_path, monkeypatch):
+    from cleo_tui.config import config_path, load_config
+    from cleo_tui.llm.settings import load_project_settings
+    from cleo_tui.recall.export import export_traces, read_export
+    from cleo_tui.recall.reader import trace_outcomes, trace_results
+    from cleo_tui.recall.traces import RecallTraceInput, TraceResultInput, write_recall_trace
+    brain, ids = brain_with_observations(tmp_path, 3)
+    try:
+        bad = write_recall_trace(brain, RecallTraceInput("q1", "api", (TraceResultInput(ids[0], 0.5),)))
+        good = write_recall_trace(brain, RecallTraceInput("q2", "api", (TraceResultInput(ids[1], 0.4),)))
+        with brain.write() as conn:
+            conn.execute("UPDATE recall_trace_results SET rerank_json = ? WHERE trace_id = ?", (DEEP, bad))
+            conn.execute("INSERT INTO recall_trace_outcomes (trace_id, ts, outcome, memory_ids_json) "
+                         "VALUES (?, '2026-01-01T00:00:00.000Z', 'positive', ?)", (bad, DEEP))
+        result = trace_results(brain, bad)[0]
+        assert result.steps is None and result.steps_error and "rerank_json" in result.steps_error
+        assert trace_outcomes(brain, bad)[0].memory_ids == ()
+        out = tmp_path / "out.jsonl"
+        assert export_traces(brain, out) == 2
+        assert [r["trace_id"] for r in read_export(out)] == [bad, good]
+        write_project_config(brain, {})
+        (tmp_path / "project" / ".cleo" / "config.json").write_text('{"llm": ' + DEEP + "}", encoding="utf-8")
+        project = load_project_settings(brain)
+        assert project.raw == {} and project.warning and "could not be read" in project.warning
+    finally:
+        brain.close()
+    config_path().parent.mkdir(parents=True, exist_ok=True)
+    config_path().write_text('{"theme": ' + DEEP + "}", encoding="utf-8")
+    settings, problem = load_config()
+    assert problem and "could not be read" in problem and settings["theme"] == "cleo"
+    code, _out, err = run_cli("info", "--db", str(tmp_path / "project" / ".cleo" / "cleo.db"))
+    assert code == 0, err
+    record(THEME, "JSON nested 100,000 deep in a stored rerank_json and outcome ids, CLEO's config.json and "
+           "cleo-tui's config.json", "the trace marked with a steps error, the export still writes every trace, "
+           "each config ignored with a warning", "passed",
+           fixed="RecursionError: internal error; one bad trace broke the whole export (issue 19.12)")
