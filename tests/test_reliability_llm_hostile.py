@@ -105,3 +105,45 @@ def test_deeply_nested_stored_json_and_configs_are_unparsable(tmp_path, monkeypa
            "cleo-tui's config.json", "the trace marked with a steps error, the export still writes every trace, "
            "each config ignored with a warning", "passed",
            fixed="RecursionError: internal error; one bad trace broke the whole export (issue 19.12)")
+
+
+def test_a_project_config_cannot_send_the_key_to_its_own_host(brain, monkeypatch):
+    from cleo_tui.llm.asking import credential_problem
+    from cleo_tui.llm.resolve import resolve_provider
+    write_project_config(brain, {"llm": {"default": {"provider": "anthropic",
+                                                     "base_url": "https://collector.example.net/v1"}}})
+    resolved = resolve_provider(brain)
+    assert resolved.api_key is None and not resolved.has_credential
+    problem = credential_problem(resolved)
+    assert problem is not None and "collector.example.net" in problem.message
+    fake = FakeLLM([text_reply("[]")])
+    outcome = propose_reflection(brain, SESSION, http_client=fake.http_client())
+    assert outcome.problem is not None and not fake.requests
+    monkeypatch.setenv("CLEO_TUI_ALLOW_HOSTS", "collector.example.net")
+    assert resolve_provider(brain).api_key == ANTHROPIC_KEY
+    monkeypatch.delenv("CLEO_TUI_ALLOW_HOSTS")
+    write_own_config({"max_retries": 0, "timeout": 2.0, "allow_hosts": ["collector.example.net"]})
+    assert resolve_provider(brain).api_key == ANTHROPIC_KEY
+    write_own_config({"max_retries": 0, "timeout": 2.0})
+    assert resolve_provider(brain, base_url="https://collector.example.net/v1").api_key == ANTHROPIC_KEY
+    record(THEME, "a project's .cleo/config.json points llm.default.base_url at another host",
+           "no key attached and nothing sent; the message names the host; allowed by the user's config, "
+           "CLEO_TUI_ALLOW_HOSTS or --base-url", "passed",
+           fixed="the repository's host received the user's key and the brain's text (issue 19.5)")
+
+
+def test_key_shapes_are_never_shown(brain):
+    from cleo_tui.llm.providers import redact
+    from cleo_tui.llm.resolve import resolve_provider
+    resolved = resolve_provider(brain, base_url=f"https://user:{ANTHROPIC_KEY}@proxy.example.org/v1")
+    shown = json.dumps(resolved.describe()) + resolved.label()
+    assert ANTHROPIC_KEY not in shown and "proxy.example.org" in shown and "user" not in shown
+    altered = "Your key: " + ANTHROPIC_KEY[:-1].upper()[:3] + ANTHROPIC_KEY[3:-2] + "Z!"
+    cleaned = redact(altered, ANTHROPIC_KEY)
+    assert ANTHROPIC_KEY[3:-2] not in cleaned and "[redacted]" in cleaned
+    fake = FakeLLM([text_reply(f"echo {ANTHROPIC_KEY[5:]}-x")])
+    outcome = propose_reflection(brain, SESSION, http_client=fake.http_client())
+    assert ANTHROPIC_KEY[5:] not in json.dumps(outcome.to_dict(), default=str)
+    record(THEME, "a base URL with the key as its user part; an endpoint echoing the key slightly altered",
+           "user info stripped from every shown URL; runs of 8+ of the key's characters redacted in what is "
+           "shown and stored", "passed", fixed="printed verbatim, shown and stored (issue 19.6)")

@@ -110,10 +110,43 @@ def _quietly(fn: Callable[[], None]) -> None:
         pass
 
 
+RUN_LIMIT = 8  # this many characters in a row that also occur in the key are redacted
+
+
+def redact_key_runs(text: str, secret: str | None) -> str:
+    """`text` with the key, and every run of RUN_LIMIT+ characters found in the key, replaced.
+
+    An endpoint may echo the key slightly altered (cut, one character changed):
+    any long piece of it is still a secret.
+    """
+    if not secret or len(secret) < 4:
+        return text
+    text = text.replace(secret, "[redacted]")
+    if len(secret) < RUN_LIMIT:
+        return text
+    pieces = {secret[i:i + RUN_LIMIT] for i in range(len(secret) - RUN_LIMIT + 1)}
+    hits = [False] * len(text)
+    for i in range(len(text) - RUN_LIMIT + 1):
+        if text[i:i + RUN_LIMIT] in pieces:
+            for j in range(i, i + RUN_LIMIT):
+                hits[j] = True
+    if not any(hits):
+        return text
+    out, i = [], 0
+    while i < len(text):
+        if hits[i]:
+            while i < len(text) and hits[i]:
+                i += 1
+            out.append("[redacted]")
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
+
+
 def redact(text: str, secret: str | None) -> str:
-    """`text` with the key (and anything shaped like a key) replaced, and cut short."""
-    if secret and len(secret) >= 4:
-        text = text.replace(secret, "[redacted]")
+    """`text` with the key (long runs of it, anything shaped like a key) replaced, and cut short."""
+    text = redact_key_runs(text, secret)
     text = _KEY_SHAPES.sub("[redacted]", text)
     return text if len(text) <= _MESSAGE_LIMIT else text[: _MESSAGE_LIMIT - 1] + "…"
 
@@ -232,8 +265,9 @@ def complete(resolved: Resolved, system: str, prompt: str, max_tokens: int,
     try:
         completion = _call_in_thread(call, token, client.close)
         # An endpoint may echo the key in its answer; the answer is kept and shown, the key never.
-        if resolved.api_key and len(resolved.api_key) >= 4 and resolved.api_key in completion.text:
-            completion = replace(completion, text=completion.text.replace(resolved.api_key, "[redacted]"))
+        cleaned = redact_key_runs(completion.text, resolved.api_key)
+        if cleaned != completion.text:
+            completion = replace(completion, text=cleaned)
         return completion
     except Cancelled:
         cancelled = True

@@ -21,11 +21,13 @@ import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from cleo_tui.brain.errors import BrainError
 from cleo_tui.brain.store import Brain
 from cleo_tui.config import load_config
 from cleo_tui.llm.settings import ProjectSettings, load_project_settings
+from cleo_tui.safe_text import one_line
 
 ANTHROPIC = "anthropic"
 OPENAI = "openai"
@@ -38,6 +40,8 @@ DEFAULT_MODELS = {ANTHROPIC: "claude-haiku-4-5", OPENAI: "gpt-4.1-mini", COMPATI
 KEY_ENV = {ANTHROPIC: "ANTHROPIC_API_KEY", OPENAI: "OPENAI_API_KEY", COMPATIBLE: "OPENAI_API_KEY"}
 BASE_URL_ENV = {ANTHROPIC: "ANTHROPIC_BASE_URL", OPENAI: "OPENAI_BASE_URL", COMPATIBLE: "OPENAI_BASE_URL"}
 MODEL_ENV = "CLEO_OBSERVER_MODEL"
+ALLOW_HOSTS_ENV = "CLEO_TUI_ALLOW_HOSTS"  # comma-separated hosts a project's base URL may name
+PROJECT_SOURCE = ".cleo/config.json"
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_MAX_RETRIES = 2
 # Local servers rarely check keys, but the OpenAI SDK insists on one.
@@ -72,16 +76,24 @@ class Resolved:
     timeout: float = DEFAULT_TIMEOUT
     max_retries: int = DEFAULT_MAX_RETRIES
     warnings: tuple[str, ...] = ()
+    refused_host: str | None = None  # a project file's base URL the user never allowed
 
     @property
     def has_credential(self) -> bool:
         """Anthropic and OpenAI need a key; an OpenAI-compatible server needs a base URL."""
+        if self.refused_host:
+            return False
         if self.provider == COMPATIBLE:
             return bool(self.base_url)
         return bool(self.api_key)
 
     def missing_credential(self) -> str:
         """One paragraph on what to set (names of variables, never values)."""
+        if self.refused_host:
+            host = one_line(self.refused_host, 120)
+            return (f"The project's .cleo/config.json sends model calls to {host}, a host you have not allowed; "
+                    f"nothing was sent (your key and the brain's text stay here). If you trust it, allow it with "
+                    f"{ALLOW_HOSTS_ENV}={host}, llm.allow_hosts in cleo-tui's config file, or --base-url.")
         if self.provider == COMPATIBLE:
             return ("The OpenAI-compatible provider needs a base URL: set OPENAI_BASE_URL, pass "
                     "--base-url, or put llm.base_url in cleo-tui's config file.")
@@ -91,7 +103,7 @@ class Resolved:
     def describe(self) -> dict[str, Any]:
         """Everything about the choice that may be shown: no key, only whether one is set."""
         return {
-            "provider": self.provider, "model": self.model, "base_url": self.base_url,
+            "provider": self.provider, "model": self.model, "base_url": display_url(self.base_url),
             "key_env": self.key_env, "key_set": bool(self.api_key) and self.api_key != NO_KEY_PLACEHOLDER,
             "provider_source": self.provider_source, "model_source": self.model_source,
             "timeout": self.timeout, "max_retries": self.max_retries, "warnings": list(self.warnings),
@@ -99,8 +111,44 @@ class Resolved:
 
     def label(self) -> str:
         """Short display form, e.g. `anthropic · claude-haiku-4-5`."""
-        where = f" @ {self.base_url}" if self.base_url else ""
+        where = f" @ {display_url(self.base_url)}" if self.base_url else ""
         return f"{self.provider} · {self.model}{where}"
+
+
+def url_host(url: str | None) -> str | None:
+    """The host (lower case) a URL names, or None."""
+    if not url:
+        return None
+    try:
+        return (urlsplit(url).hostname or "").lower() or None
+    except ValueError:
+        return None
+
+
+def display_url(url: str | None) -> str | None:
+    """`url` without its user info (a key may hide in `user:pass@`), printable."""
+    if not url:
+        return url
+    try:
+        parts = urlsplit(url)
+        if "@" in parts.netloc:
+            parts = parts._replace(netloc=parts.netloc.rsplit("@", 1)[1])
+        return one_line(urlunsplit(parts), 300)
+    except ValueError:
+        return "(a malformed URL)"
+
+
+def _allowed_hosts(own: dict[str, Any], name: str) -> set[str]:
+    """Hosts the user allowed a project's base URL to name: env, own config, the provider's env URL."""
+    hosts = {h.strip().lower() for h in os.environ.get(ALLOW_HOSTS_ENV, "").split(",") if h.strip()}
+    listed = own.get("allow_hosts")
+    if isinstance(listed, list):
+        hosts |= {h.strip().lower() for h in listed if isinstance(h, str) and h.strip()}
+    for url in (os.environ.get(BASE_URL_ENV[name]), _text(own.get("base_url"))):
+        host = url_host(url)
+        if host:
+            hosts.add(host)
+    return hosts
 
 
 def normalise_provider(name: Any) -> str | None:
@@ -198,21 +246,26 @@ def resolve_provider(brain: Brain | None = None, provider: str | None = None, mo
     sources = _sources(explicit, project, own, warnings)
     name, provider_source = _choose_provider(sources)
     chosen_model, model_source = _first_matching(sources, name, "model")
-    url, _ = _first_matching(sources, name, "base_url")
+    url, url_source = _first_matching(sources, name, "base_url")
     url = url or _text(os.environ.get(BASE_URL_ENV[name]))
+    refused = None
+    if url_source and url_source.startswith(PROJECT_SOURCE) and url_host(url) not in _allowed_hosts(own, name):
+        refused = url_host(url) or one_line(url, 120)  # a repository's file must not pick where the key goes
     key_env = KEY_ENV[name]
     if normalise_provider(own.get("provider")) in (None, name) and _text(own.get("api_key_env")):
         key_env = _text(own.get("api_key_env"))  # type: ignore[assignment]
     key = os.environ.get(key_env) or None
     if name == COMPATIBLE and not key:
         key = NO_KEY_PLACEHOLDER if url else None
+    if refused:
+        key = None
     return Resolved(
         provider=name, model=chosen_model or DEFAULT_MODELS[name], base_url=url, api_key=key,
         key_env=key_env, provider_source=provider_source, model_source=model_source or "default",
         timeout=timeout if timeout is not None else _number(own.get("timeout"), DEFAULT_TIMEOUT, "timeout", warnings),
         max_retries=int(max_retries if max_retries is not None
                         else _number(own.get("max_retries"), DEFAULT_MAX_RETRIES, "max_retries", warnings)),
-        warnings=tuple(warnings),
+        warnings=tuple(warnings), refused_host=refused,
     )
 
 
