@@ -147,3 +147,23 @@ def test_key_shapes_are_never_shown(brain):
     record(THEME, "a base URL with the key as its user part; an endpoint echoing the key slightly altered",
            "user info stripped from every shown URL; runs of 8+ of the key's characters redacted in what is "
            "shown and stored", "passed", fixed="printed verbatim, shown and stored (issue 19.6)")
+
+
+def test_one_deadline_per_call_and_bounded_settings(brain, monkeypatch):
+    from cleo_tui.llm.resolve import MAX_RETRIES, resolve_provider
+    from tests.fake_llm import FakeLLMServer, hang_reply
+    write_own_config({"max_retries": 1e30, "timeout": 1e30})
+    resolved = resolve_provider(brain)
+    assert resolved.max_retries <= MAX_RETRIES and resolved.timeout <= 600 and len(resolved.warnings) == 2
+    write_own_config({"max_retries": 3, "timeout": 30, "deadline": 1})  # retries would take 2 minutes
+    with FakeLLMServer(default=hang_reply()) as server:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.anthropic_base_url)
+        started = time.monotonic()
+        outcome = propose_reflection(brain, SESSION)
+        elapsed = time.monotonic() - started
+    assert outcome.problem is not None and "no answer within 1 s" in outcome.problem.message, outcome.to_dict()
+    assert elapsed < 10, elapsed
+    record(THEME, "a server that never answers, with timeout 30 s and 3 retries, deadline 1 s; max_retries and "
+           "timeout of 1e30", "the call gives up at the deadline with one message; settings bounded (≤ 10 "
+           "retries, ≤ 600 s) with a warning", "passed",
+           fixed="no overall deadline (minutes of silence); max_retries 1e30 looped forever (issue 19.7)")

@@ -223,7 +223,7 @@ def _openai_call(resolved: Resolved, system: str, prompt: str, max_tokens: int,
 
 
 def _call_in_thread(call: Callable[[], Completion], token: CancelToken,
-                    close: Callable[[], None]) -> Completion:
+                    close: Callable[[], None], deadline: float | None = None) -> Completion:
     """Run `call` on a helper thread and return as soon as it ends or `token` is cancelled.
 
     Closing a client does not reliably interrupt a request that is waiting on
@@ -243,9 +243,13 @@ def _call_in_thread(call: Callable[[], Completion], token: CancelToken,
 
     with token.watching(lambda: (wake.set(), close())):
         threading.Thread(target=target, name="llm-call", daemon=True).start()
-        wake.wait()
+        finished = wake.wait(deadline)
     if token.cancelled:
         raise Cancelled()
+    if not finished:  # a server that never answers, or drips a byte at a time: give up, abandon it
+        _quietly(close)
+        raise ProviderFailure(None, f"no answer within {deadline:g} s (the deadline for one call, retries "
+                                    "included; llm.deadline in cleo-tui's config)", "timeout")
     if "error" in box:
         raise box["error"]
     return box["result"]
@@ -263,7 +267,7 @@ def complete(resolved: Resolved, system: str, prompt: str, max_tokens: int,
         raise ProviderFailure(None, redact(f"the client could not be set up: {exc}", resolved.api_key), "other") from None
     cancelled = False
     try:
-        completion = _call_in_thread(call, token, client.close)
+        completion = _call_in_thread(call, token, client.close, resolved.deadline)
         # An endpoint may echo the key in its answer; the answer is kept and shown, the key never.
         cleaned = redact_key_runs(completion.text, resolved.api_key)
         if cleaned != completion.text:
@@ -271,6 +275,8 @@ def complete(resolved: Resolved, system: str, prompt: str, max_tokens: int,
         return completion
     except Cancelled:
         cancelled = True
+        raise
+    except ProviderFailure:
         raise
     except Exception as exc:
         if token.cancelled:

@@ -44,6 +44,9 @@ ALLOW_HOSTS_ENV = "CLEO_TUI_ALLOW_HOSTS"  # comma-separated hosts a project's ba
 PROJECT_SOURCE = ".cleo/config.json"
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_MAX_RETRIES = 2
+DEFAULT_DEADLINE = 120.0  # one model call, retries included, never takes longer
+MAX_TIMEOUT = 600.0
+MAX_RETRIES = 10
 # Local servers rarely check keys, but the OpenAI SDK insists on one.
 NO_KEY_PLACEHOLDER = "no-key"
 
@@ -75,6 +78,7 @@ class Resolved:
     model_source: str
     timeout: float = DEFAULT_TIMEOUT
     max_retries: int = DEFAULT_MAX_RETRIES
+    deadline: float = DEFAULT_DEADLINE
     warnings: tuple[str, ...] = ()
     refused_host: str | None = None  # a project file's base URL the user never allowed
 
@@ -106,7 +110,8 @@ class Resolved:
             "provider": self.provider, "model": self.model, "base_url": display_url(self.base_url),
             "key_env": self.key_env, "key_set": bool(self.api_key) and self.api_key != NO_KEY_PLACEHOLDER,
             "provider_source": self.provider_source, "model_source": self.model_source,
-            "timeout": self.timeout, "max_retries": self.max_retries, "warnings": list(self.warnings),
+            "timeout": self.timeout, "max_retries": self.max_retries, "deadline": self.deadline,
+            "warnings": list(self.warnings),
         }
 
     def label(self) -> str:
@@ -215,13 +220,18 @@ def _first_matching(sources: list[Source], provider: str, attr: str) -> tuple[st
     return None, None
 
 
-def _number(value: Any, default: float, name: str, warnings: list[str]) -> float:
+def _number(value: Any, default: float, name: str, warnings: list[str], high: float = MAX_TIMEOUT) -> float:
+    """A setting in [0, high]; anything else (a string, NaN, 1e30) is the default, with a warning."""
     if value is None:
         return default
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-        warnings.append(f"cleo-tui config llm.{name} is not a non-negative number; using {default}.")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= high:
+        warnings.append(f"cleo-tui config llm.{name} is not a number from 0 to {high:g}; using {default:g}.")
         return default
     return float(value)
+
+
+def _bounded(value: float, low: float, high: float) -> float:
+    return min(high, max(low, value)) if value == value else high
 
 
 def resolve_provider(brain: Brain | None = None, provider: str | None = None, model: str | None = None,
@@ -262,9 +272,12 @@ def resolve_provider(brain: Brain | None = None, provider: str | None = None, mo
     return Resolved(
         provider=name, model=chosen_model or DEFAULT_MODELS[name], base_url=url, api_key=key,
         key_env=key_env, provider_source=provider_source, model_source=model_source or "default",
-        timeout=timeout if timeout is not None else _number(own.get("timeout"), DEFAULT_TIMEOUT, "timeout", warnings),
-        max_retries=int(max_retries if max_retries is not None
-                        else _number(own.get("max_retries"), DEFAULT_MAX_RETRIES, "max_retries", warnings)),
+        timeout=_bounded(timeout if timeout is not None
+                         else _number(own.get("timeout"), DEFAULT_TIMEOUT, "timeout", warnings), 0.1, MAX_TIMEOUT),
+        max_retries=int(_bounded(max_retries if max_retries is not None
+                                 else _number(own.get("max_retries"), DEFAULT_MAX_RETRIES, "max_retries", warnings,
+                                              MAX_RETRIES), 0, MAX_RETRIES)),
+        deadline=_bounded(_number(own.get("deadline"), DEFAULT_DEADLINE, "deadline", warnings), 0.1, MAX_TIMEOUT),
         warnings=tuple(warnings), refused_host=refused,
     )
 
