@@ -272,3 +272,22 @@ def test_a_nul_in_a_title_is_shown_as_a_visible_mark_not_cut(tmp_path):
     record("hostile data", "a NUL inside an observation's title and narrative, through a trace's results and "
            "traces --show", "the whole title, the NUL shown as ␀ (cut in Python, not by SQLite)", "passed",
            fixed="SQLite's substr cut the title at the NUL in the Traces pane and traces --show (issue 19.15)")
+
+
+# --- terminal input ----------------------------------------------------------------------
+
+def test_invalid_utf8_typed_into_the_tui_does_not_kill_it(tmp_path):
+    from tests.pty_capture import python_argv, run_in_pty
+    from tests.reliability_fixtures import build_minimal_brain
+    path = build_minimal_brain(tmp_path / "brain.db")
+    output = run_in_pty(python_argv("--db", str(path)), [
+        (b"O-plain", b"\xe9"),          # a Latin-1 "é": not UTF-8
+        (b"", b"\x9b"),                 # an 8-bit CSI
+        (b"", b"/"), (b"m/\x1b[0m", b"ZZZZ"),  # the app still takes keys: the search box echoes them
+        (b"ZZZZ", b"\x11"),             # ctrl+q
+    ], cwd=str(tmp_path), timeout=40)
+    assert b"Traceback" not in output and b"UnicodeDecodeError" not in output
+    assert b"ZZZZ" in output
+    record("hostile data", "one invalid UTF-8 byte typed into the TUI on a real pty (0xE9, then an 8-bit CSI "
+           "0x9B)", "the app goes on drawing and taking keys; quits cleanly", "passed",
+           fixed="UnicodeDecodeError killed the TUI with a traceback (issue 19.11)")
