@@ -291,3 +291,31 @@ def test_invalid_utf8_typed_into_the_tui_does_not_kill_it(tmp_path):
     record("hostile data", "one invalid UTF-8 byte typed into the TUI on a real pty (0xE9, then an 8-bit CSI "
            "0x9B)", "the app goes on drawing and taking keys; quits cleanly", "passed",
            fixed="UnicodeDecodeError killed the TUI with a traceback (issue 19.11)")
+
+
+def test_first_open_under_another_process_write_lock(tmp_path):
+    from cleo_tui.brain import open_brain
+    from cleo_tui.brain.store import WAITING_MESSAGE
+    path = _plain_cleo_brain(tmp_path)
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("PRAGMA journal_mode = WAL")
+    holder.execute("BEGIN IMMEDIATE")  # CLEO in the middle of a write
+    messages: list[str] = []
+    try:
+        brain = open_brain(path, busy_timeout_ms=1500, on_wait=messages.append)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    try:
+        assert brain.read_only and "write lock" in (brain.read_only_reason or "")
+        assert brain.query("SELECT id FROM brain_observations")[0][0] == "O-1"
+    finally:
+        brain.close()
+    assert messages == [WAITING_MESSAGE]
+    again = open_brain(path)  # the lock is gone: migrated now
+    assert not again.read_only
+    again.close()
+    record("concurrency", "first open of a never-migrated brain while another process holds the write lock",
+           "after ~1 s 'waiting for CLEO's write lock…'; at the busy timeout it opens read-only with the reason, "
+           "and migrates on the next open", "passed",
+           fixed="30 s of silence, then 'internal error' (issue 19.9)")

@@ -14,7 +14,7 @@ import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import sqlite_utils
 
@@ -271,7 +271,36 @@ def detect_kind(path: Path, conn: sqlite3.Connection, tables: frozenset[str]) ->
     return KIND_CLEO_LEGACY
 
 
-def open_brain(path: str | Path, read_only: bool = False) -> Brain:
+WAIT_NOTICE_MS = 1000
+WAITING_MESSAGE = "waiting for CLEO's write lock…"
+
+
+def _migrate_under_lock(path: Path, conn: sqlite3.Connection, busy_timeout_ms: int,
+                        on_wait: Callable[[str], None] | None) -> bool:
+    """Migrate cleo-tui's tables; say so once another process has held the lock for ~1 s.
+
+    Returns False when the lock stayed held for the whole busy timeout (the caller
+    opens read-only and migrates another time).
+    """
+    first = min(WAIT_NOTICE_MS, busy_timeout_ms)
+    for wait_ms in (first, busy_timeout_ms - first):
+        conn.execute(f"PRAGMA busy_timeout = {max(0, wait_ms)}")
+        try:
+            migrate(conn)
+            return True
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                failure = write_failure(path, exc)  # read-only file, full disk ...: one paragraph
+                raise failure from None
+            if wait_ms == first and busy_timeout_ms > first and on_wait is not None:
+                on_wait(WAITING_MESSAGE)
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    return False
+
+
+def open_brain(path: str | Path, read_only: bool = False, busy_timeout_ms: int = BUSY_TIMEOUT_MS,
+               on_wait: Callable[[str], None] | None = None) -> Brain:
     """Open a brain file; fall back to read-only (with the reason) when it cannot be written.
 
     cleo-tui's own tables are migrated on a writable CLEO or cleo-tui brain; hippo
@@ -297,8 +326,12 @@ def open_brain(path: str | Path, read_only: bool = False) -> Brain:
         reason = "read-only"
     conn = connect(path, read_only)
     try:
-        if not read_only:
-            migrate(conn)
+        if not read_only and not _migrate_under_lock(path, conn, busy_timeout_ms, on_wait):
+            conn.close()
+            conn = connect(path, True)
+            read_only = True
+            reason = (f"another process (CLEO?) held the write lock for {busy_timeout_ms / 1000:g} s, so "
+                      "cleo-tui could not add its tables; reopen it to curate")
         tables = _table_names(conn)
     except BaseException:
         conn.close()
