@@ -21,6 +21,7 @@ from cleo_tui import __version__
 from cleo_tui.brain import BrainError
 from cleo_tui.commands import COMMANDS
 from cleo_tui.commands.common import EXIT_INTERNAL, EXIT_USER_ERROR, CommandParser, UsageError
+from cleo_tui.safe_text import safe_text
 
 __all__ = ["EXIT_INTERNAL", "EXIT_USER_ERROR", "UsageError", "build_parser", "main"]
 
@@ -76,7 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return dispatch(list(sys.argv[1:] if argv is None else argv))
     except BrainError as exc:
-        print(f"cleo-tui: {exc}", file=sys.stderr)
+        print(f"cleo-tui: {safe_text(exc, 4000)}", file=sys.stderr)
         return EXIT_USER_ERROR
     except KeyboardInterrupt:
         print("cleo-tui: interrupted", file=sys.stderr)
@@ -85,12 +86,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except Exception as exc:  # a bug, not the user's mistake: short message, details on request
         if isinstance(exc, sqlite3.DatabaseError) and ("malformed" in str(exc) or "not a database" in str(exc)):
-            print(f"cleo-tui: the brain file is damaged ({exc}): SQLite cannot read part of it. Nothing "
+            print(f"cleo-tui: the brain file is damaged ({safe_text(exc)}): SQLite cannot read part of it. Nothing "
                   "was written. Check it with `sqlite3 FILE 'PRAGMA integrity_check'`, or restore it from a "
                   "backup.", file=sys.stderr)
             return EXIT_USER_ERROR
         if os.environ.get("CLEO_TUI_DEBUG"):
             traceback.print_exc()
-        print(f"cleo-tui: internal error: {type(exc).__name__}: {exc}. "
+        print(f"cleo-tui: internal error: {type(exc).__name__}: {safe_text(exc)}. "
               "Run again with CLEO_TUI_DEBUG=1 for details.", file=sys.stderr)
         return EXIT_INTERNAL

@@ -14,6 +14,8 @@ from typing import Any
 
 import platformdirs
 
+from cleo_tui.safe_text import safe_path, safe_text
+
 APP_NAME = "cleo-tui"
 DEFAULTS: dict[str, Any] = {"theme": "cleo", "tokenizer": "chars4", "keys": {}, "llm": {}}
 
@@ -38,10 +40,12 @@ def load_config() -> tuple[dict[str, Any], str | None]:
         loaded = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return settings, None
+    except RecursionError:
+        return settings, f"{safe_path(path)} could not be read (nested too deeply); using the defaults."
     except (OSError, ValueError) as exc:
-        return settings, f"{path} could not be read ({exc}); using the defaults."
+        return settings, f"{safe_path(path)} could not be read ({safe_text(exc)}); using the defaults."
     if not isinstance(loaded, dict):
-        return settings, f"{path} does not hold a JSON object; using the defaults."
+        return settings, f"{safe_path(path)} does not hold a JSON object; using the defaults."
     for key, value in loaded.items():
         if key in DEFAULTS and isinstance(DEFAULTS[key], dict) and not isinstance(value, dict):
             continue
@@ -56,7 +60,7 @@ def save_setting(key: str, value: Any) -> None:
         current = json.loads(path.read_text(encoding="utf-8"))
         if not isinstance(current, dict):
             current = {}
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         current = {}
     current[key] = value
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -46,3 +46,41 @@ def one_line(text: object, width: int | None = None) -> str:
     if width is not None and len(out) > width:
         out = out[: max(0, width - 1)] + "…"
     return out
+
+
+def safe_text(text: object, width: int = 400) -> str:
+    """An exception's text or any message part: printable, one line, at most `width` characters."""
+    return one_line(text, width)
+
+
+def safe_path(path: object) -> str:
+    """A path as it may be shown: printable, on one line (a name may hold ESC or a newline)."""
+    return one_line(str(path), 300)
+
+
+def sql_text_prefix(column_sql: str, chars: int) -> str:
+    """SQL for the first `chars` characters of a TEXT column, NULs included.
+
+    SQLite's substr() and length() stop at a NUL inside TEXT; cast to BLOB they
+    see every byte. 4 bytes per character is the UTF-8 worst case; `cut_text`
+    decodes and cuts the result in Python.
+    """
+    return f"CASE WHEN typeof({column_sql}) = 'text' THEN substr(CAST({column_sql} AS BLOB), 1, {chars * 4}) " \
+           f"ELSE {column_sql} END"
+
+
+def cut_text(value: object, chars: int) -> str:
+    """`value` as text (bytes decoded leniently), at most `chars` characters, NULs kept.
+
+    A UTF-8 sequence cut by a byte-wise prefix (see `sql_text_prefix`) is dropped
+    rather than shown as a replacement character.
+    """
+    if value is None:
+        return ""
+    if isinstance(value, bytes):
+        text = value.decode("utf-8", "replace")
+        if text.endswith("\ufffd") and not value.endswith(b"\xef\xbf\xbd"):
+            text = text.rstrip("\ufffd")  # the last character was cut mid-sequence
+    else:
+        text = str(value)
+    return text[:chars]

@@ -161,7 +161,7 @@ def test_export_round_trip(brain, traces, tmp_path):
     assert "query 1" not in path.read_text(encoding="utf-8")
     assert json.dumps(ODD_ID, ensure_ascii=False) in path.read_text(encoding="utf-8")  # UTF-8, not \\u
     assert all(json.loads(line) for line in path.read_text(encoding="utf-8").splitlines())
-    assert export_traces(brain, path, TraceFilter(tenant_id="acme")) == 1
+    assert export_traces(brain, path, TraceFilter(tenant_id="acme"), force=True) == 1  # replaces the first
     assert [r["trace_id"] for r in read_export(path)] == [traces[5]]
 
 

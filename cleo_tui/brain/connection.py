@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
+import stat
 from pathlib import Path
 
 from cleo_tui.brain.errors import BrainUnreadable, NotSQLite
+from cleo_tui.safe_text import safe_path, safe_text
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 BUSY_TIMEOUT_MS = 30_000
@@ -18,21 +21,37 @@ def decode_text(raw: bytes) -> str:
 
 
 def check_sqlite_file(path: Path) -> None:
-    """Raise a clear error when `path` is missing, unreadable or not SQLite."""
+    """Raise a clear error when `path` is missing, unreadable, not a regular file or not SQLite.
+
+    The file is stat-ed before it is opened: opening a FIFO blocks until a writer
+    comes, and a device may be anything.
+    """
+    shown = safe_path(path)
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise BrainUnreadable(f"{shown} does not exist. Check the path, or create a brain with `cleo-tui init`.") from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise BrainUnreadable(f"{shown} is a symlink loop (a link that points back at itself). "
+                                  "Pass the brain's real path with --db.") from None
+        raise BrainUnreadable(f"{shown} cannot be read ({safe_text(exc.strerror or exc)}). "
+                              "Check the path and its permissions.") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise BrainUnreadable(f"{shown} is a directory, not a brain file. Pass the project directory without --db, or the .db file with --db.")
+    if not stat.S_ISREG(info.st_mode):
+        raise BrainUnreadable(f"{shown} is not a regular file (a FIFO, device or socket); a brain is a "
+                              "SQLite file such as .cleo/cleo.db. Nothing was opened.")
     try:
         with open(path, "rb") as handle:
             header = handle.read(16)
-    except FileNotFoundError:
-        raise BrainUnreadable(f"{path} does not exist. Check the path, or create a brain with `cleo-tui init`."
-                              ) from None
-    except IsADirectoryError:
-        raise BrainUnreadable(f"{path} is a directory, not a brain file. Pass the project directory without --db, "
-                              "or the .db file with --db.") from None
     except PermissionError:
-        raise BrainUnreadable(f"{path} cannot be read: permission denied. Check the file's permissions.") from None
+        raise BrainUnreadable(f"{shown} cannot be read: permission denied. Check the file's permissions.") from None
+    except OSError as exc:
+        raise BrainUnreadable(f"{shown} cannot be read ({safe_text(exc.strerror or exc)}).") from None
     if header != SQLITE_MAGIC:
         what = "is empty" if not header else "is not a SQLite database"
-        raise NotSQLite(f"{path} {what}. cleo-tui opens SQLite brains such as .cleo/cleo.db or .cleo/brain.db.")
+        raise NotSQLite(f"{shown} {what}. cleo-tui opens SQLite brains such as .cleo/cleo.db or .cleo/brain.db.")
 
 
 def inserted_id(cursor: sqlite3.Cursor) -> int:
@@ -83,7 +102,8 @@ def connect(path: Path, read_only: bool) -> sqlite3.Connection:
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
         return conn
     except sqlite3.DatabaseError as exc:
-        message = str(exc)
+        message = safe_text(exc)
+        path = safe_path(path)  # type: ignore[assignment]  # shown from here on
         if "locked" in message or "busy" in message:
             raise BrainUnreadable(f"{path} is locked by another process and stayed locked for "
                                   f"{BUSY_TIMEOUT_MS // 1000} s. Try again when it finishes, or open with "

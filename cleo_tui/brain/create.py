@@ -25,7 +25,7 @@ from typing import Literal
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.errors import BrainError, BrainUnwritable
 from cleo_tui.brain.migrations import META
-from cleo_tui.brain.store import OWN_BRAIN, Brain, brain_candidates, open_brain
+from cleo_tui.brain.store import OWN_BRAIN, Brain, brain_candidates, open_brain, refuse_non_brain
 from cleo_tui.safe_text import one_line
 
 CLEO_DB = Path(".cleo") / "cleo.db"
@@ -86,6 +86,7 @@ def create_brain(path: str | Path) -> Brain:
     disk, a read-only directory) leaves neither a half brain nor an empty file behind.
     """
     path = Path(path).expanduser()
+    refuse_non_brain(path)
     partial = path.with_name(path.name + ".partial")
     with _made_dirs(path.parent):
         try:

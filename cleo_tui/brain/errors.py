@@ -35,3 +35,7 @@ class BrainUnwritable(BrainError):
 
 class StaleState(BrainError):
     """The brain changed since a preview or proposal was computed."""
+
+
+class UnsupportedLayout(NotABrain):
+    """A brain whose tables have a shape cleo-tui cannot read or write safely."""

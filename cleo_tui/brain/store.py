@@ -7,6 +7,7 @@ is one short `BEGIN IMMEDIATE` transaction that a read-only brain refuses.
 
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
 import threading
@@ -14,14 +15,19 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.connection import BUSY_TIMEOUT_MS, check_sqlite_file, connect, is_writable
-from cleo_tui.brain.errors import BrainBusy, BrainNotFound, BrainUnwritable, NotABrain, ReadOnlyBrain
+from cleo_tui.brain.errors import (
+    BrainBusy, BrainError, BrainNotFound, BrainUnreadable, BrainUnwritable, NotABrain, NotSQLite, ReadOnlyBrain,
+    UnsupportedLayout,
+)
 from cleo_tui.brain.journal import interrupted_notes, recover_interrupted
-from cleo_tui.brain.migrations import LATEST_VERSION, META, migrate, schema_version
+from cleo_tui.brain.migrations import LATEST_VERSION, META, MIGRATIONS, migrate, schema_version
 from cleo_tui.brain.sweep_gate import ensure_no_sweep, sweep_active
+from cleo_tui.safe_text import safe_path, safe_text
 
 KIND_CLEO = "cleo"              # consolidated .cleo/cleo.db (brain beside tasks etc.)
 KIND_CLEO_LEGACY = "cleo-legacy"  # .cleo/brain.db of CLEO before 2026.6.0
@@ -208,13 +214,66 @@ def _table_names(conn: sqlite3.Connection) -> frozenset[str]:
     return frozenset(r[0] for r in rows)
 
 
+_EDGE_COLUMNS = frozenset({"from_id", "to_id", "edge_type"})
+
+
+def _own_table_columns() -> dict[str, frozenset[str]]:
+    """The columns of every table cleo-tui's migrations create (built once, in memory)."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        for migration in MIGRATIONS:
+            for statement in migration.statements:
+                conn.execute(statement)
+        names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        return {n: frozenset(r[1] for r in conn.execute(f'PRAGMA table_info("{n}")')) for n in names}
+    finally:
+        conn.close()
+
+
+_OWN_TABLES = _own_table_columns()
+
+
+def _unsupported(path: Path, what: str) -> UnsupportedLayout:
+    return UnsupportedLayout(f"{safe_path(path)} has an unsupported layout: {what}. cleo-tui reads brains in "
+                             "CLEO's layout and never changes CLEO's tables; nothing was opened or written.")
+
+
+def check_layout(path: Path, conn: sqlite3.Connection) -> None:
+    """Refuse table shapes cleo-tui cannot read or write safely (before anything is migrated)."""
+    rows = conn.execute("SELECT type, name, coalesce(sql, '') FROM sqlite_master "
+                        "WHERE type IN ('table', 'view')").fetchall()
+    shapes = {r[1]: (r[0], " ".join(str(r[2]).upper().split())) for r in rows}
+
+    def columns(table: str) -> frozenset[str]:
+        return frozenset(r[1] for r in conn.execute(f'PRAGMA table_info("{table}")'))
+
+    if cs.OBSERVATIONS in shapes:
+        kind, sql = shapes[cs.OBSERVATIONS]
+        if kind != "table":
+            raise _unsupported(path, f"{cs.OBSERVATIONS} is a view, not a table")
+        if "WITHOUT ROWID" in sql:
+            raise _unsupported(path, f"{cs.OBSERVATIONS} is a WITHOUT ROWID table (the search index needs rowids)")
+    if cs.OBSERVATIONS_FTS in shapes and not shapes[cs.OBSERVATIONS_FTS][1].startswith("CREATE VIRTUAL TABLE"):
+        raise _unsupported(path, f"{cs.OBSERVATIONS_FTS} is a plain {shapes[cs.OBSERVATIONS_FTS][0]}, not CLEO's "
+                                 "full-text index")
+    if cs.EDGES in shapes and not _EDGE_COLUMNS <= columns(cs.EDGES):
+        missing = ", ".join(sorted(_EDGE_COLUMNS - columns(cs.EDGES)))
+        raise _unsupported(path, f"{cs.EDGES} has no {missing} column")
+    if schema_version(conn) > LATEST_VERSION:
+        return  # a newer cleo-tui's tables: opened read-only, never written
+    for table, wanted in _OWN_TABLES.items():
+        if table in shapes and not wanted <= columns(table):
+            raise _unsupported(path, f"a table named {table} that cleo-tui did not create (it lacks "
+                                     f"{', '.join(sorted(wanted - columns(table)))})")
+
+
 def detect_kind(path: Path, conn: sqlite3.Connection, tables: frozenset[str]) -> str:
     """Tell a CLEO brain (consolidated or legacy), a cleo-tui brain and a hippo store apart."""
     if cs.OBSERVATIONS not in tables:
         if "memories" in tables:
             return KIND_HIPPO
         raise NotABrain(
-            f"{path} is a SQLite database but not a brain: it has no {cs.OBSERVATIONS} table "
+            f"{safe_path(path)} is a SQLite database but not a brain: it has no {cs.OBSERVATIONS} table "
             "(CLEO) and no memories table (hippo). Point --db at .cleo/cleo.db or .cleo/brain.db."
         )
     if META in tables:
@@ -226,7 +285,36 @@ def detect_kind(path: Path, conn: sqlite3.Connection, tables: frozenset[str]) ->
     return KIND_CLEO_LEGACY
 
 
-def open_brain(path: str | Path, read_only: bool = False) -> Brain:
+WAIT_NOTICE_MS = 1000
+WAITING_MESSAGE = "waiting for CLEO's write lock…"
+
+
+def _migrate_under_lock(path: Path, conn: sqlite3.Connection, busy_timeout_ms: int,
+                        on_wait: Callable[[str], None] | None) -> bool:
+    """Migrate cleo-tui's tables; say so once another process has held the lock for ~1 s.
+
+    Returns False when the lock stayed held for the whole busy timeout (the caller
+    opens read-only and migrates another time).
+    """
+    first = min(WAIT_NOTICE_MS, busy_timeout_ms)
+    for wait_ms in (first, busy_timeout_ms - first):
+        conn.execute(f"PRAGMA busy_timeout = {max(0, wait_ms)}")
+        try:
+            migrate(conn)
+            return True
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                failure = write_failure(path, exc)  # read-only file, full disk ...: one paragraph
+                raise failure from None
+            if wait_ms == first and busy_timeout_ms > first and on_wait is not None:
+                on_wait(WAITING_MESSAGE)
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    return False
+
+
+def open_brain(path: str | Path, read_only: bool = False, busy_timeout_ms: int = BUSY_TIMEOUT_MS,
+               on_wait: Callable[[str], None] | None = None) -> Brain:
     """Open a brain file; fall back to read-only (with the reason) when it cannot be written.
 
     cleo-tui's own tables are migrated on a writable CLEO or cleo-tui brain; hippo
@@ -237,46 +325,75 @@ def open_brain(path: str | Path, read_only: bool = False) -> Brain:
     reason = "opened with --read-only" if read_only else None
     if not read_only and not is_writable(path):
         read_only, reason = True, "the file or its directory is not writable"
-    conn = connect(path, read_only)
+    probe = connect(path, True)  # the layout is checked before anything (even WAL mode) is written
     try:
-        tables = _table_names(conn)
-        kind = detect_kind(path, conn, tables)
-    except BaseException:
-        conn.close()
-        raise
+        kind = detect_kind(path, probe, _table_names(probe))
+        check_layout(path, probe)
+        newer = schema_version(probe) > LATEST_VERSION
+    finally:
+        probe.close()
     if not read_only and kind == KIND_HIPPO:
         read_only, reason = True, "hippo stores are opened for reading"
-    elif not read_only and schema_version(conn) > LATEST_VERSION:
+    elif not read_only and newer:
         read_only, reason = True, "it was written by a newer cleo-tui"
     if read_only and not reason:
         reason = "read-only"
-    if read_only:
-        conn.close()
-        conn = connect(path, True)
+    conn = connect(path, read_only)
     recovered: list[str] = []
-    if not read_only:
-        migrate(conn)
+    try:
+        if not read_only and not _migrate_under_lock(path, conn, busy_timeout_ms, on_wait):
+            conn.close()
+            conn = connect(path, True)
+            read_only = True
+            reason = (f"another process (CLEO?) held the write lock for {busy_timeout_ms / 1000:g} s, so "
+                      "cleo-tui could not add its tables; reopen it to curate")
         tables = _table_names(conn)
-        if not sweep_active(path):  # a crashed run is rolled back later, not under CLEO's sweep
-            recovered = recover_interrupted(conn)
-    else:
-        recovered = interrupted_notes(conn)
+        if not read_only:
+            if not sweep_active(path):  # a crashed run is rolled back later, not under CLEO's sweep
+                recovered = recover_interrupted(conn)
+        else:
+            recovered = interrupted_notes(conn)
+    except BaseException:
+        conn.close()
+        raise
     return Brain(path=path, conn=conn, kind=kind, read_only=read_only,
                  read_only_reason=reason, features=Features(conn, tables), recovered=recovered)
 
 
-def _holds_brain(path: Path) -> bool:
+def _probe_candidate(path: Path) -> tuple[bool, str | None]:
+    """(holds brain tables, why it could not be told): a damaged, unreadable or locked
+    candidate is a problem to report, never silently "no brain here"."""
     try:
-        conn = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
+        return _probe(path)
+    except BrainError as exc:
+        return False, str(exc)
+    except (OSError, RuntimeError) as exc:
+        return False, f"{safe_path(path)} cannot be read ({safe_text(exc)})."
+
+
+def _probe(path: Path) -> tuple[bool, str | None]:
+    try:
+        check_sqlite_file(path)
+    except NotSQLite:
+        if path.stat().st_size == 0:
+            return False, None  # an empty file is no brain (and no damaged one)
+        raise
+    try:
+        conn = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True, timeout=1.0)
         try:
             row = conn.execute(
                 "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (cs.OBSERVATIONS,)
             ).fetchone()
         finally:
             conn.close()
-        return row is not None
-    except sqlite3.DatabaseError:
-        return False
+        return row is not None, None
+    except sqlite3.DatabaseError as exc:
+        message = str(exc)
+        if "locked" in message or "busy" in message:
+            return False, (f"{safe_path(path)} is locked by another process, so cleo-tui cannot tell whether it "
+                           "holds a brain. Try again in a moment, or open it with --db.")
+        return False, (f"{safe_path(path)} cannot be read as a SQLite database ({safe_text(message)}): it may be "
+                       "damaged. Check it with `sqlite3 FILE 'PRAGMA integrity_check'`.")
 
 
 def brain_candidates(directory: Path) -> list[Path]:
@@ -287,25 +404,50 @@ def brain_candidates(directory: Path) -> list[Path]:
     return places
 
 
+def _resolve_dir(directory: str | Path) -> Path:
+    """`directory` made absolute with its symlinks followed; a loop is the user's problem."""
+    given = Path(directory).expanduser()
+    try:
+        start = given.resolve(strict=False)
+        os.stat(start)
+    except FileNotFoundError:
+        raise BrainNotFound(f"{safe_path(given)} does not exist. Pass a project directory, or a brain file "
+                            "with --db FILE.") from None
+    except (OSError, RuntimeError) as exc:  # Python 3.11 raises RuntimeError for a symlink loop
+        why = "is a symlink loop" if "loop" in str(exc) or getattr(exc, "errno", None) == errno.ELOOP \
+            else f"cannot be read ({safe_text(exc)})"
+        raise BrainNotFound(f"{safe_path(given)} {why}. Pass a project directory, or a brain file with "
+                            "--db FILE.") from None
+    return start
+
+
 def locate_brain(directory: str | Path = ".") -> Path:
     """Find the brain of the project at or above `directory`, as CLEO lays it out.
 
     `.cleo/cleo.db` counts only when it holds brain tables; otherwise
     `.cleo/brain.db`, then cleo-tui's own `.cleo-tui/brain.db`; then the same one
-    directory up, and so on.
+    directory up, and so on. A candidate that exists but cannot be read (damaged,
+    locked, unreadable) stops the search with what is wrong with it.
     """
-    start = Path(directory).expanduser().resolve()
+    start = _resolve_dir(directory)
     if not start.is_dir():
-        raise BrainNotFound(f"{start} is not a directory. Pass a project directory, or a brain file with --db FILE.")
+        raise BrainNotFound(f"{safe_path(start)} is not a directory. Pass a project directory, or a brain file with --db FILE.")
     for candidate in brain_candidates(start):
-        if candidate.is_file() and (candidate.name != "cleo.db" or _holds_brain(candidate)):
+        if not (candidate.exists() or candidate.is_symlink()):
+            continue
+        if candidate.name == "brain.db":
+            return candidate  # open_brain says what is wrong with it, if anything
+        holds, problem = _probe_candidate(candidate)
+        if holds:
             return candidate
+        if problem:
+            raise BrainUnreadable(f"{problem} (It is where CLEO keeps the brain of {safe_path(candidate.parent.parent)}.)")
     global_store = global_brain_path()
-    hint = (f" CLEO's global store is at {global_store}: open it with --db {global_store}."
+    hint = (f" CLEO's global store is at {safe_path(global_store)}: open it with --db {safe_path(global_store)}."
             if global_store.is_file() else "")
     raise BrainNotFound(
-        f"No brain found in {start} or any directory above it (looked for .cleo/cleo.db holding "
-        f"brain tables, then .cleo/brain.db and .cleo-tui/brain.db). Create one with `cleo-tui init {start}`, try "
+        f"No brain found in {safe_path(start)} or any directory above it (looked for .cleo/cleo.db holding "
+        f"brain tables, then .cleo/brain.db and .cleo-tui/brain.db). Create one with `cleo-tui init {safe_path(start)}`, try "
         f"`cleo-tui demo DIR` for a demo brain, or open a file with --db FILE.{hint}"
     )
 
@@ -314,3 +456,34 @@ def global_brain_path() -> Path:
     """CLEO's global store: `$XDG_DATA_HOME/cleo/cleo.db` (normally ~/.local/share/cleo/cleo.db)."""
     data_home = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(data_home) / "cleo" / "cleo.db"
+
+
+def refuse_non_brain(path: Path) -> None:
+    """Refuse to create a brain inside an existing file that is not an (empty) brain.
+
+    `.cleo/cleo.db` is also CLEO's project database (tasks, sessions ...): before
+    CLEO has created its brain tables there, writing cleo-tui's would put a
+    second schema into CLEO's file.
+    """
+    if not (path.exists() or path.is_symlink()):
+        return
+    if path.is_file() and path.stat().st_size == 0:
+        return  # an empty file: SQLite starts a fresh database in it
+    check_sqlite_file(path)
+    conn = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True, timeout=1.0)
+    try:
+        names = sorted(r[0] for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"))
+    except sqlite3.DatabaseError as exc:
+        raise BrainUnreadable(f"{safe_path(path)} cannot be read ({safe_text(exc)}); no brain was created.") from None
+    finally:
+        conn.close()
+    if cs.OBSERVATIONS in names:
+        raise BrainError(f"{safe_path(path)} already holds a brain; nothing was changed. Open it instead.")
+    if names:
+        shown = ", ".join(safe_text(n, 40) for n in names[:6]) + (" …" if len(names) > 6 else "")
+        raise NotABrain(
+            f"{safe_path(path)} is a SQLite database with {len(names)} table(s) ({shown}) but no brain tables: "
+            "probably CLEO's project database before CLEO created its brain. cleo-tui will not write into it; "
+            "let CLEO create its brain (run CLEO's memory commands once), or open another brain with --db FILE."
+        )

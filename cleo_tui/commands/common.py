@@ -51,7 +51,8 @@ def brain_from_args(args: argparse.Namespace, read_only: bool | None = None) -> 
     path = Path(args.db) if args.db else locate_brain(args.project)
     if read_only is None:
         read_only = bool(getattr(args, "read_only", False))
-    return open_brain(path, read_only=read_only)
+    return open_brain(path, read_only=read_only, on_wait=lambda message: print(f"cleo-tui: {message}",
+                                                                              file=sys.stderr, flush=True))
 
 
 def emit_json(value: Any) -> None:

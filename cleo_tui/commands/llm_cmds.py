@@ -20,6 +20,7 @@ import sys
 from typing import Any
 
 from cleo_tui.commands.common import AddCommand, UsageError, add_brain_options, brain_from_args, emit_json
+from cleo_tui.commands.argtypes import sqlite_int
 from cleo_tui.llm import results as r
 from cleo_tui.llm.observer import (
     propose_observer_notes,
@@ -60,11 +61,11 @@ def register(add: AddCommand) -> None:
                   description="Run CLEO's observer. Without an API key it says so and does nothing.")
     add_brain_options(observe, read_only_flag=False)
     _provider_options(observe)
-    observe.add_argument("--threshold", metavar="N", type=int,
+    observe.add_argument("--threshold", metavar="N", type=sqlite_int("--threshold"),
                          help="run at N uncompressed observations (default: config, 10)")
     mode = observe.add_mutually_exclusive_group()
     mode.add_argument("--propose", action="store_true", help="keep the notes as a pending proposal; store nothing")
-    mode.add_argument("--store", metavar="PROPOSAL_ID", type=int, help="store notes of a pending observer proposal")
+    mode.add_argument("--store", metavar="PROPOSAL_ID", type=sqlite_int("--store"), help="store notes of a pending observer proposal")
     observe.add_argument("--notes", metavar="N,N", help="with --store: which notes (0-based; default: all)")
     observe.set_defaults(func=cmd_observe)
 
@@ -75,7 +76,7 @@ def register(add: AddCommand) -> None:
     _provider_options(reflect)
     action = reflect.add_mutually_exclusive_group()
     action.add_argument("--apply", action="store_true", help="apply: a new proposal in full, or --proposal ID")
-    reflect.add_argument("--proposal", metavar="ID", type=int, help="with --apply: the pending proposal to apply")
+    reflect.add_argument("--proposal", metavar="ID", type=sqlite_int("--proposal"), help="with --apply: the pending proposal to apply")
     reflect.add_argument("--approve", metavar="IDS",
                          help="superseded ids to evict, comma-separated (default: all; '' for none)")
     reflect.add_argument("--patterns", metavar="N,N", help="patterns to store, 0-based (default: all; '' for none)")
@@ -85,9 +86,9 @@ def register(add: AddCommand) -> None:
                               "or refused when not at a terminal)")
     action.add_argument("--list", action="store_true", help="list proposals (observer and reflector)")
     reflect.add_argument("--status", choices=STATUSES, help="with --list: only this status")
-    action.add_argument("--show", metavar="ID", type=int, help="show one proposal in full")
-    action.add_argument("--discard", metavar="ID", type=int, help="discard a pending proposal")
-    action.add_argument("--undo", metavar="ID", type=int, help="undo an applied proposal")
+    action.add_argument("--show", metavar="ID", type=sqlite_int("--show"), help="show one proposal in full")
+    action.add_argument("--discard", metavar="ID", type=sqlite_int("--discard"), help="discard a pending proposal")
+    action.add_argument("--undo", metavar="ID", type=sqlite_int("--undo"), help="undo an applied proposal")
     reflect.set_defaults(func=cmd_reflect)
 
 

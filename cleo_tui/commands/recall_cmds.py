@@ -7,6 +7,7 @@ from dataclasses import asdict
 
 from cleo_tui.brain import Brain
 from cleo_tui.commands.common import AddCommand, UsageError, add_brain_options, brain_from_args, emit_json
+from cleo_tui.commands.argtypes import sqlite_int
 from cleo_tui.recall.export import export_traces
 from cleo_tui.recall.last_recall import credit_last_recall, recall_and_record
 from cleo_tui.recall.reader import (
@@ -30,7 +31,7 @@ def register(add: AddCommand) -> None:
     recall = add("recall", help="rank memories for a query and write a recall trace")
     recall.add_argument("query", metavar="QUERY", help="what to recall (stored only as a hash)")
     recall.add_argument("--why", action="store_true", help="show (and trace) each result's rerank steps")
-    recall.add_argument("--limit", type=int, default=DEFAULT_LIMIT, metavar="K",
+    recall.add_argument("--limit", type=sqlite_int("--limit"), default=DEFAULT_LIMIT, metavar="K",
                         help=f"results to return (default {DEFAULT_LIMIT})")
     recall.add_argument("--session", metavar="ID", help="session id recorded on the trace")
     recall.add_argument("--json", action="store_true", help="print JSON")
@@ -48,9 +49,10 @@ def register(add: AddCommand) -> None:
 
     traces = add("traces", help="list recall traces, show one, or export them as JSONL")
     what = traces.add_mutually_exclusive_group()
-    what.add_argument("--show", type=int, metavar="TRACE_ID", help="one trace's results, steps and outcomes")
+    what.add_argument("--show", type=sqlite_int("--show"), metavar="TRACE_ID", help="one trace's results, steps and outcomes")
     what.add_argument("--export", metavar="FILE.jsonl", help="write (query hash, shown, outcomes) per trace")
-    traces.add_argument("--limit", type=int, default=50, help="traces to list (default 50)")
+    traces.add_argument("--force", action="store_true", help="with --export: replace an existing file")
+    traces.add_argument("--limit", type=sqlite_int("--limit"), default=50, help="traces to list (default 50)")
     traces.add_argument("--tenant", help="only this tenant")
     traces.add_argument("--session", help="only this session")
     traces.add_argument("--pipeline", choices=PIPELINES, help="only this pipeline")
@@ -171,7 +173,7 @@ def cmd_traces(args: argparse.Namespace) -> int:
             return _show_trace(brain, args.show, args.json)
         flt = _filter(args)
         if args.export:
-            count = export_traces(brain, args.export, flt)
+            count = export_traces(brain, args.export, flt, force=args.force)
             if args.json:
                 emit_json({"exported": count, "file": args.export})
             else:

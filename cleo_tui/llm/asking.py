@@ -18,7 +18,16 @@ from cleo_tui.llm.providers import Cancelled, CancelToken, Completion, ProviderF
 from cleo_tui.llm.resolve import Resolved
 
 T = TypeVar("T")
-RAW_TEXT_LIMIT = 20_000  # raw answers kept for inspection are cut here
+RAW_TEXT_LIMIT = 20_000  # raw answers shown for inspection are cut here
+RAW_KEEP_LIMIT = 64 * 1024  # raw answers stored with a proposal are cut here
+
+
+def keep_raw(text: str) -> str:
+    """The raw answer as it is stored beside a proposal: at most RAW_KEEP_LIMIT characters."""
+    if len(text) <= RAW_KEEP_LIMIT:
+        return text
+    note = f"\n[… cut: the answer had {len(text):,} characters]"
+    return text[: RAW_KEEP_LIMIT - len(note)] + note
 
 
 def credential_problem(resolved: Resolved) -> r.Problem | None:

@@ -23,6 +23,7 @@ from cleo_tui.llm.asking import (
     RAW_TEXT_LIMIT,
     ask,
     credential_problem,
+    keep_raw,
     parse_answer,
     read_only_problem,
 )
@@ -122,7 +123,7 @@ def propose_observer_notes(brain: Brain, session_id: str | None = None, threshol
         [{**row.to_dict(), "line": line} for row, line in zip(selection.rows, lines, strict=True)],
         {"notes": parsed.notes, "dropped_ids": parsed.dropped_ids, "rejected": parsed.rejected,
          "scope": selection.scope},
-        completion.text, completion.usage.to_dict(), pool)
+        keep_raw(completion.text), completion.usage.to_dict(), pool)
     return r.ProposeOutcome(True, proposal, None, described)
 
 

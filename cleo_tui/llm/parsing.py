@@ -27,6 +27,9 @@ MAX_REFLECTION_ITEMS = 5
 DEFAULT_PRIORITY = 3
 DEFAULT_CONFIDENCE = 0.7
 MIN_CONFIDENCE = 0.1
+ID_LIMIT = 200              # a dropped id is kept (for the message) up to this length
+MAX_ANSWER_CHARS = 2_000_000  # a longer answer is not parsed at all
+MAX_SCAN_STARTS = 200         # `[`/`{` positions tried after the whole text fails
 
 _FENCE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\r?\n?(.*?)```", re.DOTALL)
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
@@ -82,27 +85,36 @@ def extract_json(text: str, want: type, accept: Callable[[Any], bool] | None = N
     accept = accept or (lambda value: isinstance(value, want))
     if not text or not text.strip():
         raise Unparsable("the model returned an empty answer")
+    if len(text) > MAX_ANSWER_CHARS:
+        raise Unparsable(f"the answer is too long ({len(text):,} characters; at most {MAX_ANSWER_CHARS:,} are read)")
     opener = "[" if want is list else "{"
     decoder = json.JSONDecoder(strict=False)  # models put raw newlines inside strings
     for candidate in _candidates(text):
         stripped = candidate.strip()
-        try:
-            value = decoder.decode(stripped)
-        except ValueError:
-            value = None
+        value = _decode(decoder, stripped)
         if accept(value):
             return value
-        start = stripped.find(opener)
-        while start != -1:
-            try:
-                value, _ = decoder.raw_decode(stripped, start)
-            except ValueError:
-                value = None
+        start, tries = stripped.find(opener), 0
+        while start != -1 and tries < MAX_SCAN_STARTS:
+            value = _decode(decoder, stripped, start)
             if accept(value):
                 return value
-            start = stripped.find(opener, start + 1)
+            start, tries = stripped.find(opener, start + 1), tries + 1
     shape = "JSON array" if want is list else "JSON object"
     raise Unparsable(f"the answer holds no {shape} of the expected shape")
+
+
+def _decode(decoder: json.JSONDecoder, text: str, start: int | None = None) -> Any:
+    """The JSON value in `text` (at `start`, ignoring what follows), or None.
+
+    Nesting deeper than Python's recursion limit counts as unparsable, not as a crash.
+    """
+    try:
+        if start is None:
+            return decoder.decode(text)
+        return decoder.raw_decode(text, start)[0]
+    except (ValueError, RecursionError):
+        return None
 
 
 def _cut(text: str, limit: int) -> str:
@@ -141,19 +153,22 @@ def _date(value: Any) -> str:
     return utc_now().strftime("%Y-%m-%d")
 
 
-def _known_ids(values: Iterable[Any], allowed: set[str], dropped: list[str]) -> list[str]:
-    """Ids present in the input, in order, once each; others go to `dropped`."""
-    kept: list[str] = []
+def _known_ids(values: Iterable[Any], allowed: set[str], dropped: dict[str, None]) -> list[str]:
+    """Ids present in the input, in order, once each; others go to `dropped`.
+
+    `dropped` is an ordered set capped at the input's size: a flood of made-up
+    ids costs nothing and is not kept.
+    """
+    kept: dict[str, None] = {}
     for value in values:
         ident = str(value).strip() if isinstance(value, (str, int)) and not isinstance(value, bool) else None
         if not ident:
             continue
         if ident in allowed:
-            if ident not in kept:
-                kept.append(ident)
-        elif ident not in dropped:
-            dropped.append(ident)
-    return kept
+            kept.setdefault(ident)
+        elif len(dropped) < max(1, len(allowed)):
+            dropped.setdefault(ident[:ID_LIMIT])
+    return list(kept)
 
 
 def parse_notes(text: str, allowed_ids: Iterable[str]) -> ParsedNotes:
@@ -165,6 +180,7 @@ def parse_notes(text: str, allowed_ids: Iterable[str]) -> ParsedNotes:
     value = extract_json(text, list, _looks_like_notes)
     allowed = set(allowed_ids)
     parsed = ParsedNotes(notes=[])
+    dropped: dict[str, None] = {}
     for entry in value:
         observation = _string(entry.get("observation")) if isinstance(entry, dict) else None
         sources = entry.get("source_ids") if isinstance(entry, dict) else None
@@ -175,8 +191,9 @@ def parse_notes(text: str, allowed_ids: Iterable[str]) -> ParsedNotes:
             "date": _date(entry.get("date")),
             "priority": _priority(entry.get("priority")),
             "observation": _cut(observation, OBSERVATION_LIMIT),
-            "source_ids": _known_ids(sources, allowed, parsed.dropped_ids),
+            "source_ids": _known_ids(sources, allowed, dropped),
         })
+    parsed.dropped_ids = list(dropped)
     return parsed
 
 
@@ -199,7 +216,7 @@ def _learning(entry: Any) -> dict[str, Any] | None:
     return {"insight": _cut(entry["insight"], INSIGHT_LIMIT), "confidence": round(confidence, 4)}
 
 
-def _superseded(entries: Any, allowed: set[str], dropped: list[str]) -> list[dict[str, str]]:
+def _superseded(entries: Any, allowed: set[str], dropped: dict[str, None]) -> list[dict[str, str]]:
     """`superseded` as `{id, reason}`: plain ids (CLEO's form) or objects with a reason."""
     if not isinstance(entries, list):
         return []
@@ -219,18 +236,25 @@ def _superseded(entries: Any, allowed: set[str], dropped: list[str]) -> list[dic
 def _items(value: Any, build: Any) -> list[dict[str, Any]]:
     if not isinstance(value, list):
         return []
-    items = [item for item in (build(entry) for entry in value) if item is not None]
-    return items[:MAX_REFLECTION_ITEMS]
+    items: list[dict[str, Any]] = []
+    for entry in value:
+        item = build(entry)
+        if item is not None:
+            items.append(item)
+            if len(items) == MAX_REFLECTION_ITEMS:
+                break
+    return items
 
 
 def parse_reflection(text: str, allowed_ids: Iterable[str]) -> ParsedReflection:
     """`{patterns, learnings, superseded}` from the answer, at most 5 patterns and 5 learnings."""
     value = extract_json(text, dict, _looks_like_reflection)
     allowed = set(allowed_ids)
-    dropped: list[str] = []
+    dropped: dict[str, None] = {}
+    superseded = _superseded(value.get("superseded"), allowed, dropped)
     return ParsedReflection(
         patterns=_items(value.get("patterns"), _pattern),
         learnings=_items(value.get("learnings"), _learning),
-        superseded=_superseded(value.get("superseded"), allowed, dropped),
-        dropped_ids=dropped,
+        superseded=superseded,
+        dropped_ids=list(dropped),
     )

@@ -111,10 +111,43 @@ def _quietly(fn: Callable[[], None]) -> None:
         pass
 
 
+RUN_LIMIT = 8  # this many characters in a row that also occur in the key are redacted
+
+
+def redact_key_runs(text: str, secret: str | None) -> str:
+    """`text` with the key, and every run of RUN_LIMIT+ characters found in the key, replaced.
+
+    An endpoint may echo the key slightly altered (cut, one character changed):
+    any long piece of it is still a secret.
+    """
+    if not secret or len(secret) < 4:
+        return text
+    text = text.replace(secret, "[redacted]")
+    if len(secret) < RUN_LIMIT:
+        return text
+    pieces = {secret[i:i + RUN_LIMIT] for i in range(len(secret) - RUN_LIMIT + 1)}
+    hits = [False] * len(text)
+    for i in range(len(text) - RUN_LIMIT + 1):
+        if text[i:i + RUN_LIMIT] in pieces:
+            for j in range(i, i + RUN_LIMIT):
+                hits[j] = True
+    if not any(hits):
+        return text
+    out, i = [], 0
+    while i < len(text):
+        if hits[i]:
+            while i < len(text) and hits[i]:
+                i += 1
+            out.append("[redacted]")
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
+
+
 def redact(text: str, secret: str | None) -> str:
-    """`text` with the key (and anything shaped like a key) replaced, and cut short."""
-    if secret and len(secret) >= 4:
-        text = text.replace(secret, "[redacted]")
+    """`text` with the key (long runs of it, anything shaped like a key) replaced, and cut short."""
+    text = redact_key_runs(text, secret)
     text = _KEY_SHAPES.sub("[redacted]", text)
     return text if len(text) <= _MESSAGE_LIMIT else text[: _MESSAGE_LIMIT - 1] + "…"
 
@@ -192,7 +225,7 @@ def _openai_call(resolved: Resolved, system: str, prompt: str, max_tokens: int,
 
 
 def _call_in_thread(call: Callable[[], Completion], token: CancelToken,
-                    close: Callable[[], None]) -> Completion:
+                    close: Callable[[], None], deadline: float | None = None) -> Completion:
     """Run `call` on a helper thread and return as soon as it ends or `token` is cancelled.
 
     Closing a client does not reliably interrupt a request that is waiting on
@@ -216,9 +249,13 @@ def _call_in_thread(call: Callable[[], Completion], token: CancelToken,
 
     with token.watching(wake_and_close):
         threading.Thread(target=target, name="llm-call", daemon=True).start()
-        wake.wait()
+        finished = wake.wait(deadline)
     if token.cancelled:
         raise Cancelled()
+    if not finished:  # a server that never answers, or drips a byte at a time: give up, abandon it
+        _quietly(close)
+        raise ProviderFailure(None, f"no answer within {deadline:g} s (the deadline for one call, retries "
+                                    "included; llm.deadline in cleo-tui's config)", "timeout")
     if "error" in box:
         raise box["error"]
     result: Completion = box["result"]
@@ -238,13 +275,16 @@ def complete(resolved: Resolved, system: str, prompt: str, max_tokens: int,
                               "other") from None
     cancelled = False
     try:
-        completion = _call_in_thread(call, token, client.close)
+        completion = _call_in_thread(call, token, client.close, resolved.deadline)
         # An endpoint may echo the key in its answer; the answer is kept and shown, the key never.
-        if resolved.api_key and len(resolved.api_key) >= 4 and resolved.api_key in completion.text:
-            completion = replace(completion, text=completion.text.replace(resolved.api_key, "[redacted]"))
+        cleaned = redact_key_runs(completion.text, resolved.api_key)
+        if cleaned != completion.text:
+            completion = replace(completion, text=cleaned)
         return completion
     except Cancelled:
         cancelled = True
+        raise
+    except ProviderFailure:
         raise
     except Exception as exc:
         if token.cancelled:

@@ -28,6 +28,7 @@ from cleo_tui.llm.asking import (
     RAW_TEXT_LIMIT,
     ask,
     credential_problem,
+    keep_raw,
     parse_answer,
     read_only_problem,
 )
@@ -119,7 +120,7 @@ def propose_reflection(brain: Brain, session_id: str | None = None, provider: st
         [{**row.to_dict(), "line": line} for row, line in zip(selection.rows, lines, strict=True)],
         {"patterns": parsed.patterns, "learnings": parsed.learnings, "superseded": parsed.superseded,
          "dropped_ids": parsed.dropped_ids, "scope": selection.scope},
-        completion.text, completion.usage.to_dict(), pool)
+        keep_raw(completion.text), completion.usage.to_dict(), pool)
     return r.ProposeOutcome(True, proposal, None, described)
 
 

@@ -21,11 +21,13 @@ import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from cleo_tui.brain.errors import BrainError
 from cleo_tui.brain.store import Brain
 from cleo_tui.config import load_config
 from cleo_tui.llm.settings import ProjectSettings, load_project_settings
+from cleo_tui.safe_text import one_line
 
 ANTHROPIC = "anthropic"
 OPENAI = "openai"
@@ -38,8 +40,13 @@ DEFAULT_MODELS = {ANTHROPIC: "claude-haiku-4-5", OPENAI: "gpt-4.1-mini", COMPATI
 KEY_ENV = {ANTHROPIC: "ANTHROPIC_API_KEY", OPENAI: "OPENAI_API_KEY", COMPATIBLE: "OPENAI_API_KEY"}
 BASE_URL_ENV = {ANTHROPIC: "ANTHROPIC_BASE_URL", OPENAI: "OPENAI_BASE_URL", COMPATIBLE: "OPENAI_BASE_URL"}
 MODEL_ENV = "CLEO_OBSERVER_MODEL"
+ALLOW_HOSTS_ENV = "CLEO_TUI_ALLOW_HOSTS"  # comma-separated hosts a project's base URL may name
+PROJECT_SOURCE = ".cleo/config.json"
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_MAX_RETRIES = 2
+DEFAULT_DEADLINE = 120.0  # one model call, retries included, never takes longer
+MAX_TIMEOUT = 600.0
+MAX_RETRIES = 10
 # Local servers rarely check keys, but the OpenAI SDK insists on one.
 NO_KEY_PLACEHOLDER = "no-key"
 
@@ -71,17 +78,26 @@ class Resolved:
     model_source: str
     timeout: float = DEFAULT_TIMEOUT
     max_retries: int = DEFAULT_MAX_RETRIES
+    deadline: float = DEFAULT_DEADLINE
     warnings: tuple[str, ...] = ()
+    refused_host: str | None = None  # a project file's base URL the user never allowed
 
     @property
     def has_credential(self) -> bool:
         """Anthropic and OpenAI need a key; an OpenAI-compatible server needs a base URL."""
+        if self.refused_host:
+            return False
         if self.provider == COMPATIBLE:
             return bool(self.base_url)
         return bool(self.api_key)
 
     def missing_credential(self) -> str:
         """One paragraph on what to set (names of variables, never values)."""
+        if self.refused_host:
+            host = one_line(self.refused_host, 120)
+            return (f"The project's .cleo/config.json sends model calls to {host}, a host you have not allowed; "
+                    f"nothing was sent (your key and the brain's text stay here). If you trust it, allow it with "
+                    f"{ALLOW_HOSTS_ENV}={host}, llm.allow_hosts in cleo-tui's config file, or --base-url.")
         if self.provider == COMPATIBLE:
             return ("The OpenAI-compatible provider needs a base URL: set OPENAI_BASE_URL, pass "
                     "--base-url, or put llm.base_url in cleo-tui's config file.")
@@ -91,16 +107,53 @@ class Resolved:
     def describe(self) -> dict[str, Any]:
         """Everything about the choice that may be shown: no key, only whether one is set."""
         return {
-            "provider": self.provider, "model": self.model, "base_url": self.base_url,
+            "provider": self.provider, "model": self.model, "base_url": display_url(self.base_url),
             "key_env": self.key_env, "key_set": bool(self.api_key) and self.api_key != NO_KEY_PLACEHOLDER,
             "provider_source": self.provider_source, "model_source": self.model_source,
-            "timeout": self.timeout, "max_retries": self.max_retries, "warnings": list(self.warnings),
+            "timeout": self.timeout, "max_retries": self.max_retries, "deadline": self.deadline,
+            "warnings": list(self.warnings),
         }
 
     def label(self) -> str:
         """Short display form, e.g. `anthropic · claude-haiku-4-5`."""
-        where = f" @ {self.base_url}" if self.base_url else ""
+        where = f" @ {display_url(self.base_url)}" if self.base_url else ""
         return f"{self.provider} · {self.model}{where}"
+
+
+def url_host(url: str | None) -> str | None:
+    """The host (lower case) a URL names, or None."""
+    if not url:
+        return None
+    try:
+        return (urlsplit(url).hostname or "").lower() or None
+    except ValueError:
+        return None
+
+
+def display_url(url: str | None) -> str | None:
+    """`url` without its user info (a key may hide in `user:pass@`), printable."""
+    if not url:
+        return url
+    try:
+        parts = urlsplit(url)
+        if "@" in parts.netloc:
+            parts = parts._replace(netloc=parts.netloc.rsplit("@", 1)[1])
+        return one_line(urlunsplit(parts), 300)
+    except ValueError:
+        return "(a malformed URL)"
+
+
+def _allowed_hosts(own: dict[str, Any], name: str) -> set[str]:
+    """Hosts the user allowed a project's base URL to name: env, own config, the provider's env URL."""
+    hosts = {h.strip().lower() for h in os.environ.get(ALLOW_HOSTS_ENV, "").split(",") if h.strip()}
+    listed = own.get("allow_hosts")
+    if isinstance(listed, list):
+        hosts |= {h.strip().lower() for h in listed if isinstance(h, str) and h.strip()}
+    for url in (os.environ.get(BASE_URL_ENV[name]), _text(own.get("base_url"))):
+        host = url_host(url)
+        if host:
+            hosts.add(host)
+    return hosts
 
 
 def normalise_provider(name: Any) -> str | None:
@@ -168,13 +221,18 @@ def _first_matching(sources: list[Source], provider: str, attr: str) -> tuple[st
     return None, None
 
 
-def _number(value: Any, default: float, name: str, warnings: list[str]) -> float:
+def _number(value: Any, default: float, name: str, warnings: list[str], high: float = MAX_TIMEOUT) -> float:
+    """A setting in [0, high]; anything else (a string, NaN, 1e30) is the default, with a warning."""
     if value is None:
         return default
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-        warnings.append(f"cleo-tui config llm.{name} is not a non-negative number; using {default}.")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= high:
+        warnings.append(f"cleo-tui config llm.{name} is not a number from 0 to {high:g}; using {default:g}.")
         return default
     return float(value)
+
+
+def _bounded(value: float, low: float, high: float) -> float:
+    return min(high, max(low, value)) if value == value else high
 
 
 def resolve_provider(brain: Brain | None = None, provider: str | None = None, model: str | None = None,
@@ -200,21 +258,29 @@ def resolve_provider(brain: Brain | None = None, provider: str | None = None, mo
     sources = _sources(explicit, project, own, warnings)
     name, provider_source = _choose_provider(sources)
     chosen_model, model_source = _first_matching(sources, name, "model")
-    url, _ = _first_matching(sources, name, "base_url")
+    url, url_source = _first_matching(sources, name, "base_url")
     url = url or _text(os.environ.get(BASE_URL_ENV[name]))
+    refused = None
+    if url_source and url_source.startswith(PROJECT_SOURCE) and url_host(url) not in _allowed_hosts(own, name):
+        refused = url_host(url) or one_line(url, 120)  # a repository's file must not pick where the key goes
     key_env = KEY_ENV[name]
     if normalise_provider(own.get("provider")) in (None, name) and _text(own.get("api_key_env")):
         key_env = _text(own.get("api_key_env"))  # type: ignore[assignment]
     key = os.environ.get(key_env) or None
     if name == COMPATIBLE and not key:
         key = NO_KEY_PLACEHOLDER if url else None
+    if refused:
+        key = None
     return Resolved(
         provider=name, model=chosen_model or DEFAULT_MODELS[name], base_url=url, api_key=key,
         key_env=key_env, provider_source=provider_source, model_source=model_source or "default",
-        timeout=timeout if timeout is not None else _number(own.get("timeout"), DEFAULT_TIMEOUT, "timeout", warnings),
-        max_retries=int(max_retries if max_retries is not None
-                        else _number(own.get("max_retries"), DEFAULT_MAX_RETRIES, "max_retries", warnings)),
-        warnings=tuple(warnings),
+        timeout=_bounded(timeout if timeout is not None
+                         else _number(own.get("timeout"), DEFAULT_TIMEOUT, "timeout", warnings), 0.1, MAX_TIMEOUT),
+        max_retries=int(_bounded(max_retries if max_retries is not None
+                                 else _number(own.get("max_retries"), DEFAULT_MAX_RETRIES, "max_retries", warnings,
+                                              MAX_RETRIES), 0, MAX_RETRIES)),
+        deadline=_bounded(_number(own.get("deadline"), DEFAULT_DEADLINE, "deadline", warnings), 0.1, MAX_TIMEOUT),
+        warnings=tuple(warnings), refused_host=refused,
     )
 
 

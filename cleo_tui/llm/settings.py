@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from cleo_tui.brain.store import Brain
+from cleo_tui.safe_text import safe_path
 
 DEFAULT_THRESHOLD = 10
 
@@ -73,9 +74,10 @@ def load_project_settings(brain: Brain) -> ProjectSettings:
         return ProjectSettings(path=None, raw={})
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:  # RecursionError: nested too deeply
         return ProjectSettings(path=path, raw={},
-                               warning=f"{path} could not be read ({type(exc).__name__}); CLEO's defaults apply.")
+                               warning=f"{safe_path(path)} could not be read ({type(exc).__name__}); "
+                                       "CLEO's defaults apply.")
     if not isinstance(raw, dict):
-        return ProjectSettings(path=path, raw={}, warning=f"{path} does not hold a JSON object; CLEO's defaults apply.")
+        return ProjectSettings(path=path, raw={}, warning=f"{safe_path(path)} does not hold a JSON object; CLEO's defaults apply.")
     return ProjectSettings(path=path, raw=raw)

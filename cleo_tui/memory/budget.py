@@ -11,6 +11,7 @@ import math
 from pathlib import Path
 
 from cleo_tui.brain.errors import BrainError
+from cleo_tui.files import write_export_atomically
 from cleo_tui.memory.pruner import PrunePreview
 from cleo_tui.safe_text import one_line
 
@@ -49,11 +50,12 @@ def default_export_name(preview: PrunePreview) -> str:
     return f"cleo-prune-{preview.budget}-{preview.tokenizer}.json"
 
 
-def write_export(path: Path, preview: PrunePreview) -> None:
+def write_export(path: Path, preview: PrunePreview, brain_path: Path | None = None) -> None:
     """Write the preview as the CLI's `prune --json` document (ASCII, so no control byte survives)."""
     try:
-        path.write_text(json.dumps(preview.to_json(), indent=2, ensure_ascii=True, default=str) + "\n",
-                        encoding="utf-8")
+        text = json.dumps(preview.to_json(), indent=2, ensure_ascii=True, default=str) + "\n"
+        # Guarded (never a brain, a SQLite file or a device); the pane asked before replacing.
+        write_export_atomically(path, lambda handle: handle.write(text), brain_path=brain_path, force=True)
     except OSError as exc:
         raise ExportFailed(f"The preview could not be written to {one_line(str(path), 200)} "
                            f"({exc.strerror or exc}). Choose another path.") from None

@@ -15,13 +15,12 @@ never leaves half a file.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Iterator
+from typing import TextIO
 from pathlib import Path
 
-from cleo_tui.brain.errors import BrainError
 from cleo_tui.brain.store import Brain
+from cleo_tui.files import write_export_atomically
 from cleo_tui.recall.reader import TraceFilter, TraceSummary, iter_traces, trace_outcomes, trace_results
 
 
@@ -42,27 +41,20 @@ def iter_export_records(brain: Brain, flt: TraceFilter = TraceFilter()) -> Itera
         yield export_record(brain, trace)
 
 
-def export_traces(brain: Brain, path: str | Path, flt: TraceFilter = TraceFilter()) -> int:
-    """Write the matching traces to `path` as JSONL (UTF-8); returns how many were written."""
-    target = Path(path).expanduser()
-    if target.is_dir():
-        raise BrainError(f"{target} is a directory; give --export a file name such as traces.jsonl.")
-    try:
-        handle = tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=target.parent,
-                                             prefix=f".{target.name}.", suffix=".tmp", delete=False)
-    except OSError as exc:
-        raise BrainError(f"Cannot write {target}: {exc.strerror or exc}. Choose another place.") from None
-    count = 0
-    try:
-        with handle:
-            for record in iter_export_records(brain, flt):
-                handle.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
-                count += 1
-        os.replace(handle.name, target)
-    except BaseException:
-        Path(handle.name).unlink(missing_ok=True)
-        raise
-    return count
+def export_traces(brain: Brain, path: str | Path, flt: TraceFilter = TraceFilter(), force: bool = False) -> int:
+    """Write the matching traces to `path` as JSONL (UTF-8); returns how many were written.
+
+    The target is guarded (`cleo_tui.files`): never the brain, a SQLite file or a
+    device; an existing file is replaced only with `force`, keeping its mode.
+    """
+    def write(handle: TextIO) -> int:
+        count = 0
+        for record in iter_export_records(brain, flt):
+            handle.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+            count += 1
+        return count
+
+    return write_export_atomically(path, write, brain_path=brain.path, force=force)
 
 
 def read_export(path: str | Path) -> list[dict]:

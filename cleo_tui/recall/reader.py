@@ -187,6 +187,8 @@ def _steps(raw: Any) -> tuple[tuple[RerankStep, ...] | None, str | None]:
         return tuple(steps_from_json(json.loads(as_text(raw)))), None
     except ValueError as exc:  # json.JSONDecodeError is a ValueError
         return None, f"malformed rerank_json ({exc})"
+    except RecursionError:
+        return None, "malformed rerank_json (nested too deeply to read)"
 
 
 def trace_results(brain: Brain, trace_id: int, resolve: bool = True) -> list[TraceResult]:
@@ -211,7 +213,7 @@ def trace_results(brain: Brain, trace_id: int, resolve: bool = True) -> list[Tra
 def _memory_ids(raw: Any) -> tuple[tuple[str, ...], bool]:
     try:
         value = json.loads(as_text(raw))
-    except ValueError:
+    except (ValueError, RecursionError):  # malformed, or nested too deeply to read
         return (), True
     if not isinstance(value, list):
         return (), True

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.store import Brain
 from cleo_tui.memory.mapping import as_text
+from cleo_tui.safe_text import cut_text, sql_text_prefix
 
 LIVE, EVICTED, FORGOTTEN = "live", "evicted", "forgotten"
 HIPPO_MEMORIES = "memories"
@@ -56,7 +57,7 @@ _TABLES = (
 def _expr(brain: Brain, table: str, column: str, chars: int | None = None) -> str:
     if not brain.features.has_column(table, column):
         return "NULL"
-    return f'substr("{column}", 1, {chars})' if chars else f'"{column}"'
+    return sql_text_prefix(f'"{column}"', chars) if chars else f'"{column}"'
 
 
 def _first_line(text: str, width: int) -> str:
@@ -76,10 +77,10 @@ def _lookup(brain: Brain, spec: _Table, ids: list[str]) -> dict[str, ResolvedMem
                f'FROM "{spec.table}" WHERE id IN ({",".join("?" for _ in chunk)})')
         for row in brain.query(sql, chunk):
             memory_id = as_text(row[0])
-            summary = as_text(row[2]) or as_text(row[1])
+            summary = cut_text(row[2], SUMMARY_CHARS) or cut_text(row[1], SUMMARY_CHARS)
             found[memory_id] = ResolvedMemory(
                 memory_id, spec.kind, EVICTED if row[4] else LIVE,
-                _first_line(as_text(row[1]) or summary, TITLE_CHARS), summary,
+                _first_line(cut_text(row[1], SUMMARY_CHARS) or summary, TITLE_CHARS), summary,
                 None if row[3] is None else as_text(row[3]))
     return found
 

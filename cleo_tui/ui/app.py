@@ -320,8 +320,27 @@ def log_failure(error: BaseException) -> Path | None:
     return path
 
 
+def _decode_input_leniently() -> None:
+    """Make Textual's Linux driver decode terminal input with replacement.
+
+    It decodes stdin as strict UTF-8, so one invalid byte typed or pasted (a
+    Latin-1 "é", an 8-bit CSI) raised UnicodeDecodeError in its input thread
+    and killed the app. The driver looks the decoder factory up in its module.
+    """
+    import codecs
+
+    from textual.drivers import linux_driver
+
+    def lenient(encoding: str) -> Callable[..., codecs.IncrementalDecoder]:
+        factory = codecs.getincrementaldecoder(encoding)
+        return lambda errors="replace": factory(errors="replace")
+
+    linux_driver.getincrementaldecoder = lenient  # type: ignore[attr-defined]
+
+
 def run_app(project: Path, db: Path | None, read_only: bool) -> int:
     """Open the brain (or the welcome screen when there is none) and run the app."""
+    _decode_input_leniently()
     brain, problem = None, ""
     try:
         brain = open_brain(db if db else locate_brain(project), read_only=read_only)

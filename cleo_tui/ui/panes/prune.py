@@ -626,7 +626,7 @@ class PruneScreen(PaneScreen):
 
     @work(thread=True, exclusive=True, group="prune-export", exit_on_error=False)
     def _export(self, path: Path, preview: PrunePreview) -> None:
-        write_export(path, preview)
+        write_export(path, preview, self.session.brain.path)
         self.post_message(self.Exported(path, preview.drop_count))
 
     def on_prune_screen_exported(self, message: Exported) -> None:
