@@ -37,9 +37,9 @@ if TYPE_CHECKING:
 
 NUM_PERM = 64
 LSH_THRESHOLD = 0.5   # Jaccard of word sets where a pair becomes likely to be a candidate
-EST_FLOOR = 0.35      # candidates whose estimated Jaccard is below this are dropped unverified
+EST_FLOOR = 0.4       # candidates whose estimated Jaccard is below this are dropped unverified
 BUCKET_CAP = 24
-PER_ROW = 12
+PER_ROW = 8
 SEED = 20260
 _PRIME = (1 << 61) - 1
 SIGNATURE_VERSION = f"v1:{NUM_PERM}:{SEED}"  # change when the words or the hashing change

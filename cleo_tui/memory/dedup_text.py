@@ -54,12 +54,9 @@ class TextKey:
     """What the comparisons need of one text (cheap to rebuild, never stored in the brain)."""
 
     words: tuple[str, ...]      # in text order, details included
-    details: frozenset[str]     # the detail words (numbers, ids, paths, versions)
-
-    @property
-    def joined(self) -> str:
-        """The words joined by spaces: what rapidfuzz compares."""
-        return " ".join(self.words)
+    details: frozenset[str]     # the detail words (numbers, ids, paths, versions, negations)
+    joined: str                 # the words joined by spaces: what rapidfuzz compares
+    distinct: int               # how many different words
 
 
 def _stem(word: str) -> str:
@@ -79,7 +76,9 @@ def _stem(word: str) -> str:
             word = word[:-2]
         elif word.endswith("s") and not word.endswith("ss"):
             word = word[:-1]
-    return word[:-1] if len(word) >= 4 and word.endswith("e") else word
+    if len(word) >= 4 and word.endswith("e") and word[:-1] not in _POLARITY:  # "note" must not become "not"
+        word = word[:-1]
+    return word
 
 
 def is_detail(raw: str) -> bool:
@@ -95,6 +94,33 @@ def _normal_detail(word: str) -> str:
     return word
 
 
+_word_memo: dict[str, tuple[tuple[str, ...], bool]] = {}
+_MEMO_LIMIT = 200_000
+
+
+def _normal_words(raw: str) -> tuple[tuple[str, ...], bool]:
+    """(words, are they details) for one raw token; memoised, texts repeat their vocabulary."""
+    found = _word_memo.get(raw)
+    if found is not None:
+        return found
+    lowered = raw.lower()
+    number_unit = _NUMBER_UNIT.match(lowered)
+    if number_unit and (number_unit.group(2) in _UNITS or len(number_unit.group(2)) <= 3):
+        number, unit = number_unit.groups()
+        found = ((number, _UNITS.get(unit, unit)), True)  # the unit is a word, the number a detail
+    elif lowered in _POLARITY:
+        found = ((lowered,), True)
+    elif is_detail(raw):
+        found = ((_normal_detail(lowered),), True)
+    elif lowered in _STOP:
+        found = ((), False)
+    else:
+        found = ((_UNITS.get(lowered) or _stem(lowered),), False)
+    if len(_word_memo) < _MEMO_LIMIT:
+        _word_memo[raw] = found
+    return found
+
+
 def text_key(text: str) -> TextKey:
     """The words and details of one text (see the module docstring)."""
     words: list[str] = []
@@ -103,24 +129,11 @@ def text_key(text: str) -> TextKey:
         raw = match.group(0).strip(".:-/\\")
         if not raw:
             continue
-        lowered = raw.lower()
-        number_unit = _NUMBER_UNIT.match(lowered)
-        if number_unit and (number_unit.group(2) in _UNITS or len(number_unit.group(2)) <= 3):
-            number, unit = number_unit.groups()
-            words.append(number)
-            details.add(number)
-            words.append(_UNITS.get(unit, unit))
-            continue
-        if lowered in _POLARITY:
-            words.append(lowered)
-            details.add(lowered)
-        elif is_detail(raw):
-            detail = _normal_detail(lowered)
-            words.append(detail)
-            details.add(detail)
-        elif lowered not in _STOP:
-            words.append(_UNITS.get(lowered) or _stem(lowered))
-    return TextKey(tuple(words), frozenset(details))
+        normal, detail = _normal_words(raw)
+        words += normal
+        if detail:
+            details.add(normal[0])
+    return TextKey(tuple(words), frozenset(details), " ".join(words), len(set(words)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,21 +184,36 @@ def _substitutions(a: Sequence[str], b: Sequence[str]) -> tuple[set[str], set[st
     return only_a - set(b), only_b - set(a)
 
 
-def compare(a: TextKey, b: TextKey) -> PairVerdict:
-    """Compare two texts' keys with rapidfuzz (imported here: only a scan needs it)."""
-    from rapidfuzz import fuzz
+def comparable(a: TextKey, b: TextKey) -> bool:
+    """The length guard: the shorter text has at least LENGTH_GUARD of the longer one's words."""
+    small, large = sorted((a.distinct, b.distinct))
+    return large == 0 or small / large >= LENGTH_GUARD
 
-    joined_a, joined_b = a.joined, b.joined
-    similarity = (fuzz.token_set_ratio(joined_a, joined_b) + fuzz.token_sort_ratio(joined_a, joined_b)) / 200.0
-    set_a, set_b = set(a.words), set(b.words)
-    small, large = sorted((len(set_a), len(set_b)))
-    comparable = large == 0 or small / large >= LENGTH_GUARD
+
+def verdict(a: TextKey, b: TextKey, similarity: float) -> PairVerdict:
+    """The verdict on two texts whose similarity is known (see `similarities`)."""
     only_a, only_b = set(a.details - b.details), set(b.details - a.details)
-    if comparable and similarity >= SUBSTITUTION_FLOOR:
-        swapped_a, swapped_b = _substitutions(a.words, b.words)
-        only_a |= swapped_a
-        only_b |= swapped_b
-    return PairVerdict(round(similarity, 4), comparable, tuple(sorted(only_a)), tuple(sorted(only_b)))
+    guard = comparable(a, b)
+    if guard and not (only_a or only_b) and similarity >= SUBSTITUTION_FLOOR:
+        only_a, only_b = _substitutions(a.words, b.words)
+    return PairVerdict(round(similarity, 4), guard, tuple(sorted(only_a)), tuple(sorted(only_b)))
+
+
+def similarities(left: Sequence[str], right: Sequence[str]) -> list[float]:
+    """Similarity 0..1 of each pair of joined word strings: the mean of rapidfuzz's token-set and
+    token-sort ratios (the sort ratio keeps one shared word from making unlike texts alike)."""
+    from rapidfuzz import fuzz, process
+
+    if not left:
+        return []
+    set_ratio = process.cpdist(left, right, scorer=fuzz.token_set_ratio, workers=1)
+    sort_ratio = process.cpdist(left, right, scorer=fuzz.token_sort_ratio, workers=1)
+    return ((set_ratio + sort_ratio) / 200.0).tolist()
+
+
+def compare(a: TextKey, b: TextKey) -> PairVerdict:
+    """Compare two texts' keys with rapidfuzz."""
+    return verdict(a, b, similarities([a.joined], [b.joined])[0])
 
 
 def word_diff(text_a: str, text_b: str) -> list[tuple[str, str, str]]:

@@ -30,12 +30,12 @@ from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.errors import BrainError
 from cleo_tui.brain.store import Brain
 from cleo_tui.memory import dedup_lsh, mapping, tags
-from cleo_tui.memory.dedup_text import PairVerdict, TextKey, compare, text_key
+from cleo_tui.memory.dedup_text import PairVerdict, TextKey, comparable, compare, similarities, text_key, verdict
 from cleo_tui.memory.seed_types import render_line
 from cleo_tui.memory.tokenizers import Tokenizer, get_tokenizer
 
 DEFAULT_THRESHOLD = 0.85
-MIN_THRESHOLD = 0.5      # verified pairs below this are not kept (no slider goes lower)
+MIN_THRESHOLD = 0.7      # verified pairs below this are not kept (no slider goes lower)
 FULL_MATRIX_LIMIT = 30   # larger clusters get keeper-to-member similarities only
 _VERIFY_BATCH = 5_000
 _READ_CHUNK = 4_000
@@ -61,7 +61,7 @@ def parse_threshold(text: str | float) -> float:
     if 1 < value <= 100:
         value /= 100
     if not (MIN_THRESHOLD <= value <= 1):
-        raise BadThreshold(f"The similarity threshold must be a number from {MIN_THRESHOLD} to 1 (or 50 to 100 "
+        raise BadThreshold(f"The similarity threshold must be a number from {MIN_THRESHOLD} to 1 (or 70 to 100 "
                            f"as a percentage), such as 0.85; got {str(text)[:40]!r}.")
     return value
 
@@ -381,15 +381,22 @@ def _verify(rows: list[_Row], left: list[int], right: list[int], keys: dict[int,
     """Verify candidate pairs with rapidfuzz; keep those at or above MIN_THRESHOLD."""
     verdicts: dict[tuple[int, int], PairVerdict] = {}
     total = len(left)
+
+    def key(index: int) -> TextKey:
+        found = keys.get(index)
+        if found is None:
+            found = keys[index] = text_key(rows[index].content)
+        return found
+
     for start in range(0, total, _VERIFY_BATCH):
         check()
         report(start, total, "verifying")
-        for i, j in zip(left[start:start + _VERIFY_BATCH], right[start:start + _VERIFY_BATCH]):
-            key_i = keys.get(i) or keys.setdefault(i, text_key(rows[i].content))
-            key_j = keys.get(j) or keys.setdefault(j, text_key(rows[j].content))
-            verdict = compare(key_i, key_j)
-            if verdict.comparable and verdict.similarity >= MIN_THRESHOLD:
-                verdicts[(i, j)] = verdict
+        batch = [(i, j) for i, j in zip(left[start:start + _VERIFY_BATCH], right[start:start + _VERIFY_BATCH])
+                 if comparable(key(i), key(j))]
+        scores = similarities([keys[i].joined for i, _ in batch], [keys[j].joined for _, j in batch])
+        for (i, j), score in zip(batch, scores):
+            if score >= MIN_THRESHOLD:
+                verdicts[(i, j)] = verdict(keys[i], keys[j], score)
     return verdicts
 
 

@@ -1,0 +1,146 @@
+"""`cleo-tui dedup`: find reworded duplicate observations, merge them, undo a merge.
+
+Without --apply the brain is opened read-only, so a scan never writes to it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from cleo_tui.cli import UsageError, add_brain_options, brain_from_args, emit_json
+from cleo_tui.memory import curation
+from cleo_tui.memory.dedup_merge import RUN_KIND, MergeRequest, merge_duplicates
+from cleo_tui.memory.duplicates import DEFAULT_THRESHOLD, BadThreshold, Cluster, parse_threshold, scan_duplicates
+from cleo_tui.safe_text import one_line
+
+SHOWN_CLUSTERS = 20
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    dedup = sub.add_parser(
+        "dedup", help="find reworded duplicate observations and merge them (undoably)",
+        description="List clusters of live observations that restate the same fact in other words, with a "
+                    "suggested keeper. --apply --yes merges them: the others are soft-evicted with a "
+                    "supersedes edge from the keeper. Pairs that differ in a number, an identifier, a path or "
+                    "a version are updates and are never merged. --undo RUN_ID reverses a merge.")
+    add_brain_options(dedup, read_only_flag=False)
+    dedup.add_argument("--threshold", metavar="X", default=str(DEFAULT_THRESHOLD),
+                       help=f"similarity from 0.7 to 1 (default {DEFAULT_THRESHOLD})")
+    dedup.add_argument("--json", action="store_true", help="print JSON")
+    dedup.add_argument("--apply", action="store_true", help="merge every cluster's duplicates")
+    dedup.add_argument("--yes", action="store_true", help="do not ask before --apply")
+    dedup.add_argument("--include-protected", action="store_true",
+                       help="with --apply, also evict protected duplicates (otherwise they are kept)")
+    dedup.add_argument("--undo", metavar="RUN_ID", help="undo a merge run")
+    dedup.set_defaults(func=cmd_dedup)
+
+
+def cmd_dedup(args: argparse.Namespace) -> int:
+    if args.undo is not None:
+        if args.apply:
+            raise UsageError("cleo-tui dedup takes --undo RUN_ID or --apply, not both.")
+        return _undo(args)
+    if (args.yes or args.include_protected) and not args.apply:
+        raise UsageError("--yes and --include-protected only make sense with --apply.")
+    try:
+        threshold = parse_threshold(args.threshold)
+    except BadThreshold as exc:
+        raise UsageError(str(exc)) from None
+    brain = brain_from_args(args, read_only=not args.apply)
+    try:
+        if args.apply:
+            brain.ensure_writable()
+        reader = brain.reader()
+        try:
+            scan = scan_duplicates(reader)
+        finally:
+            reader.close()
+        clusters = scan.clusters(threshold)
+        updates = scan.updates(threshold)
+        run_id = None
+        if args.apply:
+            run_id = _apply(brain, clusters, args)
+    finally:
+        brain.close()
+    if args.json:
+        emit_json({"threshold": threshold, "clusters": [c.to_json() for c in clusters],
+                   "updates": [p.to_json() for p in updates], "run_id": run_id,
+                   "scanned": scan.stats.rows})
+    else:
+        _print(clusters, len(updates), threshold, run_id, args.apply)
+    return 0
+
+
+def _requests(clusters: list[Cluster], include_protected: bool) -> tuple[list[MergeRequest], set[str]]:
+    """One request per cluster with something to merge; protected duplicates only when asked."""
+    requests = []
+    confirmed: set[str] = set()
+    for cluster in clusters:
+        others = list(cluster.merge_ids)
+        if include_protected:
+            extra = [i for i in cluster.protected_ids if i not in others and
+                     any(p.kind == "duplicate" and {p.a, p.b} == {cluster.keep, i} for p in cluster.pairs)]
+            others += extra
+            confirmed.update(extra)
+        if others:
+            requests.append(cluster.request(cluster.keep, others))
+    return requests, confirmed
+
+
+def _apply(brain: object, clusters: list[Cluster], args: argparse.Namespace) -> int | None:
+    requests, confirmed = _requests(clusters, args.include_protected)
+    if not requests:
+        return None
+    count = sum(len(r.others) for r in requests)
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise UsageError("--apply needs --yes when not run from a terminal; nothing was merged.")
+        question = (f"Merge {len(requests):,} clusters: soft-evict {count:,} duplicate observations; undo with "
+                    "`cleo-tui dedup --undo RUN_ID`. Proceed? [y/N] ")
+        if input(question).strip().lower() not in ("y", "yes"):
+            raise UsageError("Not confirmed; nothing was merged.")
+    return merge_duplicates(brain, requests, confirmed).run_id  # type: ignore[arg-type]
+
+
+def _print(clusters: list[Cluster], updates: int, threshold: float, run_id: int | None, applied: bool) -> None:
+    saved = sum(c.tokens_saved for c in clusters)
+    print(f"{len(clusters):,} clusters of duplicates at similarity {threshold:.2f}; merging saves {saved:,} "
+          f"tokens (chars4). {updates:,} more pairs differ only in a detail (updates, never merged).")
+    for cluster in clusters[:SHOWN_CLUSTERS]:
+        print(f"- keep {cluster.keep} ({one_line(cluster.reason, 120)}); saves {cluster.tokens_saved:,} tokens")
+        for member in cluster.members:
+            mark = "keep " if member.id == cluster.keep else "merge" if member.id in cluster.merge_ids else "stay "
+            print(f"    {mark} {member.id}  {one_line(member.title or member.content, 100)}")
+        for pair in cluster.details[:3]:
+            print(f"    differs in a detail: {pair.a} {', '.join(pair.only_a) or '–'} / "
+                  f"{pair.b} {', '.join(pair.only_b) or '–'}")
+    if len(clusters) > SHOWN_CLUSTERS:
+        print(f"… and {len(clusters) - SHOWN_CLUSTERS:,} more (--json lists them all)")
+    if run_id is not None:
+        print(f"Merged as run {run_id}. Undo with: cleo-tui dedup --undo {run_id}")
+    elif applied:
+        print("Nothing to merge; nothing was written.")
+    elif clusters:
+        print("Preview only: nothing was written. Merge with --apply --yes.")
+
+
+def _undo(args: argparse.Namespace) -> int:
+    try:
+        run_id = int(str(args.undo).strip())
+    except ValueError:
+        raise UsageError(f"--undo wants a run id (a whole number), not {one_line(args.undo, 40)!r}.") from None
+    brain = brain_from_args(args, read_only=False)
+    try:
+        runs = {r.id: r for r in curation.list_curation_runs(brain, (RUN_KIND,), limit=100_000)}
+        if run_id not in runs:
+            raise UsageError(f"Run {run_id} is not a dedup merge; `cleo-tui prune --runs` lists every run "
+                             "and `cleo-tui prune --undo RUN_ID` undoes any of them.")
+        undo_id, restored = curation.undo(brain, run_id)
+    finally:
+        brain.close()
+    if args.json:
+        emit_json({"undone": run_id, "run_id": undo_id, "restored": restored})
+    else:
+        print(f"Undid merge run {run_id}: {restored:,} rows and edges restored (recorded as run {undo_id}).")
+    return 0
