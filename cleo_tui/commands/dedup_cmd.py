@@ -15,6 +15,7 @@ from cleo_tui.memory.duplicates import DEFAULT_THRESHOLD, BadThreshold, Cluster,
 from cleo_tui.safe_text import one_line
 
 SHOWN_CLUSTERS = 20
+LISTED_UPDATES = 1_000
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -57,7 +58,8 @@ def cmd_dedup(args: argparse.Namespace) -> int:
         finally:
             reader.close()
         clusters = scan.clusters(threshold)
-        updates = scan.updates(threshold)
+        updates = scan.updates(threshold, LISTED_UPDATES)
+        update_count = scan.update_count(threshold)
         run_id = None
         if args.apply:
             run_id = _apply(brain, clusters, args)
@@ -65,10 +67,10 @@ def cmd_dedup(args: argparse.Namespace) -> int:
         brain.close()
     if args.json:
         emit_json({"threshold": threshold, "clusters": [c.to_json() for c in clusters],
-                   "updates": [p.to_json() for p in updates], "run_id": run_id,
+                   "updates": [p.to_json() for p in updates], "updates_total": update_count, "run_id": run_id,
                    "scanned": scan.stats.rows})
     else:
-        _print(clusters, len(updates), threshold, run_id, args.apply)
+        _print(clusters, update_count, threshold, run_id, args.apply)
     return 0
 
 

@@ -37,12 +37,12 @@ if TYPE_CHECKING:
 
 NUM_PERM = 64
 LSH_THRESHOLD = 0.5   # Jaccard of word sets where a pair becomes likely to be a candidate
-EST_FLOOR = 0.4       # candidates whose estimated Jaccard is below this are dropped unverified
+EST_FLOOR = 0.45      # candidates whose estimated Jaccard is below this are dropped unverified
 BUCKET_CAP = 24
-PER_ROW = 8
+PER_ROW = 6
 SEED = 20260
 _PRIME = (1 << 61) - 1
-SIGNATURE_VERSION = f"v1:{NUM_PERM}:{SEED}"  # change when the words or the hashing change
+SIGNATURE_VERSION = f"v2:{NUM_PERM}:{SEED}"  # change when the words or the hashing change
 _LOOKUP_CHUNK = 20_000
 _BATCH = 4_000
 
@@ -202,7 +202,8 @@ def cache_path() -> Path:
 
 @dataclass
 class SignatureCache:
-    """MinHash signatures by text hash, in cleo-tui's cache directory; silently absent when unusable."""
+    """Per text hash: its MinHash signature and its encoded words (`TextKey.encode`), in cleo-tui's
+    cache directory; silently absent when unusable."""
 
     path: Path | None = None
     _conn: sqlite3.Connection | None = None
@@ -215,38 +216,40 @@ class SignatureCache:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 conn = sqlite3.connect(str(path), timeout=5, isolation_level=None, check_same_thread=False)
                 conn.execute("PRAGMA journal_mode = WAL")
-                conn.execute("CREATE TABLE IF NOT EXISTS signatures (version TEXT NOT NULL, text_hash BLOB NOT NULL, "
-                             "signature BLOB NOT NULL, PRIMARY KEY (version, text_hash)) WITHOUT ROWID")
+                conn.execute("CREATE TABLE IF NOT EXISTS texts (version TEXT NOT NULL, text_hash BLOB NOT NULL, "
+                             "signature BLOB NOT NULL, words TEXT NOT NULL, PRIMARY KEY (version, text_hash)) "
+                             "WITHOUT ROWID")
                 self._conn = conn
             except (OSError, sqlite3.Error):
                 self._broken = True
         return self._conn
 
-    def lookup(self, keys: Sequence[bytes]) -> dict[bytes, bytes]:
-        """Cached signatures (raw uint32 bytes) for the keys that have one."""
+    def lookup(self, keys: Sequence[bytes]) -> dict[bytes, tuple[bytes, str]]:
+        """(signature bytes, encoded words) for the keys the cache has."""
         conn = self._connect()
-        found: dict[bytes, bytes] = {}
+        found: dict[bytes, tuple[bytes, str]] = {}
         if conn is None:
             return found
         try:
             for start in range(0, len(keys), _LOOKUP_CHUNK):
                 chunk = keys[start:start + _LOOKUP_CHUNK]
-                found.update(conn.execute(
-                    f"SELECT text_hash, signature FROM signatures WHERE version = ? AND text_hash IN "
-                    f"({','.join('?' * len(chunk))})", (SIGNATURE_VERSION, *chunk)).fetchall())
+                for key, signature, words in conn.execute(
+                        f"SELECT text_hash, signature, words FROM texts WHERE version = ? AND text_hash IN "
+                        f"({','.join('?' * len(chunk))})", (SIGNATURE_VERSION, *chunk)):
+                    found[key] = (signature, words)
         except sqlite3.Error:
             self._broken = True
         return found
 
-    def store(self, items: Sequence[tuple[bytes, bytes]]) -> None:
-        """Remember new signatures in one transaction; a failure only costs speed next time."""
+    def store(self, items: Sequence[tuple[bytes, bytes, str]]) -> None:
+        """Remember new texts in one transaction; a failure only costs speed next time."""
         conn = self._connect()
         if conn is None or not items:
             return
         try:
             conn.execute("BEGIN IMMEDIATE")
-            conn.executemany("INSERT OR IGNORE INTO signatures (version, text_hash, signature) VALUES (?, ?, ?)",
-                             [(SIGNATURE_VERSION, key, value) for key, value in items])
+            conn.executemany("INSERT OR IGNORE INTO texts (version, text_hash, signature, words) VALUES (?, ?, ?, ?)",
+                             [(SIGNATURE_VERSION, *item) for item in items])
             conn.execute("COMMIT")
         except sqlite3.Error:
             if conn.in_transaction:
@@ -259,29 +262,37 @@ class SignatureCache:
             self._conn = None
 
 
-def cached_signatures(texts_hashes: Sequence[bytes], word_sets_of: Callable[[int], Sequence[str]],
-                      cache: SignatureCache | None = None) -> tuple["np.ndarray", int]:
-    """Signatures for every text, from the cache where it has them; returns (signatures, newly computed)."""
+def cached_signatures(text_hashes: Sequence[bytes], encode: Callable[[int], str],
+                      cache: SignatureCache | None = None) -> tuple["np.ndarray", list[str], int]:
+    """Signatures and encoded words of every text, from the cache where it has them.
+
+    `encode(index)` gives the encoded words of a text the cache lacks. Returns
+    (signatures, encoded words, how many were computed).
+    """
     import numpy as np
 
     own = cache is None
     cache = cache or SignatureCache()
     try:
-        known = cache.lookup(list(dict.fromkeys(texts_hashes)))
-        sig = np.empty((len(texts_hashes), NUM_PERM), dtype=np.uint32)
+        known = cache.lookup(list(dict.fromkeys(text_hashes)))
+        sig = np.empty((len(text_hashes), NUM_PERM), dtype=np.uint32)
+        encoded: list[str] = [""] * len(text_hashes)
         missing = []
-        for index, key in enumerate(texts_hashes):
-            raw = known.get(key)
-            if raw is not None and len(raw) == 4 * NUM_PERM:
-                sig[index] = np.frombuffer(raw, dtype=np.uint32)
+        for index, key in enumerate(text_hashes):
+            hit = known.get(key)
+            if hit is not None and len(hit[0]) == 4 * NUM_PERM:
+                sig[index] = np.frombuffer(hit[0], dtype=np.uint32)
+                encoded[index] = hit[1]
             else:
                 missing.append(index)
         if missing:
-            computed = signatures([word_sets_of(i) for i in missing])
+            for index in missing:
+                encoded[index] = encode(index)
+            computed = signatures([[w.lstrip("\x01") for w in encoded[i].split(" ") if w] for i in missing])
             sig[missing] = computed
-            fresh = {texts_hashes[i]: computed[k].tobytes() for k, i in enumerate(missing)}
-            cache.store(list(fresh.items()))
-        return sig, len(missing)
+            fresh = {text_hashes[i]: (computed[k].tobytes(), encoded[i]) for k, i in enumerate(missing)}
+            cache.store([(key, signature, words) for key, (signature, words) in fresh.items()])
+        return sig, encoded, len(missing)
     finally:
         if own:
             cache.close()

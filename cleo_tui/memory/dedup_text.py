@@ -58,6 +58,18 @@ class TextKey:
     joined: str                 # the words joined by spaces: what rapidfuzz compares
     distinct: int               # how many different words
 
+    def encode(self) -> str:
+        """The key as one string for the cache: words joined by spaces, details marked with \\x01."""
+        return " ".join(f"\x01{w}" if w in self.details else w for w in self.words)
+
+    @classmethod
+    def decode(cls, encoded: str) -> "TextKey":
+        """The key `encode` wrote."""
+        marked = encoded.split(" ") if encoded else []
+        words = tuple(w.lstrip("\x01") for w in marked)
+        return cls(words, frozenset(w[1:] for w in marked if w.startswith("\x01")), " ".join(words),
+                   len(set(words)))
+
 
 def _stem(word: str) -> str:
     """A light suffix strip for plain words, so "capped", "caps" and "cap" agree."""
@@ -186,8 +198,8 @@ def _substitutions(a: Sequence[str], b: Sequence[str]) -> tuple[set[str], set[st
 
 def comparable(a: TextKey, b: TextKey) -> bool:
     """The length guard: the shorter text has at least LENGTH_GUARD of the longer one's words."""
-    small, large = sorted((a.distinct, b.distinct))
-    return large == 0 or small / large >= LENGTH_GUARD
+    large = max(a.distinct, b.distinct)
+    return large == 0 or min(a.distinct, b.distinct) / large >= LENGTH_GUARD
 
 
 def verdict(a: TextKey, b: TextKey, similarity: float) -> PairVerdict:

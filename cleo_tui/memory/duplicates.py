@@ -30,7 +30,7 @@ from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.errors import BrainError
 from cleo_tui.brain.store import Brain
 from cleo_tui.memory import dedup_lsh, mapping, tags
-from cleo_tui.memory.dedup_text import PairVerdict, TextKey, comparable, compare, similarities, text_key, verdict
+from cleo_tui.memory.dedup_text import TextKey, comparable, compare, similarities, text_key, verdict
 from cleo_tui.memory.seed_types import render_line
 from cleo_tui.memory.tokenizers import Tokenizer, get_tokenizer
 
@@ -183,21 +183,31 @@ class _Row:
 
 @dataclass
 class DuplicateScan:
-    """The live pool's verified similar pairs; `clusters(threshold)` groups them."""
+    """The live pool's verified similar pairs; `clusters(threshold)` groups them.
+
+    Pairs are kept compactly (numpy arrays: rows, similarity, the length guard,
+    whether a detail differs); the differing words are worked out again only
+    for the pairs a cluster shows.
+    """
 
     rows: list[_Row]
-    verdicts: dict[tuple[int, int], PairVerdict]
+    encoded: list[str]                 # each row's words (`TextKey.encode`)
+    left: Any                          # numpy int64 arrays of row indexes, left < right
+    right: Any
+    score: Any                         # numpy float64 similarity 0..1 (rounded as PairVerdict rounds)
+    differs: Any                       # numpy bool: a detail differs
     tokenizer: Tokenizer
     stats: ScanStats
     protection: dict[str, tuple[str, ...]]
     citing: dict[str, list[str]]
     relevance: dict[str, str]
     _keys: dict[int, TextKey] = field(default_factory=dict, repr=False)
+    _memo: dict[float, tuple[list[list[int]], Any]] = field(default_factory=dict, repr=False)
 
     def _key(self, index: int) -> TextKey:
         key = self._keys.get(index)
         if key is None:
-            key = self._keys[index] = text_key(self.rows[index].content)
+            key = self._keys[index] = TextKey.decode(self.encoded[index])
         return key
 
     def _member(self, index: int) -> Member:
@@ -209,35 +219,49 @@ class DuplicateScan:
         return Member(row.id, row.title, row.content, row.created_at, row.quality, len(citing), citing, relevance,
                       self.tokenizer.finish(units), self.protection.get(row.id, ()), units + 1)
 
-    def _verdict(self, i: int, j: int) -> PairVerdict:
-        pair = (min(i, j), max(i, j))
-        found = self.verdicts.get(pair)
-        if found is None:
-            found = self.verdicts[pair] = compare(self._key(pair[0]), self._key(pair[1]))
-        return found if i < j else PairVerdict(found.similarity, found.comparable, found.only_b, found.only_a)
+    def _groups(self, threshold: float) -> tuple[list[list[int]], Any]:
+        """(duplicate groups, cluster number of each row or -1) at `threshold`, memoised."""
+        import numpy as np
+
+        if threshold not in self._memo:
+            silent = (self.score >= threshold) & ~self.differs
+            groups = _components(zip(self.left[silent].tolist(), self.right[silent].tolist()))
+            group_of = np.full(len(self.rows), -1, dtype=np.int64)
+            for number, group in enumerate(groups):
+                group_of[group] = number
+            self._memo[threshold] = (groups, group_of)
+        return self._memo[threshold]
 
     def clusters(self, threshold: float = DEFAULT_THRESHOLD) -> list[Cluster]:
         """Clusters at `threshold`, most tokens saved first."""
-        groups = _components(len(self.rows), [p for p, v in self.verdicts.items() if v.is_duplicate(threshold)])
-        member_of = {i: g for g, group in enumerate(groups) for i in group}
+        import numpy as np
+
+        groups, group_of = self._groups(threshold)
+        updates = np.nonzero((self.score >= threshold) & self.differs)[0]
         touching: dict[int, list[tuple[int, int]]] = {}
-        for (i, j), verdict in self.verdicts.items():
-            if verdict.is_update(threshold):
-                for end in (i, j):
-                    if end in member_of:
-                        touching.setdefault(member_of[end], []).append((i, j))
-                        break
+        for pair in updates[(group_of[self.left[updates]] >= 0) | (group_of[self.right[updates]] >= 0)].tolist():
+            i, j = int(self.left[pair]), int(self.right[pair])
+            touching.setdefault(int(group_of[i] if group_of[i] >= 0 else group_of[j]), []).append((i, j))
         built = [self._cluster(group, touching.get(g, []), threshold) for g, group in enumerate(groups)]
         return sorted(built, key=lambda c: (-c.tokens_saved, -len(c.members), c.keep))
 
-    def updates(self, threshold: float = DEFAULT_THRESHOLD) -> list[Pair]:
-        """Pairs that differ in a detail and touch no cluster ("capped at 30 s" / "at 60 s")."""
-        clustered = {i for group in _components(len(self.rows), [p for p, v in self.verdicts.items()
-                                                                  if v.is_duplicate(threshold)]) for i in group}
-        return [self._pair(i, j, self.verdicts[(i, j)], threshold) for (i, j), v in sorted(self.verdicts.items())
-                if v.is_update(threshold) and i not in clustered and j not in clustered]
+    def updates(self, threshold: float = DEFAULT_THRESHOLD, limit: int | None = None) -> list[Pair]:
+        """Pairs that differ in a detail and touch no cluster ("capped at 30 s" / "at 60 s"), most similar first."""
+        import numpy as np
 
-    def _pair(self, i: int, j: int, verdict: PairVerdict, threshold: float) -> Pair:
+        _, group_of = self._groups(threshold)
+        chosen = np.nonzero((self.score >= threshold) & self.differs & (group_of[self.left] < 0)
+                            & (group_of[self.right] < 0))[0]
+        chosen = chosen[np.argsort(-self.score[chosen], kind="stable")][:limit]
+        return [self._pair(int(self.left[k]), int(self.right[k]), threshold) for k in chosen.tolist()]
+
+    def update_count(self, threshold: float = DEFAULT_THRESHOLD) -> int:
+        _, group_of = self._groups(threshold)
+        return int(((self.score >= threshold) & self.differs & (group_of[self.left] < 0)
+                    & (group_of[self.right] < 0)).sum())
+
+    def _pair(self, i: int, j: int, threshold: float) -> Pair:
+        verdict = compare(self._key(i), self._key(j))
         kind = "duplicate" if verdict.is_duplicate(threshold) else "detail" if verdict.is_update(threshold) else "apart"
         return Pair(self.rows[i].id, self.rows[j].id, verdict.similarity, kind, verdict.only_a, verdict.only_b)
 
@@ -250,18 +274,19 @@ class DuplicateScan:
             index_pairs = [(a, b) for n, a in enumerate(ordered) for b in ordered[n + 1:]]
         else:
             index_pairs = [(keep_index, b) for b in ordered[1:]]
-        pairs = [self._pair(a, b, self._verdict(a, b), threshold) for a, b in index_pairs]
+        pairs = [self._pair(a, b, threshold) for a, b in index_pairs]
+        with_keeper = {p.b: p for p in pairs if p.a == keeper.id}
         merge = [self.rows[b].id for b in ordered[1:]
-                 if self._verdict(keep_index, b).is_duplicate(threshold) and not members[b].protected]
+                 if with_keeper[self.rows[b].id].kind == "duplicate" and not members[b].protected]
         outside = sorted({end for pair in detail_pairs for end in pair if end not in members})
-        details = [self._pair(i, j, self.verdicts[(i, j)], threshold) for i, j in sorted(detail_pairs)]
+        details = [self._pair(i, j, threshold) for i, j in sorted(detail_pairs)]
         cluster = Cluster([members[i] for i in ordered], keeper.id, reason, pairs, details,
                           [self._member(i) for i in outside], merge, 0, self.tokenizer)
         cluster.tokens_saved = cluster.tokens_saved_for(merge)
         return cluster
 
 
-def _components(size: int, edges: Iterable[tuple[int, int]]) -> list[list[int]]:
+def _components(edges: Iterable[tuple[int, int]]) -> list[list[int]]:
     """Connected groups (two or more rows) of the edges, by union-find with path halving."""
     parent: dict[int, int] = {}
 
@@ -349,55 +374,63 @@ def scan_duplicates(brain: Brain, tokenizer: str | Tokenizer = "chars4", progres
         rows = _read_live(brain, check)
         stats.rows = len(rows)
         report(0, len(rows), "reading")
-        keys: dict[int, TextKey] = {}
-
-        def words_of(index: int) -> tuple[str, ...]:
-            key = keys.get(index)
-            if key is None:
-                key = keys[index] = text_key(rows[index].content)
-            return key.words
-
         stats.seconds["read"] = time.perf_counter() - clock
         hashes = [dedup_lsh.text_hash(r.content) for r in rows]
         check()
-        sig, stats.signatures_computed = dedup_lsh.cached_signatures(hashes, words_of, cache)
+        sig, encoded, stats.signatures_computed = dedup_lsh.cached_signatures(
+            hashes, lambda index: text_key(rows[index].content).encode(), cache)
         stats.seconds["signatures"] = time.perf_counter() - clock
         check()
         report(0, len(rows), "candidates")
-        left, right, _ = dedup_lsh.candidate_pairs(sig, (sig != 0xFFFFFFFF).any(axis=1) if len(rows) else None)
+        left, right, _ = dedup_lsh.candidate_pairs(sig, (sig != 0xFFFFFFFF).any(axis=1))
         stats.candidates = len(left)
         stats.seconds["candidates"] = time.perf_counter() - clock
-        verdicts = _verify(rows, left.tolist(), right.tolist(), keys, check, report)
-        stats.verified = len(verdicts)
+        keys: dict[int, TextKey] = {}
+        left, right, score, differs = _verify(encoded, left, right, keys, check, report)
+        stats.verified = len(left)
         stats.seconds["verify"] = time.perf_counter() - clock
-        protection, citing, relevance = _tags_of(brain, {i for pair in verdicts for i in pair}, rows)
+        paired = set(left.tolist()) | set(right.tolist())
+        protection, citing, relevance = _tags_of(brain, paired, rows)
         stats.seconds["tags"] = time.perf_counter() - clock
     report(len(rows), len(rows), "done")
-    return DuplicateScan(rows, verdicts, tokenizer, stats, protection, citing, relevance, keys)
+    return DuplicateScan(rows, encoded, left, right, score, differs, tokenizer, stats, protection, citing,
+                         relevance, keys)
 
 
-def _verify(rows: list[_Row], left: list[int], right: list[int], keys: dict[int, TextKey],
-            check: Callable[[], None], report: ScanProgress) -> dict[tuple[int, int], PairVerdict]:
-    """Verify candidate pairs with rapidfuzz; keep those at or above MIN_THRESHOLD."""
-    verdicts: dict[tuple[int, int], PairVerdict] = {}
-    total = len(left)
+def _verify(encoded: list[str], left: Any, right: Any, keys: dict[int, TextKey], check: Callable[[], None],
+            report: ScanProgress) -> tuple[Any, Any, Any, Any]:
+    """Verify candidate pairs with rapidfuzz; keep those comparable and at or above MIN_THRESHOLD.
+
+    Returns (left, right, similarity, differs in a detail) as numpy arrays.
+    """
+    import numpy as np
 
     def key(index: int) -> TextKey:
         found = keys.get(index)
         if found is None:
-            found = keys[index] = text_key(rows[index].content)
+            found = keys[index] = TextKey.decode(encoded[index])
         return found
 
+    kept_left: list[int] = []
+    kept_right: list[int] = []
+    scores: list[float] = []
+    differs: list[bool] = []
+    total = len(left)
     for start in range(0, total, _VERIFY_BATCH):
         check()
         report(start, total, "verifying")
-        batch = [(i, j) for i, j in zip(left[start:start + _VERIFY_BATCH], right[start:start + _VERIFY_BATCH])
-                 if comparable(key(i), key(j))]
-        scores = similarities([keys[i].joined for i, _ in batch], [keys[j].joined for _, j in batch])
-        for (i, j), score in zip(batch, scores):
+        batch = [(i, j) for i, j in zip(left[start:start + _VERIFY_BATCH].tolist(),
+                                        right[start:start + _VERIFY_BATCH].tolist()) if comparable(key(i), key(j))]
+        for (i, j), score in zip(batch, similarities([keys[i].joined for i, _ in batch],
+                                                     [keys[j].joined for _, j in batch])):
             if score >= MIN_THRESHOLD:
-                verdicts[(i, j)] = verdict(keys[i], keys[j], score)
-    return verdicts
+                kept_left.append(i)
+                kept_right.append(j)
+                scores.append(score)
+                differs.append(keys[i].details != keys[j].details
+                               or verdict(keys[i], keys[j], score).differs_in_detail)
+    return (np.asarray(kept_left, dtype=np.int64), np.asarray(kept_right, dtype=np.int64),
+            np.round(np.asarray(scores, dtype=np.float64), 4), np.asarray(differs, dtype=bool))
 
 
 def _tags_of(brain: Brain, indexes: set[int], rows: list[_Row]
