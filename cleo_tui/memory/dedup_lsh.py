@@ -39,7 +39,7 @@ NUM_PERM = 64
 LSH_THRESHOLD = 0.5   # Jaccard of word sets where a pair becomes likely to be a candidate
 EST_FLOOR = 0.45      # candidates whose estimated Jaccard is below this are dropped unverified
 BUCKET_CAP = 24
-PER_ROW = 6
+PER_ROW = 4
 SEED = 20260
 _PRIME = (1 << 61) - 1
 SIGNATURE_VERSION = f"v2:{NUM_PERM}:{SEED}"  # change when the words or the hashing change
@@ -135,10 +135,14 @@ def _band_pairs(order: "np.ndarray", starts: "np.ndarray", lengths: "np.ndarray"
         members = order[first[:, None] + np.arange(size)]
         left, right = np.triu_indices(int(size), 1)
         pairs.append((members[:, left].ravel(), members[:, right].ravel()))
-    for start, length in zip(starts[lengths > BUCKET_CAP], lengths[lengths > BUCKET_CAP]):
-        members = order[start:start + length]
-        members = members[np.argsort(full_rank[members], kind="stable")]
-        pairs.append((members[:-1], members[1:]))
+    hot = lengths > BUCKET_CAP
+    if hot.any():
+        # Members of large buckets, bucket by bucket, each bucket in full-signature order: pair neighbours.
+        bucket = np.repeat(np.arange(int(hot.sum())), lengths[hot])
+        members = order[np.concatenate([np.arange(st, st + ln) for st, ln in zip(starts[hot], lengths[hot])])]
+        members = members[np.lexsort((full_rank[members], bucket))]
+        same = bucket[1:] == bucket[:-1]
+        pairs.append((members[:-1][same], members[1:][same]))
     return pairs
 
 

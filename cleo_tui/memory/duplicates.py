@@ -30,13 +30,14 @@ from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.errors import BrainError
 from cleo_tui.brain.store import Brain
 from cleo_tui.memory import dedup_lsh, mapping, tags
-from cleo_tui.memory.dedup_text import TextKey, comparable, compare, similarities, text_key, verdict
+from cleo_tui.memory.dedup_text import LENGTH_GUARD, TextKey, compare, similarities, text_key, verdict
 from cleo_tui.memory.seed_types import render_line
 from cleo_tui.memory.tokenizers import Tokenizer, get_tokenizer
 
 DEFAULT_THRESHOLD = 0.85
 MIN_THRESHOLD = 0.7      # verified pairs below this are not kept (no slider goes lower)
 FULL_MATRIX_LIMIT = 30   # larger clusters get keeper-to-member similarities only
+DETAILS_PER_CLUSTER = 20  # the most similar "differs in a detail" pairs shown with a cluster
 _VERIFY_BATCH = 5_000
 _READ_CHUNK = 4_000
 
@@ -111,7 +112,7 @@ class Cluster:
     keep: str
     reason: str
     pairs: list[Pair]                # similarities among members (keeper-to-member for large clusters)
-    details: list[Pair]              # pairs that differ in a detail, with a member on one side
+    details: list[Pair]              # pairs that differ in a detail, with a member on one side (the most similar)
     related: list[Member]            # members of `details` that are not in `members`
     merge_ids: list[str]             # evicted by default: duplicates of the keeper, not protected
     tokens_saved: int
@@ -239,9 +240,12 @@ class DuplicateScan:
         groups, group_of = self._groups(threshold)
         updates = np.nonzero((self.score >= threshold) & self.differs)[0]
         touching: dict[int, list[tuple[int, int]]] = {}
-        for pair in updates[(group_of[self.left[updates]] >= 0) | (group_of[self.right[updates]] >= 0)].tolist():
+        near = updates[(group_of[self.left[updates]] >= 0) | (group_of[self.right[updates]] >= 0)]
+        for pair in near[np.argsort(-self.score[near], kind="stable")].tolist():
             i, j = int(self.left[pair]), int(self.right[pair])
-            touching.setdefault(int(group_of[i] if group_of[i] >= 0 else group_of[j]), []).append((i, j))
+            shown = touching.setdefault(int(group_of[i] if group_of[i] >= 0 else group_of[j]), [])
+            if len(shown) < DETAILS_PER_CLUSTER:
+                shown.append((i, j))
         built = [self._cluster(group, touching.get(g, []), threshold) for g, group in enumerate(groups)]
         return sorted(built, key=lambda c: (-c.tokens_saved, -len(c.members), c.keep))
 
@@ -415,20 +419,25 @@ def _verify(encoded: list[str], left: Any, right: Any, keys: dict[int, TextKey],
     kept_right: list[int] = []
     scores: list[float] = []
     differs: list[bool] = []
+    distinct = np.zeros(len(encoded), dtype=np.int64)
+    for index in np.unique(np.concatenate((left, right))).tolist():
+        distinct[index] = key(index).distinct
+    small, large = np.minimum(distinct[left], distinct[right]), np.maximum(distinct[left], distinct[right])
+    guard = (large == 0) | (small >= LENGTH_GUARD * large)   # the length guard of `comparable`, at once
+    left, right = left[guard].tolist(), right[guard].tolist()
     total = len(left)
     for start in range(0, total, _VERIFY_BATCH):
         check()
         report(start, total, "verifying")
-        batch = [(i, j) for i, j in zip(left[start:start + _VERIFY_BATCH].tolist(),
-                                        right[start:start + _VERIFY_BATCH].tolist()) if comparable(key(i), key(j))]
-        for (i, j), score in zip(batch, similarities([keys[i].joined for i, _ in batch],
-                                                     [keys[j].joined for _, j in batch])):
+        batch_left, batch_right = left[start:start + _VERIFY_BATCH], right[start:start + _VERIFY_BATCH]
+        scored = similarities([keys[i].joined for i in batch_left], [keys[j].joined for j in batch_right])
+        for i, j, score in zip(batch_left, batch_right, scored):
             if score >= MIN_THRESHOLD:
+                key_i, key_j = keys[i], keys[j]
                 kept_left.append(i)
                 kept_right.append(j)
                 scores.append(score)
-                differs.append(keys[i].details != keys[j].details
-                               or verdict(keys[i], keys[j], score).differs_in_detail)
+                differs.append(key_i.details != key_j.details or verdict(key_i, key_j, score).differs_in_detail)
     return (np.asarray(kept_left, dtype=np.int64), np.asarray(kept_right, dtype=np.int64),
             np.round(np.asarray(scores, dtype=np.float64), 4), np.asarray(differs, dtype=bool))
 
