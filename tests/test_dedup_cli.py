@@ -60,7 +60,7 @@ def test_apply_yes_merges_and_undo_reverses(db, capsys):
     (("--undo", "99"), "not a dedup merge"),
 ])
 def test_mistakes_are_one_paragraph_and_exit_2(db, capsys, argv, message):
-    code, out, err = _run(capsys, "dedup", "--db", db, *argv)
+    code, _out, err = _run(capsys, "dedup", "--db", db, *argv)
     assert code == 2 and message in err and "Traceback" not in err and err.count("\n") == 1
 
 

@@ -39,8 +39,8 @@ def brain(tmp_path):
 
 
 def _ids(brain, texts):
-    return {r[0] for r in brain.query("SELECT id FROM brain_observations WHERE narrative IN (%s)"
-                                      % ",".join("?" * len(texts)), list(texts))}
+    marks = ",".join("?" * len(texts))
+    return {r[0] for r in brain.query(f"SELECT id FROM brain_observations WHERE narrative IN ({marks})", list(texts))}
 
 
 def test_planted_rewordings_are_found_and_nothing_else_is_pulled_in(brain):

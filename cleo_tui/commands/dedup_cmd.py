@@ -11,7 +11,13 @@ import sys
 from cleo_tui.cli import UsageError, add_brain_options, brain_from_args, emit_json
 from cleo_tui.memory import curation
 from cleo_tui.memory.dedup_merge import RUN_KIND, MergeRequest, merge_duplicates
-from cleo_tui.memory.duplicates import DEFAULT_THRESHOLD, BadThreshold, Cluster, parse_threshold, scan_duplicates
+from cleo_tui.memory.duplicates import (
+    DEFAULT_THRESHOLD,
+    BadThreshold,
+    Cluster,
+    parse_threshold,
+    scan_duplicates,
+)
 from cleo_tui.safe_text import one_line
 
 SHOWN_CLUSTERS = 20

@@ -25,10 +25,11 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import zlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING
 
 from cleo_tui.config import cache_dir
 
@@ -55,14 +56,14 @@ def text_hash(text: str) -> bytes:
 @lru_cache(maxsize=1)
 def band_layout() -> tuple[int, int]:
     """(bands, rows per band) for LSH_THRESHOLD at NUM_PERM, as datasketch chooses them."""
-    from datasketch import MinHashLSH
+    from datasketch import MinHashLSH  # type: ignore[import-untyped]
 
     lsh = MinHashLSH(threshold=LSH_THRESHOLD, num_perm=NUM_PERM)
     return int(lsh.b), int(lsh.r)
 
 
 @lru_cache(maxsize=1)
-def _permutations() -> tuple["np.ndarray", "np.ndarray"]:
+def _permutations() -> tuple[np.ndarray, np.ndarray]:
     import numpy as np
 
     rng = np.random.RandomState(SEED)
@@ -71,7 +72,7 @@ def _permutations() -> tuple["np.ndarray", "np.ndarray"]:
     return a, b
 
 
-def signatures(word_sets: Sequence[Sequence[str]]) -> "np.ndarray":
+def signatures(word_sets: Sequence[Sequence[str]]) -> np.ndarray:
     """MinHash signatures (len × NUM_PERM, uint32) of word sets; an empty set gets all ones."""
     import numpy as np
 
@@ -101,7 +102,7 @@ def signatures(word_sets: Sequence[Sequence[str]]) -> "np.ndarray":
     return out
 
 
-def _band_keys(sig: "np.ndarray", start: int, stop: int) -> "np.ndarray":
+def _band_keys(sig: np.ndarray, start: int, stop: int) -> np.ndarray:
     """One uint64 key per row for the signature columns start..stop (a hash; collisions only add candidates)."""
     import numpy as np
 
@@ -112,7 +113,7 @@ def _band_keys(sig: "np.ndarray", start: int, stop: int) -> "np.ndarray":
     return key
 
 
-def _run_bounds(sorted_keys: "np.ndarray") -> tuple["np.ndarray", "np.ndarray"]:
+def _run_bounds(sorted_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(start, length) of each run of equal values in a sorted array."""
     import numpy as np
 
@@ -124,8 +125,8 @@ def _run_bounds(sorted_keys: "np.ndarray") -> tuple["np.ndarray", "np.ndarray"]:
     return starts, lengths
 
 
-def _band_pairs(order: "np.ndarray", starts: "np.ndarray", lengths: "np.ndarray",
-                full_rank: "np.ndarray") -> list[tuple["np.ndarray", "np.ndarray"]]:
+def _band_pairs(order: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
+                full_rank: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
     """Pairs from one band's buckets: all pairs in small buckets, neighbours in large ones."""
     import numpy as np
 
@@ -146,7 +147,7 @@ def _band_pairs(order: "np.ndarray", starts: "np.ndarray", lengths: "np.ndarray"
     return pairs
 
 
-def candidate_pairs(sig: "np.ndarray", eligible: "np.ndarray | None" = None) -> tuple["np.ndarray", "np.ndarray", "np.ndarray"]:
+def candidate_pairs(sig: np.ndarray, eligible: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(left, right, estimated Jaccard) of candidate pairs, left < right, at most PER_ROW per row.
 
     `eligible` (bool per row) leaves out rows with no words.
@@ -184,7 +185,7 @@ def candidate_pairs(sig: "np.ndarray", eligible: "np.ndarray | None" = None) -> 
     return low[keep], high[keep], estimate[keep]
 
 
-def _top_per_row(low: "np.ndarray", high: "np.ndarray", estimate: "np.ndarray", limit: int) -> "np.ndarray":
+def _top_per_row(low: np.ndarray, high: np.ndarray, estimate: np.ndarray, limit: int) -> np.ndarray:
     """Mask of pairs that are among the `limit` most similar of either of their rows."""
     import numpy as np
 
@@ -267,7 +268,7 @@ class SignatureCache:
 
 
 def cached_signatures(text_hashes: Sequence[bytes], encode: Callable[[int], str],
-                      cache: SignatureCache | None = None) -> tuple["np.ndarray", list[str], int]:
+                      cache: SignatureCache | None = None) -> tuple[np.ndarray, list[str], int]:
     """Signatures and encoded words of every text, from the cache where it has them.
 
     `encode(index)` gives the encoded words of a text the cache lacks. Returns

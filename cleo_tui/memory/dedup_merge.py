@@ -13,8 +13,8 @@ its own confirmation, not the cluster's.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Collection, Mapping, Sequence
 
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain import journal

@@ -18,9 +18,10 @@ shorter text has at least `LENGTH_GUARD` of the longer one's words.
 
 from __future__ import annotations
 
+import itertools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 LENGTH_GUARD = 0.67
 ALIGNED_SHARE = 0.6       # words in the same order on both sides, for a swap to count as a substitution
@@ -29,12 +30,7 @@ SUBSTITUTION_FLOOR = 0.5  # below this similarity nobody asks whether words were
 
 # Words that carry no fact; dropping them lets rewordings line up.
 _STOP = frozenset(
-    "a an the and or but of to in on at by for from with into onto as is are was were be been being "
-    "it its this that these those there here we our us you your i my me they them their he she his "
-    "her so then than also just now only very too do does did done has have had having will would "
-    "can could should may might must shall any all some each every which who whom what "
-    "when where while how why if else because about after before over under up down out off again "
-    "more most other such own same both few once per via instead rather".split())
+    ["a", "an", "the", "and", "or", "but", "of", "to", "in", "on", "at", "by", "for", "from", "with", "into", "onto", "as", "is", "are", "was", "were", "be", "been", "being", "it", "its", "this", "that", "these", "those", "there", "here", "we", "our", "us", "you", "your", "i", "my", "me", "they", "them", "their", "he", "she", "his", "her", "so", "then", "than", "also", "just", "now", "only", "very", "too", "do", "does", "did", "done", "has", "have", "had", "having", "will", "would", "can", "could", "should", "may", "might", "must", "shall", "any", "all", "some", "each", "every", "which", "who", "whom", "what", "when", "where", "while", "how", "why", "if", "else", "because", "about", "after", "before", "over", "under", "up", "down", "out", "off", "again", "more", "most", "other", "such", "own", "same", "both", "few", "once", "per", "via", "instead", "rather"])
 # Unit spellings that mean the same thing, so "30 s" and "30 seconds" agree.
 _UNITS = {"sec": "s", "secs": "s", "second": "s", "seconds": "s", "msec": "ms", "millisecond": "ms",
           "milliseconds": "ms", "mins": "min", "minute": "min", "minutes": "min", "hr": "h", "hrs": "h",
@@ -63,7 +59,7 @@ class TextKey:
         return " ".join(f"\x01{w}" if w in self.details else w for w in self.words)
 
     @classmethod
-    def decode(cls, encoded: str) -> "TextKey":
+    def decode(cls, encoded: str) -> TextKey:
         """The key `encode` wrote."""
         marked = encoded.split(" ") if encoded else []
         words = tuple(w.lstrip("\x01") for w in marked)
@@ -186,7 +182,7 @@ def _substitutions(a: Sequence[str], b: Sequence[str]) -> tuple[set[str], set[st
         return set(), set()
     only_a: set[str] = set()
     only_b: set[str] = set()
-    for first, second in zip(ops, ops[1:]):
+    for first, second in itertools.pairwise(ops):
         if {first.tag, second.tag} == {"delete", "insert"}:
             removed = a[min(first.src_start, second.src_start):max(first.src_end, second.src_end)]
             added = b[min(first.dest_start, second.dest_start):max(first.dest_end, second.dest_end)]

@@ -23,16 +23,27 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.errors import BrainError
 from cleo_tui.brain.store import Brain
 from cleo_tui.memory import dedup_lsh, mapping, tags
-from cleo_tui.memory.dedup_text import LENGTH_GUARD, TextKey, compare, similarities, text_key, verdict
+from cleo_tui.memory.dedup_text import (
+    LENGTH_GUARD,
+    TextKey,
+    compare,
+    similarities,
+    text_key,
+    verdict,
+)
 from cleo_tui.memory.seed_types import render_line
 from cleo_tui.memory.tokenizers import Tokenizer, get_tokenizer
+
+if TYPE_CHECKING:
+    from cleo_tui.memory.dedup_merge import MergeRequest
 
 DEFAULT_THRESHOLD = 0.85
 MIN_THRESHOLD = 0.7      # verified pairs below this are not kept (no slider goes lower)
@@ -142,7 +153,7 @@ class Cluster:
         """Tokens a merge evicting `ids` takes off the pool (each pool line and its newline)."""
         return self.tokenizer.finish(sum(self.member(i).units for i in set(ids)))
 
-    def request(self, keep: str | None = None, others: Iterable[str] | None = None) -> "MergeRequest":
+    def request(self, keep: str | None = None, others: Iterable[str] | None = None) -> MergeRequest:
         """What to merge: `keep` absorbs `others` (default: the suggestion), protection reasons attached."""
         from cleo_tui.memory.dedup_merge import MergeRequest
 
