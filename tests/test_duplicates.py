@@ -148,3 +148,7 @@ def test_lsh_finds_a_copy_among_many_template_rows():
     left, right, _ = dedup_lsh.candidate_pairs(sig)
     assert (17, 300) in set(zip(left.tolist(), right.tolist()))
     assert len(left) <= dedup_lsh.PER_ROW * len(texts)
+
+
+def test_the_band_layout_is_the_one_datasketch_chooses():
+    assert dedup_lsh.band_layout() == dedup_lsh.datasketch_layout()

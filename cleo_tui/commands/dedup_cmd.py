@@ -6,6 +6,7 @@ Without --apply the brain is opened read-only, so a scan never writes to it.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
 from cleo_tui.cli import UsageError, add_brain_options, brain_from_args, emit_json
@@ -72,12 +73,18 @@ def cmd_dedup(args: argparse.Namespace) -> int:
     finally:
         brain.close()
     if args.json:
-        emit_json({"threshold": threshold, "clusters": [c.to_json() for c in clusters],
-                   "updates": [p.to_json() for p in updates], "updates_total": update_count, "run_id": run_id,
-                   "scanned": scan.stats.rows})
+        _emit_compact({"threshold": threshold, "clusters": [c.to_json() for c in clusters],
+                       "updates": [p.to_json() for p in updates], "updates_total": update_count, "run_id": run_id,
+                       "scanned": scan.stats.rows})
     else:
         _print(clusters, update_count, threshold, run_id, args.apply)
     return 0
+
+
+def _emit_compact(value: object) -> None:
+    """JSON on one line: the report can be large, and only unindented JSON gets the C encoder.
+    Non-ASCII is escaped, so no control byte reaches a terminal."""
+    sys.stdout.write(json.dumps(value, ensure_ascii=True, separators=(",", ":")) + "\n")
 
 
 def _requests(clusters: list[Cluster], include_protected: bool) -> tuple[list[MergeRequest], set[str]]:

@@ -3,8 +3,9 @@
 Each text's word set (see `dedup_text`) gets a MinHash signature of `NUM_PERM`
 32-bit values; two texts share a band (`r` consecutive values) with a
 probability that rises steeply with the Jaccard similarity of their word sets.
-The band layout (b, r) for `LSH_THRESHOLD` comes from datasketch's `MinHashLSH`,
-which optimises it for the false-positive and false-negative weights.
+The band layout (b, r) for `LSH_THRESHOLD` is the one datasketch's `MinHashLSH`
+chooses (it optimises the false-positive and false-negative weights); a test
+keeps `BAND_LAYOUT` equal to it.
 
 datasketch's per-object MinHash and LSH insert/query cost about 0.6 ms per text
 (measured: 60 s for 100,000 observations), so the signatures are computed with
@@ -32,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cleo_tui.config import cache_dir
+from cleo_tui.memory.dedup_text import TextKey
 
 if TYPE_CHECKING:
     import numpy as np
@@ -43,7 +45,7 @@ BUCKET_CAP = 24
 PER_ROW = 4
 SEED = 20260
 _PRIME = (1 << 61) - 1
-SIGNATURE_VERSION = f"v2:{NUM_PERM}:{SEED}"  # change when the words or the hashing change
+SIGNATURE_VERSION = f"v3:{NUM_PERM}:{SEED}"  # change when the words or the hashing change
 _LOOKUP_CHUNK = 20_000
 _BATCH = 4_000
 
@@ -53,9 +55,20 @@ def text_hash(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
-@lru_cache(maxsize=1)
+# (bands, rows per band) that datasketch's MinHashLSH chooses for LSH_THRESHOLD at NUM_PERM
+# (it minimises the weighted false-positive and false-negative areas). Importing datasketch
+# pulls in scipy.integrate (about a second of start-up), so the layout is written down here
+# and a test checks it against datasketch.
+BAND_LAYOUT = (14, 4)
+
+
 def band_layout() -> tuple[int, int]:
-    """(bands, rows per band) for LSH_THRESHOLD at NUM_PERM, as datasketch chooses them."""
+    """(bands, rows per band) for LSH_THRESHOLD at NUM_PERM."""
+    return BAND_LAYOUT
+
+
+def datasketch_layout() -> tuple[int, int]:
+    """The layout datasketch computes for LSH_THRESHOLD at NUM_PERM (slow to import; for the test)."""
     from datasketch import MinHashLSH  # type: ignore[import-untyped]
 
     lsh = MinHashLSH(threshold=LSH_THRESHOLD, num_perm=NUM_PERM)
@@ -293,7 +306,7 @@ def cached_signatures(text_hashes: Sequence[bytes], encode: Callable[[int], str]
         if missing:
             for index in missing:
                 encoded[index] = encode(index)
-            computed = signatures([[w.lstrip("\x01") for w in encoded[i].split(" ") if w] for i in missing])
+            computed = signatures([TextKey.decode(encoded[i]).words for i in missing])
             sig[missing] = computed
             fresh = {text_hashes[i]: (computed[k].tobytes(), encoded[i]) for k, i in enumerate(missing)}
             cache.store([(key, signature, words) for key, (signature, words) in fresh.items()])

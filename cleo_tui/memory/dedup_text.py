@@ -55,16 +55,15 @@ class TextKey:
     distinct: int               # how many different words
 
     def encode(self) -> str:
-        """The key as one string for the cache: words joined by spaces, details marked with \\x01."""
-        return " ".join(f"\x01{w}" if w in self.details else w for w in self.words)
+        """The key as one string for the cache: the words, NUL, the details (each space-separated)."""
+        return " ".join(self.words) + "\x00" + " ".join(sorted(self.details))
 
     @classmethod
     def decode(cls, encoded: str) -> TextKey:
         """The key `encode` wrote."""
-        marked = encoded.split(" ") if encoded else []
-        words = tuple(w.lstrip("\x01") for w in marked)
-        return cls(words, frozenset(w[1:] for w in marked if w.startswith("\x01")), " ".join(words),
-                   len(set(words)))
+        joined, _, details = encoded.partition("\x00")
+        words = tuple(joined.split(" ")) if joined else ()
+        return cls(words, frozenset(details.split(" ")) if details else frozenset(), joined, len(set(words)))
 
 
 def _stem(word: str) -> str:

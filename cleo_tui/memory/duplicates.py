@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 
 DEFAULT_THRESHOLD = 0.85
 MIN_THRESHOLD = 0.7      # verified pairs below this are not kept (no slider goes lower)
-FULL_MATRIX_LIMIT = 30   # larger clusters get keeper-to-member similarities only
+FULL_MATRIX_LIMIT = 12   # larger clusters get keeper-to-member similarities only
 DETAILS_PER_CLUSTER = 20  # the most similar "differs in a detail" pairs shown with a cluster
 _VERIFY_BATCH = 5_000
 _READ_CHUNK = 4_000
