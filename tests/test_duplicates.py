@@ -152,3 +152,9 @@ def test_lsh_finds_a_copy_among_many_template_rows():
 
 def test_the_band_layout_is_the_one_datasketch_chooses():
     assert dedup_lsh.band_layout() == dedup_lsh.datasketch_layout()
+
+
+def test_a_name_swapped_behind_an_added_prefix_is_still_a_detail():
+    verdict = compare(text_key("Note from the owner: The cli report grouped by local date instead of UTC."),
+                      text_key("The invoices report grouped by local date instead of UTC."))
+    assert verdict.differs_in_detail and "invoic" in verdict.only_b

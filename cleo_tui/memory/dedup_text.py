@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 LENGTH_GUARD = 0.67
 ALIGNED_SHARE = 0.6       # words in the same order on both sides, for a swap to count as a substitution
-SUBSTITUTION_WORDS = 2    # at most this many words swapped at one place
+SUBSTITUTION_WORDS = 2    # words swapped at one place: this many on one side, twice as many on the other
 SUBSTITUTION_FLOOR = 0.5  # below this similarity nobody asks whether words were swapped
 
 # Words that carry no fact; dropping them lets rewordings line up.
@@ -185,7 +185,8 @@ def _substitutions(a: Sequence[str], b: Sequence[str]) -> tuple[set[str], set[st
         if {first.tag, second.tag} == {"delete", "insert"}:
             removed = a[min(first.src_start, second.src_start):max(first.src_end, second.src_end)]
             added = b[min(first.dest_start, second.dest_start):max(first.dest_end, second.dest_end)]
-            if 0 < len(removed) <= SUBSTITUTION_WORDS and 0 < len(added) <= SUBSTITUTION_WORDS:
+            shorter, longer = sorted((len(removed), len(added)))
+            if 0 < shorter <= SUBSTITUTION_WORDS and longer <= 2 * SUBSTITUTION_WORDS:
                 only_a.update(removed)
                 only_b.update(added)
     return only_a - set(b), only_b - set(a)
