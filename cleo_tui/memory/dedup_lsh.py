@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 NUM_PERM = 64
 LSH_THRESHOLD = 0.5   # Jaccard of word sets where a pair becomes likely to be a candidate
 EST_FLOOR = 0.45      # candidates whose estimated Jaccard is below this are dropped unverified
-BUCKET_CAP = 24
+BUCKET_CAP = 8
 PER_ROW = 4
 SEED = 20260
 _PRIME = (1 << 61) - 1
