@@ -234,7 +234,7 @@ def test_cli_apply_names_the_rows_merged_into(brain, provider, capsys):
 
 
 def test_protection_of_superseded_rows_is_what_the_tags_say(brain, tmp_path):
-    from cleo_tui.brain.demo import generate_demo
+    from cleo_tui.demo import generate_demo
     from cleo_tui.brain.store import open_brain
     from cleo_tui.llm.reflector import protection_of
     from cleo_tui.memory.tags import tag_brain

@@ -20,7 +20,7 @@ from cleo_tui.files import (
     check_export_target,
     write_export_atomically,
 )
-from cleo_tui.recall.demo_traces import add_demo_traces
+from cleo_tui.demo.traces import add_demo_traces
 from tests.brain_fixtures import file_digest
 from tests.recall_fixtures import make_brain
 from tests.reliability_fixtures import record, run_cli

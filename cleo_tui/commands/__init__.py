@@ -14,4 +14,5 @@ COMMANDS: dict[str, str] = {
     "recall": "cleo_tui.commands.recall_cmds",
     "outcome": "cleo_tui.commands.recall_cmds",
     "traces": "cleo_tui.commands.recall_cmds",
+    "dedup": "cleo_tui.commands.dedup_cmd",
 }

@@ -19,8 +19,8 @@ import argparse
 import sys
 from typing import Any
 
-from cleo_tui.commands.common import AddCommand, UsageError, add_brain_options, brain_from_args, emit_json
 from cleo_tui.commands.argtypes import sqlite_int
+from cleo_tui.commands.common import AddCommand, UsageError, add_brain_options, brain_from_args, emit_json
 from cleo_tui.llm import results as r
 from cleo_tui.llm.observer import (
     propose_observer_notes,

@@ -9,8 +9,16 @@ import argparse
 import sys
 
 from cleo_tui.brain.journal import Run
-from cleo_tui.commands.common import AddCommand, UsageError, add_brain_options, brain_from_args, emit_json
 from cleo_tui.commands.argtypes import sqlite_int
+from cleo_tui.commands.common import (
+    AddCommand,
+    UsageError,
+    add_brain_options,
+    brain_from_args,
+    emit_json,
+    print_rows,
+    print_undo,
+)
 from cleo_tui.config import load_config
 from cleo_tui.memory import curation
 from cleo_tui.memory.cleo_effects import EVICTION_IN_CLEO
@@ -116,8 +124,8 @@ def _print_preview(preview: PrunePreview, result: CommitResult | None) -> None:
     print(f"dropped:   {preview.drop_count:,}   kept: {preview.kept:,}   protected: {len(preview.protected):,}")
     if preview.fell_back:
         print("fell back: the target cannot be reached without dropping protected observations")
-    _print_rows("Dropped, in drop order:", [f"{e.id}  {e.why}" for e in preview.dropped])
-    _print_rows("Protected:", [f"{e.id}  {'; '.join(e.reasons)}" for e in preview.protected])
+    print_rows("Dropped, in drop order:", [f"{e.id}  {e.why}" for e in preview.dropped])
+    print_rows("Protected:", [f"{e.id}  {'; '.join(e.reasons)}" for e in preview.protected])
     if result is not None:
         for line in result.lines():
             print(line)
@@ -130,22 +138,8 @@ def _print_preview(preview: PrunePreview, result: CommitResult | None) -> None:
         print("Preview only: nothing was written. Commit with --apply --yes.")
 
 
-def _print_rows(title: str, lines: list[str]) -> None:
-    if not lines:
-        return
-    print(title)
-    for line in lines[:SHOWN_ROWS]:
-        print("  " + one_line(line, 200))
-    if len(lines) > SHOWN_ROWS:
-        print(f"  … and {len(lines) - SHOWN_ROWS:,} more (--json lists them all)")
-
-
 def _undo(args: argparse.Namespace) -> int:
-    try:
-        run_id = int(str(args.undo).strip())
-    except ValueError:
-        raise UsageError(f"--undo wants a run id (a whole number, see --runs), not {one_line(args.undo, 40)!r}."
-                         ) from None
+    run_id = args.undo
     brain = brain_from_args(args, read_only=False)
     try:
         outcome = curation.undo_detailed(brain, run_id)
@@ -154,13 +148,7 @@ def _undo(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(outcome.to_json())
         return 0
-    print(f"Undid run {run_id}: {outcome.restored:,} rows restored (recorded as run {outcome.undo_id}).")
-    _print_rows("Changed since by someone else, left as they are:",
-                [f"{s['id']}: {s['why']}" for s in outcome.skipped])
-    _print_rows("Deleted since (by CLEO's consolidation?), not restored:", [s["id"] for s in outcome.missing])
-    if outcome.remaining:
-        print(f"{outcome.remaining:,} changes of run {run_id} are not undone; "
-              f"`cleo-tui prune --undo {run_id}` tries them again.")
+    print_undo(outcome, f"cleo-tui prune --undo {run_id}")
     return 0
 
 

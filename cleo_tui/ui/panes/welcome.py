@@ -75,7 +75,7 @@ class WelcomeScreen(ForwardWorkerErrors, Screen):
     def _create(self, target: Path, demo: bool) -> None:
         try:
             if demo:
-                from cleo_tui.brain.demo import generate_demo
+                from cleo_tui.demo import generate_demo
                 path = generate_demo(self.project)
             else:
                 path = target

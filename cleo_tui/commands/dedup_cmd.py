@@ -1,0 +1,161 @@
+"""`cleo-tui dedup`: find reworded duplicate observations, merge them, undo a merge.
+
+Without --apply the brain is opened read-only, so a scan never writes to it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from cleo_tui.commands.argtypes import sqlite_int
+from cleo_tui.commands.common import AddCommand, UsageError, add_brain_options, brain_from_args, emit_json, print_undo
+from cleo_tui.memory import curation
+from cleo_tui.memory.dedup_merge import RUN_KIND, MergeRequest, merge_duplicates
+from cleo_tui.memory.duplicates import (
+    DEFAULT_THRESHOLD,
+    BadThreshold,
+    Cluster,
+    parse_threshold,
+    scan_duplicates,
+)
+from cleo_tui.safe_text import one_line
+
+SHOWN_CLUSTERS = 20
+LISTED_UPDATES = 1_000
+
+
+def register(add: AddCommand) -> None:
+    dedup = add(
+        "dedup", help="find reworded duplicate observations and merge them (undoably)",
+        description="List clusters of live observations that restate the same fact in other words, with a "
+                    "suggested keeper. --apply --yes merges them: the others are soft-evicted with a "
+                    "supersedes edge from the keeper. Pairs that differ in a number, an identifier, a path or "
+                    "a version are updates and are never merged. --undo RUN_ID reverses a merge.")
+    add_brain_options(dedup, read_only_flag=False)
+    dedup.add_argument("--threshold", metavar="X", default=str(DEFAULT_THRESHOLD),
+                       help=f"similarity from 0.7 to 1 (default {DEFAULT_THRESHOLD})")
+    dedup.add_argument("--json", action="store_true", help="print JSON")
+    action = dedup.add_mutually_exclusive_group()
+    action.add_argument("--apply", action="store_true", help="merge every cluster's duplicates")
+    dedup.add_argument("--yes", action="store_true", help="do not ask before --apply")
+    dedup.add_argument("--include-protected", action="store_true",
+                       help="with --apply, also evict protected duplicates (otherwise they are kept)")
+    action.add_argument("--undo", metavar="RUN_ID", type=sqlite_int("--undo", what="a run id (a whole number)"),
+                        help="undo a merge run")
+    dedup.set_defaults(func=cmd_dedup)
+
+
+def cmd_dedup(args: argparse.Namespace) -> int:
+    if args.undo is not None:
+        if args.apply:
+            raise UsageError("cleo-tui dedup takes --undo RUN_ID or --apply, not both.")
+        return _undo(args)
+    if (args.yes or args.include_protected) and not args.apply:
+        raise UsageError("--yes and --include-protected only make sense with --apply.")
+    try:
+        threshold = parse_threshold(args.threshold)
+    except BadThreshold as exc:
+        raise UsageError(str(exc)) from None
+    brain = brain_from_args(args, read_only=not args.apply)
+    try:
+        if args.apply:
+            brain.ensure_writable()
+        reader = brain.reader()
+        try:
+            scan = scan_duplicates(reader)
+        finally:
+            reader.close()
+        clusters = scan.clusters(threshold)
+        updates = scan.updates(threshold, LISTED_UPDATES)
+        update_count = scan.update_count(threshold)
+        run_id = None
+        if args.apply:
+            run_id = _apply(brain, clusters, args)
+    finally:
+        brain.close()
+    if args.json:
+        _emit_compact({"threshold": threshold, "clusters": [c.to_json() for c in clusters],
+                       "updates": [p.to_json() for p in updates], "updates_total": update_count, "run_id": run_id,
+                       "scanned": scan.stats.rows})
+    else:
+        _print(clusters, update_count, threshold, run_id, args.apply)
+    return 0
+
+
+def _emit_compact(value: object) -> None:
+    """JSON on one line: the report can be large, and only unindented JSON gets the C encoder.
+    Non-ASCII is escaped, so no control byte reaches a terminal."""
+    sys.stdout.write(json.dumps(value, ensure_ascii=True, separators=(",", ":")) + "\n")
+
+
+def _requests(clusters: list[Cluster], include_protected: bool) -> tuple[list[MergeRequest], set[str]]:
+    """One request per cluster with something to merge; protected duplicates only when asked."""
+    requests = []
+    confirmed: set[str] = set()
+    for cluster in clusters:
+        others = list(cluster.merge_ids)
+        if include_protected:
+            extra = [i for i in cluster.protected_ids if i not in others and
+                     any(p.kind == "duplicate" and {p.a, p.b} == {cluster.keep, i} for p in cluster.pairs)]
+            others += extra
+            confirmed.update(extra)
+        if others:
+            requests.append(cluster.request(cluster.keep, others))
+    return requests, confirmed
+
+
+def _apply(brain: object, clusters: list[Cluster], args: argparse.Namespace) -> int | None:
+    requests, confirmed = _requests(clusters, args.include_protected)
+    if not requests:
+        return None
+    count = sum(len(r.others) for r in requests)
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise UsageError("--apply needs --yes when not run from a terminal; nothing was merged.")
+        question = (f"Merge {len(requests):,} clusters: soft-evict {count:,} duplicate observations; undo with "
+                    "`cleo-tui dedup --undo RUN_ID`. Proceed? [y/N] ")
+        if input(question).strip().lower() not in ("y", "yes"):
+            raise UsageError("Not confirmed; nothing was merged.")
+    return merge_duplicates(brain, requests, confirmed).run_id  # type: ignore[arg-type]
+
+
+def _print(clusters: list[Cluster], updates: int, threshold: float, run_id: int | None, applied: bool) -> None:
+    saved = sum(c.tokens_saved for c in clusters)
+    print(f"{len(clusters):,} clusters of duplicates at similarity {threshold:.2f}; merging saves {saved:,} "
+          f"tokens (chars4). {updates:,} more pairs differ only in a detail (updates, never merged).")
+    for cluster in clusters[:SHOWN_CLUSTERS]:
+        print(f"- keep {cluster.keep} ({one_line(cluster.reason, 120)}); saves {cluster.tokens_saved:,} tokens")
+        for member in cluster.members:
+            mark = "keep " if member.id == cluster.keep else "merge" if member.id in cluster.merge_ids else "stay "
+            print(f"    {mark} {member.id}  {one_line(member.title or member.content, 100)}")
+        for pair in cluster.details[:3]:
+            print(f"    differs in a detail: {pair.a} {', '.join(pair.only_a) or '–'} / "
+                  f"{pair.b} {', '.join(pair.only_b) or '–'}")
+    if len(clusters) > SHOWN_CLUSTERS:
+        print(f"… and {len(clusters) - SHOWN_CLUSTERS:,} more (--json lists them all)")
+    if run_id is not None:
+        print(f"Merged as run {run_id}. Undo with: cleo-tui dedup --undo {run_id}")
+    elif applied:
+        print("Nothing to merge; nothing was written.")
+    elif clusters:
+        print("Preview only: nothing was written. Merge with --apply --yes.")
+
+
+def _undo(args: argparse.Namespace) -> int:
+    run_id = args.undo
+    brain = brain_from_args(args, read_only=False)
+    try:
+        runs = {r.id: r for r in curation.list_curation_runs(brain, (RUN_KIND,), limit=100_000)}
+        if run_id not in runs:
+            raise UsageError(f"Run {run_id} is not a dedup merge; `cleo-tui prune --runs` lists every run "
+                             "and `cleo-tui prune --undo RUN_ID` undoes any of them.")
+        outcome = curation.undo_detailed(brain, run_id)
+    finally:
+        brain.close()
+    if args.json:
+        emit_json(outcome.to_json())
+    else:
+        print_undo(outcome, f"cleo-tui dedup --undo {run_id}")
+    return 0

@@ -1,0 +1,111 @@
+"""Merging duplicates: the keeper stays, the others are soft-evicted, one journalled run.
+
+For each merged pair a `supersedes` edge `observation:<keep>` → `observation:<other>`
+(weight 1.0, provenance `cleo-tui-dedup:<run_id>`) records why the other row went,
+so a reader of the brain (and cleo-tui's history) can tell who evicted it. The
+whole merge is one run of cleo-tui's journal, so `curation.undo(brain, run_id)`
+puts every row and edge back exactly.
+
+A protected member is never evicted unless its id is in `confirm_protected`:
+its own confirmation, not the cluster's.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from cleo_tui.brain import cleo_schema as cs
+from cleo_tui.brain import journal
+from cleo_tui.brain.clock import cleo_timestamp
+from cleo_tui.brain.store import Brain
+from cleo_tui.memory import curation
+
+RUN_KIND = "dedup"
+EDGE_TYPE = "supersedes"
+EDGE_WEIGHT = 1.0
+PROVENANCE_PREFIX = "cleo-tui-dedup"
+
+
+class ProtectedMembers(curation.CurationError):
+    """A merge would evict protected members that were not confirmed one by one."""
+
+
+@dataclass(frozen=True)
+class MergeRequest:
+    """Keep `keep`, evict `others`; `protected` holds the reasons of the protected ones among them."""
+
+    keep: str
+    others: tuple[str, ...]
+    protected: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class MergeResult:
+    run_id: int
+    evicted: list[str]          # rows evicted by this run (already-evicted ones are skipped)
+    edges: int                  # supersedes edges added
+
+
+def _check(requests: Sequence[MergeRequest], confirm_protected: Collection[str]) -> None:
+    """Refuse unconfirmed protected members, a keeper that is also evicted, and empty requests."""
+    if not any(r.others for r in requests):
+        raise curation.CurationError("Nothing to merge: no member besides the keeper was chosen; nothing was written.")
+    keepers = {r.keep for r in requests}
+    evicted = [o for r in requests for o in r.others]
+    clash = sorted(keepers & set(evicted)) or sorted({o for o in evicted if evicted.count(o) > 1})
+    if clash:
+        raise curation.CurationError(f"Observation {clash[0]} would be both kept and evicted (or evicted twice); "
+                                     "nothing was written.")
+    unconfirmed = {o: why for r in requests for o, why in r.protected.items()
+                   if o in r.others and o not in confirm_protected}
+    if unconfirmed:
+        listed = "; ".join(f"{o} ({', '.join(why)})" for o, why in sorted(unconfirmed.items())[:5])
+        raise ProtectedMembers(f"{len(unconfirmed)} member(s) to evict are protected: {listed}. Confirm each one "
+                               "(--include-protected, or check it in the pane) to evict it; nothing was written.")
+
+
+def merge_duplicates(brain: Brain, requests: Sequence[MergeRequest],
+                     confirm_protected: Collection[str] = ()) -> MergeResult:
+    """Merge every request in one journalled run; returns the run id and what it changed."""
+    _check(requests, confirm_protected)
+    curation.require_eviction_columns(brain)
+    with brain.write() as conn:
+        missing = [r.keep for r in requests if conn.execute(
+            f"SELECT 1 FROM {cs.OBSERVATIONS} WHERE id = ? AND invalid_at IS NULL", (r.keep,)).fetchone() is None]
+        if missing:
+            raise curation.CurationError(f"The keeper {missing[0]} is no longer a live observation; nothing was "
+                                         "written. Scan again.")
+        ids = [o for r in requests for o in r.others]
+        run_id = journal.start_run(conn, RUN_KIND, f"merged {len(ids)} duplicate observations into "
+                                                   f"{len(requests)} keeper(s)",
+                                   {"ids": ids, "keep": {r.keep: list(r.others) for r in requests}})
+        evicted, edges = write_merge(brain, conn, run_id, requests, cleo_timestamp())
+    return MergeResult(run_id, evicted, edges)
+
+
+def write_merge(brain: Brain, conn: sqlite3.Connection, run_id: int, requests: Sequence[MergeRequest],
+                now: str) -> tuple[list[str], int]:
+    """Every write of a merge, journalled under `run_id` inside the caller's transaction.
+
+    Kept in one function so the journal's chunked writing can wrap it. Rows
+    evicted meanwhile (by CLEO) are skipped, and get no edge.
+    """
+    has_edges = brain.features.has_table(cs.EDGES)
+    have = brain.features.columns(cs.EDGES) if has_edges else frozenset()
+    evicted: list[str] = []
+    edges = 0
+    for request in requests:
+        gone = curation.evict_rows(brain, conn, run_id, request.others, now)
+        evicted += gone
+        for other in gone if has_edges else ():
+            key = {"from_id": f"observation:{request.keep}", "to_id": f"observation:{other}", "edge_type": EDGE_TYPE}
+            if conn.execute(f"SELECT 1 FROM {cs.EDGES} WHERE from_id = ? AND to_id = ? AND edge_type = ?",
+                            tuple(key.values())).fetchone():
+                continue
+            row = {**key, "weight": EDGE_WEIGHT, "provenance": f"{PROVENANCE_PREFIX}:{run_id}", "created_at": now}
+            journal.insert_row(conn, run_id, cs.EDGES, {k: v for k, v in row.items() if k in have},
+                               ("from_id", "to_id", "edge_type"))
+            edges += 1
+    return evicted, edges

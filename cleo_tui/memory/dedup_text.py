@@ -1,0 +1,242 @@
+"""How two observation texts are compared for the duplicate finder: words, details, similarity.
+
+A text becomes a list of *words*: lower-cased, stripped of punctuation, common
+function words dropped, plain words lightly stemmed ("capped" → "cap") so a
+rewording still shares its words. Some words are *details*: anything with a
+digit (numbers, versions, ids, SHAs), an identifier — a path, a dotted or
+snake_case name, a camelCase name — or a negation ("not", "never"). A word or
+two swapped in texts that otherwise line up word for word ("use ruff for
+billing" / "use Vite for search") counts as a differing detail too. Two texts whose details differ state
+different facts ("capped at 30 s" vs "capped at 60 s" is an update), however
+alike the rest is.
+
+Similarity is rapidfuzz's token-set ratio of the word lists (0..1), which
+forgives word order and a few added words. Because it also scores a short text
+contained in a long one as 1.0, a pair only counts as a duplicate when the
+shorter text has at least `LENGTH_GUARD` of the longer one's words.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+LENGTH_GUARD = 0.67
+ALIGNED_SHARE = 0.6       # words in the same order on both sides, for a swap to count as a substitution
+SUBSTITUTION_WORDS = 2    # words swapped at one place: this many on one side, twice as many on the other
+SUBSTITUTION_FLOOR = 0.5  # below this similarity nobody asks whether words were swapped
+
+# Words that carry no fact; dropping them lets rewordings line up.
+_STOP = frozenset(
+    ["a", "an", "the", "and", "or", "but", "of", "to", "in", "on", "at", "by", "for", "from", "with", "into", "onto", "as", "is", "are", "was", "were", "be", "been", "being", "it", "its", "this", "that", "these", "those", "there", "here", "we", "our", "us", "you", "your", "i", "my", "me", "they", "them", "their", "he", "she", "his", "her", "so", "then", "than", "also", "just", "now", "only", "very", "too", "do", "does", "did", "done", "has", "have", "had", "having", "will", "would", "can", "could", "should", "may", "might", "must", "shall", "any", "all", "some", "each", "every", "which", "who", "whom", "what", "when", "where", "while", "how", "why", "if", "else", "because", "about", "after", "before", "over", "under", "up", "down", "out", "off", "again", "more", "most", "other", "such", "own", "same", "both", "few", "once", "per", "via", "instead", "rather"])
+# Unit spellings that mean the same thing, so "30 s" and "30 seconds" agree.
+_UNITS = {"sec": "s", "secs": "s", "second": "s", "seconds": "s", "msec": "ms", "millisecond": "ms",
+          "milliseconds": "ms", "mins": "min", "minute": "min", "minutes": "min", "hr": "h", "hrs": "h",
+          "hour": "h", "hours": "h", "day": "d", "days": "d", "bytes": "b", "byte": "b"}
+_WORD = re.compile(r"[\w@#$%+~/.:\\-]*\w[%+]?|[\w%]")
+_NUMBER_UNIT = re.compile(r"^(\d+(?:[.,]\d+)*)([a-z]{1,12})$")
+_IDENTIFIER_MARK = re.compile(r"[_/\\@#:]|\w\.\w")
+_CAMEL = re.compile(r"[a-z][A-Z]|[A-Z]{2,}[a-z]")
+# Polarity words count as details: "X runs" and "X does not run" are different facts.
+_POLARITY = frozenset({"not", "no", "never", "without", "cannot"})
+_NOT = re.compile(r"n't\b", re.IGNORECASE)
+_SIBILANT_ES = ("ses", "xes", "zes", "ches", "shes")
+
+
+@dataclass(frozen=True, slots=True)
+class TextKey:
+    """What the comparisons need of one text (cheap to rebuild, never stored in the brain)."""
+
+    words: tuple[str, ...]      # in text order, details included
+    details: frozenset[str]     # the detail words (numbers, ids, paths, versions, negations)
+    joined: str                 # the words joined by spaces: what rapidfuzz compares
+    distinct: int               # how many different words
+
+    def encode(self) -> str:
+        """The key as one string for the cache: the words, NUL, the details (each space-separated)."""
+        return " ".join(self.words) + "\x00" + " ".join(sorted(self.details))
+
+    @classmethod
+    def decode(cls, encoded: str) -> TextKey:
+        """The key `encode` wrote."""
+        joined, _, details = encoded.partition("\x00")
+        words = tuple(joined.split(" ")) if joined else ()
+        return cls(words, frozenset(details.split(" ")) if details else frozenset(), joined, len(set(words)))
+
+
+def _stem(word: str) -> str:
+    """A light suffix strip for plain words, so "capped", "caps" and "cap" agree."""
+    if len(word) <= 3:
+        return word
+    if word.endswith(("ies", "ied")):
+        return word[:-3] + "y"
+    for suffix in ("ing", "ed"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            if word[-1] == word[-2] and word[-1] not in "aeiousl":
+                word = word[:-1]  # "capp" → "cap"
+            break
+    else:
+        if word.endswith(_SIBILANT_ES):
+            word = word[:-2]
+        elif word.endswith("s") and not word.endswith("ss"):
+            word = word[:-1]
+    if len(word) >= 4 and word.endswith("e") and word[:-1] not in _POLARITY:  # "note" must not become "not"
+        word = word[:-1]
+    return word
+
+
+def is_detail(raw: str) -> bool:
+    """A word that names a specific thing: a number, version, id, path or code identifier."""
+    return any(c.isdigit() for c in raw) or bool(_IDENTIFIER_MARK.search(raw)) or bool(_CAMEL.search(raw))
+
+
+def _normal_detail(word: str) -> str:
+    """One spelling per detail: `v2.1` and `2.1` agree, trailing dots go."""
+    word = word.rstrip(".:,;")
+    if len(word) > 1 and word[0] == "v" and word[1].isdigit():
+        word = word[1:]
+    return word
+
+
+_word_memo: dict[str, tuple[tuple[str, ...], bool]] = {}
+_MEMO_LIMIT = 200_000
+
+
+def _normal_words(raw: str) -> tuple[tuple[str, ...], bool]:
+    """(words, are they details) for one raw token; memoised, texts repeat their vocabulary."""
+    found = _word_memo.get(raw)
+    if found is not None:
+        return found
+    lowered = raw.lower()
+    number_unit = _NUMBER_UNIT.match(lowered)
+    if number_unit and (number_unit.group(2) in _UNITS or len(number_unit.group(2)) <= 3):
+        number, unit = number_unit.groups()
+        found = ((number, _UNITS.get(unit, unit)), True)  # the unit is a word, the number a detail
+    elif lowered in _POLARITY:
+        found = ((lowered,), True)
+    elif is_detail(raw):
+        found = ((_normal_detail(lowered),), True)
+    elif lowered in _STOP:
+        found = ((), False)
+    else:
+        found = ((_UNITS.get(lowered) or _stem(lowered),), False)
+    if len(_word_memo) < _MEMO_LIMIT:
+        _word_memo[raw] = found
+    return found
+
+
+def text_key(text: str) -> TextKey:
+    """The words and details of one text (see the module docstring)."""
+    words: list[str] = []
+    details: set[str] = set()
+    for match in _WORD.finditer(_NOT.sub(" not", text)):
+        raw = match.group(0).strip(".:-/\\")
+        if not raw:
+            continue
+        normal, detail = _normal_words(raw)
+        words += normal
+        if detail:
+            details.add(normal[0])
+    return TextKey(tuple(words), frozenset(details), " ".join(words), len(set(words)))
+
+
+@dataclass(frozen=True, slots=True)
+class PairVerdict:
+    """How two texts compare: similarity 0..1, whether the length guard holds, the differing details."""
+
+    similarity: float
+    comparable: bool                 # the shorter has at least LENGTH_GUARD of the longer's words
+    only_a: tuple[str, ...]          # details only in the first text
+    only_b: tuple[str, ...]          # details only in the second
+
+    @property
+    def differs_in_detail(self) -> bool:
+        return bool(self.only_a or self.only_b)
+
+    def is_duplicate(self, threshold: float) -> bool:
+        """Same fact in other words: similar enough, comparable in length, and no detail differs."""
+        return self.comparable and self.similarity >= threshold and not self.differs_in_detail
+
+    def is_update(self, threshold: float) -> bool:
+        """Alike except for a detail: shown beside a cluster, never merged by default."""
+        return self.comparable and self.similarity >= threshold and self.differs_in_detail
+
+
+def _substitutions(a: Sequence[str], b: Sequence[str]) -> tuple[set[str], set[str]]:
+    """Words swapped one-for-one in two texts that otherwise line up word by word.
+
+    A template restated about another thing ("use ruff for billing" / "use Vite
+    for search") keeps its word order and swaps a word or two; a rewording moves
+    words around. So when most words align (`ALIGNED_SHARE`), a short deletion
+    next to a short insertion is a substitution, and its words are details.
+    """
+    from rapidfuzz.distance import Indel
+
+    ops = list(Indel.opcodes(a, b))
+    aligned = sum(op.src_end - op.src_start for op in ops if op.tag == "equal")
+    if not a or not b or aligned / max(len(a), len(b)) < ALIGNED_SHARE:
+        return set(), set()
+    only_a: set[str] = set()
+    only_b: set[str] = set()
+    for first, second in itertools.pairwise(ops):
+        if {first.tag, second.tag} == {"delete", "insert"}:
+            removed = a[min(first.src_start, second.src_start):max(first.src_end, second.src_end)]
+            added = b[min(first.dest_start, second.dest_start):max(first.dest_end, second.dest_end)]
+            shorter, longer = sorted((len(removed), len(added)))
+            if 0 < shorter <= SUBSTITUTION_WORDS and longer <= 2 * SUBSTITUTION_WORDS:
+                only_a.update(removed)
+                only_b.update(added)
+    return only_a - set(b), only_b - set(a)
+
+
+def comparable(a: TextKey, b: TextKey) -> bool:
+    """The length guard: the shorter text has at least LENGTH_GUARD of the longer one's words."""
+    large = max(a.distinct, b.distinct)
+    return large == 0 or min(a.distinct, b.distinct) / large >= LENGTH_GUARD
+
+
+def verdict(a: TextKey, b: TextKey, similarity: float) -> PairVerdict:
+    """The verdict on two texts whose similarity is known (see `similarities`)."""
+    only_a, only_b = set(a.details - b.details), set(b.details - a.details)
+    guard = comparable(a, b)
+    if guard and not (only_a or only_b) and similarity >= SUBSTITUTION_FLOOR:
+        only_a, only_b = _substitutions(a.words, b.words)
+    return PairVerdict(round(similarity, 4), guard, tuple(sorted(only_a)), tuple(sorted(only_b)))
+
+
+def similarities(left: Sequence[str], right: Sequence[str]) -> list[float]:
+    """Similarity 0..1 of each pair of joined word strings: the mean of rapidfuzz's token-set and
+    token-sort ratios (the sort ratio keeps one shared word from making unlike texts alike)."""
+    from rapidfuzz import fuzz, process
+
+    if not left:
+        return []
+    set_ratio = process.cpdist(left, right, scorer=fuzz.token_set_ratio, workers=1)
+    sort_ratio = process.cpdist(left, right, scorer=fuzz.token_sort_ratio, workers=1)
+    return ((set_ratio + sort_ratio) / 200.0).tolist()
+
+
+def compare(a: TextKey, b: TextKey) -> PairVerdict:
+    """Compare two texts' keys with rapidfuzz (one pair; `similarities` does many at once)."""
+    from rapidfuzz import fuzz
+
+    score = (fuzz.token_set_ratio(a.joined, b.joined) + fuzz.token_sort_ratio(a.joined, b.joined)) / 200.0
+    return verdict(a, b, score)
+
+
+def word_diff(text_a: str, text_b: str) -> list[tuple[str, str, str]]:
+    """The two texts' words aligned: (operation, words of a, words of b) runs, for highlighting.
+
+    Operations are rapidfuzz's opcodes over the raw whitespace-separated words:
+    'equal', 'replace', 'delete' (only in a), 'insert' (only in b).
+    """
+    from rapidfuzz.distance import Levenshtein
+
+    words_a, words_b = text_a.split(), text_b.split()
+    key_a = [w.lower().strip(".,;:!?()'\"`") for w in words_a]
+    key_b = [w.lower().strip(".,;:!?()'\"`") for w in words_b]
+    return [(op.tag, " ".join(words_a[op.src_start:op.src_end]), " ".join(words_b[op.dest_start:op.dest_end]))
+            for op in Levenshtein.opcodes(key_a, key_b)]

@@ -1,0 +1,69 @@
+"""`cleo-tui dedup`: JSON report, --apply --yes, --undo, and one-paragraph errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cleo_tui.cli import main
+from tests.pruner_fixtures import add_observation, new_brain
+
+TEXTS = ("Use uv instead of pip to install dependencies in this repo.",
+         "In this repo, dependencies are installed with uv rather than pip.",
+         "Retries against the payments API are capped at 30 s.",
+         "Retries against the payments API are capped at 60 s.")
+
+
+@pytest.fixture
+def db(tmp_path):
+    brain = new_brain(tmp_path)
+    for n, text in enumerate(TEXTS):
+        add_observation(brain, f"O-{n}", text, created_at=f"2026-01-0{n + 1} 10:00:00")
+    brain.close()
+    return str(tmp_path / ".cleo" / "cleo.db")
+
+
+def _run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_json_lists_clusters_with_keeper_members_and_updates_apart(db, capsys):
+    code, out, _ = _run(capsys, "dedup", "--db", db, "--json")
+    report = json.loads(out)
+    assert code == 0 and report["threshold"] == 0.85 and report["run_id"] is None
+    [cluster] = report["clusters"]
+    assert cluster["keep"] == "O-1" and sorted(cluster["members"]) == ["O-0", "O-1"]
+    assert cluster["tokens_saved"] > 0 and cluster["reason"].startswith("newest") and cluster["similarity"] >= 0.85
+    assert [{u["a"], u["b"]} for u in report["updates"]] == [{"O-2", "O-3"}]
+
+
+def test_apply_yes_merges_and_undo_reverses(db, capsys):
+    code, out, _ = _run(capsys, "dedup", "--db", db, "--apply", "--yes", "--json")
+    run_id = json.loads(out)["run_id"]
+    assert code == 0 and isinstance(run_id, int)
+    code, out, _ = _run(capsys, "dedup", "--db", db, "--json")
+    assert json.loads(out)["clusters"] == []
+    code, out, _ = _run(capsys, "dedup", "--db", db, "--undo", str(run_id), "--json")
+    assert code == 0 and json.loads(out)["undone"] == run_id
+    code, out, _ = _run(capsys, "dedup", "--db", db, "--json")
+    assert len(json.loads(out)["clusters"]) == 1
+
+
+@pytest.mark.parametrize("argv, message", [
+    (("--threshold", "2"), "threshold must be"),
+    (("--apply",), "needs --yes"),
+    (("--yes",), "only make sense with --apply"),
+    (("--undo", "x"), "wants a run id"),
+    (("--undo", "99"), "not a dedup merge"),
+])
+def test_mistakes_are_one_paragraph_and_exit_2(db, capsys, argv, message):
+    code, _out, err = _run(capsys, "dedup", "--db", db, *argv)
+    assert code == 2 and message in err and "Traceback" not in err and err.count("\n") == 1
+
+
+def test_text_output_names_the_keeper_and_the_update(db, capsys):
+    code, out, _ = _run(capsys, "dedup", "--db", db)
+    assert code == 0 and "keep O-1" in out and "1 more pairs differ only in a detail" in out

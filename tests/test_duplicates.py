@@ -1,0 +1,160 @@
+"""The duplicate finder on planted groups in a real brain: found, kept apart, never merged by detail."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from cleo_tui.memory import dedup_lsh
+from cleo_tui.memory.dedup_text import compare, text_key, word_diff
+from cleo_tui.memory.duplicates import ScanCancelled, parse_threshold, scan_duplicates
+from tests.pruner_fixtures import add_observation, add_pattern, new_brain
+
+# The same fact in different words (three groups), facts that share vocabulary, and updates.
+SAME_UV = ("Use uv instead of pip to install dependencies in this repo.",
+           "In this repo, dependencies are installed with uv rather than pip.",
+           "Dependencies in this repo: install them with uv, not... uv rather than pip.")
+SAME_FIXTURES = ("Tests must run with pytest -p no:randomly because the fixtures share state.",
+                 "The fixtures share state, so tests have to be run with pytest -p no:randomly.")
+SAME_DEPLOY = ("The deploy script must be run from the repository root.",
+               "Run the deploy script from the root of the repository.")
+SHARED_VOCABULARY = ("The test script must be run from the docs folder of the repository.",
+                     "Config for billing now read from env",
+                     "Config for notifications now read from env")
+UPDATE = ("Retries against the payments API are capped at 30 s.",
+          "Retries against the payments API are capped at 60 s.")
+FILLER = ("Waited on CI most of the afternoon.", "The web client uses Vite for builds.",
+          "Postgres runs in docker compose locally.")
+
+
+@pytest.fixture
+def brain(tmp_path):
+    brain = new_brain(tmp_path)
+    texts = [*SAME_UV[:2], *SAME_FIXTURES, *SAME_DEPLOY, *SHARED_VOCABULARY, *UPDATE, *FILLER]
+    for n, text in enumerate(texts):
+        add_observation(brain, f"O-{n:02d}", text, created_at=f"2026-01-{n + 1:02d} 10:00:00", quality_score=0.5)
+    yield brain
+    brain.close()
+
+
+def _ids(brain, texts):
+    marks = ",".join("?" * len(texts))
+    return {r[0] for r in brain.query(f"SELECT id FROM brain_observations WHERE narrative IN ({marks})", list(texts))}
+
+
+def test_planted_rewordings_are_found_and_nothing_else_is_pulled_in(brain):
+    clusters = scan_duplicates(brain).clusters(0.85)
+    found = sorted(sorted(c.ids) for c in clusters)
+    expected = sorted(sorted(_ids(brain, group)) for group in (SAME_UV[:2], SAME_FIXTURES, SAME_DEPLOY))
+    assert found == expected
+    for cluster in clusters:
+        assert sorted(cluster.merge_ids) == sorted(set(cluster.ids) - {cluster.keep})
+        assert cluster.tokens_saved > 0 and 0.85 <= cluster.similarity <= 1
+
+
+def test_pairs_differing_in_a_number_are_updates_never_merged(brain):
+    scan = scan_duplicates(brain)
+    update_ids = _ids(brain, UPDATE)
+    assert not any(update_ids & set(c.ids) for c in scan.clusters(0.7))
+    updates = scan.updates(0.85)
+    assert [{u.a, u.b} for u in updates] == [update_ids]
+    assert {*updates[0].only_a, *updates[0].only_b} == {"30", "60"}
+
+
+def test_a_swapped_name_or_a_negation_is_a_detail_and_a_short_text_inside_a_long_one_is_not_a_duplicate():
+    swapped = compare(text_key("Decision: use Playwright for storage rather than rolling our own."),
+                      text_key("Decision: use ruff for notifications rather than rolling our own."))
+    assert swapped.differs_in_detail and not swapped.is_duplicate(0.7)
+    negated = compare(text_key("Lint runs before tests in CI."), text_key("Lint does not run before tests in CI."))
+    assert negated.only_b == ("not",) and not negated.is_duplicate(0.7)
+    contained = compare(text_key("Postgres connection pool"),
+                        text_key("The Postgres connection pool is sized per worker and drained before migrations"))
+    assert not contained.comparable and not contained.is_duplicate(0.7)
+    same = compare(text_key("The payments API retry loop is capped at 30 seconds."),
+                   text_key("Retries against the payments API are capped at 30 s."))
+    assert same.is_duplicate(0.85)
+
+
+def test_keeper_is_protected_then_most_cited_then_best_quality_then_newest(tmp_path):
+    brain = new_brain(tmp_path)
+    try:
+        texts = SAME_DEPLOY + ("Always run the deploy script from the repository root.",)
+        add_observation(brain, "O-old", texts[0], created_at="2026-01-01 10:00:00", quality_score=0.9)
+        add_observation(brain, "O-new", texts[1], created_at="2026-02-01 10:00:00", quality_score=0.9)
+        add_observation(brain, "O-low", texts[2], created_at="2026-03-01 10:00:00", quality_score=0.2)
+        cluster = scan_duplicates(brain).clusters(0.8)[0]
+        # O-low is newest but of lower quality; O-new beats O-old (same quality) by being newer.
+        assert (cluster.keep, cluster.reason.split(":")[0]) == ("O-new", "newest")
+        add_pattern(brain, "P-1", "deploys", cites=["O-old"])
+        cluster = scan_duplicates(brain).clusters(0.8)[0]
+        assert cluster.keep == "O-old" and cluster.reason.startswith("most cited")
+        with brain.write() as conn:
+            conn.execute("UPDATE brain_observations SET source_type = 'manual' WHERE id = 'O-low'")
+        cluster = scan_duplicates(brain).clusters(0.8)[0]
+        assert cluster.keep == "O-low" and cluster.reason.startswith("protected")
+        assert cluster.member("O-low").protected
+    finally:
+        brain.close()
+
+
+def test_a_protected_member_is_not_in_the_default_merge(brain):
+    uv_ids = sorted(_ids(brain, SAME_UV[:2]))
+    add_observation(brain, "O-own", SAME_UV[2], created_at="2025-01-01 10:00:00", quality_score=0.1)
+    with brain.write() as conn:
+        conn.execute("UPDATE brain_observations SET source_type = 'manual' WHERE id = ?", (uv_ids[0],))
+        conn.execute("UPDATE brain_observations SET source_confidence = 'owner' WHERE id = ?", (uv_ids[1],))
+    cluster = next(c for c in scan_duplicates(brain).clusters(0.8) if uv_ids[0] in c.ids)
+    assert cluster.keep in uv_ids and cluster.reason.startswith("protected like another member")
+    other = next(i for i in uv_ids if i != cluster.keep)
+    assert other not in cluster.merge_ids and other in cluster.protected_ids
+    assert cluster.request().protected == {}
+    assert cluster.request(others=[other]).protected[other]
+
+
+def test_progress_is_reported_and_a_cancelled_scan_stops(brain):
+    seen = []
+    scan_duplicates(brain, progress=lambda done, total, stage: seen.append(stage))
+    assert seen[0] == "reading" and seen[-1] == "done" and "verifying" in seen
+    stop = threading.Event()
+    stop.set()
+    with pytest.raises(ScanCancelled):
+        scan_duplicates(brain, cancel=stop)
+    with pytest.raises(ScanCancelled):
+        scan_duplicates(brain, cancel=lambda: True)
+
+
+def test_a_rescan_after_new_rows_computes_only_the_new_signatures(brain):
+    first = scan_duplicates(brain)
+    assert first.stats.signatures_computed == first.stats.rows
+    assert dedup_lsh.cache_path().is_file()
+    add_observation(brain, "O-late", SAME_UV[2], created_at="2026-06-01 10:00:00")
+    second = scan_duplicates(brain)
+    assert second.stats.signatures_computed == 1 and second.stats.rows == first.stats.rows + 1
+
+
+def test_threshold_parsing_and_word_diff_for_highlighting():
+    assert parse_threshold("0.9") == 0.9 and parse_threshold("90") == 0.9 and parse_threshold("90%") == 0.9
+    for bad in ("0.2", "abc", "101", ""):
+        with pytest.raises(Exception, match="threshold must be"):
+            parse_threshold(bad)
+    assert ("replace", "30", "60") in word_diff(*UPDATE)
+
+
+def test_lsh_finds_a_copy_among_many_template_rows():
+    texts = [f"Bumped library{n} to {n}.{n % 7}.0 for T{1000 + n}; the suite passes in {n * 3} s." for n in range(300)]
+    texts.append(texts[17].replace("the suite passes", "the whole suite passes"))
+    sig = dedup_lsh.signatures([text_key(t).words for t in texts])
+    left, right, _ = dedup_lsh.candidate_pairs(sig)
+    assert (17, 300) in set(zip(left.tolist(), right.tolist()))
+    assert len(left) <= dedup_lsh.PER_ROW * len(texts)
+
+
+def test_the_band_layout_is_the_one_datasketch_chooses():
+    assert dedup_lsh.band_layout() == dedup_lsh.datasketch_layout()
+
+
+def test_a_name_swapped_behind_an_added_prefix_is_still_a_detail():
+    verdict = compare(text_key("Note from the owner: The cli report grouped by local date instead of UTC."),
+                      text_key("The invoices report grouped by local date instead of UTC."))
+    assert verdict.differs_in_detail and "invoic" in verdict.only_b
