@@ -18,18 +18,18 @@ import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "cleo_tui"
-BASE = {"cleo_tui", "safe_text", "config", "files"}  # the package root holds only __version__
+BASE = {"cleo_tui", "safe_text", "config"}  # the package root holds only __version__
 ALLOWED: dict[str, set[str]] = {
     "safe_text": set(),
-    "config": set(),
-    "files": {"safe_text"},
+    "config": {"safe_text"},
+    "files": {"safe_text", "brain"},  # guarded file writing; its errors are BrainErrors
     "brain": set(BASE),
-    "memory": BASE | {"brain"},
-    "llm": BASE | {"brain", "memory"},
-    "recall": BASE | {"brain", "memory"},
-    "demo": BASE | {"brain", "memory", "recall"},
-    "ui": BASE | {"brain", "memory", "llm", "recall", "demo"},
-    "commands": BASE | {"brain", "memory", "llm", "recall", "demo"},
+    "memory": BASE | {"files", "brain"},
+    "llm": BASE | {"files", "brain", "memory"},
+    "recall": BASE | {"files", "brain", "memory"},
+    "demo": BASE | {"files", "brain", "memory", "recall"},
+    "ui": BASE | {"files", "brain", "memory", "llm", "recall", "demo"},
+    "commands": BASE | {"files", "brain", "memory", "llm", "recall", "demo"},
     "cli": BASE | {"commands", "brain", "ui"},
     "__main__": {"cli"},
     "cleo_tui": set(),
