@@ -251,7 +251,7 @@ def resolve_provider(brain: Brain | None = None, provider: str | None = None, mo
     own_config, problem = load_config()
     if problem:
         warnings.append(problem)
-    own = own_config.get("llm") if isinstance(own_config.get("llm"), dict) else {}
+    own: dict[str, Any] = own_config["llm"] if isinstance(own_config.get("llm"), dict) else {}
     explicit = Source("command line", chosen, _text(model), _text(base_url))
     sources = _sources(explicit, project, own, warnings)
     name, provider_source = _choose_provider(sources)

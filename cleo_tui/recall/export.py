@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Iterator, TextIO
+from typing import IO, Iterator
 
 from cleo_tui.brain.store import Brain
 from cleo_tui.files import write_export_atomically
@@ -46,7 +46,7 @@ def export_traces(brain: Brain, path: str | Path, flt: TraceFilter = TraceFilter
     The target is guarded (`cleo_tui.files`): never the brain, a SQLite file or a
     device; an existing file is replaced only with `force`, keeping its mode.
     """
-    def write(handle: TextIO) -> int:
+    def write(handle: IO[str]) -> int:
         count = 0
         for record in iter_export_records(brain, flt):
             handle.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
