@@ -16,7 +16,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO, TypeVar
+from typing import IO, TypeVar
 
 from cleo_tui.brain.errors import BrainError
 from cleo_tui.safe_text import one_line
@@ -119,7 +119,7 @@ def _default_mode() -> int:
     return 0o666 & ~umask
 
 
-def write_export_atomically(path: Path | str, write: Callable[[TextIO], T],
+def write_export_atomically(path: Path | str, write: Callable[[IO[str]], T],
                             brain_path: Path | str | None = None, force: bool = False) -> T:
     """Check the target, let `write` fill a temporary file beside it, rename it into place.
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import TextIO
 from pathlib import Path
+from typing import IO
 
 from cleo_tui.brain.store import Brain
 from cleo_tui.files import write_export_atomically
@@ -47,7 +47,7 @@ def export_traces(brain: Brain, path: str | Path, flt: TraceFilter = TraceFilter
     The target is guarded (`cleo_tui.files`): never the brain, a SQLite file or a
     device; an existing file is replaced only with `force`, keeping its mode.
     """
-    def write(handle: TextIO) -> int:
+    def write(handle: IO[str]) -> int:
         count = 0
         for record in iter_export_records(brain, flt):
             handle.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
