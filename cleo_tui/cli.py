@@ -49,8 +49,8 @@ def emit_json(value: Any) -> None:
 
 
 def _subcommand_modules() -> list:
-    from cleo_tui.commands import brain_cmds, llm_cmds, prune_cmd, recall_cmds
-    return [brain_cmds, prune_cmd, llm_cmds, recall_cmds]
+    from cleo_tui.commands import brain_cmds, history_cmd, llm_cmds, prune_cmd, recall_cmds
+    return [brain_cmds, prune_cmd, llm_cmds, recall_cmds, history_cmd]
 
 
 def build_parser() -> argparse.ArgumentParser:

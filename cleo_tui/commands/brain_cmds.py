@@ -14,6 +14,8 @@ from cleo_tui.brain.demo import (
 )
 from cleo_tui.brain.summary import brain_summary
 from cleo_tui.cli import UsageError, add_brain_options, brain_from_args, emit_json
+from cleo_tui.commands.history_cmd import liveness_lines
+from cleo_tui.memory.liveness import brain_liveness
 from cleo_tui.safe_text import one_line
 
 
@@ -41,6 +43,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     brain = brain_from_args(args, read_only=True)
     try:
         summary = brain_summary(brain)
+        summary["liveness"] = brain_liveness(brain).to_dict()  # issue 17: are the agents alive?
     finally:
         brain.close()
     if args.json:
@@ -53,6 +56,7 @@ def cmd_info(args: argparse.Namespace) -> int:
         print(f"patterns:     {summary['patterns']}")
         print(f"learnings:    {summary['learnings']}")
         print(f"traces:       {summary['traces']}")
+        print("\n".join(liveness_lines(summary["liveness"])))
     return 0
 
 
