@@ -18,7 +18,9 @@ from cleo_tui.llm.proposals import REFLECTOR, create_proposal
 from cleo_tui.llm.reflector import apply_reflection
 from cleo_tui.memory import causes
 from cleo_tui.memory.curation import evict_observation
-from cleo_tui.memory.history import brain_liveness, brain_timeline, evicted_with_causes, memory_life
+from cleo_tui.memory.history import (
+    brain_liveness, brain_timeline, evicted_with_causes, memory_life, missing_memories,
+)
 from cleo_tui.memory.pruner import commit_prune, prepare_pool
 from tests.brain_fixtures import make_cleo_consolidated
 from tests.recall_fixtures import make_hippo_store
@@ -195,6 +197,11 @@ def test_a_hard_deleted_row_is_missing_and_listed_where_it_is_named(every_cause)
     assert [s.kind for s in life.journal] == ["evict"]
 
 
+def test_missing_ids_are_listed_with_what_names_them(every_cause):
+    missing = {m.id: m.named_by for m in missing_memories(every_cause["brain"])}
+    assert missing == {"O-d1": ("edge", "journal", "trace")}
+
+
 def test_an_id_named_nowhere_has_no_life(every_cause):
     assert memory_life(every_cause["brain"], "O-never") is None
 
@@ -213,6 +220,7 @@ def test_a_hippo_forget_shows_the_traces_that_returned_it(tmp_path):
         assert superseded.state == "superseded" and superseded.cause.cause == "hippo-supersede"
         assert "mem-1" in superseded.cause.evidence[0]
         assert memory_life(brain, "mem-1").state == "live"
+        assert [(m.id, m.named_by) for m in missing_memories(brain)] == [("mem-gone", ("trace",))]
     finally:
         brain.close()
 

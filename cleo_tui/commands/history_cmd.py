@@ -8,11 +8,12 @@ from typing import Iterable
 
 from cleo_tui.cli import UsageError, add_brain_options, brain_from_args, emit_json
 from cleo_tui.memory.history import (
-    MemoryLife, Timeline, brain_liveness, brain_timeline, cause_label, is_day, memory_life,
+    MemoryLife, Timeline, brain_liveness, brain_timeline, cause_label, is_day, memory_life, missing_memories,
 )
 from cleo_tui.safe_text import one_line
 
 WIDTH = 80
+MISSING_LIMIT = 100_000
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -59,13 +60,14 @@ def cmd_history(args: argparse.Namespace) -> int:
                 print("\n".join(life_lines(life)))
             return 0
         timeline = brain_timeline(brain, since)
+        missing = len(missing_memories(brain, MISSING_LIMIT))
         if args.json:
-            emit_json(timeline.to_dict())
+            emit_json({**timeline.to_dict(), "missing": missing})
             return 0
         warnings = brain_liveness(brain).warnings
     finally:
         brain.close()
-    print("\n".join(timeline_lines(timeline, warnings)))
+    print("\n".join(timeline_lines(timeline, warnings, missing)))
     return 0
 
 
@@ -102,7 +104,7 @@ def life_lines(life: MemoryLife) -> list[str]:
                       (f"trace {t.trace_id} at {t.ts}, rank {t.rank}, score {t.score:.3f} ({t.pipeline})"
                        for t in life.traces))
     if life.state in ("missing", "forgotten"):
-        lines += _section("named by", (f"{m.where}: {m.ref}" + (f" ({m.at})" if m.at else "") for m in life.mentions))
+        lines += _section("mentions", (f"{m.where}: {m.ref}" + (f" ({m.at})" if m.at else "") for m in life.mentions))
     return lines
 
 
@@ -116,7 +118,7 @@ _HEADER = f"{'day':<10}  {'added':>7}  {'evicted':>7}  {'live':>8}  {'live token
           f"{'refl':>5}  {'recalls':>7}"
 
 
-def timeline_lines(timeline: Timeline, warnings: Iterable[str] = ()) -> list[str]:
+def timeline_lines(timeline: Timeline, warnings: Iterable[str] = (), missing: int = 0) -> list[str]:
     """The brain's days as a table of at most 80 columns, then evictions by cause and warnings."""
     if not timeline.days:
         lines = ["No dated activity in this brain for these days."]
@@ -133,6 +135,10 @@ def timeline_lines(timeline: Timeline, warnings: Iterable[str] = ()) -> list[str
         lines.append("evicted by cause:")
         lines += [line for cause, n in sorted(totals.items(), key=lambda kv: -kv[1])
                   for line in _wrap(f"{n:>7,}  {cause} — {cause_label(cause)}")]
+    if missing:
+        shown = f"{missing:,}" if missing < MISSING_LIMIT else f"at least {missing:,}"
+        lines += _wrap(f"missing: {shown} ids are named by edges, traces, outcomes or the journal but held by no "
+                       "row (deleted outside cleo-tui); `cleo-tui history ID` shows where each is named", "")
     if timeline.undated:
         lines += _wrap("undated rows (not a date): " + ", ".join(f"{k} {v:,}" for k, v in timeline.undated.items()), "")
     lines += [line for note in timeline.notes for line in _wrap("note: " + note, "")]

@@ -157,6 +157,14 @@ def _journal_evidence(brain: Brain, run_id: int, at: str) -> tuple[list[str], st
     return text, run.kind
 
 
+def _span(seconds: float) -> str:
+    """A distance in time in the largest sensible unit."""
+    for unit, size in (("days", 86400), ("hours", 3600), ("minutes", 60)):
+        if seconds >= 2 * size:
+            return f"{seconds / size:.0f} {unit}"
+    return f"{seconds:.0f} s"
+
+
 def _checked(brain: Brain, at: str, reflections: list[Reflection]) -> list[str]:
     """What the rule looked at and did not find, in words."""
     out = []
@@ -171,7 +179,7 @@ def _checked(brain: Brain, at: str, reflections: list[Reflection]) -> list[str]:
                       default=None)
         out.append(f"graph: {len(reflections)} supersedes edge(s) from patterns or learnings, none within "
                    f"{c.REFLECTOR_WINDOW_S} s of the eviction"
-                   + (f" (nearest {nearest:.0f} s away)" if nearest is not None else ""))
+                   + (f" (nearest {_span(nearest)} away)" if nearest is not None else ""))
     else:
         out.append("graph: no supersedes edge from a pattern or learning names this row")
     if not brain.features.has_table(c.CONSOLIDATION_EVENTS):

@@ -16,13 +16,15 @@ from cleo_tui.memory.causes import (
     cause_label, evicted_with_causes,
 )
 from cleo_tui.memory.evidence import ConsolidationEvent, EvictionCause, Reflection
-from cleo_tui.memory.life import EdgeRef, JournalStep, MemoryLife, Mention, TraceHit, Written, memory_life
+from cleo_tui.memory.life import (
+    EdgeRef, JournalStep, MemoryLife, Mention, MissingId, TraceHit, Written, memory_life, missing_memories,
+)
 from cleo_tui.memory.liveness import DreamState, Liveness, brain_liveness
 from cleo_tui.memory.timeline import Day, Timeline, brain_timeline, is_day
 
 __all__ = [
     "CLEO_CONSOLIDATION", "CLEO_REFLECTOR", "CLEO_TUI_PREFIX", "DELETED_OUTSIDE", "HIPPO_FORGET",
     "HIPPO_SUPERSEDE", "UNKNOWN", "ConsolidationEvent", "Day", "DreamState", "EdgeRef", "EvictionCause",
-    "JournalStep", "Liveness", "MemoryLife", "Mention", "Reflection", "Timeline", "TraceHit", "Written",
-    "brain_liveness", "brain_timeline", "cause_label", "evicted_with_causes", "is_day", "memory_life",
+    "JournalStep", "Liveness", "MemoryLife", "Mention", "MissingId", "Reflection", "Timeline", "TraceHit", "Written",
+    "brain_liveness", "brain_timeline", "cause_label", "evicted_with_causes", "is_day", "memory_life", "missing_memories",
 ]

@@ -272,7 +272,11 @@ def _missing(brain: Brain, memory_id: str) -> MemoryLife | None:
         return None
     hippo = brain.kind == KIND_HIPPO
     cause = c.HIPPO_FORGET if hippo else c.DELETED_OUTSIDE
-    evidence = tuple(f"named by {m.where}: {m.ref}" for m in mentions[:20])
+    counts: dict[str, int] = {}
+    for m in mentions:
+        counts[m.where] = counts.get(m.where, 0) + 1
+    evidence = ("named by " + ", ".join(f"{n} {where} mention(s)" for where, n in counts.items())
+                + " (see mentions)",)
     tables = ", ".join(s.table for s in _SPECS if brain.features.has_table(s.table))
     checked = (f"no row of {tables} holds this id",) + (() if hippo else tuple(_deletion_hint(brain)))
     return MemoryLife(memory_id, "unknown", FORGOTTEN if hippo else MISSING,
@@ -326,3 +330,42 @@ def _journal_only_cause(life: MemoryLife, at: str) -> EvictionCause:
     return EvictionCause(c.UNKNOWN, c.cause_label(c.UNKNOWN), at, (),
                          (f"cleo-tui's journal: no run set this row's invalid_at to {at}",
                           "CLEO's reflector and consolidation evict observations, not patterns or learnings"))
+
+
+@dataclass(frozen=True)
+class MissingId:
+    """An id something still names but no row holds; `named_by` lists edge, trace, outcome, journal."""
+
+    id: str
+    named_by: tuple[str, ...]
+
+
+def _held(brain: Brain, expr: str) -> str:
+    """SQL: some memory row holds the id `expr`."""
+    tables = [s.table for s in _SPECS if brain.features.has_column(s.table, "id")]
+    return " OR ".join(f'EXISTS (SELECT 1 FROM "{t}" WHERE id = {expr})' for t in tables) or "0"
+
+
+def missing_memories(brain: Brain, limit: int = 1000) -> list[MissingId]:
+    """Ids named by edges, traces, outcomes or cleo-tui's journal that no row holds (SQL anti-joins)."""
+    parts: list[str] = []
+    if brain.features.has_table(cs.EDGES):
+        for column in ("to_id", "from_id"):
+            parts.append(f"SELECT substr({column}, 13) AS id, 'edge' AS src FROM {cs.EDGES} "
+                         f"WHERE substr({column}, 1, 12) = 'observation:'")
+    if brain.features.has_table(TRACE_RESULTS):
+        parts.append(f"SELECT memory_id AS id, 'trace' AS src FROM {TRACE_RESULTS}")
+    if brain.features.has_table(TRACE_OUTCOMES):
+        parts.append(f"SELECT j.value AS id, 'outcome' AS src FROM {TRACE_OUTCOMES} o, json_each("
+                     "CASE WHEN json_valid(o.memory_ids_json) THEN o.memory_ids_json ELSE '[]' END) j")
+    if c.has_journal(brain):
+        parts.append("SELECT CASE WHEN json_valid(row_key) THEN json_extract(row_key, '$.id') END AS id, "
+                     "'journal' AS src "
+                     f"FROM {RUN_CHANGES} WHERE table_name IN ('{cs.OBSERVATIONS}', '{cs.PATTERNS}', "
+                     f"'{cs.LEARNINGS}')")
+    if not parts:
+        return []
+    rows = brain.query(f"SELECT n.id, group_concat(DISTINCT n.src) FROM ({' UNION ALL '.join(parts)}) n "
+                       f"WHERE n.id IS NOT NULL AND NOT ({_held(brain, 'n.id')}) GROUP BY n.id ORDER BY n.id LIMIT ?",
+                       (int(limit),))
+    return [MissingId(as_text(r[0]), tuple(sorted(as_text(r[1]).split(",")))) for r in rows]
