@@ -339,7 +339,8 @@ def test_a_quiet_observer_gets_a_plain_warning(tmp_path):
     try:
         note_at = NOW - timedelta(days=12)
         _insert(brain, [_obs("O-note", _stamp(note_at), "[Observer p2] x", source_type="observer-compressed")])
-        _insert(brain, [_obs(f"O-{i}", _stamp(note_at + timedelta(minutes=i + 1)), f"work {i}") for i in range(340)])
+        _insert(brain, [_obs(f"O-{i}", _stamp(note_at + timedelta(minutes=45 * (i + 1))), f"work {i}")
+                        for i in range(340)])
         with brain.write() as conn:
             conn.execute("INSERT INTO brain_learnings (id, insight, source, confidence, created_at) "
                          "VALUES ('L-1', 'x', 'reflector-synthesized', 0.7, ?)", (_stamp(NOW - timedelta(hours=1)),))
@@ -349,6 +350,18 @@ def test_a_quiet_observer_gets_a_plain_warning(tmp_path):
         assert live.reflector_last_run == _stamp(NOW - timedelta(hours=1))
         assert not any(w.startswith("reflector") for w in live.warnings)
         assert live.consolidation_table == "absent" and live.consolidation is None
+    finally:
+        brain.close()
+
+
+def test_an_idle_agent_is_not_a_dead_observer(tmp_path):
+    """Rows that stopped arriving soon after the last note: the agent is idle, no warning."""
+    brain = open_brain(make_cleo_consolidated(tmp_path / ".cleo" / "cleo.db"))
+    try:
+        note_at = NOW - timedelta(days=40)
+        _insert(brain, [_obs("O-note", _stamp(note_at), "[Observer p2] x", source_type="observer-compressed")])
+        _insert(brain, [_obs(f"O-{i}", _stamp(note_at + timedelta(minutes=i + 1)), f"work {i}") for i in range(30)])
+        assert not any(w.startswith("observer") for w in brain_liveness(brain, now=NOW).warnings)
     finally:
         brain.close()
 

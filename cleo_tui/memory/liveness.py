@@ -148,10 +148,16 @@ def read_dream_state(path: Path) -> DreamState | None:
                       {k: v for k, v in data.items() if k not in STATE_KEYS})
 
 
-def _arrivals_since(brain: Brain, at: str | None) -> int:
-    """Observations (not observer notes) created after `at` (all of them when None)."""
+@dataclass(frozen=True)
+class _Arrivals:
+    count: int
+    newest: str | None
+
+
+def _arrivals_since(brain: Brain, at: str | None) -> _Arrivals:
+    """Observations (not observer notes) created after `at` (all of them when None), and the newest."""
     if not brain.features.has_table(cs.OBSERVATIONS):
-        return 0
+        return _Arrivals(0, None)
     clauses, params = [], []
     if brain.features.has_column(cs.OBSERVATIONS, "source_type"):
         clauses.append("source_type IS NOT ?")
@@ -160,7 +166,8 @@ def _arrivals_since(brain: Brain, at: str | None) -> int:
         clauses.append("created_at > ?")
         params.append(at)
     where = (" WHERE " + " AND ".join(clauses)) if clauses else ""
-    return int(brain.scalar(f"SELECT count(*) FROM {cs.OBSERVATIONS}{where}", params))
+    row = brain.query_one(f"SELECT count(*), max(created_at) FROM {cs.OBSERVATIONS}{where}", params)
+    return _Arrivals(int(row[0]), None if row[1] is None else as_text(row[1]))
 
 
 def _days(now: datetime, at: str | None) -> int | None:
@@ -168,16 +175,27 @@ def _days(now: datetime, at: str | None) -> int | None:
     return None if moment is None else max(0, (now - moment).days)
 
 
-def _quiet_warning(what: str, noun: str, at: str | None, arrived: int, minimum: int, now: datetime) -> str | None:
+def _kept_coming(last_run: str | None, arrivals: _Arrivals, days: int) -> bool:
+    """Observations went on arriving for more than `days` after the last run.
+
+    An agent that stopped writing is idle, not a dead observer: only rows that
+    kept arriving while the job stayed silent make a warning.
+    """
+    start, end = _parse(last_run), _parse(arrivals.newest)
+    return start is not None and end is not None and (end - start).total_seconds() > days * 86400
+
+
+def _quiet_warning(what: str, noun: str, at: str | None, arrivals: _Arrivals, minimum: int,
+                   now: datetime) -> str | None:
     """`no <noun> in N days while M observations arrived`, when that is so."""
-    if arrived < minimum:
+    if arrivals.count < minimum:
         return None
     if at is None:
-        return f"{what}: no {noun} at all while {arrived:,} observations arrived"
+        return f"{what}: no {noun} at all while {arrivals.count:,} observations arrived"
     days = _days(now, at)
-    if days is None or days <= STALE_DAYS:
+    if days is None or days <= STALE_DAYS or not _kept_coming(at, arrivals, STALE_DAYS):
         return None
-    return f"{what}: no {noun} in {days} days while {arrived:,} observations arrived"
+    return f"{what}: no {noun} in {days} days while {arrivals.count:,} observations arrived"
 
 
 def _consolidation_state(brain: Brain) -> tuple[str, ConsolidationEvent | None]:
@@ -197,9 +215,10 @@ def _consolidation_warnings(table: str, event: ConsolidationEvent | None, arrive
     if event.succeeded is False:
         out.append(f"consolidation: its last run ({event.id}, {event.started_at or 'no time'}) did not succeed")
     days = _days(now, event.started_at)
-    arrived = _arrivals_since(brain, event.started_at) if event.started_at else 0
-    if days is not None and days > CONSOLIDATION_STALE_DAYS and arrived:
-        out.append(f"consolidation: no run in {days} days while {arrived:,} observations arrived")
+    arrivals = _arrivals_since(brain, event.started_at) if event.started_at else _Arrivals(0, None)
+    if days is not None and days > CONSOLIDATION_STALE_DAYS and arrivals.count \
+            and _kept_coming(event.started_at, arrivals, CONSOLIDATION_STALE_DAYS):
+        out.append(f"consolidation: no run in {days} days while {arrivals.count:,} observations arrived")
     return out
 
 
@@ -235,6 +254,6 @@ def brain_liveness(brain: Brain, now: datetime | None = None) -> Liveness:
             w = _quiet_warning("reflector", "reflector-synthesized pattern or learning", reflector,
                                _arrivals_since(brain, reflector), REFLECTOR_ARRIVALS, now)
             warnings += [w] if w else []
-        warnings += _consolidation_warnings(table, event, _arrivals_since(brain, None), brain, now)
+        warnings += _consolidation_warnings(table, event, _arrivals_since(brain, None).count, brain, now)
     warnings += _dream_warnings(dream)
     return Liveness(observer, reflector, evidence, event, table, dream, tuple(warnings))
