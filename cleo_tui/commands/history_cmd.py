@@ -114,8 +114,8 @@ def _section(title: str, items: Iterable[str]) -> list[str]:
     return [f"{title} ({len(shown)})"] + [line for item in shown for line in _wrap(item)] if shown else []
 
 
-_HEADER = f"{'day':<10}  {'added':>7}  {'evicted':>7}  {'live':>8}  {'live tokens':>11}  {'notes':>5}  " \
-          f"{'refl':>5}  {'recalls':>7}"
+_HEADER = (f"{'day':<10}  {'added':>7}  {'evicted':>7}  {'live':>8}  {'live tokens':>11}  {'notes':>5}  "
+           f"{'refl':>5}  {'recalls':>7}")
 
 
 def timeline_lines(timeline: Timeline, warnings: Iterable[str] = (), missing: int = 0) -> list[str]:

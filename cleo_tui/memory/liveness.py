@@ -167,6 +167,8 @@ def _arrivals_since(brain: Brain, at: str | None) -> _Arrivals:
         params.append(at)
     where = (" WHERE " + " AND ".join(clauses)) if clauses else ""
     row = brain.query_one(f"SELECT count(*), max(created_at) FROM {cs.OBSERVATIONS}{where}", params)
+    if row is None:  # an aggregate always yields a row; this keeps the type checker honest
+        return _Arrivals(0, None)
     return _Arrivals(int(row[0]), None if row[1] is None else as_text(row[1]))
 
 
