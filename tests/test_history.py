@@ -252,7 +252,8 @@ def _sql_day(brain: Brain, day: str) -> dict:
         "reflections": brain.scalar("SELECT count(*) FROM brain_patterns WHERE substr(extracted_at, 1, 10) = ?",
                                     (day,)) + brain.scalar(
             "SELECT count(*) FROM brain_learnings WHERE substr(created_at, 1, 10) = ?", (day,)),
-        "recalls": brain.scalar("SELECT count(*) FROM recall_traces WHERE substr(ts, 1, 10) = ?", (day,)),
+        "recalls": brain.scalar("SELECT count(*) FROM recall_traces WHERE substr(ts, 1, 10) = ?", (day,))
+        if brain.features.has_table("recall_traces") else 0,
     }
 
 
@@ -408,5 +409,44 @@ def test_a_consolidation_log_with_few_columns_still_names_its_runs(tmp_path):
             conn.execute("INSERT INTO brain_consolidation_events VALUES ('2026-05-02 00:00:00')")
         brain.refresh()
         assert causes.cause_of(brain, "O-1") == ("cleo-consolidation", None)
+    finally:
+        brain.close()
+
+
+def test_a_read_only_cleo_brain_without_cleo_tui_tables(tmp_path):
+    """A CLEO brain opened --read-only has no journal: the rule falls through to CLEO's own causes."""
+    import sqlite3
+
+    db = make_cleo_consolidated(tmp_path / ".cleo" / "cleo.db")
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("INSERT INTO brain_observations (id, type, title, narrative, created_at, invalid_at) VALUES "
+                 "('O-1', 'change', 't', 'n', '2026-04-01 10:00:00', ?), "
+                 "('O-2', 'change', 't', 'n', '2026-04-01 11:00:00', NULL)", (REFLECT_AT,))
+    conn.execute("INSERT INTO brain_page_edges (from_id, to_id, edge_type, created_at) "
+                 "VALUES ('learning:L-1', 'observation:O-1', 'supersedes', ?)", (REFLECT_AT,))
+    conn.close()
+    brain = open_brain(db, read_only=True)
+    try:
+        assert not brain.features.has_table("cleo_tui_runs")
+        life = memory_life(brain, "O-1")
+        assert life.cause.cause == "cleo-reflector" and life.journal == []
+        assert [(d.day, d.evicted) for d in brain_timeline(brain).days if d.evicted] == [
+            ("2026-04-10", {"cleo-reflector": 1})]
+        assert brain_timeline(brain).days[-1].live == 1
+    finally:
+        brain.close()
+
+
+def test_a_legacy_brain_without_newer_columns(tmp_path):
+    from tests.brain_fixtures import insert_observations, make_cleo_legacy, observation
+
+    db = make_cleo_legacy(tmp_path / ".cleo" / "brain.db")
+    insert_observations(db, [observation(i) for i in range(30)])
+    brain = open_brain(db, read_only=True)
+    try:
+        _assert_days_match_sql(brain)
+        evicted = [oid for oid, _, _ in evicted_with_causes(brain)]
+        assert evicted and all(memory_life(brain, oid).cause.cause == "unknown" for oid in evicted)
+        assert brain_liveness(brain).observer_last_run is None
     finally:
         brain.close()
