@@ -450,3 +450,16 @@ def test_a_legacy_brain_without_newer_columns(tmp_path):
         assert brain_liveness(brain).observer_last_run is None
     finally:
         brain.close()
+
+
+def test_the_journal_is_looked_up_by_its_row_index_not_scanned_per_row(every_cause):
+    """A prune of 50,000 rows writes 50,000 journal rows: matching each evicted row must be an index lookup."""
+    brain = every_cause["brain"]
+    sql = causes.cause_sql(brain)
+    plan = " | ".join(r[3] for r in brain.query(
+        f"EXPLAIN QUERY PLAN {sql.with_clause()}SELECT {sql.case} FROM brain_observations o{sql.joins} "
+        "WHERE o.invalid_at IS NOT NULL"))
+    assert "idx_cleo_tui_run_changes_row (table_name=? AND row_key=?)" in plan, plan
+    assert "idx_brain_edges_to" in plan, plan  # not every supersedes edge for every row
+    assert not any(step.startswith("SCAN") and not step.startswith(("SCAN o", "SCAN ev", "SCAN brain_consolidation_events"))
+                   for step in plan.split(" | ")), plan

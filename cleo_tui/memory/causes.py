@@ -27,6 +27,7 @@ from cleo_tui.brain.migrations import RUN_CHANGES, RUNS
 from cleo_tui.brain.store import Brain
 
 CONSOLIDATION_EVENTS = "brain_consolidation_events"
+JOURNAL_ROW_INDEX = f"idx_{RUN_CHANGES}_row"  # created with the journal (migration 1)
 REFLECTOR_PROVENANCE = "reflector-synthesized"
 REFLECTOR_WINDOW_S = 60
 CONSOLIDATION_SLACK_S = 60
@@ -84,13 +85,18 @@ def _json_text(column: str, path: str) -> str:
     return f"CASE WHEN json_valid({column}) THEN json_extract({column}, '{path}') END"
 
 
-def journal_cte() -> str:
-    """`tui(id, inv, run_id, kind)`: the newest run that set each (observation, invalid_at)."""
+def journal_run(alias: str = "o") -> str:
+    """SQL: the newest journal run that set this row's invalid_at to the value it holds, or NULL.
+
+    The row key is rebuilt as the journal writes it (`{"id": "<id>"}`), so each
+    evicted row is one lookup in the journal's (table_name, row_key) index,
+    however many rows a prune wrote.
+    """
     inv = _json_text("c.after_json", "$.invalid_at")
-    return (f"tui AS (SELECT j.id, j.inv, j.run_id, r.kind FROM (SELECT {_json_text('c.row_key', '$.id')} AS id, "
-            f"{inv} AS inv, max(c.run_id) AS run_id FROM {RUN_CHANGES} c "
-            f"WHERE c.table_name = '{cs.OBSERVATIONS}' AND {inv} IS NOT NULL GROUP BY 1, 2) j "
-            f"JOIN {RUNS} r ON r.id = j.run_id)")
+    # INDEXED BY: with ORDER BY run_id the planner may otherwise walk the primary key, once per row.
+    return (f"(SELECT c.run_id FROM {RUN_CHANGES} c INDEXED BY {JOURNAL_ROW_INDEX} WHERE c.table_name = '{cs.OBSERVATIONS}' "
+            f"AND c.row_key = '{{\"id\": ' || json_quote({alias}.id) || '}}' AND {inv} = {alias}.invalid_at "
+            "ORDER BY c.run_id DESC LIMIT 1)")
 
 
 def consolidation_cte(brain: Brain) -> str:
@@ -98,7 +104,7 @@ def consolidation_cte(brain: Brain) -> str:
     has = brain.features.columns(CONSOLIDATION_EVENTS)
     duration = "duration_ms" if "duration_ms" in has else "NULL"
     key = "id" if "id" in has else "rowid"
-    return (f"ev AS (SELECT {key} AS id, julianday(started_at) AS t0, julianday(started_at) + "
+    return (f"ev AS MATERIALIZED (SELECT {key} AS id, julianday(started_at) AS t0, julianday(started_at) + "
             f"(COALESCE({duration}, {UNKNOWN_DURATION_S * 1000}) / 1000.0 + {CONSOLIDATION_SLACK_S}) / 86400.0 "
             f"AS t1 FROM {CONSOLIDATION_EVENTS} WHERE julianday(started_at) IS NOT NULL)")
 
@@ -106,7 +112,7 @@ def consolidation_cte(brain: Brain) -> str:
 def reflector_condition(alias: str = "o") -> str:
     """A supersedes edge from a pattern or learning within the window of the row's invalid_at."""
     return (f"EXISTS (SELECT 1 FROM {cs.EDGES} e WHERE e.to_id = 'observation:' || {alias}.id "
-            "AND e.edge_type = 'supersedes' "
+            "AND +e.edge_type = 'supersedes' "  # '+': walk the to_id index, not every supersedes edge
             "AND (substr(e.from_id, 1, 8) = 'pattern:' OR substr(e.from_id, 1, 9) = 'learning:') "
             f"AND abs(julianday(e.created_at) - julianday({alias}.invalid_at)) * 86400.0 <= {REFLECTOR_WINDOW_S})")
 
@@ -123,10 +129,9 @@ def cause_sql(brain: Brain, alias: str = "o") -> CauseSql:
     branches: list[str] = []
     run_id = "NULL"
     if has_journal(brain):
-        ctes.append(journal_cte())
-        joins = f" LEFT JOIN tui ON tui.id = {alias}.id AND tui.inv = {alias}.invalid_at"
+        joins = f" LEFT JOIN {RUNS} tui ON tui.id = {journal_run(alias)}"
         branches.append(f"WHEN tui.kind IS NOT NULL THEN '{CLEO_TUI_PREFIX}' || tui.kind")
-        run_id = "tui.run_id"
+        run_id = "tui.id"
     if brain.features.has_table(cs.EDGES):
         branches.append(f"WHEN {reflector_condition(alias)} THEN '{CLEO_REFLECTOR}'")
     if has_consolidation_times(brain):
