@@ -15,4 +15,5 @@ COMMANDS: dict[str, str] = {
     "outcome": "cleo_tui.commands.recall_cmds",
     "traces": "cleo_tui.commands.recall_cmds",
     "dedup": "cleo_tui.commands.dedup_cmd",
+    "history": "cleo_tui.commands.history_cmd",
 }

@@ -9,8 +9,10 @@ import time
 from cleo_tui.brain import create_project_brain
 from cleo_tui.brain.summary import brain_summary
 from cleo_tui.commands.common import AddCommand, add_brain_options, brain_from_args, emit_json, int_option
+from cleo_tui.commands.history_cmd import liveness_lines
 from cleo_tui.demo import BATCH_ROWS as DEMO_BATCH_ROWS
 from cleo_tui.demo import DEFAULT_OBSERVATIONS, DEFAULT_SEED, MAX_OBSERVATIONS, MIN_OBSERVATIONS, generate_demo
+from cleo_tui.memory.liveness import brain_liveness
 from cleo_tui.safe_text import one_line
 
 
@@ -47,6 +49,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     brain = brain_from_args(args, read_only=True)
     try:
         summary = brain_summary(brain)
+        summary["liveness"] = brain_liveness(brain).to_dict()  # issue 17: are the agents alive?
     finally:
         brain.close()
     if args.json:
@@ -59,6 +62,7 @@ def cmd_info(args: argparse.Namespace) -> int:
         print(f"patterns:     {summary['patterns']}")
         print(f"learnings:    {summary['learnings']}")
         print(f"traces:       {summary['traces']}")
+        print("\n".join(liveness_lines(summary["liveness"])))
     return 0
 
 
