@@ -77,7 +77,8 @@ def derive_relevance(row: Mapping[str, Any], override: str | None = None) -> tup
 
     1. a user override (pin) recorded by cleo-tui;
     2. observer notes: priority 1 → critical, 2 → high, 3 → medium, 4–5 → low;
-    3. source_type 'manual' or source_confidence 'owner' → critical;
+    3. source_type 'manual' or source_confidence 'owner' → high (CLEO's `cleo memory observe`
+       writes both for any caller, agents included, so they do not mean "by hand");
     4. type 'decision' → high;
     5. quality_score below 0.4 → low;
     6. otherwise medium.
@@ -87,10 +88,10 @@ def derive_relevance(row: Mapping[str, Any], override: str | None = None) -> tup
     priority = observer_priority(row)
     if priority is not None:
         return _PRIORITY_RELEVANCE[priority], f"observer note of priority {priority}"
-    if as_text(row.get("source_type")) == "manual":
-        return "critical", "written by hand (source_type manual)"
-    if as_text(row.get("source_confidence")) == "owner":
-        return "critical", "stated by the owner (source_confidence owner)"
+    # CLEO's `cleo memory observe` writes manual/owner for whoever calls it, agents
+    # included: a reason to keep the row longer, not evidence a person wrote it.
+    if as_text(row.get("source_type")) == "manual" or as_text(row.get("source_confidence")) == "owner":
+        return "high", "written through `cleo memory observe` (source_type manual / source_confidence owner)"
     if as_text(row.get("type")) == "decision":
         return "high", "a decision"
     quality = row.get("quality_score")
