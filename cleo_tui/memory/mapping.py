@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.migrations import OVERRIDES
@@ -98,6 +98,44 @@ def derive_relevance(row: Mapping[str, Any], override: str | None = None) -> tup
     if isinstance(quality, (int, float)) and quality < 0.4:
         return "low", f"quality score {quality:.2f} is below 0.4"
     return "medium", "the default"
+
+
+# The same rules as `derive_relevance`, as SQL (a scan of a million rows must not call
+# Python per row): the CASE yields a rule code, `relevance_of_rule` turns it back into
+# (relevance, why). A test checks both agree on every rule.
+RULE_OVERRIDE = 10  # + index in RELEVANCES
+_RULE_MANUAL, _RULE_DECISION, _RULE_LOW_QUALITY, _RULE_DEFAULT = 6, 7, 8, 9
+
+
+def relevance_rule_sql(column: Callable[[str], str], override: str | None) -> str:
+    """A SQL CASE giving each row's relevance rule code; `column(name)` spells a column (or NULL)."""
+    cases = []
+    if override:
+        cases += [f"WHEN {override} = '{r}' THEN {RULE_OVERRIDE + k}" for k, r in enumerate(RELEVANCES)]
+    cases += [
+        f"WHEN {column('source_type')} = '{OBSERVER_SOURCE_TYPE}' AND {column('title')} GLOB '[[]Observer p[1-5]]*' "
+        f"THEN CAST(substr({column('title')}, 12, 1) AS INTEGER)",
+        f"WHEN {column('source_type')} = 'manual' OR {column('source_confidence')} = 'owner' THEN {_RULE_MANUAL}",
+        f"WHEN {column('type')} = 'decision' THEN {_RULE_DECISION}",
+        f"WHEN typeof({column('quality_score')}) IN ('integer', 'real') AND {column('quality_score')} < 0.4 "
+        f"THEN {_RULE_LOW_QUALITY}",
+    ]
+    return f"CASE {' '.join(cases)} ELSE {_RULE_DEFAULT} END"
+
+
+_RULE_ROWS: dict[int, dict[str, Any]] = {
+    _RULE_MANUAL: {"source_type": "manual"}, _RULE_DECISION: {"type": "decision"}, _RULE_DEFAULT: {},
+    **{p: {"source_type": OBSERVER_SOURCE_TYPE, "title": f"[Observer p{p}]"} for p in range(1, 6)},
+}
+_RULE_ANSWERS = {code: derive_relevance(row) for code, row in _RULE_ROWS.items()}
+_RULE_ANSWERS.update({RULE_OVERRIDE + k: derive_relevance({}, r) for k, r in enumerate(RELEVANCES)})
+
+
+def relevance_of_rule(code: int, quality: Any = None) -> tuple[str, str]:
+    """(relevance, why) of a rule code from `relevance_rule_sql`; `quality` for the low-quality rule."""
+    if code == _RULE_LOW_QUALITY:
+        return derive_relevance({"quality_score": quality})
+    return _RULE_ANSWERS[code]
 
 
 def relevance_overrides(brain: Brain) -> dict[str, str]:
