@@ -202,16 +202,36 @@ def _column(have: set[str]):
     return lambda name: f'o."{name}"' if name in have else "NULL"
 
 
-def _scan_sql(brain: Brain, where: str) -> str:
+# str.isspace() in ASCII, for SQLite's trim(): an ASCII narrative made only of these is blank.
+_SQL_BLANKS = "' ' || char(9, 10, 11, 12, 13, 28, 29, 30, 31)"
+
+
+def _ascii_units_sql(col: Any) -> str:
+    """SQL for a chars4 line's units less its relevance word, for the usual row (ASCII id and
+    narrative, a YYYY-MM-DD HH:MM date); NULL otherwise, and Python measures that row."""
+    oid, created, narrative = (f"CAST({col(c)} AS TEXT)" for c in ("id", "created_at", "narrative"))
+    return (f"CASE WHEN length({oid}) = length(CAST({oid} AS BLOB)) "
+            f"AND length({narrative}) = length(CAST({narrative} AS BLOB)) "
+            f"AND trim({narrative}, {_SQL_BLANKS}) != '' "
+            f"AND length({created}) >= 16 AND substr({created}, 5, 1) = '-' "
+            f"AND substr({created}, 11, 1) IN (' ', 'T') AND substr({created}, 1, 1) NOT IN (' ', char(9), char(10)) "
+            f"THEN 7 + 16 + length({oid}) + length({narrative}) END")
+
+
+def _scan_sql(brain: Brain, where: str, sessions: bool = True, chars4: bool = False) -> str:
+    """The scan's SELECT; `sessions` and `chars4` (line units in SQL) add what a pool needs."""
     have = brain.features.columns(cs.OBSERVATIONS)
     col = _column(have)
     override = "ov.relevance" if brain.features.has_table(OVERRIDES) else None
     join = f" LEFT JOIN {OVERRIDES} ov ON ov.observation_id = o.id" if override else ""
     live = "o.invalid_at IS NULL" if "invalid_at" in have else "1"
+    quality = col("quality_score")
+    low_quality = f"CASE WHEN typeof({quality}) IN ('integer', 'real') AND {quality} < 0.4 THEN {quality} END"
     return (f"SELECT o.rowid, CAST({col('id')} AS TEXT), coalesce(CAST({col('created_at')} AS TEXT), ''), "
-            f"CAST({col('source_session_id')} AS TEXT), {live}, "
+            f"{'CAST(' + col('source_session_id') + ' AS TEXT)' if sessions else 'NULL'}, {live}, "
             f"CAST(coalesce({col('title')}, '') AS BLOB), CAST(coalesce({col('narrative')}, '') AS BLOB), "
-            f"{mapping.relevance_rule_sql(col, override)}, {col('quality_score')} "
+            f"{mapping.relevance_rule_sql(col, override)}, {low_quality}, "
+            f"{_ascii_units_sql(col) if chars4 else 'NULL'} "
             f"FROM {cs.OBSERVATIONS} o{join}{where}")  # in rowid order; sorted by date in Python (cheaper)
 
 
@@ -296,13 +316,13 @@ class _Chunk:
     narratives: list[bytes]
     rules: list[int]
     quality: list[Any]
+    units: list[int | None]  # chars4 units less the relevance word, when SQL could tell
 
 
 def _columns_of(rows: list[tuple]) -> _Chunk:
-    rowids, ids, created, sessions, live, titles, narratives, rules, quality = map(list, zip(*rows))
-    quality = [q if r == 8 else None for q, r in zip(quality, rules)]
+    rowids, ids, created, sessions, live, titles, narratives, rules, quality, units = map(list, zip(*rows))
     return _Chunk(rowids, [i if i is not None else "" for i in ids], created, sessions, live,
-                  titles, narratives, rules, quality)
+                  titles, narratives, rules, quality, units)
 
 
 class _FindingsFile:
@@ -408,7 +428,9 @@ def _scan_pass(brain: Brain, where: str, params: Sequence[Any], tokenizer: Token
     done = 0
     total = _count(brain, where, params) if progress and tokenizer is not None else 0
     try:
-        for rows in _fetch_chunks(brain, _scan_sql(brain, where), params, strict):
+        sql = _scan_sql(brain, where, sessions=session is not None or tokenizer is None,
+                        chars4=tokenizer is not None and not tokenizer.cached)
+        for rows in _fetch_chunks(brain, sql, params, strict):
             c = _columns_of(rows)
             rowids = np.array(c.rowids, dtype=np.int64)
             keys = np.frombuffer(b"".join(map(_content_hash, c.titles, c.narratives)), dtype=np.uint64)
@@ -482,8 +504,10 @@ def _chunk_units(c: "_Chunk", tokenizer: Tokenizer, session: str | None, cache: 
     if not in_scope:
         return units
     relevance = [_RULE_RELEVANCE[r] for r in c.rules]
-    if not tokenizer.cached:  # chars4: UTF-16 lengths, no line is built
-        values = [7 + utf16_length(c.ids[i]) + _minute_length(c.created[i]) + len(relevance[i])
+    if not tokenizer.cached:  # chars4: UTF-16 lengths, no line is built; SQL measured most rows
+        known = c.units
+        values = [known[i] + len(relevance[i]) if known[i] is not None else
+                  7 + utf16_length(c.ids[i]) + _minute_length(c.created[i]) + len(relevance[i])
                   + _content_units(c.titles[i], c.narratives[i]) for i in in_scope]
         chunk_stats = CountStats(lines=len(values), counted=len(values))
     else:

@@ -7,7 +7,7 @@ import os
 import sqlite3
 import traceback
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from textual import work
 from textual.app import App
@@ -32,6 +32,9 @@ from cleo_tui.ui.prune import PruneScreen
 from cleo_tui.ui.review import ReviewScreen
 from cleo_tui.ui.traces import TracesScreen
 from cleo_tui.ui.welcome import WelcomeScreen
+
+if TYPE_CHECKING:  # numpy loads with the tags, after the first screen
+    from cleo_tui.memory.tags import TagTable
 
 CLEO_THEME = Theme(
     name="cleo",
@@ -88,7 +91,7 @@ class CleoApp(App):
         self.brain = brain
         self.project = project or Path.cwd()
         self.problem = problem
-        self.tags: dict | None = None
+        self.tags: TagTable | None = None
         self._tags_started = False
         self.overrides: dict[str, str] = {}
         self.undo_stack: list[int] = []
@@ -164,7 +167,7 @@ class CleoApp(App):
             reader.close()
         self.call_from_thread(self._set_tags, tags)
 
-    def _set_tags(self, tags: dict) -> None:
+    def _set_tags(self, tags: TagTable) -> None:
         self.tags = tags
         # A million tag objects would otherwise be walked by every full garbage
         # collection, which the UI thread pays for on ordinary keypresses.
