@@ -114,12 +114,25 @@ class BrainScan:
         return np.where(counts >= mapping.REINFORCED_AT, 0, np.where(counts > 0, 1, 2)).astype(np.uint8)
 
     @cached_property
+    def entry_protected(self) -> np.ndarray:
+        """bool per table entry: its findings protect a live row (a text reason, a unique identifier)."""
+        counts = self.counts
+        return np.array([bool(reasons) or any(counts.get(i, 0) <= 1 for i in ids) for ids, reasons in self.table],
+                        dtype=bool)
+
+    @cached_property
+    def entries_of_identifier(self) -> dict[str, list[int]]:
+        """The table entries holding each identifier (to re-judge only what a change touches)."""
+        holders: dict[str, list[int]] = {}
+        for k, (ids, _) in enumerate(self.table):
+            for identifier in ids:
+                holders.setdefault(identifier, []).append(k)
+        return holders
+
+    @property
     def protected(self) -> np.ndarray:
         """bool: live and protected (critical relevance, a text detector, a unique identifier)."""
-        counts = self.counts
-        by_entry = np.array([bool(reasons) or any(counts.get(i, 0) <= 1 for i in ids) for ids, reasons in self.table],
-                            dtype=bool)
-        return self.live & ((self.relevance == _CRITICAL) | by_entry[self.findings])
+        return self.live & ((self.relevance == _CRITICAL) | self.entry_protected[self.findings])
 
     def reasons_of(self, i: int) -> list[str]:
         """Every reason protecting row i (computed as if live for an evicted one)."""
@@ -167,13 +180,65 @@ class BrainScan:
         scan = BrainScan(ids, created, sessions, table=table, quality=quality, citations=delta.citations,
                          reflection_counts=delta.reflection_counts, units=units, unit_scope=self.unit_scope,
                          count_stats=delta.count_stats, **arrays)
-        if not new:
-            scan.__dict__["index"] = index
-        elif len(new) < len(ids) // 2:
-            grown = dict(index)
-            grown.update((ids[i], i) for i in range(len(self.ids), len(ids)))
-            scan.__dict__["index"] = grown
+        index_now = index if not new else {**index, **{ids[i]: i for i in range(len(self.ids), len(ids))}}
+        scan.__dict__["index"] = index_now
+        self._carry_counts(scan, [i for _, i in known], len(self.table))
+        if not _dates_in_order(created, [i for _, i in known] + list(range(len(self.ids), len(ids)))):
+            return scan.sorted_by_date()
         return scan
+
+    def _carry_counts(self, scan: "BrainScan", replaced: list[int], old_table: int) -> None:
+        """Give `scan` its identifier counts and entry protection from this scan's, adjusted for
+        what changed (replaced and new rows, reflections), instead of recounting every row."""
+        old = self.counts
+        counts = Counter(old)
+        counts.subtract(self.reflection_counts)
+        counts.update(scan.reflection_counts)
+        touched = set(self.reflection_counts) | set(scan.reflection_counts)
+        for i in replaced:
+            if self.live[i]:
+                counts.subtract(self.table[self.findings[i]][0])
+            touched.update(self.table[self.findings[i]][0])
+        for i in [*replaced, *range(len(self.ids), len(scan.ids))]:
+            if scan.live[i]:
+                counts.update(scan.table[scan.findings[i]][0])
+            touched.update(scan.table[scan.findings[i]][0])
+        for identifier in touched:
+            if counts.get(identifier, 0) <= 0:
+                counts.pop(identifier, None)
+        scan.__dict__["counts"] = counts
+        flipped = [x for x in touched if (old.get(x, 0) <= 1) != (counts.get(x, 0) <= 1)]
+        holders = dict(self.entries_of_identifier)  # lists are copied where they grow
+        for k in range(old_table, len(scan.table)):
+            for identifier in scan.table[k][0]:
+                holders[identifier] = [*holders.get(identifier, ()), k]
+        scan.__dict__["entries_of_identifier"] = holders
+        protected = np.concatenate([self.entry_protected, np.zeros(len(scan.table) - old_table, dtype=bool)])
+        for k in {k for x in flipped for k in holders.get(x, ())} | set(range(old_table, len(scan.table))):
+            ids, reasons = scan.table[k]
+            protected[k] = bool(reasons) or any(counts.get(i, 0) <= 1 for i in ids)
+        scan.__dict__["entry_protected"] = protected
+
+    def sorted_by_date(self) -> "BrainScan":
+        """The same rows oldest first (ties by rowid), as a full scan would hold them."""
+        order = sorted(range(len(self.ids)), key=lambda i: (self.created[i], int(self.rowids[i])))
+        take = np.array(order, dtype=np.int64)
+        scan = BrainScan(
+            [self.ids[i] for i in order], [self.created[i] for i in order], [self.sessions[i] for i in order],
+            self.rowids[take], self.live[take], self.rules[take], [self.quality[i] for i in order],
+            self.findings[take], self.table, self.citations, self.reflection_counts,
+            None if self.units is None else self.units[take], self.unit_scope, self.count_stats)
+        for name in ("counts", "entry_protected", "entries_of_identifier"):
+            if name in self.__dict__:
+                scan.__dict__[name] = self.__dict__[name]
+        return scan
+
+
+def _dates_in_order(created: list[str], touched: list[int]) -> bool:
+    """Whether rows are still oldest first after the rows at `touched` changed or arrived."""
+    last = len(created) - 1
+    return all((i == 0 or created[i - 1] <= created[i]) and (i == last or created[i] <= created[i + 1])
+               for i in touched)
 
 
 @lru_cache(maxsize=4096)

@@ -188,12 +188,18 @@ class PoolColumns:
     """
 
     def __init__(self, ids: Sequence[str], created: Sequence[str], coverage: np.ndarray, citations: np.ndarray,
-                 relevance: Sequence[str], relevance_reasons: Any, units: np.ndarray,
-                 reasons: dict[int, tuple[str, ...]], ranks: np.ndarray | None = None) -> None:
+                 relevance: Sequence[str], relevance_reasons: Any, units: np.ndarray, protected: np.ndarray,
+                 reasons_at: Callable[[int], tuple[str, ...]], ranks: np.ndarray | None = None,
+                 dates_sorted: bool | None = None) -> None:
         self.ids, self.created, self.coverage, self.citations = ids, created, coverage, citations
-        self.relevance, self.relevance_reasons, self.units, self.reasons = relevance, relevance_reasons, units, reasons
+        self.relevance, self.relevance_reasons, self.units = relevance, relevance_reasons, units
+        self.protected = protected  # positions of the protected rows, ascending
+        self.reasons_at = reasons_at
+        self._protected_mask = np.zeros(len(ids), dtype=bool)
+        self._protected_mask[protected] = True
         self.ranks = ranks if ranks is not None else np.array(
             [_RELEVANCE_RANK.get(r, len(DROP_RELEVANCE)) for r in relevance], dtype=np.uint8)
+        self.dates_sorted = _non_decreasing(created) if dates_sorted is None else dates_sorted
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -201,7 +207,8 @@ class PoolColumns:
     def entry(self, k: int) -> PoolEntry:
         reason = self.relevance_reasons(k) if callable(self.relevance_reasons) else self.relevance_reasons[k]
         return PoolEntry(self.ids[k], k, self.created[k], COVERAGE_TAGS[self.coverage[k]], int(self.citations[k]),
-                         self.relevance[k], reason, int(self.units[k]), self.reasons.get(k, ()))
+                         self.relevance[k], reason, int(self.units[k]),
+                         self.reasons_at(k) if self._protected_mask[k] else ())
 
     def dropped_json(self, positions: np.ndarray, finish: Callable[[int], int]) -> list[dict[str, Any]]:
         """The JSON rows of dropped entries (as PoolEntry would give them, without making one each)."""
@@ -220,21 +227,37 @@ class PoolColumns:
     @classmethod
     def of_entries(cls, entries: Sequence[PoolEntry]) -> "PoolColumns":
         """Columns of entries given in pool order (index = position)."""
+        reasons = {k: tuple(e.reasons) for k, e in enumerate(entries) if e.reasons}
         return cls([e.id for e in entries], [e.created_at for e in entries],
                    np.array([_COVERAGE_RANK[e.coverage] for e in entries], dtype=np.uint8),
                    np.array([e.citation_count for e in entries], dtype=np.int32),
                    [e.relevance for e in entries], [e.relevance_reason for e in entries],
                    np.array([e.units for e in entries], dtype=np.int64),
-                   {k: tuple(e.reasons) for k, e in enumerate(entries) if e.reasons})
+                   np.array(sorted(reasons), dtype=np.int64), reasons.__getitem__)
 
     def drop_order(self, positions: np.ndarray) -> np.ndarray:
         """`positions` (unprotected rows) sorted into drop order: coverage, relevance, oldest, position."""
         key = self.coverage[positions].astype(np.int64) * 8 + self.ranks[positions]
-        if _non_decreasing(self.created):  # the usual case: the pool is in created order already
+        if self.dates_sorted:  # the usual case: the pool is in created order already
             return positions[np.argsort(key, kind="stable")]
         created_rank = np.empty(len(self.created), dtype=np.int64)
         created_rank[sorted(range(len(self.created)), key=self.created.__getitem__)] = np.arange(len(self.created))
         return positions[np.lexsort((positions, created_rank[positions], key))]
+
+
+class _Picked(Sequence[Any]):
+    """`values[picks[k]]` for each k: a column of a scan seen through the pool's positions."""
+
+    def __init__(self, values: Sequence[Any], picks: list[int]) -> None:
+        self.values, self.picks = values, picks
+
+    def __len__(self) -> int:
+        return len(self.picks)
+
+    def __getitem__(self, k):  # type: ignore[no-untyped-def, override]
+        if isinstance(k, slice):
+            return [self.values[i] for i in self.picks[k]]
+        return self.values[self.picks[k]]
 
 
 def _non_decreasing(values: Sequence[str]) -> bool:
@@ -282,7 +305,7 @@ class PreparedPool:
         # pool_state() read before and after preparing; None when the brain changed meanwhile.
         self.state = state
         self.scan = scan  # the brain scan the pool came from (what with_new_rows builds on)
-        protected = np.array(sorted(columns.reasons), dtype=np.int64)
+        protected = columns.protected
         droppable = np.setdiff1d(np.arange(len(columns), dtype=np.int64), protected, assume_unique=True)
         self._order = columns.drop_order(droppable)
         self._protected = protected
@@ -366,10 +389,12 @@ class PreparedPool:
 
     def refreshed(self, brain: Brain, changed_ids: Iterable[str] = ()) -> "PreparedPool":
         """The pool with the rows that arrived since (and `changed_ids`) folded in, its state read again."""
+        version = _data_version(brain)
         state = pool_state(brain, self.session)
         delta = tags.scan_rows_since(brain, self.high_water, changed_ids, self.tokenizer, self.session)
         pool = self.with_new_rows(delta)
-        pool.state = state if pool_state(brain, self.session) == state else None
+        unchanged = version is not None and _data_version(brain) == version
+        pool.state = state if unchanged or pool_state(brain, self.session) == state else None
         return pool
 
 
@@ -497,28 +522,20 @@ def pool_from_scan(scan: "BrainScan", tokenizer: Tokenizer, session: str | None 
         in_scope &= np.array([s == session for s in scan.sessions], dtype=bool)
     positions = np.flatnonzero(in_scope)
     plist = positions.tolist()
-    protected = scan.protected[positions]
     codes = scan.relevance[positions]
-    reasons = {k: tuple(scan.reasons_of(plist[k])) for k in np.flatnonzero(protected).tolist()}
     units = scan.units[positions] if scan.units is not None else np.zeros(len(positions), dtype=np.int64)
-    columns = PoolColumns([scan.ids[i] for i in plist], [scan.created[i] for i in plist],
+    names = mapping.RELEVANCES
+    code_list = codes.tolist()
+
+    def reasons_at(k: int) -> tuple[str, ...]:
+        return tuple(scan.reasons_of(plist[k]))
+
+    columns = PoolColumns(_Picked(scan.ids, plist), _Picked(scan.created, plist),
                           scan.coverage_codes()[positions], scan.citation_counts[positions],
-                          [mapping.RELEVANCES[r] for r in codes.tolist()],
-                          _relevance_reasons(scan, plist), units, reasons, _RANK_OF_CODE[codes])
+                          _Picked(names, code_list), lambda k: scan.relevance_reason_of(plist[k]), units,
+                          np.flatnonzero(scan.protected[positions]), reasons_at, _RANK_OF_CODE[codes],
+                          dates_sorted=True)  # a scan is kept oldest first
     return PreparedPool(tokenizer, columns, session, count_stats or scan.count_stats, scan=scan)
-
-
-def _relevance_reasons(scan: "BrainScan", plist: list[int]) -> list[str]:
-    """Each pool row's relevance reason (a few distinct strings, shared)."""
-    rules, quality, seen = scan.rules.tolist(), scan.quality, {}
-    reasons = []
-    for i in plist:
-        key = (rules[i], quality[i])
-        reason = seen.get(key)
-        if reason is None:
-            reason = seen[key] = scan.relevance_reason_of(i)
-        reasons.append(reason)
-    return reasons
 
 
 _RANK_OF_CODE = np.array([_RELEVANCE_RANK.get(r, len(DROP_RELEVANCE)) for r in mapping.RELEVANCES], dtype=np.uint8)
