@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import json
 import operator
 import os
 import sqlite3
@@ -59,6 +60,7 @@ class BrainScan:
     table: list[Findings]   # distinct (identifiers, text reasons); table[0] is the empty one
     citations: dict[str, set[str]]
     reflection_counts: Counter[str]  # identifier → live patterns and learnings holding it
+    edges: "EdgeSet | None" = None   # the reflection edges read, to read only new ones next time
     units: np.ndarray | None = None  # int64 line units, for the rows in `unit_scope`
     unit_scope: str | None = None    # the session the units were measured for (None: all)
     count_stats: CountStats = field(default_factory=CountStats)
@@ -121,6 +123,10 @@ class BrainScan:
                         dtype=bool)
 
     @cached_property
+    def table_index(self) -> dict[Findings, int]:
+        return {entry: k for k, entry in enumerate(self.table)}
+
+    @cached_property
     def entries_of_identifier(self) -> dict[str, list[int]]:
         """The table entries holding each identifier (to re-judge only what a change touches)."""
         holders: dict[str, list[int]] = {}
@@ -153,7 +159,7 @@ class BrainScan:
         index = self.index
         known = [(j, index[d]) for j, d in enumerate(delta.ids) if d in index]
         new = [j for j, d in enumerate(delta.ids) if d not in index]
-        table, remap = _merged_table(self.table, delta.table)
+        table, remap, where = _merged_table(self.table, delta.table, self.table_index)
         delta_findings = remap[delta.findings] if len(delta.findings) else delta.findings
         ids, created, sessions, quality = list(self.ids), list(self.created), list(self.sessions), list(self.quality)
         arrays = {"rowids": self.rowids.copy(), "live": self.live.copy(), "rules": self.rules.copy(),
@@ -178,8 +184,9 @@ class BrainScan:
                 units = np.concatenate([units, delta.units[take] if delta.units is not None
                                         else np.zeros(len(new), dtype=np.int64)])
         scan = BrainScan(ids, created, sessions, table=table, quality=quality, citations=delta.citations,
-                         reflection_counts=delta.reflection_counts, units=units, unit_scope=self.unit_scope,
-                         count_stats=delta.count_stats, **arrays)
+                         reflection_counts=delta.reflection_counts, edges=delta.edges, units=units,
+                         unit_scope=self.unit_scope, count_stats=delta.count_stats, **arrays)
+        scan.__dict__["table_index"] = where
         index_now = index if not new else {**index, **{ids[i]: i for i in range(len(self.ids), len(ids))}}
         scan.__dict__["index"] = index_now
         self._carry_counts(scan, [i for _, i in known], len(self.table))
@@ -226,9 +233,9 @@ class BrainScan:
         scan = BrainScan(
             [self.ids[i] for i in order], [self.created[i] for i in order], [self.sessions[i] for i in order],
             self.rowids[take], self.live[take], self.rules[take], [self.quality[i] for i in order],
-            self.findings[take], self.table, self.citations, self.reflection_counts,
+            self.findings[take], self.table, self.citations, self.reflection_counts, self.edges,
             None if self.units is None else self.units[take], self.unit_scope, self.count_stats)
-        for name in ("counts", "entry_protected", "entries_of_identifier"):
+        for name in ("counts", "entry_protected", "entries_of_identifier", "table_index"):
             if name in self.__dict__:
                 scan.__dict__[name] = self.__dict__[name]
         return scan
@@ -246,18 +253,79 @@ def _reason_of_rule(code: int, quality: Any) -> str:
     return mapping.relevance_of_rule(code, quality)[1]
 
 
-def _merged_table(table: list[Findings], extra: list[Findings]) -> tuple[list[Findings], np.ndarray]:
-    """`table` with the entries of `extra` it lacks appended, and where each of extra's went."""
-    where = {entry: k for k, entry in enumerate(table)}
+def _merged_table(table: list[Findings], extra: list[Findings],
+                  where: dict[Findings, int]) -> tuple[list[Findings], np.ndarray, dict[Findings, int]]:
+    """`table` with the entries of `extra` it lacks appended, where each of extra's went, and the
+    merged table's index (`where` is copied only when something is added)."""
     merged = list(table)
     remap = np.zeros(len(extra), dtype=np.int32)
+    grown = where
     for k, entry in enumerate(extra):
-        at = where.get(entry)
+        at = grown.get(entry)
         if at is None:
-            at = where[entry] = len(merged)
+            grown = dict(where) if grown is where else grown
+            at = grown[entry] = len(merged)
             merged.append(entry)
         remap[k] = at
-    return merged, remap
+    return merged, remap, grown
+
+
+@dataclass
+class EdgeSet:
+    """The reflection edges of a brain as read: (observation id, reflection node id) pairs."""
+
+    pairs: list[tuple[str, str]]
+    high_water: int  # largest edge rowid read
+    count: int       # edges of a reflection type then
+
+
+def _edge_stats(brain: Brain) -> tuple[int, int]:
+    types = ",".join(f"'{t}'" for t in mapping.REFLECTION_EDGE_TYPES)
+    row = brain.query_one(f"SELECT count(*), coalesce(max(rowid), 0) FROM {cs.EDGES} WHERE edge_type IN ({types})")
+    return int(row[0]), int(row[1])
+
+
+def _read_edges(brain: Brain, since: int) -> list[tuple[str, str]]:
+    types = ",".join(f"'{t}'" for t in mapping.REFLECTION_EDGE_TYPES)
+    return [(obs_id, source) for obs_id, source in brain.query(
+        f"SELECT substr(to_id, 13), from_id FROM {cs.EDGES} WHERE edge_type IN ({types}) "
+        f"AND to_id LIKE 'observation:%' AND rowid > ?", (since,))]
+
+
+def _live_reflections(brain: Brain) -> set[str]:
+    """Node ids of live patterns, live learnings and live observer notes."""
+    live = lambda table: "invalid_at IS NULL" if brain.features.has_column(table, "invalid_at") else "1"  # noqa: E731
+    # `+`: walk the source_type index (a few notes), not invalid_at's (nearly every row).
+    sources = [f"SELECT 'observation:' || id FROM {cs.OBSERVATIONS} "
+               f"WHERE source_type = '{mapping.OBSERVER_SOURCE_TYPE}' AND +{live(cs.OBSERVATIONS)}"]
+    for table, prefix in ((cs.PATTERNS, "pattern:"), (cs.LEARNINGS, "learning:")):
+        if brain.features.has_table(table):
+            sources.append(f"SELECT '{prefix}' || id FROM {table} WHERE {live(table)}")
+    return {r[0] for r in brain.query(" UNION ALL ".join(sources))}
+
+
+def _citations(brain: Brain, previous: "EdgeSet | None") -> tuple[dict[str, set[str]], "EdgeSet | None"]:
+    """mapping.reflection_citations, reading only the edges added since `previous` when edges
+    were only added (the reflections' liveness is read again: a few thousand rows)."""
+    if not brain.features.has_table(cs.EDGES):
+        return {}, None
+    try:
+        count, high = _edge_stats(brain)
+        if previous is not None and high >= previous.high_water and count >= previous.count:
+            pairs = previous.pairs + _read_edges(brain, previous.high_water)
+        else:
+            pairs = _read_edges(brain, 0)
+        edges = EdgeSet(pairs, high, count) if len(pairs) == count else None
+    except sqlite3.OperationalError:  # no rowid to read by: read them all, as recall does
+        return mapping.reflection_citations(brain), None
+    if edges is None and previous is not None:  # edges were deleted and added: read all again
+        return _citations(brain, None)
+    live = _live_reflections(brain)
+    cited: dict[str, set[str]] = {}
+    for obs_id, source in pairs:
+        if source in live and source != f"observation:{obs_id}":
+            cited.setdefault(obs_id, set()).add(source)
+    return cited, edges
 
 
 # --- reading ---------------------------------------------------------------------------
@@ -465,12 +533,13 @@ def _reflection_counts(brain: Brain) -> Counter[str]:
 
 
 def _scan(brain: Brain, where: str, params: Sequence[Any], tokenizer: Tokenizer | None, session: str | None,
-          progress: Progress | None, cache_file: bool) -> BrainScan:
+          progress: Progress | None, cache_file: bool, edges: EdgeSet | None = None) -> BrainScan:
     stored = _FindingsFile(brain) if cache_file else None
     try:
         scan, fresh = _scan_pass(brain, where, params, tokenizer, session, progress, stored, strict=True)
     except _Undecodable:
         scan, fresh = _scan_pass(brain, where, params, tokenizer, session, progress, stored, strict=False)
+    scan.citations, scan.edges = _citations(brain, edges)
     if stored is not None and fresh:
         stored.save(scan.rowids, _keys_of(scan), scan.findings, scan.table)
     return scan
@@ -535,7 +604,7 @@ def _scan_pass(brain: Brain, where: str, params: Sequence[Any], tokenizer: Token
         rowids=arrays["rowids"], live=np.array(lists["live"], dtype=bool),
         rules=np.array(lists["rules"], dtype=np.uint8), quality=lists["quality"],
         findings=arrays["entries"], table=table,
-        citations=mapping.reflection_citations(brain), reflection_counts=_reflection_counts(brain),
+        citations={}, reflection_counts=_reflection_counts(brain),
         units=arrays["units"] if tokenizer is not None else None, unit_scope=session, count_stats=stats)
     scan.__dict__["_keys"] = arrays["keys"]
     return scan, fresh + (0 if stored is None else len(stored.rowids) != len(scan.rowids))
@@ -607,17 +676,21 @@ def scan_brain(brain: Brain, live_only: bool = False, tokenizer: Tokenizer | Non
 
 
 def scan_rows_since(brain: Brain, high_water: int, changed_ids: Iterable[str] = (),
-                    tokenizer: Tokenizer | None = None, session: str | None = None) -> BrainScan:
+                    tokenizer: Tokenizer | None = None, session: str | None = None,
+                    base: BrainScan | None = None) -> BrainScan:
     """The rows above rowid `high_water` and the rows `changed_ids` (live or not), with the
-    brain's current citations and reflections: what `BrainScan.updated` folds in."""
+    brain's current citations and reflections: what `BrainScan.updated` folds in.
+
+    With `base` (the scan it will be folded into), only the edges added since it are read.
+    """
     changed = list(dict.fromkeys(changed_ids))
     where = " WHERE o.rowid > ?"
     params: list[Any] = [int(high_water)]
     if changed:
         where += " OR o.id IN (SELECT value FROM json_each(?))"
-        import json
         params.append(json.dumps(changed))
-    return _scan(brain, where, params, tokenizer, session, None, cache_file=False)
+    return _scan(brain, where, params, tokenizer, session, None, cache_file=False,
+                 edges=None if base is None else base.edges)
 
 
 __all__ = ["BrainScan", "live_reflection_texts", "scan_brain", "scan_rows_since"]

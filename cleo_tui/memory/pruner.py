@@ -391,7 +391,7 @@ class PreparedPool:
         """The pool with the rows that arrived since (and `changed_ids`) folded in, its state read again."""
         version = _data_version(brain)
         state = pool_state(brain, self.session)
-        delta = tags.scan_rows_since(brain, self.high_water, changed_ids, self.tokenizer, self.session)
+        delta = tags.scan_rows_since(brain, self.high_water, changed_ids, self.tokenizer, self.session, self.scan)
         pool = self.with_new_rows(delta)
         unchanged = version is not None and _data_version(brain) == version
         pool.state = state if unchanged or pool_state(brain, self.session) == state else None

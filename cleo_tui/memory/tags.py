@@ -210,4 +210,4 @@ def update_tags(brain: Brain, tags: TagTable, changed_ids: Iterable[str] = ()) -
     The given table is left as it was.
     """
     with gc_paused():
-        return TagTable(tags.scan.updated(scan_rows_since(brain, tags.high_water, changed_ids)))
+        return TagTable(tags.scan.updated(scan_rows_since(brain, tags.high_water, changed_ids, base=tags.scan)))
