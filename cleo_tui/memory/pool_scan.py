@@ -23,7 +23,7 @@ from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Callable, Collection, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -282,7 +282,7 @@ class EdgeSet:
 def _edge_stats(brain: Brain) -> tuple[int, int]:
     types = ",".join(f"'{t}'" for t in mapping.REFLECTION_EDGE_TYPES)
     row = brain.query_one(f"SELECT count(*), coalesce(max(rowid), 0) FROM {cs.EDGES} WHERE edge_type IN ({types})")
-    return int(row[0]), int(row[1])
+    return (int(row[0]), int(row[1])) if row is not None else (0, 0)
 
 
 def _read_edges(brain: Brain, since: int) -> list[tuple[str, str]]:
@@ -331,7 +331,7 @@ def _citations(brain: Brain, previous: "EdgeSet | None") -> tuple[dict[str, set[
 # --- reading ---------------------------------------------------------------------------
 
 
-def _column(have: set[str]):
+def _column(have: Collection[str]) -> Callable[[str], str]:
     return lambda name: f'o."{name}"' if name in have else "NULL"
 
 
@@ -640,7 +640,7 @@ def _chunk_units(c: "_Chunk", tokenizer: Tokenizer, session: str | None, cache: 
     relevance = [_RULE_RELEVANCE[r] for r in c.rules]
     if not tokenizer.cached:  # chars4: UTF-16 lengths, no line is built; SQL measured most rows
         known = c.units
-        values = [known[i] + len(relevance[i]) if known[i] is not None else
+        values = [known[i] + len(relevance[i]) if known[i] is not None else  # type: ignore[operator]
                   7 + utf16_length(c.ids[i]) + _minute_length(c.created[i]) + len(relevance[i])
                   + _content_units(c.titles[i], c.narratives[i]) for i in in_scope]
         chunk_stats = CountStats(lines=len(values), counted=len(values))

@@ -26,7 +26,7 @@ import math
 import operator
 from bisect import bisect_left
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
@@ -136,7 +136,7 @@ class PrunePreview:
         return self.pool.droppable.ids(self.drop_count)
 
     @property
-    def protected(self) -> list[PoolEntry]:
+    def protected(self) -> Sequence[PoolEntry]:
         return self.pool.protected
 
     @property
@@ -212,16 +212,18 @@ class PoolColumns:
 
     def dropped_json(self, positions: np.ndarray, finish: Callable[[int], int]) -> list[dict[str, Any]]:
         """The JSON rows of dropped entries (as PoolEntry would give them, without making one each)."""
-        ids, created, relevance = self.ids, self.created, self.relevance
-        reason = self.relevance_reasons if callable(self.relevance_reasons) else self.relevance_reasons.__getitem__
-        coverage, citations, units = self.coverage.tolist(), self.citations.tolist(), self.units.tolist()
+        at = positions.tolist()
+        ids, created, relevance = _take(self.ids, at), _take(self.created, at), _take(self.relevance, at)
+        reasons = _take(self.relevance_reasons, at)
+        coverage, citations, units = self.coverage[positions].tolist(), self.citations[positions].tolist(), \
+            self.units[positions].tolist()
         rows = []
-        for k in positions.tolist():
-            cited, tag = citations[k], COVERAGE_TAGS[coverage[k]]
-            rows.append({"id": ids[k], "coverage": tag, "relevance": relevance[k], "created_at": created[k],
-                         "tokens": finish(units[k]),
-                         "why": f"{tag} (cited by {cited} reflection{'' if cited == 1 else 's'}); {relevance[k]} "
-                                f"relevance ({reason(k)}); created {created[k] or 'at an unknown time'}"})
+        for n in range(len(at)):
+            cited, tag, made = citations[n], COVERAGE_TAGS[coverage[n]], created[n]
+            rows.append({"id": ids[n], "coverage": tag, "relevance": relevance[n], "created_at": made,
+                         "tokens": finish(units[n]),
+                         "why": f"{tag} (cited by {cited} reflection{'' if cited == 1 else 's'}); {relevance[n]} "
+                                f"relevance ({reasons[n]}); created {made or 'at an unknown time'}"})
         return rows
 
     @classmethod
@@ -245,10 +247,35 @@ class PoolColumns:
         return positions[np.lexsort((positions, created_rank[positions], key))]
 
 
+def _take(column: Any, positions: list[int]) -> list[Any]:
+    """column[k] for each position: a list, a _Picked view or a callable column."""
+    if isinstance(column, _Picked):
+        values, picks = column.values, column.picks
+        return [values[picks[k]] for k in positions]
+    if callable(column):
+        return [column(k) for k in positions]
+    return [column[k] for k in positions]
+
+
+class _ScanReasons:
+    """The relevance reason of each scan row, by scan index."""
+
+    def __init__(self, scan: "BrainScan") -> None:
+        self.rules, self.quality, self.scan = scan.rules.tolist(), scan.quality, scan
+
+    def __getitem__(self, i: int) -> str:
+        return _reason(self.rules[i], self.quality[i])
+
+
+@lru_cache(maxsize=4096)
+def _reason(rule: int, quality: Any) -> str:
+    return mapping.relevance_of_rule(rule, quality)[1]
+
+
 class _Picked(Sequence[Any]):
     """`values[picks[k]]` for each k: a column of a scan seen through the pool's positions."""
 
-    def __init__(self, values: Sequence[Any], picks: list[int]) -> None:
+    def __init__(self, values: Any, picks: list[int]) -> None:  # anything indexable
         self.values, self.picks = values, picks
 
     def __len__(self) -> int:
@@ -532,7 +559,7 @@ def pool_from_scan(scan: "BrainScan", tokenizer: Tokenizer, session: str | None 
 
     columns = PoolColumns(_Picked(scan.ids, plist), _Picked(scan.created, plist),
                           scan.coverage_codes()[positions], scan.citation_counts[positions],
-                          _Picked(names, code_list), lambda k: scan.relevance_reason_of(plist[k]), units,
+                          _Picked(names, code_list), _Picked(_ScanReasons(scan), plist), units,
                           np.flatnonzero(scan.protected[positions]), reasons_at, _RANK_OF_CODE[codes],
                           dates_sorted=True)  # a scan is kept oldest first
     return PreparedPool(tokenizer, columns, session, count_stats or scan.count_stats, scan=scan)
