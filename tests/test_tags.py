@@ -199,3 +199,27 @@ def test_identifiers_that_look_like_identifiers_still_count():
     assert detectors.identifiers_in(text) >= {
         "cleo#42", "issue #17", "PR #9", "repo/name#3", "src/a/b.py", "/etc/hosts", "parse_config",
         "parseConfig", "os.path.join", "PROJ-12", "3f9a1c2", "ENOENT", "T123"}
+
+
+def test_relevance_computed_in_sql_agrees_with_derive_relevance(tmp_path):
+    """The scan computes relevance in SQL; every rule must give what mapping.derive_relevance says."""
+    from cleo_tui.memory.mapping import derive_relevance
+    brain = new_brain(tmp_path)
+    rows = {
+        "O-p1": {"title": "[Observer p1] urgent", "source_type": "observer-compressed"},
+        "O-p4": {"title": "[Observer p4] minor", "source_type": "observer-compressed"},
+        "O-px": {"title": "[Observer] no priority", "source_type": "observer-compressed", "quality_score": 0.1},
+        "O-man": {"source_type": "manual"}, "O-own": {"source_confidence": "owner"},
+        "O-dec": {"type": "decision"}, "O-low": {"quality_score": 0.25}, "O-int": {"quality_score": 0},
+        "O-mid": {"quality_score": 0.4}, "O-txt": {"quality_score": "0.1"}, "O-none": {},
+    }
+    for obs_id, columns in rows.items():
+        add_observation(brain, obs_id, f"note {obs_id}", **columns)
+    curation.pin_observation(brain, "O-low")
+    tags = tag_brain(brain)
+    for obs_id, columns in rows.items():
+        stored = brain.query_one("SELECT * FROM brain_observations WHERE id = ?", (obs_id,))
+        row = {k: stored[k] for k in stored.keys()}
+        expected = derive_relevance(row, "critical" if obs_id == "O-low" else None)
+        assert (tags[obs_id].relevance, tags[obs_id].relevance_reason) == expected, obs_id
+    brain.close()
