@@ -99,7 +99,7 @@ def _prune(args: argparse.Namespace) -> int:
     return 0
 
 
-_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+_NON_ASCII = re.compile(r"[^\x00-\x7e]")  # as json.dumps(ensure_ascii=True): DEL and beyond
 
 
 def _ascii_escape(match: re.Match) -> str:
@@ -114,11 +114,15 @@ def _emit_large_json(value: dict) -> None:
     """Like `emit_json` (indented, non-ASCII escaped so no control byte reaches a terminal),
     through orjson: a preview of 100,000 dropped rows is 25 MB of JSON."""
     data = orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS, default=str)
-    if not data.isascii():
+    if not data.isascii() or b"\x7f" in data:
         data = _NON_ASCII.sub(_ascii_escape, data.decode("utf-8")).encode("ascii")
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:  # a text stream (tests, embedding): the data is ASCII by now
+        sys.stdout.write(data.decode("ascii") + "\n")
+        return
     sys.stdout.flush()
-    sys.stdout.buffer.write(data + b"\n")
-    sys.stdout.buffer.flush()
+    buffer.write(data + b"\n")
+    buffer.flush()
 
 
 def _print_preview(preview: PrunePreview, run_id: int | None) -> None:
