@@ -88,16 +88,16 @@ def _naive_seconds(brain: Brain, pool: PreparedPool, budget: int, limit: float) 
     """(estimated seconds, drops needed, drops timed) of a re-count-after-each-drop loop (chars4)."""
     from cleo_tui.memory import mapping
     from cleo_tui.memory.seed_types import render_line
-    from cleo_tui.memory.tags import iter_observation_rows
     from cleo_tui.memory.tokenizers import utf16_length
 
     relevance = {e.id: e.relevance for e in pool.droppable + pool.protected}
     lines = {}
-    for chunk in iter_observation_rows(brain, live_only=True):
-        for row in chunk:
-            obs_id = mapping.as_text(row["id"])
-            lines[obs_id] = render_line(obs_id, mapping.minute_timestamp(row["created_at"]), relevance[obs_id],
-                                        mapping.content_of(row))
+    for obs_id, created, title, narrative in brain.query(
+            "SELECT id, created_at, title, narrative FROM brain_observations WHERE invalid_at IS NULL "
+            "ORDER BY created_at, rowid"):
+        obs_id = mapping.as_text(obs_id)
+        lines[obs_id] = render_line(obs_id, mapping.minute_timestamp(created), relevance[obs_id],
+                                    mapping.content_of({"title": title, "narrative": narrative}))
     needed = pool.preview(budget).drop_count
     target = pool.preview(budget).target
     started = time.perf_counter()

@@ -39,7 +39,9 @@ def first_screen_seconds(path: Path) -> float:
     """Start the real command on a 120×36 pty; seconds until its first rows are drawn."""
     master, slave = os.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 36, 120, 0, 0))
-    command = [str(Path(sys.executable).with_name("cleo-tui")), "--db", str(path)]
+    script = Path(sys.executable).with_name("cleo-tui")
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "cleo_tui"]
+    command += ["--db", str(path)]
     started = time.perf_counter()
     proc = subprocess.Popen(command, stdin=slave, stdout=slave, stderr=slave, start_new_session=True,
                             env={**os.environ, "TERM": "xterm-256color"})

@@ -315,3 +315,42 @@ def test_cleo_writing_another_session_does_not_block_a_session_commit(tmp_path):
     commit_prune(brain, second)  # not blocked; the new row is not part of it
     assert brain.scalar("SELECT invalid_at FROM brain_observations WHERE id = 'O-new-a'") is None
     brain.close()
+
+
+def _pool_facts(pool):
+    """What decides every preview of a pool: drop order with sizes and reasons, protected rows."""
+    return ([(e.id, e.coverage, e.citation_count, e.relevance, e.relevance_reason, e.units) for e in pool.droppable],
+            [(e.id, e.reasons, e.units) for e in pool.protected], pool.tokens_before)
+
+
+@pytest.mark.parametrize("session", [None, "ses_a"])
+def test_new_rows_fold_into_a_prepared_pool_and_the_tags_as_a_full_prepare_would(tmp_path, session):
+    from cleo_tui.memory.tags import tag_brain, update_tags
+    brain = new_brain(tmp_path)
+    _fill(brain, 40, seed=3)
+    add_observation(brain, "O-uniq", "Edited src/only/here.py today", created_at="2026-05-05 10:00:00",
+                    source_session_id="ses_a")
+    pool = prepare_pool(brain, session=session)
+    tags = tag_brain(brain)
+    assert "unique identifier" in tags["O-uniq"].reasons[0]
+    # CLEO writes: a row sharing O-uniq's identifier, plain rows, a pattern citing old rows;
+    # the user evicts one row and pins another.
+    add_observation(brain, "O-new1", "Looked at src/only/here.py again", created_at="2026-12-01 10:00:00",
+                    source_session_id="ses_a")
+    add_observation(brain, "O-new2", "routine note from today", created_at="2026-01-01 00:00:00",
+                    source_session_id="ses_a")
+    add_observation(brain, "O-new3", "status update elsewhere", source_session_id="ses_b")
+    add_pattern(brain, "P-new", "a new pattern", cites=["O-000", "O-001", "O-002"])
+    curation.evict_observation(brain, "O-003")
+    curation.pin_observation(brain, "O-004")
+    brain.refresh()
+    changed = ["O-003", "O-004"]
+    folded = pool.refreshed(brain, changed)
+    assert _pool_facts(folded) == _pool_facts(prepare_pool(brain, session=session))
+    assert folded.high_water > pool.high_water
+    updated = update_tags(brain, tags, changed)
+    full = tag_brain(brain)
+    assert dict(updated) == dict(full)
+    assert not updated["O-uniq"].protected and tags["O-uniq"].protected  # the old table is unchanged
+    assert updated["O-000"].citation_count == tags["O-000"].citation_count + 1
+    brain.close()

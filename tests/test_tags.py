@@ -57,18 +57,19 @@ def test_an_identifier_named_in_a_reflection_is_not_unique():
 
 
 def test_identifier_kinds():
-    text = ("see src/auth/token.py, ./run.sh and package.json; T123 #42 GH-17 commit 3f9a1c2 "
+    text = ("see src/auth/token.py, ./run.sh and package.json; T123 issue #42 GH-17 commit 3f9a1c2 "
             "ENOENT TS2345 cleo_tui.memory.pruner refresh_token() e.g. and/or 2026-01-01 deadbeef "
             "12/03/2026 /etc/hosts docs/api/v2")
     assert detectors.identifiers_in(text) == {
-        "src/auth/token.py", "./run.sh", "package.json", "T123", "#42", "GH-17", "3f9a1c2", "ENOENT",
+        "src/auth/token.py", "./run.sh", "package.json", "T123", "issue #42", "GH-17", "3f9a1c2", "ENOENT",
         "TS2345", "cleo_tui.memory.pruner", "refresh_token()", "/etc/hosts", "docs/api/v2"}
 
 
 _WORDS = ["the", "user", "said", "12/03/2026", "/etc/x", "a/b/c", "./x", "../y/z.md", "and/or", "prefers", "Task", "complete:", "merged", "TypeError:", "error:", "exit",
           "code", "2", "src/a.py", "a/b", "T12", "#7", "GH-3", "abc1234", "deadbeef", "ENOENT", "E0425",
           "os.path.join", "f()", "x.", "(", ")", "/", ".", "#", "E", "İstanbul", "ß", "😀", "\n", "User:",
-          "owner", "-", "1", "T", "a1b2c3d4e5", "Exception", "traceback"]
+          "owner", "-", "1", "T", "a1b2c3d4e5", "Exception", "traceback", "issue", "PR", "cleo#4", "[/link]",
+          "[link=x]", "snake_case", "camelCase", "a/b#2", "\t", "step", "UPPER_CASE", "_x"]
 _SEPARATORS = st.sampled_from([" ", "\n", "\t", ", ", "", " "])
 
 
@@ -115,7 +116,7 @@ def test_tag_brain_reads_coverage_relevance_and_protection_from_the_brain(tmp_pa
     assert (a.relevance, a.protected) == ("high", False)
     assert (b.coverage, b.relevance, b.relevance_reason) == ("cited", "critical", "set by you in cleo-tui")
     assert b.protected and b.reasons[0].startswith("critical relevance")
-    assert d.protected and d.relevance == "critical"
+    assert (d.protected, d.relevance) == (False, "high")  # manual: `cleo memory observe`, not "by hand"
     # evicted: reasons as if live, but not protected
     assert (c.live, c.protected) == (False, False)
     assert c.reasons == ["unique identifier: src/only/here.py appears in no other observation"]
@@ -151,3 +152,74 @@ def test_findings_are_cached_across_processes_under_the_rules_hash(monkeypatch):
     monkeypatch.setattr(detectors, "_memo", {})
     again = detectors.analyse_texts(texts)
     assert again[0] == first[0] and again[1] == (("T999",), ())
+
+
+def _cleo_cli_brain(tmp_path):
+    """A brain shaped like one written through CLEO's CLI: 85 live rows, 78 of them manual/owner."""
+    brain = new_brain(tmp_path)
+    for i in range(85):
+        manual = i >= 7
+        add_observation(brain, f"O-{i:03d}", f"Worked on the session notes, step {i} of the plan. " * 6,
+                        created_at=f"2026-01-{1 + i // 24:02d} {i % 24:02d}:00:00",
+                        source_type="manual" if manual else "agent",
+                        source_confidence="owner" if manual else "agent")
+    return brain
+
+
+def test_manual_owner_rows_are_high_relevance_and_not_protected(tmp_path):
+    """`cleo memory observe` writes manual/owner for any caller: kept longer, never protected by it."""
+    from cleo_tui.memory.pruner import prepare_pool
+    brain = _cleo_cli_brain(tmp_path)
+    tags = tag_brain(brain)
+    manual = tags["O-050"]
+    assert (manual.relevance, manual.protected) == ("high", False)
+    assert "cleo memory observe" in manual.relevance_reason
+    preview = prepare_pool(brain, "chars4").preview(4000)
+    assert preview.tokens_before > 6_000 and preview.drop_count > 40  # was 7: manual rows were protected
+    # manual/owner rows drop after the other rows of the same coverage
+    relevances = [e.relevance for e in preview.dropped]
+    assert relevances.index("high") >= relevances.count("medium")
+    brain.close()
+
+
+def test_relevance_rules_text_names_cleo_memory_observe():
+    assert "manual" in RULES_MARKDOWN and "`cleo memory observe`" in RULES_MARKDOWN
+    assert "owner → critical" not in RULES_MARKDOWN.replace("`", "")
+
+
+def test_markup_and_bare_numbers_are_not_identifiers():
+    for text in ("see [link=https://x]here[/link] and [bold]x[/bold]", "step #2 of 5", "[/]", "item #1",
+                 "a/b", "[/red]", "ratio 3/4"):
+        assert detectors.identifiers_in(text) == set(), text
+
+
+def test_identifiers_that_look_like_identifiers_still_count():
+    text = ("fixed cleo#42 and issue #17, PR #9, repo/name#3; see src/a/b.py, /etc/hosts, parse_config, "
+            "parseConfig, os.path.join, PROJ-12, 3f9a1c2, ENOENT, T123")
+    assert detectors.identifiers_in(text) >= {
+        "cleo#42", "issue #17", "PR #9", "repo/name#3", "src/a/b.py", "/etc/hosts", "parse_config",
+        "parseConfig", "os.path.join", "PROJ-12", "3f9a1c2", "ENOENT", "T123"}
+
+
+def test_relevance_computed_in_sql_agrees_with_derive_relevance(tmp_path):
+    """The scan computes relevance in SQL; every rule must give what mapping.derive_relevance says."""
+    from cleo_tui.memory.mapping import derive_relevance
+    brain = new_brain(tmp_path)
+    rows = {
+        "O-p1": {"title": "[Observer p1] urgent", "source_type": "observer-compressed"},
+        "O-p4": {"title": "[Observer p4] minor", "source_type": "observer-compressed"},
+        "O-px": {"title": "[Observer] no priority", "source_type": "observer-compressed", "quality_score": 0.1},
+        "O-man": {"source_type": "manual"}, "O-own": {"source_confidence": "owner"},
+        "O-dec": {"type": "decision"}, "O-low": {"quality_score": 0.25}, "O-int": {"quality_score": 0},
+        "O-mid": {"quality_score": 0.4}, "O-txt": {"quality_score": "0.1"}, "O-none": {},
+    }
+    for obs_id, columns in rows.items():
+        add_observation(brain, obs_id, f"note {obs_id}", **columns)
+    curation.pin_observation(brain, "O-low")
+    tags = tag_brain(brain)
+    for obs_id, columns in rows.items():
+        stored = brain.query_one("SELECT * FROM brain_observations WHERE id = ?", (obs_id,))
+        row = {k: stored[k] for k in stored.keys()}
+        expected = derive_relevance(row, "critical" if obs_id == "O-low" else None)
+        assert (tags[obs_id].relevance, tags[obs_id].relevance_reason) == expected, obs_id
+    brain.close()

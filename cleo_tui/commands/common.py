@@ -7,10 +7,12 @@ command modules (through the registry in `cleo_tui.commands`), never the reverse
 from __future__ import annotations
 
 import argparse
-import json
+import re
 import sys
 from pathlib import Path
 from typing import Any, NoReturn, Protocol
+
+import orjson
 
 from cleo_tui.brain import Brain, BrainError, locate_brain, open_brain
 from cleo_tui.brain.journal import UndoOutcome
@@ -56,9 +58,32 @@ def brain_from_args(args: argparse.Namespace, read_only: bool | None = None) -> 
                                                                               file=sys.stderr, flush=True))
 
 
+_NON_ASCII = re.compile(r"[^\x00-\x7e]")  # as json.dumps(ensure_ascii=True): DEL and beyond
+
+
+def _ascii_escape(match: re.Match) -> str:
+    code = ord(match.group())
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
 def emit_json(value: Any) -> None:
-    """Print `value` as JSON; non-ASCII escaped so no control byte reaches a terminal."""
-    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=True, default=str) + "\n")
+    """Print `value` as indented JSON, non-ASCII escaped so no control byte reaches a terminal.
+
+    Through orjson: a prune preview of 100,000 dropped rows is 25 MB of JSON.
+    """
+    data = orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS, default=str)
+    if not data.isascii() or b"\x7f" in data:
+        data = _NON_ASCII.sub(_ascii_escape, data.decode("utf-8")).encode("ascii")
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:  # a text stream (tests, embedding): the data is ASCII by now
+        sys.stdout.write(data.decode("ascii") + "\n")
+        return
+    sys.stdout.flush()
+    buffer.write(data + b"\n")
+    buffer.flush()
 
 
 def int_option(value: str, flag: str, low: int, high: int) -> int:

@@ -49,13 +49,20 @@ _FILE_EXTENSIONS = ("py|pyi|ts|tsx|js|jsx|mjs|cjs|rs|go|java|kt|rb|php|c|h|cc|cp
 # (kind, examples, pattern). Order matters: the first alternative that matches wins.
 IDENTIFIER_KINDS: tuple[tuple[str, str, str], ...] = (
     ("file path", "`src/auth/token.py`, `./scripts/run.sh`, `/etc/hosts`, `docs/api/v2`, `package.json` "
-                  "(not `and/or` or `12/03/2026`: one slash needs an extension, two need a letter)",
-     r"(?<![\w@./-])(?:\.{0,2}/(?:[\w@.-]+/)*[\w.-]*\w"
+                  "(not `and/or`, `12/03/2026` or markup such as `[/link]`: one slash needs an extension, "
+                  "two need a letter, a leading slash needs a second part or an extension)",
+     r"(?<![\w@./\[-])(?:\.{1,2}/(?:[\w@.-]+/)*[\w.-]*\w"
+     r"|/(?:[\w@.-]+/)+[\w.-]*\w|/[\w-]*\.[A-Za-z0-9]{1,8}\b"
      r"|(?=[\w@./-]*[A-Za-z])(?:[\w@.-]+/){2,}[\w.-]*\w"
      r"|(?:[\w@.-]+/)+[\w-]*\.[A-Za-z0-9]{1,8}\b)"
      r"|\b[\w-]+\.(?:" + _FILE_EXTENSIONS + r")\b"),
     ("task id", "`T123`, `T4521`", r"\bT\d+\b"),
-    ("ticket or issue", "`#42`, `GH-17`, `PROJ-1234`", r"(?<![\w&#])#\d+\b|\b[A-Z][A-Z0-9]+-\d+\b"),
+    ("ticket or issue", "`cleo#42`, `owner/repo#7`, `issue #42`, `PR #9`, `GH-17`, `PROJ-1234` "
+                        "(a bare `#2` is not: a repo or a word such as issue, PR, bug or fixes goes before it)",
+     r"(?<![\w&#/.-])[A-Za-z][\w.-]*(?:/[\w.-]+)?#\d+\b"
+     r"|(?i:\b(?:issues?|prs?|pull(?:[ \t]+request)?|mr|bugs?|tickets?|fix(?:es|ed)?|close[sd]?|"
+     r"resolve[sd]?)[ \t]+#\d+\b)"
+     r"|\b[A-Z][A-Z0-9]+-\d+\b"),
     ("commit SHA", "`3f9a1c2`, a full 40-hex SHA (7–40 hex digits, with a letter and a digit)",
      r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}\b"),
     ("error code", "`ENOENT`, `ECONNREFUSED`, `TS2345`, `E0425`",
@@ -64,6 +71,8 @@ IDENTIFIER_KINDS: tuple[tuple[str, str, str], ...] = (
     ("dotted name", "`cleo_tui.memory.pruner`, `os.path.join` (parts of two or more characters)",
      r"\b[A-Za-z_]\w+(?:\.[A-Za-z_]\w+)+\b"),
     ("function name", "`refresh_token()`, `parseConfig()`", r"\b[A-Za-z_]\w*\(\)"),
+    ("snake or camel name", "`parse_config`, `MAX_BUDGET`, `parseConfig` (not `iPhone` or `macOS`)",
+     r"\b[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b|\b[a-z][a-z0-9]+(?:[A-Z][a-z0-9]+)+\b"),
 )
 
 _TEXT_PATTERNS = {name: re.compile(pattern, re.MULTILINE) for name, _, _, pattern in TEXT_DETECTORS}
@@ -90,13 +99,19 @@ _TEXT_HINTS = {
 _HINT_REACH = 300  # longest stretch of a text detector's match before its hint word
 _TEXT_HINT = re.compile("|".join(sorted(_TEXT_HINTS, key=len, reverse=True)))  # on lower-cased text
 # Every identifier holds one of these: '/' ; '#' and a digit ; '()' ; '.' before a word
-# character ; an upper-case letter run reaching a digit ; 7+ hex digits ; an E-errno name.
+# character ; an upper-case letter run reaching a digit ; 7+ hex digits ; an E-errno name ;
+# '_' before a letter or digit ; a lower-case letter or digit before an upper-case one.
+# An issue number may take the word before it (`issue #4`): for the '#' hint the token
+# before, on the same line, is searched too.
 # A run of 7+ hex digits holding a digit is found from a digit with hex around it.
 _HEX_RUN = "|".join(f"(?<=[0-9a-f]{{{k}}})(?=[0-9a-f]{{{7 - k}}})" for k in range(1, 8))
 _IDENTIFIER_HINTS = tuple(re.compile(p + r"\S*") for p in (
-    r"/", r"#\d", r"\(\)", r"\.\w", r"[A-Z][A-Z0-9-]*\d", rf"\d(?:{_HEX_RUN})",
+    r"/", r"#\d", r"\(\)", r"\.\w", r"[A-Z][A-Z0-9-]*\d", rf"\d(?:{_HEX_RUN})", r"_[A-Za-z0-9]",
+    r"[a-z0-9][A-Z]",
     r"E(?:NO|ACCES|PERM|EXIST|CONN|ADDR|TIMEDOUT|PIPE|ISDIR|NOTDIR|INVAL|AGAIN|BUSY|MFILE)"))
+_NUMBER_HINT = _IDENTIFIER_HINTS[1]
 _TOKEN_REST = re.compile(r"\S*")
+_BLANKS = re.compile(r"[ \t]*")
 
 
 class _Corpus:
@@ -119,6 +134,15 @@ class _Corpus:
 
     def index_of(self, position: int) -> int:
         return bisect_right(self.starts, position) - 1
+
+    def previous_token_start(self, start: int) -> int:
+        """Where the token before the one starting at `start` starts, if on the same line (else `start`)."""
+        text = self.text
+        self._reversed = self._reversed or text[::-1]
+        blank_start = len(text) - _BLANKS.match(self._reversed, len(text) - start).end()
+        if blank_start == start or blank_start == 0 or text[blank_start - 1].isspace():
+            return start
+        return self.token_start(blank_start - 1)
 
     def token_start(self, position: int) -> int:
         """Where the whitespace-delimited token holding `position` starts."""
@@ -144,6 +168,8 @@ def identifiers_of(texts: Sequence[str]) -> list[set[str]]:
             done.add(end)
             if start and not text[start - 1].isspace():
                 start = corpus.token_start(start)
+            if hint is _NUMBER_HINT:
+                start = corpus.previous_token_start(start)
             token = text[start:end]
             identifiers = known.get(token)
             if identifiers is None:
@@ -198,7 +224,7 @@ _MEMO_LIMIT = 400_000
 _CHUNK = 4_000
 _memo: dict[tuple[int, int], tuple[tuple[str, ...], tuple[str, ...]]] = {}
 _memo_lock = threading.Lock()
-_FINDINGS_FORMAT = "1"
+_FINDINGS_FORMAT = "2"
 RULES_KEY = hashlib.sha256(repr((_FINDINGS_FORMAT, TEXT_DETECTORS, IDENTIFIER_KINDS)).encode()).hexdigest()[:16]
 Findings = tuple[tuple[str, ...], tuple[str, ...]]  # (identifiers, text reasons)
 

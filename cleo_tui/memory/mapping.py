@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from cleo_tui.brain import cleo_schema as cs
@@ -79,7 +79,8 @@ def derive_relevance(row: Mapping[str, Any], override: str | None = None) -> tup
 
     1. a user override (pin) recorded by cleo-tui;
     2. observer notes: priority 1 → critical, 2 → high, 3 → medium, 4–5 → low;
-    3. source_type 'manual' or source_confidence 'owner' → critical;
+    3. source_type 'manual' or source_confidence 'owner' → high (CLEO's `cleo memory observe`
+       writes both for any caller, agents included, so they do not mean "by hand");
     4. type 'decision' → high;
     5. quality_score below 0.4 → low;
     6. otherwise medium.
@@ -89,16 +90,54 @@ def derive_relevance(row: Mapping[str, Any], override: str | None = None) -> tup
     priority = observer_priority(row)
     if priority is not None:
         return _PRIORITY_RELEVANCE[priority], f"observer note of priority {priority}"
-    if as_text(row.get("source_type")) == "manual":
-        return "critical", "written by hand (source_type manual)"
-    if as_text(row.get("source_confidence")) == "owner":
-        return "critical", "stated by the owner (source_confidence owner)"
+    # CLEO's `cleo memory observe` writes manual/owner for whoever calls it, agents
+    # included: a reason to keep the row longer, not evidence a person wrote it.
+    if as_text(row.get("source_type")) == "manual" or as_text(row.get("source_confidence")) == "owner":
+        return "high", "written through `cleo memory observe` (source_type manual / source_confidence owner)"
     if as_text(row.get("type")) == "decision":
         return "high", "a decision"
     quality = finite_or_none(row.get("quality_score")) if isinstance(row.get("quality_score"), (int, float)) else None
     if quality is not None and quality < 0.4:
         return "low", f"quality score {quality:.2f} is below 0.4"
     return "medium", "the default"
+
+
+# The same rules as `derive_relevance`, as SQL (a scan of a million rows must not call
+# Python per row): the CASE yields a rule code, `relevance_of_rule` turns it back into
+# (relevance, why). A test checks both agree on every rule.
+RULE_OVERRIDE = 10  # + index in RELEVANCES
+_RULE_MANUAL, _RULE_DECISION, _RULE_LOW_QUALITY, _RULE_DEFAULT = 6, 7, 8, 9
+
+
+def relevance_rule_sql(column: Callable[[str], str], override: str | None) -> str:
+    """A SQL CASE giving each row's relevance rule code; `column(name)` spells a column (or NULL)."""
+    cases = []
+    if override:
+        cases += [f"WHEN {override} = '{r}' THEN {RULE_OVERRIDE + k}" for k, r in enumerate(RELEVANCES)]
+    cases += [
+        f"WHEN {column('source_type')} = '{OBSERVER_SOURCE_TYPE}' AND {column('title')} GLOB '[[]Observer p[1-5]]*' "
+        f"THEN CAST(substr({column('title')}, 12, 1) AS INTEGER)",
+        f"WHEN {column('source_type')} = 'manual' OR {column('source_confidence')} = 'owner' THEN {_RULE_MANUAL}",
+        f"WHEN {column('type')} = 'decision' THEN {_RULE_DECISION}",
+        f"WHEN typeof({column('quality_score')}) IN ('integer', 'real') AND {column('quality_score')} < 0.4 "
+        f"THEN {_RULE_LOW_QUALITY}",
+    ]
+    return f"CASE {' '.join(cases)} ELSE {_RULE_DEFAULT} END"
+
+
+_RULE_ROWS: dict[int, dict[str, Any]] = {
+    _RULE_MANUAL: {"source_type": "manual"}, _RULE_DECISION: {"type": "decision"}, _RULE_DEFAULT: {},
+    **{p: {"source_type": OBSERVER_SOURCE_TYPE, "title": f"[Observer p{p}]"} for p in range(1, 6)},
+}
+_RULE_ANSWERS = {code: derive_relevance(row) for code, row in _RULE_ROWS.items()}
+_RULE_ANSWERS.update({RULE_OVERRIDE + k: derive_relevance({}, r) for k, r in enumerate(RELEVANCES)})
+
+
+def relevance_of_rule(code: int, quality: Any = None) -> tuple[str, str]:
+    """(relevance, why) of a rule code from `relevance_rule_sql`; `quality` for the low-quality rule."""
+    if code == _RULE_LOW_QUALITY:
+        return derive_relevance({"quality_score": quality})
+    return _RULE_ANSWERS[code]
 
 
 def relevance_overrides(brain: Brain) -> dict[str, str]:

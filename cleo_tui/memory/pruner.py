@@ -21,12 +21,16 @@ binary search (O(log n)), which is what lets a budget slider move freely.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
+import operator
 from bisect import bisect_left
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from itertools import accumulate
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain import journal
@@ -47,6 +51,9 @@ from cleo_tui.memory.seed_types import (
 from cleo_tui.memory.token_cache import CountStats, Progress, count_line_units
 from cleo_tui.memory.tokenizers import Tokenizer, get_tokenizer
 from cleo_tui.safe_text import one_line
+
+if TYPE_CHECKING:
+    from cleo_tui.memory.pool_scan import BrainScan
 
 TARGET_SHARE = 0.8
 _COVERAGE_RANK = {tag: rank for rank, tag in enumerate(COVERAGE_TAGS)}
@@ -134,10 +141,10 @@ class PrunePreview:
 
     @property
     def dropped_ids(self) -> list[str]:
-        return [entry.id for entry in self.dropped]
+        return self.pool.droppable.ids(self.drop_count)
 
     @property
-    def protected(self) -> list[PoolEntry]:
+    def protected(self) -> Sequence[PoolEntry]:
         return self.pool.protected
 
     @property
@@ -169,15 +176,14 @@ class PrunePreview:
                 finish(dropped_units))
 
     def to_json(self, run_id: int | None = None) -> dict[str, Any]:
-        """The CLI's JSON shape (DESIGN §3)."""
+        """The CLI's JSON shape (DESIGN §3); built from the pool's columns (100,000s of rows)."""
         return {
             "budget": self.budget, "target": self.target, "tokenizer": self.tokenizer,
             "session": self.pool.session,
             "tokens_before": self.tokens_before, "tokens_after": self.tokens_after,
             "fell_back": self.fell_back,
-            "dropped": [{"id": e.id, "coverage": e.coverage, "relevance": e.relevance,
-                         "created_at": e.created_at, "tokens": self.pool.tokenizer.finish(e.units),
-                         "why": e.why} for e in self.dropped],
+            "dropped": self.pool.columns.dropped_json(self.pool.droppable.positions[:self.drop_count],
+                                                     self.pool.tokenizer.finish),
             "protected": [{"id": e.id, "reasons": list(e.reasons)} for e in self.protected],
             "protected_tokens": self.protected_tokens,
             "kept": self.kept, "run_id": run_id,
@@ -193,35 +199,187 @@ class CurvePoint:
     fell_back: bool
 
 
-@dataclass
+class PoolColumns:
+    """The rows of a pool by position (the pool's order), as columns; `entry(k)` makes a PoolEntry.
+
+    Built from PoolEntry objects (records, tests) or from a brain scan (a million rows
+    without an object per row).
+    """
+
+    def __init__(self, ids: Sequence[str], created: Sequence[str], coverage: np.ndarray, citations: np.ndarray,
+                 relevance: Sequence[str], relevance_reasons: Any, units: np.ndarray, protected: np.ndarray,
+                 reasons_at: Callable[[int], tuple[str, ...]], ranks: np.ndarray | None = None,
+                 dates_sorted: bool | None = None) -> None:
+        self.ids, self.created, self.coverage, self.citations = ids, created, coverage, citations
+        self.relevance, self.relevance_reasons, self.units = relevance, relevance_reasons, units
+        self.protected = protected  # positions of the protected rows, ascending
+        self.reasons_at = reasons_at
+        self._protected_mask = np.zeros(len(ids), dtype=bool)
+        self._protected_mask[protected] = True
+        self.ranks = ranks if ranks is not None else np.array(
+            [_RELEVANCE_RANK.get(r, len(DROP_RELEVANCE)) for r in relevance], dtype=np.uint8)
+        self.dates_sorted = _non_decreasing(created) if dates_sorted is None else dates_sorted
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def entry(self, k: int) -> PoolEntry:
+        reason = self.relevance_reasons(k) if callable(self.relevance_reasons) else self.relevance_reasons[k]
+        return PoolEntry(self.ids[k], k, self.created[k], COVERAGE_TAGS[self.coverage[k]], int(self.citations[k]),
+                         self.relevance[k], reason, int(self.units[k]),
+                         self.reasons_at(k) if self._protected_mask[k] else ())
+
+    def dropped_json(self, positions: np.ndarray, finish: Callable[[int], int]) -> list[dict[str, Any]]:
+        """The JSON rows of dropped entries (as PoolEntry would give them, without making one each)."""
+        at = positions.tolist()
+        ids, created, relevance = _take(self.ids, at), _take(self.created, at), _take(self.relevance, at)
+        reasons = _take(self.relevance_reasons, at)
+        coverage, citations, units = self.coverage[positions].tolist(), self.citations[positions].tolist(), \
+            self.units[positions].tolist()
+        rows = []
+        for n in range(len(at)):
+            cited, tag, made = citations[n], COVERAGE_TAGS[coverage[n]], created[n]
+            rows.append({"id": ids[n], "coverage": tag, "relevance": relevance[n], "created_at": made,
+                         "tokens": finish(units[n]),
+                         "why": f"{tag} (cited by {cited} reflection{'' if cited == 1 else 's'}); {relevance[n]} "
+                                f"relevance ({reasons[n]}); created {made or 'at an unknown time'}"})
+        return rows
+
+    @classmethod
+    def of_entries(cls, entries: Sequence[PoolEntry]) -> "PoolColumns":
+        """Columns of entries given in pool order (index = position)."""
+        reasons = {k: tuple(e.reasons) for k, e in enumerate(entries) if e.reasons}
+        return cls([e.id for e in entries], [e.created_at for e in entries],
+                   np.array([_COVERAGE_RANK[e.coverage] for e in entries], dtype=np.uint8),
+                   np.array([e.citation_count for e in entries], dtype=np.int32),
+                   [e.relevance for e in entries], [e.relevance_reason for e in entries],
+                   np.array([e.units for e in entries], dtype=np.int64),
+                   np.array(sorted(reasons), dtype=np.int64), reasons.__getitem__)
+
+    def drop_order(self, positions: np.ndarray) -> np.ndarray:
+        """`positions` (unprotected rows) sorted into drop order: coverage, relevance, oldest, position."""
+        key = self.coverage[positions].astype(np.int64) * 8 + self.ranks[positions]
+        if self.dates_sorted:  # the usual case: the pool is in created order already
+            return positions[np.argsort(key, kind="stable")]
+        created_rank = np.empty(len(self.created), dtype=np.int64)
+        created_rank[sorted(range(len(self.created)), key=self.created.__getitem__)] = np.arange(len(self.created))
+        return positions[np.lexsort((positions, created_rank[positions], key))]
+
+
+def _take(column: Any, positions: list[int]) -> list[Any]:
+    """column[k] for each position: a list, a _Picked view or a callable column."""
+    if isinstance(column, _Picked):
+        values, picks = column.values, column.picks
+        return [values[picks[k]] for k in positions]
+    if callable(column):
+        return [column(k) for k in positions]
+    return [column[k] for k in positions]
+
+
+class _ScanReasons:
+    """The relevance reason of each scan row, by scan index."""
+
+    def __init__(self, scan: "BrainScan") -> None:
+        self.rules, self.quality, self.scan = scan.rules.tolist(), scan.quality, scan
+
+    def __getitem__(self, i: int) -> str:
+        return _reason(self.rules[i], self.quality[i])
+
+
+@lru_cache(maxsize=4096)
+def _reason(rule: int, quality: Any) -> str:
+    return mapping.relevance_of_rule(rule, quality)[1]
+
+
+class _Picked(Sequence[Any]):
+    """`values[picks[k]]` for each k: a column of a scan seen through the pool's positions."""
+
+    def __init__(self, values: Any, picks: list[int]) -> None:  # anything indexable
+        self.values, self.picks = values, picks
+
+    def __len__(self) -> int:
+        return len(self.picks)
+
+    def __getitem__(self, k):  # type: ignore[no-untyped-def, override]
+        if isinstance(k, slice):
+            return [self.values[i] for i in self.picks[k]]
+        return self.values[self.picks[k]]
+
+
+def _non_decreasing(values: Sequence[str]) -> bool:
+    return all(map(operator.le, values, itertools.islice(values, 1, None)))
+
+
+class EntryView(Sequence[PoolEntry]):
+    """Pool entries at some positions, each made when read (otherwise it behaves as a list)."""
+
+    def __init__(self, columns: PoolColumns, positions: np.ndarray) -> None:
+        self.columns, self.positions = columns, positions
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+    def __getitem__(self, index):  # type: ignore[no-untyped-def, override]
+        if isinstance(index, slice):
+            return [self.columns.entry(k) for k in self.positions[index].tolist()]
+        return self.columns.entry(int(self.positions[index]))
+
+    def __iter__(self) -> Iterator[PoolEntry]:
+        entry = self.columns.entry
+        return (entry(k) for k in self.positions.tolist())
+
+    def __add__(self, other: Iterable[PoolEntry]) -> list[PoolEntry]:
+        return [*self, *other]
+
+    def __eq__(self, other: object) -> bool:
+        return list(self) == list(other) if isinstance(other, (list, EntryView)) else NotImplemented
+
+    def ids(self, count: int | None = None) -> list[str]:
+        """Ids of the first `count` entries (all when None), without making entries."""
+        ids = self.columns.ids
+        return [ids[k] for k in self.positions[:count].tolist()]
+
+
 class PreparedPool:
     """A pool in drop order with prefix sums: `preview(budget)` is O(log n)."""
 
-    tokenizer: Tokenizer
-    droppable: list[PoolEntry]   # in drop order
-    protected: list[PoolEntry]   # in the pool's order
-    session: str | None = None
-    count_stats: CountStats = field(default_factory=CountStats)
-    fingerprint: str = ""
-    # pool_state() read before and after preparing; None when the brain changed meanwhile.
-    state: tuple | None = None
-
-    def __post_init__(self) -> None:
-        self._prefix = [0, *accumulate(e.units for e in self.droppable)]
-        self.protected_units = sum(e.units for e in self.protected)
-        self.total_units = self._prefix[-1] + self.protected_units
-        self._size = len(self.droppable) + len(self.protected)
-        self.fingerprint = self.fingerprint or self._fingerprint()
+    def __init__(self, tokenizer: Tokenizer, columns: PoolColumns, session: str | None = None,
+                 count_stats: CountStats | None = None, state: tuple | None = None,
+                 scan: "BrainScan | None" = None) -> None:
+        self.tokenizer, self.columns, self.session = tokenizer, columns, session
+        self.count_stats = count_stats or CountStats()
+        # pool_state() read before and after preparing; None when the brain changed meanwhile.
+        self.state = state
+        self.scan = scan  # the brain scan the pool came from (what with_new_rows builds on)
+        protected = columns.protected
+        droppable = np.setdiff1d(np.arange(len(columns), dtype=np.int64), protected, assume_unique=True)
+        self._order = columns.drop_order(droppable)
+        self._protected = protected
+        self._prefix = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(columns.units[self._order])])
+        self.protected_units = int(columns.units[protected].sum())
+        self.total_units = int(self._prefix[-1]) + self.protected_units
+        self._size = len(columns)
+        self.droppable = EntryView(columns, self._order)   # in drop order
+        self.protected = EntryView(columns, protected)     # in the pool's order
 
     def __len__(self) -> int:
         return self._size
 
-    def _fingerprint(self) -> str:
+    @cached_property
+    def fingerprint(self) -> str:
         """A hash of everything that decides a preview: rows, their order, sizes and protection."""
-        parts = [self.tokenizer.name, str(self.session)]
-        for mark, entries in (("d", self.droppable), ("p", self.protected)):
-            parts += [f"{mark}{e.id}\x01{e.units}" for e in entries]
-        return hashlib.sha256("\x00".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
+        digest = hashlib.sha256(f"{self.tokenizer.name}\x00{self.session}".encode("utf-8", "surrogatepass"))
+        ids = self.columns.ids
+        for mark, positions in (("d", self._order), ("p", self._protected)):
+            digest.update(mark.encode())
+            digest.update("\x00".join(ids[k] for k in positions.tolist()).encode("utf-8", "surrogatepass"))
+            digest.update(self.columns.units[positions].tobytes())
+        return digest.hexdigest()
+
+    @property
+    def high_water(self) -> int:
+        """The largest rowid the pool's scan read: rows above it arrived since."""
+        return self.scan.high_water if self.scan is not None else 0
 
     @property
     def protected_tokens(self) -> int:
@@ -237,11 +395,11 @@ class PreparedPool:
 
     def tokens_after_dropping(self, count: int) -> int:
         """Pool tokens once the first `count` droppable rows are gone."""
-        return self.tokenizer.pool_tokens(self.total_units - self._prefix[count], self._size - count)
+        return self.tokenizer.pool_tokens(self.total_units - int(self._prefix[count]), self._size - count)
 
     def dropped_units(self, count: int) -> int:
         """Units (see tokenizers) of the first `count` droppable rows."""
-        return self._prefix[count]
+        return int(self._prefix[count])
 
     @property
     def tokens_before(self) -> int:
@@ -273,6 +431,30 @@ class PreparedPool:
             points.append(CurvePoint(p.budget, p.target, p.tokens_after, p.drop_count, p.fell_back))
         return points
 
+    def with_new_rows(self, delta: "BrainScan") -> "PreparedPool":
+        """This pool with the rows of `delta` folded in (from `tags.scan_rows_since`, same tokenizer).
+
+        New live rows join the drop order; rows of the delta that were evicted leave;
+        coverage and protection of every row are judged again on the delta's
+        citations and reflections (a new reflection changes the coverage of the rows
+        it cites; a new row can make another's identifier no longer unique). Only the
+        delta's rows were read and analysed; the rest is array work. `state` is None:
+        use `refreshed` to read it again with the rows.
+        """
+        if self.scan is None:
+            raise ValueError("this pool was not prepared from a brain")
+        return pool_from_scan(self.scan.updated(delta), self.tokenizer, self.session, delta.count_stats)
+
+    def refreshed(self, brain: Brain, changed_ids: Iterable[str] = ()) -> "PreparedPool":
+        """The pool with the rows that arrived since (and `changed_ids`) folded in, its state read again."""
+        version = _data_version(brain)
+        state = pool_state(brain, self.session)
+        delta = tags.scan_rows_since(brain, self.high_water, changed_ids, self.tokenizer, self.session, self.scan)
+        pool = self.with_new_rows(delta)
+        unchanged = version is not None and _data_version(brain) == version
+        pool.state = state if unchanged or pool_state(brain, self.session) == state else None
+        return pool
+
 
 class _Fits(Sequence[bool]):
     """Virtual sequence: does dropping `count` rows bring the pool within target? (for bisect)."""
@@ -291,10 +473,8 @@ class _Fits(Sequence[bool]):
 
 def build_pool(entries: list[PoolEntry], tokenizer: Tokenizer, session: str | None = None,
                count_stats: CountStats | None = None) -> PreparedPool:
-    """Sort entries into drop order (protected ones aside) and prepare the prefix sums."""
-    droppable = sorted((e for e in entries if not e.reasons), key=PoolEntry.drop_key)
-    protected = [e for e in entries if e.reasons]
-    return PreparedPool(tokenizer, droppable, protected, session, count_stats or CountStats())
+    """Sort entries (given in pool order) into drop order, protected ones aside, with prefix sums."""
+    return PreparedPool(tokenizer, PoolColumns.of_entries(entries), session, count_stats)
 
 
 # --- seed-shaped, on records -------------------------------------------------------
@@ -366,21 +546,57 @@ def prepare_pool(brain: Brain, tokenizer: str | Tokenizer = "chars4", session: s
 
 def _prepare_live_pool(brain: Brain, tokenizer: Tokenizer, session: str | None,
                        progress: Progress | None) -> PreparedPool:
+    version = _data_version(brain)
     state = pool_state(brain, session)
     scan = tags.scan_brain(brain, live_only=True, tokenizer=tokenizer, session=session, progress=progress)
-    rows = [r for r in scan.rows if session is None or r.session == session]
-    if session is not None and not rows:
+    pool = pool_from_scan(scan, tokenizer, session, scan.count_stats)
+    if session is not None and not len(pool):
         raise EmptyScope(
             f"No live observation belongs to session {session!r}. CLEO often leaves source_session_id "
             "empty; prune the whole pool instead (no --session).")
-    entries = []
-    for position, row in enumerate(rows):
-        cited = len(tags.citing_of(scan, row))
-        entries.append(PoolEntry(row.id, position, row.created_at, mapping.coverage_tag(cited), cited,
-                                 row.relevance, row.relevance_reason, row.units, tuple(tags.reasons_of(scan, row))))
-    pool = build_pool(entries, tokenizer, session, scan.count_stats)
-    pool.state = state if pool_state(brain, session) == state else None
+    # Nothing committed meanwhile (data_version is unchanged): the state read before still holds.
+    unchanged = version is not None and _data_version(brain) == version
+    pool.state = state if unchanged or pool_state(brain, session) == state else None
     return pool
+
+
+def _data_version(brain: Brain) -> int | None:
+    """SQLite's count of commits by other connections (None if unreadable)."""
+    try:
+        with brain.lock:
+            return int(brain.conn.execute("PRAGMA data_version").fetchone()[0])
+    except Exception:  # noqa: BLE001 - only an optimisation
+        return None
+
+
+def pool_from_scan(scan: "BrainScan", tokenizer: Tokenizer, session: str | None = None,
+                   count_stats: CountStats | None = None) -> PreparedPool:
+    """The pool of a scan's live rows (one session's, when given), without an object per row.
+
+    The scan must hold line units for that scope (`scan_brain(..., tokenizer, session)`).
+    """
+    in_scope = scan.live.copy()
+    if session is not None:
+        in_scope &= np.array([s == session for s in scan.sessions], dtype=bool)
+    positions = np.flatnonzero(in_scope)
+    plist = positions.tolist()
+    codes = scan.relevance[positions]
+    units = scan.units[positions] if scan.units is not None else np.zeros(len(positions), dtype=np.int64)
+    names = mapping.RELEVANCES
+    code_list = codes.tolist()
+
+    def reasons_at(k: int) -> tuple[str, ...]:
+        return tuple(scan.reasons_of(plist[k]))
+
+    columns = PoolColumns(_Picked(scan.ids, plist), _Picked(scan.created, plist),
+                          scan.coverage_codes()[positions], scan.citation_counts[positions],
+                          _Picked(names, code_list), _Picked(_ScanReasons(scan), plist), units,
+                          np.flatnonzero(scan.protected[positions]), reasons_at, _RANK_OF_CODE[codes],
+                          dates_sorted=True)  # a scan is kept oldest first
+    return PreparedPool(tokenizer, columns, session, count_stats or scan.count_stats, scan=scan)
+
+
+_RANK_OF_CODE = np.array([_RELEVANCE_RANK.get(r, len(DROP_RELEVANCE)) for r in mapping.RELEVANCES], dtype=np.uint8)
 
 
 # --- commit (what the user saw) ---------------------------------------------------

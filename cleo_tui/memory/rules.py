@@ -44,8 +44,10 @@ A reinforced observation is the safest to drop: what it says lives on in the ref
 
 The first rule that applies wins: a pin or override you set in cleo-tui; an observer
 note's priority (1 critical, 2 high, 3 medium, 4–5 low); `source_type` manual or
-`source_confidence` owner → critical; type decision → high; quality score below 0.4
-→ low; otherwise medium.
+`source_confidence` owner → high, because CLEO's `cleo memory observe` writes both for
+whoever calls it, agents included (such rows are kept longer, not protected); type
+decision → high; quality score below 0.4 → low; otherwise medium. Protection comes
+only from the detectors below and from pins (critical relevance).
 
 ## Protection (never dropped)
 

@@ -14,19 +14,16 @@ are computed as if they were live again (what restoring one would protect), but
 from __future__ import annotations
 
 import gc
-import sqlite3
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Mapping
 
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.store import Brain
 from cleo_tui.memory import detectors, mapping
-from cleo_tui.memory.seed_types import MemoryReflection, ObservationRecord, ReflectionRecord, render_line
-from cleo_tui.memory.token_cache import CountStats, Progress, TokenCache, count_line_units
-from cleo_tui.memory.tokenizers import Tokenizer
+from cleo_tui.memory.seed_types import MemoryReflection, ObservationRecord, ReflectionRecord
 
 # Observation columns the tagger and the pruner read; absent ones read as NULL.
 POOL_COLUMNS = ("id", "created_at", "title", "narrative", "type", "source_type", "source_confidence",
@@ -116,165 +113,16 @@ def tag_protected_observations(observations: Sequence[ObservationRecord],
 
 
 # --- whole brain -------------------------------------------------------------------
+#
+# A brain is scanned into columns (see `pool_scan`), not an object per row: at a
+# million rows objects cost gigabytes and seconds. `TagTable` is a read-only mapping
+# id → ObservationTags over those columns; each ObservationTags is made when asked.
 
-SCAN_CHUNK = 4_000
+from cleo_tui.memory.pool_scan import (  # noqa: E402  (below the seed-shaped part on purpose)
+    BrainScan, scan_brain, scan_rows_since,
+)
 
-
-def iter_observation_rows(brain: Brain, live_only: bool = False) -> Iterator[list[dict[str, Any]]]:
-    """Observations (all, or only live ones) with POOL_COLUMNS, oldest first, a chunk at a time.
-
-    One statement, so the rows are one consistent read; the brain's lock is held
-    until the last chunk is taken (use a reader brain in a worker thread).
-    Streaming keeps only one chunk of narratives in memory at a time.
-    """
-    have = brain.features.columns(cs.OBSERVATIONS)
-    select = ", ".join(f'"{c}"' if c in have else f'NULL AS "{c}"' for c in POOL_COLUMNS)
-    where = " WHERE invalid_at IS NULL" if live_only and "invalid_at" in have else ""
-    order = "created_at, rowid" if "created_at" in have else "rowid"
-    with brain.lock:
-        cursor = brain.conn.execute(f"SELECT {select} FROM {cs.OBSERVATIONS}{where} ORDER BY {order}")
-        try:
-            while rows := cursor.fetchmany(SCAN_CHUNK):
-                yield [dict(zip(POOL_COLUMNS, row, strict=True)) for row in rows]
-        finally:
-            cursor.close()
-
-
-def live_reflection_texts(brain: Brain) -> list[str]:
-    """Texts of live patterns and learnings (observer notes are observations already)."""
-    texts = []
-    for table, expression in _REFLECTION_TEXT:
-        if not brain.features.has_table(table):
-            continue
-        live = "invalid_at IS NULL" if brain.features.has_column(table, "invalid_at") else "1"
-        try:
-            texts += [mapping.as_text(r[0]) for r in brain.query(f"SELECT {expression} FROM {table} WHERE {live}")]
-        except sqlite3.OperationalError:  # an older layout without these columns: nothing to compare with
-            continue
-    return texts
-
-
-def judged_text(row: dict[str, Any]) -> str:
-    """The text the detectors read: the content, with the title in front when it adds to it."""
-    content = mapping.content_of(row)
-    title = mapping.as_text(row.get("title"))
-    return content if not title or content.startswith(title) else f"{title}\n{content}"
-
-
-@dataclass(slots=True)
-class ScannedRow:
-    """What is kept of one observation once its text has been read and analysed."""
-
-    id: str
-    live: bool
-    created_at: str
-    session: str | None
-    relevance: str
-    relevance_reason: str
-    identifiers: tuple[str, ...]
-    text_reasons: tuple[str, ...]
-    units: int = 0  # size of its pool line (see tokenizers), when the scan measured it
-
-
-@dataclass
-class BrainScan:
-    """Every observation scanned, with what tagging needs besides."""
-
-    rows: list[ScannedRow]
-    citations: dict[str, set[str]]
-    counts: Counter[str]  # identifier → live observations and reflections holding it
-    count_stats: CountStats = field(default_factory=CountStats)
-
-
-def _scan_row(row: dict[str, Any], findings: tuple, overrides: dict[str, str]) -> ScannedRow:
-    obs_id = mapping.as_text(row["id"])
-    relevance, why = mapping.derive_relevance(row, overrides.get(obs_id))
-    session = row["source_session_id"]
-    return ScannedRow(obs_id, row["invalid_at"] is None, mapping.as_text(row["created_at"]),
-                      None if session is None else mapping.as_text(session), relevance, why, *findings)
-
-
-def scan_brain(brain: Brain, live_only: bool = False, tokenizer: Tokenizer | None = None,
-               session: str | None = None, progress: Progress | None = None) -> BrainScan:
-    """Read and analyse every observation once, streaming.
-
-    With a tokenizer, each row in scope (one session's, or all when `session` is
-    None) also gets the size of its pool line `[id] YYYY-MM-DD HH:MM [relevance]
-    content`, counted through the token cache; `progress(done, total)` follows it.
-    """
-    overrides = mapping.relevance_overrides(brain)
-    rows: list[ScannedRow] = []
-    stats = CountStats()
-    cache = TokenCache()
-    total = _count_in_scope(brain, session) if tokenizer is not None and progress else 0
-    try:
-        for chunk in iter_observation_rows(brain, live_only):
-            findings = detectors.analyse_texts([judged_text(row) for row in chunk], cache)
-            scanned = [_scan_row(row, found, overrides) for row, found in zip(chunk, findings, strict=True)]
-            if tokenizer is not None:
-                _measure(chunk, scanned, tokenizer, session, cache, stats,
-                         None if progress is None else _offset(progress, stats.lines, total))
-            rows += scanned
-    finally:
-        cache.close()
-    counts = identifier_counts(row.identifiers for row in rows if row.live)
-    counts.update(identifier_counts(detectors.identifiers_of(live_reflection_texts(brain))))
-    return BrainScan(rows, mapping.reflection_citations(brain), counts, stats)
-
-
-def _count_in_scope(brain: Brain, session: str | None) -> int:
-    live = "invalid_at IS NULL" if brain.features.has_column(cs.OBSERVATIONS, "invalid_at") else "1"
-    if session is None:
-        return int(brain.scalar(f"SELECT count(*) FROM {cs.OBSERVATIONS} WHERE {live}"))
-    if not brain.features.has_column(cs.OBSERVATIONS, "source_session_id"):
-        return 0
-    return int(brain.scalar(f"SELECT count(*) FROM {cs.OBSERVATIONS} WHERE {live} AND source_session_id = ?",
-                            (session,)))
-
-
-def _offset(progress: Progress, done_before: int, total: int) -> Progress:
-    return lambda done, _chunk_total: progress(done_before + done, total)
-
-
-def _measure(chunk: list[dict[str, Any]], scanned: list[ScannedRow], tokenizer: Tokenizer, session: str | None,
-             cache: TokenCache, stats: CountStats, progress: Progress | None) -> None:
-    """Set `units` on the chunk's rows in scope, counting through the cache."""
-    in_scope = [i for i, s in enumerate(scanned) if session is None or s.session == session]
-    lines = [render_line(scanned[i].id, mapping.minute_timestamp(chunk[i]["created_at"]), scanned[i].relevance,
-                         mapping.content_of(chunk[i])) for i in in_scope]
-    units, chunk_stats = count_line_units(lines, tokenizer, progress, cache)
-    for i, unit in zip(in_scope, units, strict=True):
-        scanned[i].units = unit
-    stats.lines += chunk_stats.lines
-    stats.from_cache += chunk_stats.from_cache
-    stats.counted += chunk_stats.counted
-    stats.cache_used = stats.cache_used or chunk_stats.cache_used
-    stats.seconds += chunk_stats.seconds
-
-
-def citing_of(scan: BrainScan, row: ScannedRow) -> list[str]:
-    """The live reflections (node ids) citing a row, sorted."""
-    cited = scan.citations.get(row.id)
-    return sorted(cited) if cited else []
-
-
-def reasons_of(scan: BrainScan, row: ScannedRow) -> list[str]:
-    """Every reason protecting a row (computed as if live for an evicted one)."""
-    return protection_reasons(list(row.text_reasons), row.relevance, row.relevance_reason, row.identifiers,
-                              scan.counts, own=1 if row.live else 0)
-
-
-def tags_of(scan: BrainScan) -> dict[str, ObservationTags]:
-    """Tags of every scanned observation (see the module docstring for evicted rows)."""
-    tags: dict[str, ObservationTags] = {}
-    for row in scan.rows:
-        citing = citing_of(scan, row)
-        reasons = reasons_of(scan, row)
-        tags[row.id] = ObservationTags(
-            id=row.id, live=row.live, coverage=mapping.coverage_tag(len(citing)), citation_count=len(citing),
-            citing=citing, relevance=row.relevance, relevance_reason=row.relevance_reason,
-            protected=row.live and bool(reasons), reasons=reasons)
-    return tags
+__all__ = ["BrainScan", "TagTable", "scan_brain", "scan_rows_since", "tag_brain", "update_tags"]
 
 
 @contextmanager
@@ -293,7 +141,74 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def tag_brain(brain: Brain) -> dict[str, ObservationTags]:
-    """Tags of every observation in the brain, live and evicted, by id (safe in a worker thread)."""
+class TagTable(Mapping[str, ObservationTags]):
+    """Tags of every scanned observation, by id; built from a scan's columns on demand.
+
+    Besides the Mapping interface (what the UI reads a row at a time), the
+    column methods answer whole-pool questions without making an object per row.
+    """
+
+    def __init__(self, scan: BrainScan) -> None:
+        self.scan = scan
+
+    def __len__(self) -> int:
+        return len(self.scan)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.scan.ids)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.scan.index
+
+    def __getitem__(self, key: str) -> ObservationTags:
+        i = self.scan.index[key]
+        scan = self.scan
+        cited = scan.citations.get(key)
+        citing = sorted(cited) if cited else []
+        return ObservationTags(
+            id=key, live=bool(scan.live[i]), coverage=mapping.coverage_tag(len(citing)),
+            citation_count=len(citing), citing=citing, relevance=scan.relevance_of(i),
+            relevance_reason=scan.relevance_reason_of(i), protected=bool(scan.protected[i]),
+            reasons=list(scan.reasons_of(i)))
+
+    @property
+    def high_water(self) -> int:
+        """The largest rowid scanned: rows above it arrived later (see `update_tags`)."""
+        return self.scan.high_water
+
+    def ids_with_coverage(self, coverage: str) -> list[str]:
+        """Ids of every observation with that coverage tag."""
+        return self.scan.ids_where(self.scan.coverage_codes() == _COVERAGE_CODE[coverage])
+
+    def protected_ids(self) -> list[str]:
+        """Ids of every protected (live) observation."""
+        return self.scan.ids_where(self.scan.protected)
+
+    def citation_counts(self) -> dict[str, int]:
+        """Citation count of every cited observation."""
+        return {obs_id: len(cited) for obs_id, cited in self.scan.citations.items() if obs_id in self.scan.index}
+
+
+_COVERAGE_CODE = {"reinforced": 0, "cited": 1, "uncited": 2}
+
+
+def tag_brain(brain: Brain) -> TagTable:
+    """Tags of every observation in the brain, live and evicted, by id (safe in a worker thread).
+
+    Detector findings come from the per-brain cache where a row's text is unchanged,
+    so reopening a brain analyses only rows that are new or edited.
+    """
     with gc_paused():
-        return tags_of(scan_brain(brain))
+        return TagTable(scan_brain(brain))
+
+
+def update_tags(brain: Brain, tags: TagTable, changed_ids: Iterable[str] = ()) -> TagTable:
+    """The tags once rows above `tags.high_water` arrived (and `changed_ids` were edited or evicted).
+
+    Only those rows are read and analysed; citations and reflections are read again
+    (a new reflection changes the coverage of the rows it cites) and the protection
+    of rows whose identifiers stopped (or started) being unique is recomputed.
+    The given table is left as it was.
+    """
+    with gc_paused():
+        return TagTable(tags.scan.updated(scan_rows_since(brain, tags.high_water, changed_ids, base=tags.scan)))

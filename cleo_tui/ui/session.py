@@ -24,7 +24,7 @@ from cleo_tui.memory.mapping import relevance_overrides
 from cleo_tui.ui.messages import CURATION, EXTERNAL, RELOAD, UNDO, BrainChanged, ChangeKind, SummaryReady, TagsReady
 
 if TYPE_CHECKING:
-    from cleo_tui.memory.tags import ObservationTags
+    from cleo_tui.memory.tags import TagTable
     from cleo_tui.ui.app import CleoApp
 
 CurationKind = str  # one of CURATION_STEPS
@@ -46,7 +46,7 @@ class BrainSession:
     def __init__(self, app: CleoApp, brain: Brain) -> None:
         self.app = app
         self.brain = brain
-        self.tags: dict[str, ObservationTags] | None = None
+        self.tags: TagTable | None = None
         self.overrides: dict[str, str] = {}
         self.summary: dict | None = None
         self.undo_stack: list[int] = []
@@ -113,7 +113,7 @@ class BrainSession:
             reader.close()
         self.app.call_from_thread(self._set_tags, tags)
 
-    def _set_tags(self, tags: dict[str, ObservationTags]) -> None:
+    def _set_tags(self, tags: TagTable) -> None:
         if self.app.session is not self:
             return
         self.tags = tags

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on, work
@@ -25,6 +26,9 @@ from cleo_tui.ui.widgets.chrome import PaneScreen
 from cleo_tui.ui.widgets.detail import DetailView, load_detail
 from cleo_tui.ui.widgets.table import Column, LineTable
 from cleo_tui.ui.widgets.inputs import SafeInput
+
+if TYPE_CHECKING:  # numpy loads with the tags, after the first screen
+    from cleo_tui.memory.tags import TagTable
 
 COLUMNS = [
     Column("id", "id", 14),
@@ -165,7 +169,7 @@ class ObservationsScreen(PaneScreen):
         self._build_listing(replace(self.filters), self.sort_index, self.session.tags, keep_cursor)
 
     @work(thread=True, exclusive=True, group="obs-listing", exit_on_error=False)
-    def _build_listing(self, filters: Filters, sort_index: int, tags: dict | None, keep_cursor: bool) -> None:
+    def _build_listing(self, filters: Filters, sort_index: int, tags: TagTable | None, keep_cursor: bool) -> None:
         brain = self.session.brain
         q, lead = query_for(filters, sort_index, tags)  # walks every tag: not on the UI thread
         exact = q.search.strip()
@@ -354,7 +358,7 @@ class ObservationsScreen(PaneScreen):
         self.reload(keep_cursor=True)
 
 
-def query_for(f: Filters, sort_index: int, tags: dict | None) -> tuple[ObservationQuery, list[str] | None]:
+def query_for(f: Filters, sort_index: int, tags: TagTable | None) -> tuple[ObservationQuery, list[str] | None]:
     """The SQL-side query of the filters and, for coverage sort, the ids that lead.
 
     Coverage and protection live in the tags, not in SQL: they become id lists
@@ -369,11 +373,11 @@ def query_for(f: Filters, sort_index: int, tags: dict | None) -> tuple[Observati
     ids_in: set[str] | None = None
     ids_out: set[str] = set()
     if tags is not None and f.coverage == "uncited":
-        ids_out |= {i for i, t in tags.items() if t.coverage != "uncited"}
+        ids_out |= {i for c in ("cited", "reinforced") for i in tags.ids_with_coverage(c)}
     elif tags is not None and f.coverage != ANY:
-        ids_in = {i for i, t in tags.items() if t.coverage == f.coverage}
+        ids_in = set(tags.ids_with_coverage(f.coverage))
     if tags is not None and f.protected != ANY:
-        protected = {i for i, t in tags.items() if t.protected}
+        protected = set(tags.protected_ids())
         if f.protected == "yes":
             ids_in = protected if ids_in is None else ids_in & protected
         else:
@@ -384,7 +388,7 @@ def query_for(f: Filters, sort_index: int, tags: dict | None) -> tuple[Observati
         q = q.with_(ids_not_in=tuple(sorted(ids_out)))
     lead = None
     if sort == "coverage" and tags is not None:
-        cited = sorted(((t.citation_count, i) for i, t in tags.items() if t.citation_count),
+        cited = sorted(((n, i) for i, n in tags.citation_counts().items() if n),
                        key=lambda pair: (-pair[0], pair[1]))
         lead = [i for _, i in cited]
     return q, lead

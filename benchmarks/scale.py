@@ -1,0 +1,268 @@
+"""Scale benchmark (issue 18): each goal as floor, ours and their ratio, measured in the same run.
+
+    python -m benchmarks.scale [--sizes 100000,1000000] [--workdir DIR] [--runs 3]
+                               [--commit-max 100000] [--no-tui]
+
+For each demo brain (seed 7; built once in --workdir, or pass existing ones with
+--db-100000 PATH style options):
+
+- prune: the whole process `cleo-tui prune --budget 500000 --json > file` against a
+  plain script that reads the same live pool, counts chars/4 per line, sorts and
+  prefix-sums. Both run --runs times, interleaved; the best CPU (user+sys) and wall
+  of each are kept. Caches are warm (one run of ours first), as a user's second run.
+- tags: `tag_brain` in a new process on warm caches, against the same plain read.
+- incremental: 10 new rows written by a second connection, then
+  `PreparedPool.refreshed` and `update_tags`, against a full prepare (the floor is what
+  it replaces; the goal is well under 200 ms).
+- commit (up to --commit-max rows): `commit_prune` of the preview's dropped rows on a
+  copy of the brain, against a bare `UPDATE … SET invalid_at, updated_at` of the same
+  rows (CLEO's FTS triggers fire in both).
+- tui: first screen on a pty, tags ready after it, peak RSS with tags and CPU per key
+  (`benchmarks.tui`), against the goals (1 s, 5 s, 500 MB, 50 ms).
+
+CPU seconds are the fairer figure on a shared machine; wall seconds are printed too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+FLOOR_SCRIPT = r'''
+import sqlite3, sys
+conn = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+conn.text_factory = lambda b: b.decode("utf-8", "replace")
+rows = conn.execute("SELECT id, created_at, title, narrative FROM brain_observations "
+                    "WHERE invalid_at IS NULL").fetchall()
+items = []
+for i, (oid, created, title, narrative) in enumerate(rows):
+    content = narrative if narrative and narrative.strip() else (title or "")
+    line = f"[{oid}] {str(created)[:16]} [medium] {content}"
+    items.append(((len(line) + 3) // 4, str(created), i))
+items.sort(key=lambda t: (t[1], t[2]))
+total, prefix = 0, []
+for t in items:
+    total += t[0]
+    prefix.append(total)
+print(len(prefix), total)
+'''
+
+
+def _run(command: list[str], out: Path | None = None, env: dict | None = None) -> tuple[float, float]:
+    """(CPU seconds, wall seconds) of a whole child process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    with open(out or os.devnull, "wb") as sink:
+        subprocess.run(command, stdout=sink, check=True, env=env)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), wall
+
+
+def _best(runs: list[tuple[float, float]]) -> tuple[float, float]:
+    return min(r[0] for r in runs), min(r[1] for r in runs)
+
+
+def measure_prune(db: Path, runs: int) -> dict:
+    floor_script = Path(tempfile.mkdtemp()) / "floor.py"
+    floor_script.write_text(FLOOR_SCRIPT)
+    ours_cmd = [sys.executable, "-m", "cleo_tui", "prune", "--db", str(db), "--budget", "500000", "--json"]
+    out = floor_script.with_name("prune.json")
+    _run(ours_cmd, out)  # warm the caches, as a second run of the CLI
+    floor, ours = [], []
+    for _ in range(runs):
+        floor.append(_run([sys.executable, str(floor_script), str(db)]))
+        ours.append(_run(ours_cmd, out))
+    result = {"floor": _best(floor), "ours": _best(ours), "json_mb": out.stat().st_size / 1e6}
+    shutil.rmtree(floor_script.parent)
+    return result
+
+
+def measure_tags(db: Path, runs: int) -> dict:
+    floor_script = Path(tempfile.mkdtemp()) / "floor.py"
+    floor_script.write_text(FLOOR_SCRIPT)
+    code = ("import sys; from cleo_tui.brain import open_brain; from cleo_tui.memory.tags import tag_brain; "
+            "b = open_brain(sys.argv[1], read_only=True); t = tag_brain(b); t.protected_ids(); print(len(t))")
+    ours_cmd = [sys.executable, "-c", code, str(db)]
+    _run(ours_cmd)
+    floor, ours = [], []
+    for _ in range(runs):
+        floor.append(_run([sys.executable, str(floor_script), str(db)]))
+        ours.append(_run(ours_cmd))
+    shutil.rmtree(floor_script.parent)
+    return {"floor": _best(floor), "ours": _best(ours)}
+
+
+def _timed(call):
+    started, cpu = time.perf_counter(), time.process_time()
+    value = call()
+    return value, time.process_time() - cpu, time.perf_counter() - started
+
+
+def measure_incremental(db: Path) -> dict:
+    """In a copy of the brain: prepare, add 10 rows (one a reflection citing old rows), fold them in."""
+    from cleo_tui.brain import open_brain
+    from cleo_tui.memory.pruner import prepare_pool
+    from cleo_tui.memory.tags import tag_brain, update_tags
+
+    with tempfile.TemporaryDirectory(dir=db.parent.parent.parent) as tmp:
+        copy = Path(tmp) / "cleo.db"
+        shutil.copyfile(db, copy)
+        brain = open_brain(copy)
+        try:
+            pool, prepare_cpu, prepare_wall = _timed(lambda: prepare_pool(brain, "chars4"))
+            tags = tag_brain(brain)
+            old_ids = pool.droppable.ids(3)
+            with brain.write() as conn:
+                for i in range(9):
+                    conn.execute("INSERT INTO brain_observations (id, type, title, narrative, created_at) "
+                                 "VALUES (?, 'discovery', ?, ?, '2099-01-01 00:00:00')",
+                                 (f"O-bench-{i}", f"new row {i}", f"A new row {i} about src/bench/new_{i}.py"))
+                conn.execute("INSERT INTO brain_patterns (id, type, pattern, context) "
+                             "VALUES ('P-bench', 'workflow', 'a new pattern', '')")
+                for old in old_ids:
+                    conn.execute("INSERT INTO brain_page_edges (from_id, to_id, edge_type) VALUES (?, ?, 'derived_from')",
+                                 ("pattern:P-bench", f"observation:{old}"))
+            brain.refresh()
+            new_pool, pool_cpu, pool_wall = _timed(lambda: pool.refreshed(brain))
+            _, tags_cpu, tags_wall = _timed(lambda: update_tags(brain, tags))
+            assert len(new_pool) == len(pool) + 9
+        finally:
+            brain.close()
+    return {"prepare": (prepare_cpu, prepare_wall), "pool": (pool_cpu, pool_wall), "tags": (tags_cpu, tags_wall)}
+
+
+def measure_commit(db: Path) -> dict:
+    """commit_prune of a half-pool preview against a bare UPDATE of the same rows, each on a fresh copy."""
+    from cleo_tui.brain import open_brain
+    from cleo_tui.brain.clock import cleo_timestamp
+    from cleo_tui.memory.pruner import commit_prune, prepare_pool
+
+    result = {}
+    with tempfile.TemporaryDirectory(dir=db.parent.parent.parent) as tmp:
+        copy = Path(tmp) / "cleo.db"
+        shutil.copyfile(db, copy)
+        brain = open_brain(copy)
+        pool = prepare_pool(brain, "chars4")
+        preview = pool.preview(500_000)
+        ids = preview.dropped_ids
+        _, cpu, wall = _timed(lambda: commit_prune(brain, preview))
+        result["ours"] = (cpu, wall)
+        brain.close()
+        shutil.copyfile(db, copy)
+        for suffix in ("-wal", "-shm"):
+            Path(str(copy) + suffix).unlink(missing_ok=True)
+        import sqlite3
+        conn = sqlite3.connect(copy, isolation_level=None)
+        now = cleo_timestamp()
+
+        def bare() -> None:
+            conn.execute("BEGIN IMMEDIATE")
+            conn.executemany("UPDATE brain_observations SET invalid_at = ?, updated_at = ? WHERE id = ?",
+                             [(now, now, i) for i in ids])
+            conn.execute("COMMIT")
+        _, cpu, wall = _timed(bare)
+        result["floor"] = (cpu, wall)
+        result["rows"] = len(ids)
+        conn.close()
+    return result
+
+
+def measure_tui(db: Path) -> dict:
+    out = subprocess.run([sys.executable, "-m", "benchmarks.scale", "--child-tui", str(db)],
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _child_tui(db: Path) -> None:
+    import asyncio
+
+    from benchmarks.tui import measure
+    figures = asyncio.run(measure(db))
+    figures["peak RSS (MB)"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps(figures))
+
+
+def _ratio(floor: float, ours: float) -> str:
+    return f"{ours / floor:.2f}×" if floor > 0 else "–"
+
+
+def _row(label: str, floor: float, ours: float, unit: str = "s", goal: str = "") -> str:
+    return f"| {label} | {floor:.3f} {unit} | {ours:.3f} {unit} | {_ratio(floor, ours)} | {goal} |"
+
+
+def report(size: int, r: dict) -> list[str]:
+    lines = [f"\n### {size:,} observations\n", "| measure | floor | ours | ratio | goal |", "|---|---|---|---|---|"]
+    p = r["prune"]
+    lines.append(_row("prune --json, whole process, CPU", p["floor"][0], p["ours"][0], goal="≤ 3×"))
+    lines.append(_row("prune --json, whole process, wall", p["floor"][1], p["ours"][1], goal="≤ 3×"))
+    t = r["tags"]
+    lines.append(_row("tags (new process, warm cache) vs plain read, CPU", t["floor"][0], t["ours"][0]))
+    i = r["incremental"]
+    lines.append(_row("10 new rows folded into the pool (vs full prepare), CPU",
+                      i["prepare"][0], i["pool"][0], goal="< 0.200 s"))
+    lines.append(_row("10 new rows folded into the pool (vs full prepare), wall",
+                      i["prepare"][1], i["pool"][1], goal="< 0.200 s"))
+    lines.append(_row("10 new rows: update_tags (vs full prepare), CPU", i["prepare"][0], i["tags"][0]))
+    if "commit" in r:
+        c = r["commit"]
+        lines.append(_row(f"commit {c['rows']:,} rows vs bare UPDATE, wall", c["floor"][1], c["ours"][1],
+                          goal="≤ 1.5×"))
+    if "tui" in r:
+        u = r["tui"]
+        first = u["first screen (pty)"]
+        lines.append(_row("TUI first screen (pty), wall", 1.0, first, goal="< 1 s"))
+        lines.append(_row("TUI tags ready after start, wall", 5.0, u["tags ready (background)"], goal="< 5 s"))
+        lines.append(_row("TUI peak RSS with tags", 500, u["peak RSS (MB)"], "MB", goal="< 500 MB"))
+        worst = max(v for k, v in u.items() if k.startswith("key:"))
+        lines.append(_row("TUI worst key (CPU per press)", 0.050, worst, goal="< 0.050 s"))
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.scale", description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="100000,1000000")
+    parser.add_argument("--workdir", default="/tmp/cleo-prune-bench")
+    parser.add_argument("--db", action="append", default=[], metavar="SIZE=PATH",
+                        help="use an existing brain for a size, e.g. 1000000=/work/bench/1m/.cleo/cleo.db")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--commit-max", type=int, default=100_000)
+    parser.add_argument("--no-tui", action="store_true")
+    parser.add_argument("--child-tui", metavar="DB", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child_tui:
+        _child_tui(Path(args.child_tui))
+        return 0
+    given = {int(k): Path(v) for k, v in (d.split("=", 1) for d in args.db)}
+    lines = []
+    for size in [int(s) for s in args.sizes.split(",")]:
+        if size in given:
+            db = given[size]
+        else:
+            from benchmarks.prune import demo_brain
+            Path(args.workdir).mkdir(parents=True, exist_ok=True)
+            db = demo_brain(Path(args.workdir), size)
+        print(f"  measuring {size:,} …", file=sys.stderr)
+        r = {"prune": measure_prune(db, args.runs), "tags": measure_tags(db, args.runs),
+             "incremental": measure_incremental(db)}
+        if size <= args.commit_max:
+            r["commit"] = measure_commit(db)
+        if not args.no_tui:
+            r["tui"] = measure_tui(db)
+        lines += report(size, r)
+        print("\n".join(lines[-12:]), file=sys.stderr)
+    print("\n".join(lines))
+    print(f"\nload average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
