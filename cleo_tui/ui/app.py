@@ -40,9 +40,6 @@ from cleo_tui.ui.widgets.path_prompt import PathPrompt
 PANE_CLASSES: tuple[type[PaneScreen], ...] = (ObservationsScreen, PruneScreen, ReviewScreen, TracesScreen)
 OPENING = "opening"  # the mode shown while panes are swapped for a new brain
 
-if TYPE_CHECKING:  # numpy loads with the tags, after the first screen
-    from cleo_tui.memory.tags import TagTable
-
 CLEO_THEME = Theme(
     name="cleo",
     primary="#5FAFD7",

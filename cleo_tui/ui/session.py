@@ -24,7 +24,7 @@ from cleo_tui.memory.mapping import relevance_overrides
 from cleo_tui.ui.messages import CURATION, EXTERNAL, RELOAD, UNDO, BrainChanged, ChangeKind, SummaryReady, TagsReady
 
 if TYPE_CHECKING:
-    from cleo_tui.memory.tags import TagTable
+    from cleo_tui.memory.tags import ObservationTags, TagTable
     from cleo_tui.ui.app import CleoApp
 
 CurationKind = str  # one of CURATION_STEPS
