@@ -423,6 +423,11 @@ def _judged_text(title: str, narrative: str) -> str:
     return content if not title or content.startswith(title) else f"{title}\n{content}"
 
 
+def judged_text(row: dict[str, Any]) -> str:
+    """The text the detectors read for a row read with POOL_COLUMNS: the content, titled when that adds."""
+    return _judged_text(mapping.as_text(row.get("title")), mapping.as_text(row.get("narrative")))
+
+
 def _content(title: bytes, narrative: bytes) -> str:
     narrative_text = _decode(narrative)
     return narrative_text if narrative_text.strip() else _decode(title)

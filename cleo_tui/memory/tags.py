@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import gc
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from collections.abc import Mapping
 
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.store import Brain
@@ -119,10 +118,11 @@ def tag_protected_observations(observations: Sequence[ObservationRecord],
 # id → ObservationTags over those columns; each ObservationTags is made when asked.
 
 from cleo_tui.memory.pool_scan import (  # noqa: E402  (below the seed-shaped part on purpose)
-    BrainScan, scan_brain, scan_rows_since,
+    BrainScan, judged_text, live_reflection_texts, scan_brain, scan_rows_since,
 )
 
-__all__ = ["BrainScan", "TagTable", "scan_brain", "scan_rows_since", "tag_brain", "update_tags"]
+__all__ = ["BrainScan", "TagTable", "judged_text", "live_reflection_texts", "scan_brain", "scan_rows_since",
+           "tag_brain", "update_tags"]
 
 
 @contextmanager
