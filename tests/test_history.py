@@ -22,6 +22,7 @@ from cleo_tui.memory.history import (
     brain_liveness, brain_timeline, evicted_with_causes, memory_life, missing_memories,
 )
 from cleo_tui.memory.pruner import commit_prune, prepare_pool
+from cleo_tui.recall.traces import ensure_trace_tables
 from tests.brain_fixtures import make_cleo_consolidated
 from tests.recall_fixtures import make_hippo_store
 
@@ -100,11 +101,13 @@ def _hard_delete(brain: Brain) -> None:
     with brain.write() as conn:
         conn.execute("INSERT INTO brain_page_edges (from_id, to_id, edge_type, created_at) "
                      "VALUES ('pattern:P-cleo0001', 'observation:O-d1', 'derived_from', '2026-04-11 10:00:00')")
+        ensure_trace_tables(conn)  # created with the first trace written
         conn.execute("INSERT INTO recall_traces (ts, pipeline, query_hash, query_length, result_count) "
                      "VALUES ('2026-04-12T10:00:00.000Z', 'cli', '0123456789abcdef', 5, 1)")
         conn.execute("INSERT INTO recall_trace_results (trace_id, memory_id, result_rank, score) "
                      "VALUES (last_insert_rowid(), 'O-d1', 1, 0.5)")
         conn.execute("DELETE FROM brain_observations WHERE id = 'O-d1'")
+    brain.refresh()  # the trace tables are new: features are read again
 
 
 @pytest.fixture
@@ -289,7 +292,7 @@ def test_the_days_equal_plain_sql_counts(every_cause):
 
 
 def test_the_days_of_a_demo_brain_equal_plain_sql_counts(tmp_path):
-    from cleo_tui.brain.demo import generate_demo
+    from cleo_tui.demo import generate_demo
 
     brain = open_brain(generate_demo(tmp_path, observations=600, seed=5), read_only=True)
     try:
