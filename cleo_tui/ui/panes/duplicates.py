@@ -164,8 +164,7 @@ class DuplicatesScreen(PaneScreen):
             yield Label("Similarity ≥")
             yield SafeInput(f"{self.threshold:.2f}", id="dup-threshold", compact=True,
                             tooltip="0.70 to 1.00 (or 70 to 100); re-clusters at once")
-            yield Label("(t to change; space checks, m merges, M merges the checked, esc cancels a scan)",
-                        id="dup-hint")
+            yield Label("0.70–1.00, re-clusters at once · esc cancels a scan", id="dup-hint")
         yield Static(id="dup-status")
         yield ProgressBar(id="dup-progress", show_eta=False)
         yield LineTable(CLUSTER_COLUMNS, self.format_cluster, id="dup-clusters")
