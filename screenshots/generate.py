@@ -95,7 +95,22 @@ async def traces(app, pilot) -> None:
     await pilot.press("enter")
 
 
-SCENES = {"observations": observations, "prune": prune, "review": review, "traces": traces}
+async def duplicates(app, pilot) -> None:
+    """The Duplicates pane on the planted group with a protected "User:" member, a rewording beside it."""
+    await pilot.press("5")
+    await settle(app, pilot)
+    screen = app.screen
+    table = screen.table("clusters")
+    table.cursor = next((i for i, c in enumerate(screen.clusters)
+                         if c.member(c.keep).content.startswith("User:")), 0)
+    await settle(app, pilot)
+    members = screen.table("members")
+    members.focus()
+    members.cursor = min(1, members.total - 1)
+
+
+SCENES = {"observations": observations, "prune": prune, "review": review, "traces": traces,
+          "duplicates": duplicates}
 
 
 async def shoot(name: str, brain_path: Path) -> None:
