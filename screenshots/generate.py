@@ -75,6 +75,7 @@ def _reflector_answer(request):
 async def review(app, pilot) -> None:
     """A pending reflector proposal (made by the real reflector over a scripted answer) under review."""
     import httpx2
+
     from cleo_tui.llm.reflector import propose_reflection
     os.environ.setdefault("ANTHROPIC_API_KEY", "sk-ant-screenshot-not-a-key")
     propose_reflection(app.brain, http_client=httpx2.Client(transport=httpx2.MockTransport(_reflector_answer)))
@@ -95,7 +96,22 @@ async def traces(app, pilot) -> None:
     await pilot.press("enter")
 
 
-SCENES = {"observations": observations, "prune": prune, "review": review, "traces": traces}
+async def duplicates(app, pilot) -> None:
+    """The Duplicates pane on the planted group with a protected "User:" member, a rewording beside it."""
+    await pilot.press("5")
+    await settle(app, pilot)
+    screen = app.screen
+    table = screen.table("clusters")
+    table.cursor = next((i for i, c in enumerate(screen.clusters)
+                         if c.member(c.keep).content.startswith("User:")), 0)
+    await settle(app, pilot)
+    members = screen.table("members")
+    members.focus()
+    members.cursor = min(1, members.total - 1)
+
+
+SCENES = {"observations": observations, "prune": prune, "review": review, "traces": traces,
+          "duplicates": duplicates}
 
 
 async def shoot(name: str, brain_path: Path) -> None:

@@ -90,7 +90,8 @@ def test_keeper_is_protected_then_most_cited_then_best_quality_then_newest(tmp_p
         cluster = scan_duplicates(brain).clusters(0.8)[0]
         assert cluster.keep == "O-old" and cluster.reason.startswith("most cited")
         with brain.write() as conn:
-            conn.execute("UPDATE brain_observations SET source_type = 'manual' WHERE id = 'O-low'")
+            conn.execute("UPDATE brain_observations SET source_type = 'observer-compressed', "
+                     "title = '[Observer p1] ' || title WHERE id = 'O-low'")
         cluster = scan_duplicates(brain).clusters(0.8)[0]
         assert cluster.keep == "O-low" and cluster.reason.startswith("protected")
         assert cluster.member("O-low").protected
@@ -102,8 +103,10 @@ def test_a_protected_member_is_not_in_the_default_merge(brain):
     uv_ids = sorted(_ids(brain, SAME_UV[:2]))
     add_observation(brain, "O-own", SAME_UV[2], created_at="2025-01-01 10:00:00", quality_score=0.1)
     with brain.write() as conn:
-        conn.execute("UPDATE brain_observations SET source_type = 'manual' WHERE id = ?", (uv_ids[0],))
-        conn.execute("UPDATE brain_observations SET source_confidence = 'owner' WHERE id = ?", (uv_ids[1],))
+        conn.execute("UPDATE brain_observations SET source_type = 'observer-compressed', "
+                     "title = '[Observer p1] ' || title WHERE id = ?", (uv_ids[0],))
+        conn.execute("UPDATE brain_observations SET source_type = 'observer-compressed', "
+                     "title = '[Observer p1] ' || title WHERE id = ?", (uv_ids[1],))
     cluster = next(c for c in scan_duplicates(brain).clusters(0.8) if uv_ids[0] in c.ids)
     assert cluster.keep in uv_ids and cluster.reason.startswith("protected like another member")
     other = next(i for i in uv_ids if i != cluster.keep)

@@ -37,6 +37,7 @@ DEFAULT_OBSERVATIONS = 2000
 MIN_OBSERVATIONS = 100       # room for one row of every kind the demo promises
 MAX_OBSERVATIONS = 5_000_000
 DEFAULT_SEED = 7
+REWORDING_ROWS = sum(len(g) for g in text.DUPLICATE_GROUPS) + len(text.CAPPED_PAIR)
 BATCH_ROWS = 2000          # rows per transaction: small enough to keep memory flat
 INSERT_BATCH = 200         # rows per multi-row INSERT statement
 BASE_DATE = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)  # the demo's "now"
@@ -162,6 +163,10 @@ class DemoWriter:
         self.brain = brain
         self.total = total
         self.rng = random.Random(seed)
+        # The rewordings (Duplicates pane) are written last with their own random stream, so the
+        # rest of the demo is drawn exactly as without them.
+        self.rewording_rng = random.Random(f"rewordings-{seed}")
+        self.session_total = total - REWORDING_ROWS
         self.progress = progress
         self.batch = _Batch()
         self.written = 0          # observations generated so far (flushed or buffered)
@@ -207,8 +212,10 @@ class DemoWriter:
                         quality: float | None = None, files: tuple[str, ...] = (),
                         obs_id: str | None = None, moment: datetime | None = None,
                         raw: bytes | None = None, facts: str | None = None,
-                        tier: str | None = None, track: bool = True) -> str | None:
-        """Buffer one observation; returns its id, or None when its text is a duplicate."""
+                        tier: str | None = None, track: bool = True, live: bool = False) -> str | None:
+        """Buffer one observation; returns its id, or None when its text is a duplicate.
+
+        Some rows are evicted at random, except observer notes and `live` ones."""
         digest = content_hash(narrative or title)
         if self._is_duplicate(digest):
             return None
@@ -217,7 +224,7 @@ class DemoWriter:
         rng = self.rng
         created = stamp(moment)
         invalid_at = None
-        if source_type != "observer-compressed" and rng.random() < 0.035:
+        if source_type != "observer-compressed" and not live and rng.random() < 0.035:
             invalid_at = stamp(min(BASE_DATE - timedelta(hours=1), moment + timedelta(days=rng.randint(1, 40))))
         modified = [f for f in files[:1]] if type_ in ("change", "bugfix", "refactor", "feature") else []
         row = (
@@ -261,7 +268,8 @@ class DemoWriter:
         self.written += 1
 
     def remaining(self) -> int:
-        return self.total - self.written
+        """Rows the sessions still write (the rewordings' rows are kept back for `finish`)."""
+        return self.session_total - self.written
 
     def write_batch(self) -> None:
         """Generate whole sessions until a batch is full, then write it: one transaction.
@@ -272,8 +280,8 @@ class DemoWriter:
             while self.remaining() > 0 and len(self.batch.observations) < BATCH_ROWS:
                 self.run_session()
             self.batch.flush(conn)
-        if self.progress:
-            self.progress(self.written, self.total)
+        if self.progress:  # the kept-back rewordings are only a session: done counts them at the end
+            self.progress(self.written if self.remaining() > 0 else self.total, self.total)
 
     # ---- what an agent records -----------------------------------------------------------
     def routine(self, session: _Session) -> None:
@@ -506,6 +514,8 @@ class DemoWriter:
         ]
         makers += [functools.partial(self.hostile, index=h) for h in range(len(HOSTILE))]
         step = self.total / (len(makers) + 1)
+        if int(step * len(makers)) >= self.session_total:  # a small demo: all before the rewordings
+            step = self.session_total / (len(makers) + 1)
         return [(int(step * (k + 1)), maker) for k, maker in enumerate(makers)]
 
     def hostile(self, session: _Session, index: int) -> None:
@@ -514,9 +524,24 @@ class DemoWriter:
         self.add_observation(session, "discovery", title, narrative, source_type="transcript",
                              confidence="speculative", quality=0.45, raw=raw, facts=facts)
 
+    def rewordings(self) -> None:
+        """The groups of live rewordings of one fact, and the "capped at 30 s / 60 s" update pair.
+
+        One last session, drawn from its own random stream (see __init__)."""
+        main, self.rng = self.rng, self.rewording_rng
+        try:
+            session = self.new_session()
+            for texts in (*text.DUPLICATE_GROUPS, text.CAPPED_PAIR):
+                for narrative in texts:
+                    self.add_observation(session, "discovery", narrative[:80], narrative, quality=0.6,
+                                         live=True, track=False)
+        finally:
+            self.rng = main
+
     # ---- the end --------------------------------------------------------------------------
     def finish(self) -> None:
-        """Write patterns, learnings and what is left in the batch."""
+        """Write the rewordings, patterns, learnings and what is left in the batch."""
+        self.rewordings()
         rows = []
         for ref in self.patterns.values():
             first, last = stamp(ref.first), stamp(ref.last)

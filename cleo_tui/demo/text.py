@@ -345,3 +345,31 @@ TIERS = (("short", 60), ("medium", 28), ("long", 12))
 MEMORY_TYPES = {"discovery": "semantic", "decision": "semantic", "diary": "episodic",
                 "session-summary": "episodic", "refactor": "procedural"}
 AGENTS = ("claude-code", "claude-code", "opencode", "codex", None)
+
+
+# The Duplicates pane's material: each group restates one fact in other words (live rows, one
+# session each); the last group's "User:" member is protected (a user assertion). No number,
+# path or identifier in them: such a difference would make a pair an update, not a duplicate.
+DUPLICATE_GROUPS = (
+    ("Use uv instead of pip to install dependencies in this repo.",
+     "To install dependencies in this repo, use uv instead of pip.",
+     "In this repo, dependencies are installed with uv rather than pip."),
+    ("Run the formatter before committing; the CI rejects unformatted code.",
+     "The CI rejects unformatted code, so run the formatter before committing."),
+    ("The staging database is reset every night, so do not keep test data there.",
+     "Do not keep test data in the staging database: it is reset every night.",
+     "Test data must not be kept in the staging database; it is reset every night."),
+    ("Snapshot tests must be regenerated after any change to the theme colours.",
+     "Regenerate the snapshot tests whenever the theme colours change."),
+    ("The API client retries failed requests with exponential backoff.",
+     "Failed requests get retried by the API client, with exponential backoff between tries."),
+    ("Logging goes through structlog; do not use print for diagnostics.",
+     "Do not use print for diagnostics: logging goes through structlog."),
+    ("Feature flags are read once at startup and cached for the whole process.",
+     "Feature flags are read once at startup, then cached for the whole process.",
+     "User: feature flags are read once at startup and cached for the whole process."),
+)
+PROTECTED_GROUP = len(DUPLICATE_GROUPS) - 1
+# An update, not a duplicate: the two differ in a number, so they are never merged.
+CAPPED_PAIR = ("The HTTP client timeout is capped at 30 s for the sync job.",
+               "The HTTP client timeout is capped at 60 s for the sync job.")

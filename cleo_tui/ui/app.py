@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 import traceback
-from pathlib import Path
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from textual import work
@@ -26,6 +26,7 @@ from cleo_tui.config import cache_dir, load_config, save_setting
 from cleo_tui.ui.help import help_markdown
 from cleo_tui.ui.messages import SessionMessage, SessionReplaced
 from cleo_tui.ui.palette import CleoCommands
+from cleo_tui.ui.panes.duplicates import DuplicatesScreen
 from cleo_tui.ui.panes.hippo_notice import TRACES_PANE, HippoNoticeScreen
 from cleo_tui.ui.panes.observations import ObservationsScreen
 from cleo_tui.ui.panes.prune import PruneScreen
@@ -37,7 +38,8 @@ from cleo_tui.ui.widgets.chrome import PANE_NAMES, PaneScreen
 from cleo_tui.ui.widgets.modals import ConfirmModal, HelpScreen, MessageModal
 from cleo_tui.ui.widgets.path_prompt import PathPrompt
 
-PANE_CLASSES: tuple[type[PaneScreen], ...] = (ObservationsScreen, PruneScreen, ReviewScreen, TracesScreen)
+PANE_CLASSES: tuple[type[PaneScreen], ...] = (ObservationsScreen, PruneScreen, ReviewScreen, TracesScreen,
+                                              DuplicatesScreen)
 OPENING = "opening"  # the mode shown while panes are swapped for a new brain
 
 CLEO_THEME = Theme(
@@ -62,6 +64,7 @@ def pane_screens(hippo: bool = False) -> dict[str, ScreenFactory]:
     """Mode name → screen factory. On a hippo store every pane but Traces says why it is empty."""
     screens: dict[str, ScreenFactory] = {
         "observations": ObservationsScreen, "prune": PruneScreen, "review": ReviewScreen, "traces": TracesScreen,
+        "duplicates": DuplicatesScreen,
     }
     if hippo:
         for pane in PANE_NAMES:
@@ -92,6 +95,7 @@ class CleoApp(App[None]):
         Binding("2", "pane('prune')", "Prune", id="pane.prune", show=False),
         Binding("3", "pane('review')", "Review", id="pane.review", show=False),
         Binding("4", "pane('traces')", "Traces", id="pane.traces", show=False),
+        Binding("5", "pane('duplicates')", "Duplicates", id="pane.duplicates", show=False),
         Binding("f1,question_mark", "help", "Help", id="app.help", tooltip="Panes, keys and tag rules"),
         Binding("q", "quit", "Quit", id="app.quit", tooltip="Leave cleo-tui"),
     ]

@@ -8,10 +8,9 @@ keymap applied — a remapped key reads the same here as in the footer.
 
 from __future__ import annotations
 
-from typing import Any
-
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from textual.app import App
 from textual.binding import BindingType
@@ -51,6 +50,7 @@ PANES_MARKDOWN = """\
 | {prune} | **Prune** | preview a pruning at a token budget, then commit it (undoable) |
 | {review} | **Review** | run the observer or reflector by hand and approve what they propose |
 | {traces} | **Traces** | recall traces: ranked results, rerank steps, outcomes |
+| {duplicates} | **Duplicates** | reworded duplicates in clusters: choose the keeper, merge (undoable) |
 
 Click a pane's name to switch too. `ctrl+p` opens the command palette: every action by name.
 """
@@ -166,6 +166,34 @@ what its id is now: live, `evicted` (soft-evicted; superseded in hippo) or `forg
 with that id any more). The box on the right draws its rerank chain step by step, every bar on
 the trace's common scale. On a read-only brain (a hippo store is always one) recall, outcomes
 and undo are disabled.
+""")
+
+DUPLICATES_HELP = PaneHelp(
+    "Keys in the Duplicates pane",
+    intro="""\
+The live pool is scanned once (a progress bar; esc cancels) for observations that restate the
+same fact in other words. A new threshold re-clusters at once without rescanning. Clusters are
+listed by the tokens a merge saves; pairs that differ in a number, an identifier, a path or a
+version are **updates**, listed after the clusters and never merged.
+""",
+    rows=(("↑ ↓, tab", "move in the clusters, then the members of the highlighted cluster"),
+          ("enter", "on a cluster: into its members; on a member: open its detail")),
+    texts={
+        "dup.threshold": "type the similarity threshold, 0.70 to 1.00 (or 70 to 100)",
+        "dup.check": "check / uncheck the highlighted cluster (for M)",
+        "dup.keep": "make the highlighted member the keeper",
+        "dup.leave_out": "leave the highlighted member out of the merge, or take it in (a protected one too)",
+        "dup.merge": "merge the highlighted cluster: the others are soft-evicted with a supersedes edge from "
+                     "the keeper (asks first; undoable)",
+        "dup.merge_checked": "merge every checked cluster in one run (asks first; undoable)",
+        "dup.undo": "undo the last change made in this session (a merge too)",
+        "dup.rescan": "scan the live pool again",
+        "dup.cancel": "cancel the scan under way",
+    },
+    notes="""\
+The suggested keeper is the protected member, else the most cited, else the highest quality,
+else the newest; the reason is shown. A protected member is evicted only after its own
+confirmation naming why it is protected. On a read-only brain merge and undo are disabled.
 """)
 
 APP_HELP = PaneHelp("Keys everywhere", texts={"app.help": "this help", "app.quit": "quit"},

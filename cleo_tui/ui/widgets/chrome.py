@@ -22,6 +22,7 @@ PANES = (
     ("prune", "2 Prune"),
     ("review", "3 Review"),
     ("traces", "4 Traces"),
+    ("duplicates", "5 Duplicates"),
 )
 PANE_NAMES = tuple(name for name, _ in PANES)
 
