@@ -268,3 +268,32 @@ def test_header_gives_the_path_way_before_the_counts():
     wide = header_text(summary, "/p/.cleo/cleo.db", "cleo-tui brain", "opened with --read-only", 200).plain
     assert wide == (" cleo-tui  /p/.cleo/cleo.db  cleo-tui brain  1,919 live · 81 evicted · 19 patterns · "
                     "22 learnings · 13 traces  READ-ONLY (opened with --read-only)")
+
+
+def footer_keys_on_screen(app) -> list[str]:
+    """The actions of the footer keys a user can see (wholly inside the screen)."""
+    from textual.widgets._footer import FooterKey
+    width = app.screen.size.width
+    return [key.action for key in app.screen.query(FooterKey)
+            if key.region.width and key.region.right <= width]
+
+
+async def test_small_terminal_keeps_state_relevance_coverage_protection_and_help(brain):
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        shown = table_of(app).shown_columns()
+        assert {"id", "title", "state", "relevance", "coverage", "protection"} <= set(shown)
+        assert {"tier", "quality"} <= set(shown)  # still room for these at 80 columns
+        assert "source" not in shown and "type" not in shown  # these give way first
+        header = table_of(app).render_line(0).text
+        assert header.rstrip().endswith("state")  # the last column is whole, not clipped
+        assert "help" in footer_keys_on_screen(app)
+
+
+async def test_wide_terminal_shows_every_column(brain):
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        assert table_of(app).shown_columns() == [c.key for c in table_of(app).columns]
+        assert "help" in footer_keys_on_screen(app)

@@ -30,17 +30,19 @@ from cleo_tui.ui.widgets.inputs import SafeInput
 if TYPE_CHECKING:  # numpy loads with the tags, after the first screen
     from cleo_tui.memory.tags import TagTable
 
+# On a narrow terminal the id and title shrink first, then date, type and source give way
+# (the detail below shows them); state, relevance, coverage and protection always stay.
 COLUMNS = [
-    Column("id", "id", 14),
-    Column("date", "date", 10),
-    Column("type", "type", 8),
-    Column("title", "title", None),
+    Column("id", "id", 14, min_width=10),
+    Column("date", "date", 10, drop=3),
+    Column("type", "type", 8, drop=4),
+    Column("title", "title", None, min_width=12),
     Column("relevance", "relev.", 8),
     Column("coverage", "coverage", 9),
     Column("protection", "protection", 12),
-    Column("tier", "tier", 6),
-    Column("quality", "qual", 4, right=True),
-    Column("source", "source", 8),
+    Column("tier", "tier", 6, drop=1),
+    Column("quality", "qual", 4, right=True, drop=2),
+    Column("source", "source", 8, drop=5),
     Column("state", "state", 7),
 ]
 SORTS = [("date", True, "date ↓"), ("date", False, "date ↑"), ("quality", True, "quality ↓"),

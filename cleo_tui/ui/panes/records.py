@@ -7,11 +7,12 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Static, TabbedContent, TabPane
 
 from cleo_tui.brain.records import LIST_LIMIT, list_records, record_text
 from cleo_tui.safe_text import one_line, printable
 from cleo_tui.ui.widgets.chrome import BrainHeader, cleo_app
+from cleo_tui.ui.widgets.footer import CleoFooter
 from cleo_tui.ui.widgets.worker_errors import ForwardWorkerErrors
 
 KINDS = (
@@ -33,7 +34,7 @@ class RecordsScreen(ForwardWorkerErrors, Screen):
                 with TabPane(label, id=f"records-{kind}"):
                     yield DataTable(id=f"table-{kind}", cursor_type="row", zebra_stripes=True)
         yield Static(id="record-detail")
-        yield Footer()
+        yield CleoFooter()
 
     def on_mount(self) -> None:
         for kind, _, columns in KINDS:

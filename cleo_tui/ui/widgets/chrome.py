@@ -7,10 +7,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.screen import Screen
-from textual.widgets import Footer, Static, Tab, Tabs
+from textual.widgets import Static, Tab, Tabs
 
 from cleo_tui.safe_text import one_line
 from cleo_tui.ui.help import PaneHelp
+from cleo_tui.ui.widgets.footer import CleoFooter
 from cleo_tui.ui.widgets.worker_errors import ForwardWorkerErrors
 
 if TYPE_CHECKING:
@@ -160,4 +161,4 @@ class PaneScreen(ForwardWorkerErrors, Screen[None]):
         yield PaneTabs(self.PANE)
 
     def compose_footer(self) -> ComposeResult:
-        yield Footer()
+        yield CleoFooter()

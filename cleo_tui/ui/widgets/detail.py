@@ -3,9 +3,8 @@ that any pane opens with `app.open_observation(id)`."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on, work
