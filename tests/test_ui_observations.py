@@ -297,3 +297,36 @@ async def test_wide_terminal_shows_every_column(brain):
         await settle(app, pilot)
         assert table_of(app).shown_columns() == [c.key for c in table_of(app).columns]
         assert "help" in footer_keys_on_screen(app)
+
+
+async def test_records_detail_follows_the_visible_tab(brain):
+    from textual.widgets import DataTable, TabbedContent
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("t")
+        await settle(app, pilot)
+        screen = app.screen
+
+        def detail() -> str:
+            return str(screen.query_one("#record-detail", Static).render())
+
+        def highlighted(kind: str) -> str:
+            table = screen.query_one(f"#table-{kind}", DataTable)
+            return str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+
+        assert detail().startswith(highlighted("pattern"))
+        screen.query_one("#records-tabs", TabbedContent).active = "records-learning"
+        await settle(app, pilot)
+        assert detail().startswith(highlighted("learning"))
+        screen.query_one("#table-learning", DataTable).focus()
+        await pilot.press("down")
+        await settle(app, pilot)
+        assert detail().startswith(highlighted("learning")) and highlighted("learning").endswith(
+            str(screen.query_one("#table-learning", DataTable).get_row_at(1)[0]))
+        screen.query_one("#records-tabs", TabbedContent).active = "records-decision"
+        await settle(app, pilot)
+        assert detail().startswith(highlighted("decision"))
+        screen.query_one("#records-tabs", TabbedContent).active = "records-pattern"
+        await settle(app, pilot)
+        assert detail().startswith(highlighted("pattern"))
