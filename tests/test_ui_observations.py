@@ -330,3 +330,39 @@ async def test_records_detail_follows_the_visible_tab(brain):
         screen.query_one("#records-tabs", TabbedContent).active = "records-pattern"
         await settle(app, pilot)
         assert detail().startswith(highlighted("pattern"))
+
+
+def test_detail_history_counts_what_it_lists_and_marks_missing_edge_targets(brain):
+    from cleo_tui.memory.detail import observation_detail
+    from cleo_tui.ui.widgets.detail import render_graph
+    target = row_where(brain, "invalid_at IS NULL")
+    other = brain.scalar("SELECT id FROM brain_observations WHERE id != ? LIMIT 1", (target,))
+    with brain.write() as conn:
+        conn.execute("DELETE FROM brain_page_edges WHERE from_id = ? OR to_id = ?",
+                     (f"observation:{target}", f"observation:{target}"))
+        for from_id, edge_type in (("observation:O-gone", "supersedes"), (f"observation:{other}", "supersedes"),
+                                   ("pattern:P-gone", "derived_from")):
+            conn.execute("INSERT INTO brain_page_edges(from_id, to_id, edge_type, weight, created_at) "
+                         "VALUES (?, ?, ?, 1.0, '2026-05-01 00:00:00')", (from_id, f"observation:{target}", edge_type))
+    detail = observation_detail(brain, target)
+    text = render_graph(detail).plain
+    history = text[text.index("History"):]
+    assert history.startswith("History (2)")  # no run, two supersede lines: it counts what it lists
+    assert "superseded by observation:O-gone" in history and "no such observation" in history
+    graph = text[: text.index("History")]
+    gone_lines = [line for line in graph.splitlines() if "O-gone" in line or "P-gone" in line]
+    assert len(gone_lines) == 2 and all("no such" in line for line in gone_lines)
+    assert not any("no such" in line for line in graph.splitlines() if other in line)
+
+
+def test_quality_is_rounded_the_same_in_the_table_and_the_detail(brain):
+    from cleo_tui.brain.numbers import quality_text
+    from cleo_tui.memory.detail import observation_detail
+    from cleo_tui.ui.widgets.detail import render_meta
+    target = row_where(brain, "invalid_at IS NULL")
+    with brain.write() as conn:
+        conn.execute("UPDATE brain_observations SET quality_score = 0.45499999999999996 WHERE id = ?", (target,))
+    meta = render_meta(observation_detail(brain, target), None).plain
+    assert "quality 0.45 " in meta + " " and "0.4549" not in meta
+    assert quality_text(0.45499999999999996, compact=True) == ".45" and quality_text(1) == "1.00"
+    assert quality_text(1.0, compact=True) == "1.0" and quality_text(None) == "" and quality_text(float("nan")) == ""

@@ -17,6 +17,7 @@ from textual.widgets import Input, Select, Static
 from cleo_tui.brain.listing import ObservationListing
 from cleo_tui.brain.observation_reads import observation_exists
 from cleo_tui.brain.observations import ObservationQuery, distinct_values, page_observations
+from cleo_tui.brain.numbers import quality_text
 from cleo_tui.memory.detail import ObservationDetail
 from cleo_tui.memory.mapping import derive_relevance
 from cleo_tui.safe_text import one_line
@@ -159,8 +160,7 @@ class ObservationsScreen(PaneScreen):
             "coverage": coverage,
             "protection": protection,
             "tier": (str(row.get("memory_tier") or ""), ""),
-            "quality": (f"{quality:.2f}"[1:] if isinstance(quality, (int, float)) and 0 <= quality < 1
-                        else "1.0" if quality == 1 else "" if quality is None else str(quality), ""),
+            "quality": (quality_text(quality, compact=True), ""),
             "source": (str(row.get("source_type") or ""), ""),
             "state": ("evicted" if evicted else "live", "table--muted" if evicted else ""),
         }
