@@ -366,3 +366,24 @@ def test_quality_is_rounded_the_same_in_the_table_and_the_detail(brain):
     assert "quality 0.45 " in meta + " " and "0.4549" not in meta
     assert quality_text(0.45499999999999996, compact=True) == ".45" and quality_text(1) == "1.00"
     assert quality_text(1.0, compact=True) == "1.0" and quality_text(None) == "" and quality_text(float("nan")) == ""
+
+
+async def test_enter_then_enter_opens_a_citing_reflection_as_the_help_says(brain):
+    from cleo_tui.ui.help import OBSERVATIONS_HELP
+    from cleo_tui.ui.widgets.modals import TextViewer
+    cited = brain.scalar(
+        "SELECT substr(to_id, 13) FROM brain_page_edges WHERE from_id LIKE 'pattern:%' "
+        "AND to_id LIKE 'observation:%' AND substr(to_id, 13) IN (SELECT id FROM brain_observations) LIMIT 1")
+    assert any("enter" in key and "reflection" in what for key, what in OBSERVATIONS_HELP.rows)
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        await move_to(app, pilot, cited)
+        table_of(app).focus()
+        await pilot.press("enter")
+        await settle(app, pilot)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, TextViewer)
+        pane = app.screen_stack[-2]
+        assert app.screen.title_text.startswith(pane.detail.citing[0].node_id)

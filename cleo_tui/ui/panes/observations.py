@@ -293,7 +293,7 @@ class ObservationsScreen(PaneScreen):
 
     @on(LineTable.Selected)
     def row_selected(self, event: LineTable.Selected) -> None:
-        self.detail_view.focus()
+        self.detail_view.enter()
 
     @work(thread=True, exclusive=True, group="obs-detail", exit_on_error=False)
     def _load_detail(self, observation_id: str) -> None:

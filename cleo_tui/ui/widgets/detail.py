@@ -72,12 +72,23 @@ class DetailView(VerticalScroll):
                         style="italic")
         narrative.update(body)
         citing_title.update(Text(f"Cited by {len(detail.citing)} reflection(s)" +
-                                 (" — enter opens one" if detail.citing else ""), style="bold"))
+                                 (" — enter opens the highlighted one" if detail.citing else ""), style="bold"))
         citing.add_options(
             Option(Text(f"{r.node_id}  " + (one_line(r.text, 100) if r.exists else "(no longer exists)")
                         + ("" if r.live or not r.exists else "  [evicted]")), id=str(i))
             for i, r in enumerate(detail.citing))
         graph.update(render_graph(detail))
+
+    def enter(self) -> None:
+        """Enter on the table: into the citing reflections (the first highlighted, so the next
+        enter opens it) when there are any, else into the detail to scroll it."""
+        citing = self.query_one(".detail-citing", OptionList)
+        if citing.option_count:
+            citing.focus()
+            if citing.highlighted is None:
+                citing.highlighted = 0
+        else:
+            self.focus()
 
     @on(OptionList.OptionSelected)
     def open_reflection(self, event: OptionList.OptionSelected) -> None:
