@@ -8,10 +8,9 @@ keymap applied — a remapped key reads the same here as in the footer.
 
 from __future__ import annotations
 
-from typing import Any
-
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from textual.app import App
 from textual.binding import BindingType
@@ -47,7 +46,7 @@ PANES_MARKDOWN = """\
 
 | key | pane | what it is for |
 |-----|------|----------------|
-| {observations} | **Observations** | every observation, live and evicted: filter, search, sort, read the detail, pin, evict, restore, undo |
+| {observations} | **Observations** | every observation, live and evicted: filter, search, sort, detail, pin, evict, restore, undo |
 | {prune} | **Prune** | preview a pruning at a token budget, then commit it (undoable) |
 | {review} | **Review** | run the observer or reflector by hand and approve what they propose |
 | {traces} | **Traces** | recall traces: ranked results, rerank steps, outcomes |
