@@ -46,7 +46,7 @@ PANES_MARKDOWN = """\
 
 | key | pane | what it is for |
 |-----|------|----------------|
-| {observations} | **Observations** | every observation, live and evicted: filter, search, sort, detail, pin, evict, restore, undo |
+| {observations} | **Observations** | every observation: filter, search, sort, detail, pin, evict, restore, undo |
 | {prune} | **Prune** | preview a pruning at a token budget, then commit it (undoable) |
 | {review} | **Review** | run the observer or reflector by hand and approve what they propose |
 | {traces} | **Traces** | recall traces: ranked results, rerank steps, outcomes |
