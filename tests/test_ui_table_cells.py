@@ -58,3 +58,19 @@ def test_columns_shrink_then_give_way_in_their_order():
     assert fit_columns(columns, 48)[2] == 0 and fit_columns(columns, 48)[3] == 8
     narrow = fit_columns(columns, 35)
     assert narrow[2] == narrow[3] == 0 and narrow[4] == 7 and narrow[0] >= 10
+
+
+def test_the_header_cuts_a_wide_path_by_cells():
+    from cleo_tui.ui.widgets.chrome import header_text
+    path = "/home/用户/项目/非常长的目录名字/还有更多的目录/.cleo/cleo.db"
+    summary = {"observations": {"live": 1919, "evicted": 81}, "patterns": 19, "learnings": 22, "traces": 13}
+    for width in (90, 100, 110):
+        text = header_text(summary, path, "cleo brain", None, width)
+        assert text.cell_len <= width, (width, text.plain)
+        assert "cleo.db" in text.plain
+
+
+def test_cut_cells_start_keeps_the_end():
+    from cleo_tui.ui.widgets.cells import cut_cells_start
+    assert cut_cells_start("abcdef", 4) == "…def"
+    assert cut_cells_start("目录目录", 5) == "…目录" and cut_cells_start("ab", 5) == "ab"

@@ -30,3 +30,20 @@ def fit_cells(text: object, width: int, right: bool = False) -> str:
     out = cut_cells(text, width)
     pad = " " * max(0, width - cell_len(out))
     return pad + out if right else out + pad
+
+
+def cut_cells_start(text: object, width: int) -> str:
+    """Like cut_cells, but the start gives way: "…" and the last `width - 1` cells (paths)."""
+    out = one_line(text)
+    if width <= 0:
+        return ""
+    if cell_len(out) <= width:
+        return out
+    kept: list[str] = []
+    room = width - 1
+    for char in reversed(out):
+        room -= cell_len(char)
+        if room < 0:
+            break
+        kept.append(char)
+    return ELLIPSIS + "".join(reversed(kept))
