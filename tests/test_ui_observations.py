@@ -289,6 +289,10 @@ async def test_small_terminal_keeps_state_relevance_coverage_protection_and_help
         header = table_of(app).render_line(0).text
         assert header.rstrip().endswith("state")  # the last column is whole, not clipped
         assert "help" in footer_keys_on_screen(app)
+        last_filter = app.screen.query_one("#f-session", Select)
+        last_filter.focus()  # every filter is reachable: the bar scrolls to the focused one
+        await settle(app, pilot)
+        assert last_filter.region.right <= 80 and last_filter.region.width > 0
 
 
 async def test_wide_terminal_shows_every_column(brain):

@@ -443,3 +443,8 @@ async def test_small_terminal_keeps_the_trace_columns_that_matter_and_help(brain
         assert "tenant" not in shown
         assert table_of(app).render_line(0).text.rstrip().endswith("outcome")
         assert "help" in footer_keys_on_screen(app)
+        for box_id in ("#trace-limit", "#tf-until"):
+            box = app.screen.query_one(box_id, Input)
+            box.focus()  # every control is reachable: the bar scrolls to the focused one
+            await settle(app, pilot)
+            assert box.region.right <= 80 and box.region.width > 0
