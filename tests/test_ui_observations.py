@@ -268,3 +268,126 @@ def test_header_gives_the_path_way_before_the_counts():
     wide = header_text(summary, "/p/.cleo/cleo.db", "cleo-tui brain", "opened with --read-only", 200).plain
     assert wide == (" cleo-tui  /p/.cleo/cleo.db  cleo-tui brain  1,919 live · 81 evicted · 19 patterns · "
                     "22 learnings · 13 traces  READ-ONLY (opened with --read-only)")
+
+
+def footer_keys_on_screen(app) -> list[str]:
+    """The actions of the footer keys a user can see (wholly inside the screen)."""
+    from textual.widgets._footer import FooterKey
+    width = app.screen.size.width
+    return [key.action for key in app.screen.query(FooterKey)
+            if key.region.width and key.region.right <= width]
+
+
+async def test_small_terminal_keeps_state_relevance_coverage_protection_and_help(brain):
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        shown = table_of(app).shown_columns()
+        assert {"id", "title", "state", "relevance", "coverage", "protection"} <= set(shown)
+        assert {"tier", "quality"} <= set(shown)  # still room for these at 80 columns
+        assert "source" not in shown and "type" not in shown  # these give way first
+        header = table_of(app).render_line(0).text
+        assert header.rstrip().endswith("state")  # the last column is whole, not clipped
+        assert "help" in footer_keys_on_screen(app)
+        last_filter = app.screen.query_one("#f-session", Select)
+        last_filter.focus()  # every filter is reachable: the bar scrolls to the focused one
+        await settle(app, pilot)
+        assert last_filter.region.right <= 80 and last_filter.region.width > 0
+
+
+async def test_wide_terminal_shows_every_column(brain):
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        assert table_of(app).shown_columns() == [c.key for c in table_of(app).columns]
+        assert "help" in footer_keys_on_screen(app)
+
+
+async def test_records_detail_follows_the_visible_tab(brain):
+    from textual.widgets import DataTable, TabbedContent
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("t")
+        await settle(app, pilot)
+        screen = app.screen
+
+        def detail() -> str:
+            return str(screen.query_one("#record-detail", Static).render())
+
+        def highlighted(kind: str) -> str:
+            table = screen.query_one(f"#table-{kind}", DataTable)
+            return str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+
+        assert detail().startswith(highlighted("pattern"))
+        screen.query_one("#records-tabs", TabbedContent).active = "records-learning"
+        await settle(app, pilot)
+        assert detail().startswith(highlighted("learning"))
+        screen.query_one("#table-learning", DataTable).focus()
+        await pilot.press("down")
+        await settle(app, pilot)
+        assert detail().startswith(highlighted("learning")) and highlighted("learning").endswith(
+            str(screen.query_one("#table-learning", DataTable).get_row_at(1)[0]))
+        screen.query_one("#records-tabs", TabbedContent).active = "records-decision"
+        await settle(app, pilot)
+        assert detail().startswith(highlighted("decision"))
+        screen.query_one("#records-tabs", TabbedContent).active = "records-pattern"
+        await settle(app, pilot)
+        assert detail().startswith(highlighted("pattern"))
+
+
+def test_detail_history_counts_what_it_lists_and_marks_missing_edge_targets(brain):
+    from cleo_tui.memory.detail import observation_detail
+    from cleo_tui.ui.widgets.detail import render_graph
+    target = row_where(brain, "invalid_at IS NULL")
+    other = brain.scalar("SELECT id FROM brain_observations WHERE id != ? LIMIT 1", (target,))
+    with brain.write() as conn:
+        conn.execute("DELETE FROM brain_page_edges WHERE from_id = ? OR to_id = ?",
+                     (f"observation:{target}", f"observation:{target}"))
+        for from_id, edge_type in (("observation:O-gone", "supersedes"), (f"observation:{other}", "supersedes"),
+                                   ("pattern:P-gone", "derived_from")):
+            conn.execute("INSERT INTO brain_page_edges(from_id, to_id, edge_type, weight, created_at) "
+                         "VALUES (?, ?, ?, 1.0, '2026-05-01 00:00:00')", (from_id, f"observation:{target}", edge_type))
+    detail = observation_detail(brain, target)
+    text = render_graph(detail).plain
+    history = text[text.index("History"):]
+    assert history.startswith("History (2)")  # no run, two supersede lines: it counts what it lists
+    assert "superseded by observation:O-gone" in history and "no such observation" in history
+    graph = text[: text.index("History")]
+    gone_lines = [line for line in graph.splitlines() if "O-gone" in line or "P-gone" in line]
+    assert len(gone_lines) == 2 and all("no such" in line for line in gone_lines)
+    assert not any("no such" in line for line in graph.splitlines() if other in line)
+
+
+def test_quality_is_rounded_the_same_in_the_table_and_the_detail(brain):
+    from cleo_tui.brain.numbers import quality_text
+    from cleo_tui.memory.detail import observation_detail
+    from cleo_tui.ui.widgets.detail import render_meta
+    target = row_where(brain, "invalid_at IS NULL")
+    with brain.write() as conn:
+        conn.execute("UPDATE brain_observations SET quality_score = 0.45499999999999996 WHERE id = ?", (target,))
+    meta = render_meta(observation_detail(brain, target), None).plain
+    assert "quality 0.45 " in meta + " " and "0.4549" not in meta
+    assert quality_text(0.45499999999999996, compact=True) == ".45" and quality_text(1) == "1.00"
+    assert quality_text(1.0, compact=True) == "1.0" and quality_text(None) == "" and quality_text(float("nan")) == ""
+
+
+async def test_enter_then_enter_opens_a_citing_reflection_as_the_help_says(brain):
+    from cleo_tui.ui.help import OBSERVATIONS_HELP
+    from cleo_tui.ui.widgets.modals import TextViewer
+    cited = brain.scalar(
+        "SELECT substr(to_id, 13) FROM brain_page_edges WHERE from_id LIKE 'pattern:%' "
+        "AND to_id LIKE 'observation:%' AND substr(to_id, 13) IN (SELECT id FROM brain_observations) LIMIT 1")
+    assert any("enter" in key and "reflection" in what for key, what in OBSERVATIONS_HELP.rows)
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        await move_to(app, pilot, cited)
+        table_of(app).focus()
+        await pilot.press("enter")
+        await settle(app, pilot)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, TextViewer)
+        pane = app.screen_stack[-2]
+        assert app.screen.title_text.startswith(pane.detail.citing[0].node_id)

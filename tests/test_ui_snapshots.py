@@ -7,6 +7,7 @@ Update after an intended change with `pytest --snapshot-update`.
 
 from __future__ import annotations
 
+import pytest
 from textual.widgets import Select
 
 from tests.ui_helpers import settle
@@ -38,3 +39,25 @@ def test_hostile_row_detail(app, snap_compare):
         await settle(app, pilot)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+WIDE_TITLE = "漢字のタイトル 😀🎉 emoji in a title"
+
+
+def _add_wide_row(brain) -> None:
+    """A row whose title is CJK and emoji, newest, so it sits at the top beside ASCII rows."""
+    with brain.write() as conn:
+        conn.execute("INSERT INTO brain_observations(id, type, title, narrative, created_at) VALUES (?, ?, ?, ?, ?)",
+                     ("O-wide", "discovery", WIDE_TITLE, "wide text", "2030-01-01 00:00:00"))
+
+
+@pytest.mark.parametrize("size", [(80, 24), (140, 40)], ids=["80x24", "140x40"])
+def test_observations_pane_small_and_large(brain, app, snap_compare, size):
+    """At 80×24 the id and title shrink and date, type and source give way; state stays. F1 is in
+    the footer at both sizes; the CJK/emoji title keeps every later column in place."""
+    _add_wide_row(brain)
+
+    async def run_before(pilot):
+        await settle(app, pilot)
+
+    assert snap_compare(app, terminal_size=size, run_before=run_before)

@@ -55,3 +55,14 @@ def test_traces_pane_on_a_hippo_store(hippo_app, snap_compare):
         await settle(hippo_app, pilot)
 
     assert snap_compare(hippo_app, terminal_size=SIZE, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (140, 40)], ids=["80x24", "140x40"])
+def test_traces_pane_small_and_large(demo_app, snap_compare, size):
+    """At 80×24 tenant, query hash and explain give way; id, time, results and outcome stay."""
+    async def run_before(pilot):
+        await settle(demo_app, pilot)
+        await pilot.press("4")
+        await settle(demo_app, pilot)
+
+    assert snap_compare(demo_app, terminal_size=size, run_before=run_before)

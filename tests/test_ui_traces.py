@@ -352,3 +352,99 @@ def test_journaled_outcomes_refuse_bad_credits_and_never_reuse_an_id(tmp_path):
     assert "Run database migrations in one transaction" in memory_text(brain, pattern)
     assert "schema changes" in memory_text(brain, pattern)
     brain.close()
+
+
+async def export_to(app, pilot, path: str) -> None:
+    await pilot.press("x")
+    assert isinstance(app.screen, PathPrompt)
+    app.screen.query_one("#path-input", Input).value = path
+    await pilot.press("enter")
+    await settle(app, pilot)
+
+
+async def test_export_asks_before_replacing_a_file_and_keeps_it_when_cancelled(brain, tmp_path):
+    target = tmp_path / "old.jsonl"
+    target.write_text("keep me\n")
+    target.chmod(0o644)
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_traces(app, pilot)
+        await export_to(app, pilot, "old.jsonl")
+        assert isinstance(app.screen, ConfirmModal) and "old.jsonl" in app.screen.body
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert target.read_text() == "keep me\n"
+
+        await export_to(app, pilot, "old.jsonl")
+        assert isinstance(app.screen, ConfirmModal)
+        await pilot.press("y")
+        await settle(app, pilot)
+        assert len(read_export(target)) == count_traces(brain, TraceFilter()) > 0
+        assert target.stat().st_mode & 0o777 == 0o644
+
+
+async def test_export_onto_the_open_brain_is_refused_and_the_brain_is_intact(brain, tmp_path):
+    before = Path(brain.path).read_bytes()
+    observations = brain.scalar("SELECT count(*) FROM brain_observations")
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_traces(app, pilot)
+        for name in (str(brain.path), str(brain.path) + "-wal"):
+            await export_to(app, pilot, name)
+            if isinstance(app.screen, ConfirmModal):  # never offered: but if it were, say yes
+                await pilot.press("y")
+                await settle(app, pilot)
+            assert isinstance(app.screen, MessageModal) and "open brain" in app.screen.body
+            await pilot.press("escape")
+            await settle(app, pilot)
+    assert brain.scalar("SELECT count(*) FROM brain_observations") == observations
+    assert Path(brain.path).read_bytes()[:16] == before[:16] == b"SQLite format 3\x00"
+
+
+async def test_recall_uses_the_cli_default_limit_and_the_user_can_change_it(brain):
+    from cleo_tui.recall.recall import DEFAULT_LIMIT
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_traces(app, pilot)
+        limit_box = screen.query_one("#trace-limit", Input)
+        assert limit_box.value == str(DEFAULT_LIMIT) == "10"
+        limit_box.value = "3"
+        await pilot.press("r")
+        screen.query_one("#trace-recall", Input).value = "invoice"
+        await pilot.press("enter")
+        await settle(app, pilot)
+        new_id = brain.scalar(f"SELECT max(id) FROM {TRACES}")
+        assert brain.scalar(f"SELECT result_count FROM {TRACES} WHERE id = ?", (new_id,)) == 3
+
+
+async def test_a_recall_that_matched_nothing_does_not_suggest_crediting(brain):
+    app = CleoApp(brain=brain)
+    notes: list[str] = []
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_traces(app, pilot)
+        original = app.notify
+        app.notify = lambda message, *a, **k: (notes.append(str(message)), original(message, *a, **k))[1]
+        screen.notify = app.notify
+        await pilot.press("r")
+        screen.query_one("#trace-recall", Input).value = "zzqqxxnothingmatches"
+        await pilot.press("enter")
+        await settle(app, pilot)
+        said = " ".join(notes)
+        assert "matched nothing" in said.lower() and "outcome" not in said.lower()
+
+
+async def test_small_terminal_keeps_the_trace_columns_that_matter_and_help(brain):
+    from tests.test_ui_observations import footer_keys_on_screen
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_traces(app, pilot)
+        shown = table_of(app).shown_columns()
+        assert {"id", "time", "session", "results", "outcome"} <= set(shown)
+        assert "tenant" not in shown
+        assert table_of(app).render_line(0).text.rstrip().endswith("outcome")
+        assert "help" in footer_keys_on_screen(app)
+        for box_id in ("#trace-limit", "#tf-until"):
+            box = app.screen.query_one(box_id, Input)
+            box.focus()  # every control is reachable: the bar scrolls to the focused one
+            await settle(app, pilot)
+            assert box.region.right <= 80 and box.region.width > 0

@@ -30,3 +30,17 @@ def finite_int_or_none(value: Any) -> int | None:
         return value
     number = finite_or_none(value)
     return None if number is None else int(number)
+
+
+def quality_text(value: Any, compact: bool = False) -> str:
+    """A quality score as every view shows it: two decimals (`0.45`; compact `.45` for 4-cell
+    columns), empty for no value. A stored 0.45499999999999996 never reaches the screen."""
+    number = finite_or_none(value)
+    if number is None:
+        return ""
+    text = f"{number:.2f}"
+    if compact and 0 <= number < 0.995:
+        return text[1:]
+    if compact and text == "1.00":
+        return "1.0"
+    return text

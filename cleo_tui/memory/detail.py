@@ -8,7 +8,7 @@ from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain import journal
 from cleo_tui.brain.migrations import RUNS
 from cleo_tui.brain.observations import get_observation
-from cleo_tui.brain.records import edges_of, get_record, record_text
+from cleo_tui.brain.records import RECORD_KINDS, edges_of, get_record, record_text
 from cleo_tui.brain.store import Brain
 from cleo_tui.memory.mapping import REFLECTION_EDGE_TYPES, relevance_overrides
 
@@ -29,6 +29,12 @@ class ObservationDetail:
     citing: list[Reflection] = field(default_factory=list)
     edges: list[dict] = field(default_factory=list)
     history: list[journal.Run] = field(default_factory=list)
+    missing: frozenset[str] = frozenset()  # edge ends of a known kind that name no row
+
+
+def missing_nodes(brain: Brain, node_ids: set[str]) -> frozenset[str]:
+    """The node ids (`kind:id`, kind one of RECORD_KINDS) whose row does not exist."""
+    return frozenset(n for n in node_ids if n.partition(":")[0] in RECORD_KINDS and get_record(brain, n)[1] is None)
 
 
 def _reflection(brain: Brain, node_id: str) -> Reflection:
@@ -64,4 +70,5 @@ def observation_detail(brain: Brain, observation_id: str,
         citing=[_reflection(brain, node_id) for node_id in citing_ids],
         edges=edges,
         history=history,
+        missing=missing_nodes(brain, {e["from_id"] for e in edges} | {e["to_id"] for e in edges}),
     )

@@ -46,7 +46,7 @@ PANES_MARKDOWN = """\
 
 | key | pane | what it is for |
 |-----|------|----------------|
-| {observations} | **Observations** | every observation, live and evicted: filter, search, sort, read the detail, pin, evict, restore, undo |
+| {observations} | **Observations** | every observation: filter, search, sort, detail, pin, evict, restore, undo |
 | {prune} | **Prune** | preview a pruning at a token budget, then commit it (undoable) |
 | {review} | **Review** | run the observer or reflector by hand and approve what they propose |
 | {traces} | **Traces** | recall traces: ranked results, rerank steps, outcomes |
@@ -59,7 +59,8 @@ Click a pane's name to switch too. `ctrl+p` opens the command palette: every act
 OBSERVATIONS_HELP = PaneHelp(
     "Keys in the Observations pane",
     rows=(("↑ ↓ j k, page up/down, home/end (g/G)", "move; the detail below follows the cursor"),
-          ("enter", "focus the detail panel (then enter on a reflection opens it)")),
+          ("enter", "into the detail's citing reflections; enter again opens the highlighted reflection "
+                    "(↑ ↓ choose); with none, into the detail to scroll it")),
     texts={
         "obs.search": "search (FTS5 where the brain has it, else a plain text match)",
         "obs.sort": "cycle the sort: date ↓, date ↑, quality ↓, coverage ↓",
@@ -150,13 +151,15 @@ memories.
           ("enter", "into the trace's results; enter on a result opens its memory"),
           ("tab", "next box: recall, filters, traces, results")),
     texts={
-        "traces.recall": "type a query and press enter: recall runs with explain on, the new trace opens",
+        "traces.recall": "type a query and press enter: recall runs with explain on, the new trace opens; "
+                         "the box beside it is how many results (10, as the CLI; tab to change it)",
         "traces.good": "record a good (positive) outcome for the selected result (asks first)",
         "traces.bad": "record a bad (negative) outcome for the selected result (asks first)",
         "traces.undo": "undo the last change made in this session (an outcome too)",
         "traces.open": "open the selected result's memory: an observation's detail, or the text of a pattern, "
                        "learning or hippo memory",
-        "traces.export": "export the listed traces as JSONL (one line each: query hash, results shown, outcomes)",
+        "traces.export": "export the listed traces as JSONL (one line each: query hash, results shown, outcomes); "
+                         "asks before replacing a file, never writes over a brain or a SQLite file",
         "traces.clear": "clear the filters (pipeline, session, tenant, outcome, since/until dates in UTC)",
         "traces.back": "back to the trace list",
     },

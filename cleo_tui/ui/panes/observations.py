@@ -17,6 +17,7 @@ from textual.widgets import Input, Select, Static
 from cleo_tui.brain.listing import ObservationListing
 from cleo_tui.brain.observation_reads import observation_exists
 from cleo_tui.brain.observations import ObservationQuery, distinct_values, page_observations
+from cleo_tui.brain.numbers import quality_text
 from cleo_tui.memory.detail import ObservationDetail
 from cleo_tui.memory.mapping import derive_relevance
 from cleo_tui.safe_text import one_line
@@ -30,17 +31,19 @@ from cleo_tui.ui.widgets.inputs import SafeInput
 if TYPE_CHECKING:  # numpy loads with the tags, after the first screen
     from cleo_tui.memory.tags import TagTable
 
+# On a narrow terminal the id and title shrink first, then date, type and source give way
+# (the detail below shows them); state, relevance, coverage and protection always stay.
 COLUMNS = [
-    Column("id", "id", 14),
-    Column("date", "date", 10),
-    Column("type", "type", 8),
-    Column("title", "title", None),
+    Column("id", "id", 14, min_width=10),
+    Column("date", "date", 10, drop=3),
+    Column("type", "type", 8, drop=4),
+    Column("title", "title", None, min_width=12),
     Column("relevance", "relev.", 8),
     Column("coverage", "coverage", 9),
     Column("protection", "protection", 12),
-    Column("tier", "tier", 6),
-    Column("quality", "qual", 4, right=True),
-    Column("source", "source", 8),
+    Column("tier", "tier", 6, drop=1),
+    Column("quality", "qual", 4, right=True, drop=2),
+    Column("source", "source", 8, drop=5),
     Column("state", "state", 7),
 ]
 SORTS = [("date", True, "date ↓"), ("date", False, "date ↑"), ("quality", True, "quality ↓"),
@@ -157,8 +160,7 @@ class ObservationsScreen(PaneScreen):
             "coverage": coverage,
             "protection": protection,
             "tier": (str(row.get("memory_tier") or ""), ""),
-            "quality": (f"{quality:.2f}"[1:] if isinstance(quality, (int, float)) and 0 <= quality < 1
-                        else "1.0" if quality == 1 else "" if quality is None else str(quality), ""),
+            "quality": (quality_text(quality, compact=True), ""),
             "source": (str(row.get("source_type") or ""), ""),
             "state": ("evicted" if evicted else "live", "table--muted" if evicted else ""),
         }
@@ -291,7 +293,7 @@ class ObservationsScreen(PaneScreen):
 
     @on(LineTable.Selected)
     def row_selected(self, event: LineTable.Selected) -> None:
-        self.detail_view.focus()
+        self.detail_view.enter()
 
     @work(thread=True, exclusive=True, group="obs-detail", exit_on_error=False)
     def _load_detail(self, observation_id: str) -> None:

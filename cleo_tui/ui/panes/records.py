@@ -7,11 +7,12 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Static, TabbedContent, TabPane
 
 from cleo_tui.brain.records import LIST_LIMIT, list_records, record_text
 from cleo_tui.safe_text import one_line, printable
 from cleo_tui.ui.widgets.chrome import BrainHeader, cleo_app
+from cleo_tui.ui.widgets.footer import CleoFooter
 from cleo_tui.ui.widgets.worker_errors import ForwardWorkerErrors
 
 KINDS = (
@@ -33,9 +34,10 @@ class RecordsScreen(ForwardWorkerErrors, Screen):
                 with TabPane(label, id=f"records-{kind}"):
                     yield DataTable(id=f"table-{kind}", cursor_type="row", zebra_stripes=True)
         yield Static(id="record-detail")
-        yield Footer()
+        yield CleoFooter()
 
     def on_mount(self) -> None:
+        self._rows: dict[str, dict] = {}
         for kind, _, columns in KINDS:
             self.query_one(f"#table-{kind}", DataTable).add_columns(*columns)
         self.load_records()
@@ -46,7 +48,7 @@ class RecordsScreen(ForwardWorkerErrors, Screen):
         self.app.call_from_thread(self._fill, data)
 
     def _fill(self, data: dict[str, list[dict]]) -> None:
-        self._rows: dict[str, dict] = {}
+        self._rows = {}
         for kind, label, columns in KINDS:
             table = self.query_one(f"#table-{kind}", DataTable)
             for row in data[kind]:
@@ -55,10 +57,37 @@ class RecordsScreen(ForwardWorkerErrors, Screen):
                 table.add_row(*[Text(one_line(row.get(c), 90)) for c in columns], key=key)
             if len(data[kind]) >= LIST_LIMIT:
                 self.notify(f"Showing the newest {LIST_LIMIT:,} {label.lower()}.")
+        self.show_highlighted()
 
     @on(DataTable.RowHighlighted)
-    def show_record(self, event: DataTable.RowHighlighted) -> None:
-        row = self._rows.get(str(event.row_key.value))
+    def record_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """A cursor moved: show it only if its table is the visible one (filling all three
+        tables highlights a row in each; the last one filled must not win)."""
+        if event.data_table.id == f"table-{self._visible_kind()}":
+            self.show_record(str(event.row_key.value))
+
+    @on(TabbedContent.TabActivated)
+    def tab_switched(self, event: TabbedContent.TabActivated) -> None:
+        self.show_highlighted()
+
+    def _visible_kind(self) -> str:
+        active = self.query_one("#records-tabs", TabbedContent).active or ""
+        return active.removeprefix("records-") or KINDS[0][0]
+
+    def show_highlighted(self) -> None:
+        """Show the highlighted row of the visible tab (or say that the tab is empty)."""
+        kind = self._visible_kind()
+        table = self.query_one(f"#table-{kind}", DataTable)
+        if not table.row_count:
+            label = next(label for k, label, _ in KINDS if k == kind)
+            self.query_one("#record-detail", Static).update(Text(f"No {label.lower()} in this brain.",
+                                                                 style="italic"))
+            return
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
+        self.show_record(str(key.value))
+
+    def show_record(self, key: str) -> None:
+        row = self._rows.get(key)
         if row is None:
             return
         kind = row["_kind"]

@@ -17,39 +17,53 @@ from textual.widgets import Input, OptionList, Select, Static
 from textual.widgets.option_list import Option
 
 from cleo_tui.brain.errors import BrainError
-from cleo_tui.recall.export import export_traces
-from cleo_tui.recall.last_recall import recall_and_record
+from cleo_tui.files import ExportExists
 from cleo_tui.recall.browse import memory_text, record_outcome_undoable, trace_values
+from cleo_tui.recall.export import export_traces
+from cleo_tui.recall.last_recall import RecordedRecall, recall_and_record
 from cleo_tui.recall.reader import (
-    TraceFilter, TraceOutcome, TraceResult, TraceSummary, get_trace, trace_outcomes, trace_results,
+    TraceFilter,
+    TraceOutcome,
+    TraceResult,
+    TraceSummary,
+    get_trace,
+    trace_outcomes,
+    trace_results,
 )
+from cleo_tui.recall.recall import DEFAULT_LIMIT, MAX_LIMIT
 from cleo_tui.recall.resolve import FORGOTTEN
 from cleo_tui.recall.traces import PIPELINES
 from cleo_tui.safe_text import one_line
-from cleo_tui.ui.messages import BrainChanged
 from cleo_tui.ui.help import TRACES_HELP
+from cleo_tui.ui.messages import BrainChanged
 from cleo_tui.ui.widgets.chrome import PaneScreen
+from cleo_tui.ui.widgets.inputs import SafeInput
 from cleo_tui.ui.widgets.modals import TextViewer
 from cleo_tui.ui.widgets.path_prompt import PathPrompt
 from cleo_tui.ui.widgets.table import Column, LineTable
 from cleo_tui.ui.widgets.trace_listing import TraceListing
-from cleo_tui.ui.widgets.inputs import SafeInput
 from cleo_tui.ui.widgets.trace_render import (
-    chain_scale, credits, result_prompt, steps_text, trace_cells, trace_heading,
+    chain_scale,
+    credits,
+    result_prompt,
+    steps_text,
+    trace_cells,
+    trace_heading,
 )
 
+# On a narrow terminal the session shrinks first, then tenant, query hash and explain give
+# way (the heading above the results shows them); id, time, results and outcome stay.
 COLUMNS = [
     Column("id", "trace", 6, right=True),
     Column("time", "time (UTC)", 19),
-    Column("pipeline", "pipeline", 8),
-    Column("session", "session", None),
-    Column("tenant", "tenant", 10),
-    Column("query", "query hash        len", 21),
+    Column("pipeline", "pipeline", 8, drop=1),
+    Column("session", "session", None, min_width=10),
+    Column("tenant", "tenant", 10, drop=4),
+    Column("query", "query hash        len", 21, drop=3),
     Column("results", "results", 7, right=True),
-    Column("explain", "explain", 7),
+    Column("explain", "explain", 7, drop=2),
     Column("outcome", "outcome", 8),
 ]
-RECALL_LIMIT = 8
 RECALL_PIPELINE = "cli"  # hippo's pipelines are api/cli/context/mcp; a person typing a query is the CLI's
 EXPORT_DEFAULT = "traces.jsonl"
 ANY = "any"
@@ -96,8 +110,10 @@ class TracesScreen(PaneScreen):
     PANE_HELP = TRACES_HELP
     BINDINGS = [
         Binding("r", "focus_recall", "Recall", id="traces.recall", tooltip="Type a query; recall runs with explain on"),
-        Binding("plus", "record_good", "Good", id="traces.good", tooltip="Record a positive outcome for the selected result"),
-        Binding("minus", "record_bad", "Bad", id="traces.bad", tooltip="Record a negative outcome for the selected result"),
+        Binding("plus", "record_good", "Good", id="traces.good",
+                tooltip="Record a positive outcome for the selected result"),
+        Binding("minus", "record_bad", "Bad", id="traces.bad",
+                tooltip="Record a negative outcome for the selected result"),
         Binding("u", "undo", "Undo", id="traces.undo", tooltip="Undo the last change made in this session"),
         Binding("o", "open_memory", "Open memory", id="traces.open", tooltip="The selected result's memory in full"),
         Binding("x", "export_traces", "Export", id="traces.export", tooltip="Write the listed traces as JSONL"),
@@ -131,6 +147,8 @@ class TracesScreen(PaneScreen):
         with Horizontal(id="trace-bar"):
             yield SafeInput(placeholder="read-only: no recall" if read_only else "r: recall a query (explain on)",
                         id="trace-recall", compact=True, disabled=read_only)
+            yield SafeInput(str(DEFAULT_LIMIT), id="trace-limit", compact=True, type="integer",
+                            disabled=read_only, tooltip=f"How many results a recall returns (1–{MAX_LIMIT:,})")
             yield Select([(p, p) for p in PIPELINES], prompt="all pipelines", id="tf-pipeline", compact=True,
                          tooltip="Which path wrote the trace")
             yield Select([], prompt="all sessions", id="tf-session", compact=True, tooltip="Session id")
@@ -343,25 +361,41 @@ class TracesScreen(PaneScreen):
         if not query:
             self.notify("Type a query to recall.", severity="warning")
             return
-        self._recall(query)
+        limit = self.recall_limit()
+        if limit is None:
+            self.notify(f"The recall limit must be a whole number from 1 to {MAX_LIMIT:,}.", severity="error")
+            return
+        self._recall(query, limit)
+
+    def recall_limit(self) -> int | None:
+        """The number in the limit box, or None when it is not one from 1 to MAX_LIMIT."""
+        text = self.query_one("#trace-limit", Input).value.strip()
+        if not text.isdigit() or not 1 <= int(text) <= MAX_LIMIT:
+            return None
+        return int(text)
 
     @work(thread=True, exclusive=True, group="trace-recall", exit_on_error=False)
-    def _recall(self, query: str) -> None:
+    def _recall(self, query: str, limit: int) -> None:
         brain = self.session.brain
         brain.ensure_writable()
-        recorded = recall_and_record(brain, query, RECALL_LIMIT, explain=True, pipeline=RECALL_PIPELINE)
+        recorded = recall_and_record(brain, query, limit, explain=True, pipeline=RECALL_PIPELINE)
         if recorded.trace_id is None:
             raise BrainError(f"The recall found {len(recorded.results)} result(s), but its trace could not be "
                              "written, so there is nothing to show here. `cleo-tui recall QUERY --why` shows "
                              "the results without a trace.")
-        self.app.call_from_thread(self._recalled, recorded.trace_id, len(recorded.results))
+        self.app.call_from_thread(self._recalled, recorded.trace_id, recorded)
 
-    def _recalled(self, trace_id: int, count: int) -> None:
+    def _recalled(self, trace_id: int, recorded: RecordedRecall) -> None:
         self.query_one("#trace-recall", Input).value = ""
         if self.filters.is_set():
             self.action_clear_trace_filters()  # the new trace must be listed to open it
-        self._focus_results_for = trace_id
-        self.notify(f"Recalled {count} result(s); trace {trace_id} written. + / - record an outcome.")
+        if recorded.can_credit:
+            self._focus_results_for = trace_id
+            self.notify(f"Recalled {len(recorded.results)} result(s); trace {trace_id} written. "
+                        "+ / - record an outcome.")
+        else:  # nothing to credit: say so, and do not offer + / -
+            self.notify(f"The recall matched nothing; trace {trace_id} written with no results.",
+                        severity="warning")
         self.session.refresh_derived()
         self.reload(select_id=trace_id)
 
@@ -418,10 +452,20 @@ class TracesScreen(PaneScreen):
                                         EXPORT_DEFAULT), chosen)
 
     @work(thread=True, exclusive=True, group="trace-export", exit_on_error=False)
-    def _export(self, path: str, flt: TraceFilter) -> None:
-        count = export_traces(self.session.brain, path, flt)
+    def _export(self, path: str, flt: TraceFilter, force: bool = False) -> None:
+        try:
+            count = export_traces(self.session.brain, path, flt, force=force)
+        except ExportExists:  # an ordinary file: ask, then write over it (keeping its mode)
+            self.app.call_from_thread(self._ask_replace, path, flt)
+            return
         where = str(Path(path).expanduser().resolve())
         self.app.call_from_thread(self._exported, count, where)
+
+    def _ask_replace(self, path: str, flt: TraceFilter) -> None:
+        """The one confirm pattern before an existing file is replaced; the guard still refuses a
+        brain, a SQLite file or a device when the write runs."""
+        self.cleo.confirm("Replace file", f"{one_line(path, 200)} exists. Replace it with the exported traces?",
+                          lambda: self._export(path, flt, force=True), danger=True)
 
     def _exported(self, count: int, where: str) -> None:
         self.last_export = f"exported {count:,} traces to {one_line(where, 80)}"

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.screen import Screen
-from textual.widgets import Footer, Static, Tab, Tabs
+from textual.widgets import Static, Tab, Tabs
 
 from cleo_tui.safe_text import one_line
 from cleo_tui.ui.help import PaneHelp
+from cleo_tui.ui.widgets.cells import cut_cells_start
+from cleo_tui.ui.widgets.footer import CleoFooter
 from cleo_tui.ui.widgets.worker_errors import ForwardWorkerErrors
 
 if TYPE_CHECKING:
@@ -57,10 +60,10 @@ def header_text(summary: dict | None, path: str, kind_label: str, read_only_reas
     for kind, read_only in choices:
         tail = _header_tail(summary, kind, read_only)
         room = (width or 10**6) - len(prefix) - tail.cell_len
-        if room >= min(len(shown), 16):
+        if room >= min(cell_len(shown), 16):
             break
-    if width is not None and len(shown) > room:
-        shown = "…" + shown[-max(1, room - 1):]
+    if width is not None:
+        shown = cut_cells_start(shown, max(2, room))
     text = Text()
     text.append(" cleo-tui ", style="bold reverse")
     text.append(" ")
@@ -161,4 +164,4 @@ class PaneScreen(ForwardWorkerErrors, Screen[None]):
         yield PaneTabs(self.PANE)
 
     def compose_footer(self) -> ComposeResult:
-        yield Footer()
+        yield CleoFooter()

@@ -3,9 +3,8 @@ that any pane opens with `app.open_observation(id)`."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on, work
@@ -17,6 +16,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
+from cleo_tui.brain.numbers import quality_text
 from cleo_tui.memory.detail import ObservationDetail, observation_detail
 from cleo_tui.memory.mapping import content_of, derive_relevance
 from cleo_tui.safe_text import one_line, printable
@@ -72,12 +72,23 @@ class DetailView(VerticalScroll):
                         style="italic")
         narrative.update(body)
         citing_title.update(Text(f"Cited by {len(detail.citing)} reflection(s)" +
-                                 (" — enter opens one" if detail.citing else ""), style="bold"))
+                                 (" — enter opens the highlighted one" if detail.citing else ""), style="bold"))
         citing.add_options(
             Option(Text(f"{r.node_id}  " + (one_line(r.text, 100) if r.exists else "(no longer exists)")
                         + ("" if r.live or not r.exists else "  [evicted]")), id=str(i))
             for i, r in enumerate(detail.citing))
         graph.update(render_graph(detail))
+
+    def enter(self) -> None:
+        """Enter on the table: into the citing reflections (the first highlighted, so the next
+        enter opens it) when there are any, else into the detail to scroll it."""
+        citing = self.query_one(".detail-citing", OptionList)
+        if citing.option_count:
+            citing.focus()
+            if citing.highlighted is None:
+                citing.highlighted = 0
+        else:
+            self.focus()
 
     @on(OptionList.OptionSelected)
     def open_reflection(self, event: OptionList.OptionSelected) -> None:
@@ -146,7 +157,7 @@ def render_meta(detail: ObservationDetail, tag: ObservationTags | None) -> Text:
     text.append(one_line(row.get("title")) + "\n", style="bold")
     facts = [("created", row.get("created_at")), ("updated", row.get("updated_at")),
              ("session", row.get("source_session_id")), ("tier", row.get("memory_tier")),
-             ("quality", row.get("quality_score")), ("source", row.get("source_type")),
+             ("quality", quality_text(row.get("quality_score"))), ("source", row.get("source_type")),
              ("confidence", row.get("source_confidence")), ("agent", row.get("agent"))]
     text.append("  ".join(f"{k} {one_line(v, 40)}" for k, v in facts if v not in (None, "")) + "\n", style="dim")
     relevance, why = derive_relevance(row, detail.override)
@@ -170,22 +181,32 @@ def render_meta(detail: ObservationDetail, tag: ObservationTags | None) -> Text:
 
 
 def render_graph(detail: ObservationDetail) -> Text:
+    """The graph edges (ends that name no row marked) and the history: curation runs, then supersedes."""
     text = Text()
     text.append(f"Graph edges ({len(detail.edges)})\n", style="bold")
     for edge in detail.edges[:100]:
         other = edge["to_id"] if edge["direction"] == "out" else edge["from_id"]
         arrow = "→" if edge["direction"] == "out" else "←"
-        text.append(f"  {arrow} {one_line(edge['edge_type'])} {one_line(other, 60)}"
-                    f"  weight {edge.get('weight')}  {one_line(edge.get('provenance') or '')}\n")
+        text.append(f"  {arrow} {one_line(edge['edge_type'])} {one_line(other, 60)}")
+        _mark_missing(text, detail, other)
+        text.append(f"  weight {edge.get('weight')}  {one_line(edge.get('provenance') or '')}\n")
     if len(detail.edges) > 100:
         text.append(f"  … {len(detail.edges) - 100} more\n", style="italic")
-    text.append(f"History ({len(detail.history)})\n", style="bold")
+    supersedes = [e for e in detail.edges if e["edge_type"] == "supersedes" and e["direction"] == "in"]
+    text.append(f"History ({len(detail.history) + len(supersedes)})\n", style="bold")
     for run in detail.history:
         undone = f", undone by run {run.undone_by}" if run.undone_by else ""
         text.append(f"  run {run.id} {run.kind} at {run.created_at}: {one_line(run.summary, 80)}{undone}\n")
-    supersedes = [e for e in detail.edges if e["edge_type"] == "supersedes" and e["direction"] == "in"]
     for edge in supersedes:
-        text.append(f"  superseded by {one_line(edge['from_id'])} at {one_line(edge.get('created_at'))}\n")
+        text.append(f"  superseded by {one_line(edge['from_id'])}")
+        _mark_missing(text, detail, edge["from_id"])
+        text.append(f" at {one_line(edge.get('created_at'))}\n")
     if not detail.history and not supersedes:
         text.append("  no prune run, supersede or curation has touched it\n", style="dim")
     return text
+
+
+def _mark_missing(text: Text, detail: ObservationDetail, node_id: str) -> None:
+    """Append "(no such observation)" (or pattern …) when the edge end names no row."""
+    if node_id in detail.missing:
+        text.append(f" (no such {one_line(node_id.partition(':')[0])})", style="italic red")

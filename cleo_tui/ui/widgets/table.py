@@ -22,16 +22,63 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.worker import get_current_worker
 
-from cleo_tui.safe_text import one_line
+from cleo_tui.ui.widgets.cells import fit_cells
 from cleo_tui.ui.widgets.worker_errors import ForwardWorkerErrors
 
 
 @dataclass(frozen=True)
 class Column:
+    """One table column. On a narrow terminal columns first shrink to `min_width`, then the ones
+    with a `drop` rank give way, the highest rank first; a column with drop=0 always stays."""
+
     key: str
     header: str
     width: int | None  # None: takes the remaining width
     right: bool = False
+    min_width: int | None = None  # None: a fixed column keeps `width`, a flexible one needs 8
+    drop: int = 0
+
+    @property
+    def least(self) -> int:
+        """The fewest cells this column is drawn in."""
+        if self.min_width is not None:
+            return self.min_width
+        return self.width if self.width is not None else FLEX_MIN
+
+
+FLEX_MIN = 8
+
+
+def fit_columns(columns: list[Column], width: int) -> list[int]:
+    """Each column's width in cells for a table `width` cells wide (0: the column is hidden).
+
+    Shrinkable columns go down to their least width first; while that still does not
+    fit, droppable columns are hidden in their `drop` order. The room left grows the
+    shrunk fixed columns back to their width, then the flexible ones share the rest.
+    """
+    shown = list(range(len(columns)))
+
+    def need(indexes: list[int]) -> int:
+        return sum(columns[i].least for i in indexes) + max(0, len(indexes) - 1)
+
+    for _, index in sorted(((c.drop, -i) for i, c in enumerate(columns) if c.drop), reverse=True):
+        if need(shown) <= width:
+            break
+        shown.remove(-index)
+    widths = [0] * len(columns)
+    for i in shown:
+        widths[i] = columns[i].least
+    room = max(0, width - need(shown))
+    for i in shown:
+        wanted = columns[i].width
+        if wanted is not None and widths[i] < wanted:
+            grow = min(room, wanted - widths[i])
+            widths[i] += grow
+            room -= grow
+    flexible = [i for i in shown if columns[i].width is None]
+    for n, i in enumerate(flexible):
+        widths[i] += room // len(flexible) + (1 if n < room % len(flexible) else 0)
+    return widths
 
 
 Cell = tuple[str, str]  # (text, component class or "")
@@ -141,16 +188,18 @@ class LineTable(ForwardWorkerErrors, ScrollView, can_focus=True):
 
     # -- rendering ----------------------------------------------------------
     def _widths(self) -> list[int]:
-        width = max(self.scrollable_content_region.width, 20)
-        fixed = sum(c.width or 0 for c in self.columns) + len(self.columns) - 1
-        flex = max(8, width - fixed)
-        return [c.width if c.width is not None else flex for c in self.columns]
+        return fit_columns(self.columns, max(self.scrollable_content_region.width, 20))
+
+    def shown_columns(self) -> list[str]:
+        """The keys of the columns drawn at the table's present width."""
+        return [c.key for c, w in zip(self.columns, self._widths(), strict=False) if w]
 
     def _cells_strip(self, cells: list[Cell], base: Style, width: int) -> Strip:
         segments: list[Segment] = []
-        for (text, cls), col, w in zip(cells, self.columns, self._widths()):
-            text = one_line(text, w)
-            text = text.rjust(w) if col.right else text.ljust(w)
+        for (text, cls), col, w in zip(cells, self.columns, self._widths(), strict=False):
+            if not w:
+                continue
+            text = fit_cells(text, w, right=col.right)
             style = base + self.get_component_rich_style(cls, partial=True) if cls else base
             segments.append(Segment(text, style))
             segments.append(Segment(" ", base))
@@ -200,7 +249,7 @@ class LineTable(ForwardWorkerErrors, ScrollView, can_focus=True):
         listing: Listing
         pages: list[int]
 
-    def on_line_table__pages_loaded(self, message: "LineTable._PagesLoaded") -> None:
+    def on_line_table__pages_loaded(self, message: LineTable._PagesLoaded) -> None:
         message.stop()
         if message.listing is not self.listing:
             return

@@ -13,6 +13,7 @@ from cleo_tui.recall.reader import TraceOutcome, TraceResult, TraceSummary
 from cleo_tui.recall.rerank import format_chain, format_factor
 from cleo_tui.recall.resolve import EVICTED, FORGOTTEN
 from cleo_tui.safe_text import one_line
+from cleo_tui.ui.widgets.cells import fit_cells
 
 BAR_WIDTH = 14
 EIGHTHS = " ▏▎▍▌▋▊▉"
@@ -134,7 +135,7 @@ def steps_text(result: TraceResult, scale: float, credit: tuple[int, int]) -> Te
         for step in result.steps:
             factor = (format_factor(step.multiplier, step.score_before, step.score_after)
                       if step.multiplier is not None else "→")
-            text.append(f"{one_line(step.stage, 12):<12}{factor:>6}{step.score_after:7.3f} ")
+            text.append(f"{fit_cells(step.stage, 12)}{factor:>6}{step.score_after:7.3f} ")
             text.append(bar(step.score_after, scale) + "\n",
                         style="green" if (step.multiplier or 1.0) >= 1.0 else "yellow")
     else:

@@ -1,0 +1,49 @@
+"""Fitting text into terminal cells, not code points.
+
+A CJK character or an emoji takes two cells; cutting or padding by `len` would
+push every later column of a table to the right and clip the last one. Every
+place in the UI that fits text to a width goes through these two functions.
+"""
+
+from __future__ import annotations
+
+from rich.cells import cell_len, set_cell_size
+
+from cleo_tui.safe_text import one_line
+
+ELLIPSIS = "…"
+
+
+def cut_cells(text: object, width: int) -> str:
+    """`text` printable on one line, at most `width` cells, an ellipsis where it was cut."""
+    out = one_line(text)
+    if width <= 0:
+        return ""
+    if cell_len(out) <= width:
+        return out
+    # set_cell_size never splits a wide character: it pads with a space instead
+    return set_cell_size(out, width - 1).rstrip(" ") + ELLIPSIS if width > 1 else ELLIPSIS
+
+
+def fit_cells(text: object, width: int, right: bool = False) -> str:
+    """`text` cut to `width` cells (see cut_cells) and padded to exactly `width` cells."""
+    out = cut_cells(text, width)
+    pad = " " * max(0, width - cell_len(out))
+    return pad + out if right else out + pad
+
+
+def cut_cells_start(text: object, width: int) -> str:
+    """Like cut_cells, but the start gives way: "…" and the last `width - 1` cells (paths)."""
+    out = one_line(text)
+    if width <= 0:
+        return ""
+    if cell_len(out) <= width:
+        return out
+    kept: list[str] = []
+    room = width - 1
+    for char in reversed(out):
+        room -= cell_len(char)
+        if room < 0:
+            break
+        kept.append(char)
+    return ELLIPSIS + "".join(reversed(kept))
