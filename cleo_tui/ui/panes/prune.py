@@ -643,7 +643,11 @@ class PruneScreen(PaneScreen):
                  "(rows changed since are left alone and listed). The run can be undone from the Runs "
                  f"list (u).\n\n{EVICTION_IN_CLEO.replace('commit with --hide-from-cleo', 'tick the box below')}")
         modal = CommitModal("Commit prune", body)
-        self.app.push_screen(modal, lambda yes: self._commit(preview, modal.hide) if yes else None)
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._commit(preview, modal.hide)
+        self.app.push_screen(modal, answered)
 
     @work(thread=True, exclusive=True, group="prune-commit", exit_on_error=False)
     def _commit(self, preview: PrunePreview, hide: bool) -> None:
