@@ -375,3 +375,25 @@ def test_per_budget_work_is_bounded_by_visible_rows():
     assert listing.count() == preview.drop_count > 40_000
     rows = [listing.cached_row(i) for i in range(30)]
     assert len(made) == 30 and rows[0]["id"] == pool.droppable[0].id
+
+
+def inside(widget, screen) -> bool:
+    """Shown, and wholly within the screen (nothing cut off at the right or bottom edge)."""
+    region = widget.region
+    return widget.display and region.area > 0 and screen.region.contains_region(region)
+
+
+async def test_every_control_and_the_fall_back_text_fit_at_80x24(brain):
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_prune(app, pilot)
+        await type_budget(screen, pilot, "1k")
+        await settle(app, pilot)
+        assert screen.preview.fell_back
+        for selector in ("#prune-budget", "#prune-tokenizer", "#prune-scope", "#prune-summary", "#prune-bar",
+                         "#prune-lists", "#prune-dropped"):
+            assert inside(screen.query_one(selector), screen), selector
+        summary = screen.query_one("#prune-summary", Static)
+        lines = screen.summary_text().wrap(app.console, summary.content_region.width)
+        assert len(lines) <= summary.content_region.height  # the fall-back text is whole
+        assert "In the way" in str(summary.render())

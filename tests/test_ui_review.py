@@ -453,3 +453,19 @@ async def test_read_only_marks_are_kept_in_memory(brain, monkeypatch, tmp_path):
             assert screen.marks["pattern:0"] is False
     finally:
         read_only.close()
+
+
+async def test_every_control_is_reachable_at_80x24(brain, monkeypatch):
+    two_reflections(brain, monkeypatch)
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_review(app, pilot)
+        controls = ["#review-kind", "#review-scope", "#review-provider", "#review-model", "#review-threshold",
+                    "#review-run", "#review-cancel", "#review-accept", "#review-reject", "#review-approve-all",
+                    "#review-apply", "#review-discard", "#review-undo", "#review-raw", "#review-proposals",
+                    "#review-items"]
+        for selector in controls:
+            widget = screen.query_one(selector)
+            region = widget.region
+            assert widget.display and region.area > 0 and screen.region.contains_region(region), selector
+        assert screen.query_one("#review-items").region.height >= 3  # room for a few items

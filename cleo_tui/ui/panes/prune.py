@@ -149,6 +149,7 @@ class CommitModal(ConfirmModal):
 
 
 class PruneScreen(PaneScreen):
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]  # app.tcss lays 80×24 out with -narrow
     PANE = "prune"
     PANE_HELP = PRUNE_HELP
     BINDINGS = [

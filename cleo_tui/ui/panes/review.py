@@ -85,6 +85,7 @@ WRITE_ACTIONS = {"run_llm", "approve_all", "apply_proposal", "discard_proposal",
 
 
 class ReviewScreen(PaneScreen):
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]  # app.tcss lays 80×24 out with -narrow
     PANE = "review"
     PANE_HELP = REVIEW_HELP
     WRITE_ACTIONS = WRITE_ACTIONS
