@@ -139,7 +139,7 @@ class CommitModal(ConfirmModal):
         self.hide = event.value
 
     def on_mount(self) -> None:  # ConfirmModal.on_mount runs too (focus on Cancel)
-        checkbox = Checkbox("Also hide from CLEO's search (h): quality_score 0.2, undone exactly",
+        checkbox = Checkbox("Also hide from CLEO's search (h)",
                             id="commit-hide", compact=True)
         self.query_one(".dialog").mount(checkbox, before=self.query_one(".dialog-buttons"))
 
