@@ -154,6 +154,9 @@ async def test_commit_evicts_and_undo_restores(brain):
         assert screen.runs and screen.runs[0].kind == "prune"
         assert set(screen.runs[0].params["ids"]) == ids
         assert screen.preview.drop_count == 0  # the pool was prepared again without those rows
+        assert isinstance(app.screen, MessageModal) and "evicted" in app.screen.body  # the commit's result
+        await pilot.press("escape")
+        await settle(app, pilot)
 
         await pilot.press("l", "l", "l")  # to Runs
         assert screen.current_list() == "runs"
