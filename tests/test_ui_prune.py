@@ -7,16 +7,17 @@ import sqlite3
 
 from textual.widgets import Input, Select, Static
 
-from cleo_tui.memory.pruner import PoolEntry, build_pool
+from cleo_tui.memory.budget import budget_text, default_budget, nice_step, stepped
+from cleo_tui.memory.cleo_effects import HIDDEN_QUALITY
+from cleo_tui.memory.pruner import MAX_BUDGET, PoolEntry, build_pool
 from cleo_tui.memory.tokenizers import get_tokenizer
 from cleo_tui.ui.app import CleoApp
-from cleo_tui.ui.widgets.budget_bar import BarFigures, bar_cells
+from cleo_tui.ui.panes.prune import CommitModal, PruneScreen
+from cleo_tui.ui.widgets.budget_bar import BarFigures, BudgetBar, bar_cells
 from cleo_tui.ui.widgets.detail import ObservationModal
 from cleo_tui.ui.widgets.list_listing import ListListing
 from cleo_tui.ui.widgets.modals import ConfirmModal, MessageModal
 from cleo_tui.ui.widgets.path_prompt import PathPrompt
-from cleo_tui.memory.budget import budget_text, default_budget, nice_step, stepped
-from cleo_tui.ui.panes.prune import PruneScreen
 from cleo_tui.ui.widgets.prune_chart import chart_budgets, spark
 from cleo_tui.ui.widgets.table import LineTable
 from tests.ui_helpers import demo_brain, settle
@@ -128,6 +129,7 @@ async def test_budget_changes_update_the_lists_and_rows_open(brain):
         box = screen.query_one("#prune-budget", Input)
         assert box.has_class("bad-budget") and screen.budget == 9  # the last budget that parsed
         assert "positive whole number" in str(screen.query_one("#prune-status", Static).render())
+        await type_budget(screen, pilot, "12k")
 
         first = screen.preview.dropped_ids[0]
         dropped.focus()
@@ -152,6 +154,9 @@ async def test_commit_evicts_and_undo_restores(brain):
         assert screen.runs and screen.runs[0].kind == "prune"
         assert set(screen.runs[0].params["ids"]) == ids
         assert screen.preview.drop_count == 0  # the pool was prepared again without those rows
+        assert isinstance(app.screen, MessageModal) and "evicted" in app.screen.body  # the commit's result
+        await pilot.press("escape")
+        await settle(app, pilot)
 
         await pilot.press("l", "l", "l")  # to Runs
         assert screen.current_list() == "runs"
@@ -165,25 +170,128 @@ async def test_commit_evicts_and_undo_restores(brain):
         assert screen.preview.drop_count == len(ids)
 
 
-async def test_a_stale_pool_is_refused_and_recompute_offered(brain, tmp_path):
+def quality(brain, observation_id: str):
+    return brain.scalar("SELECT quality_score FROM brain_observations WHERE id = ?", (observation_id,))
+
+
+def notices(app) -> str:
+    """The toasts raised so far (Textual keeps them on the app until they time out)."""
+    return "\n".join(n.message for n in app._notifications)
+
+
+async def test_an_invalid_budget_marks_the_preview_and_commit_is_refused(brain):
     app = CleoApp(brain=brain)
     async with app.run_test(size=(120, 36)) as pilot:
         screen = await open_prune(app, pilot)
         live_before = live_ids(brain)
-        other = sqlite3.connect(tmp_path / ".cleo" / "cleo.db")  # CLEO writing meanwhile
-        other.execute("INSERT INTO brain_observations(id, type, title, narrative, created_at) "
-                      "VALUES ('O-late', 'discovery', 'late', 'written by CLEO meanwhile', '2026-06-01 00:00:00')")
+        for typed in ("1.2345k", "0.5", "abc"):
+            await type_budget(screen, pilot, typed)
+            summary = str(screen.query_one("#prune-summary", Static).render())
+            assert "INVALID BUDGET" in summary and screen.budget_error is not None
+            assert f"{MAX_BUDGET:,}" in screen.budget_error  # the largest allowed budget is named
+            screen.table("dropped").focus()
+            await pilot.press("c")
+            await settle(app, pilot)
+            assert app.screen is screen  # refused: no confirmation offered
+            assert "Not committed" in notices(app) and f"{MAX_BUDGET:,}" in notices(app)
+            app.clear_notifications()
+            assert live_ids(brain) == live_before
+        await type_budget(screen, pilot, "2k")
+        assert screen.budget_error is None
+        assert "INVALID" not in str(screen.query_one("#prune-summary", Static).render())
+        screen.table("dropped").focus()
+        await pilot.press("c")
+        await pilot.pause()
+        assert isinstance(app.screen, CommitModal) and "at a budget of 2,000" in app.screen.body
+
+
+async def test_commit_says_what_eviction_does_in_cleo_and_can_hide_from_its_search(brain):
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = await open_prune(app, pilot)
+        ids = screen.preview.dropped_ids
+        before = {i: quality(brain, i) for i in ids}
+        await pilot.press("c")
+        await pilot.pause()
+        modal = app.screen
+        assert isinstance(modal, CommitModal) and modal.danger
+        assert "still return evicted rows" in modal.body and "tick the box below" in modal.body
+        await pilot.press("h")  # opt in: also hide from CLEO's search
+        await pilot.pause()
+        assert modal.query_one("#commit-hide").value is True
+        await pilot.press("y")
+        await settle(app, pilot)
+        assert not set(ids) & live_ids(brain)
+        assert {quality(brain, i) for i in ids} == {HIDDEN_QUALITY}
+        assert isinstance(app.screen, MessageModal) and f"{len(ids):,} observations evicted" in app.screen.body
+        await pilot.press("escape")
+        await settle(app, pilot)
+        screen.action_undo_run()
+        await pilot.pause()
+        await pilot.press("y")
+        await settle(app, pilot)
+        assert set(ids) <= live_ids(brain)
+        assert {i: quality(brain, i) for i in ids} == before  # undone exactly
+
+
+async def test_a_previewed_row_changed_before_commit_is_skipped_and_named(brain, tmp_path):
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = await open_prune(app, pilot)
+        ids = screen.preview.dropped_ids
+        changed = ids[0]
+        other = sqlite3.connect(tmp_path / ".cleo" / "cleo.db")  # CLEO editing a row meanwhile
+        other.execute("UPDATE brain_observations SET narrative = narrative || ' and a good deal more text' "
+                      "WHERE id = ?", (changed,))
         other.commit()
+        narrative = other.execute("SELECT narrative FROM brain_observations WHERE id = ?", (changed,)).fetchone()[0]
         other.close()
         await pilot.press("c")
         await pilot.pause()
         await pilot.press("y")
         await settle(app, pilot)
-        assert live_ids(brain) == live_before | {"O-late"}  # nothing evicted
-        assert isinstance(app.screen, ConfirmModal) and "changed since" in app.screen.body
-        await pilot.press("y")  # recompute
-        await settle(app, pilot)
-        assert any(e.id == "O-late" for e in screen.pool.droppable + screen.pool.protected)
+        assert changed in live_ids(brain) and not set(ids[1:]) & live_ids(brain)
+        assert brain.scalar("SELECT narrative FROM brain_observations WHERE id = ?", (changed,)) == narrative
+        assert isinstance(app.screen, MessageModal)
+        body = app.screen.body
+        assert f"{len(ids) - 1:,} observations evicted" in body and f"{changed}: text changed" in body
+        assert "target of" in body
+
+
+async def test_protected_tokens_are_one_figure_in_text_and_bar(brain):
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = await open_prune(app, pilot)
+        await type_budget(screen, pilot, "1k")
+        preview = screen.preview
+        assert preview.fell_back
+        summary = str(screen.query_one("#prune-summary", Static).render())
+        assert f"protected rows alone hold {preview.protected_tokens:,} tokens" in summary
+        assert "one separator per line" in summary
+        bar = screen.query_one("#prune-bar", BudgetBar)
+        assert bar.figures.protected_tokens == preview.protected_tokens
+        assert f"protected {preview.protected_tokens:,}" in str(bar.render())
+
+
+async def test_write_keys_on_a_read_only_brain_say_why(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    brain = demo_brain(tmp_path, read_only=True)
+    app = CleoApp(brain=brain)
+    try:
+        async with app.run_test(size=(120, 36)) as pilot:
+            await settle(app, pilot)
+            app.screen.query_one(LineTable).focus()
+            await pilot.press("e")  # Observations: evict
+            await settle(app, pilot)
+            assert not isinstance(app.screen, ConfirmModal)
+            assert "Evict: not possible, the brain is read-only (opened with --read-only)" in notices(app)
+            app.clear_notifications()
+            await open_prune(app, pilot)
+            await pilot.press("c")
+            await settle(app, pilot)
+            assert "Commit: not possible, the brain is read-only (opened with --read-only)" in notices(app)
+    finally:
+        brain.close()
 
 
 async def test_read_only_brain_disables_commit_and_undo(tmp_path, monkeypatch):
@@ -270,3 +378,25 @@ def test_per_budget_work_is_bounded_by_visible_rows():
     assert listing.count() == preview.drop_count > 40_000
     rows = [listing.cached_row(i) for i in range(30)]
     assert len(made) == 30 and rows[0]["id"] == pool.droppable[0].id
+
+
+def inside(widget, screen) -> bool:
+    """Shown, and wholly within the screen (nothing cut off at the right or bottom edge)."""
+    region = widget.region
+    return widget.display and region.area > 0 and screen.region.contains_region(region)
+
+
+async def test_every_control_and_the_fall_back_text_fit_at_80x24(brain):
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_prune(app, pilot)
+        await type_budget(screen, pilot, "1k")
+        await settle(app, pilot)
+        assert screen.preview.fell_back
+        for selector in ("#prune-budget", "#prune-tokenizer", "#prune-scope", "#prune-summary", "#prune-bar",
+                         "#prune-lists", "#prune-dropped"):
+            assert inside(screen.query_one(selector), screen), selector
+        summary = screen.query_one("#prune-summary", Static)
+        lines = screen.summary_text().wrap(app.console, summary.content_region.width)
+        assert len(lines) <= summary.content_region.height  # the fall-back text is whole
+        assert "In the way" in str(summary.render())

@@ -13,14 +13,22 @@ from textual.widgets import OptionList, Select, Static
 
 from cleo_tui.brain import open_brain
 from cleo_tui.llm.proposals import get_proposal, list_proposals
-from cleo_tui.llm.reflector import propose_reflection
+from cleo_tui.llm.reflector import propose_reflection, protection_of
+from cleo_tui.memory.curation import pin_observation
 from cleo_tui.ui.app import CleoApp
 from cleo_tui.ui.messages import BrainChanged
+from cleo_tui.ui.panes.review import ReviewScreen
 from cleo_tui.ui.widgets.detail import ObservationModal
 from cleo_tui.ui.widgets.modals import ConfirmModal, MessageModal, TextViewer
-from cleo_tui.ui.panes.review import ReviewScreen
 from tests.fake_llm import FakeLLM, FakeLLMServer, error_reply, hang_reply, ids_in_prompt, text_reply
-from tests.llm_fixtures import ANTHROPIC_KEY, OPENAI_KEY, fast_config, notes_answer, reflection_answer, write_project_config
+from tests.llm_fixtures import (
+    ANTHROPIC_KEY,
+    OPENAI_KEY,
+    fast_config,
+    notes_answer,
+    reflection_answer,
+    write_project_config,
+)
 from tests.ui_helpers import HOSTILE_TITLE, demo_brain, settle
 
 NOTE_SOURCE = "observer-compressed"
@@ -100,6 +108,12 @@ async def answer(app, pilot, yes: bool) -> None:
     assert isinstance(app.screen, ConfirmModal)
     await pilot.press("y" if yes else "n")
     await settle(app, pilot)
+
+
+async def confirm_protected(app, pilot) -> None:
+    """Answer yes to the second question about protected rows, when the apply asks it."""
+    if isinstance(app.screen, ConfirmModal) and app.screen.title_text == "Evict protected observations?":
+        await answer(app, pilot, yes=True)
 
 
 async def test_observer_notes_reviewed_stored_in_part_and_undone(brain, server, keyed):
@@ -187,6 +201,7 @@ async def test_reflector_applies_only_what_was_approved(brain, server, keyed):
 
         await pilot.press("s")
         await answer(app, pilot, yes=True)
+        await confirm_protected(app, pilot)
         applied = get_proposal(brain, proposal.id)
         assert applied.status == "applied"
         assert applied.decision["approved_superseded"] == [superseded[0]]
@@ -217,6 +232,7 @@ async def test_approve_all_asks_a_second_time_and_a_stale_proposal_writes_nothin
         assert all(live(brain, i) for i in superseded)  # approving writes nothing
         await pilot.press("s")
         await answer(app, pilot, yes=True)
+        await confirm_protected(app, pilot)
         assert not any(live(brain, i) for i in superseded)
 
         # a second proposal whose input changes (CLEO or another pane wrote) is refused whole
@@ -335,6 +351,121 @@ async def test_pending_proposal_survives_restart_and_read_only_disables_writing(
             assert isinstance(app.screen, ReviewScreen) and not screen.running
             await pilot.press("v")
             await settle(app, pilot)
-            assert isinstance(app.screen, TextViewer) and json.loads(app.screen.text)["superseded"] == ["O-not-in-input"]
+            assert isinstance(app.screen, TextViewer)
+            assert json.loads(app.screen.text)["superseded"] == ["O-not-in-input"]
     finally:
         read_only.close()
+
+
+def two_reflections(brain, monkeypatch) -> list:
+    """Two pending reflector proposals, made through the real reflector before the app starts."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
+    fake = FakeLLM([reflection_reply, reflection_reply])
+    made = [propose_reflection(brain, http_client=fake.http_client()).proposal for _ in range(2)]
+    assert all(p is not None for p in made)
+    return made
+
+
+async def select_proposal(screen, app, pilot, proposal_id: int) -> None:
+    screen.proposal_table.focus()
+    screen.proposal_table.cursor = next(i for i, p in enumerate(screen.proposals) if p.id == proposal_id)
+    await settle(app, pilot)
+    assert screen.current.id == proposal_id
+
+
+async def test_marks_belong_to_the_proposal_across_moves_and_restarts(brain, monkeypatch, tmp_path):
+    first, second = two_reflections(brain, monkeypatch)
+    superseded = [s["id"] for s in first.superseded]
+    guard = protection_of(brain, superseded)
+    evict = next(i for i in superseded if not guard[i].protected)  # protected rows: the next test
+    key = f"superseded:{superseded.index(evict)}"
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = await open_review(app, pilot)
+        await select_proposal(screen, app, pilot, first.id)
+        await focus_item(screen, pilot, key)
+        await pilot.press("space")  # EVICT
+        await focus_item(screen, pilot, "pattern:1")
+        await pilot.press("space")  # reject
+        await select_proposal(screen, app, pilot, second.id)
+        assert screen.marks[key] is False and screen.marks["pattern:1"] is True  # the other one's own marks
+        await select_proposal(screen, app, pilot, first.id)
+        assert screen.marks[key] is True and screen.marks["pattern:1"] is False
+    # a new app on the same file
+    again = open_brain(tmp_path / ".cleo" / "cleo.db")
+    app = CleoApp(brain=again)
+    try:
+        async with app.run_test(size=(120, 36)) as pilot:
+            screen = await open_review(app, pilot)
+            await select_proposal(screen, app, pilot, first.id)
+            assert screen.marks[key] is True and screen.marks["pattern:1"] is False
+            await pilot.press("s")
+            assert isinstance(app.screen, ConfirmModal) and app.screen.danger  # an eviction: guarded
+            assert "still return evicted rows" in app.screen.body  # what eviction does in CLEO
+            await answer(app, pilot, yes=True)
+    finally:
+        again.close()
+    applied = get_proposal(brain, first.id)
+    assert applied.status == "applied" and applied.decision["approved_superseded"] == [evict]
+    assert applied.decision["accepted_patterns"] == [0] and applied.decision["accepted_learnings"] == [0, 1]
+    assert [i for i in superseded if not live(brain, i)] == [evict]
+    assert get_proposal(brain, second.id).status == "pending"
+
+
+async def test_a_protected_row_is_shown_and_asked_about_a_second_time(brain, monkeypatch):
+    first, _ = two_reflections(brain, monkeypatch)
+    target = first.superseded[1]["id"]
+    pin_observation(brain, target)  # pinned: protected
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = await open_review(app, pilot)
+        await select_proposal(screen, app, pilot, first.id)
+        await focus_item(screen, pilot, "superseded:1")
+        row = screen.format_item(screen.item_table.current_row())
+        assert row["text"][0].startswith("PROTECTED (") and "set by you" in row["text"][0]
+        assert "PROTECTED" in text_of(screen, "#review-item-side")
+        await pilot.press("space")
+        await pilot.press("s")
+        await answer(app, pilot, yes=True)
+        assert isinstance(app.screen, ConfirmModal) and app.screen.danger
+        assert target in app.screen.body and "set by you" in app.screen.body
+        await answer(app, pilot, yes=False)  # not the second time: nothing written
+        assert get_proposal(brain, first.id).status == "pending" and live(brain, target)
+        await pilot.press("s")
+        await answer(app, pilot, yes=True)
+        await answer(app, pilot, yes=True)
+        assert get_proposal(brain, first.id).status == "applied" and not live(brain, target)
+
+
+async def test_read_only_marks_are_kept_in_memory(brain, monkeypatch, tmp_path):
+    first, second = two_reflections(brain, monkeypatch)
+    brain.close()
+    read_only = open_brain(tmp_path / ".cleo" / "cleo.db", read_only=True)
+    app = CleoApp(brain=read_only)
+    try:
+        async with app.run_test(size=(120, 36)) as pilot:
+            screen = await open_review(app, pilot)
+            await select_proposal(screen, app, pilot, first.id)
+            await focus_item(screen, pilot, "pattern:0")
+            await pilot.press("space")
+            await select_proposal(screen, app, pilot, second.id)
+            await select_proposal(screen, app, pilot, first.id)
+            assert screen.marks["pattern:0"] is False
+    finally:
+        read_only.close()
+
+
+async def test_every_control_is_reachable_at_80x24(brain, monkeypatch):
+    two_reflections(brain, monkeypatch)
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_review(app, pilot)
+        controls = ["#review-kind", "#review-scope", "#review-provider", "#review-model", "#review-threshold",
+                    "#review-run", "#review-cancel", "#review-accept", "#review-reject", "#review-approve-all",
+                    "#review-apply", "#review-discard", "#review-undo", "#review-raw", "#review-proposals",
+                    "#review-items"]
+        for selector in controls:
+            widget = screen.query_one(selector)
+            region = widget.region
+            assert widget.display and region.area > 0 and screen.region.contains_region(region), selector
+        assert screen.query_one("#review-items").region.height >= 3  # room for a few items

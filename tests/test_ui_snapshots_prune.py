@@ -1,4 +1,4 @@
-"""SVG snapshots of the Prune pane at 120×36 on the demo brain.
+"""SVG snapshots of the Prune pane at 80×24 and 140×40 on the demo brain.
 
 Deterministic: the demo is seeded, the brain is opened by a relative path, the status
 line shows no timings, and every worker has finished before the picture is taken.
@@ -7,10 +7,11 @@ Update after an intended change with `pytest --snapshot-update`.
 
 from __future__ import annotations
 
+import pytest
 
 from tests.ui_helpers import settle
 
-SIZE = (120, 36)
+SIZES = pytest.mark.parametrize("size", [(80, 24), (140, 40)], ids=["80x24", "140x40"])
 
 
 async def open_prune(app, pilot) -> None:
@@ -19,7 +20,8 @@ async def open_prune(app, pilot) -> None:
     await settle(app, pilot)
 
 
-def test_prune_pane_without_fall_back(app, snap_compare):
+@SIZES
+def test_prune_pane_without_fall_back(app, snap_compare, size):
     """A budget whose target is met: the bar shows protected | kept | dropped, the list drops in order."""
     async def run_before(pilot):
         await open_prune(app, pilot)
@@ -30,10 +32,11 @@ def test_prune_pane_without_fall_back(app, snap_compare):
         screen._show_budget_text()
         await settle(app, pilot)
 
-    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
 
 
-def test_prune_pane_fell_back_protected_list(app, snap_compare):
+@SIZES
+def test_prune_pane_fell_back_protected_list(app, snap_compare, size):
     """A tiny budget: FELL BACK with the rows in the way; the Protected list with its reasons."""
     async def run_before(pilot):
         await open_prune(app, pilot)
@@ -42,4 +45,4 @@ def test_prune_pane_fell_back_protected_list(app, snap_compare):
         await pilot.press("enter", "l")
         await settle(app, pilot)
 
-    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(app, terminal_size=size, run_before=run_before)

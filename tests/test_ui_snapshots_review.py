@@ -1,4 +1,4 @@
-"""SVG snapshots of the Review pane at 120×36 on the demo brain.
+"""SVG snapshots of the Review pane at 80×24 and 140×40 on the demo brain.
 
 Deterministic: the demo is seeded and opened by a relative path; the proposal is
 made through the real reflector and SDK (over httpx2.MockTransport) before the app
@@ -8,6 +8,7 @@ Update after an intended change with `pytest --snapshot-update`.
 
 from __future__ import annotations
 
+import pytest
 
 from cleo_tui.brain.migrations import PROPOSALS
 from cleo_tui.llm.reflector import propose_reflection
@@ -16,7 +17,7 @@ from tests.fake_llm import FakeLLM, ids_in_prompt, text_reply
 from tests.llm_fixtures import ANTHROPIC_KEY, reflection_answer
 from tests.ui_helpers import settle
 
-SIZE = (120, 36)
+SIZES = pytest.mark.parametrize("size", [(80, 24), (140, 40)], ids=["80x24", "140x40"])
 
 
 def reflection_reply(request):
@@ -31,7 +32,8 @@ async def open_review(app, pilot) -> None:
     await settle(app, pilot)
 
 
-def test_review_pending_reflection_with_an_approved_eviction(brain, monkeypatch, snap_compare):
+@SIZES
+def test_review_pending_reflection_with_an_approved_eviction(brain, monkeypatch, snap_compare, size):
     """A pending reflector proposal: the first superseded row approved, shown in full beside the claim."""
     monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
     proposal = propose_reflection(brain, http_client=FakeLLM([reflection_reply]).http_client()).proposal
@@ -46,10 +48,11 @@ def test_review_pending_reflection_with_an_approved_eviction(brain, monkeypatch,
         await pilot.press("end", "up", "up", "space")
         await settle(app, pilot)
 
-    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
 
 
-def test_review_says_why_the_observer_did_not_run(brain, snap_compare):
+@SIZES
+def test_review_says_why_the_observer_did_not_run(brain, snap_compare, size):
     """No API key: the provider line and the status line say so; nothing was asked."""
     app = CleoApp(brain=brain)
 
@@ -58,4 +61,4 @@ def test_review_says_why_the_observer_did_not_run(brain, snap_compare):
         await pilot.press("r")
         await settle(app, pilot)
 
-    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(app, terminal_size=size, run_before=run_before)

@@ -9,7 +9,6 @@ windows over the pool's drop order (`ListListing`), never rebuilt.
 from __future__ import annotations
 
 from dataclasses import dataclass
-
 from pathlib import Path
 
 from rich.text import Text
@@ -18,27 +17,37 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
-from textual.widgets import Input, Label, ProgressBar, Select, Static, TabbedContent, TabPane
+from textual.widgets import Checkbox, Input, Label, ProgressBar, Select, Static, TabbedContent, TabPane
 
-from cleo_tui.brain.errors import BrainError, StaleState
-from cleo_tui.brain.observation_reads import live_sessions
+from cleo_tui.brain.errors import BrainError
 from cleo_tui.brain.journal import Run
+from cleo_tui.brain.observation_reads import live_sessions
 from cleo_tui.memory import curation
-from cleo_tui.memory.pruner import (
-    BadBudget, PoolEntry, PreparedPool, PrunePreview, commit_prune, parse_budget, prepare_pool,
-)
 from cleo_tui.memory.budget import budget_text, default_budget, default_export_name, nice_step, stepped, write_export
+from cleo_tui.memory.cleo_effects import EVICTION_IN_CLEO
+from cleo_tui.memory.pruner import (
+    MAX_BUDGET,
+    BadBudget,
+    CommitResult,
+    PoolEntry,
+    PreparedPool,
+    PrunePreview,
+    commit_preview,
+    parse_budget,
+    prepare_pool,
+)
 from cleo_tui.memory.tokenizers import CHARS4, TOKENIZER_NAMES
 from cleo_tui.safe_text import one_line
-from cleo_tui.ui.widgets.budget_bar import BarFigures, BudgetBar
-from cleo_tui.ui.messages import BrainChanged
 from cleo_tui.ui.help import PRUNE_HELP
+from cleo_tui.ui.messages import BrainChanged
+from cleo_tui.ui.widgets.budget_bar import BarFigures, BudgetBar
 from cleo_tui.ui.widgets.chrome import PaneScreen
+from cleo_tui.ui.widgets.inputs import SafeInput
 from cleo_tui.ui.widgets.list_listing import ListListing
+from cleo_tui.ui.widgets.modals import ConfirmModal, MessageModal
 from cleo_tui.ui.widgets.path_prompt import PathPrompt
 from cleo_tui.ui.widgets.prune_chart import PruneChart
 from cleo_tui.ui.widgets.table import Column, LineTable
-from cleo_tui.ui.widgets.inputs import SafeInput
 
 ALL_SCOPE = "\x00all"  # the Select value for "every live observation" (no session id looks like it)
 FINE, COARSE = 0.01, 0.10  # step sizes as shares of the pool's tokens
@@ -102,7 +111,45 @@ class BudgetInput(SafeInput):
     ]
 
 
+def budget_problem(text: str) -> str | None:
+    """Why the budget box's text cannot be committed (None: it is a budget), naming the largest allowed."""
+    if not text.strip():
+        return "The budget box is empty: type a budget such as 8000 or 12k."
+    try:
+        parse_budget(text)
+    except BadBudget as exc:
+        message = str(exc)
+        if "largest" not in message:
+            message += f" The largest allowed budget is {MAX_BUDGET:,} tokens."
+        return message
+    return None
+
+
+class CommitModal(ConfirmModal):
+    """The commit's danger confirm, with the opt-in to also hide the rows from CLEO's search (h)."""
+
+    BINDINGS = [Binding("h", "toggle_hide", "Also hide from CLEO's search", show=False)]
+
+    def __init__(self, title: str, body: str) -> None:
+        super().__init__(title, body, confirm_label="Evict", danger=True)
+        self.hide = False  # the opt-in, kept here: the checkbox is gone once the dialog closes
+
+    @on(Checkbox.Changed, "#commit-hide")
+    def hide_chosen(self, event: Checkbox.Changed) -> None:
+        self.hide = event.value
+
+    def on_mount(self) -> None:  # ConfirmModal.on_mount runs too (focus on Cancel)
+        checkbox = Checkbox("Also hide from CLEO's search (h)",
+                            id="commit-hide", compact=True)
+        self.query_one(".dialog").mount(checkbox, before=self.query_one(".dialog-buttons"))
+
+    def action_toggle_hide(self) -> None:
+        checkbox = self.query_one("#commit-hide", Checkbox)
+        checkbox.value = not checkbox.value
+
+
 class PruneScreen(PaneScreen):
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]  # app.tcss lays 80×24 out with -narrow
     PANE = "prune"
     PANE_HELP = PRUNE_HELP
     BINDINGS = [
@@ -157,12 +204,7 @@ class PruneScreen(PaneScreen):
 
     @dataclass(eq=False)
     class Committed(Message):
-        run_id: int
-        evicted: int
-
-    @dataclass(eq=False)
-    class Stale(Message):
-        error: str
+        result: CommitResult
 
     @dataclass(eq=False)
     class Exported(Message):
@@ -180,6 +222,8 @@ class PruneScreen(PaneScreen):
         self.preparing = False
         self.pool_note = ""
         self.message = ""
+        self.budget_error: str | None = None  # the budget box holds no budget: nothing may be committed
+        self.result: CommitResult | None = None  # the last commit's outcome
         self.runs: list[Run] = []
         self._blockers: list[PoolEntry] = []
 
@@ -341,6 +385,14 @@ class PruneScreen(PaneScreen):
         """Budget, target, tokens before → after, counts, and fell_back with what stands in the way."""
         preview = self.preview
         text = Text()
+        if self.budget_error is not None:
+            text.append(" INVALID BUDGET ", style="bold reverse red")
+            text.append(f" {one_line(self.budget_error, 300)} Nothing can be committed until the box "
+                        "holds a budget.\n")
+            if preview is not None:
+                text.append(f"(The figures below are for the last valid budget, {preview.budget:,}.)\n",
+                            style="italic")
+            return text
         if preview is None:
             if self.message:
                 text.append("No preview: ", style="bold")
@@ -360,11 +412,12 @@ class PruneScreen(PaneScreen):
         text.append(f"{preview.drop_count:,}")
         text.append("  kept ", style="bold")
         text.append(f"{preview.kept:,} ({len(preview.protected):,} protected)")
+        text.append("  (totals count one separator per line)", style="italic")
         text.append("\n")
         if preview.fell_back:
             text.append(" FELL BACK ", style="bold reverse red")
             # Fell back: everything droppable is gone, so what is left is the protected rows.
-            text.append(f" target not met: the protected rows alone hold {preview.tokens_after:,} tokens, "
+            text.append(f" target not met: the protected rows alone hold {preview.protected_tokens:,} tokens, "
                         "and protected rows never drop.\n")
             text.append("In the way, largest first: ", style="bold")
             finish = self.pool.tokenizer.finish if self.pool is not None else (lambda units: units)
@@ -396,19 +449,25 @@ class PruneScreen(PaneScreen):
             with self.prevent(Input.Changed):
                 box.value = budget_text(self.budget)
             box.set_class(False, "bad-budget")
+            self.budget_error = None
 
     @on(Input.Changed, "#prune-budget")
     def budget_typed(self, event: Input.Changed) -> None:
-        try:
-            budget = parse_budget(event.value)
-        except BadBudget as exc:
-            event.input.set_class(bool(event.value.strip()), "bad-budget")
-            self.message = str(exc) if event.value.strip() else ""
-            self.update_status()
+        problem = budget_problem(event.value)
+        event.input.set_class(problem is not None, "bad-budget")
+        if problem is not None:
+            # The preview stays on screen but is marked invalid, and `c` refuses (issue 13.1).
+            self.budget_error = problem
+            self.message = problem if event.value.strip() else ""
+            self._show_preview()
             return
-        event.input.set_class(False, "bad-budget")
+        self.budget_error = None
+        budget = parse_budget(event.value)
         if budget != self.budget:
             self.set_budget(budget)
+        else:
+            self.message = ""
+            self._show_preview()
 
     @on(Input.Submitted, "#prune-budget")
     def budget_submitted(self, event: Input.Submitted) -> None:
@@ -421,8 +480,9 @@ class PruneScreen(PaneScreen):
         if self.pool is None or self.budget is None:
             return
         step = nice_step(self.pool.tokens_before, COARSE if coarse else FINE)
-        self.set_budget(stepped(self.budget, step, direction))
+        self.budget = stepped(self.budget, step, direction)
         self._show_budget_text()
+        self.set_budget(self.budget)
 
     # -- tokenizer and scope: these prepare the pool anew ----------------------------------
     @on(Select.Changed, "#prune-tokenizer")
@@ -561,8 +621,16 @@ class PruneScreen(PaneScreen):
     # -- commit ---------------------------------------------------------------------------
     def action_commit(self) -> None:
         preview = self.preview
+        shown = self.query_one("#prune-budget", BudgetInput).value
+        problem = budget_problem(shown)
+        if problem is not None:  # a commit only ever uses the budget shown in the box
+            self.notify(f"Not committed: {problem}", severity="error", markup=False)
+            return
         if preview is None or self.preparing:
             self.notify("The preview is not ready yet.", severity="warning")
+            return
+        if parse_budget(shown) != preview.budget:
+            self.notify("Not committed: the preview is not yet at the budget in the box.", severity="warning")
             return
         if not preview.drop_count:
             self.notify("This budget drops nothing: the pool is within its target.", severity="warning")
@@ -572,26 +640,27 @@ class PruneScreen(PaneScreen):
                 f"{preview.budget:,} ({preview.tokenizer}).")
         if preview.fell_back:
             body += " The target still is not met: the protected rows alone exceed it."
-        body += ("\n\nNothing is deleted: each row gets invalid_at set. The run can be undone "
-                 "from the Runs list (u).")
-        self.cleo.confirm("Commit prune", body, lambda: self._commit(preview), danger=True)
+        body += ("\n\nNothing is deleted: each row gets invalid_at set, only if it is still as previewed "
+                 "(rows changed since are left alone and listed). The run can be undone from the Runs "
+                 f"list (u).\n\n{EVICTION_IN_CLEO.replace('commit with --hide-from-cleo', 'tick the box below')}")
+        modal = CommitModal("Commit prune", body)
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._commit(preview, modal.hide)
+        self.app.push_screen(modal, answered)
 
     @work(thread=True, exclusive=True, group="prune-commit", exit_on_error=False)
-    def _commit(self, preview: PrunePreview) -> None:
-        try:
-            run_id = commit_prune(self.session.brain, preview)
-        except StaleState as exc:
-            self.post_message(self.Stale(str(exc)))
-            return
-        self.post_message(self.Committed(run_id, preview.drop_count))
+    def _commit(self, preview: PrunePreview, hide: bool) -> None:
+        self.post_message(self.Committed(commit_preview(self.session.brain, preview, hide_from_cleo=hide)))
 
     def on_prune_screen_committed(self, message: Committed) -> None:
-        self.session.record_write(f"prune run {message.run_id} evicted {message.evicted:,} observations",
-                                  message.run_id, source=self.PANE)
-
-    def on_prune_screen_stale(self, message: Stale) -> None:
-        self.cleo.confirm("The pool changed", f"{message.error}\n\nRecompute the preview now? The budget stays "
-                                             f"{self.budget:,}.", self.reload)
+        result = message.result
+        self.result = result
+        hidden = ", hidden from CLEO's search" if result.hidden_from_cleo else ""
+        self.session.record_write(f"prune run {result.run_id} evicted {len(result.evicted):,} observations{hidden}",
+                                  result.run_id, source=self.PANE)
+        self.app.push_screen(MessageModal("Prune committed", "\n".join(result.lines()), error=False))
 
     def action_recompute(self) -> None:
         self.reload()

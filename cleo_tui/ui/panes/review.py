@@ -9,9 +9,9 @@ All database and LLM work runs in thread workers that post messages.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-
-from typing import Any, Callable
+from typing import Any
 
 from rich.text import Text
 from textual import on, work
@@ -22,27 +22,49 @@ from textual.message import Message
 from textual.widgets import Button, Input, OptionList, ProgressBar, Select, Static
 from textual.widgets.option_list import Option
 
+from cleo_tui.brain.errors import BrainError, ReadOnlyBrain
+from cleo_tui.llm import proposals as proposal_store
 from cleo_tui.llm import results as r
-from cleo_tui.llm.observer import propose_observer_notes, store_observer_notes
+from cleo_tui.llm.observer import propose_observer_notes, store_marked_notes
 from cleo_tui.llm.proposals import (
-    APPLIED, OBSERVER, PENDING, REFLECTOR, Proposal, discard_proposal, list_proposals, undo_proposal,
+    APPLIED,
+    OBSERVER,
+    PENDING,
+    REFLECTOR,
+    Proposal,
+    discard_proposal,
+    list_proposals,
+    undo_proposal,
 )
 from cleo_tui.llm.providers import CancelToken
-from cleo_tui.llm.reflector import apply_reflection, propose_reflection
+from cleo_tui.llm.reflector import ProtectedEviction, Protection, apply_marked_reflection, propose_reflection
 from cleo_tui.llm.resolve import PROVIDERS, describe_provider
+from cleo_tui.llm.review_reads import (
+    LEARNING,
+    NOTE,
+    PATTERN,
+    SUPERSEDED,
+    ReviewContext,
+    ReviewItem,
+    approved_ids,
+    chosen,
+    decision_text,
+    initial_marks,
+    load_context,
+    proposal_contents,
+    recent_sessions,
+    review_items,
+)
+from cleo_tui.memory.cleo_effects import EVICTION_IN_CLEO
 from cleo_tui.safe_text import one_line
-from cleo_tui.ui.messages import BrainChanged
 from cleo_tui.ui.help import REVIEW_HELP
+from cleo_tui.ui.messages import BrainChanged
 from cleo_tui.ui.widgets.chrome import PaneScreen
+from cleo_tui.ui.widgets.inputs import SafeInput
 from cleo_tui.ui.widgets.list_listing import ListListing
 from cleo_tui.ui.widgets.modals import TextViewer
-from cleo_tui.llm.review_reads import (
-    LEARNING, NOTE, PATTERN, SUPERSEDED, ReviewContext, ReviewItem, approved_ids, chosen, decision_text,
-    initial_marks, load_context, proposal_contents, recent_sessions, review_items,
-)
 from cleo_tui.ui.widgets.review_render import MARK_TEXT, describe_item, head_text, problem_text, provider_text
 from cleo_tui.ui.widgets.table import Column, LineTable
-from cleo_tui.ui.widgets.inputs import SafeInput
 
 ALL_SCOPE = "\x00recent"   # the scope Select's value for "no session: the recent window"
 AUTO = "\x00auto"          # the provider Select's value for "resolve from config and environment"
@@ -63,6 +85,7 @@ WRITE_ACTIONS = {"run_llm", "approve_all", "apply_proposal", "discard_proposal",
 
 
 class ReviewScreen(PaneScreen):
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]  # app.tcss lays 80×24 out with -narrow
     PANE = "review"
     PANE_HELP = REVIEW_HELP
     WRITE_ACTIONS = WRITE_ACTIONS
@@ -73,7 +96,8 @@ class ReviewScreen(PaneScreen):
                 tooltip="Accept or reject the selected item (double-click does it too)"),
         Binding("a", "approve_all", "Approve all", id="review.approve_all",
                 tooltip="Accept every item, superseded observations included (asks first)"),
-        Binding("s", "apply_proposal", "Store/apply", id="review.apply", tooltip="Write the accepted items (asks first)"),
+        Binding("s", "apply_proposal", "Store/apply", id="review.apply",
+                tooltip="Write the accepted items (asks first)"),
         Binding("d", "discard_proposal", "Discard", id="review.discard", tooltip="Set the pending proposal aside"),
         Binding("u", "undo_proposal", "Undo", id="review.undo", tooltip="Undo an applied proposal"),
         Binding("v", "raw_answer", "Raw answer", id="review.raw", tooltip="The model's answer exactly as it came"),
@@ -108,12 +132,19 @@ class ReviewScreen(PaneScreen):
         what: str
         select_id: int
 
+    @dataclass(eq=False)
+    class ProtectedAsk(Message):
+        """Applying would evict protected rows: ask a second time before it does."""
+        proposal_id: int
+        refused: dict[str, Protection]
+
     def __init__(self) -> None:
         super().__init__(id="pane-review")
         self.proposals: list[Proposal] = []
         self.current: Proposal | None = None
         self.items: list[ReviewItem] = []
         self.marks: dict[str, bool] = {}
+        self._unsaved_marks: dict[int, dict[str, bool]] = {}  # a read-only brain keeps marks only here
         self.context: ReviewContext | None = None
         self.cancel_token: CancelToken | None = None
         self.problem: r.Problem | None = None
@@ -133,7 +164,8 @@ class ReviewScreen(PaneScreen):
                          allow_blank=False, id="review-provider", compact=True, tooltip="LLM provider")
             yield SafeInput(placeholder="model (default)", id="review-model", compact=True,
                         tooltip="Model name; empty: CLEO_OBSERVER_MODEL, config, built-in default")
-            yield SafeInput(placeholder="threshold", id="review-threshold", restrict=r"[0-9]*", max_length=7, compact=True,
+            yield SafeInput(placeholder="threshold", id="review-threshold", restrict=r"[0-9]*", max_length=7,
+                            compact=True,
                         tooltip="Observer: run at this many uncompressed observations (empty: config)")
             yield Button("Run (r)", id="review-run", compact=True, variant="primary")
             yield Button("Cancel (esc)", id="review-cancel", compact=True, disabled=True)
@@ -203,8 +235,21 @@ class ReviewScreen(PaneScreen):
         on_text, off_text = MARK_TEXT[item.kind]
         marked = self.marks.get(item.key, False)
         style = ("table--critical" if item.kind == SUPERSEDED else "table--cited") if marked else "table--muted"
+        text = (item.summary, "")
+        guard = self.protection(item)
+        if guard is not None:
+            text = (f"PROTECTED ({'; '.join(guard.reasons)}) · {item.summary}", "table--protected")
         return {"mark": (on_text if marked else off_text, style), "kind": (f"{item.kind} {item.index}", ""),
-                "text": (item.summary, "")}
+                "text": text}
+
+    def protection(self, item: ReviewItem) -> Protection | None:
+        """The protection of a superseded item's row, once the context is read (None: not protected)."""
+        if item.kind != SUPERSEDED or self.context is None:
+            return None
+        found = self.context.superseded.get(str(item.data.get("id")))
+        if not found or not found.get("protected"):
+            return None
+        return Protection(True, tuple(found.get("reasons") or ()))
 
     # -- loading ------------------------------------------------------------------------
     def reload(self, select_id: int | None = None, keep_cursor: bool = False) -> None:
@@ -265,7 +310,7 @@ class ReviewScreen(PaneScreen):
         self.context = None
         self.items = review_items(proposal) if proposal else []
         if not same:  # a reread of the proposal under review keeps the reviewer's marks
-            self.marks = initial_marks(proposal) if proposal else {}
+            self.marks = self.read_marks(proposal) if proposal else {}
         self.item_table.set_listing(ListListing(self.items, lambda i, item: {"id": item.key, "item": item}),
                                     keep_cursor=same)
         self.query_one("#review-head", Static).update(head_text(proposal))
@@ -274,6 +319,17 @@ class ReviewScreen(PaneScreen):
         self.show_item()
         self.update_status()
 
+    def read_marks(self, proposal: Proposal) -> dict[str, bool]:
+        """The proposal's marks as kept in the brain (and, read-only, those kept in memory)."""
+        if proposal.status != PENDING:
+            return initial_marks(proposal)
+        try:
+            current = proposal_store.marks(self.session.brain, proposal.id)
+        except BrainError:  # gone meanwhile: show the defaults; any write will say what is wrong
+            current = initial_marks(proposal)
+        current.update(self._unsaved_marks.get(proposal.id, {}))
+        return current
+
     @work(thread=True, exclusive=True, group="review-context", exit_on_error=False)
     def _load_context(self, proposal: Proposal) -> None:
         self.post_message(self.ContextLoaded(load_context(self.session.brain, proposal)))
@@ -281,6 +337,7 @@ class ReviewScreen(PaneScreen):
     def on_review_screen_context_loaded(self, message: ContextLoaded) -> None:
         if self.current is not None and message.context.proposal_id == self.current.id:
             self.context = message.context
+            self.item_table.redraw()  # protection marks appear beside superseded rows
             self.show_item()
 
     # -- the selected item ----------------------------------------------------------------
@@ -425,7 +482,8 @@ class ReviewScreen(PaneScreen):
         self.set_mark(item, not self.marks.get(item.key, False))
 
     def set_mark(self, item: ReviewItem, value: bool) -> None:
-        self.marks[item.key] = value
+        """Mark one item, kept with the proposal in the brain (in memory only on a read-only brain)."""
+        self._keep_mark(item.key, value)
         self.item_table.redraw()
         self.show_item()
         self.update_status()
@@ -445,9 +503,22 @@ class ReviewScreen(PaneScreen):
             "asks again. Look at each superseded observation first if you have not.",
             self._mark_all, danger=count > 0)
 
+    def _keep_mark(self, key: str, value: bool) -> None:
+        self.marks[key] = value
+        proposal = self.current
+        if proposal is None:
+            return
+        try:
+            proposal_store.set_mark(self.session.brain, proposal.id, key, value)
+        except ReadOnlyBrain:
+            self._unsaved_marks.setdefault(proposal.id, {})[key] = value
+        except BrainError as exc:  # CLEO sweeping, a lock, a decided proposal: the mark is not kept
+            self._unsaved_marks.setdefault(proposal.id, {})[key] = value
+            self.notify(f"The mark could not be kept in the brain: {exc}", severity="warning", markup=False)
+
     def _mark_all(self) -> None:
         for item in self.items:
-            self.marks[item.key] = True
+            self._keep_mark(item.key, True)
         self.item_table.redraw()
         self.show_item()
         self.update_status()
@@ -466,7 +537,7 @@ class ReviewScreen(PaneScreen):
                 f"Store {len(notes)} of {len(p.notes)} note(s) of proposal {p.id} as observations "
                 "(observer-compressed, with supersedes edges to their sources)? The sources stay live. "
                 "u undoes it.",
-                lambda: self._write(lambda b: store_observer_notes(b, p.id, notes),
+                lambda: self._write(lambda b: store_marked_notes(b, p.id),
                                     f"stored {len(notes)} note(s) of proposal {p.id}", p.id))
             return
         patterns, learnings = chosen(self.items, self.marks, PATTERN), chosen(self.items, self.marks, LEARNING)
@@ -479,13 +550,36 @@ class ReviewScreen(PaneScreen):
                 f"{len(learnings)} of {len(p.learnings)} learning(s)")
         body += (f"; soft-evict {len(evict)} observation(s): {one_line(', '.join(evict), 300)}" if evict
                  else "; evict nothing")
-        body += f"; keep {keep} proposed for eviction live.\n\nu undoes it." if keep else ".\n\nu undoes it."
-        self.cleo.confirm("Apply reflection", body,
-                         # Interim (trust branch): the one dialog confirms protected rows too, until the
-                         # UI asks a second time for them (superseded_details' protected/reasons).
-                         lambda: self._write(lambda b: apply_reflection(b, p.id, evict, patterns, learnings,
-                                                                        confirm_protected=evict),
-                                             f"applied proposal {p.id}", p.id), danger=bool(evict))
+        body += f"; keep {keep} proposed for eviction live." if keep else "."
+        guarded = [item for item in self.items if item.kind == SUPERSEDED and self.marks.get(item.key)
+                   and self.protection(item) is not None]
+        if guarded:
+            body += (f"\n\n{len(guarded)} of them are protected; you will be asked about them a second time.")
+        body += "\n\nu undoes it."
+        if evict:
+            body += f"\n\n{EVICTION_IN_CLEO}"
+        self.cleo.confirm("Apply reflection", body, lambda: self._apply_reflection(p.id, []), danger=bool(evict))
+
+    @work(thread=True, exclusive=True, group="review-write", exit_on_error=False)
+    def _apply_reflection(self, proposal_id: int, confirmed: list[str]) -> None:
+        """Apply exactly the proposal's kept marks; protected rows only once confirmed a second time."""
+        try:
+            apply_marked_reflection(self.session.brain, proposal_id, confirm_protected=confirmed)
+        except ProtectedEviction as exc:  # nothing was written: ask about those rows
+            self.post_message(self.ProtectedAsk(proposal_id, exc.refused))
+            return
+        self.post_message(self.Written(f"applied proposal {proposal_id}", proposal_id))
+
+    def on_review_screen_protected_ask(self, message: ProtectedAsk) -> None:
+        named = "\n".join(f"• {one_line(oid, 60)}: {one_line('; '.join(p.reasons), 200)}"
+                          for oid, p in message.refused.items())
+        confirmed = list(message.refused)
+        self.cleo.confirm(
+            "Evict protected observations?",
+            f"Proposal {message.proposal_id} would also soft-evict {len(confirmed)} protected observation(s):\n"
+            f"{named}\n\nProtected rows are kept by the pruner for these reasons. Evict them anyway? "
+            "(No writes nothing at all; reject them with space and apply again to keep them.)",
+            lambda: self._apply_reflection(message.proposal_id, confirmed), danger=True)
 
     def action_discard_proposal(self) -> None:
         p = self._pending("discarded")
@@ -544,7 +638,8 @@ class ReviewScreen(PaneScreen):
     @on(Button.Pressed)
     def button_pressed(self, event: Button.Pressed) -> None:
         actions = {"review-run": "run_llm", "review-cancel": "cancel_run", "review-approve-all": "approve_all",
-                   "review-apply": "apply_proposal", "review-discard": "discard_proposal", "review-undo": "undo_proposal",
+                   "review-apply": "apply_proposal", "review-discard": "discard_proposal",
+                   "review-undo": "undo_proposal",
                    "review-raw": "raw_answer"}
         button = event.button.id or ""
         item = self.current_item()

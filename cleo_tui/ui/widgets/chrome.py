@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.cells import cell_len
 from rich.text import Text
+from textual import events
 from textual.app import App, ComposeResult
 from textual.screen import Screen
 from textual.widgets import Static, Tab, Tabs
@@ -158,6 +159,17 @@ class PaneScreen(ForwardWorkerErrors, Screen[None]):
         if action in self.WRITE_ACTIONS and app.has_session and app.session.read_only:
             return None  # shown disabled in the footer; the pane's status line says why
         return True
+
+    def on_key(self, event: events.Key) -> None:
+        """A write key on a read-only brain does nothing: say why, in one short notice."""
+        app = self.cleo
+        if not (self.WRITE_ACTIONS and app.has_session and app.session.read_only):
+            return
+        active = self.active_bindings.get(event.key)
+        if active is not None and active.node is self and active.binding.action.split("(")[0] in self.WRITE_ACTIONS:
+            what = active.binding.description or active.binding.action
+            self.notify(f"{what}: not possible, the brain is read-only ({app.session.read_only_reason}).",
+                        severity="warning", markup=False)
 
     def compose_chrome_top(self) -> ComposeResult:
         yield BrainHeader(id="brain-header")

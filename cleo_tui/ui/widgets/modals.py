@@ -47,13 +47,15 @@ class ConfirmModal(ModalScreen[bool]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Label(Text(self.title_text), classes="dialog-title")
-            yield Static(Text(printable(self.body)), classes="dialog-body")
+            with VerticalScroll(classes="dialog-scroll"):  # a long body scrolls; the buttons stay on screen
+                yield Static(Text(printable(self.body)), classes="dialog-body")
             with Horizontal(classes="dialog-buttons"):
                 yield Button(f"{self.confirm_label} (y)", id="confirm",
                              variant="error" if self.danger else "primary")
                 yield Button("Cancel (n)", id="cancel")
 
     def on_mount(self) -> None:
+        self.query_one(".dialog-scroll").styles.max_height = max(3, min(20, self.app.size.height - 12))
         self.query_one("#cancel" if self.danger else "#confirm", Button).focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:

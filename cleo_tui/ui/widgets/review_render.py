@@ -12,11 +12,19 @@ from rich.text import Text
 
 from cleo_tui.llm import results as r
 from cleo_tui.llm.proposals import PENDING, Proposal
+from cleo_tui.llm.review_reads import (
+    LEARNING,
+    NOTE,
+    PATTERN,
+    PRIORITY_MEANING,
+    SUPERSEDED,
+    ReviewContext,
+    ReviewItem,
+    decision_text,
+    still_covering,
+)
 from cleo_tui.memory.mapping import as_text
 from cleo_tui.safe_text import one_line, printable
-from cleo_tui.llm.review_reads import (
-    LEARNING, NOTE, PATTERN, PRIORITY_MEANING, SUPERSEDED, ReviewContext, ReviewItem, decision_text, still_covering,
-)
 
 NARRATIVE_INLINE = 20_000  # longer narratives show their start here; `o` opens all of it
 MARK_TEXT = {NOTE: ("✓ store", "✗ skip"), PATTERN: ("✓ accept", "✗ reject"),
@@ -95,8 +103,9 @@ def describe_item(item: ReviewItem, items: list[ReviewItem], marks: dict[str, bo
         return _describe_superseded(item, items, marks, context, decision)
     if item.kind == NOTE:
         priority = d.get("priority")
+        meaning = PRIORITY_MEANING.get(priority, "?") if isinstance(priority, int) else "?"
         body = Text(f"Observer note {item.index} · priority {one_line(priority)} "
-                    f"({PRIORITY_MEANING.get(priority, '?') if isinstance(priority, int) else '?'}) · {one_line(d.get('date'))}\n\n", style="bold")
+                    f"({meaning}) · {one_line(d.get('date'))}\n\n", style="bold")
         body.append(printable(as_text(d.get("observation"))))
         body.append_text(decision)
         sources = [(as_text(s), titles.get(as_text(s), "")) for s in d.get("source_ids", [])]
@@ -134,7 +143,12 @@ def _describe_superseded(item: ReviewItem, items: list[ReviewItem], marks: dict[
     body.append(printable(narrative[:NARRATIVE_INLINE]))
     if len(narrative) > NARRATIVE_INLINE:
         body.append(f"\n… {len(narrative) - NARRATIVE_INLINE:,} more characters: o opens it all", style="italic")
-    aside = Text("The model's claim\n", style="bold")
+    aside = Text()
+    if found.get("protected"):
+        aside.append("PROTECTED", style="bold reverse red")
+        aside.append(f" {printable('; '.join(found.get('reasons') or []))} — evicting it asks a second time\n\n",
+                     style="bold")
+    aside.append("The model's claim\n", style="bold")
     aside.append(printable(as_text(item.data.get("reason"))) or "(no reason given)")
     covering = still_covering(oid, items, marks, context)
     aside.append("\n\nStill covered after apply by\n", style="bold")
