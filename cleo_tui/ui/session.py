@@ -23,13 +23,13 @@ from cleo_tui.brain.summary import brain_summary
 from cleo_tui.brain.sweep_gate import sweep_active
 from cleo_tui.memory import curation
 from cleo_tui.memory.mapping import relevance_overrides
+from cleo_tui.ui.live import BrainWatcher
 from cleo_tui.ui.messages import CURATION, EXTERNAL, RELOAD, UNDO, BrainChanged, ChangeKind, SummaryReady, TagsReady
 
 if TYPE_CHECKING:
     from cleo_tui.brain.live_poll import PollResult
     from cleo_tui.memory.tags import ObservationTags, TagTable
     from cleo_tui.ui.app import CleoApp
-    from cleo_tui.ui.live import BrainWatcher
 
 WAITING_NOTICE = WAITING_MESSAGE  # "waiting for CLEO's write lock…"
 CurationKind = str  # one of CURATION_STEPS
@@ -93,7 +93,6 @@ class BrainSession:
     # -- the live brain (CLEO writing meanwhile) ---------------------------------------------
     def start_live(self) -> None:
         """Start the watcher that notices CLEO's writes and sweeps (see ui/live.py)."""
-        from cleo_tui.ui.live import BrainWatcher
         self.sweep = sweep_active(self.brain.path)
         self.app.sweep = self.sweep
         self._own_version = self._brain_version()
