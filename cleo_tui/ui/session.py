@@ -169,15 +169,16 @@ class BrainSession:
         except Exception:
             return True
         try:
-            free = wait_for_write_lock(probe, cancel.is_set, waiting)
+            with self.brain.lock:  # as long as the write itself would wait (30 s, or a test's shorter one)
+                timeout_ms = int(self.brain.conn.execute("PRAGMA busy_timeout").fetchone()[0])
+            wait_for_write_lock(probe, cancel.is_set, waiting, give_up_after=timeout_ms / 1000)
         finally:
             probe.close()
             self.app.call_from_thread(self._hide_waiting, cancel)
-        if not free:
-            self.app.call_from_thread(self.app.notify, "Cancelled: nothing was written." if cancel.is_set()
-                                      else "CLEO kept the write lock for 30 s; nothing was written.",
-                                      severity="warning")
-        return free
+        if cancel.is_set():
+            self.app.call_from_thread(self.app.notify, "Cancelled: nothing was written.", severity="warning")
+            return False
+        return True  # free, or waited the busy timeout: the write itself says "stayed locked"
 
     def _show_waiting(self, cancel: threading.Event) -> None:
         if self._waiting_cancel is cancel and not cancel.is_set():
