@@ -28,6 +28,9 @@ def _isolated_environment(tmp_path_factory, monkeypatch):
     modals = sys.modules.get("cleo_tui.ui.widgets.modals")  # only where a UI test imported it
     if modals is not None:  # Pilot presses e, y at once: no danger-dialog guard (test_ui_session tests it)
         monkeypatch.setattr(modals.ConfirmModal, "guard_seconds", 0.0)
+    live = sys.modules.get("cleo_tui.ui.live")  # the live-brain watcher polls only when a test says so
+    if live is not None:  # (tests/test_ui_live.py drives it with check_now)
+        monkeypatch.setattr(live.BrainWatcher, "interval", 3600.0)
 
 
 @pytest.fixture

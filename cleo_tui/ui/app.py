@@ -98,9 +98,13 @@ class CleoApp(App[None]):
         Binding("5", "pane('duplicates')", "Duplicates", id="pane.duplicates", show=False),
         Binding("f1,question_mark", "help", "Help", id="app.help", tooltip="Panes, keys and tag rules"),
         Binding("q", "quit", "Quit", id="app.quit", tooltip="Leave cleo-tui"),
+        Binding("escape", "cancel_wait", "Stop waiting", id="app.cancel_wait", show=False,
+                tooltip="Stop waiting for CLEO's write lock (nothing is written)"),
     ]
 
     summary: reactive[dict | None] = reactive(None)  # the session's counts, for the header to watch
+    sweep: reactive[str | None] = reactive(None)  # CLEO's sweep sentence while its gate is up (header)
+    waiting: reactive[str | None] = reactive(None)  # "waiting for CLEO's write lock…" (header; esc cancels)
 
     def __init__(self, brain: Brain | None = None, project: Path | None = None,
                  problem: str = "", watch_css: bool = False, read_only: bool = False) -> None:
@@ -184,6 +188,7 @@ class CleoApp(App[None]):
         else:
             self.run_worker(self._replace_panes(brain, start), group="open-brain", exclusive=True)
         if old is not None:
+            old.stop_live()
             self._retired.append(old)  # workers may still read it; closed when the app ends
             self.announce(SessionReplaced())
         self._session.start()
@@ -264,8 +269,33 @@ class CleoApp(App[None]):
         target = locate_brain(path) if path.is_dir() else path
         if not target.is_file():
             raise BrainNotFound(f"There is no brain at {target}.")
-        brain = open_brain(target, read_only=self.read_only)
+        brain = open_brain(target, read_only=self.read_only,
+                           on_wait=lambda text: self.call_from_thread(self.notify, text, timeout=30))
         self.call_from_thread(self.open_brain_session, brain)
+
+    # -- the live brain: CLEO's sweep and write lock ------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "cancel_wait":
+            return self.waiting is not None  # Esc belongs to the focused widget otherwise
+        return True
+
+    def action_cancel_wait(self) -> None:
+        if self._session is not None and self._session.cancel_wait():
+            self.notify("Stopped waiting for CLEO's write lock: nothing was written.")
+
+    async def run_action(self, action: str | Any, default_namespace: Any = None,
+                         namespaces: Any = None) -> bool:
+        """Refuse a pane's write action, with CLEO's sweep sentence, while CLEO sweeps."""
+        target, name, _ = self._parse_action(action, self if default_namespace is None else default_namespace,
+                                             namespaces)
+        if (isinstance(target, PaneScreen) and name in target.WRITE_ACTIONS and self._session is not None
+                and self._session.refuse_write()):
+            return True
+        return await super().run_action(action, default_namespace, namespaces)
+
+    def on_unmount(self) -> None:
+        for session in [*self._retired, *([self._session] if self._session else [])]:
+            session.stop_live()
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         """Textual's commands (themes, keys, screenshot) without its Quit: ours is listed once."""
@@ -339,7 +369,7 @@ def _decode_input_leniently() -> None:
         factory = codecs.getincrementaldecoder(encoding)
         return lambda errors="replace": factory(errors="replace")
 
-    linux_driver.getincrementaldecoder = lenient  # type: ignore[attr-defined]
+    linux_driver.getincrementaldecoder = lenient  # type: ignore[assignment]
 
 
 def run_app(project: Path, db: Path | None, read_only: bool) -> int:

@@ -13,20 +13,25 @@ the app's popups); the methods return at once.
 from __future__ import annotations
 
 import gc
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from cleo_tui.brain import Brain
-from cleo_tui.brain.store import KIND_HIPPO
+from cleo_tui.brain.store import KIND_HIPPO, WAITING_MESSAGE
 from cleo_tui.brain.summary import brain_summary
+from cleo_tui.brain.sweep_gate import sweep_active
 from cleo_tui.memory import curation
 from cleo_tui.memory.mapping import relevance_overrides
+from cleo_tui.ui.live import BrainWatcher
 from cleo_tui.ui.messages import CURATION, EXTERNAL, RELOAD, UNDO, BrainChanged, ChangeKind, SummaryReady, TagsReady
 
 if TYPE_CHECKING:
+    from cleo_tui.brain.live_poll import PollResult
     from cleo_tui.memory.tags import ObservationTags, TagTable
     from cleo_tui.ui.app import CleoApp
 
+WAITING_NOTICE = WAITING_MESSAGE  # "waiting for CLEO's write lock…"
 CurationKind = str  # one of CURATION_STEPS
 CURATION_STEPS: dict[str, Callable[[Brain, str], int]] = {
     "pin": curation.pin_observation,
@@ -51,6 +56,11 @@ class BrainSession:
         self.summary: dict | None = None
         self.undo_stack: list[int] = []
         self._tags_started = False
+        self.watcher: BrainWatcher | None = None
+        self.sweep: str | None = None  # CLEO's sweep sentence while its gate is up (writes refused)
+        self.last_live: PollResult | None = None  # what the watcher last reported (new ids, deletions)
+        self._own_version: int | None = None  # brain.conn's data_version: moves only for other writers
+        self._waiting_cancel: threading.Event | None = None  # set while a write waits for CLEO's lock
 
     # -- what panes read -----------------------------------------------------------
     @property
@@ -75,9 +85,119 @@ class BrainSession:
 
     # -- loading ----------------------------------------------------------------------
     def start(self) -> None:
-        """Read the counts now; the tags start with the first rows, or after a second."""
+        """Read the counts now; the tags start with the first rows, or after a second; watch the file."""
         self.load_summary()
         self.app.set_timer(1.0, self.start_tags)
+        self.start_live()
+
+    # -- the live brain (CLEO writing meanwhile) ---------------------------------------------
+    def start_live(self) -> None:
+        """Start the watcher that notices CLEO's writes and sweeps (see ui/live.py)."""
+        self.sweep = sweep_active(self.brain.path)
+        self.app.sweep = self.sweep
+        self._own_version = self._brain_version()
+        if self.watcher is None:
+            self.watcher = BrainWatcher(self)
+            self.watcher.start()
+
+    def stop_live(self) -> None:
+        """Stop watching (another brain was opened, or the app ends)."""
+        if self.watcher is not None:
+            self.watcher.stop()
+            self.watcher = None
+        self.cancel_wait()
+
+    def _brain_version(self) -> int | None:
+        """The session connection's data_version, if its lock is free now (it moves only for other writers)."""
+        if not self.brain.lock.acquire(blocking=False):
+            return None
+        try:
+            return int(self.brain.conn.execute("PRAGMA data_version").fetchone()[0])
+        except Exception:
+            return None
+        finally:
+            self.brain.lock.release()
+
+    def live_changed(self, result: PollResult) -> None:
+        """The watcher noticed something (UI thread): the sweep gate, or a write by another program."""
+        if self.app.session is not self:
+            return
+        if result.sweep_changed:
+            self.sweep = result.state.sweep
+            self.app.sweep = self.sweep
+            if self.sweep is None:
+                self.app.notify("CLEO's sweep finished: writes are possible again.")
+        if not result.changed:
+            return
+        version = self._brain_version()
+        ours = (version is not None and version == self._own_version and not result.new_ids
+                and not result.deleted)
+        self._own_version = version
+        if ours:
+            return  # cleo-tui's own write, already announced by the session
+        self.last_live = result
+        self.external_change(result.describe(), result)
+
+    def write_refusal(self) -> str | None:
+        """Why writes are refused right now (CLEO's sweep), or None."""
+        return self.sweep
+
+    def refuse_write(self) -> bool:
+        """Say so and return True when a write must not start now (CLEO is sweeping)."""
+        if self.sweep:
+            self.app.notify(f"CLEO is sweeping — writes paused. {self.sweep}", severity="warning",
+                            markup=False)
+            return True
+        return False
+
+    def wait_for_lock(self) -> bool:
+        """In a write worker: wait for CLEO's write lock in short probes, saying so after ~1 s; False if cancelled.
+
+        While it waits the header says "waiting for CLEO's write lock…" and Esc cancels
+        (nothing is written then).
+        """
+        from cleo_tui.brain.connection import connect
+        from cleo_tui.brain.live_poll import wait_for_write_lock
+        cancel = threading.Event()
+        self._waiting_cancel = cancel
+
+        def waiting() -> None:
+            self.app.call_from_thread(self._show_waiting, cancel)
+
+        try:
+            probe = connect(self.brain.path, False)
+        except Exception:
+            return True
+        try:
+            with self.brain.lock:  # as long as the write itself would wait (30 s, or a test's shorter one)
+                timeout_ms = int(self.brain.conn.execute("PRAGMA busy_timeout").fetchone()[0])
+            wait_for_write_lock(probe, cancel.is_set, waiting, give_up_after=timeout_ms / 1000)
+        finally:
+            probe.close()
+            self.app.call_from_thread(self._hide_waiting, cancel)
+        if cancel.is_set():
+            self.app.call_from_thread(self.app.notify, "Cancelled: nothing was written.", severity="warning")
+            return False
+        return True  # free, or waited the busy timeout: the write itself says "stayed locked"
+
+    def _show_waiting(self, cancel: threading.Event) -> None:
+        if self._waiting_cancel is cancel and not cancel.is_set():
+            self.app.waiting = WAITING_NOTICE
+            self.app.notify(WAITING_NOTICE + " (esc cancels)", timeout=3)
+
+    def _hide_waiting(self, cancel: threading.Event) -> None:
+        if self._waiting_cancel is cancel:
+            self._waiting_cancel = None
+            self.app.waiting = None
+
+    def cancel_wait(self) -> bool:
+        """Esc while a write waits for CLEO's lock: give up (nothing is written). True if one was waiting."""
+        cancel = self._waiting_cancel
+        if cancel is None:
+            return False
+        cancel.set()
+        self.app.waiting = None
+        return True
 
     def start_tags(self) -> None:
         """Compute the tags once (panes call this when their first rows are on screen)."""
@@ -133,8 +253,12 @@ class BrainSession:
     def curate(self, kind: CurationKind, observation_id: str) -> None:
         """Pin, unpin, evict or restore one observation in a worker (undoable with `undo`)."""
         step = CURATION_STEPS[kind]
+        if self.refuse_write():
+            return
 
         def write() -> None:
+            if not self.wait_for_lock():
+                return
             run_id = step(self.brain, observation_id)
             self.app.call_from_thread(self.record_write, f"{kind} {observation_id}", run_id)
 
@@ -149,10 +273,14 @@ class BrainSession:
 
     def undo_run(self, run_id: int) -> None:
         """Undo one curation run (any, e.g. a prune run chosen in a list) in a worker."""
+        if self.refuse_write():
+            return
         if run_id in self.undo_stack:
             self.undo_stack.remove(run_id)
 
         def write() -> None:
+            if not self.wait_for_lock():
+                return
             _, restored = curation.undo(self.brain, run_id)
             self.app.call_from_thread(self._announce_change, UNDO, f"undo of run {run_id} ({restored} row(s))", None,
                                       None)
@@ -174,11 +302,33 @@ class BrainSession:
         self.refresh_derived()
         self.app.announce(BrainChanged(RELOAD, "reload"))
 
-    def external_change(self, what: str = "") -> None:
-        """Another program wrote to the brain file (for the live-brain watcher): like reload, quietly."""
+    def external_change(self, what: str = "", result: PollResult | None = None) -> None:
+        """Another program wrote to the brain file (the live-brain watcher): counts, tags for the
+        new rows only, then BrainChanged("external") to every pane. Quiet: no notification."""
         self.brain.refresh()
-        self.refresh_derived()
+        self.load_summary()
+        if not self.is_hippo:
+            if self.tags is not None:
+                self.update_tags()
+            elif self._tags_started:
+                self.load_tags()
         self.app.announce(BrainChanged(EXTERNAL, what))
+
+    def update_tags(self) -> None:
+        """Fold the rows above the tags' high-water mark into them in a worker (never a full re-tag)."""
+        self.app.run_worker(self._update_tags, thread=True, exclusive=True, group="tags", exit_on_error=False)
+
+    def _update_tags(self) -> None:
+        from cleo_tui.memory.tags import update_tags
+        tags = self.tags
+        if tags is None:
+            return
+        reader = self.brain.reader()
+        try:
+            updated = update_tags(reader, tags)
+        finally:
+            reader.close()
+        self.app.call_from_thread(self._set_tags, updated)
 
     def _announce_change(self, kind: ChangeKind, what: str, run_id: int | None, source: str | None,
                          notify: bool = True) -> None:
@@ -188,4 +338,5 @@ class BrainSession:
         self.app.announce(BrainChanged(kind, what, run_id, source))
 
     def close(self) -> None:
+        self.stop_live()
         self.brain.close()

@@ -21,12 +21,12 @@ from cleo_tui.brain.numbers import quality_text
 from cleo_tui.memory.detail import ObservationDetail
 from cleo_tui.memory.mapping import derive_relevance
 from cleo_tui.safe_text import one_line
-from cleo_tui.ui.messages import BrainChanged, TagsReady
 from cleo_tui.ui.help import OBSERVATIONS_HELP
+from cleo_tui.ui.messages import EXTERNAL, BrainChanged, TagsReady
 from cleo_tui.ui.widgets.chrome import PaneScreen
 from cleo_tui.ui.widgets.detail import DetailView, load_detail
-from cleo_tui.ui.widgets.table import Column, LineTable
 from cleo_tui.ui.widgets.inputs import SafeInput
+from cleo_tui.ui.widgets.table import Column, LineTable
 
 if TYPE_CHECKING:  # numpy loads with the tags, after the first screen
     from cleo_tui.memory.tags import TagTable
@@ -72,7 +72,8 @@ class ObservationsScreen(PaneScreen):
     PANE = "observations"
     PANE_HELP = OBSERVATIONS_HELP
     BINDINGS = [
-        Binding("slash", "focus_search", "Search", id="obs.search", tooltip="Full-text search (FTS5 where the brain has it)"),
+        Binding("slash", "focus_search", "Search", id="obs.search",
+                tooltip="Full-text search (FTS5 where the brain has it)"),
         Binding("s", "cycle_sort", "Sort", id="obs.sort", tooltip="Sort by date, quality or coverage"),
         Binding("p", "pin", "Pin", id="obs.pin", tooltip="Pin or unpin: a relevance override that protects the row"),
         Binding("e", "evict", "Evict", id="obs.evict", tooltip="Soft-evict this observation (undoable)"),
@@ -81,6 +82,8 @@ class ObservationsScreen(PaneScreen):
         Binding("v", "view_text", "Full text", id="obs.view", tooltip="Open the whole narrative"),
         Binding("t", "records", "Patterns…", id="obs.records", tooltip="Browse patterns, learnings and decisions"),
         Binding("x", "clear_filters", "Clear filters", id="obs.clear", show=False),
+        Binding("n", "jump_new", "New rows", id="obs.jump_new",
+                tooltip="Jump to the newest rows (the \"N new\" mark: CLEO wrote them meanwhile)"),
     ]
     WRITE_ACTIONS = {"pin", "evict", "restore", "undo"}
 
@@ -93,6 +96,8 @@ class ObservationsScreen(PaneScreen):
     class ListingReady(Message):
         listing: ObservationListing
         keep_cursor: bool
+        cursor: int | None = None  # live rows arrived: the cursor's row is now here (see live_change)
+        shift: int = 0  # rows that arrived above it
 
     def __init__(self) -> None:
         super().__init__(id="pane-observations")
@@ -100,6 +105,7 @@ class ObservationsScreen(PaneScreen):
         self.sort_index = 0
         self._search_timer: Timer | None = None
         self._detail_timer: Timer | None = None
+        self.new_count = 0  # rows CLEO wrote that arrived above a cursor not at the top
 
     # -- layout ---------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -166,12 +172,14 @@ class ObservationsScreen(PaneScreen):
         }
 
     # -- building the listing ---------------------------------------------------
-    def reload(self, keep_cursor: bool = False) -> None:
+    def reload(self, keep_cursor: bool = False, anchor: tuple[str, int, int] | None = None) -> None:
+        """Build the listing again; `anchor` (row id, its index, rows new above it) keeps the cursor on that row."""
         self.update_status(counting=True)
-        self._build_listing(replace(self.filters), self.sort_index, self.session.tags, keep_cursor)
+        self._build_listing(replace(self.filters), self.sort_index, self.session.tags, keep_cursor, anchor)
 
     @work(thread=True, exclusive=True, group="obs-listing", exit_on_error=False)
-    def _build_listing(self, filters: Filters, sort_index: int, tags: TagTable | None, keep_cursor: bool) -> None:
+    def _build_listing(self, filters: Filters, sort_index: int, tags: TagTable | None, keep_cursor: bool,
+                       anchor: tuple[str, int, int] | None = None) -> None:
         brain = self.session.brain
         q, lead = query_for(filters, sort_index, tags)  # walks every tag: not on the UI thread
         exact = q.search.strip()
@@ -184,12 +192,52 @@ class ObservationsScreen(PaneScreen):
         listing = ObservationListing(brain, q, lead=lead)
         listing.count()
         listing.page(0)
-        self.post_message(self.ListingReady(listing, keep_cursor))
+        cursor, shift = (None, 0) if anchor is None else anchored_cursor(listing, *anchor)
+        self.post_message(self.ListingReady(listing, keep_cursor, cursor, shift))
 
     def on_observations_screen_listing_ready(self, message: ListingReady) -> None:
-        self.table.set_listing(message.listing, keep_cursor=message.keep_cursor)
+        table = self.table
+        top = int(table.scroll_offset.y)
+        table.set_listing(message.listing, keep_cursor=message.keep_cursor)
+        if message.cursor is not None:
+            # Rows arrived above the cursor: keep it, and the view, on the same rows.
+            table.scroll_to(y=top + message.shift, animate=False, immediate=True)
+            table.cursor = min(message.cursor, max(0, table.total - 1))
         self.update_status()
         self.cleo.start_tags()
+
+    # -- the live brain: CLEO's new rows -------------------------------------------------
+    @property
+    def following(self) -> bool:
+        """Sorted newest first with the cursor on the first row: new rows just appear on top."""
+        table = self.table
+        return SORTS[self.sort_index][:2] == ("date", True) and table.cursor == 0 and int(table.scroll_offset.y) == 0
+
+    def live_change(self) -> None:
+        """CLEO wrote: follow at the top, else keep the cursor on its row and count the new ones."""
+        live = self.session.last_live
+        new = len(live.new_ids) if live is not None else 0
+        row = self.table.current_row()
+        if self.following or row is None:
+            self.new_count = 0
+            self.reload(keep_cursor=True)
+            return
+        newest_first = SORTS[self.sort_index][:2] == ("date", True)
+        self.new_count += new
+        self.reload(keep_cursor=True, anchor=(str(row["id"]), self.table.cursor, new if newest_first else 0))
+
+    def action_jump_new(self) -> None:
+        """To the newest rows: sorted by date, newest first, cursor on top."""
+        self.new_count = 0
+        self.sort_index = 0
+        self.table.cursor = 0
+        self.reload()
+
+    @on(LineTable.Highlighted)
+    def _top_reached(self, event: LineTable.Highlighted) -> None:
+        if self.new_count and self.following:
+            self.new_count = 0
+            self.update_status()
 
     def update_status(self, counting: bool = False) -> None:
         table = self.table
@@ -198,6 +246,8 @@ class ObservationsScreen(PaneScreen):
         parts.append(f"sorted by {SORTS[self.sort_index][2]}")
         if self.session.tags is None:
             parts.append("tags: computing…")
+        if self.new_count:
+            parts.append(f"{self.new_count:,} new (n jumps there)")
         brain = self.session.brain
         if brain.read_only:
             parts.append(f"read-only ({brain.read_only_reason}): pin, evict, restore and undo are disabled")
@@ -303,6 +353,10 @@ class ObservationsScreen(PaneScreen):
         detail = message.detail
         tag = self.session.tag(message.observation_id)
         self.detail_view.show(detail, tag)
+        if detail is None:
+            self.detail_view.query_one(".detail-meta", Static).update(Text(
+                f"{one_line(message.observation_id, 80)} is gone: it was deleted from the brain since this "
+                "list was read (CLEO's consolidation deletes old, uncited rows).", style="bold"))
 
     def action_view_text(self) -> None:
         self.detail_view.view_full_text()
@@ -328,7 +382,8 @@ class ObservationsScreen(PaneScreen):
             "Its relevance goes back to what the brain's data says, and it may lose its protection."
             if pinned else "Its relevance becomes critical, which protects it from pruning.")
             + " You can undo this with u.")
-        self.cleo.confirm(f"{verb} observation", body, lambda: self.session.curate("unpin" if pinned else "pin", row["id"]))
+        self.cleo.confirm(f"{verb} observation", body,
+                          lambda: self.session.curate("unpin" if pinned else "pin", row["id"]))
 
     def action_evict(self) -> None:
         row = self._selected_row()
@@ -357,7 +412,23 @@ class ObservationsScreen(PaneScreen):
 
     def on_brain_changed(self, message: BrainChanged) -> None:
         """After a write (here, in another pane, or by CLEO): reread the rows around the cursor and the detail."""
+        if message.kind == EXTERNAL:
+            self.live_change()
+            return
         self.reload(keep_cursor=True)
+
+
+def anchored_cursor(listing: ObservationListing, row_id: str, index: int, shift: int) -> tuple[int | None, int]:
+    """Where the row `row_id` (at `index` before `shift` rows arrived above it) is now: (index, shift).
+
+    Looks where it should be, then where it was; (None, 0) when it is in neither place (gone).
+    Reads at most two pages (in a worker).
+    """
+    for guess, moved in ((index + shift, shift), (index, 0)):
+        row = listing.row(guess) if 0 <= guess < listing.count() else None
+        if row is not None and str(row.get("id")) == row_id:
+            return guess, moved
+    return None, 0
 
 
 def query_for(f: Filters, sort_index: int, tags: TagTable | None) -> tuple[ObservationQuery, list[str] | None]:

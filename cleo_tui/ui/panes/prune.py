@@ -39,7 +39,7 @@ from cleo_tui.memory.pruner import (
 from cleo_tui.memory.tokenizers import CHARS4, TOKENIZER_NAMES
 from cleo_tui.safe_text import one_line
 from cleo_tui.ui.help import PRUNE_HELP
-from cleo_tui.ui.messages import BrainChanged
+from cleo_tui.ui.messages import EXTERNAL, BrainChanged
 from cleo_tui.ui.widgets.budget_bar import BarFigures, BudgetBar
 from cleo_tui.ui.widgets.chrome import PaneScreen
 from cleo_tui.ui.widgets.inputs import SafeInput
@@ -207,6 +207,14 @@ class PruneScreen(PaneScreen):
         result: CommitResult
 
     @dataclass(eq=False)
+    class PoolFolded(Message):
+        """CLEO's new rows folded into the prepared pool (`pool.refreshed`): rows and tokens they add."""
+
+        generation: int
+        pool: PreparedPool
+        by_size: list[PoolEntry]
+
+    @dataclass(eq=False)
     class Exported(Message):
         path: Path
         dropped: int
@@ -226,6 +234,8 @@ class PruneScreen(PaneScreen):
         self.result: CommitResult | None = None  # the last commit's outcome
         self.runs: list[Run] = []
         self._blockers: list[PoolEntry] = []
+        self.live_rows = 0  # rows CLEO added since the preview was prepared (folded in)
+        self.live_tokens = 0
 
     # -- layout -------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -436,6 +446,7 @@ class PruneScreen(PaneScreen):
             parts.append(f"counting tokens ({self.tokenizer}, {scope})…")
         elif self.pool is not None:
             parts.append(f"{len(self.pool):,} live observations · {self.pool.tokenizer.name} · {scope}")
+            parts += [self.live_notice()] if self.live_rows else []
             if self.pool_note:
                 parts.append(self.pool_note)
         brain = self.session.brain
@@ -666,8 +677,52 @@ class PruneScreen(PaneScreen):
         self.reload()
 
     def on_brain_changed(self, message: BrainChanged) -> None:
-        """A write (here or in another pane) changed the live pool: prepare it again."""
+        """A write (here or in another pane) changed the live pool: prepare it again.
+
+        CLEO's writes (kind "external") are folded into the prepared pool instead (`fold_new_rows`).
+        """
+        if message.kind == EXTERNAL and self.pool is not None and not self.preparing:
+            self.fold_new_rows()
+            return
+        self.live_rows = self.live_tokens = 0
         self.reload()
+
+    # -- the live pool: CLEO's new rows folded into the drop order ------------------------
+    def live_notice(self) -> str:
+        """ "N new observations since this preview, +T tokens" (folded into the drop order)."""
+        rows = self.live_rows
+        return (f"{rows:,} new observation{'s' if rows != 1 else ''} since this preview, "
+                f"{self.live_tokens:+,} tokens (in the drop order now)")
+
+    def fold_new_rows(self) -> None:
+        """Fold the rows CLEO added into the prepared pool in a worker (never a full prepare)."""
+        if self.pool is not None:
+            self._fold(self.generation, self.pool)
+
+    @work(thread=True, exclusive=True, group="prune-fold", exit_on_error=False)
+    def _fold(self, generation: int, pool: PreparedPool) -> None:
+        reader = self.session.brain.reader()
+        try:
+            folded = pool.refreshed(reader)
+        finally:
+            reader.close()
+        by_size = sorted(folded.protected, key=lambda e: -e.units)
+        self.post_message(self.PoolFolded(generation, folded, by_size))
+
+    def on_prune_screen_pool_folded(self, message: PoolFolded) -> None:
+        old = self.pool
+        if message.generation != self.generation or old is None or self.preparing:
+            return  # prepared anew meanwhile
+        pool = message.pool
+        self.live_rows += len(pool) - len(old)
+        self.live_tokens += pool.tokens_before - old.tokens_before
+        self.pool = pool
+        self._blockers = message.by_size[:BLOCKERS_SHOWN]
+        self.table("protected").set_listing(ListListing(message.by_size, self._entry_row), keep_cursor=True)
+        self.query_one("#prune-chart", PruneChart).set_pool(pool)
+        if self.budget is not None:  # not set_budget: that clears the pane's message
+            self.preview = pool.preview(self.budget)
+        self._show_preview()
 
     # -- export ---------------------------------------------------------------------------
     def action_export(self) -> None:

@@ -31,8 +31,14 @@ PANES = (
 PANE_NAMES = tuple(name for name, _ in PANES)
 
 
-def _header_tail(summary: dict | None, kind_label: str | None, read_only: str | None) -> Text:
+SWEEP_MARK = "CLEO is sweeping — writes paused"
+
+
+def _header_tail(summary: dict | None, kind_label: str | None, read_only: str | None,
+                 live: str | None = None) -> Text:
     tail = Text()
+    if live:
+        tail.append(f"  {live}", style="bold reverse")
     if kind_label:
         tail.append(f"  {kind_label}", style="italic")
     if summary:
@@ -47,8 +53,8 @@ def _header_tail(summary: dict | None, kind_label: str | None, read_only: str | 
 
 
 def header_text(summary: dict | None, path: str, kind_label: str, read_only_reason: str | None,
-                width: int | None = None) -> Text:
-    """One line: app name, brain path, kind, counts, read-only state.
+                width: int | None = None, live: str | None = None) -> Text:
+    """One line: app name, brain path, kind, counts, read-only state; `live`: CLEO's sweep or lock wait.
 
     When `width` is too narrow for all of it, the path gives way first (its start
     becomes "…"), then the read-only reason (each pane's status line has it), then
@@ -59,7 +65,7 @@ def header_text(summary: dict | None, path: str, kind_label: str, read_only_reas
     mark = None if read_only_reason is None else ""
     choices = [(kind_label, read_only_reason), (kind_label, mark), (None, mark)]
     for kind, read_only in choices:
-        tail = _header_tail(summary, kind, read_only)
+        tail = _header_tail(summary, kind, read_only, live)
         room = (width or 10**6) - len(prefix) - tail.cell_len
         if room >= min(cell_len(shown), 16):
             break
@@ -81,6 +87,8 @@ class BrainHeader(Static):
     def on_mount(self) -> None:
         self.refresh_header()
         self.watch(self.app, "summary", lambda _: self.refresh_header(), init=False)  # CleoApp.summary
+        self.watch(self.app, "sweep", lambda _: self.refresh_header(), init=False)  # CleoApp.sweep
+        self.watch(self.app, "waiting", lambda _: self.refresh_header(), init=False)  # CleoApp.waiting
 
     def on_resize(self) -> None:
         self.refresh_header()
@@ -91,8 +99,9 @@ class BrainHeader(Static):
             self.update(Text(" cleo-tui  no brain open", style="bold"))
             return
         session = app.session
+        live = app.waiting or (SWEEP_MARK if app.sweep else None)
         self.update(header_text(session.summary, str(session.brain.path), session.brain.kind_label,
-                                session.read_only_reason, self.size.width or None))
+                                session.read_only_reason, self.size.width or None, live))
 
 
 class PaneTabs(Tabs):

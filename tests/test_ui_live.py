@@ -1,0 +1,226 @@
+"""The live brain in the TUI: CLEO (a real second process) writes while Pilot drives the app.
+
+The watcher's thread is slowed to an hour (`BrainWatcher.interval`) and each poll is
+driven from the test with `check_now()`, so nothing waits on wall-clock time.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cleo_tui.ui.app import CleoApp
+from cleo_tui.ui.live import BrainWatcher
+from cleo_tui.ui.widgets.chrome import SWEEP_MARK, BrainHeader
+from cleo_tui.ui.widgets.detail import ObservationModal
+from cleo_tui.ui.widgets.modals import ConfirmModal
+from cleo_tui.ui.widgets.table import LineTable
+from tests.ui_helpers import settle
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def _slow_watcher(monkeypatch):
+    monkeypatch.setattr(BrainWatcher, "interval", 3600.0)
+
+
+def cleo_writes(path: Path, rows: int) -> None:
+    """CLEO's stand-in (tests/cleo_writer.py) writes `rows` observations in its own process, to the end."""
+    proc = subprocess.run([sys.executable, "-m", "tests.cleo_writer", str(path), str(rows)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert proc.returncode == 0 and f"done {rows}" in proc.stdout, proc.stdout + proc.stderr
+
+
+def poll(app: CleoApp):
+    """One watcher step on the UI thread (the first call may only read the starting state)."""
+    watcher = app.session.watcher
+    assert watcher is not None
+    return watcher.check_now()
+
+
+def status(app: CleoApp) -> str:
+    return str(app.screen.query_one("#status-line").render())
+
+
+def screen_text(app: CleoApp) -> str:
+    return "\n".join(s.text for s in app.screen._compositor.render_strips())
+
+
+def live_ids(path: Path) -> set[str]:
+    with sqlite3.connect(path) as conn:
+        return {r[0] for r in conn.execute("SELECT id FROM brain_observations WHERE invalid_at IS NULL")}
+
+
+@pytest.mark.parametrize("size", [(140, 40), (80, 24)])
+async def test_new_rows_appear_at_the_top_when_following(brain, size):
+    path = Path(brain.path).resolve()
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=size) as pilot:
+        await settle(app, pilot)
+        poll(app)  # the starting state (if the thread has not read it yet)
+        table = app.screen.query_one("#obs-table", LineTable)
+        before = table.total
+        cleo_writes(path, 4)
+        result = poll(app)
+        assert result is not None and len(result.new_ids) == 4
+        await settle(app, pilot)
+        assert table.total == before + 4
+        assert table.cursor == 0 and table.current_row()["id"].startswith("O-cleo")
+        assert "new (n jumps there)" not in status(app)
+        assert app.session.tags is not None and all(i in app.session.tags for i in result.new_ids)
+        assert app.session.summary["observations"]["live"] == len(live_ids(path))
+
+
+async def test_not_at_the_top_a_new_mark_keeps_the_cursor_and_n_jumps(brain):
+    path = Path(brain.path).resolve()
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        poll(app)
+        table = app.screen.query_one("#obs-table", LineTable)
+        table.focus()
+        for _ in range(5):
+            await pilot.press("down")
+        await settle(app, pilot)
+        here = table.current_row()["id"]
+        cleo_writes(path, 3)
+        poll(app)
+        await settle(app, pilot)
+        assert "3 new (n jumps there)" in status(app)
+        assert table.current_row()["id"] == here and table.cursor == 8  # the same row, 3 rows lower
+        await pilot.press("n")
+        await settle(app, pilot)
+        assert table.cursor == 0 and table.current_row()["id"].startswith("O-cleo")
+        assert "new (n jumps there)" not in status(app)
+
+
+async def test_a_prune_preview_folds_cleos_rows_and_the_commit_evicts_what_was_shown(brain):
+    path = Path(brain.path).resolve()
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        poll(app)
+        await pilot.press("2")
+        await settle(app, pilot)
+        pane = app.screen
+        first = pane.pool
+        cleo_writes(path, 5)
+        poll(app)
+        await settle(app, pilot)
+        assert pane.pool is not first and len(pane.pool) == len(first) + 5
+        shown = str(pane.query_one("#prune-status").render())
+        assert "5 new observations since this preview, +" in shown
+        assert pane.live_tokens > 0
+        preview = pane.preview
+        dropped = set(preview.dropped_ids)
+        live_before = live_ids(path)
+        await pilot.press("c")
+        assert isinstance(app.screen, ConfirmModal)
+        await pilot.press("y")
+        await settle(app, pilot)
+        evicted = live_before - live_ids(path)
+        assert evicted == dropped  # exactly the rows of the preview on screen
+
+
+async def test_the_sweep_gate_shows_in_the_header_and_refuses_writes(brain):
+    path = Path(brain.path).resolve()
+    gate = path.parent / "sentient-state.json"
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        poll(app)
+        gate.write_text(json.dumps({"sweepGateActive": True, "sweepRunId": "sw-1"}))
+        poll(app)
+        await settle(app, pilot)
+        header = str(app.screen.query_one(BrainHeader).render())
+        assert SWEEP_MARK in header
+        table = app.screen.query_one("#obs-table", LineTable)
+        table.focus()
+        target = table.current_row()["id"]
+        await pilot.press("e")
+        await settle(app, pilot)
+        assert not isinstance(app.screen, ConfirmModal)  # refused before asking
+        assert any("CLEO is sweeping" in n.message for n in app._notifications)
+        assert target in live_ids(path)
+        gate.write_text(json.dumps({"sweepGateActive": False}))
+        poll(app)
+        await settle(app, pilot)
+        assert SWEEP_MARK not in str(app.screen.query_one(BrainHeader).render())
+
+
+async def test_rows_deleted_under_the_app_are_skipped_and_said_gone(brain):
+    path = Path(brain.path).resolve()
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        poll(app)
+        pane = app.screen
+        table = pane.query_one("#obs-table", LineTable)
+        gone = [table.listing.cached_row(i)["id"] for i in range(3)]
+        before = table.total
+        conn = sqlite3.connect(path, isolation_level=None)  # CLEO's consolidation hard-deletes
+        conn.execute(f"DELETE FROM brain_observations WHERE id IN ({','.join('?' * len(gone))})", gone)
+        conn.close()
+        result = poll(app)
+        assert result is not None and result.deleted == 3
+        await settle(app, pilot)
+        assert app.session.last_live is result
+        assert table.total == before - 3
+        assert not {table.listing.cached_row(i)["id"] for i in range(10)} & set(gone)
+        app.open_observation(gone[0])
+        await settle(app, pilot)
+        assert isinstance(app.screen, ObservationModal)
+        assert "is not in this brain" in screen_text(app)
+        await pilot.press("escape")
+        await settle(app, pilot)
+        pane.post_message(pane.DetailLoaded(None, gone[1]))  # a detail read after the row went
+        await settle(app, pilot)
+        assert "is gone" in screen_text(app)
+
+
+async def test_own_writes_are_not_reported_as_cleos(brain):
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        poll(app)
+        table = app.screen.query_one("#obs-table", LineTable)
+        table.focus()
+        await pilot.press("e", "y")
+        await settle(app, pilot)
+        result = poll(app)
+        assert result is not None and result.changed  # the file did change...
+        assert app.session.last_live is None  # ...but by cleo-tui itself: no external change
+
+
+async def test_waiting_for_cleos_write_lock_is_shown_and_esc_cancels(brain):
+    path = Path(brain.path).resolve()
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        table = app.screen.query_one("#obs-table", LineTable)
+        table.focus()
+        target = table.current_row()["id"]
+        holder = sqlite3.connect(path, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")  # CLEO holds the write lock
+        try:
+            await pilot.press("e", "y")
+            for _ in range(200):  # the notice comes after ~1 s of waiting: await it, bounded
+                if app.waiting:
+                    break
+                await pilot.pause(0.05)
+            assert app.waiting == "waiting for CLEO's write lock…"
+            assert "waiting for CLEO's write lock" in str(app.screen.query_one(BrainHeader).render())
+            await pilot.press("escape")
+            await settle(app, pilot)
+            assert app.waiting is None
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+        await settle(app, pilot)
+        assert target in live_ids(path)  # cancelled: nothing written, even after the lock freed
