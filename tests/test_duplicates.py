@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from cleo_tui.memory import dedup_lsh
+from cleo_tui.memory import curation, dedup_lsh
 from cleo_tui.memory.dedup_text import compare, text_key, word_diff
 from cleo_tui.memory.duplicates import ScanCancelled, parse_threshold, scan_duplicates
 from tests.pruner_fixtures import add_observation, add_pattern, new_brain
@@ -89,8 +89,7 @@ def test_keeper_is_protected_then_most_cited_then_best_quality_then_newest(tmp_p
         add_pattern(brain, "P-1", "deploys", cites=["O-old"])
         cluster = scan_duplicates(brain).clusters(0.8)[0]
         assert cluster.keep == "O-old" and cluster.reason.startswith("most cited")
-        with brain.write() as conn:
-            conn.execute("UPDATE brain_observations SET source_type = 'manual' WHERE id = 'O-low'")
+        curation.pin_observation(brain, "O-low")  # manual/owner rows are only high relevance now (trust)
         cluster = scan_duplicates(brain).clusters(0.8)[0]
         assert cluster.keep == "O-low" and cluster.reason.startswith("protected")
         assert cluster.member("O-low").protected
@@ -101,9 +100,8 @@ def test_keeper_is_protected_then_most_cited_then_best_quality_then_newest(tmp_p
 def test_a_protected_member_is_not_in_the_default_merge(brain):
     uv_ids = sorted(_ids(brain, SAME_UV[:2]))
     add_observation(brain, "O-own", SAME_UV[2], created_at="2025-01-01 10:00:00", quality_score=0.1)
-    with brain.write() as conn:
-        conn.execute("UPDATE brain_observations SET source_type = 'manual' WHERE id = ?", (uv_ids[0],))
-        conn.execute("UPDATE brain_observations SET source_confidence = 'owner' WHERE id = ?", (uv_ids[1],))
+    curation.pin_observation(brain, uv_ids[0])  # manual/owner rows are only high relevance now (trust)
+    curation.pin_observation(brain, uv_ids[1])
     cluster = next(c for c in scan_duplicates(brain).clusters(0.8) if uv_ids[0] in c.ids)
     assert cluster.keep in uv_ids and cluster.reason.startswith("protected like another member")
     other = next(i for i in uv_ids if i != cluster.keep)

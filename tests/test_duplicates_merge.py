@@ -26,14 +26,23 @@ def brain(tmp_path):
     brain.close()
 
 
-def _dump(brain):
-    """Every row of the observations and the edges, every column, in order."""
-    return {table: [tuple(r) for r in brain.query(f"SELECT * FROM {table} ORDER BY rowid")]
+def _dump(brain, restored=()):
+    """Every row of the observations and the edges, every column, in order.
+
+    `updated_at` of the `restored` observations is left out: undo stamps it with its own time.
+    """
+    dump = {table: [tuple(r) for r in brain.query(f"SELECT * FROM {table} ORDER BY rowid")]
             for table in ("brain_observations", "brain_page_edges")}
+    columns = [r[1] for r in brain.query("PRAGMA table_info(brain_observations)")]
+    key, stamp = columns.index("id"), columns.index("updated_at")
+    dump["brain_observations"] = [
+        tuple(None if c == stamp and row[key] in restored else v for c, v in enumerate(row))
+        for row in dump["brain_observations"]]
+    return dump
 
 
 def test_merge_evicts_the_others_with_supersedes_edges_and_undo_restores_every_row_and_edge(brain):
-    before = _dump(brain)
+    before = _dump(brain, restored={"O-1", "O-2"})
     requests = [c.request() for c in scan_duplicates(brain).clusters(0.85)]
     assert sorted((r.keep, r.others) for r in requests) == [("O-0", ("O-1",)), ("O-3", ("O-2",))]
     result = merge_duplicates(brain, requests)
@@ -49,12 +58,11 @@ def test_merge_evicts_the_others_with_supersedes_edges_and_undo_restores_every_r
     runs = curation.list_curation_runs(brain, ("dedup",))
     assert [r.id for r in runs] == [result.run_id]
     curation.undo(brain, result.run_id)
-    assert _dump(brain) == before
+    assert _dump(brain, restored={"O-1", "O-2"}) == before
 
 
 def test_a_protected_member_is_refused_unless_confirmed_by_itself(brain):
-    with brain.write() as conn:
-        conn.execute("UPDATE brain_observations SET source_type = 'manual' WHERE id = 'O-1'")
+    curation.pin_observation(brain, "O-1")  # manual/owner rows are only high relevance now (trust)
     cluster = next(c for c in scan_duplicates(brain).clusters(0.85) if "O-1" in c.ids)
     keep = next(i for i in cluster.ids if i != "O-1") if cluster.keep == "O-1" else cluster.keep
     before = _dump(brain)

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from cleo_tui.recall.reader import TraceResult
 from cleo_tui.recall.rerank import RerankStep, format_chain, format_factor
 from cleo_tui.recall.resolve import ResolvedMemory
-from cleo_tui.ui.trace_render import chain_text, steps_text
+from cleo_tui.ui.widgets.trace_render import chain_text, steps_text
 
 
 def _shown(value: float) -> float:

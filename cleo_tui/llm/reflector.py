@@ -67,7 +67,7 @@ from cleo_tui.llm.storage import (
     store_learning,
     store_pattern,
 )
-from cleo_tui.memory import detectors, mapping, tags
+from cleo_tui.memory import detectors, mapping, pool_scan, tags
 from cleo_tui.memory.mapping import as_text
 
 RUN_KIND = "reflect"
@@ -154,7 +154,7 @@ def _identifier_counts(brain: Brain, identifiers: set[str]) -> Counter[str]:
                            [identifier] * len(text_cols))
         texts = [tags.judged_text(dict(zip(tags.POOL_COLUMNS, row))) for row in rows]
         counts[identifier] = sum(identifier in found for found in detectors.identifiers_of(texts))
-    for found in detectors.identifiers_of(tags.live_reflection_texts(brain)):
+    for found in detectors.identifiers_of(pool_scan.live_reflection_texts(brain)):
         counts.update(found & identifiers)
     return counts
 

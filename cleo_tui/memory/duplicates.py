@@ -465,11 +465,14 @@ def _tags_of(brain: Brain, indexes: set[int], rows: list[_Row]
     wanted = {rows[i].id for i in indexes}
     scan = tags.scan_brain(brain, live_only=True)
     protection, citing, relevance = {}, {}, {}
-    for row in scan.rows:
-        if row.id in wanted:
-            reasons = tags.reasons_of(scan, row)
-            if reasons:
-                protection[row.id] = tuple(reasons)
-            citing[row.id] = tags.citing_of(scan, row)
-            relevance[row.id] = row.relevance
+    for obs_id in wanted:
+        i = scan.index.get(obs_id)
+        if i is None:
+            continue
+        reasons = scan.reasons_of(i)
+        if reasons:
+            protection[obs_id] = tuple(reasons)
+        cited = scan.citations.get(obs_id)
+        citing[obs_id] = sorted(cited) if cited else []
+        relevance[obs_id] = scan.relevance_of(i)
     return protection, citing, relevance

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import gc
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from collections.abc import Mapping
+from typing import Any
 
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.store import Brain
@@ -78,6 +78,13 @@ def _reflection_text(reflection: MemoryReflection) -> str:
     return reflection if isinstance(reflection, str) else reflection.content
 
 
+def judged_text(row: Mapping[str, Any]) -> str:
+    """The text the detectors read: the content, with the title in front when it adds to it."""
+    content = mapping.content_of(row)
+    title = mapping.as_text(row.get("title"))
+    return content if not title or content.startswith(title) else f"{title}\n{content}"
+
+
 def identifier_counts(texts: Iterable[Iterable[str]]) -> Counter[str]:
     """In how many of the texts (given as their identifier sets) each identifier appears."""
     counts: Counter[str] = Counter()
@@ -119,7 +126,9 @@ def tag_protected_observations(observations: Sequence[ObservationRecord],
 # id → ObservationTags over those columns; each ObservationTags is made when asked.
 
 from cleo_tui.memory.pool_scan import (  # noqa: E402  (below the seed-shaped part on purpose)
-    BrainScan, scan_brain, scan_rows_since,
+    BrainScan,
+    scan_brain,
+    scan_rows_since,
 )
 
 __all__ = ["BrainScan", "TagTable", "scan_brain", "scan_rows_since", "tag_brain", "update_tags"]
