@@ -165,25 +165,31 @@ async def test_commit_evicts_and_undo_restores(brain):
         assert screen.preview.drop_count == len(ids)
 
 
-async def test_a_stale_pool_is_refused_and_recompute_offered(brain, tmp_path):
+async def test_a_changed_pool_commits_exactly_the_previewed_rows_still_unchanged(brain, tmp_path):
+    """Issue 15 item 3: no refusal; CLEO's new row stays live, a previewed row CLEO edited is skipped."""
     app = CleoApp(brain=brain)
     async with app.run_test(size=(120, 36)) as pilot:
         screen = await open_prune(app, pilot)
         live_before = live_ids(brain)
+        dropped = [e.id for e in screen.preview.dropped]
+        assert len(dropped) >= 2
+        edited = dropped[0]
         other = sqlite3.connect(tmp_path / ".cleo" / "cleo.db")  # CLEO writing meanwhile
         other.execute("INSERT INTO brain_observations(id, type, title, narrative, created_at) "
                       "VALUES ('O-late', 'discovery', 'late', 'written by CLEO meanwhile', '2026-06-01 00:00:00')")
+        other.execute("UPDATE brain_observations SET narrative = narrative || ' Edited by CLEO after the "
+                      "preview, with a good deal more text than before.' WHERE id = ?", (edited,))
         other.commit()
         other.close()
         await pilot.press("c")
         await pilot.pause()
         await pilot.press("y")
         await settle(app, pilot)
-        assert live_ids(brain) == live_before | {"O-late"}  # nothing evicted
-        assert isinstance(app.screen, ConfirmModal) and "changed since" in app.screen.body
-        await pilot.press("y")  # recompute
-        await settle(app, pilot)
-        assert any(e.id == "O-late" for e in screen.pool.droppable + screen.pool.protected)
+        evicted = set(dropped) - {edited}
+        assert live_ids(brain) == (live_before - evicted) | {"O-late"}
+        assert not isinstance(app.screen, ConfirmModal)  # no "the pool changed" refusal
+        assert brain.scalar("SELECT count(*) FROM cleo_tui_runs WHERE kind = 'prune'") == 1
+        assert any(e.id == "O-late" for e in screen.pool.droppable + screen.pool.protected)  # prepared again
 
 
 async def test_read_only_brain_disables_commit_and_undo(tmp_path, monkeypatch):
