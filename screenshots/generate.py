@@ -75,6 +75,7 @@ def _reflector_answer(request):
 async def review(app, pilot) -> None:
     """A pending reflector proposal (made by the real reflector over a scripted answer) under review."""
     import httpx2
+
     from cleo_tui.llm.reflector import propose_reflection
     os.environ.setdefault("ANTHROPIC_API_KEY", "sk-ant-screenshot-not-a-key")
     propose_reflection(app.brain, http_client=httpx2.Client(transport=httpx2.MockTransport(_reflector_answer)))

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from cleo_tui.brain import Brain, create_brain
 from cleo_tui.brain import cleo_schema as cs

@@ -14,8 +14,9 @@ import io
 import json
 import re
 import sqlite3
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.cli import main as cli_main

@@ -17,8 +17,15 @@ from cleo_tui.llm.providers import CancelToken
 from cleo_tui.llm.reflector import propose_reflection
 from tests.fake_llm import FakeLLMServer, hang_reply, ids_in_prompt, text_reply
 from tests.llm_fixtures import (
-    ANTHROPIC_KEY, OPENAI_KEY, SESSION, brain_with_observations, fast_config, notes_answer,
-    reflection_answer, snapshot, without_restored_updated_at,
+    ANTHROPIC_KEY,
+    OPENAI_KEY,
+    SESSION,
+    brain_with_observations,
+    fast_config,
+    notes_answer,
+    reflection_answer,
+    snapshot,
+    without_restored_updated_at,
 )
 
 

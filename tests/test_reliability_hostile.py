@@ -30,8 +30,19 @@ from cleo_tui.ui.widgets.detail import ObservationModal
 from cleo_tui.ui.widgets.modals import MessageModal, TextViewer
 from tests.pty_capture import foreign_controls, python_argv, run_in_pty
 from tests.reliability_fixtures import (
-    BIG_NARRATIVE, HOSTILE_FRAGMENTS, OSC8, OSC52, build_hostile_brain, build_minimal_brain,
-    data_controls, insert_rows, integrity, record, run_cli, table_dump, without_restored_updated_at,
+    BIG_NARRATIVE,
+    HOSTILE_FRAGMENTS,
+    OSC8,
+    OSC52,
+    build_hostile_brain,
+    build_minimal_brain,
+    data_controls,
+    insert_rows,
+    integrity,
+    record,
+    run_cli,
+    table_dump,
+    without_restored_updated_at,
 )
 from tests.ui_helpers import settle
 

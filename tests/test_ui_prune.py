@@ -7,16 +7,16 @@ import sqlite3
 
 from textual.widgets import Input, Select, Static
 
+from cleo_tui.memory.budget import budget_text, default_budget, nice_step, stepped
 from cleo_tui.memory.pruner import PoolEntry, build_pool
 from cleo_tui.memory.tokenizers import get_tokenizer
 from cleo_tui.ui.app import CleoApp
+from cleo_tui.ui.panes.prune import PruneScreen
 from cleo_tui.ui.widgets.budget_bar import BarFigures, bar_cells
 from cleo_tui.ui.widgets.detail import ObservationModal
 from cleo_tui.ui.widgets.list_listing import ListListing
 from cleo_tui.ui.widgets.modals import ConfirmModal, MessageModal
 from cleo_tui.ui.widgets.path_prompt import PathPrompt
-from cleo_tui.memory.budget import budget_text, default_budget, nice_step, stepped
-from cleo_tui.ui.panes.prune import PruneScreen
 from cleo_tui.ui.widgets.prune_chart import chart_budgets, spark
 from cleo_tui.ui.widgets.table import LineTable
 from tests.ui_helpers import demo_brain, settle

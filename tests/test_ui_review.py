@@ -16,11 +16,18 @@ from cleo_tui.llm.proposals import get_proposal, list_proposals
 from cleo_tui.llm.reflector import propose_reflection
 from cleo_tui.ui.app import CleoApp
 from cleo_tui.ui.messages import BrainChanged
+from cleo_tui.ui.panes.review import ReviewScreen
 from cleo_tui.ui.widgets.detail import ObservationModal
 from cleo_tui.ui.widgets.modals import ConfirmModal, MessageModal, TextViewer
-from cleo_tui.ui.panes.review import ReviewScreen
 from tests.fake_llm import FakeLLM, FakeLLMServer, error_reply, hang_reply, ids_in_prompt, text_reply
-from tests.llm_fixtures import ANTHROPIC_KEY, OPENAI_KEY, fast_config, notes_answer, reflection_answer, write_project_config
+from tests.llm_fixtures import (
+    ANTHROPIC_KEY,
+    OPENAI_KEY,
+    fast_config,
+    notes_answer,
+    reflection_answer,
+    write_project_config,
+)
 from tests.ui_helpers import HOSTILE_TITLE, demo_brain, settle
 
 NOTE_SOURCE = "observer-compressed"

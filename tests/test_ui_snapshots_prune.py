@@ -7,7 +7,6 @@ Update after an intended change with `pytest --snapshot-update`.
 
 from __future__ import annotations
 
-
 from tests.ui_helpers import settle
 
 SIZE = (120, 36)

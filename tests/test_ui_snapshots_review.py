@@ -8,7 +8,6 @@ Update after an intended change with `pytest --snapshot-update`.
 
 from __future__ import annotations
 
-
 from cleo_tui.brain.migrations import PROPOSALS
 from cleo_tui.llm.reflector import propose_reflection
 from cleo_tui.ui.app import CleoApp

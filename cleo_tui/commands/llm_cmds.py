@@ -20,7 +20,14 @@ import sys
 from typing import Any
 
 from cleo_tui.commands.argtypes import sqlite_int
-from cleo_tui.commands.common import AddCommand, UsageError, add_brain_options, brain_from_args, emit_json
+from cleo_tui.commands.common import (
+    AddCommand,
+    UsageError,
+    add_brain_options,
+    brain_from_args,
+    emit_json,
+    print_undo,
+)
 from cleo_tui.llm import results as r
 from cleo_tui.llm.observer import (
     propose_observer_notes,
@@ -258,8 +265,12 @@ def _manage(brain: Any, args: argparse.Namespace) -> int:
         emit_json(proposal.to_dict()) if args.json else print(f"proposal {proposal.id} discarded")
         return 0
     undone = undo_proposal(brain, args.undo)
-    emit_json(undone.to_dict()) if args.json else print(
-        f"proposal {undone.proposal_id} undone (run {undone.undo_run_id} restored {undone.restored} row(s))")
+    if args.json:
+        emit_json(undone.to_dict())
+    elif undone.outcome is not None:
+        state = "undone" if undone.outcome.complete else "partly undone, still applied"
+        print(f"proposal {undone.proposal_id} {state}.")
+        print_undo(undone.outcome, f"cleo-tui reflect --undo {undone.proposal_id}")
     return 0
 
 

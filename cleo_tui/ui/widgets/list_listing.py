@@ -7,7 +7,8 @@ list — O(1) — and only the rows on screen are ever turned into dicts.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 PAGE_SIZE = 100
 

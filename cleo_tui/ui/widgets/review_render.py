@@ -12,11 +12,19 @@ from rich.text import Text
 
 from cleo_tui.llm import results as r
 from cleo_tui.llm.proposals import PENDING, Proposal
+from cleo_tui.llm.review_reads import (
+    LEARNING,
+    NOTE,
+    PATTERN,
+    PRIORITY_MEANING,
+    SUPERSEDED,
+    ReviewContext,
+    ReviewItem,
+    decision_text,
+    still_covering,
+)
 from cleo_tui.memory.mapping import as_text
 from cleo_tui.safe_text import one_line, printable
-from cleo_tui.llm.review_reads import (
-    LEARNING, NOTE, PATTERN, PRIORITY_MEANING, SUPERSEDED, ReviewContext, ReviewItem, decision_text, still_covering,
-)
 
 NARRATIVE_INLINE = 20_000  # longer narratives show their start here; `o` opens all of it
 MARK_TEXT = {NOTE: ("✓ store", "✗ skip"), PATTERN: ("✓ accept", "✗ reject"),
