@@ -204,3 +204,18 @@ def test_hostile_text_reaches_the_model_as_data_and_prints_escaped(tmp_path, ser
         assert "second line" in line  # the narrative's newline does not break the one-line format
     finally:
         brain.close()
+
+
+def test_cli_says_what_it_asks_where_before_the_call_without_user_info(brain, server, monkeypatch, capsys):
+    """Issue 19 item 7: 'asking <provider> <model> at <host> … (Ctrl-C cancels)' on stderr."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
+    secret_url = server.anthropic_base_url.replace("http://", "http://user:s3cret@")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", secret_url)
+    fast_config()
+    project = str(brain.path.parent.parent)
+    server.push(text_reply(reflection_answer([brain.ids[1]])))
+    code, out, err = _cli(capsys, "reflect", "--project", project, "--session", SESSION, "--json")
+    assert code == 0 and json.loads(out)["proposal"]["status"] == "pending"  # stdout stays JSON
+    line = next(line for line in err.splitlines() if line.startswith("asking anthropic "))
+    assert line.endswith("(Ctrl-C cancels)") and server.anthropic_base_url in line
+    assert "s3cret" not in err and "user:" not in err

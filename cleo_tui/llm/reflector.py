@@ -26,6 +26,7 @@ from cleo_tui.brain.store import Brain
 from cleo_tui.llm import results as r
 from cleo_tui.llm.asking import (
     RAW_TEXT_LIMIT,
+    OnAsk,
     ask,
     credential_problem,
     keep_raw,
@@ -75,7 +76,7 @@ RUN_KIND = "reflect"
 
 def propose_reflection(brain: Brain, session_id: str | None = None, provider: str | None = None,
                        model: str | None = None, base_url: str | None = None, cancel: CancelToken | None = None,
-                       http_client: httpx2.Client | None = None) -> r.ProposeOutcome:
+                       http_client: httpx2.Client | None = None, on_ask: OnAsk | None = None) -> r.ProposeOutcome:
     """Ask the model to reflect and keep its answer as a pending proposal (nothing else is written).
 
     Gates: enabled in CLEO's config, a credential, at least 3 live rows, a
@@ -103,7 +104,7 @@ def propose_reflection(brain: Brain, session_id: str | None = None, provider: st
     lines = [reflector_line(row) for row in selection.rows]
     pool = fingerprint(brain, selection.ids)  # the rows as the model sees them, not as they are after
     completion, problem = ask(resolved, REFLECTOR_SYSTEM, reflector_prompt(lines), REFLECTOR_MAX_TOKENS,
-                              http_client, cancel)
+                              http_client, cancel, on_ask)
     if completion is None:
         return r.ProposeOutcome(True, None, problem, described)
     parsed, problem = parse_answer(completion, lambda text: parse_reflection(text, selection.ids))
