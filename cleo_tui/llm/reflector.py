@@ -153,7 +153,7 @@ def _identifier_counts(brain: Brain, identifiers: set[str]) -> Counter[str]:
         holds = " OR ".join(f'instr(CAST("{c}" AS TEXT), ?) > 0' for c in text_cols) or "0"
         rows = brain.query(f"SELECT {select} FROM {cs.OBSERVATIONS} WHERE {live} AND ({holds})",
                            [identifier] * len(text_cols))
-        texts = [tags.judged_text(dict(zip(tags.POOL_COLUMNS, row))) for row in rows]
+        texts = [tags.judged_text(dict(zip(tags.POOL_COLUMNS, row, strict=True))) for row in rows]
         counts[identifier] = sum(identifier in found for found in detectors.identifiers_of(texts))
     for found in detectors.identifiers_of(pool_scan.live_reflection_texts(brain)):
         counts.update(found & identifiers)
@@ -171,13 +171,13 @@ def protection_of(brain: Brain, observation_ids: Iterable[str]) -> dict[str, Pro
         return {}
     have = brain.features.columns(cs.OBSERVATIONS)
     select = ", ".join(f'"{c}"' if c in have else f'NULL AS "{c}"' for c in tags.POOL_COLUMNS)
-    rows = [dict(zip(tags.POOL_COLUMNS, r)) for r in brain.query(
+    rows = [dict(zip(tags.POOL_COLUMNS, r, strict=True)) for r in brain.query(
         f"SELECT {select} FROM {cs.OBSERVATIONS} WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(wanted),))]
     overrides = mapping.relevance_overrides(brain)
     findings = detectors.analyse_texts([tags.judged_text(row) for row in rows])
     counts = _identifier_counts(brain, {i for found in findings for i in found[0]})
     out = {}
-    for row, (identifiers, text_reasons) in zip(rows, findings):
+    for row, (identifiers, text_reasons) in zip(rows, findings, strict=True):
         obs_id = as_text(row["id"])
         live = row["invalid_at"] is None
         relevance, why = mapping.derive_relevance(row, overrides.get(obs_id))
@@ -275,7 +275,8 @@ def apply_reflection(brain: Brain, proposal_id: int, approved_superseded: Iterab
             result.learning_ids.append(learning_id)
             if not new:
                 result.merged_learning_ids.append(learning_id)
-        result.patterns_merged, result.learnings_merged = len(result.merged_pattern_ids), len(result.merged_learning_ids)
+        result.patterns_merged = len(result.merged_pattern_ids)
+        result.learnings_merged = len(result.merged_learning_ids)
         result.patterns_stored = len(patterns) - result.patterns_merged
         result.learnings_stored = len(learnings) - result.learnings_merged
         for observation_id in approved:
