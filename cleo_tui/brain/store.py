@@ -229,7 +229,8 @@ def _own_table_columns() -> dict[str, frozenset[str]]:
     try:
         for migration in MIGRATIONS:
             for statement in migration.statements:
-                conn.execute(statement)
+                if isinstance(statement, str):  # a Python step alters CLEO's tables, not cleo-tui's own
+                    conn.execute(statement)
         names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
         return {n: frozenset(r[1] for r in conn.execute(f'PRAGMA table_info("{n}")')) for n in names}
     finally:

@@ -82,7 +82,7 @@ class BrainScan:
     def relevance(self) -> np.ndarray:
         """uint8 index into mapping.RELEVANCES of each row."""
         codes = np.array([mapping.RELEVANCES.index(r) for r in _RULE_RELEVANCE], dtype=np.uint8)
-        return codes[self.rules]
+        return np.asarray(codes[self.rules])
 
     def relevance_of(self, i: int) -> str:
         return mapping.RELEVANCES[self.relevance[i]]
@@ -143,7 +143,7 @@ class BrainScan:
     @property
     def protected(self) -> np.ndarray:
         """bool: live and protected (critical relevance, a text detector, a unique identifier)."""
-        return self.live & ((self.relevance == _CRITICAL) | self.entry_protected[self.findings])
+        return np.asarray(self.live & ((self.relevance == _CRITICAL) | self.entry_protected[self.findings]))
 
     def reasons_of(self, i: int) -> list[str]:
         """Every reason protecting row i (computed as if live for an evicted one)."""
@@ -551,7 +551,8 @@ def _scan(brain: Brain, where: str, params: Sequence[Any], tokenizer: Tokenizer 
 
 
 def _keys_of(scan: BrainScan) -> np.ndarray:
-    return scan.__dict__.pop("_keys")
+    keys: np.ndarray = scan.__dict__.pop("_keys")
+    return keys
 
 
 def _scan_pass(brain: Brain, where: str, params: Sequence[Any], tokenizer: Tokenizer | None, session: str | None,

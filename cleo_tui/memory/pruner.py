@@ -137,7 +137,7 @@ class PrunePreview:
     @property
     def dropped(self) -> list[PoolEntry]:
         """Dropped rows, in drop order."""
-        return self.pool.droppable[:self.drop_count]
+        return list(self.pool.droppable[:self.drop_count])
 
     @property
     def dropped_ids(self) -> list[str]:
@@ -300,7 +300,7 @@ class _Picked(Sequence[Any]):
     def __len__(self) -> int:
         return len(self.picks)
 
-    def __getitem__(self, k):  # type: ignore[no-untyped-def, override]
+    def __getitem__(self, k):  # type: ignore[no-untyped-def]
         if isinstance(k, slice):
             return [self.values[i] for i in self.picks[k]]
         return self.values[self.picks[k]]
@@ -319,7 +319,7 @@ class EntryView(Sequence[PoolEntry]):
     def __len__(self) -> int:
         return len(self.positions)
 
-    def __getitem__(self, index):  # type: ignore[no-untyped-def, override]
+    def __getitem__(self, index):  # type: ignore[no-untyped-def]
         if isinstance(index, slice):
             return [self.columns.entry(k) for k in self.positions[index].tolist()]
         return self.columns.entry(int(self.positions[index]))
