@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import sys
 import os
+import sys
 
 import pytest
 from hypothesis import Phase, settings
@@ -12,7 +12,8 @@ from hypothesis import Phase, settings
 # reported as found (no shrinking phase that can take minutes); locally, new examples each run.
 settings.register_profile("ci", derandomize=True, database=None, print_blob=True,
                           phases=(Phase.explicit, Phase.reuse, Phase.generate))
-settings.register_profile("dev")
+# Hypothesis itself derandomizes its defaults when CI is set: "dev" says it does not, explicitly.
+settings.register_profile("dev", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
 
 

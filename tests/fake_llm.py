@@ -31,9 +31,10 @@ import json
 import re
 import threading
 from collections import deque
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Iterable, Union
+from typing import Any, Union
 
 import httpx2
 
@@ -205,7 +206,7 @@ class FakeLLMServer(FakeLLM):
         """ANTHROPIC_BASE_URL and OPENAI_BASE_URL pointing here, for monkeypatch.setenv."""
         return {"ANTHROPIC_BASE_URL": self.anthropic_base_url, "OPENAI_BASE_URL": self.openai_base_url}
 
-    def start(self) -> "FakeLLMServer":
+    def start(self) -> FakeLLMServer:
         self._thread.start()
         return self
 
@@ -215,7 +216,7 @@ class FakeLLMServer(FakeLLM):
         self._server.server_close()
         self._thread.join(timeout=5)
 
-    def __enter__(self) -> "FakeLLMServer":
+    def __enter__(self) -> FakeLLMServer:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:
@@ -227,7 +228,7 @@ class FakeLLMServer(FakeLLM):
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+            def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 recorded = fake.record("POST", self.path.split("?")[0], dict(self.headers), self.rfile.read(length))
                 reply = fake.next_reply(recorded)

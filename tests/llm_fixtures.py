@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from cleo_tui.brain import Brain, create_brain
 from cleo_tui.brain import cleo_schema as cs
@@ -65,6 +66,24 @@ def snapshot(brain: Brain, tables: Iterable[str] = TOUCHED_TABLES) -> dict[str, 
         cols = [r[1] for r in brain.query(f'PRAGMA table_info("{table}")')]
         out[table] = sorted((tuple(r) for r in brain.query(f'SELECT * FROM "{table}"')), key=repr)
         out[table + ":columns"] = [tuple(cols)]
+    return out
+
+
+def without_restored_updated_at(snap: dict[str, list[tuple]], restored: Iterable[str]) -> dict[str, list[tuple]]:
+    """`snap` with `updated_at` blanked in the rows whose id is in `restored`, and nothing else.
+
+    Undo stamps a restored row's `updated_at` with the time of the undo (issue 20 item 1),
+    so a round trip puts back every column but that one, of those rows only.
+    """
+    wanted = set(restored)
+    out = dict(snap)
+    for name, rows in snap.items():
+        columns = snap.get(name + ":columns")
+        if not columns or "id" not in columns[0] or "updated_at" not in columns[0]:
+            continue
+        key, stamp = columns[0].index("id"), columns[0].index("updated_at")
+        out[name] = sorted((tuple(None if c == stamp and row[key] in wanted else v for c, v in enumerate(row))
+                            for row in rows), key=repr)
     return out
 
 

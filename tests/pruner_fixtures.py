@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from cleo_tui.brain import Brain, create_brain
 from cleo_tui.brain import cleo_schema as cs

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import sqlite3
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from cleo_tui.brain import Brain, create_brain, open_brain
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.recall.traces import TRACE_SCHEMA
 
-NOW = datetime(2026, 5, 1, 12, 0, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 5, 1, 12, 0, 0, tzinfo=UTC)
 
 OBSERVATIONS = [
     # id, title, narrative, created_at, quality, tier, invalid_at

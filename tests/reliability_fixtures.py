@@ -14,8 +14,9 @@ import io
 import json
 import re
 import sqlite3
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.cli import main as cli_main
@@ -213,6 +214,23 @@ def table_dump(path: Path, skip: Iterable[str] = ()) -> dict[str, list[tuple]]:
                 for t in tables if t not in set(skip)}
     finally:
         conn.close()
+
+
+def without_restored_updated_at(dump: dict[str, list[tuple]], path: Path,
+                                restored: Iterable[bytes]) -> dict[str, list[tuple]]:
+    """A `table_dump` with `updated_at` blanked in the observations whose id is in `restored`
+    (ids as stored bytes), and nothing else: undo stamps that column with its own time
+    (issue 20 item 1)."""
+    wanted = set(restored)
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        columns = [r[1] for r in conn.execute("PRAGMA table_info(brain_observations)")]
+    finally:
+        conn.close()
+    key, stamp = columns.index("id"), columns.index("updated_at")
+    rows = (tuple(None if c == stamp and row[key] in wanted else v for c, v in enumerate(row))
+            for row in dump["brain_observations"])
+    return {**dump, "brain_observations": sorted(rows, key=repr)}
 
 
 def integrity(path: Path) -> str:

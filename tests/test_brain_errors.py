@@ -14,9 +14,9 @@ import sys
 
 import pytest
 
-from tests.brain_fixtures import make_cleo_consolidated
 from cleo_tui import cli
 from cleo_tui.brain import BrainNotFound, BrainUnreadable, NotABrain, NotSQLite, connection, open_brain
+from tests.brain_fixtures import make_cleo_consolidated
 
 
 def run_cli(*args: str, cwd=None) -> subprocess.CompletedProcess:

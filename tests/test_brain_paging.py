@@ -6,12 +6,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.brain_fixtures import insert_observations, make_cleo_consolidated, observation
 from cleo_tui.brain import open_brain
 from cleo_tui.brain.listing import ObservationListing
 from cleo_tui.brain.observations import (
-    ObservationQuery, count_observations, cursor_of, iter_observations, page_at_offset, page_observations,
+    ObservationQuery,
+    count_observations,
+    cursor_of,
+    iter_observations,
+    page_at_offset,
+    page_observations,
 )
+from tests.brain_fixtures import insert_observations, make_cleo_consolidated, observation
 
 ROWS = 157  # not a multiple of any page size used below
 

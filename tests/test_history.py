@@ -8,7 +8,7 @@ written by hand the way CLEO writes them (no journal).
 from __future__ import annotations
 
 import json
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -19,7 +19,11 @@ from cleo_tui.llm.reflector import apply_reflection
 from cleo_tui.memory import causes
 from cleo_tui.memory.curation import evict_observation
 from cleo_tui.memory.history import (
-    brain_liveness, brain_timeline, evicted_with_causes, memory_life, missing_memories,
+    brain_liveness,
+    brain_timeline,
+    evicted_with_causes,
+    memory_life,
+    missing_memories,
 )
 from cleo_tui.memory.pruner import commit_prune, prepare_pool
 from cleo_tui.recall.traces import ensure_trace_tables
@@ -331,7 +335,7 @@ def test_a_hippo_store_has_days_too(tmp_path):
 
 # ---- liveness ------------------------------------------------------------------------------
 
-NOW = datetime(2026, 5, 20, 12, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 5, 20, 12, 0, tzinfo=UTC)
 
 
 def _stamp(moment: datetime) -> str:

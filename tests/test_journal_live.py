@@ -162,6 +162,22 @@ def test_an_interrupted_chunked_run_is_rolled_back_on_the_next_open(brain):
         reopened.close()
 
 
+def test_info_says_which_interrupted_runs_wait_to_be_rolled_back(brain, capsys):
+    from cleo_tui.cli import main
+    with brain.write() as conn:  # a run whose process died
+        run_id = journal.start_run(conn, "prune", "pruning", {}, status=journal.IN_PROGRESS)
+        curation.evict_rows(brain, conn, run_id, ["O-00"], "2026-06-06 06:06:06")
+        conn.execute("UPDATE cleo_tui_runs SET owner_pid = 2147483000 WHERE id = ?", (run_id,))
+    path = str(brain.path)
+    brain.close()
+    assert main(["info", "--db", path]) == 0
+    out = capsys.readouterr().out
+    assert f"run {run_id} (prune) was interrupted" in out and "recovered:" in out
+    assert main(["info", "--db", path, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert len(data["recovered"]) == 1 and "rolled back the next time" in data["recovered"][0]
+
+
 def test_a_run_of_a_live_process_is_not_recovered(brain):
     with brain.write() as conn:
         journal.start_run(conn, "prune", "still writing", {}, status=journal.IN_PROGRESS)

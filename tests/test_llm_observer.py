@@ -16,8 +16,16 @@ from cleo_tui.llm.proposals import ProposalError, get_proposal, list_proposals, 
 from cleo_tui.llm.providers import CancelToken
 from tests.fake_llm import FakeLLM, error_reply, hang_reply, raw_reply, text_reply
 from tests.llm_fixtures import (
-    ANTHROPIC_KEY, OPENAI_KEY, SESSION, add_observations, brain_with_observations, fast_config,
-    fts_consistent, notes_answer, snapshot, write_project_config,
+    ANTHROPIC_KEY,
+    OPENAI_KEY,
+    SESSION,
+    add_observations,
+    brain_with_observations,
+    fast_config,
+    fts_consistent,
+    notes_answer,
+    snapshot,
+    write_project_config,
 )
 
 PROVIDERS = {"anthropic": ("ANTHROPIC_API_KEY", ANTHROPIC_KEY, "/v1/messages"),

@@ -11,13 +11,25 @@ from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.clock import cleo_timestamp
 from cleo_tui.llm import results as r
 from cleo_tui.llm.proposals import (
-    ProposalError, discard_proposal, get_proposal, list_proposals, undo_proposal,
+    ProposalError,
+    discard_proposal,
+    get_proposal,
+    list_proposals,
+    undo_proposal,
 )
 from cleo_tui.llm.reflector import apply_reflection, propose_reflection, run_reflector, superseded_details
 from tests.fake_llm import FakeLLM, error_reply, text_reply
 from tests.llm_fixtures import (
-    ANTHROPIC_KEY, OPENAI_KEY, SESSION, brain_with_observations, fast_config, fts_consistent,
-    reflection_answer, snapshot, write_project_config,
+    ANTHROPIC_KEY,
+    OPENAI_KEY,
+    SESSION,
+    brain_with_observations,
+    fast_config,
+    fts_consistent,
+    reflection_answer,
+    snapshot,
+    without_restored_updated_at,
+    write_project_config,
 )
 
 KEYS = {"anthropic": ("ANTHROPIC_API_KEY", ANTHROPIC_KEY), "openai": ("OPENAI_API_KEY", OPENAI_KEY)}
@@ -93,7 +105,8 @@ def test_round_trip_partial_approval_apply_undo(brain, provider):
 
     undone = undo_proposal(brain, proposal.id)
     assert undone.restored == 2 + 1 + 1 + 1 + 1 + 6  # evictions, freq, conf, learning, node, edges
-    assert snapshot(brain) == before
+    restored = (ids[1], ids[3], "P-existing", "L-existing")  # their updated_at is the undo's time
+    assert without_restored_updated_at(snapshot(brain), restored) == without_restored_updated_at(before, restored)
     assert get_proposal(brain, proposal.id).status == "undone"
     assert fts_consistent(brain)
     with pytest.raises(ProposalError, match="only an applied proposal"):
@@ -234,8 +247,8 @@ def test_cli_apply_names_the_rows_merged_into(brain, provider, capsys):
 
 
 def test_protection_of_superseded_rows_is_what_the_tags_say(brain, tmp_path):
-    from cleo_tui.demo import generate_demo
     from cleo_tui.brain.store import open_brain
+    from cleo_tui.demo import generate_demo
     from cleo_tui.llm.reflector import protection_of
     from cleo_tui.memory.tags import tag_brain
 
@@ -312,3 +325,28 @@ def test_marks_are_kept_with_the_proposal_and_applying_writes_what_is_marked(bra
             set_mark(reopened, pid, "pattern:0", True)
     finally:
         reopened.close()
+
+
+def test_cli_undo_names_the_rows_changed_or_deleted_since(brain, provider, capsys):
+    """`reflect --undo` says which rows it left alone, like `prune --undo` (issue 20)."""
+    import sqlite3
+
+    from cleo_tui.cli import main
+
+    ids = brain.ids
+    outcome, _ = _propose(brain, [ids[1], ids[3]])
+    project = str(brain.path.parent.parent)
+    assert main(["reflect", "--project", project, "--apply", "--proposal", str(outcome.proposal.id),
+                 "--approve", f"{ids[1]},{ids[3]}", "--confirm-protected", f"{ids[1]},{ids[3]}"]) == 0
+    capsys.readouterr()
+    other = sqlite3.connect(brain.path)  # CLEO, meanwhile: restores one row, deletes the other
+    other.execute(f"UPDATE {cs.OBSERVATIONS} SET invalid_at = NULL WHERE id = ?", (ids[1],))
+    other.execute(f"DELETE FROM {cs.OBSERVATIONS} WHERE id = ?", (ids[3],))
+    other.commit()
+    other.close()
+    assert main(["reflect", "--project", project, "--undo", str(outcome.proposal.id)]) == 0
+    out = capsys.readouterr().out
+    assert "Changed since by someone else, left as they are:" in out and ids[1] in out
+    assert "Deleted since" in out and ids[3] in out
+    assert f"reflect --undo {outcome.proposal.id}" in out  # the skipped change can be tried again
+    assert get_proposal(brain, outcome.proposal.id).status == "applied"

@@ -7,7 +7,13 @@ import json
 import pytest
 
 from cleo_tui.llm.resolve import LlmConfigError, resolve_provider
-from tests.llm_fixtures import ANTHROPIC_KEY, OPENAI_KEY, brain_with_observations, write_own_config, write_project_config
+from tests.llm_fixtures import (
+    ANTHROPIC_KEY,
+    OPENAI_KEY,
+    brain_with_observations,
+    write_own_config,
+    write_project_config,
+)
 
 
 @pytest.fixture

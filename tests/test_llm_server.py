@@ -17,8 +17,15 @@ from cleo_tui.llm.providers import CancelToken
 from cleo_tui.llm.reflector import propose_reflection
 from tests.fake_llm import FakeLLMServer, hang_reply, ids_in_prompt, text_reply
 from tests.llm_fixtures import (
-    ANTHROPIC_KEY, OPENAI_KEY, SESSION, brain_with_observations, fast_config, notes_answer,
-    reflection_answer, snapshot,
+    ANTHROPIC_KEY,
+    OPENAI_KEY,
+    SESSION,
+    brain_with_observations,
+    fast_config,
+    notes_answer,
+    reflection_answer,
+    snapshot,
+    without_restored_updated_at,
 )
 
 
@@ -145,7 +152,9 @@ def test_cli_observe_and_reflect_round_trip(brain, server, monkeypatch, capsys):
 
     code, out, err = _cli(capsys, "reflect", "--project", project, "--undo", str(proposal["id"]))
     outputs += [out, err]
-    assert code == 0 and snapshot(brain) == before
+    restored = (brain.ids[2],)  # the evicted row; its updated_at is the undo's time
+    assert code == 0
+    assert without_restored_updated_at(snapshot(brain), restored) == without_restored_updated_at(before, restored)
     assert get_proposal(brain, proposal["id"]).status == "undone"
 
     code, out, err = _cli(capsys, "reflect", "--project", project, "--list", "--json")
@@ -195,3 +204,18 @@ def test_hostile_text_reaches_the_model_as_data_and_prints_escaped(tmp_path, ser
         assert "second line" in line  # the narrative's newline does not break the one-line format
     finally:
         brain.close()
+
+
+def test_cli_says_what_it_asks_where_before_the_call_without_user_info(brain, server, monkeypatch, capsys):
+    """Issue 19 item 7: 'asking <provider> <model> at <host> … (Ctrl-C cancels)' on stderr."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
+    secret_url = server.anthropic_base_url.replace("http://", "http://user:s3cret@")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", secret_url)
+    fast_config()
+    project = str(brain.path.parent.parent)
+    server.push(text_reply(reflection_answer([brain.ids[1]])))
+    code, out, err = _cli(capsys, "reflect", "--project", project, "--session", SESSION, "--json")
+    assert code == 0 and json.loads(out)["proposal"]["status"] == "pending"  # stdout stays JSON
+    line = next(line for line in err.splitlines() if line.startswith("asking anthropic "))
+    assert line.endswith("(Ctrl-C cancels)") and server.anthropic_base_url in line
+    assert "s3cret" not in err and "user:" not in err

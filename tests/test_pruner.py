@@ -14,7 +14,13 @@ from hypothesis import strategies as st
 from cleo_tui.brain import open_brain
 from cleo_tui.memory import curation
 from cleo_tui.memory.pruner import (
-    BadBudget, EmptyScope, commit_prune, deterministic_prune, parse_budget, prepare_pool, prepare_records,
+    BadBudget,
+    EmptyScope,
+    commit_prune,
+    deterministic_prune,
+    parse_budget,
+    prepare_pool,
+    prepare_records,
     target_for,
 )
 from cleo_tui.memory.seed_types import ObservationRecord, ReflectionRecord, render_record

@@ -1,7 +1,7 @@
 """Concurrency: CLEO writing in another process while cleo-tui browses, previews and commits.
 
 Promise (DESIGN §4): CLEO writing concurrently is normal, not an error; stale previews
-are refused; no read transaction is held across a person's think-time.
+commit only what is still as previewed; no read transaction is held across a person's think-time.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from cleo_tui.brain import StaleState, open_brain
+from cleo_tui.brain import open_brain
 from cleo_tui.brain.errors import BrainBusy
 from cleo_tui.brain.observations import ObservationQuery, count_observations, page_observations
 from cleo_tui.memory.curation import evict_observation, undo
-from cleo_tui.memory.pruner import commit_prune, prepare_pool
+from cleo_tui.memory.pruner import commit_preview, prepare_pool
 from cleo_tui.ui.app import CleoApp
 from cleo_tui.ui.widgets.modals import ConfirmModal, MessageModal
 from tests.brain_fixtures import make_cleo_consolidated
@@ -66,61 +66,73 @@ def checkpoint_busy(path: Path) -> int:
 
 
 def test_browse_preview_commit_while_cleo_writes(brain_path):
+    """Issue 15 item 3: a commit evicts the previewed rows still as previewed; CLEO's new rows
+    (written by another process the whole time) are never evicted and never block it."""
     brain = open_brain(brain_path)
     writer = start_writer(brain_path)
-    rounds = stale = committed = 0
+    rounds = committed = with_new_rows = 0
     try:
         while writer.poll() is None or rounds == 0:
             rounds += 1
             assert page_observations(brain, ObservationQuery(), limit=100)
-            # Odd rounds prune the whole pool (CLEO's new rows make it stale), even rounds an old
-            # session CLEO is not writing to (it commits while CLEO writes).
+            # Odd rounds prune the whole pool (CLEO adds rows to it meanwhile), even rounds an
+            # old session CLEO is not writing to.
             preview = prepare_pool(brain, session=None if rounds % 2 else "ses_old").preview(2_000)
             assert not brain.conn.in_transaction  # nothing held while "the user thinks"
-            try:
-                run_id = commit_prune(brain, preview)
-                committed += 1
-                undo(brain, run_id)
-            except StaleState:
-                stale += 1  # CLEO added rows since the preview: refused, nothing written
+            dropped = {e.id for e in preview.dropped}
+            result = commit_preview(brain, preview)
+            committed += 1
+            with_new_rows += result.new_rows > 0
+            assert set(result.evicted) <= dropped  # never a row that arrived after the preview
+            assert set(result.evicted) | {s["id"] for s in result.skipped} == dropped
+            assert not result.skipped  # CLEO only adds rows: every previewed row is still as it was
             assert not brain.conn.in_transaction
+            undo(brain, result.run_id)
         assert "done" in finish_writer(writer)
     finally:
         if writer.poll() is None:
             writer.kill()
-    assert stale >= 1
     assert count_observations(brain) == 200 + WRITER_ROWS  # nobody's rows lost
     live = count_observations(brain, ObservationQuery(state="live"))
-    assert live == 200 + WRITER_ROWS  # every commit was undone, every refusal wrote nothing
-    quiet_run = commit_prune(brain, prepare_pool(brain, session="ses_old").preview(2_000))  # CLEO is quiet
-    assert brain.scalar("SELECT count(*) FROM cleo_tui_run_changes WHERE run_id = ?", (quiet_run,)) > 0
+    assert live == 200 + WRITER_ROWS  # every commit was undone
+    assert brain.scalar("SELECT count(*) FROM cleo_tui_runs WHERE kind = 'prune' AND undone_by IS NOT NULL") == committed
     assert checkpoint_busy(brain_path) == 0
     brain.close()
     assert integrity(brain_path) == "ok"
     record(THEME, "CLEO stand-in process writes observations (WAL, own connection, 3-row transactions) "
                   "while cleo-tui pages, previews, commits and undoes",
-           "no 'database is locked'; a preview made stale by CLEO's rows is refused and writes nothing; "
-           "no transaction open between actions; all rows kept", "passed",
-           note=STARVATION if committed < rounds // 4 else "",
-           cleo_rows_written=WRITER_ROWS, rounds=rounds, stale_refused=stale, commits_and_undos=committed)
+           "no 'database is locked'; every commit evicts exactly the previewed rows, never CLEO's new "
+           "ones; no transaction open between actions; all rows kept", "passed",
+           cleo_rows_written=WRITER_ROWS, rounds=rounds, commits_and_undos=committed,
+           commits_with_new_rows=with_new_rows)
 
 
-def test_stale_preview_is_refused_exactly(brain_path):
+def test_a_commit_after_changes_evicts_exactly_the_previewed_rows_still_unchanged(brain_path):
+    """Issue 15 item 3: after the preview another connection adds a row and edits a previewed one;
+    the commit evicts every other previewed row, skips and names the edited one, leaves the new one."""
     brain = open_brain(brain_path)
     preview = prepare_pool(brain).preview(2_000)
-    conn = sqlite3.connect(brain_path, isolation_level=None)
+    dropped = [e.id for e in preview.dropped]
+    assert len(dropped) >= 2
+    edited = dropped[len(dropped) // 2]
+    conn = sqlite3.connect(brain_path, isolation_level=None)  # CLEO's connection
     insert_rows(conn, plain_rows(1, prefix="O-late"))
+    late = conn.execute("SELECT id FROM brain_observations WHERE id LIKE 'O-late%'").fetchone()[0]
+    conn.execute("UPDATE brain_observations SET narrative = narrative || ' Edited by CLEO after the preview, "
+                 "with a good deal more text than before.' WHERE id = ?", (edited,))
     conn.close()
-    before = count_observations(brain, ObservationQuery(state="live"))
-    with pytest.raises(StaleState, match="changed since this preview"):
-        commit_prune(brain, preview)
-    assert count_observations(brain, ObservationQuery(state="live")) == before
-    assert brain.scalar("SELECT count(*) FROM cleo_tui_runs") == 0
-    fresh = prepare_pool(brain).preview(2_000)
-    assert commit_prune(brain, fresh) > 0
+    result = commit_preview(brain, preview)
+    assert result.evicted == [i for i in dropped if i != edited]
+    assert result.skipped == [{"id": edited, "why": "text changed since the preview"}]
+    assert any(edited in line for line in result.lines())
+    assert result.new_rows == 1 and "1 new rows since the preview" in "\n".join(result.lines())
+    live = {r[0] for r in brain.query("SELECT id FROM brain_observations WHERE invalid_at IS NULL")}
+    assert late in live and edited in live and not live & set(result.evicted)
+    assert brain.scalar("SELECT count(*) FROM cleo_tui_runs") == 1
     brain.close()
-    record(THEME, "preview, then CLEO adds one row, then commit", "StaleState with a clear message; "
-           "no row evicted, no run recorded; a fresh preview commits", "passed")
+    record(THEME, "preview, then CLEO adds one row and edits a previewed one, then commit",
+           "the other previewed rows evicted; the edited row skipped and named; the new row left live",
+           "passed")
 
 
 def test_lock_held_past_busy_timeout_gives_clear_message(brain_path):

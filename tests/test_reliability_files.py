@@ -11,8 +11,8 @@ import contextlib
 import os
 import sqlite3
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -25,7 +25,12 @@ from cleo_tui.ui.app import CleoApp
 from cleo_tui.ui.widgets.modals import MessageModal
 from tests.brain_fixtures import file_digest
 from tests.reliability_fixtures import (
-    build_minimal_brain, integrity, record, run_cli, settle_expecting_failure, table_dump,
+    build_minimal_brain,
+    integrity,
+    record,
+    run_cli,
+    settle_expecting_failure,
+    table_dump,
 )
 from tests.ui_helpers import settle
 

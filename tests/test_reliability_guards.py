@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
+from cleo_tui.demo.traces import add_demo_traces
 from cleo_tui.files import (
     ExportExists,
     ExportRefused,
     check_export_target,
     write_export_atomically,
 )
-from cleo_tui.demo.traces import add_demo_traces
 from tests.brain_fixtures import file_digest
 from tests.recall_fixtures import make_brain
 from tests.reliability_fixtures import record, run_cli

@@ -30,8 +30,19 @@ from cleo_tui.ui.widgets.detail import ObservationModal
 from cleo_tui.ui.widgets.modals import MessageModal, TextViewer
 from tests.pty_capture import foreign_controls, python_argv, run_in_pty
 from tests.reliability_fixtures import (
-    BIG_NARRATIVE, HOSTILE_FRAGMENTS, OSC8, OSC52, build_hostile_brain, build_minimal_brain,
-    data_controls, insert_rows, integrity, record, run_cli, table_dump,
+    BIG_NARRATIVE,
+    HOSTILE_FRAGMENTS,
+    OSC8,
+    OSC52,
+    build_hostile_brain,
+    build_minimal_brain,
+    data_controls,
+    insert_rows,
+    integrity,
+    record,
+    run_cli,
+    table_dump,
+    without_restored_updated_at,
 )
 from tests.ui_helpers import settle
 
@@ -160,16 +171,22 @@ def test_cli_on_hostile_brain_reads_writes_and_undoes(tmp_path, kind):
     preview = json.loads(run_cli("prune", "--budget", "300", "--json", "--db", str(path))[1])
     assert preview["dropped"], "the hostile brain has rows to drop"
 
-    before = table_dump(path, skip=("recall_traces", "recall_trace_results", "cleo_tui_meta"))
+    skip = ("recall_traces", "recall_trace_results", "cleo_tui_meta")
+    before = table_dump(path, skip=skip)
     code, out, err = run_cli("prune", "--budget", "300", "--apply", "--yes", "--json", "--db", str(path))
     assert code == 0, err
     run_id = json.loads(out)["run_id"]
     evicted = sqlite3.connect(path).execute(
         "SELECT count(*) FROM brain_observations WHERE invalid_at IS NOT NULL").fetchone()[0]
     assert evicted == len(preview["dropped"])
+    conn = sqlite3.connect(path)
+    conn.text_factory = bytes
+    restored = {r[0] for r in conn.execute("SELECT id FROM brain_observations WHERE invalid_at IS NOT NULL")}
+    conn.close()
     code, out, err = run_cli("prune", "--undo", str(run_id), "--db", str(path))
     assert code == 0, err
-    after = table_dump(path, skip=("recall_traces", "recall_trace_results", "cleo_tui_meta"))
+    before = without_restored_updated_at(before, path, restored)  # undo stamps their updated_at
+    after = without_restored_updated_at(table_dump(path, skip=skip), path, restored)
     journal = ("cleo_tui_runs", "cleo_tui_run_changes")
     assert {t: r for t, r in before.items() if t not in journal} == {t: r for t, r in after.items() if t not in journal}
     assert integrity(path) == "ok"

@@ -18,7 +18,13 @@ from cleo_tui.llm.observer import run_observer
 from cleo_tui.llm.reflector import propose_reflection
 from tests.fake_llm import FakeLLM, FakeLLMServer, error_reply, hang_reply, raw_reply, text_reply
 from tests.llm_fixtures import (
-    ANTHROPIC_KEY, OPENAI_KEY, SESSION, brain_with_observations, fast_config, reflection_answer, snapshot,
+    ANTHROPIC_KEY,
+    OPENAI_KEY,
+    SESSION,
+    brain_with_observations,
+    fast_config,
+    reflection_answer,
+    snapshot,
 )
 from tests.reliability_fixtures import record, run_cli
 

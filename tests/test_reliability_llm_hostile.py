@@ -18,7 +18,12 @@ from cleo_tui.llm.parsing import Unparsable, extract_json, parse_notes, parse_re
 from cleo_tui.llm.reflector import propose_reflection
 from tests.fake_llm import FakeLLM, text_reply
 from tests.llm_fixtures import (
-    ANTHROPIC_KEY, OPENAI_KEY, SESSION, brain_with_observations, fast_config, write_own_config,
+    ANTHROPIC_KEY,
+    OPENAI_KEY,
+    SESSION,
+    brain_with_observations,
+    fast_config,
+    write_own_config,
     write_project_config,
 )
 from tests.reliability_fixtures import record, run_cli

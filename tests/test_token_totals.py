@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from cleo_tui.demo import generate_demo
 from cleo_tui.brain.store import open_brain
+from cleo_tui.demo import generate_demo
 from cleo_tui.memory.pruner import prepare_pool
 
 

@@ -12,7 +12,13 @@ from cleo_tui.memory.curation import evict_observation
 from cleo_tui.recall.export import export_traces, iter_export_records, read_export
 from cleo_tui.recall.last_recall import LastRecall, read_last_recall
 from cleo_tui.recall.reader import (
-    TraceFilter, count_traces, get_trace, iter_traces, list_traces, trace_outcomes, trace_results,
+    TraceFilter,
+    count_traces,
+    get_trace,
+    iter_traces,
+    list_traces,
+    trace_outcomes,
+    trace_results,
 )
 from cleo_tui.recall.rerank import RerankStep, format_chain
 from cleo_tui.recall.traces import RecallTraceInput, TraceResultInput, record_trace_outcome, write_recall_trace

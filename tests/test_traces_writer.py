@@ -14,7 +14,12 @@ from cleo_tui.brain import open_brain
 from cleo_tui.recall.last_recall import read_last_recall, recall_and_record, save_last_recall
 from cleo_tui.recall.rerank import RerankStep
 from cleo_tui.recall.traces import (
-    RecallTraceInput, TraceResultInput, ensure_trace_tables, query_hash, utf16_length, write_recall_trace,
+    RecallTraceInput,
+    TraceResultInput,
+    ensure_trace_tables,
+    query_hash,
+    utf16_length,
+    write_recall_trace,
     write_recall_trace_at_root,
 )
 from tests.recall_fixtures import NOW, make_brain
@@ -264,8 +269,7 @@ def _tables(path) -> set[str]:
 
 
 def test_trace_tables_appear_with_the_first_trace_not_with_a_write(tmp_path):
-    from cleo_tui.brain import create_brain
-    from cleo_tui.brain import journal
+    from cleo_tui.brain import create_brain, journal
     from cleo_tui.recall.reader import has_traces, list_traces
 
     path = tmp_path / ".cleo" / "cleo.db"

@@ -10,8 +10,8 @@ import pytest
 from textual.command import CommandPalette
 from textual.widgets import Footer, Input, Markdown
 
-from cleo_tui.demo import generate_demo
 from cleo_tui.config import config_path
+from cleo_tui.demo import generate_demo
 from cleo_tui.ui.app import CleoApp
 from cleo_tui.ui.messages import BrainChanged, SessionReplaced, TagsReady
 from cleo_tui.ui.palette import palette_entries

@@ -9,8 +9,8 @@ at the end of a descending order and the start of an ascending one.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 

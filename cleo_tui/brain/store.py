@@ -11,17 +11,23 @@ import errno
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Callable
 from typing import Any
 
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.connection import BUSY_TIMEOUT_MS, check_sqlite_file, connect, is_writable
 from cleo_tui.brain.errors import (
-    BrainBusy, BrainError, BrainNotFound, BrainUnreadable, BrainUnwritable, NotABrain, NotSQLite, ReadOnlyBrain,
+    BrainBusy,
+    BrainError,
+    BrainNotFound,
+    BrainUnreadable,
+    BrainUnwritable,
+    NotABrain,
+    NotSQLite,
+    ReadOnlyBrain,
     UnsupportedLayout,
 )
 from cleo_tui.brain.journal import interrupted_notes, recover_interrupted
@@ -223,7 +229,8 @@ def _own_table_columns() -> dict[str, frozenset[str]]:
     try:
         for migration in MIGRATIONS:
             for statement in migration.statements:
-                conn.execute(statement)
+                if isinstance(statement, str):  # a Python step alters CLEO's tables, not cleo-tui's own
+                    conn.execute(statement)
         names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
         return {n: frozenset(r[1] for r in conn.execute(f'PRAGMA table_info("{n}")')) for n in names}
     finally:

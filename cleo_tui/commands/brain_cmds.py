@@ -50,6 +50,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     try:
         summary = brain_summary(brain)
         summary["liveness"] = brain_liveness(brain).to_dict()  # issue 17: are the agents alive?
+        summary["recovered"] = list(brain.recovered)  # interrupted runs rolled back (or waiting to be)
     finally:
         brain.close()
     if args.json:
@@ -63,6 +64,8 @@ def cmd_info(args: argparse.Namespace) -> int:
         print(f"learnings:    {summary['learnings']}")
         print(f"traces:       {summary['traces']}")
         print("\n".join(liveness_lines(summary["liveness"])))
+        for note in summary["recovered"]:
+            print(f"recovered:    {one_line(note, 1000)}")
     return 0
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import textwrap
-from typing import Iterable
+from collections.abc import Iterable
 
 from cleo_tui.commands.common import AddCommand, UsageError, add_brain_options, brain_from_args, emit_json
 from cleo_tui.memory.history import (

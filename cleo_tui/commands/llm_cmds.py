@@ -20,8 +20,16 @@ import sys
 from typing import Any
 
 from cleo_tui.commands.argtypes import sqlite_int
-from cleo_tui.commands.common import AddCommand, UsageError, add_brain_options, brain_from_args, emit_json
+from cleo_tui.commands.common import (
+    AddCommand,
+    UsageError,
+    add_brain_options,
+    brain_from_args,
+    emit_json,
+    print_undo,
+)
 from cleo_tui.llm import results as r
+from cleo_tui.llm.asking import asking_line
 from cleo_tui.llm.observer import (
     propose_observer_notes,
     run_observer,
@@ -41,7 +49,7 @@ from cleo_tui.llm.reflector import (
     propose_reflection,
     superseded_details,
 )
-from cleo_tui.llm.resolve import PROVIDERS
+from cleo_tui.llm.resolve import PROVIDERS, Resolved
 from cleo_tui.safe_text import one_line
 
 FAILURES = {r.NO_CREDENTIAL, r.PROVIDER_ERROR, r.UNPARSABLE, r.READ_ONLY, r.CANCELLED, r.ERROR}
@@ -185,6 +193,11 @@ def _print_reflector(result: r.ReflectorResult) -> None:
               f"evicted {len(result.superseded_ids)}: {one_line(', '.join(result.superseded_ids)) or '-'}")
 
 
+def _say_asking(resolved: Resolved) -> None:
+    """Before a model call: what is asked where, on stderr (stdout stays the answer, or JSON)."""
+    print(asking_line(resolved), file=sys.stderr, flush=True)
+
+
 def cmd_observe(args: argparse.Namespace) -> int:
     brain = brain_from_args(args, read_only=False)
     try:
@@ -194,11 +207,12 @@ def cmd_observe(args: argparse.Namespace) -> int:
             result = store_observer_notes(brain, args.store, range(len(proposal.notes)) if chosen is None else chosen)
         elif args.propose:
             outcome = propose_observer_notes(brain, args.session, args.threshold, args.provider, args.model,
-                                             args.base_url)
+                                             args.base_url, on_ask=_say_asking)
             emit_json(outcome.to_dict()) if args.json else _print_outcome(outcome)
             return _exit(outcome.problem)
         else:
-            result = run_observer(brain, args.session, args.threshold, args.provider, args.model, args.base_url)
+            result = run_observer(brain, args.session, args.threshold, args.provider, args.model, args.base_url,
+                                  on_ask=_say_asking)
     finally:
         brain.close()
     emit_json(result.to_dict()) if args.json else _print_observer(result)
@@ -258,8 +272,12 @@ def _manage(brain: Any, args: argparse.Namespace) -> int:
         emit_json(proposal.to_dict()) if args.json else print(f"proposal {proposal.id} discarded")
         return 0
     undone = undo_proposal(brain, args.undo)
-    emit_json(undone.to_dict()) if args.json else print(
-        f"proposal {undone.proposal_id} undone (run {undone.undo_run_id} restored {undone.restored} row(s))")
+    if args.json:
+        emit_json(undone.to_dict())
+    elif undone.outcome is not None:
+        state = "undone" if undone.outcome.complete else "partly undone, still applied"
+        print(f"proposal {undone.proposal_id} {state}.")
+        print_undo(undone.outcome, f"cleo-tui reflect --undo {undone.proposal_id}")
     return 0
 
 
@@ -274,7 +292,8 @@ def cmd_reflect(args: argparse.Namespace) -> int:
         if args.apply and args.proposal is not None:
             result = _apply_existing(brain, args)
         else:
-            outcome = propose_reflection(brain, args.session, args.provider, args.model, args.base_url)
+            outcome = propose_reflection(brain, args.session, args.provider, args.model, args.base_url,
+                                         on_ask=_say_asking)
             if not args.apply:
                 details = superseded_details(brain, outcome.proposal) if outcome.proposal else None
                 if args.json:

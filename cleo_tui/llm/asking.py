@@ -15,7 +15,7 @@ from cleo_tui.brain.store import Brain
 from cleo_tui.llm import results as r
 from cleo_tui.llm.parsing import Unparsable
 from cleo_tui.llm.providers import Cancelled, CancelToken, Completion, ProviderFailure, complete
-from cleo_tui.llm.resolve import Resolved
+from cleo_tui.llm.resolve import Resolved, display_url
 
 T = TypeVar("T")
 RAW_TEXT_LIMIT = 20_000  # raw answers shown for inspection are cut here
@@ -44,9 +44,20 @@ def read_only_problem(brain: Brain) -> r.Problem | None:
                                   "proposed could be kept; the model was not asked.")
 
 
+OnAsk = Callable[[Resolved], None]
+
+
+def asking_line(resolved: Resolved) -> str:
+    """What is about to be asked and where (issue 19 item 7); the host never shows user info."""
+    where = display_url(resolved.base_url) or f"{resolved.provider}'s default API"
+    return f"asking {resolved.provider} {resolved.model} at {where} … (Ctrl-C cancels)"
+
+
 def ask(resolved: Resolved, system: str, prompt: str, max_tokens: int, http_client: httpx2.Client | None,
-        cancel: CancelToken | None) -> tuple[Completion | None, r.Problem | None]:
-    """One call; a failure or a cancellation comes back as a Problem."""
+        cancel: CancelToken | None, on_ask: OnAsk | None = None) -> tuple[Completion | None, r.Problem | None]:
+    """One call; a failure or a cancellation comes back as a Problem. `on_ask` hears of it first."""
+    if on_ask is not None:
+        on_ask(resolved)
     try:
         return complete(resolved, system, prompt, max_tokens, http_client=http_client, cancel=cancel), None
     except Cancelled:

@@ -21,6 +21,7 @@ from cleo_tui.brain.store import Brain
 from cleo_tui.llm import results as r
 from cleo_tui.llm.asking import (
     RAW_TEXT_LIMIT,
+    OnAsk,
     ask,
     credential_problem,
     keep_raw,
@@ -90,7 +91,7 @@ def _gate(brain: Brain, resolved: Resolved, session_id: str | None,
 def propose_observer_notes(brain: Brain, session_id: str | None = None, threshold_override: int | None = None,
                            provider: str | None = None, model: str | None = None, base_url: str | None = None,
                            cancel: CancelToken | None = None,
-                           http_client: httpx2.Client | None = None) -> r.ProposeOutcome:
+                           http_client: httpx2.Client | None = None, on_ask: OnAsk | None = None) -> r.ProposeOutcome:
     """Ask the model for notes and keep them as a pending proposal (nothing else is written).
 
     Returns `ProposeOutcome(ran, proposal, problem, provider)`; `proposal` is
@@ -105,7 +106,7 @@ def propose_observer_notes(brain: Brain, session_id: str | None = None, threshol
     lines = [observer_line(row) for row in selection.rows]
     pool = fingerprint(brain, selection.ids)  # the rows as the model sees them, not as they are after
     completion, problem = ask(resolved, OBSERVER_SYSTEM, observer_prompt(lines), OBSERVER_MAX_TOKENS,
-                              http_client, cancel)
+                              http_client, cancel, on_ask)
     if completion is None:
         return r.ProposeOutcome(True, None, problem, described)
     parsed, problem = parse_answer(completion, lambda text: parse_notes(text, selection.ids))
@@ -160,12 +161,13 @@ def store_observer_notes(brain: Brain, proposal_id: int, note_indexes: Iterable[
 
 def run_observer(brain: Brain, session_id: str | None = None, threshold_override: int | None = None,
                  provider: str | None = None, model: str | None = None, base_url: str | None = None,
-                 cancel: CancelToken | None = None, http_client: httpx2.Client | None = None) -> r.ObserverResult:
+                 cancel: CancelToken | None = None, http_client: httpx2.Client | None = None,
+                 on_ask: OnAsk | None = None) -> r.ObserverResult:
     """CLEO's observer: gates, one call, every usable note stored. Never raises."""
     described = None
     try:
         outcome = propose_observer_notes(brain, session_id, threshold_override, provider, model, base_url,
-                                         cancel, http_client)
+                                         cancel, http_client, on_ask)
         described = outcome.provider
         if outcome.proposal is None:
             return r.ObserverResult(ran=outcome.ran, problem=outcome.problem, provider=described)

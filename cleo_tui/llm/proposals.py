@@ -204,26 +204,39 @@ def discard_proposal(brain: Brain, proposal_id: int) -> Proposal:
 
 @dataclass(frozen=True)
 class UndoResult:
+    """What undoing an applied proposal did; `outcome` names the rows it could not restore."""
+
     proposal_id: int
     run_id: int
     undo_run_id: int
     restored: int
+    outcome: journal.UndoOutcome | None = None
 
-    def to_dict(self) -> dict[str, int]:
-        return {"proposal_id": self.proposal_id, "run_id": self.run_id,
-                "undo_run_id": self.undo_run_id, "restored": self.restored}
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"proposal_id": self.proposal_id, "run_id": self.run_id,
+                               "undo_run_id": self.undo_run_id, "restored": self.restored}
+        if self.outcome is not None:
+            out.update({k: v for k, v in self.outcome.to_json().items() if k in
+                        ("skipped", "missing", "remaining", "complete")})
+        return out
 
 
 def undo_proposal(brain: Brain, proposal_id: int) -> UndoResult:
-    """Undo what applying the proposal wrote (journal undo) and mark it 'undone', in one transaction."""
+    """Undo what applying the proposal wrote and mark it 'undone', in one transaction.
+
+    Goes through `journal.undo_changes`: rows changed since by someone else are
+    skipped and rows deleted since are missing, both named in the outcome (as
+    `prune --undo` reports them). Skipped changes stay pending: the proposal is
+    marked 'undone' only once nothing is left, so undoing it again retries them.
+    """
     with brain.write() as conn:
         proposal = read_proposal(conn, proposal_id)
         if proposal.status != APPLIED or proposal.run_id is None:
             raise ProposalError(f"Proposal {proposal_id} is {proposal.status}; only an applied proposal can be undone.")
-        undo_id, restored = journal.undo_run(conn, proposal.run_id,
-                                             f"undo of {proposal.kind} proposal {proposal_id}")
-        conn.execute(f"UPDATE {PROPOSALS} SET status = ? WHERE id = ?", (UNDONE, proposal_id))
-    return UndoResult(proposal_id, proposal.run_id, undo_id, restored)
+        outcome = journal.undo_changes(conn, proposal.run_id, f"undo of {proposal.kind} proposal {proposal_id}")
+        if outcome.complete:
+            conn.execute(f"UPDATE {PROPOSALS} SET status = ? WHERE id = ?", (UNDONE, proposal_id))
+    return UndoResult(proposal_id, proposal.run_id, outcome.undo_id, outcome.restored, outcome)
 
 
 # --- review marks ------------------------------------------------------------------

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import dataclass
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import httpx2
@@ -26,6 +26,7 @@ from cleo_tui.brain.store import Brain
 from cleo_tui.llm import results as r
 from cleo_tui.llm.asking import (
     RAW_TEXT_LIMIT,
+    OnAsk,
     ask,
     credential_problem,
     keep_raw,
@@ -75,7 +76,7 @@ RUN_KIND = "reflect"
 
 def propose_reflection(brain: Brain, session_id: str | None = None, provider: str | None = None,
                        model: str | None = None, base_url: str | None = None, cancel: CancelToken | None = None,
-                       http_client: httpx2.Client | None = None) -> r.ProposeOutcome:
+                       http_client: httpx2.Client | None = None, on_ask: OnAsk | None = None) -> r.ProposeOutcome:
     """Ask the model to reflect and keep its answer as a pending proposal (nothing else is written).
 
     Gates: enabled in CLEO's config, a credential, at least 3 live rows, a
@@ -103,7 +104,7 @@ def propose_reflection(brain: Brain, session_id: str | None = None, provider: st
     lines = [reflector_line(row) for row in selection.rows]
     pool = fingerprint(brain, selection.ids)  # the rows as the model sees them, not as they are after
     completion, problem = ask(resolved, REFLECTOR_SYSTEM, reflector_prompt(lines), REFLECTOR_MAX_TOKENS,
-                              http_client, cancel)
+                              http_client, cancel, on_ask)
     if completion is None:
         return r.ProposeOutcome(True, None, problem, described)
     parsed, problem = parse_answer(completion, lambda text: parse_reflection(text, selection.ids))
@@ -152,7 +153,7 @@ def _identifier_counts(brain: Brain, identifiers: set[str]) -> Counter[str]:
         holds = " OR ".join(f'instr(CAST("{c}" AS TEXT), ?) > 0' for c in text_cols) or "0"
         rows = brain.query(f"SELECT {select} FROM {cs.OBSERVATIONS} WHERE {live} AND ({holds})",
                            [identifier] * len(text_cols))
-        texts = [tags.judged_text(dict(zip(tags.POOL_COLUMNS, row))) for row in rows]
+        texts = [tags.judged_text(dict(zip(tags.POOL_COLUMNS, row, strict=True))) for row in rows]
         counts[identifier] = sum(identifier in found for found in detectors.identifiers_of(texts))
     for found in detectors.identifiers_of(pool_scan.live_reflection_texts(brain)):
         counts.update(found & identifiers)
@@ -170,13 +171,13 @@ def protection_of(brain: Brain, observation_ids: Iterable[str]) -> dict[str, Pro
         return {}
     have = brain.features.columns(cs.OBSERVATIONS)
     select = ", ".join(f'"{c}"' if c in have else f'NULL AS "{c}"' for c in tags.POOL_COLUMNS)
-    rows = [dict(zip(tags.POOL_COLUMNS, r)) for r in brain.query(
+    rows = [dict(zip(tags.POOL_COLUMNS, r, strict=True)) for r in brain.query(
         f"SELECT {select} FROM {cs.OBSERVATIONS} WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(wanted),))]
     overrides = mapping.relevance_overrides(brain)
     findings = detectors.analyse_texts([tags.judged_text(row) for row in rows])
     counts = _identifier_counts(brain, {i for found in findings for i in found[0]})
     out = {}
-    for row, (identifiers, text_reasons) in zip(rows, findings):
+    for row, (identifiers, text_reasons) in zip(rows, findings, strict=True):
         obs_id = as_text(row["id"])
         live = row["invalid_at"] is None
         relevance, why = mapping.derive_relevance(row, overrides.get(obs_id))
@@ -274,7 +275,8 @@ def apply_reflection(brain: Brain, proposal_id: int, approved_superseded: Iterab
             result.learning_ids.append(learning_id)
             if not new:
                 result.merged_learning_ids.append(learning_id)
-        result.patterns_merged, result.learnings_merged = len(result.merged_pattern_ids), len(result.merged_learning_ids)
+        result.patterns_merged = len(result.merged_pattern_ids)
+        result.learnings_merged = len(result.merged_learning_ids)
         result.patterns_stored = len(patterns) - result.patterns_merged
         result.learnings_stored = len(learnings) - result.learnings_merged
         for observation_id in approved:

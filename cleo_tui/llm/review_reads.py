@@ -132,7 +132,7 @@ def _reflection_texts(brain: Brain, nodes: set[str]) -> dict[str, str]:
     for node in nodes:
         kind, _, row_id = node.partition(":")
         table, column = tables.get(kind, (None, None))
-        if table and brain.features.has_column(table, column):
+        if table and column and brain.features.has_column(table, column):
             texts[node] = as_text(brain.scalar(f"SELECT {column} FROM {table} WHERE id = ?", (row_id,)) or "")
     return texts
 

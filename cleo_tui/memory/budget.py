@@ -32,7 +32,7 @@ def default_budget(tokens_before: int) -> int:
     if tokens_before < 100:
         return max(1, tokens_before)
     power = 10 ** (len(str(tokens_before)) - 2)
-    return round(tokens_before / power) * power
+    return int(round(tokens_before / power) * power)
 
 
 def stepped(budget: int, step: int, direction: int) -> int:

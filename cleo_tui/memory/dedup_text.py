@@ -216,7 +216,7 @@ def similarities(left: Sequence[str], right: Sequence[str]) -> list[float]:
         return []
     set_ratio = process.cpdist(left, right, scorer=fuzz.token_set_ratio, workers=1)
     sort_ratio = process.cpdist(left, right, scorer=fuzz.token_sort_ratio, workers=1)
-    return ((set_ratio + sort_ratio) / 200.0).tolist()
+    return [float(x) for x in ((set_ratio + sort_ratio) / 200.0).tolist()]
 
 
 def compare(a: TextKey, b: TextKey) -> PairVerdict:

@@ -139,7 +139,8 @@ class _Corpus:
         """Where the token before the one starting at `start` starts, if on the same line (else `start`)."""
         text = self.text
         self._reversed = self._reversed or text[::-1]
-        blank_start = len(text) - _BLANKS.match(self._reversed, len(text) - start).end()
+        blanks = _BLANKS.match(self._reversed, len(text) - start)  # [ \t]* always matches
+        blank_start = len(text) - (blanks.end() if blanks else len(text) - start)
         if blank_start == start or blank_start == 0 or text[blank_start - 1].isspace():
             return start
         return self.token_start(blank_start - 1)

@@ -12,12 +12,27 @@ Nothing here imports Textual.
 from __future__ import annotations
 
 from cleo_tui.memory.causes import (
-    CLEO_CONSOLIDATION, CLEO_REFLECTOR, CLEO_TUI_PREFIX, DELETED_OUTSIDE, HIPPO_FORGET, HIPPO_SUPERSEDE, UNKNOWN,
-    cause_label, evicted_with_causes,
+    CLEO_CONSOLIDATION,
+    CLEO_REFLECTOR,
+    CLEO_TUI_PREFIX,
+    DELETED_OUTSIDE,
+    HIPPO_FORGET,
+    HIPPO_SUPERSEDE,
+    UNKNOWN,
+    cause_label,
+    evicted_with_causes,
 )
 from cleo_tui.memory.evidence import ConsolidationEvent, EvictionCause, Reflection
 from cleo_tui.memory.life import (
-    EdgeRef, JournalStep, MemoryLife, Mention, MissingId, TraceHit, Written, memory_life, missing_memories,
+    EdgeRef,
+    JournalStep,
+    MemoryLife,
+    Mention,
+    MissingId,
+    TraceHit,
+    Written,
+    memory_life,
+    missing_memories,
 )
 from cleo_tui.memory.liveness import DreamState, Liveness, brain_liveness
 from cleo_tui.memory.timeline import Day, Timeline, brain_timeline, is_day

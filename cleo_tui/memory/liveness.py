@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +83,7 @@ def _parse(stamp: str | None) -> datetime | None:
         moment = datetime.fromisoformat(stamp.strip().replace("Z", "+00:00"))
     except ValueError:
         return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _newest(brain: Brain, sql: str, params: tuple = ()) -> str | None:
@@ -118,7 +118,7 @@ def reflector_last_run(brain: Brain) -> tuple[str | None, str | None]:
             found.append((at, "a cleo-tui reflect run"))
     if not found:
         return None, None
-    at, what = max(found, key=lambda item: _parse(item[0]) or datetime.min.replace(tzinfo=timezone.utc))
+    at, what = max(found, key=lambda item: _parse(item[0]) or datetime.min.replace(tzinfo=UTC))
     return at, what
 
 
@@ -240,7 +240,7 @@ def _dream_warnings(dream: DreamState | None) -> list[str]:
 
 def brain_liveness(brain: Brain, now: datetime | None = None) -> Liveness:
     """When the observer, reflector and consolidation last ran, the dream state, and warnings."""
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     settings = load_project_settings(brain)
     observer = observer_last_run(brain)
     reflector, evidence = reflector_last_run(brain)

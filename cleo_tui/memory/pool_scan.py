@@ -20,10 +20,11 @@ import operator
 import os
 import sqlite3
 from collections import Counter
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
-from typing import Any, Callable, Collection, Iterable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -60,7 +61,7 @@ class BrainScan:
     table: list[Findings]   # distinct (identifiers, text reasons); table[0] is the empty one
     citations: dict[str, set[str]]
     reflection_counts: Counter[str]  # identifier → live patterns and learnings holding it
-    edges: "EdgeSet | None" = None   # the reflection edges read, to read only new ones next time
+    edges: EdgeSet | None = None   # the reflection edges read, to read only new ones next time
     units: np.ndarray | None = None  # int64 line units, for the rows in `unit_scope`
     unit_scope: str | None = None    # the session the units were measured for (None: all)
     count_stats: CountStats = field(default_factory=CountStats)
@@ -81,7 +82,7 @@ class BrainScan:
     def relevance(self) -> np.ndarray:
         """uint8 index into mapping.RELEVANCES of each row."""
         codes = np.array([mapping.RELEVANCES.index(r) for r in _RULE_RELEVANCE], dtype=np.uint8)
-        return codes[self.rules]
+        return np.asarray(codes[self.rules])
 
     def relevance_of(self, i: int) -> str:
         return mapping.RELEVANCES[self.relevance[i]]
@@ -142,7 +143,7 @@ class BrainScan:
     @property
     def protected(self) -> np.ndarray:
         """bool: live and protected (critical relevance, a text detector, a unique identifier)."""
-        return self.live & ((self.relevance == _CRITICAL) | self.entry_protected[self.findings])
+        return np.asarray(self.live & ((self.relevance == _CRITICAL) | self.entry_protected[self.findings]))
 
     def reasons_of(self, i: int) -> list[str]:
         """Every reason protecting row i (computed as if live for an evicted one)."""
@@ -157,7 +158,7 @@ class BrainScan:
         ids = self.ids
         return [ids[i] for i in np.flatnonzero(mask).tolist()]
 
-    def updated(self, delta: "BrainScan") -> "BrainScan":
+    def updated(self, delta: BrainScan) -> BrainScan:
         """This scan with `delta`'s rows put in (replacing rows of the same id, else appended),
         and delta's citations and reflections; self is left unchanged."""
         index = self.index
@@ -198,7 +199,7 @@ class BrainScan:
             return scan.sorted_by_date()
         return scan
 
-    def _carry_counts(self, scan: "BrainScan", replaced: list[int], old_table: int) -> None:
+    def _carry_counts(self, scan: BrainScan, replaced: list[int], old_table: int) -> None:
         """Give `scan` its identifier counts and entry protection from this scan's, adjusted for
         what changed (replaced and new rows, reflections), instead of recounting every row."""
         old = self.counts
@@ -230,7 +231,7 @@ class BrainScan:
             protected[k] = bool(reasons) or any(counts.get(i, 0) <= 1 for i in ids)
         scan.__dict__["entry_protected"] = protected
 
-    def sorted_by_date(self) -> "BrainScan":
+    def sorted_by_date(self) -> BrainScan:
         """The same rows oldest first (ties by rowid), as a full scan would hold them."""
         order = sorted(range(len(self.ids)), key=lambda i: (self.created[i], int(self.rowids[i])))
         take = np.array(order, dtype=np.int64)
@@ -308,7 +309,7 @@ def _live_reflections(brain: Brain) -> set[str]:
     return {r[0] for r in brain.query(" UNION ALL ".join(sources))}
 
 
-def _citations(brain: Brain, previous: "EdgeSet | None") -> tuple[dict[str, set[str]], "EdgeSet | None"]:
+def _citations(brain: Brain, previous: EdgeSet | None) -> tuple[dict[str, set[str]], EdgeSet | None]:
     """mapping.reflection_citations, reading only the edges added since `previous` when edges
     were only added (the reflections' liveness is read again: a few thousand rows)."""
     if not brain.features.has_table(cs.EDGES):
@@ -555,11 +556,12 @@ def _scan(brain: Brain, where: str, params: Sequence[Any], tokenizer: Tokenizer 
 
 
 def _keys_of(scan: BrainScan) -> np.ndarray:
-    return scan.__dict__.pop("_keys")
+    keys: np.ndarray = scan.__dict__.pop("_keys")
+    return keys
 
 
 def _scan_pass(brain: Brain, where: str, params: Sequence[Any], tokenizer: Tokenizer | None, session: str | None,
-               progress: Progress | None, stored: "_FindingsFile | None", strict: bool) -> tuple[BrainScan, int]:
+               progress: Progress | None, stored: _FindingsFile | None, strict: bool) -> tuple[BrainScan, int]:
     """One reading of the rows, a chunk at a time (only a chunk's texts are held at once)."""
     table = list(stored.table) if stored else [_EMPTY]
     where_entry = {entry: k for k, entry in enumerate(table)}
@@ -639,7 +641,7 @@ _RULE_RELEVANCE = [mapping.relevance_of_rule(code, 0.0)[0] if code in range(1, 1
                    else "medium" for code in range(mapping.RULE_OVERRIDE + len(mapping.RELEVANCES))]
 
 
-def _chunk_units(c: "_Chunk", tokenizer: Tokenizer, session: str | None, cache: TokenCache | None,
+def _chunk_units(c: _Chunk, tokenizer: Tokenizer, session: str | None, cache: TokenCache | None,
                  stats: CountStats) -> np.ndarray:
     """Line units of a chunk's rows in scope (`[id] YYYY-MM-DD HH:MM [relevance] content`); 0 elsewhere."""
     units = np.zeros(len(c.ids), dtype=np.int64)

@@ -137,7 +137,7 @@ class PrunePreview:
     @property
     def dropped(self) -> list[PoolEntry]:
         """Dropped rows, in drop order."""
-        return self.pool.droppable[:self.drop_count]
+        return list(self.pool.droppable[:self.drop_count])
 
     @property
     def dropped_ids(self) -> list[str]:
@@ -246,7 +246,7 @@ class PoolColumns:
         return rows
 
     @classmethod
-    def of_entries(cls, entries: Sequence[PoolEntry]) -> "PoolColumns":
+    def of_entries(cls, entries: Sequence[PoolEntry]) -> PoolColumns:
         """Columns of entries given in pool order (index = position)."""
         reasons = {k: tuple(e.reasons) for k, e in enumerate(entries) if e.reasons}
         return cls([e.id for e in entries], [e.created_at for e in entries],
@@ -279,7 +279,7 @@ def _take(column: Any, positions: list[int]) -> list[Any]:
 class _ScanReasons:
     """The relevance reason of each scan row, by scan index."""
 
-    def __init__(self, scan: "BrainScan") -> None:
+    def __init__(self, scan: BrainScan) -> None:
         self.rules, self.quality, self.scan = scan.rules.tolist(), scan.quality, scan
 
     def __getitem__(self, i: int) -> str:
@@ -300,7 +300,7 @@ class _Picked(Sequence[Any]):
     def __len__(self) -> int:
         return len(self.picks)
 
-    def __getitem__(self, k):  # type: ignore[no-untyped-def, override]
+    def __getitem__(self, k):  # type: ignore[no-untyped-def]
         if isinstance(k, slice):
             return [self.values[i] for i in self.picks[k]]
         return self.values[self.picks[k]]
@@ -319,7 +319,7 @@ class EntryView(Sequence[PoolEntry]):
     def __len__(self) -> int:
         return len(self.positions)
 
-    def __getitem__(self, index):  # type: ignore[no-untyped-def, override]
+    def __getitem__(self, index):  # type: ignore[no-untyped-def]
         if isinstance(index, slice):
             return [self.columns.entry(k) for k in self.positions[index].tolist()]
         return self.columns.entry(int(self.positions[index]))
@@ -345,7 +345,7 @@ class PreparedPool:
 
     def __init__(self, tokenizer: Tokenizer, columns: PoolColumns, session: str | None = None,
                  count_stats: CountStats | None = None, state: tuple | None = None,
-                 scan: "BrainScan | None" = None) -> None:
+                 scan: BrainScan | None = None) -> None:
         self.tokenizer, self.columns, self.session = tokenizer, columns, session
         self.count_stats = count_stats or CountStats()
         # pool_state() read before and after preparing; None when the brain changed meanwhile.
@@ -431,7 +431,7 @@ class PreparedPool:
             points.append(CurvePoint(p.budget, p.target, p.tokens_after, p.drop_count, p.fell_back))
         return points
 
-    def with_new_rows(self, delta: "BrainScan") -> "PreparedPool":
+    def with_new_rows(self, delta: BrainScan) -> PreparedPool:
         """This pool with the rows of `delta` folded in (from `tags.scan_rows_since`, same tokenizer).
 
         New live rows join the drop order; rows of the delta that were evicted leave;
@@ -445,7 +445,7 @@ class PreparedPool:
             raise ValueError("this pool was not prepared from a brain")
         return pool_from_scan(self.scan.updated(delta), self.tokenizer, self.session, delta.count_stats)
 
-    def refreshed(self, brain: Brain, changed_ids: Iterable[str] = ()) -> "PreparedPool":
+    def refreshed(self, brain: Brain, changed_ids: Iterable[str] = ()) -> PreparedPool:
         """The pool with the rows that arrived since (and `changed_ids`) folded in, its state read again."""
         version = _data_version(brain)
         state = pool_state(brain, self.session)
@@ -565,11 +565,11 @@ def _data_version(brain: Brain) -> int | None:
     try:
         with brain.lock:
             return int(brain.conn.execute("PRAGMA data_version").fetchone()[0])
-    except Exception:  # noqa: BLE001 - only an optimisation
+    except Exception:
         return None
 
 
-def pool_from_scan(scan: "BrainScan", tokenizer: Tokenizer, session: str | None = None,
+def pool_from_scan(scan: BrainScan, tokenizer: Tokenizer, session: str | None = None,
                    count_stats: CountStats | None = None) -> PreparedPool:
     """The pool of a scan's live rows (one session's, when given), without an object per row.
 

@@ -215,6 +215,7 @@ def steps_from_json(items: object) -> list[RerankStep]:
         before, after = item.get("scoreBefore"), item.get("scoreAfter")
         if not all(isinstance(v, (int, float)) and finite_or_none(v) is not None for v in (before, after)):
             raise ValueError("a rerank step has no finite scores")
+        assert isinstance(before, (int, float)) and isinstance(after, (int, float))  # checked just above
         if multiplier is not None and (not isinstance(multiplier, (int, float)) or finite_or_none(multiplier) is None):
             raise ValueError("a rerank step has a bad multiplier")
         steps.append(RerankStep(item["stage"], None if multiplier is None else float(multiplier),

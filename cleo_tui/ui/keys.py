@@ -9,10 +9,9 @@ the same keymap applied, so a remapped key reads the same everywhere.
 
 from __future__ import annotations
 
-from typing import Any
-
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from textual.app import App
 from textual.binding import Binding, BindingType

@@ -14,8 +14,8 @@ from textual.widgets import Button, Footer, Input, Label, LoadingIndicator, Stat
 from cleo_tui.brain import create_brain, open_brain
 from cleo_tui.safe_text import printable
 from cleo_tui.ui.widgets.chrome import cleo_app
-from cleo_tui.ui.widgets.worker_errors import ForwardWorkerErrors
 from cleo_tui.ui.widgets.inputs import SafeInput
+from cleo_tui.ui.widgets.worker_errors import ForwardWorkerErrors
 
 
 class WelcomeScreen(ForwardWorkerErrors, Screen):

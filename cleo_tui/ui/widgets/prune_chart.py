@@ -8,9 +8,8 @@ moves the ▲ mark.
 
 from __future__ import annotations
 
-from typing import Any
-
 import math
+from typing import Any
 
 from rich.style import Style
 from rich.text import Text
