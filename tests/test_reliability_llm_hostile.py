@@ -75,8 +75,8 @@ def test_deeply_nested_json_is_unparsable_not_a_crash(brain, tmp_path):
 
 
 def test_deeply_nested_stored_json_and_configs_are_unparsable(tmp_path, monkeypatch):
+    from cleo_tui.brain.project_config import load_project_settings
     from cleo_tui.config import config_path, load_config
-    from cleo_tui.llm.settings import load_project_settings
     from cleo_tui.recall.export import export_traces, read_export
     from cleo_tui.recall.reader import trace_outcomes, trace_results
     from cleo_tui.recall.traces import RecallTraceInput, TraceResultInput, write_recall_trace

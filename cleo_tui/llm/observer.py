@@ -17,6 +17,7 @@ from typing import Any
 import httpx2
 
 from cleo_tui.brain import journal
+from cleo_tui.brain.project_config import load_project_settings
 from cleo_tui.brain.store import Brain
 from cleo_tui.llm import results as r
 from cleo_tui.llm.asking import (
@@ -56,7 +57,6 @@ from cleo_tui.llm.proposals import (
 )
 from cleo_tui.llm.providers import CancelToken, redact
 from cleo_tui.llm.resolve import Resolved, resolve_provider
-from cleo_tui.llm.settings import load_project_settings
 from cleo_tui.llm.storage import store_note
 
 RUN_KIND = "observe"

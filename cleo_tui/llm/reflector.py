@@ -22,6 +22,7 @@ from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain import journal
 from cleo_tui.brain.clock import cleo_timestamp
 from cleo_tui.brain.errors import StaleState
+from cleo_tui.brain.project_config import load_project_settings
 from cleo_tui.brain.store import Brain
 from cleo_tui.llm import results as r
 from cleo_tui.llm.asking import (
@@ -59,7 +60,6 @@ from cleo_tui.llm.proposals import (
 )
 from cleo_tui.llm.providers import CancelToken
 from cleo_tui.llm.resolve import resolve_provider
-from cleo_tui.llm.settings import load_project_settings
 from cleo_tui.llm.storage import (
     REFLECTION_EDGE_WEIGHT,
     REFLECTION_PROVENANCE,

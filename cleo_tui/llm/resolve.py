@@ -24,9 +24,9 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from cleo_tui.brain.errors import BrainError
+from cleo_tui.brain.project_config import ProjectSettings, load_project_settings
 from cleo_tui.brain.store import Brain
 from cleo_tui.config import load_config
-from cleo_tui.llm.settings import ProjectSettings, load_project_settings
 from cleo_tui.safe_text import one_line
 
 ANTHROPIC = "anthropic"

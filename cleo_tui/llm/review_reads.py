@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cleo_tui.brain import cleo_schema as cs
+from cleo_tui.brain.project_config import load_project_settings
 from cleo_tui.brain.store import Brain
 from cleo_tui.llm.proposals import APPLIED, DISCARDED, OBSERVER, Proposal
 from cleo_tui.llm.reflector import superseded_details
-from cleo_tui.llm.settings import load_project_settings
 from cleo_tui.memory.mapping import as_text, reflection_citations
 from cleo_tui.safe_text import one_line
 

@@ -22,8 +22,8 @@ from typing import Any
 
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.migrations import RUNS
+from cleo_tui.brain.project_config import load_project_settings
 from cleo_tui.brain.store import Brain
-from cleo_tui.llm.settings import load_project_settings
 from cleo_tui.memory import causes as c
 from cleo_tui.memory.evidence import ConsolidationEvent, consolidation_events
 from cleo_tui.memory.mapping import OBSERVER_SOURCE_TYPE, as_text

@@ -15,9 +15,9 @@ from textual.timer import Timer
 from textual.widgets import Input, Select, Static
 
 from cleo_tui.brain.listing import ObservationListing
+from cleo_tui.brain.numbers import quality_text
 from cleo_tui.brain.observation_reads import observation_exists
 from cleo_tui.brain.observations import ObservationQuery, distinct_values, page_observations
-from cleo_tui.brain.numbers import quality_text
 from cleo_tui.memory.detail import ObservationDetail
 from cleo_tui.memory.mapping import derive_relevance
 from cleo_tui.safe_text import one_line

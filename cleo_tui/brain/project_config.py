@@ -1,4 +1,4 @@
-"""CLEO's project settings that the observer and reflector obey.
+"""CLEO's project settings (`.cleo/config.json`) that the observer, reflector and liveness checks obey.
 
 They live in `<project>/.cleo/config.json`, beside the brain when the brain is
 `<project>/.cleo/cleo.db` or `.cleo/brain.db`. A brain opened from anywhere
