@@ -22,11 +22,12 @@ PANES = (
     ("prune", "2 Prune"),
     ("review", "3 Review"),
     ("traces", "4 Traces"),
+    ("history", "6 History"),
 )
 PANE_NAMES = tuple(name for name, _ in PANES)
 
 
-def _header_tail(summary: dict | None, kind_label: str | None, read_only: str | None) -> Text:
+def _header_tail(summary: dict | None, kind_label: str | None, read_only: str | None, alert: str = "") -> Text:
     tail = Text()
     if kind_label:
         tail.append(f"  {kind_label}", style="italic")
@@ -34,6 +35,8 @@ def _header_tail(summary: dict | None, kind_label: str | None, read_only: str | 
         obs = summary["observations"]
         tail.append(f"  {obs['live']:,} live · {obs['evicted']:,} evicted · {summary['patterns']:,} patterns"
                     f" · {summary['learnings']:,} learnings · {summary['traces']:,} traces")
+    if alert:  # the agents' liveness warning (the History pane, 6, says more)
+        tail.append(f"  {alert}", style="bold yellow")
     if read_only is not None:
         tail.append("  READ-ONLY", style="bold reverse")
         if read_only:
@@ -42,7 +45,7 @@ def _header_tail(summary: dict | None, kind_label: str | None, read_only: str | 
 
 
 def header_text(summary: dict | None, path: str, kind_label: str, read_only_reason: str | None,
-                width: int | None = None) -> Text:
+                width: int | None = None, alert: str = "") -> Text:
     """One line: app name, brain path, kind, counts, read-only state.
 
     When `width` is too narrow for all of it, the path gives way first (its start
@@ -54,7 +57,7 @@ def header_text(summary: dict | None, path: str, kind_label: str, read_only_reas
     mark = None if read_only_reason is None else ""
     choices = [(kind_label, read_only_reason), (kind_label, mark), (None, mark)]
     for kind, read_only in choices:
-        tail = _header_tail(summary, kind, read_only)
+        tail = _header_tail(summary, kind, read_only, alert)
         room = (width or 10**6) - len(prefix) - tail.cell_len
         if room >= min(len(shown), 16):
             break
@@ -76,6 +79,7 @@ class BrainHeader(Static):
     def on_mount(self) -> None:
         self.refresh_header()
         self.watch(self.app, "summary", lambda _: self.refresh_header(), init=False)  # CleoApp.summary
+        self.watch(self.app, "liveness_mark", lambda _: self.refresh_header(), init=False)
 
     def on_resize(self) -> None:
         self.refresh_header()
@@ -87,7 +91,7 @@ class BrainHeader(Static):
             return
         session = app.session
         self.update(header_text(session.summary, str(session.brain.path), session.brain.kind_label,
-                                session.read_only_reason, self.size.width or None))
+                                session.read_only_reason, self.size.width or None, app.liveness_mark))
 
 
 class PaneTabs(Tabs):
