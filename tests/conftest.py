@@ -28,10 +28,8 @@ def _isolated_environment(tmp_path_factory, monkeypatch):
     modals = sys.modules.get("cleo_tui.ui.widgets.modals")  # only where a UI test imported it
     if modals is not None:  # Pilot presses e, y at once: no danger-dialog guard (test_ui_session tests it)
         monkeypatch.setattr(modals.ConfirmModal, "guard_seconds", 0.0)
-    history = sys.modules.get("cleo_tui.ui.panes.history")
-    if history is not None:  # the liveness warnings count days from the demo's "now": snapshots stay put
-        from cleo_tui.demo.generator import BASE_DATE
-        monkeypatch.setattr(history, "utc_now", lambda: BASE_DATE)
+    monkeypatch.setenv("CLEO_TUI_NOW", "2026-06-01T09:00:00+00:00")  # the demo's "now": the TUI's liveness
+    # warnings count days from it, so the header and the History pane read the same every day
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ observations created that day in the Observations pane.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -51,12 +52,22 @@ COLUMNS = [
     Column("refl", "refl", 4, right=True),
     Column("recalls", "recalls", 7, right=True),
 ]
+NOW_VARIABLE = "CLEO_TUI_NOW"
 SOURCE_SHORT = {"observer-compressed": "observer"}
 _DAYS = re.compile(r"\bin (\d+) days\b")
 
 
 def utc_now() -> datetime:
-    """The "now" the liveness warnings count days from (the test suite fixes it: see conftest)."""
+    """The "now" the liveness warnings count days from: $CLEO_TUI_NOW (ISO) when set, so tests and
+    screenshots on a demo brain read the same every day (see tests/conftest.py)."""
+    fixed = os.environ.get(NOW_VARIABLE, "").strip()
+    if fixed:
+        try:
+            moment = datetime.fromisoformat(fixed)
+        except ValueError:
+            moment = None
+        if moment is not None:
+            return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
     return datetime.now(UTC)
 
 

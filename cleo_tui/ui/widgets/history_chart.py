@@ -180,7 +180,7 @@ def chart_rows(days: Sequence[Day], width: int, token_rows: int = 4, eviction_ro
     bars = bar_rows([b.evicted_total for b in buckets], [b.dominant for b in buckets], eviction_rows, w)
     evictions = [_label(f"evict {evicted_peak}" if i == 0 else "") + line for i, line in enumerate(bars)]
     seen = [s for s in CAUSE_ORDER if any(b.evicted.get(s) for b in buckets)]
-    title: Row = _label("") + [Cell(ch, LABEL_STYLE) for ch in "live tokens (chars/4) at each day's end · evicted:"]
+    title: Row = _label("") + [Cell(ch, LABEL_STYLE) for ch in "live tokens · evicted:"]
     for style in seen:
         title += [Cell(" "), Cell("■", style)] + [Cell(ch, LABEL_STYLE) for ch in " " + LEGEND[style]]
     if not seen:
@@ -202,7 +202,7 @@ class HistoryChart(Vertical):
     COMPONENT_CLASSES = {f"history-chart--{s}" for s in (TOKENS, LABEL_STYLE, AXIS, *CAUSE_ORDER)}
     DEFAULT_CSS = """
     HistoryChart { height: auto; padding: 0 1 0 0; }
-    HistoryChart > Static { height: auto; }
+    HistoryChart > Static { height: auto; text-wrap: nowrap; text-overflow: clip; }
     HistoryChart > Horizontal { height: 1; }
     HistoryChart .history-added-label { width: 8; color: $text-muted; }
     HistoryChart Sparkline { width: 1; }
@@ -250,6 +250,8 @@ class HistoryChart(Vertical):
         bottom = Text("\n").join(row_text(r, styles) for r in [*rows.evictions, rows.axis])
         if not self.days:
             top = Text("No dated activity in this brain yet.", style="italic")
+        top.no_wrap = bottom.no_wrap = True
+        top.overflow = bottom.overflow = "crop"
         self.query_one(".history-chart-top", Static).update(top)
         self.query_one(".history-chart-bottom", Static).update(bottom)
         spark = self.query_one(Sparkline)
