@@ -72,7 +72,9 @@ class DetailView(VerticalScroll):
         graph = self.query_one(".detail-graph", Static)
         life = self.query_one(".detail-life", Static)
         citing.clear_options()
-        life.update(render_life(detail.life) if isinstance(detail, DetailWithLife) else "")
+        life_text = render_life(detail.life) if isinstance(detail, DetailWithLife) else Text()
+        life.update(life_text)
+        life.display = bool(life_text)  # a live row has none: no blank line
         if detail is None:
             meta.update(Text("No observation selected.", style="italic"))
             for widget in (narrative, citing_title, graph):
@@ -141,7 +143,9 @@ class ObservationModal(ForwardWorkerErrors, ModalScreen[None]):
         if message.detail is None:
             view.query_one(".detail-meta", Static).update(
                 Text(f"{printable(self.observation_id)} is not in this brain (forgotten).", style="bold"))
-            view.query_one(".detail-life", Static).update(render_life(message.life) if message.life else "")
+            life = render_life(message.life)
+            view.query_one(".detail-life", Static).update(life)
+            view.query_one(".detail-life", Static).display = bool(life)
             return
         view.show(message.detail, cleo_app(self.app).session.tag(self.observation_id))
 
@@ -213,10 +217,10 @@ LIFE_ITEMS = 8  # steps and mentions listed in the detail; `cleo-tui history ID`
 
 
 def render_life(life: MemoryLife | None) -> Text:
-    """The life of the memory: how it was written, cleo-tui's steps, and why it is gone (with evidence)."""
+    """The life of a memory that is gone: how it was written, cleo-tui's steps, why it is gone (with evidence)."""
     text = Text()
-    if life is None:
-        return text
+    if life is None or life.cause is None:
+        return text  # a live row: its meta line and History section already say it all
     text.append("Life", style="bold")
     if life.state in ("missing", "forgotten"):
         text.append(f"  {printable(life.id)} is {life.state}: no row holds it", style="bold red")
