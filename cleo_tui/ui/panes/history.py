@@ -45,7 +45,7 @@ COLUMNS = [
     Column("day", "day", 10),
     Column("added", "added", 6, right=True),
     Column("sources", "by source", None),
-    Column("evicted", "evicted by cause", 18),
+    Column("evicted", "evicted by cause", 21),
     Column("live", "live", 7, right=True),
     Column("tokens", "live tok", 8, right=True),
     Column("notes", "notes", 5, right=True),
@@ -94,14 +94,13 @@ def _counts(counts: dict[str, int], short: Callable[[str], str]) -> str:
 def day_cells(row: dict) -> dict[str, tuple[str, str]]:
     """One day of the table (`row["day"]` is a `Day`)."""
     d: Day = row["day"]
-    causes = _counts(d.evicted, cause_short)
-    evicted = "" if not d.evicted_total else causes if len(d.evicted) == 1 else f"{d.evicted_total:,}: {causes}"
+    evicted = _counts(d.evicted, cause_short)
     quiet = "" if d.added or d.evicted_total or d.recalls or d.reflections else "table--muted"
     return {
         "day": (d.day, quiet),
         "added": (f"{d.added:,}" if d.added else "", ""),
         "sources": (_counts(d.added_by_source, lambda s: SOURCE_SHORT.get(s, s)), "table--muted"),
-        "evicted": (evicted, "table--evicted" if d.evicted_total else ""),
+        "evicted": (evicted, "table--high" if d.evicted_total else ""),
         "live": (f"{d.live:,}", quiet),
         "tokens": (f"{d.live_tokens:,}", quiet),
         "notes": (f"{d.observer_notes:,}" if d.observer_notes else "", ""),
