@@ -65,10 +65,19 @@ def brain(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 
 def sql_days(brain: Brain) -> dict[str, tuple[int, int]]:
     """(added, evicted) per day, straight from SQL."""
-    added = dict(brain.query("SELECT substr(created_at, 1, 10), count(*) FROM brain_observations GROUP BY 1"))
-    evicted = dict(brain.query("SELECT substr(invalid_at, 1, 10), count(*) FROM brain_observations "
-                               "WHERE invalid_at IS NOT NULL GROUP BY 1"))
+    added: dict[str, int] = {r[0]: r[1] for r in brain.query(
+        "SELECT substr(created_at, 1, 10), count(*) FROM brain_observations GROUP BY 1")}
+    evicted: dict[str, int] = {r[0]: r[1] for r in brain.query(
+        "SELECT substr(invalid_at, 1, 10), count(*) FROM brain_observations WHERE invalid_at IS NOT NULL GROUP BY 1")}
     return {day: (added.get(day, 0), evicted.get(day, 0)) for day in {*added, *evicted}}
+
+
+def rows_of(table: LineTable) -> list[dict]:
+    """Every row a table lists (its listing is in memory or its pages are read)."""
+    assert table.listing is not None
+    rows = [table.listing.cached_row(i) for i in range(table.total)]
+    assert all(r is not None for r in rows)
+    return [r for r in rows if r is not None]
 
 
 # -- the chart, as a pure function ------------------------------------------------------------------
@@ -95,6 +104,9 @@ def test_chart_rows_draw_tokens_from_zero_and_evictions_in_their_cause_colour():
     legend = "".join(c.char for c in rows.title)
     assert "cleo-tui" in legend and "CLEO reflector" in legend and "consolidation" not in legend
     assert "".join(c.char for c in rows.tokens[0][:8]).strip() == "400"
+    assert "".join(c.char for c in rows.evictions[0][:8]).strip() == "ev 4"  # the bars' peak
+    two = chart_rows(days, width=48, token_rows=4, eviction_rows=2).evictions
+    assert ["".join(c.char for c in r[:8]).strip() for r in two] == ["4", "evicted"]
     assert rows.added == [3] * 6 + [5] * 6 + [0] * 12
 
 
@@ -131,7 +143,7 @@ async def test_the_days_equal_sql_and_the_chart_shows_both_causes(brain, size):
     async with app.run_test(size=size) as pilot:
         pane = await _open_history(app, pilot)
         table = pane.query_one("#hist-table", LineTable)
-        shown = [table.listing.cached_row(i)["day"] for i in range(table.total)]
+        shown = [r["day"] for r in rows_of(table)]
         assert [d.day for d in shown] == sorted((d.day for d in shown), reverse=True)  # newest first
         expected = sql_days(brain)
         for d in shown:
@@ -157,18 +169,18 @@ async def test_enter_on_a_day_shows_exactly_its_observations(brain):
     async with app.run_test(size=(140, 40)) as pilot:
         pane = await _open_history(app, pilot)
         table = pane.query_one("#hist-table", LineTable)
-        index = next(i for i in range(table.total) if table.listing.cached_row(i)["id"] == "2026-04-09")
+        index = next(i for i, r in enumerate(rows_of(table)) if r["id"] == "2026-04-09")
         table.cursor = index
         await pilot.press("enter")
         await settle(app, pilot)
         assert isinstance(app.screen, ObservationsScreen)
         obs = app.screen.query_one("#obs-table", LineTable)
-        ids = {obs.listing.cached_row(i)["id"] for i in range(obs.total)}
+        ids = {r["id"] for r in rows_of(obs)}
         assert ids == {r[0] for r in brain.query(
             "SELECT id FROM brain_observations WHERE substr(created_at, 1, 10) = '2026-04-09'")} == {"O-r1", "O-r2"}
         assert "created on 2026-04-09" in str(app.screen.query_one("#status-line", Static).render())
         # The evicted row's detail names its cause, with the reflection as evidence.
-        obs.cursor = next(i for i in range(obs.total) if obs.listing.cached_row(i)["id"] == "O-r1")
+        obs.cursor = next(i for i, r in enumerate(rows_of(obs)) if r["id"] == "O-r1")
         await settle(app, pilot)
         life = str(app.screen.query_one(".detail-life", Static).render())
         assert "CLEO's reflector superseded it" in life and "pattern:P-cleo0001" in life

@@ -31,12 +31,12 @@ def _header_tail(summary: dict | None, kind_label: str | None, read_only: str | 
     tail = Text()
     if kind_label:
         tail.append(f"  {kind_label}", style="italic")
+    if alert:  # the agents' liveness warning, before the counts: on a narrow screen it stays in view
+        tail.append(f"  {alert}", style="bold yellow")
     if summary:
         obs = summary["observations"]
         tail.append(f"  {obs['live']:,} live · {obs['evicted']:,} evicted · {summary['patterns']:,} patterns"
                     f" · {summary['learnings']:,} learnings · {summary['traces']:,} traces")
-    if alert:  # the agents' liveness warning (the History pane, 6, says more)
-        tail.append(f"  {alert}", style="bold yellow")
     if read_only is not None:
         tail.append("  READ-ONLY", style="bold reverse")
         if read_only:

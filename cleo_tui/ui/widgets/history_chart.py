@@ -178,7 +178,9 @@ def chart_rows(days: Sequence[Day], width: int, token_rows: int = 4, eviction_ro
         tokens.append(_label(label) + line)
     evicted_peak = max((b.evicted_total for b in buckets), default=0)
     bars = bar_rows([b.evicted_total for b in buckets], [b.dominant for b in buckets], eviction_rows, w)
-    evictions = [_label(f"evict {evicted_peak}" if i == 0 else "") + line for i, line in enumerate(bars)]
+    names = [f"ev {short_number(evicted_peak)}"] if eviction_rows == 1 else \
+        [short_number(evicted_peak)] + [""] * (eviction_rows - 2) + ["evicted"]
+    evictions = [_label(name) + line for name, line in zip(names, bars, strict=True)]
     seen = [s for s in CAUSE_ORDER if any(b.evicted.get(s) for b in buckets)]
     title: Row = _label("") + [Cell(ch, LABEL_STYLE) for ch in "live tokens · evicted:"]
     for style in seen:
