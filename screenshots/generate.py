@@ -110,8 +110,14 @@ async def duplicates(app, pilot) -> None:
     members.cursor = min(1, members.total - 1)
 
 
+async def history(app, pilot) -> None:
+    """The History pane: live tokens and evictions by cause per day above the newest days."""
+    await pilot.press("6")
+    await settle(app, pilot)
+
+
 SCENES = {"observations": observations, "prune": prune, "review": review, "traces": traces,
-          "duplicates": duplicates}
+          "duplicates": duplicates, "history": history}
 
 
 async def shoot(name: str, brain_path: Path) -> None:
@@ -129,6 +135,7 @@ async def shoot(name: str, brain_path: Path) -> None:
 
 
 def main(names: list[str]) -> None:
+    os.environ.setdefault("CLEO_TUI_NOW", "2026-06-01T09:00:00+00:00")  # the demo's "now": liveness reads the same
     with tempfile.TemporaryDirectory() as tmp:
         generate_demo(tmp, seed=1)
         cwd = os.getcwd()

@@ -32,6 +32,8 @@ def _isolated_environment(tmp_path_factory, monkeypatch):
     live = sys.modules.get("cleo_tui.ui.live")  # the live-brain watcher polls only when a test says so
     if live is not None:  # (tests/test_ui_live.py drives it with check_now)
         monkeypatch.setattr(live.BrainWatcher, "interval", 3600.0)
+    monkeypatch.setenv("CLEO_TUI_NOW", "2026-06-01T09:00:00+00:00")  # the demo's "now": the TUI's liveness
+    # warnings count days from it, so the header and the History pane read the same every day
 
 
 @pytest.fixture

@@ -41,6 +41,7 @@ class ObservationQuery:
     search: str = ""
     ids_in: tuple[str, ...] | None = None
     ids_not_in: tuple[str, ...] | None = None
+    day: str | None = None  # YYYY-MM-DD: created on that UTC day (as the History pane counts days)
     sort: str = "date"
     descending: bool = True
     # True when few rows match: SQLite may then use the filters' indexes and sort the
@@ -123,6 +124,10 @@ def _filters(brain: Brain, q: ObservationQuery, walk: bool = False) -> tuple[lis
             text_cols = [c for c in ("id", "title", "narrative") if c in have]
             where.append("(" + " OR ".join(f"{c} LIKE ? ESCAPE '\\'" for c in text_cols) + ")")
             params += [_like_pattern(q.search.strip())] * len(text_cols)
+    if q.day is not None:  # a range on created_at (its index), then the History pane's exact day test
+        where.append("created_at >= ? AND created_at < ? AND substr(created_at, 1, 10) = ?"
+                     if "created_at" in have else "0")
+        params += [q.day, q.day + "~", q.day] if "created_at" in have else []
     if q.ids_in is not None:
         where.append(f"{plus}id IN (SELECT value FROM json_each(?))")
         params.append(json.dumps(list(q.ids_in)))

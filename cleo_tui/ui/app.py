@@ -23,11 +23,13 @@ from cleo_tui.brain import Brain, BrainError, BrainNotFound, locate_brain, open_
 from cleo_tui.brain.observation_reads import database_failure_text, is_database_error
 from cleo_tui.brain.store import KIND_HIPPO, global_brain_path
 from cleo_tui.config import cache_dir, load_config, save_setting
+from cleo_tui.memory.history import Liveness
 from cleo_tui.ui.help import help_markdown
 from cleo_tui.ui.messages import SessionMessage, SessionReplaced
 from cleo_tui.ui.palette import CleoCommands
 from cleo_tui.ui.panes.duplicates import DuplicatesScreen
 from cleo_tui.ui.panes.hippo_notice import TRACES_PANE, HippoNoticeScreen
+from cleo_tui.ui.panes.history import HISTORY_PANE, HistoryScreen, read_liveness, warning_mark
 from cleo_tui.ui.panes.observations import ObservationsScreen
 from cleo_tui.ui.panes.prune import PruneScreen
 from cleo_tui.ui.panes.review import ReviewScreen
@@ -39,7 +41,9 @@ from cleo_tui.ui.widgets.modals import ConfirmModal, HelpScreen, MessageModal
 from cleo_tui.ui.widgets.path_prompt import PathPrompt
 
 PANE_CLASSES: tuple[type[PaneScreen], ...] = (ObservationsScreen, PruneScreen, ReviewScreen, TracesScreen,
-                                              DuplicatesScreen)
+                                              DuplicatesScreen,
+
+HistoryScreen)
 OPENING = "opening"  # the mode shown while panes are swapped for a new brain
 
 CLEO_THEME = Theme(
@@ -65,6 +69,7 @@ def pane_screens(hippo: bool = False) -> dict[str, ScreenFactory]:
     screens: dict[str, ScreenFactory] = {
         "observations": ObservationsScreen, "prune": PruneScreen, "review": ReviewScreen, "traces": TracesScreen,
         "duplicates": DuplicatesScreen,
+        HISTORY_PANE: HistoryScreen,
     }
     if hippo:
         for pane in PANE_NAMES:
@@ -96,6 +101,7 @@ class CleoApp(App[None]):
         Binding("3", "pane('review')", "Review", id="pane.review", show=False),
         Binding("4", "pane('traces')", "Traces", id="pane.traces", show=False),
         Binding("5", "pane('duplicates')", "Duplicates", id="pane.duplicates", show=False),
+        Binding("6", "pane('history')", "History", id="pane.history", show=False),
         Binding("f1,question_mark", "help", "Help", id="app.help", tooltip="Panes, keys and tag rules"),
         Binding("q", "quit", "Quit", id="app.quit", tooltip="Leave cleo-tui"),
         Binding("escape", "cancel_wait", "Stop waiting", id="app.cancel_wait", show=False,
@@ -105,6 +111,7 @@ class CleoApp(App[None]):
     summary: reactive[dict | None] = reactive(None)  # the session's counts, for the header to watch
     sweep: reactive[str | None] = reactive(None)  # CLEO's sweep sentence while its gate is up (header)
     waiting: reactive[str | None] = reactive(None)  # "waiting for CLEO's write lock…" (header; esc cancels)
+    liveness_mark: reactive[str] = reactive("")  # "⚠ observer idle 12 d": the header shows it
 
     def __init__(self, brain: Brain | None = None, project: Path | None = None,
                  problem: str = "", watch_css: bool = False, read_only: bool = False) -> None:
@@ -192,6 +199,9 @@ class CleoApp(App[None]):
             self._retired.append(old)  # workers may still read it; closed when the app ends
             self.announce(SessionReplaced())
         self._session.start()
+        self.liveness_mark = ""
+        if not self._session.is_hippo:
+            self._read_liveness(self._session)
 
     def _install_panes(self, brain: Brain, start: str) -> None:
         """The first brain: register its panes (none is shown yet) and show `start`."""
@@ -208,6 +218,25 @@ class CleoApp(App[None]):
             await self.remove_mode(name)
             self.add_mode(name, factory)
         await self.switch_mode(start)
+
+    @work(thread=True, group="liveness", exit_on_error=False)
+    def _read_liveness(self, session: BrainSession) -> None:
+        """The agents' liveness for the header's mark (the History pane shows all of it)."""
+        liveness = read_liveness(session.brain)
+        self.call_from_thread(lambda: self.set_liveness(liveness) if self._session is session else None)
+
+    def set_liveness(self, liveness: Liveness) -> None:
+        """Show the mark of `liveness`'s warnings in the header (empty when there are none)."""
+        self.liveness_mark = warning_mark(liveness.warnings)
+
+    def show_observations_of_day(self, day: str) -> None:
+        """Switch to the Observations pane, filtered to the observations created on `day`."""
+        self.run_worker(self._show_day(day), group="show-day", exclusive=True)
+
+    async def _show_day(self, day: str) -> None:
+        await self.switch_mode("observations")
+        if isinstance(self.screen, ObservationsScreen):
+            self.screen.show_day(day)
 
     def start_tags(self) -> None:
         """Panes call this once their first rows are on screen."""

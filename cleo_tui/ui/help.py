@@ -51,6 +51,7 @@ PANES_MARKDOWN = """\
 | {review} | **Review** | run the observer or reflector by hand and approve what they propose |
 | {traces} | **Traces** | recall traces: ranked results, rerank steps, outcomes |
 | {duplicates} | **Duplicates** | reworded duplicates in clusters: choose the keeper, merge (undoable) |
+| {history} | **History** | the brain's days: live tokens, evictions by cause; whether its agents still run |
 
 Click a pane's name to switch too. `ctrl+p` opens the command palette: every action by name.
 """
@@ -197,6 +198,28 @@ version are **updates**, listed after the clusters and never merged.
 The suggested keeper is the protected member, else the most cited, else the highest quality,
 else the newest; the reason is shown. A protected member is evicted only after its own
 confirmation naming why it is protected. On a read-only brain merge and undo are disabled.
+""",
+)
+
+
+HISTORY_HELP = PaneHelp(
+    "Keys in the History pane",
+    intro="""\
+Each day: rows added (by source), evicted (by cause: a cleo-tui run, CLEO's reflector, CLEO's
+consolidation, unknown), live rows and live tokens at the day's end, observer notes, reflections
+and recalls. The chart above draws the live tokens and, beneath, the evictions in the cause's
+colour. The line under the chart says when the observer, reflector and consolidation last ran,
+CLEO's dream state, and warns when one has gone quiet while observations kept arriving.
+""",
+    rows=(("↑ ↓ j k, page up/down, home/end", "move in the days (newest first)"),),
+    texts={
+        "hist.open_day": "the observations created that day, in the Observations pane (x there clears it)",
+        "hist.reload": "read the days and the agents' liveness again",
+    },
+    notes="""\
+Live tokens are chars/4 of each row's content, for the chart only (the Prune pane counts with
+the tokenizer you choose). `cleo-tui history` prints the same days; `cleo-tui history ID` and
+the detail view show why one memory is gone.
 """)
 
 APP_HELP = PaneHelp("Keys everywhere", texts={"app.help": "this help", "app.quit": "quit"},

@@ -66,6 +66,7 @@ class Filters:
     tier: str = ANY
     session: str = ANY
     search: str = ""
+    day: str = ""  # YYYY-MM-DD: only rows created that day (set by the History pane's show_day)
 
 
 class ObservationsScreen(PaneScreen):
@@ -244,6 +245,8 @@ class ObservationsScreen(PaneScreen):
         parts = []
         parts.append("counting…" if counting else f"{table.total:,} observations")
         parts.append(f"sorted by {SORTS[self.sort_index][2]}")
+        if self.filters.day:
+            parts.append(f"created on {self.filters.day} (x clears)")
         if self.session.tags is None:
             parts.append("tags: computing…")
         if self.new_count:
@@ -317,6 +320,14 @@ class ObservationsScreen(PaneScreen):
 
     def action_clear_filters(self) -> None:
         self.filters = Filters()
+        for select in self.query(Select):
+            select.clear()
+        self.query_one("#search", Input).value = ""
+        self.reload()
+
+    def show_day(self, day: str) -> None:
+        """Only the observations created on `day` (YYYY-MM-DD), every other filter cleared."""
+        self.filters = Filters(day=day)
         for select in self.query(Select):
             select.clear()
         self.query_one("#search", Input).value = ""
@@ -441,7 +452,7 @@ def query_for(f: Filters, sort_index: int, tags: TagTable | None) -> tuple[Obser
     q = ObservationQuery(
         state=f.state, types=() if f.type == ANY else (f.type,),
         tier=None if f.tier == ANY else f.tier, session=None if f.session == ANY else f.session,
-        search=f.search, sort="date" if sort == "coverage" else sort, descending=descending,
+        search=f.search, day=f.day or None, sort="date" if sort == "coverage" else sort, descending=descending,
     )
     ids_in: set[str] | None = None
     ids_out: set[str] = set()

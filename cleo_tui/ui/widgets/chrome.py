@@ -27,6 +27,7 @@ PANES = (
     ("review", "3 Review"),
     ("traces", "4 Traces"),
     ("duplicates", "5 Duplicates"),
+    ("history", "6 History"),
 )
 PANE_NAMES = tuple(name for name, _ in PANES)
 
@@ -35,12 +36,14 @@ SWEEP_MARK = "CLEO is sweeping — writes paused"
 
 
 def _header_tail(summary: dict | None, kind_label: str | None, read_only: str | None,
-                 live: str | None = None) -> Text:
+                 live: str | None = None, alert: str = "") -> Text:
     tail = Text()
     if live:
         tail.append(f"  {live}", style="bold reverse")
     if kind_label:
         tail.append(f"  {kind_label}", style="italic")
+    if alert:  # the agents' liveness warning, before the counts: on a narrow screen it stays in view
+        tail.append(f"  {alert}", style="bold yellow")
     if summary:
         obs = summary["observations"]
         tail.append(f"  {obs['live']:,} live · {obs['evicted']:,} evicted · {summary['patterns']:,} patterns"
@@ -53,7 +56,7 @@ def _header_tail(summary: dict | None, kind_label: str | None, read_only: str | 
 
 
 def header_text(summary: dict | None, path: str, kind_label: str, read_only_reason: str | None,
-                width: int | None = None, live: str | None = None) -> Text:
+                width: int | None = None, live: str | None = None, alert: str = "") -> Text:
     """One line: app name, brain path, kind, counts, read-only state; `live`: CLEO's sweep or lock wait.
 
     When `width` is too narrow for all of it, the path gives way first (its start
@@ -65,7 +68,7 @@ def header_text(summary: dict | None, path: str, kind_label: str, read_only_reas
     mark = None if read_only_reason is None else ""
     choices = [(kind_label, read_only_reason), (kind_label, mark), (None, mark)]
     for kind, read_only in choices:
-        tail = _header_tail(summary, kind, read_only, live)
+        tail = _header_tail(summary, kind, read_only, live, alert)
         room = (width or 10**6) - len(prefix) - tail.cell_len
         if room >= min(cell_len(shown), 16):
             break
@@ -89,6 +92,7 @@ class BrainHeader(Static):
         self.watch(self.app, "summary", lambda _: self.refresh_header(), init=False)  # CleoApp.summary
         self.watch(self.app, "sweep", lambda _: self.refresh_header(), init=False)  # CleoApp.sweep
         self.watch(self.app, "waiting", lambda _: self.refresh_header(), init=False)  # CleoApp.waiting
+        self.watch(self.app, "liveness_mark", lambda _: self.refresh_header(), init=False)
 
     def on_resize(self) -> None:
         self.refresh_header()
@@ -101,7 +105,7 @@ class BrainHeader(Static):
         session = app.session
         live = app.waiting or (SWEEP_MARK if app.sweep else None)
         self.update(header_text(session.summary, str(session.brain.path), session.brain.kind_label,
-                                session.read_only_reason, self.size.width or None, live))
+                                session.read_only_reason, self.size.width or None, live, app.liveness_mark))
 
 
 class PaneTabs(Tabs):

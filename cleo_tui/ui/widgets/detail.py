@@ -18,6 +18,7 @@ from textual.widgets.option_list import Option
 
 from cleo_tui.brain.numbers import quality_text
 from cleo_tui.memory.detail import ObservationDetail, observation_detail
+from cleo_tui.memory.history import MemoryLife, memory_life
 from cleo_tui.memory.mapping import content_of, derive_relevance
 from cleo_tui.safe_text import one_line, printable
 from cleo_tui.ui.session import BrainSession
@@ -31,11 +32,21 @@ if TYPE_CHECKING:
 NARRATIVE_INLINE = 20_000  # longer narratives show their start; `v` opens all of it
 
 
+@dataclass
+class DetailWithLife(ObservationDetail):
+    """The detail plus the memory's life (how it was written, why it is gone)."""
+
+    life: MemoryLife | None = None
+
+
 def load_detail(session: BrainSession, observation_id: str) -> ObservationDetail | None:
-    """Read one observation's detail (call from a worker thread)."""
+    """Read one observation's detail and its life (call from a worker thread)."""
     tag = session.tag(observation_id)
     citing = list(tag.citing) if tag is not None else None
-    return observation_detail(session.brain, observation_id, citing)
+    detail = observation_detail(session.brain, observation_id, citing)
+    if detail is None:
+        return None
+    return DetailWithLife(**vars(detail), life=memory_life(session.brain, observation_id))
 
 
 class DetailView(VerticalScroll):
@@ -43,6 +54,7 @@ class DetailView(VerticalScroll):
 
     def compose(self) -> ComposeResult:
         yield Static(Text("Select an observation to see its detail.", style="italic"), classes="detail-meta")
+        yield Static(classes="detail-life")
         yield Static(classes="detail-narrative")
         yield Static(classes="detail-citing-title")
         yield OptionList(classes="detail-citing", compact=True)
@@ -58,7 +70,11 @@ class DetailView(VerticalScroll):
         citing_title = self.query_one(".detail-citing-title", Static)
         citing = self.query_one(".detail-citing", OptionList)
         graph = self.query_one(".detail-graph", Static)
+        life = self.query_one(".detail-life", Static)
         citing.clear_options()
+        life_text = render_life(detail.life) if isinstance(detail, DetailWithLife) else Text()
+        life.update(life_text)
+        life.display = bool(life_text)  # a live row has none: no blank line
         if detail is None:
             meta.update(Text("No observation selected.", style="italic"))
             for widget in (narrative, citing_title, graph):
@@ -112,6 +128,7 @@ class ObservationModal(ForwardWorkerErrors, ModalScreen[None]):
     @dataclass(eq=False)
     class Loaded(Message):
         detail: ObservationDetail | None
+        life: MemoryLife | None = None  # of an id no row holds: where it is still named
 
     def __init__(self, observation_id: str) -> None:
         super().__init__(classes="modal")
@@ -128,13 +145,18 @@ class ObservationModal(ForwardWorkerErrors, ModalScreen[None]):
 
     @work(thread=True, exit_on_error=False)
     def _load(self) -> None:
-        self.post_message(self.Loaded(load_detail(cleo_app(self.app).session, self.observation_id)))
+        session = cleo_app(self.app).session
+        detail = load_detail(session, self.observation_id)
+        self.post_message(self.Loaded(detail, None if detail else memory_life(session.brain, self.observation_id)))
 
     def on_observation_modal_loaded(self, message: Loaded) -> None:
         view = self.query_one(DetailView)
         if message.detail is None:
             view.query_one(".detail-meta", Static).update(
                 Text(f"{printable(self.observation_id)} is not in this brain (forgotten).", style="bold"))
+            life = render_life(message.life)
+            view.query_one(".detail-life", Static).update(life)
+            view.query_one(".detail-life", Static).display = bool(life)
             return
         view.show(message.detail, cleo_app(self.app).session.tag(self.observation_id))
 
@@ -210,3 +232,39 @@ def _mark_missing(text: Text, detail: ObservationDetail, node_id: str) -> None:
     """Append "(no such observation)" (or pattern …) when the edge end names no row."""
     if node_id in detail.missing:
         text.append(f" (no such {one_line(node_id.partition(':')[0])})", style="italic red")
+
+
+LIFE_ITEMS = 8  # steps and mentions listed in the detail; `cleo-tui history ID` lists them all
+
+
+def render_life(life: MemoryLife | None) -> Text:
+    """The life of a memory that is gone: how it was written, cleo-tui's steps, why it is gone (with evidence)."""
+    text = Text()
+    if life is None or life.cause is None:
+        return text  # a live row: its meta line and History section already say it all
+    text.append("Life", style="bold")
+    if life.state in ("missing", "forgotten"):
+        text.append(f"  {printable(life.id)} is {life.state}: no row holds it", style="bold red")
+    text.append("\n")
+    w = life.written
+    if w is not None:
+        facts = [("at", w.at), ("source", w.source_type), ("session", w.session_id), ("agent", w.agent)]
+        text.append("  written " + "  ".join(f"{k} {one_line(v, 40)}" for k, v in facts if v) + "\n")
+    for step in life.journal[:LIFE_ITEMS]:
+        undone = f" (undone by run {step.undone_by})" if step.undone_by else ""
+        text.append(f"  cleo-tui run {step.run_id} {one_line(step.kind, 20)} at {one_line(step.at, 24)}: "
+                    f"{one_line(step.summary, 70)}{undone}\n")
+    if len(life.journal) > LIFE_ITEMS:
+        text.append(f"  … {len(life.journal) - LIFE_ITEMS} more cleo-tui steps\n", style="italic")
+    cause = life.cause
+    if cause is not None:
+        text.append("  gone" + (f" at {one_line(cause.at, 24)}" if cause.at else "") + ": ", style="bold")
+        text.append(one_line(cause.label, 100) + "\n", style="bold red" if cause.cause == "unknown" else "bold yellow")
+        for line in cause.evidence:
+            text.append(f"    evidence: {one_line(line, 160)}\n")
+        for line in cause.checked:
+            text.append(f"    checked: {one_line(line, 160)}\n", style="dim")
+    for mention in life.mentions[:LIFE_ITEMS] if life.state in ("missing", "forgotten") else []:
+        text.append(f"    named by {mention.where}: {one_line(mention.ref, 120)}"
+                    + (f" ({one_line(mention.at, 24)})" if mention.at else "") + "\n")
+    return text
