@@ -165,6 +165,9 @@ class BrainSession:
             self.app.call_from_thread(self._show_waiting, cancel)
 
         try:
+            # A file replaced under us must not get a writer of ours (it would take the old -wal);
+            # the write itself then refuses with the usual message.
+            self.brain.ensure_same_file()
             probe = connect(self.brain.path, False)
         except Exception:
             return True

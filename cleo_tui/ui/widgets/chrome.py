@@ -61,14 +61,16 @@ def header_text(summary: dict | None, path: str, kind_label: str, read_only_reas
 
     When `width` is too narrow for all of it, the path gives way first (its start
     becomes "…"), then the read-only reason (each pane's status line has it), then
-    the kind: the counts and the read-only mark matter most.
+    the agents' warning (the History pane has it), then the kind: the counts and the
+    read-only mark matter most.
     """
     prefix = " cleo-tui  "
     shown = one_line(path)
     mark = None if read_only_reason is None else ""
-    choices = [(kind_label, read_only_reason), (kind_label, mark), (None, mark)]
-    for kind, read_only in choices:
-        tail = _header_tail(summary, kind, read_only, live, alert)
+    choices = [(kind_label, read_only_reason, alert), (kind_label, mark, alert), (kind_label, mark, ""),
+               (None, mark, "")]
+    for kind, read_only, warning in choices:
+        tail = _header_tail(summary, kind, read_only, live, warning)
         room = (width or 10**6) - len(prefix) - tail.cell_len
         if room >= min(cell_len(shown), 16):
             break
