@@ -260,7 +260,7 @@ def test_protection_of_superseded_rows_is_what_the_tags_say(brain, tmp_path):
         conn.execute(f"UPDATE {cs.OBSERVATIONS} SET narrative = narrative || ' see src/module_4.py' WHERE id = ?",
                      (brain.ids[7],))
     tags = tag_brain(brain)
-    got = protection_of(brain, brain.ids + ["O-nowhere"])
+    got = protection_of(brain, [*brain.ids, "O-nowhere"])
     assert "O-nowhere" not in got
     for oid in brain.ids:
         assert (got[oid].protected, list(got[oid].reasons)) == (tags[oid].protected, tags[oid].reasons), oid

@@ -85,7 +85,7 @@ def test_bad_budget_and_flag_mistakes_are_one_line_errors(project, capsys):
                           (["--undo", "x"], "run id"),
                           (["--undo", "42"], "no run 42"),
                           (["--budget", "1k", "--session", "nope"], "No live observation")):
-        code, out, err = run(capsys, "prune", "--project", str(project), *argv)
+        code, _out, err = run(capsys, "prune", "--project", str(project), *argv)
         assert code == 2 and message in err and "Traceback" not in err, (argv, err)
 
 

@@ -82,7 +82,7 @@ def test_export_needs_force_keeps_the_mode_and_writes_through_a_symlink(traced, 
     assert link.is_symlink() and os.readlink(link) == str(existing)
     assert stat.S_IMODE(existing.stat().st_mode) == 0o644
     new = tmp_path / "new.jsonl"
-    code, out, err = run_cli("traces", "--db", str(traced), "--export", str(new))
+    code, _out, err = run_cli("traces", "--db", str(traced), "--export", str(new))
     assert code == 0 and new.is_file()
     record(THEME, "traces --export over an existing file (0644), through a symlink, to a new file",
            "refused without --force ('already exists'); with it: the mode kept, the symlink kept and its "

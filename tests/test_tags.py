@@ -86,7 +86,7 @@ def test_the_fast_batch_search_equals_plain_regex_search_of_each_text(batch):
     ids = detectors.identifiers_of(batch)
     reasons = detectors.text_reasons_of(batch)
     full = re.compile("|".join(f"(?:{p})" for _, _, p in detectors.IDENTIFIER_KINDS))
-    for text, found, why in zip(batch, ids, reasons):
+    for text, found, why in zip(batch, ids, reasons, strict=False):
         assert found == set(full.findall(text))
         expected = []
         for name, _, _, pattern in detectors.TEXT_DETECTORS:

@@ -89,7 +89,7 @@ def proposal_contents(proposal: Proposal, short: bool = False) -> str:
         return f"{len(proposal.notes)} note(s)"
     names = ("pat", "learn", "sup") if short else ("pattern(s)", "learning(s)", "superseded")
     counts = (len(proposal.patterns), len(proposal.learnings), len(proposal.superseded))
-    return " · ".join(f"{n} {name}" for n, name in zip(counts, names))
+    return " · ".join(f"{n} {name}" for n, name in zip(counts, names, strict=False))
 
 
 def decision_text(proposal: Proposal) -> str:
