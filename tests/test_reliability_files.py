@@ -111,7 +111,7 @@ def test_full_disk_writes_nothing_and_says_so(tmp_path):
     with pytest.raises(BrainUnwritable, match="full"):
         with brain.write() as conn:
             conn.execute("INSERT INTO cleo_tui_runs(kind, created_at, summary) VALUES ('prune', 'now', ?)", (big,))
-    with pytest.raises(BrainUnwritable, match="disk .* is full"):
+    with pytest.raises(BrainUnwritable, match=r"disk .* is full"):
         for _ in range(3):  # the prune's journal rows outgrow the last free pages
             commit_prune(brain, preview)
             brain.conn.execute("UPDATE brain_observations SET invalid_at = NULL")

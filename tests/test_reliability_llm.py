@@ -141,7 +141,8 @@ def test_cli_outputs_logs_and_files_never_hold_the_key(tmp_path, monkeypatch, ca
             assert ANTHROPIC_KEY.encode() not in data and OPENAI_KEY.encode() not in data, path
             scanned += 1
     record(THEME, "CLI observe/reflect (failing and good calls), --list, --show, recall, trace export, with "
-                  "CLEO_TUI_DEBUG=1", "neither key in stdout, stderr, logs, the brain or any file written (project, config, cache and "
+                  "CLEO_TUI_DEBUG=1",
+           "neither key in stdout, stderr, logs, the brain or any file written (project, config, cache and "
            "data directories)",
            "passed", files_scanned=scanned, outputs_scanned=len(outputs))
 

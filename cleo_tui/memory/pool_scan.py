@@ -463,7 +463,8 @@ class _Chunk:
 
 
 def _columns_of(rows: list[tuple]) -> _Chunk:
-    rowids, ids, created, sessions, live, titles, narratives, rules, quality, units = map(list, zip(*rows, strict=False))
+    rowids, ids, created, sessions, live, titles, narratives, rules, quality, units = map(
+        list, zip(*rows, strict=False))
     return _Chunk(rowids, [i if i is not None else "" for i in ids], created, sessions, live,
                   titles, narratives, rules, quality, units)
 
