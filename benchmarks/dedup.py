@@ -73,7 +73,8 @@ def planted_copy(source: Path, workdir: Path) -> tuple[Path, list[set[str]]]:
         for k, text in enumerate(texts):
             obs_id = f"O-planted-{n}-{k}"
             dst.execute("INSERT INTO brain_observations (id, type, title, narrative, created_at, quality_score) "
-                        "VALUES (?, 'discovery', ?, ?, ?, 0.5)", (obs_id, text[:60], text, f"2026-05-0{k + 1} 10:00:00"))
+                        "VALUES (?, 'discovery', ?, ?, ?, 0.5)",
+                        (obs_id, text[:60], text, f"2026-05-0{k + 1} 10:00:00"))
             ids.add(obs_id)
         groups.append(ids)
     dst.commit()
@@ -152,7 +153,8 @@ def run_size(bench: Path, size: int) -> None:
     print(f"  scan, warm signature cache : {result['scan_warm']:7.2f} s wall, {result['cpu_warm']:7.2f} s CPU   "
           f"candidates {result['stats']['candidates']:,}, verified {result['stats']['verified']:,}")
     print(f"  floor (exact-duplicate hash grouping): {result['floor']:.2f} s CPU "
-          f"({result['floor_groups']:,} groups); ratio warm scan CPU / floor {result['cpu_warm'] / result['floor']:.1f}x")
+          f"({result['floor_groups']:,} groups); "
+          f"ratio warm scan CPU / floor {result['cpu_warm'] / result['floor']:.1f}x")
     print(f"  whole process `dedup --json`: cold {cold:.2f} s wall / {cold_cpu:.2f} s CPU, warm {warm:.2f} s wall / "
           f"{warm_cpu:.2f} s CPU; peak RSS {max(rss_cold, rss_warm):.0f} MB"
           + ("  (target < 20 s)" if size >= 100_000 else ""))

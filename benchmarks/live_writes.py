@@ -76,7 +76,8 @@ class Writer:
 
     def stop(self) -> list[float]:
         out, _ = self.proc.communicate("", timeout=120)
-        return json.loads(out.strip().splitlines()[-1])
+        waits: list[float] = json.loads(out.strip().splitlines()[-1])
+        return waits
 
 
 def _brain_file(place: Path) -> Path:

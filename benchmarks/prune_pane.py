@@ -15,9 +15,13 @@ import asyncio
 import statistics
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 from benchmarks.tui import demo_brain, settle
 from cleo_tui.brain import open_brain
+
+if TYPE_CHECKING:
+    from cleo_tui.ui.panes.prune import PruneScreen
 
 
 def median_ms(samples: list[float]) -> float:
@@ -34,7 +38,7 @@ async def measure(path: Path) -> dict[str, float]:
         await settle(app, pilot)
         started = time.perf_counter()
         await pilot.press("2")
-        screen = app.screen
+        screen = cast("PruneScreen", app.screen)
         while screen.pool is None:
             await pilot.pause()
         figures["pool prepared (s)"] = round(time.perf_counter() - started, 2)

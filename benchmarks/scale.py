@@ -34,7 +34,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 FLOOR_SCRIPT = r'''
 import sqlite3, sys
@@ -101,7 +103,10 @@ def measure_tags(db: Path, runs: int) -> dict:
     return {"floor": _best(floor), "ours": _best(ours)}
 
 
-def _timed(call):
+T = TypeVar("T")
+
+
+def _timed(call: Callable[[], T]) -> tuple[T, float, float]:
     started, cpu = time.perf_counter(), time.process_time()
     value = call()
     return value, time.process_time() - cpu, time.perf_counter() - started
@@ -129,7 +134,8 @@ def measure_incremental(db: Path) -> dict:
                 conn.execute("INSERT INTO brain_patterns (id, type, pattern, context) "
                              "VALUES ('P-bench', 'workflow', 'a new pattern', '')")
                 for old in old_ids:
-                    conn.execute("INSERT INTO brain_page_edges (from_id, to_id, edge_type) VALUES (?, ?, 'derived_from')",
+                    conn.execute("INSERT INTO brain_page_edges (from_id, to_id, edge_type) "
+                                 "VALUES (?, ?, 'derived_from')",
                                  ("pattern:P-bench", f"observation:{old}"))
             brain.refresh()
             new_pool, pool_cpu, pool_wall = _timed(lambda: pool.refreshed(brain))
@@ -146,7 +152,7 @@ def measure_commit(db: Path) -> dict:
     from cleo_tui.brain.clock import cleo_timestamp
     from cleo_tui.memory.pruner import commit_prune, prepare_pool
 
-    result = {}
+    result: dict[str, tuple[float, float] | int] = {}
     with tempfile.TemporaryDirectory(dir=db.parent.parent.parent) as tmp:
         copy = Path(tmp) / "cleo.db"
         shutil.copyfile(db, copy)
@@ -179,7 +185,8 @@ def measure_commit(db: Path) -> dict:
 def measure_tui(db: Path) -> dict:
     out = subprocess.run([sys.executable, "-m", "benchmarks.scale", "--child-tui", str(db)],
                          capture_output=True, text=True, check=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    figures: dict = json.loads(out.stdout.strip().splitlines()[-1])
+    return figures
 
 
 def _child_tui(db: Path) -> None:

@@ -27,9 +27,16 @@ import sys
 import termios
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from benchmarks.prune import demo_brain
 from cleo_tui.brain import open_brain
+
+if TYPE_CHECKING:
+    from textual.app import App
+    from textual.pilot import Pilot
+
+    from cleo_tui.ui.widgets.table import LineTable, Listing
 
 PRESSES = 7
 KEYS = [("down", "down"), ("page down", "pagedown"), ("end", "end"), ("home", "home")]
@@ -62,14 +69,14 @@ def first_screen_seconds(path: Path) -> float:
         os.close(master)
 
 
-async def settle(app, pilot) -> None:
+async def settle(app: App[Any], pilot: Pilot[Any]) -> None:
     for _ in range(3):
         await pilot.pause()
         await app.workers.wait_for_complete()
     await pilot.pause()
 
 
-async def rows_shown(table, pilot, old_listing=None) -> None:
+async def rows_shown(table: LineTable, pilot: Pilot[Any], old_listing: Listing | None = None) -> None:
     """Until the table shows its rows: a new listing when one is expected, no page loading."""
     await pilot.pause()
     while (old_listing is not None and table.listing is old_listing) or table._wanted or (
@@ -77,7 +84,7 @@ async def rows_shown(table, pilot, old_listing=None) -> None:
         await pilot.pause()
 
 
-async def cpu_per_press(pilot, table, key: str) -> float:
+async def cpu_per_press(pilot: Pilot[Any], table: LineTable, key: str) -> float:
     """CPU seconds per press of `key`, until its rows are shown (end/home alternate)."""
     started = time.process_time()
     for _ in range(PRESSES):
@@ -91,6 +98,8 @@ async def cpu_per_press(pilot, table, key: str) -> float:
 
 
 async def measure(path: Path) -> dict[str, float]:
+    from textual.widgets import Input
+
     from cleo_tui.ui.app import CleoApp
     from cleo_tui.ui.widgets.table import LineTable
 
@@ -111,13 +120,12 @@ async def measure(path: Path) -> dict[str, float]:
             figures[f"key: {label} (CPU)"] = max(0.0, await cpu_per_press(pilot, table, key) - baseline)
             await settle(app, pilot)
         for label, change in (("filter: live", lambda: setattr(app.screen.query_one("#f-state"), "value", "live")),
-                              ("search", lambda: app.screen.query_one("#search").post_message(
-                                  app.screen.query_one("#search").Submitted(app.screen.query_one("#search"),
-                                                                            "migration")))):
+                              ("search", lambda: app.screen.query_one("#search", Input).post_message(
+                                  Input.Submitted(app.screen.query_one("#search", Input), "migration")))):
             old = table.listing
             t0 = time.perf_counter()
             if label == "search":
-                app.screen.query_one("#search").value = "migration"
+                app.screen.query_one("#search", Input).value = "migration"
             change()
             await rows_shown(table, pilot, old)
             figures[label] = time.perf_counter() - t0

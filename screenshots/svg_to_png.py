@@ -12,7 +12,8 @@ LOCAL_FONT = "DejaVu Sans Mono"
 def offline_svg(svg: str) -> str:
     """Drop the @font-face rules (they name web URLs) and use a local monospace font."""
     svg = re.sub(r"@font-face\s*\{[^}]*\}", "", svg)
-    return svg.replace("Fira Code, monospace", f"{LOCAL_FONT}, monospace").replace("font-family: arial", f"font-family: {LOCAL_FONT}")
+    return svg.replace("Fira Code, monospace", f"{LOCAL_FONT}, monospace").replace(
+        "font-family: arial", f"font-family: {LOCAL_FONT}")
 
 
 def svg_to_png(svg_path: Path, png_path: Path) -> None:

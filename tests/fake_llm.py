@@ -34,7 +34,7 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Union
+from typing import Any
 
 import httpx2
 
@@ -85,7 +85,7 @@ class RecordedRequest:
                        if m.get("role") == "user" and isinstance(m.get("content"), str))
 
 
-ReplyLike = Union[Reply, Callable[[RecordedRequest], Reply]]
+ReplyLike = Reply | Callable[[RecordedRequest], Reply]
 
 
 def text_reply(text: str, input_tokens: int = 11, output_tokens: int = 7, stop: str = "end") -> Reply:

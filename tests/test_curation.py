@@ -41,7 +41,7 @@ def test_evict_sets_invalid_at_and_updated_at_in_cleo_format_and_undo_restores(b
     assert _state(brain, "O-2") == (None, None)
     runs = curation.list_curation_runs(brain)
     assert [(r.id, r.kind) for r in runs] == [(run_id, "evict")]
-    undo_id, restored = curation.undo(brain, run_id)
+    _undo_id, restored = curation.undo(brain, run_id)
     assert restored == 1
     assert _without_updated_at(observation_rows(brain)) == _without_updated_at(before)
     assert STAMP.match(_state(brain, "O-1")[1])  # updated_at is now (CLEO's readers may have set it meanwhile)

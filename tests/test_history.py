@@ -468,5 +468,6 @@ def test_the_journal_is_looked_up_by_its_row_index_not_scanned_per_row(every_cau
         "WHERE o.invalid_at IS NOT NULL"))
     assert "idx_cleo_tui_run_changes_row (table_name=? AND row_key=?)" in plan, plan
     assert "idx_brain_edges_to" in plan, plan  # not every supersedes edge for every row
-    assert not any(step.startswith("SCAN") and not step.startswith(("SCAN o", "SCAN ev", "SCAN brain_consolidation_events"))
+    assert not any(step.startswith("SCAN")
+                   and not step.startswith(("SCAN o", "SCAN ev", "SCAN brain_consolidation_events"))
                    for step in plan.split(" | ")), plan

@@ -219,7 +219,8 @@ def _integer_id_brain(tmp_path):
                  "source_session_id TEXT, citation_count INTEGER DEFAULT 0)")
     for i in range(10):
         conn.execute("INSERT INTO brain_observations(id, type, title, narrative, created_at) VALUES "
-                     "(?, 'change', ?, ?, ?)", (100 + i, f"t{i}", f"integer id row {i} " * 8, f"2026-01-0{i % 9 + 1} 10:00:00"))
+                     "(?, 'change', ?, ?, ?)",
+                     (100 + i, f"t{i}", f"integer id row {i} " * 8, f"2026-01-0{i % 9 + 1} 10:00:00"))
     conn.close()
     return path
 

@@ -67,13 +67,16 @@ def test_run_observer_stores_notes_as_cleo_does(brain, provider):
     assert note["narrative"] == f"Chose SQLite WAL for the brain store. (compressed from: {', '.join(ids[0:3])})"
     assert (note["type"], note["source_type"], note["memory_tier"], note["source_session_id"]) == (
         "change", "observer-compressed", "short", SESSION)
-    qualities = [brain.scalar(f"SELECT quality_score FROM {cs.OBSERVATIONS} WHERE id = ?", (i,)) for i in result.note_ids]
+    qualities = [brain.scalar(f"SELECT quality_score FROM {cs.OBSERVATIONS} WHERE id = ?", (i,))
+                 for i in result.note_ids]
     assert qualities == [1.0, 0.8, 0.6]
     edges = brain.query(f"SELECT to_id, weight, provenance FROM {cs.EDGES} WHERE from_id = ? ORDER BY to_id",
                         (f"observation:{result.note_ids[0]}",))
     assert [tuple(e) for e in edges] == [(f"observation:{i}", 0.9, "observer-reflector") for i in ids[0:3]]
-    assert brain.scalar(f"SELECT node_type FROM {cs.NODES} WHERE id = ?", (f"observation:{result.note_ids[0]}",)) == "observation"
-    assert brain.scalar(f"SELECT count(*) FROM {cs.OBSERVATIONS} WHERE invalid_at IS NOT NULL") == 0  # sources stay live
+    assert brain.scalar(f"SELECT node_type FROM {cs.NODES} WHERE id = ?",
+                        (f"observation:{result.note_ids[0]}",)) == "observation"
+    # sources stay live
+    assert brain.scalar(f"SELECT count(*) FROM {cs.OBSERVATIONS} WHERE invalid_at IS NOT NULL") == 0
 
     proposal = get_proposal(brain, result.proposal_id)
     assert proposal.status == "applied" and proposal.usage == {"input_tokens": 420, "output_tokens": 96}
@@ -214,7 +217,8 @@ def test_auto_capture_off_writes_no_graph_rows(brain, provider):
     write_project_config(brain, {"brain": {"autoCapture": False}})
     result = run_observer(brain, SESSION, http_client=FakeLLM([text_reply(notes_answer(brain.ids))]).http_client())
     assert result.stored == 3
-    assert brain.scalar(f"SELECT count(*) FROM {cs.EDGES}") == 0 and brain.scalar(f"SELECT count(*) FROM {cs.NODES}") == 0
+    assert (brain.scalar(f"SELECT count(*) FROM {cs.EDGES}") == 0
+            and brain.scalar(f"SELECT count(*) FROM {cs.NODES}") == 0)
 
 
 def test_cancelled_before_the_call_sends_nothing(brain, provider):
@@ -238,7 +242,7 @@ def test_input_is_capped_at_30_newest(tmp_path, provider):
     try:
         fake = FakeLLM([text_reply(notes_answer(ids[-6:]))])
         run_observer(brain, SESSION, http_client=fake.http_client())
-        lines = [l for l in fake.requests[0].prompt.splitlines() if l.startswith("[O-t")]
+        lines = [line for line in fake.requests[0].prompt.splitlines() if line.startswith("[O-t")]
         assert len(lines) == 30 and lines[0].startswith(f"[{ids[-1]}]") and lines[-1].startswith(f"[{ids[10]}]")
     finally:
         brain.close()

@@ -83,7 +83,7 @@ def test_reflection_clamps_and_limits():
     }
     parsed = parse_reflection("Reflection:\n" + json.dumps(answer), IDS)
     assert len(parsed.patterns) == 5 and all(len(p["context"]) == 150 for p in parsed.patterns)
-    assert [l["confidence"] for l in parsed.learnings] == [1.0, 0.1, 0.7, 0.35, 0.7]
+    assert [learning["confidence"] for learning in parsed.learnings] == [1.0, 0.1, 0.7, 0.35, 0.7]
     assert parsed.superseded == [{"id": "O-2", "reason": ""}, {"id": "O-3", "reason": "repeated in O-1"}]
     assert parsed.dropped_ids == ["O-99"]
 

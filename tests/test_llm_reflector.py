@@ -75,7 +75,8 @@ def test_round_trip_partial_approval_apply_undo(brain, provider):
     assert f"[{ids[4]}] (agent): step 4 of the work" in fake.requests[0].prompt
     assert snapshot(brain) == before  # a proposal writes nothing in CLEO's tables
     details = superseded_details(brain, proposal)
-    assert details[0]["reason"] == "repeated by step 2" and details[0]["row"]["narrative"].startswith("Narrative of step 1")
+    assert (details[0]["reason"] == "repeated by step 2"
+            and details[0]["row"]["narrative"].startswith("Narrative of step 1"))
 
     result = apply_reflection(brain, proposal.id, approved_superseded=[ids[3], ids[1]],
                               accepted_patterns=[0], accepted_learnings=[0, 1], confirm_protected=[ids[1], ids[3]])
@@ -177,7 +178,8 @@ def test_reflector_gates(brain, provider, tmp_path):
 def test_run_reflector_applies_everything_like_cleo(brain, provider):
     fake = FakeLLM([text_reply(reflection_answer([brain.ids[1], brain.ids[2]]))])
     result = run_reflector(brain, SESSION, http_client=fake.http_client())
-    assert result.ran and result.superseded_ids == [brain.ids[1], brain.ids[2]] and (result.patterns_stored, result.patterns_merged) == (1, 1)
+    assert (result.ran and result.superseded_ids == [brain.ids[1], brain.ids[2]]
+            and (result.patterns_stored, result.patterns_merged) == (1, 1))
     failed = run_reflector(brain, SESSION, http_client=FakeLLM([error_reply(500, "x")]).http_client())
     assert failed.problem.kind == r.PROVIDER_ERROR and failed.problem.details["status"] == 500
 
@@ -260,7 +262,7 @@ def test_protection_of_superseded_rows_is_what_the_tags_say(brain, tmp_path):
         conn.execute(f"UPDATE {cs.OBSERVATIONS} SET narrative = narrative || ' see src/module_4.py' WHERE id = ?",
                      (brain.ids[7],))
     tags = tag_brain(brain)
-    got = protection_of(brain, brain.ids + ["O-nowhere"])
+    got = protection_of(brain, [*brain.ids, "O-nowhere"])
     assert "O-nowhere" not in got
     for oid in brain.ids:
         assert (got[oid].protected, list(got[oid].reasons)) == (tags[oid].protected, tags[oid].reasons), oid

@@ -32,7 +32,8 @@ def test_without_anything_it_is_anthropic_without_credential(brain):
 def test_first_key_in_environment_picks_the_provider(brain, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
     resolved = resolve_provider(brain)
-    assert (resolved.provider, resolved.model, resolved.provider_source) == ("openai", "gpt-4.1-mini", "OPENAI_API_KEY is set")
+    assert (resolved.provider, resolved.model, resolved.provider_source) == (
+        "openai", "gpt-4.1-mini", "OPENAI_API_KEY is set")
     monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
     assert resolve_provider(brain).provider == "anthropic"
 
@@ -47,7 +48,8 @@ def test_order_flag_env_model_project_role_default_own_config(brain, monkeypatch
     assert resolve_provider(brain).model == "claude-default"
 
     write_project_config(brain, {"llm": {"default": {"provider": "anthropic", "model": "claude-default"},
-                                         "roles": {"consolidation": {"provider": "anthropic", "model": "claude-role"}}}})
+                                         "roles": {"consolidation": {"provider": "anthropic",
+                                                                     "model": "claude-role"}}}})
     resolved = resolve_provider(brain)
     assert (resolved.model, resolved.model_source) == ("claude-role", ".cleo/config.json llm.roles.consolidation")
 
@@ -59,7 +61,8 @@ def test_order_flag_env_model_project_role_default_own_config(brain, monkeypatch
 
 
 def test_model_is_not_borrowed_from_another_provider(brain, monkeypatch):
-    write_project_config(brain, {"llm": {"roles": {"consolidation": {"provider": "anthropic", "model": "claude-role"}}}})
+    write_project_config(brain, {"llm": {"roles": {"consolidation": {"provider": "anthropic",
+                                                                      "model": "claude-role"}}}})
     resolved = resolve_provider(brain, provider="openai")
     assert resolved.model == "gpt-4.1-mini"
 

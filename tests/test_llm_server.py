@@ -200,7 +200,7 @@ def test_hostile_text_reaches_the_model_as_data_and_prints_escaped(tmp_path, ser
         code, out, err = _cli(capsys, "observe", "--project", str(brain.path.parent.parent), "--threshold", "1")
         assert code == 0 and "\x1b" not in out + err and "[link=x]y[/link]" in out
         assert "[bold]x[/bold]" in server.requests[0].prompt
-        line = next(l for l in server.requests[0].prompt.splitlines() if l.startswith(f"[{ids[0]}]"))
+        line = next(text for text in server.requests[0].prompt.splitlines() if text.startswith(f"[{ids[0]}]"))
         assert "second line" in line  # the narrative's newline does not break the one-line format
     finally:
         brain.close()

@@ -123,7 +123,8 @@ def test_non_finite_numbers_in_every_numeric_column_never_crash(tmp_path, value)
     finally:
         brain.close()
     db = ("--db", str(path))
-    for args in (("info", "--json", *db), ("prune", "--budget", "200", "--json", *db), ("prune", "--budget", "200", *db),
+    for args in (("info", "--json", *db), ("prune", "--budget", "200", "--json", *db),
+                 ("prune", "--budget", "200", *db),
                  ("recall", "--why", *db, "--", "narrative step tests"), ("recall", "--json", *db, "--", "step"),
                  ("traces", *db)):
         code, out, err = run_cli(*args)

@@ -18,7 +18,8 @@ from tests.pruner_fixtures import add_observation, add_pattern, new_brain, obser
 def project(tmp_path):
     brain = new_brain(tmp_path)
     for i in range(30):
-        add_observation(brain, f"O-{i:02d}", f"routine work item {i} " * 5, created_at=f"2026-01-{i % 28 + 1:02d} 10:00:00",
+        add_observation(brain, f"O-{i:02d}", f"routine work item {i} " * 5,
+                        created_at=f"2026-01-{i % 28 + 1:02d} 10:00:00",
                         source_session_id="ses_x" if i % 2 else None)
     add_observation(brain, "O-keep", "The user prefers terse commit messages")
     add_pattern(brain, "P-1", "a pattern", cites=["O-00", "O-01"])
@@ -85,7 +86,7 @@ def test_bad_budget_and_flag_mistakes_are_one_line_errors(project, capsys):
                           (["--undo", "x"], "run id"),
                           (["--undo", "42"], "no run 42"),
                           (["--budget", "1k", "--session", "nope"], "No live observation")):
-        code, out, err = run(capsys, "prune", "--project", str(project), *argv)
+        code, _out, err = run(capsys, "prune", "--project", str(project), *argv)
         assert code == 2 and message in err and "Traceback" not in err, (argv, err)
 
 
@@ -147,7 +148,8 @@ def test_apply_json_states_the_pool_against_the_target_and_what_was_left(project
                        "--hide-from-cleo")
     data = json.loads(out)
     assert code == 0 and data["skipped"] == [] and data["new_rows"] == 0 and data["hidden_from_cleo"] is True
-    assert data["tokens_now"] == data["tokens_after"] and data["within_target"] is (data["tokens_now"] <= data["target"])
+    assert (data["tokens_now"] == data["tokens_after"]
+            and data["within_target"] is (data["tokens_now"] <= data["target"]))
     conn = sqlite3.connect(db)
     assert conn.execute("SELECT count(*) FROM brain_observations WHERE invalid_at IS NOT NULL "
                         "AND quality_score = 0.2").fetchone()[0] == data["evicted"] > 0

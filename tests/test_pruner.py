@@ -192,10 +192,12 @@ def _fill(brain, n, seed=0):
     rng = random.Random(seed)
     for i in range(n):
         add_observation(
-            brain, f"O-{i:03d}", rng.choice(["routine note", "refactor work on the module", "status update"]) * rng.randint(1, 4),
+            brain, f"O-{i:03d}",
+            rng.choice(["routine note", "refactor work on the module", "status update"]) * rng.randint(1, 4),
             created_at=f"2026-0{rng.randint(1, 9)}-1{rng.randint(0, 9)} 1{rng.randint(0, 9)}:00:00",
             quality_score=rng.choice([None, 0.2, 0.5, 0.9]), type=rng.choice(["discovery", "change", "decision"]),
-            source_session_id=rng.choice(["ses_a", "ses_b", None]), updated_at=rng.choice([None, "2026-01-01 00:00:00"]),
+            source_session_id=rng.choice(["ses_a", "ses_b", None]),
+            updated_at=rng.choice([None, "2026-01-01 00:00:00"]),
             source_type=rng.choice(["agent"] * 9 + ["manual"]))
     for p in range(5):
         add_pattern(brain, f"P-{p}", "a pattern", cites=[f"O-{rng.randrange(n):03d}" for _ in range(6)])

@@ -44,7 +44,7 @@ def test_steps_form_a_consistent_chain_in_stage_order(brain):
     for result in recall(brain, "database backup", 10, True, now=NOW):
         assert tuple(s.stage for s in result.steps) == STAGES
         assert result.steps[0].score_before == pytest.approx(result.base)
-        for before, after in zip(result.steps, result.steps[1:]):
+        for before, after in zip(result.steps, result.steps[1:], strict=False):
             assert after.score_before == before.score_after
         for step in result.steps:
             assert step.score_after == pytest.approx(step.score_before * step.multiplier)

@@ -95,7 +95,8 @@ def test_browse_preview_commit_while_cleo_writes(brain_path):
     assert count_observations(brain) == 200 + WRITER_ROWS  # nobody's rows lost
     live = count_observations(brain, ObservationQuery(state="live"))
     assert live == 200 + WRITER_ROWS  # every commit was undone
-    assert brain.scalar("SELECT count(*) FROM cleo_tui_runs WHERE kind = 'prune' AND undone_by IS NOT NULL") == committed
+    assert brain.scalar("SELECT count(*) FROM cleo_tui_runs "
+                        "WHERE kind = 'prune' AND undone_by IS NOT NULL") == committed
     assert checkpoint_busy(brain_path) == 0
     brain.close()
     assert integrity(brain_path) == "ok"

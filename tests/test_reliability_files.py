@@ -93,7 +93,7 @@ def test_read_only_flag_writes_nothing(tmp_path):
     with pytest.raises(ReadOnlyBrain):
         commit_prune(brain, prepare_pool(brain).preview(100))
     brain.close()
-    code, out, err = run_cli("info", "--db", str(path), "--json")
+    code, _out, _err = run_cli("info", "--db", str(path), "--json")
     assert code == 0
     assert file_digest(path) == digest
     record(THEME, "--read-only / read-only open, then a prune commit", "ReadOnlyBrain; file bytes unchanged",
@@ -111,7 +111,7 @@ def test_full_disk_writes_nothing_and_says_so(tmp_path):
     with pytest.raises(BrainUnwritable, match="full"):
         with brain.write() as conn:
             conn.execute("INSERT INTO cleo_tui_runs(kind, created_at, summary) VALUES ('prune', 'now', ?)", (big,))
-    with pytest.raises(BrainUnwritable, match="disk .* is full"):
+    with pytest.raises(BrainUnwritable, match=r"disk .* is full"):
         for _ in range(3):  # the prune's journal rows outgrow the last free pages
             commit_prune(brain, preview)
             brain.conn.execute("UPDATE brain_observations SET invalid_at = NULL")
@@ -181,7 +181,7 @@ def test_not_a_sqlite_brain_gives_one_paragraph(tmp_path, case):
     path = tmp_path / "brain.db"
     CORRUPT[case](path)
     for args in (("info",), ("prune", "--budget", "100"), ("recall", "word"), ()):
-        code, out, err = run_cli(*args, "--db", str(path))  # () = the TUI itself
+        code, _out, err = run_cli(*args, "--db", str(path))  # () = the TUI itself
         assert code == 2, (args, err)
         assert err.startswith("cleo-tui: ") and err.count("\n") == 1 and "Traceback" not in err
     record(THEME, f"--db names {case}", "CLI and TUI: exit 2 with one paragraph", "passed")
@@ -196,7 +196,7 @@ def test_damaged_pages_give_one_paragraph(tmp_path):
         handle.seek(page_size * (pages // 2))
         handle.write(b"\xde\xad" * (page_size * (pages - pages // 2) // 2))
     for args in (("prune", "--budget", "100"), ("recall", "plain")):
-        code, out, err = run_cli(*args, "--db", str(path))
+        code, _out, err = run_cli(*args, "--db", str(path))
         assert code == 2 and "damaged" in err and "internal error" not in err, (args, err)
     record(THEME, "brain with damaged pages (second half overwritten)", "exit 2: 'the brain file is damaged', "
            "not an internal error", "passed",
@@ -215,7 +215,7 @@ def test_brain_from_a_newer_cleo_tui_opens_read_only(tmp_path):
     brain = open_brain(path)
     assert brain.read_only and brain.read_only_reason == "it was written by a newer cleo-tui"
     brain.close()
-    code, out, err = run_cli("prune", "--budget", "100", "--apply", "--yes", "--db", str(path))
+    code, _out, err = run_cli("prune", "--budget", "100", "--apply", "--yes", "--db", str(path))
     assert code == 2 and "newer cleo-tui" in err
     assert file_digest(path) == digest
     record(THEME, "brain whose cleo_tui_meta schema_version is newer than this cleo-tui",

@@ -67,22 +67,22 @@ def test_export_needs_force_keeps_the_mode_and_writes_through_a_symlink(traced, 
     existing = tmp_path / "old.jsonl"
     existing.write_text("keep me\n", encoding="utf-8")
     existing.chmod(0o644)
-    code, out, err = run_cli("traces", "--db", str(traced), "--export", str(existing))
+    code, _out, err = run_cli("traces", "--db", str(traced), "--export", str(existing))
     _one_paragraph(code, err)
     assert "already exists" in err and "--force" in err
     assert existing.read_text(encoding="utf-8") == "keep me\n"
-    code, out, err = run_cli("traces", "--db", str(traced), "--export", str(existing), "--force")
+    code, _out, err = run_cli("traces", "--db", str(traced), "--export", str(existing), "--force")
     assert code == 0, err
     assert stat.S_IMODE(existing.stat().st_mode) == 0o644
     assert existing.read_text(encoding="utf-8").startswith("{")
     link = tmp_path / "link.jsonl"
     link.symlink_to(existing)
-    code, out, err = run_cli("traces", "--db", str(traced), "--export", str(link), "--force")
+    code, _out, err = run_cli("traces", "--db", str(traced), "--export", str(link), "--force")
     assert code == 0, err
     assert link.is_symlink() and os.readlink(link) == str(existing)
     assert stat.S_IMODE(existing.stat().st_mode) == 0o644
     new = tmp_path / "new.jsonl"
-    code, out, err = run_cli("traces", "--db", str(traced), "--export", str(new))
+    code, _out, err = run_cli("traces", "--db", str(traced), "--export", str(new))
     assert code == 0 and new.is_file()
     record(THEME, "traces --export over an existing file (0644), through a symlink, to a new file",
            "refused without --force ('already exists'); with it: the mode kept, the symlink kept and its "
@@ -120,7 +120,7 @@ def test_fifo_and_symlink_loop_as_db_are_refused_before_opening(tmp_path):
     loop = tmp_path / "loop.db"
     loop.symlink_to(loop)
     cases = {"a FIFO": fifo, "a symlink loop": loop}
-    for what, target in cases.items():
+    for _, target in cases.items():
         code, _out, err = run_cli("info", "--db", str(target))
         _one_paragraph(code, err)
     project = tmp_path / "project"
@@ -237,7 +237,7 @@ def test_paths_and_exception_text_never_reach_the_terminal_raw(tmp_path):
     outputs.append(run_cli("init", str(evil)))                                 # success line
     outputs.append(run_cli("init", str(evil)))                                 # already exists
     outputs.append(run_cli("info", "--db", str(evil / "missing.db")))          # does not exist
-    for code, out, err in outputs:
+    for _, out, err in outputs:
         assert "\x1b" not in out + err and "\x07" not in out + err, (out, err)
         assert (out + err).count("\n") == 1, (out, err)
     assert outputs[2][0] == 0 and outputs[3][0] == 2

@@ -56,7 +56,7 @@ def brain(tmp_path, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
     monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
     fast_config(timeout=2.0)
-    brain, ids = brain_with_observations(tmp_path, 12)
+    brain, _ids = brain_with_observations(tmp_path, 12)
     yield brain
     brain.close()
 
@@ -127,7 +127,7 @@ def test_cli_outputs_logs_and_files_never_hold_the_key(tmp_path, monkeypatch, ca
                      ("reflect", "--show", "1", "--db", db),
                      ("observe", "--db", db, "--provider", "openai", "--threshold", "1", "--json"),
                      ("recall", "step", "--db", db), ("traces", "--export", str(tmp_path / "t.jsonl"), "--db", db)):
-            code, out, err = run_cli(*args)
+            _code, out, err = run_cli(*args)
             outputs += [out, err]
         assert server.requests and all(r.headers.get("x-api-key", r.headers.get("authorization", ""))
                                        for r in server.requests)  # the key was really sent
@@ -141,7 +141,8 @@ def test_cli_outputs_logs_and_files_never_hold_the_key(tmp_path, monkeypatch, ca
             assert ANTHROPIC_KEY.encode() not in data and OPENAI_KEY.encode() not in data, path
             scanned += 1
     record(THEME, "CLI observe/reflect (failing and good calls), --list, --show, recall, trace export, with "
-                  "CLEO_TUI_DEBUG=1", "neither key in stdout, stderr, logs, the brain or any file written (project, config, cache and "
+                  "CLEO_TUI_DEBUG=1",
+           "neither key in stdout, stderr, logs, the brain or any file written (project, config, cache and "
            "data directories)",
            "passed", files_scanned=scanned, outputs_scanned=len(outputs))
 
@@ -158,7 +159,7 @@ async def test_review_pane_explains_bad_answers_shows_raw_and_never_the_key(tmp_
     from tests.ui_helpers import settle
     monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
     fast_config(timeout=2.0)
-    brain, ids = brain_with_observations(tmp_path, 12)
+    brain, _ids = brain_with_observations(tmp_path, 12)
     before = snapshot(brain, ("brain_observations", PROPOSALS))
     screens = []
     with FakeLLMServer([text_reply(f"Sure! Here you go, {ANTHROPIC_KEY}"),

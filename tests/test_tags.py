@@ -65,7 +65,8 @@ def test_identifier_kinds():
         "TS2345", "cleo_tui.memory.pruner", "refresh_token()", "/etc/hosts", "docs/api/v2"}
 
 
-_WORDS = ["the", "user", "said", "12/03/2026", "/etc/x", "a/b/c", "./x", "../y/z.md", "and/or", "prefers", "Task", "complete:", "merged", "TypeError:", "error:", "exit",
+_WORDS = ["the", "user", "said", "12/03/2026", "/etc/x", "a/b/c", "./x", "../y/z.md", "and/or", "prefers", "Task",
+          "complete:", "merged", "TypeError:", "error:", "exit",
           "code", "2", "src/a.py", "a/b", "T12", "#7", "GH-3", "abc1234", "deadbeef", "ENOENT", "E0425",
           "os.path.join", "f()", "x.", "(", ")", "/", ".", "#", "E", "İstanbul", "ß", "😀", "\n", "User:",
           "owner", "-", "1", "T", "a1b2c3d4e5", "Exception", "traceback", "issue", "PR", "cleo#4", "[/link]",
@@ -86,7 +87,7 @@ def test_the_fast_batch_search_equals_plain_regex_search_of_each_text(batch):
     ids = detectors.identifiers_of(batch)
     reasons = detectors.text_reasons_of(batch)
     full = re.compile("|".join(f"(?:{p})" for _, _, p in detectors.IDENTIFIER_KINDS))
-    for text, found, why in zip(batch, ids, reasons):
+    for text, found, why in zip(batch, ids, reasons, strict=False):
         assert found == set(full.findall(text))
         expected = []
         for name, _, _, pattern in detectors.TEXT_DETECTORS:
@@ -217,7 +218,7 @@ def test_relevance_computed_in_sql_agrees_with_derive_relevance(tmp_path):
         add_observation(brain, obs_id, f"note {obs_id}", **columns)
     curation.pin_observation(brain, "O-low")
     tags = tag_brain(brain)
-    for obs_id, columns in rows.items():
+    for obs_id, _ in rows.items():
         stored = brain.query_one("SELECT * FROM brain_observations WHERE id = ?", (obs_id,))
         row = {k: stored[k] for k in stored.keys()}
         expected = derive_relevance(row, "critical" if obs_id == "O-low" else None)

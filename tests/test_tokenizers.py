@@ -73,7 +73,7 @@ def test_counts_are_cached_outside_the_brain_and_reused(no_network):
     assert (stats.counted, stats.from_cache) == (50, 0)
     assert seen[-1] == (50, 50)
     assert cache_path().is_file() and cache_path().is_relative_to(cache_dir())
-    again, stats = count_line_units(lines + ["a new line"], tok)
+    again, stats = count_line_units([*lines, "a new line"], tok)
     assert again[:50] == first
     assert (stats.counted, stats.from_cache) == (1, 50)
 

@@ -67,7 +67,8 @@ def test_trace_and_results_are_written_as_hippo_does(brain):
                          "explain_mode": 1}
     rows = brain.query("SELECT memory_id, result_rank, score, rerank_json, tenant_id FROM recall_trace_results "
                        "WHERE trace_id = ? ORDER BY result_rank", (trace_id,))
-    assert [(r[0], r[1], r[2], r[4]) for r in rows] == [("O-aaa-1", 1, 0.9, "default"), ("P-0000aaaa", 2, 0.4, "default")]
+    assert [(r[0], r[1], r[2], r[4]) for r in rows] == [("O-aaa-1", 1, 0.9, "default"),
+                                                        ("P-0000aaaa", 2, 0.4, "default")]
     steps = json.loads(rows[0][3])
     # hippo's shape, camelCase, no note; a replacing stage has no multiplier key.
     assert steps == [{"stage": "recency", "multiplier": 0.9, "scoreBefore": 0.5, "scoreAfter": 0.45},

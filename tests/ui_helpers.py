@@ -8,7 +8,8 @@ from cleo_tui.brain import Brain, open_brain
 from cleo_tui.demo import generate_demo
 
 HOSTILE_TITLE = "[bold red]x[/] and [link=http://example.com]click[/link]"
-HOSTILE_NARRATIVE = "before \x1b[31mred\x1b[0m \x1b]8;;http://evil.example\x07link\x1b]8;;\x07 \x1b]52;c;aGk=\x07 \x00 after"
+HOSTILE_NARRATIVE = ("before \x1b[31mred\x1b[0m \x1b]8;;http://evil.example\x07link\x1b]8;;\x07 "
+                     "\x1b]52;c;aGk=\x07 \x00 after")
 
 
 def demo_brain(directory: Path, observations: int = 300, seed: int = 3, read_only: bool = False) -> Brain:

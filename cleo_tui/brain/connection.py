@@ -30,7 +30,8 @@ def check_sqlite_file(path: Path) -> None:
     try:
         info = os.stat(path)
     except FileNotFoundError:
-        raise BrainUnreadable(f"{shown} does not exist. Check the path, or create a brain with `cleo-tui init`.") from None
+        raise BrainUnreadable(
+            f"{shown} does not exist. Check the path, or create a brain with `cleo-tui init`.") from None
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise BrainUnreadable(f"{shown} is a symlink loop (a link that points back at itself). "
@@ -38,7 +39,8 @@ def check_sqlite_file(path: Path) -> None:
         raise BrainUnreadable(f"{shown} cannot be read ({safe_text(exc.strerror or exc)}). "
                               "Check the path and its permissions.") from None
     if stat.S_ISDIR(info.st_mode):
-        raise BrainUnreadable(f"{shown} is a directory, not a brain file. Pass the project directory without --db, or the .db file with --db.")
+        raise BrainUnreadable(f"{shown} is a directory, not a brain file. "
+                              "Pass the project directory without --db, or the .db file with --db.")
     if not stat.S_ISREG(info.st_mode):
         raise BrainUnreadable(f"{shown} is not a regular file (a FIFO, device or socket); a brain is a "
                               "SQLite file such as .cleo/cleo.db. Nothing was opened.")

@@ -165,7 +165,7 @@ def update_row(conn: sqlite3.Connection, run_id: int, table: str, key: Mapping[s
     row = conn.execute(f'SELECT {cols} FROM "{table}" WHERE {where}', params).fetchone()
     if row is None:
         return False
-    before = dict(zip(values, row))
+    before = dict(zip(values, row, strict=False))
     sets = ", ".join(f'"{c}" = ?' for c in values)
     conn.execute(f'UPDATE "{table}" SET {sets} WHERE {where}', [*values.values(), *params])
     _record(conn, run_id, table, key, before, dict(values))
@@ -188,7 +188,7 @@ def delete_row(conn: sqlite3.Connection, run_id: int, table: str, key: Mapping[s
     row = cur.fetchone()
     if row is None:
         return False
-    before = dict(zip([d[0] for d in cur.description], row))
+    before = dict(zip([d[0] for d in cur.description], row, strict=False))
     conn.execute(f'DELETE FROM "{table}" WHERE {where}', params)
     _record(conn, run_id, table, key, before, None)
     return True
@@ -265,7 +265,7 @@ def _differs(conn: sqlite3.Connection, table: str, key: Mapping[str, Any],
         return None
     if not expected:
         return []
-    return [c for c, value in zip(cols, row) if not _same(value, expected[c])]
+    return [c for c, value in zip(cols, row, strict=False) if not _same(value, expected[c])]
 
 
 def _same(stored: Any, recorded: Any) -> bool:

@@ -1,7 +1,8 @@
 """cleo-tui's own tables inside a brain: versioned, idempotent migrations.
 
 Only tables named `cleo_tui_*` are created here (hippo's `recall_trace*`
-tables are named here but created by recall/traces.py with the first trace). CLEO's tables and columns are never altered or dropped.
+tables are named here but created by recall/traces.py with the first trace).
+CLEO's tables and columns are never altered or dropped.
 """
 
 from __future__ import annotations

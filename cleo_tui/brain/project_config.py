@@ -79,5 +79,6 @@ def load_project_settings(brain: Brain) -> ProjectSettings:
                                warning=f"{safe_path(path)} could not be read ({type(exc).__name__}); "
                                        "CLEO's defaults apply.")
     if not isinstance(raw, dict):
-        return ProjectSettings(path=path, raw={}, warning=f"{safe_path(path)} does not hold a JSON object; CLEO's defaults apply.")
+        return ProjectSettings(path=path, raw={},
+                               warning=f"{safe_path(path)} does not hold a JSON object; CLEO's defaults apply.")
     return ProjectSettings(path=path, raw=raw)

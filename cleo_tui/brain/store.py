@@ -438,7 +438,8 @@ def locate_brain(directory: str | Path = ".") -> Path:
     """
     start = _resolve_dir(directory)
     if not start.is_dir():
-        raise BrainNotFound(f"{safe_path(start)} is not a directory. Pass a project directory, or a brain file with --db FILE.")
+        raise BrainNotFound(f"{safe_path(start)} is not a directory. "
+                            "Pass a project directory, or a brain file with --db FILE.")
     for candidate in brain_candidates(start):
         if not (candidate.exists() or candidate.is_symlink()):
             continue
@@ -448,13 +449,15 @@ def locate_brain(directory: str | Path = ".") -> Path:
         if holds:
             return candidate
         if problem:
-            raise BrainUnreadable(f"{problem} (It is where CLEO keeps the brain of {safe_path(candidate.parent.parent)}.)")
+            raise BrainUnreadable(
+                f"{problem} (It is where CLEO keeps the brain of {safe_path(candidate.parent.parent)}.)")
     global_store = global_brain_path()
     hint = (f" CLEO's global store is at {safe_path(global_store)}: open it with --db {safe_path(global_store)}."
             if global_store.is_file() else "")
     raise BrainNotFound(
         f"No brain found in {safe_path(start)} or any directory above it (looked for .cleo/cleo.db holding "
-        f"brain tables, then .cleo/brain.db and .cleo-tui/brain.db). Create one with `cleo-tui init {safe_path(start)}`, try "
+        f"brain tables, then .cleo/brain.db and .cleo-tui/brain.db). "
+        f"Create one with `cleo-tui init {safe_path(start)}`, try "
         f"`cleo-tui demo DIR` for a demo brain, or open a file with --db FILE.{hint}"
     )
 

@@ -73,7 +73,8 @@ def register(add: AddCommand) -> None:
                          help="run at N uncompressed observations (default: config, 10)")
     mode = observe.add_mutually_exclusive_group()
     mode.add_argument("--propose", action="store_true", help="keep the notes as a pending proposal; store nothing")
-    mode.add_argument("--store", metavar="PROPOSAL_ID", type=sqlite_int("--store"), help="store notes of a pending observer proposal")
+    mode.add_argument("--store", metavar="PROPOSAL_ID", type=sqlite_int("--store"),
+                      help="store notes of a pending observer proposal")
     observe.add_argument("--notes", metavar="N,N", help="with --store: which notes (0-based; default: all)")
     observe.set_defaults(func=cmd_observe)
 
@@ -84,7 +85,8 @@ def register(add: AddCommand) -> None:
     _provider_options(reflect)
     action = reflect.add_mutually_exclusive_group()
     action.add_argument("--apply", action="store_true", help="apply: a new proposal in full, or --proposal ID")
-    reflect.add_argument("--proposal", metavar="ID", type=sqlite_int("--proposal"), help="with --apply: the pending proposal to apply")
+    reflect.add_argument("--proposal", metavar="ID", type=sqlite_int("--proposal"),
+                         help="with --apply: the pending proposal to apply")
     reflect.add_argument("--approve", metavar="IDS",
                          help="superseded ids to evict, comma-separated (default: all; '' for none)")
     reflect.add_argument("--patterns", metavar="N,N", help="patterns to store, 0-based (default: all; '' for none)")

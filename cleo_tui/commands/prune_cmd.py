@@ -44,7 +44,8 @@ def register(add: AddCommand) -> None:
     add_brain_options(prune, read_only_flag=False)
     action = prune.add_mutually_exclusive_group()
     action.add_argument("--budget", metavar="N", help="token budget, e.g. 8000 or 12k (the target is 80%% of it)")
-    action.add_argument("--undo", metavar="RUN_ID", type=sqlite_int("--undo", what="a run id (a whole number, see --runs)"),
+    action.add_argument("--undo", metavar="RUN_ID",
+                        type=sqlite_int("--undo", what="a run id (a whole number, see --runs)"),
                         help="undo a curation run (see --runs)")
     action.add_argument("--runs", action="store_true", help="list curation runs, most recent first")
     prune.add_argument("--tokenizer", metavar="NAME", choices=TOKENIZER_NAMES,

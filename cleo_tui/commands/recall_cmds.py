@@ -49,7 +49,8 @@ def register(add: AddCommand) -> None:
 
     traces = add("traces", help="list recall traces, show one, or export them as JSONL")
     what = traces.add_mutually_exclusive_group()
-    what.add_argument("--show", type=sqlite_int("--show"), metavar="TRACE_ID", help="one trace's results, steps and outcomes")
+    what.add_argument("--show", type=sqlite_int("--show"), metavar="TRACE_ID",
+                      help="one trace's results, steps and outcomes")
     what.add_argument("--export", metavar="FILE.jsonl", help="write (query hash, shown, outcomes) per trace")
     traces.add_argument("--force", action="store_true", help="with --export: replace an existing file")
     traces.add_argument("--limit", type=sqlite_int("--limit"), default=50, help="traces to list (default 50)")

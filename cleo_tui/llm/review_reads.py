@@ -84,12 +84,15 @@ def approved_ids(items: list[ReviewItem], marks: dict[str, bool]) -> list[str]:
 
 
 def proposal_contents(proposal: Proposal, short: bool = False) -> str:
-    """What a proposal holds: `3 note(s)`, `2 pattern(s) · 1 learning(s) · 3 superseded` (or `2 pat · 1 learn · 3 sup`)."""
+    """What a proposal holds: `3 note(s)`, `2 pattern(s) · 1 learning(s) · 3 superseded`
+
+    (or `2 pat · 1 learn · 3 sup`).
+    """
     if proposal.kind == OBSERVER:
         return f"{len(proposal.notes)} note(s)"
     names = ("pat", "learn", "sup") if short else ("pattern(s)", "learning(s)", "superseded")
     counts = (len(proposal.patterns), len(proposal.learnings), len(proposal.superseded))
-    return " · ".join(f"{n} {name}" for n, name in zip(counts, names))
+    return " · ".join(f"{n} {name}" for n, name in zip(counts, names, strict=False))
 
 
 def decision_text(proposal: Proposal) -> str:

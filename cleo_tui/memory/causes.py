@@ -94,7 +94,8 @@ def journal_run(alias: str = "o") -> str:
     """
     inv = _json_text("c.after_json", "$.invalid_at")
     # INDEXED BY: with ORDER BY run_id the planner may otherwise walk the primary key, once per row.
-    return (f"(SELECT c.run_id FROM {RUN_CHANGES} c INDEXED BY {JOURNAL_ROW_INDEX} WHERE c.table_name = '{cs.OBSERVATIONS}' "
+    return (f"(SELECT c.run_id FROM {RUN_CHANGES} c INDEXED BY {JOURNAL_ROW_INDEX} "
+            f"WHERE c.table_name = '{cs.OBSERVATIONS}' "
             f"AND c.row_key = '{{\"id\": ' || json_quote({alias}.id) || '}}' AND {inv} = {alias}.invalid_at "
             "ORDER BY c.run_id DESC LIMIT 1)")
 

@@ -153,7 +153,8 @@ def _band_pairs(order: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
     if hot.any():
         # Members of large buckets, bucket by bucket, each bucket in full-signature order: pair neighbours.
         bucket = np.repeat(np.arange(int(hot.sum())), lengths[hot])
-        members = order[np.concatenate([np.arange(st, st + ln) for st, ln in zip(starts[hot], lengths[hot])])]
+        spans = zip(starts[hot], lengths[hot], strict=False)
+        members = order[np.concatenate([np.arange(st, st + ln) for st, ln in spans])]
         members = members[np.lexsort((full_rank[members], bucket))]
         same = bucket[1:] == bucket[:-1]
         pairs.append((members[:-1][same], members[1:][same]))

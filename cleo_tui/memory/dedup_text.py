@@ -30,7 +30,14 @@ SUBSTITUTION_FLOOR = 0.5  # below this similarity nobody asks whether words were
 
 # Words that carry no fact; dropping them lets rewordings line up.
 _STOP = frozenset(
-    ["a", "an", "the", "and", "or", "but", "of", "to", "in", "on", "at", "by", "for", "from", "with", "into", "onto", "as", "is", "are", "was", "were", "be", "been", "being", "it", "its", "this", "that", "these", "those", "there", "here", "we", "our", "us", "you", "your", "i", "my", "me", "they", "them", "their", "he", "she", "his", "her", "so", "then", "than", "also", "just", "now", "only", "very", "too", "do", "does", "did", "done", "has", "have", "had", "having", "will", "would", "can", "could", "should", "may", "might", "must", "shall", "any", "all", "some", "each", "every", "which", "who", "whom", "what", "when", "where", "while", "how", "why", "if", "else", "because", "about", "after", "before", "over", "under", "up", "down", "out", "off", "again", "more", "most", "other", "such", "own", "same", "both", "few", "once", "per", "via", "instead", "rather"])
+    ["a", "an", "the", "and", "or", "but", "of", "to", "in", "on", "at", "by", "for", "from", "with", "into", "onto",
+     "as", "is", "are", "was", "were", "be", "been", "being", "it", "its", "this", "that", "these", "those", "there",
+     "here", "we", "our", "us", "you", "your", "i", "my", "me", "they", "them", "their", "he", "she", "his", "her",
+     "so", "then", "than", "also", "just", "now", "only", "very", "too", "do", "does", "did", "done", "has", "have",
+     "had", "having", "will", "would", "can", "could", "should", "may", "might", "must", "shall", "any", "all", "some",
+     "each", "every", "which", "who", "whom", "what", "when", "where", "while", "how", "why", "if", "else", "because",
+     "about", "after", "before", "over", "under", "up", "down", "out", "off", "again", "more", "most", "other", "such",
+     "own", "same", "both", "few", "once", "per", "via", "instead", "rather"])
 # Unit spellings that mean the same thing, so "30 s" and "30 seconds" agree.
 _UNITS = {"sec": "s", "secs": "s", "second": "s", "seconds": "s", "msec": "ms", "millisecond": "ms",
           "milliseconds": "ms", "mins": "min", "minute": "min", "minutes": "min", "hr": "h", "hrs": "h",

@@ -237,7 +237,7 @@ class DuplicateScan:
 
         if threshold not in self._memo:
             silent = (self.score >= threshold) & ~self.differs
-            groups = _components(zip(self.left[silent].tolist(), self.right[silent].tolist()))
+            groups = _components(zip(self.left[silent].tolist(), self.right[silent].tolist(), strict=False))
             group_of = np.full(len(self.rows), -1, dtype=np.int64)
             for number, group in enumerate(groups):
                 group_of[group] = number
@@ -442,7 +442,7 @@ def _verify(encoded: list[str], left: Any, right: Any, keys: dict[int, TextKey],
         report(start, total, "verifying")
         batch_left, batch_right = left[start:start + _VERIFY_BATCH], right[start:start + _VERIFY_BATCH]
         scored = similarities([keys[i].joined for i in batch_left], [keys[j].joined for j in batch_right])
-        for i, j, score in zip(batch_left, batch_right, scored):
+        for i, j, score in zip(batch_left, batch_right, scored, strict=False):
             if score >= MIN_THRESHOLD:
                 key_i, key_j = keys[i], keys[j]
                 kept_left.append(i)

@@ -77,7 +77,7 @@ def _opt_int(value: Any) -> int | None:
 
 
 def _event(row: Any, names: list[str]) -> ConsolidationEvent:
-    values = dict(zip(names, row))
+    values = dict(zip(names, row, strict=False))
     raw, steps, error = values.get("step_results_json"), None, None
     if raw is not None:
         try:

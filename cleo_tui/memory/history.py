@@ -41,5 +41,6 @@ __all__ = [
     "CLEO_CONSOLIDATION", "CLEO_REFLECTOR", "CLEO_TUI_PREFIX", "DELETED_OUTSIDE", "HIPPO_FORGET",
     "HIPPO_SUPERSEDE", "UNKNOWN", "ConsolidationEvent", "Day", "DreamState", "EdgeRef", "EvictionCause",
     "JournalStep", "Liveness", "MemoryLife", "Mention", "MissingId", "Reflection", "Timeline", "TraceHit", "Written",
-    "brain_liveness", "brain_timeline", "cause_label", "evicted_with_causes", "is_day", "memory_life", "missing_memories",
+    "brain_liveness", "brain_timeline", "cause_label", "evicted_with_causes", "is_day", "memory_life",
+    "missing_memories",
 ]

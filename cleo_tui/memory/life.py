@@ -143,7 +143,7 @@ def _find_row(brain: Brain, memory_id: str) -> tuple[_Spec, dict[str, Any]] | No
         select = ", ".join(f"{_col(brain, spec.table, col)} AS {name}" for name, col in cols.items())
         row = brain.query_one(f'SELECT {select} FROM "{spec.table}" WHERE id = ?', (memory_id,))
         if row is not None:
-            return spec, dict(zip(row.keys(), row))
+            return spec, dict(zip(row.keys(), row, strict=False))
     return None
 
 

@@ -76,7 +76,7 @@ class BrainScan:
     @cached_property
     def index(self) -> dict[str, int]:
         """Row index by id."""
-        return dict(zip(self.ids, range(len(self.ids))))
+        return dict(zip(self.ids, range(len(self.ids)), strict=False))
 
     @cached_property
     def relevance(self) -> np.ndarray:
@@ -463,7 +463,8 @@ class _Chunk:
 
 
 def _columns_of(rows: list[tuple]) -> _Chunk:
-    rowids, ids, created, sessions, live, titles, narratives, rules, quality, units = map(list, zip(*rows))
+    rowids, ids, created, sessions, live, titles, narratives, rules, quality, units = map(
+        list, zip(*rows, strict=False))
     return _Chunk(rowids, [i if i is not None else "" for i in ids], created, sessions, live,
                   titles, narratives, rules, quality, units)
 
@@ -584,7 +585,7 @@ def _scan_pass(brain: Brain, where: str, params: Sequence[Any], tokenizer: Token
             if missing:
                 fresh += len(missing)
                 texts = [_judged_text(_decode(c.titles[i]), _decode(c.narratives[i])) for i in missing]
-                for i, findings in zip(missing, detectors.analyse_texts(texts)):
+                for i, findings in zip(missing, detectors.analyse_texts(texts), strict=False):
                     at = where_entry.get(findings)
                     if at is None:
                         at = where_entry[findings] = len(table)

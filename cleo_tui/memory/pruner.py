@@ -711,7 +711,7 @@ def _current_rows(brain: Brain, conn: Any, ids: list[Any]) -> dict[str, dict[str
     select = ", ".join(f'"{c}"' if c in have else f'NULL AS "{c}"' for c in tags.POOL_COLUMNS)
     rows = conn.execute(f"SELECT {select} FROM {cs.OBSERVATIONS} WHERE id IN ({','.join('?' * len(ids))})",
                         ids).fetchall() if ids else []
-    return {mapping.as_text(r[0]): dict(zip(tags.POOL_COLUMNS, r)) for r in rows}
+    return {mapping.as_text(r[0]): dict(zip(tags.POOL_COLUMNS, r, strict=False)) for r in rows}
 
 
 def _overrides(brain: Brain, conn: Any, ids: list[str]) -> dict[str, str]:
@@ -738,7 +738,7 @@ def _still_as_previewed(brain: Brain, conn: Any, chunk: list[PoolEntry], tokeniz
     overrides = _overrides(brain, conn, [e.id for e in chunk])
     present = [(e, rows[e.id]) for e in chunk if e.id in rows]
     units = dict(zip((e.id for e, _ in present),
-                     _line_units(brain, [(e.id, r) for e, r in present], overrides, tokenizer)))
+                     _line_units(brain, [(e.id, r) for e, r in present], overrides, tokenizer), strict=False))
     fresh = []
     for entry in chunk:
         row = rows.get(entry.id)

@@ -132,7 +132,8 @@ def search_observations_fts(brain: Brain, terms: list[str], limit: int) -> list[
     out = []
     for row in brain.query(sql, (match_expression(terms), limit)):
         text = content_of({"narrative": row["narrative"], "title": row["title"]})
-        out.append(_candidate("observation", row, text, as_text(row["title"]) or text, finite_or_none(row["relevance"]) or 0.0,
+        out.append(_candidate("observation", row, text, as_text(row["title"]) or text,
+                              finite_or_none(row["relevance"]) or 0.0,
                               terms))
     return out
 

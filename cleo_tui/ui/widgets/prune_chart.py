@@ -84,7 +84,7 @@ class PruneChart(Widget):
 
     def _row(self, label: str, line: str, points: list[CurvePoint], style: str) -> Text:
         text = Text(label.ljust(LABEL)[:LABEL], self._style("label"))
-        for char, point in zip(line, points):
+        for char, point in zip(line, points, strict=False):
             text.append(char, self._style("fell-back" if point.fell_back else style))
         return text
 
