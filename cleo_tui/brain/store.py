@@ -180,6 +180,25 @@ class Brain:
         return Brain(path=self.path, conn=conn, kind=self.kind, read_only=True,
                      read_only_reason="a reader", features=Features(conn, self.features.tables))
 
+    def data_version(self, wait: bool = True) -> int | None:
+        """SQLite's `data_version` on this connection: it moves only when another connection commits.
+
+        With `wait=False`, None when this brain's lock is busy (or the file cannot be read).
+        """
+        if not self.lock.acquire(blocking=wait):
+            return None
+        try:
+            return int(self.conn.execute("PRAGMA data_version").fetchone()[0])
+        except sqlite3.Error:
+            return None
+        finally:
+            self.lock.release()
+
+    def busy_timeout_ms(self) -> int:
+        """How long a write on this connection waits for another writer's lock."""
+        with self.lock:
+            return int(self.conn.execute("PRAGMA busy_timeout").fetchone()[0])
+
     def refresh(self) -> None:
         """Re-read the table list (after another process created tables)."""
         self.features = Features(self.conn, _table_names(self.conn))

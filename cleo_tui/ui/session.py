@@ -109,14 +109,7 @@ class BrainSession:
 
     def _brain_version(self) -> int | None:
         """The session connection's data_version, if its lock is free now (it moves only for other writers)."""
-        if not self.brain.lock.acquire(blocking=False):
-            return None
-        try:
-            return int(self.brain.conn.execute("PRAGMA data_version").fetchone()[0])
-        except Exception:
-            return None
-        finally:
-            self.brain.lock.release()
+        return self.brain.data_version(wait=False)
 
     def live_changed(self, result: PollResult) -> None:
         """The watcher noticed something (UI thread): the sweep gate, or a write by another program."""
@@ -172,9 +165,8 @@ class BrainSession:
         except Exception:
             return True
         try:
-            with self.brain.lock:  # as long as the write itself would wait (30 s, or a test's shorter one)
-                timeout_ms = int(self.brain.conn.execute("PRAGMA busy_timeout").fetchone()[0])
-            wait_for_write_lock(probe, cancel.is_set, waiting, give_up_after=timeout_ms / 1000)
+            # As long as the write itself would wait (30 s, or a test's shorter one).
+            wait_for_write_lock(probe, cancel.is_set, waiting, give_up_after=self.brain.busy_timeout_ms() / 1000)
         finally:
             probe.close()
             self.app.call_from_thread(self._hide_waiting, cancel)
