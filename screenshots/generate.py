@@ -78,7 +78,7 @@ async def review(app, pilot) -> None:
 
     from cleo_tui.llm.reflector import propose_reflection
     os.environ.setdefault("ANTHROPIC_API_KEY", "sk-ant-screenshot-not-a-key")
-    propose_reflection(app.brain, http_client=httpx2.Client(transport=httpx2.MockTransport(_reflector_answer)))
+    propose_reflection(app.session.brain, http_client=httpx2.Client(transport=httpx2.MockTransport(_reflector_answer)))
     await pilot.press("3")
     await settle(app, pilot)
     app.screen.item_table.focus()
