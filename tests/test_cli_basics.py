@@ -16,7 +16,7 @@ import sqlite_utils
 from cleo_tui import __version__, cli
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.commands import COMMANDS
-from cleo_tui.demo import generate_demo
+from tests.ui_helpers import copy_demo
 
 INFO_KEYS = {"db", "kind", "observations", "patterns", "learnings", "traces"}
 
@@ -33,7 +33,7 @@ def test_version():
 
 
 def test_info_json_has_the_stable_keys_and_counts(tmp_path, capsys, monkeypatch):
-    generate_demo(tmp_path, observations=300, seed=3)
+    copy_demo(tmp_path, observations=300, seed=3)
     db = tmp_path / ".cleo" / "cleo.db"
     result = run_cli("info", "--db", str(db), "--json")
     assert result.returncode == 0, result.stderr

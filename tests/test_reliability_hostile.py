@@ -304,9 +304,11 @@ def test_terminal_receives_no_control_sequence_from_data(tmp_path):
     ], cwd=str(tmp_path))
     assert foreign_controls(output) == []
     assert b"\x1b]8;" not in output and b"\x1b]52;" not in output
-    # The pasted OSC 52 payload never reaches the screen (the input refuses control characters).
-    # (The data's own link target may be redrawn in pieces, so only the escape is checked for it.)
-    assert b"UEFTVEVE" not in output
+    # Textual's parser reissues an escape sequence it meets inside a bracketed paste as key presses,
+    # so the payload's printable part ("UEFTVEVE") may be typed into the box as plain text, and
+    # whether a frame shows it depends on timing; what must hold is that its ESC/BEL never reach
+    # the terminal (checked above) and that the app keeps running to the final ctrl+q.
+    assert b"\x1b[?1049l" in output  # the app left the alternate screen: it quit on ctrl+q
     record(THEME, "the real app in a pseudo-terminal on the hostile brain: scroll, detail, full text, a clean "
                   "and a hostile (OSC 52) bracketed paste into the search box",
            "the terminal receives only the app's own CSI/OSC styling: no OSC 8/52 and no data control bytes",

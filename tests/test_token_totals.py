@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 
 from cleo_tui.brain.store import open_brain
-from cleo_tui.demo import generate_demo
 from cleo_tui.memory.pruner import prepare_pool
+from tests.ui_helpers import copy_demo
 
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
     folder = tmp_path_factory.mktemp("demo")
-    generate_demo(folder, observations=300, seed=3)
+    copy_demo(folder, observations=300, seed=3)
     brain = open_brain(folder / ".cleo" / "cleo.db", read_only=True)
     yield brain
     brain.close()

@@ -188,6 +188,9 @@ async def test_an_invalid_budget_marks_the_preview_and_commit_is_refused(brain):
             await type_budget(screen, pilot, typed)
             summary = str(screen.query_one("#prune-summary", Static).render())
             assert "INVALID BUDGET" in summary and screen.budget_error is not None
+            # The bar and the lists say they show the last valid budget's figures, not the box's.
+            assert "last valid budget" in str(screen.query_one("#prune-bar", BudgetBar).render())
+            assert screen.query_one("#prune-lists").has_class("stale")
             assert f"{MAX_BUDGET:,}" in screen.budget_error  # the largest allowed budget is named
             screen.table("dropped").focus()
             await pilot.press("c")
@@ -199,6 +202,8 @@ async def test_an_invalid_budget_marks_the_preview_and_commit_is_refused(brain):
         await type_budget(screen, pilot, "2k")
         assert screen.budget_error is None
         assert "INVALID" not in str(screen.query_one("#prune-summary", Static).render())
+        assert "last valid" not in str(screen.query_one("#prune-bar", BudgetBar).render())
+        assert not screen.query_one("#prune-lists").has_class("stale")
         screen.table("dropped").focus()
         await pilot.press("c")
         await pilot.pause()

@@ -11,7 +11,6 @@ from textual.command import CommandPalette
 from textual.widgets import Footer, Input, Markdown
 
 from cleo_tui.config import config_path
-from cleo_tui.demo import generate_demo
 from cleo_tui.ui.app import CleoApp
 from cleo_tui.ui.messages import BrainChanged, SessionReplaced, TagsReady
 from cleo_tui.ui.palette import palette_entries
@@ -19,7 +18,7 @@ from cleo_tui.ui.widgets.chrome import PaneScreen
 from cleo_tui.ui.widgets.modals import ConfirmModal, HelpScreen
 from cleo_tui.ui.widgets.path_prompt import PathPrompt
 from cleo_tui.ui.widgets.table import LineTable
-from tests.ui_helpers import settle
+from tests.ui_helpers import copy_demo, settle
 
 
 def live_row(path: Path) -> str:
@@ -194,7 +193,7 @@ def second_brain(directory: Path) -> Path:
     """A second demo brain (other seed, other size) in its own project directory."""
     project = directory / "other-project"
     project.mkdir()
-    return generate_demo(project, observations=120, seed=11)
+    return copy_demo(project, observations=120, seed=11)
 
 
 async def test_open_brain_from_the_palette_replaces_every_pane(brain, tmp_path):

@@ -12,16 +12,15 @@ from pathlib import Path
 import pytest
 
 from cleo_tui.brain import open_brain
-from cleo_tui.demo import generate_demo
 from cleo_tui.ui.app import CleoApp
-from tests.ui_helpers import settle
+from tests.ui_helpers import copy_demo, settle
 
 
 @pytest.fixture
 def app(tmp_path, monkeypatch):
     """The demo brain alone (the shared fixture's hostile row dated 2020 would stretch the chart)."""
     monkeypatch.chdir(tmp_path)
-    generate_demo(tmp_path, observations=600, seed=3)
+    copy_demo(tmp_path, observations=600, seed=3)
     brain = open_brain(Path(".cleo/cleo.db"))
     yield CleoApp(brain=brain)
     brain.close()

@@ -2,14 +2,37 @@
 
 from __future__ import annotations
 
+import atexit
+import shutil
+import tempfile
+from functools import cache
 from pathlib import Path
 
 from cleo_tui.brain import Brain, open_brain
 from cleo_tui.demo import generate_demo
+from cleo_tui.demo.generator import demo_path
 
 HOSTILE_TITLE = "[bold red]x[/] and [link=http://example.com]click[/link]"
 HOSTILE_NARRATIVE = ("before \x1b[31mred\x1b[0m \x1b]8;;http://evil.example\x07link\x1b]8;;\x07 "
                      "\x1b]52;c;aGk=\x07 \x00 after")
+
+
+@cache
+def _generated_demo(observations: int, seed: int) -> Path:
+    """The demo brain of (observations, seed), generated once per test process."""
+    folder = tempfile.mkdtemp(prefix="cleo-tui-demo-")
+    atexit.register(shutil.rmtree, folder, True)
+    return generate_demo(folder, observations=observations, seed=seed)
+
+
+def copy_demo(directory: str | Path, observations: int = 300, seed: int = 3) -> Path:
+    """DIR/.cleo/cleo.db holding the demo brain of (observations, seed), as `generate_demo` writes
+    it (the generator is deterministic), copied from one generated per process: generating costs
+    a UI test a third of a second, copying a millisecond."""
+    target = demo_path(directory)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(_generated_demo(observations, seed), target)
+    return target
 
 
 def demo_brain(directory: Path, observations: int = 300, seed: int = 3, read_only: bool = False) -> Brain:
@@ -18,7 +41,7 @@ def demo_brain(directory: Path, observations: int = 300, seed: int = 3, read_onl
     The relative path keeps snapshots identical wherever the test runs; the caller
     must have chdir'd to `directory`.
     """
-    generate_demo(directory, observations=observations, seed=seed)
+    copy_demo(directory, observations, seed)
     path = Path(".cleo/cleo.db")
     brain = open_brain(path)
     with brain.write() as conn:

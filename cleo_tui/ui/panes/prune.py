@@ -361,8 +361,11 @@ class PruneScreen(PaneScreen):
         if preview is None:
             bar.show(None)
         else:
-            bar.show(BarFigures(preview.budget, preview.target, *preview.bar()))
+            bar.show(BarFigures(preview.budget, preview.target, *preview.bar()),
+                     stale=self.budget_error is not None)
             chart.mark(preview.budget)
+        # An invalid budget in the box: the lists are the last valid budget's, and look it.
+        self.query_one("#prune-lists", TabbedContent).set_class(self.budget_error is not None, "stale")
         self._sync_window(self.current_list())
         self.update_status()
 

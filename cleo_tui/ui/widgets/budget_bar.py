@@ -64,9 +64,12 @@ class BudgetBar(Widget):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.figures: BarFigures | None = None
+        self.stale = False
 
-    def show(self, figures: BarFigures | None) -> None:
+    def show(self, figures: BarFigures | None, stale: bool = False) -> None:
+        """Draw `figures`; `stale` says they are the last valid budget's, not the box's."""
         self.figures = figures
+        self.stale = stale
         self.refresh()
 
     def _style(self, kind: str) -> Style:
@@ -87,6 +90,8 @@ class BudgetBar(Widget):
             else:
                 bar.append(self.GLYPHS[kind], self._style(kind))
         legend = Text()
+        if self.stale:  # first, so a narrow terminal cuts figures rather than this
+            legend.append("last valid budget · ", style="bold red")
         for kind, label, tokens in (("protected", "protected", figures.protected_tokens),
                                     ("kept", "kept", figures.kept_tokens),
                                     ("dropped", "dropped", figures.dropped_tokens)):
