@@ -402,6 +402,8 @@ async def test_marks_belong_to_the_proposal_across_moves_and_restarts(brain, mon
             await pilot.press("s")
             assert isinstance(app.screen, ConfirmModal) and app.screen.danger  # an eviction: guarded
             assert "still return evicted rows" in app.screen.body  # what eviction does in CLEO
+            # hiding from CLEO's search is not offered here: the text says where it is
+            assert "commit with --hide-from-cleo" not in app.screen.body and "Prune pane" in app.screen.body
             await answer(app, pilot, yes=True)
     finally:
         again.close()

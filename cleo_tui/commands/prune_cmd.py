@@ -21,7 +21,7 @@ from cleo_tui.commands.common import (
 )
 from cleo_tui.config import load_config
 from cleo_tui.memory import curation
-from cleo_tui.memory.cleo_effects import EVICTION_IN_CLEO
+from cleo_tui.memory.cleo_effects import eviction_in_cleo
 from cleo_tui.memory.pruner import (
     BadBudget,
     CommitResult,
@@ -34,6 +34,8 @@ from cleo_tui.memory.tokenizers import TOKENIZER_NAMES
 from cleo_tui.safe_text import one_line
 
 SHOWN_ROWS = 20
+
+EVICTION_IN_CLEO = eviction_in_cleo("commit with --hide-from-cleo")
 
 
 def register(add: AddCommand) -> None:

@@ -29,14 +29,20 @@ from cleo_tui.brain.store import Brain
 
 HIDDEN_QUALITY = 0.2
 
-EVICTION_IN_CLEO = (
-    "What eviction changes in CLEO: cleo-tui soft-evicts (sets invalid_at), which CLEO's "
-    "`memory doctor` and tier statistics honour, but CLEO's own `memory find`, `fetch`, "
-    "`search-hybrid` and `timeline` still return evicted rows, so your agent may still recall "
-    "them. To also hide them from CLEO's search, commit with --hide-from-cleo (sets "
-    f"quality_score to {HIDDEN_QUALITY}, below the 0.3 CLEO's search requires; undo restores the "
-    "prior value). `fetch` by id and `timeline` still show them."
-)
+def eviction_in_cleo(how_to_hide: str | None) -> str:
+    """What a soft eviction changes in CLEO, ending with how this face hides rows from CLEO's search
+    (`how_to_hide`, e.g. "commit with --hide-from-cleo"), or where that is offered when it does not."""
+    hide = (f"To also hide them from CLEO's search, {how_to_hide}" if how_to_hide else
+            "Only a prune commit can also hide rows from CLEO's search (the box in the Prune pane's commit "
+            "dialog, or `prune --hide-from-cleo`)")
+    return ("What eviction changes in CLEO: cleo-tui soft-evicts (sets invalid_at), which CLEO's "
+            "`memory doctor` and tier statistics honour, but CLEO's own `memory find`, `fetch`, "
+            "`search-hybrid` and `timeline` still return evicted rows, so your agent may still recall "
+            f"them. {hide} (sets quality_score to {HIDDEN_QUALITY}, below the 0.3 CLEO's search requires; "
+            "undo restores the prior value). `fetch` by id and `timeline` still show them.")
+
+
+EVICTION_IN_CLEO = eviction_in_cleo(None)  # for the faces that evict without offering to hide
 
 
 def hide_values(brain: Brain) -> dict[str, Any]:

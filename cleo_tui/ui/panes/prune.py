@@ -24,7 +24,7 @@ from cleo_tui.brain.journal import Run
 from cleo_tui.brain.observation_reads import live_sessions
 from cleo_tui.memory import curation
 from cleo_tui.memory.budget import budget_text, default_budget, default_export_name, nice_step, stepped, write_export
-from cleo_tui.memory.cleo_effects import EVICTION_IN_CLEO
+from cleo_tui.memory.cleo_effects import eviction_in_cleo
 from cleo_tui.memory.pruner import (
     MAX_BUDGET,
     BadBudget,
@@ -656,7 +656,7 @@ class PruneScreen(PaneScreen):
             body += " The target still is not met: the protected rows alone exceed it."
         body += ("\n\nNothing is deleted: each row gets invalid_at set, only if it is still as previewed "
                  "(rows changed since are left alone and listed). The run can be undone from the Runs "
-                 f"list (u).\n\n{EVICTION_IN_CLEO.replace('commit with --hide-from-cleo', 'tick the box below')}")
+                 f"list (u).\n\n{eviction_in_cleo('tick the box below')}")
         modal = CommitModal("Commit prune", body)
 
         def answered(yes: bool | None) -> None:
