@@ -289,3 +289,22 @@ def test_first_migration_refused_is_one_paragraph(tmp_path, what):
                 subprocess.run(["chattr", "-i", str(side)], check=True)
     record(THEME, f"first migration of a CLEO brain whose {what}", "BrainUnwritable: one paragraph naming "
            "the side files; exit 2", "passed")
+
+
+def test_brain_of_an_older_cleo_tui_is_migrated_not_refused(tmp_path):
+    """Not item 3, found while measuring it: the layout check wanted today's columns in tables
+    an older cleo-tui made (the bench brains, at schema version 3), and refused the brain."""
+    from cleo_tui.brain.migrations import LATEST_VERSION, MIGRATIONS, migrate, schema_version
+
+    path = _wal_brain(tmp_path)
+    conn = sqlite3.connect(path, isolation_level=None)
+    assert migrate(conn, MIGRATIONS[:3]) == 3
+    conn.close()
+    brain = open_brain(path)
+    try:
+        assert not brain.read_only and schema_version(brain.conn) == LATEST_VERSION
+    finally:
+        brain.close()
+    record(THEME, "brain written by an older cleo-tui (schema version 3)", "opens and is migrated to the "
+           "latest version", "passed", fixed="refused as 'unsupported layout: a table named cleo_tui_runs that "
+           "cleo-tui did not create' (it lacked the columns later versions add)")
