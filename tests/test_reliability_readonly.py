@@ -10,6 +10,7 @@ cannot be read says its data may be stale.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import sqlite3
@@ -22,7 +23,7 @@ import pytest
 from cleo_tui.brain import open_brain
 from cleo_tui.brain.errors import BrainUnwritable
 from cleo_tui.brain.observations import count_observations
-from cleo_tui.ui.widgets.chrome import header_text
+from cleo_tui.ui.widgets.chrome import STALE_MARK, BrainHeader, header_text
 from tests.brain_fixtures import insert_observations, make_cleo_consolidated, make_hippo, observation
 from tests.reliability_fixtures import record, run_cli
 from tests.test_reliability_files import unwritable
@@ -153,6 +154,21 @@ def _brain_with_pending_wal(folder: Path) -> Path:
     return target / "cleo.db"
 
 
+def _tui_header(path: Path) -> str:
+    """The header line of the app opened on `path` (read-only), once it has drawn."""
+    from cleo_tui.ui.app import CleoApp
+
+    async def run() -> str:
+        app = CleoApp(brain=open_brain(path, read_only=True))
+        async with app.run_test(size=(160, 30)) as pilot:
+            await pilot.pause()
+            text = str(app.screen.query_one(BrainHeader).render())
+        app.close_brains()
+        return text
+
+    return asyncio.run(run())
+
+
 def test_unreadable_wal_gives_a_stale_notice(tmp_path):
     path = _brain_with_pending_wal(tmp_path)
     before = _states(path.parent)
@@ -168,6 +184,7 @@ def test_unreadable_wal_gives_a_stale_notice(tmp_path):
         assert code == 0 and "stale:" in out and "-wal" in out
         code, out, _err = run_cli("info", "--db", str(path), "--json")
         assert code == 0 and '"stale_reason":' in out and '"stale_reason": null' not in out
+        assert STALE_MARK in _tui_header(path)
         assert _states(path.parent) == before
     line = header_text(None, str(path), "CLEO brain", "read-only", 200, stale="may be stale")
     assert "STALE" in line.plain and "may be stale" in line.plain
@@ -243,8 +260,6 @@ def test_cleo_rows_written_meanwhile_are_never_lost(tmp_path):
 
 
 def test_tui_read_only_session_leaves_no_side_files(tmp_path):
-    import asyncio
-
     from cleo_tui.ui.app import CleoApp
 
     path = _wal_brain(tmp_path)

@@ -107,7 +107,8 @@ def _stale_reason(real: Path) -> str | None:
         return None
     if size == 0:
         return None
-    return (f"the brain's directory is not writable and its {real.name}-shm is missing, so the changes "
+    shm = "cannot be read" if os.path.lexists(f"{real}-shm") else "is missing"
+    return (f"the brain's directory is not writable and its {real.name}-shm {shm}, so the changes "
             f"waiting in {real.name}-wal ({size:,} bytes) cannot be read: what is shown may miss the latest "
             "writes. Open it where the directory is writable, or once CLEO has run there")
 

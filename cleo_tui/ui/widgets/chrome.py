@@ -34,6 +34,7 @@ PANE_NAMES = tuple(name for name, _ in PANES)
 
 SWEEP_MARK = "CLEO is sweeping — writes paused"
 STALE_MARK = "MAY BE STALE"
+STALE_HINT = "its -wal cannot be read here; `cleo-tui info` says why"  # Brain.stale_reason is too long
 
 
 def _header_tail(summary: dict | None, kind_label: str | None, read_only: str | None,
@@ -118,7 +119,7 @@ class BrainHeader(Static):
         live = app.waiting or (SWEEP_MARK if app.sweep else None)
         self.update(header_text(session.summary, str(session.brain.path), session.brain.kind_label,
                                 session.read_only_reason, self.size.width or None, live, app.liveness_mark,
-                                session.brain.stale_reason))
+                                STALE_HINT if session.brain.stale_reason else None))
 
 
 class PaneTabs(Tabs):
