@@ -256,7 +256,7 @@ def test_cleo_rows_written_meanwhile_are_never_lost(tmp_path):
     assert _count(path) == ROWS + 30
     record(THEME, "CLEO writes 30 rows and exits while a read-only session reads, then the session closes",
            "the -wal holding CLEO's rows is kept; every row is there afterwards", "passed",
-           counts={"cleo_rows_written": 30})
+           cleo_rows_written=30)
 
 
 def test_tui_read_only_session_leaves_no_side_files(tmp_path):
@@ -275,12 +275,13 @@ def test_tui_read_only_session_leaves_no_side_files(tmp_path):
     assert _listing(path.parent) == {"cleo.db"}
 
 
-@pytest.mark.parametrize("what", ["locked -wal/-shm", "-shm is a directory"])
+@pytest.mark.parametrize("what", ["unwritable -wal/-shm (left by an old read-only session)",
+                                  "a directory as its -shm"])
 def test_first_migration_refused_is_one_paragraph(tmp_path, what):
     path = _wal_brain(tmp_path)
     wal, shm = Path(f"{path}-wal"), Path(f"{path}-shm")
     wal.write_bytes(b"")
-    if what == "-shm is a directory":
+    if what == "a directory as its -shm":
         shm.mkdir()
         locked: list[Path] = []
     else:
@@ -302,8 +303,9 @@ def test_first_migration_refused_is_one_paragraph(tmp_path, what):
         for side in locked:
             if os.geteuid() == 0:
                 subprocess.run(["chattr", "-i", str(side)], check=True)
-    record(THEME, f"first migration of a CLEO brain whose {what}", "BrainUnwritable: one paragraph naming "
-           "the side files; exit 2", "passed")
+    record(THEME, f"first migration of a CLEO brain with {what}",
+           "BrainUnwritable: one paragraph naming the side file; exit 2", "passed",
+           fixed="the message blamed the brain file's permissions, which were fine (issue 19.3)" if locked else "")
 
 
 def test_brain_of_an_older_cleo_tui_is_migrated_not_refused(tmp_path):

@@ -82,7 +82,7 @@ class _Open:
     created: dict[str, Identity] = field(default_factory=dict)  # side file path -> identity
 
 
-_lock = threading.Lock()
+_lock = threading.RLock()  # re-entrant: a collected connection's finalizer may run inside a locked section
 _open: dict[Identity, _Open] = {}
 
 
