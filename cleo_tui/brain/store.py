@@ -8,8 +8,10 @@ is one short `BEGIN IMMEDIATE` transaction that a read-only brain refuses.
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import sqlite3
+import stat
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -18,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from cleo_tui.brain import cleo_schema as cs
-from cleo_tui.brain.connection import BUSY_TIMEOUT_MS, check_sqlite_file, connect, is_writable
+from cleo_tui.brain.connection import BUSY_TIMEOUT_MS, check_sqlite_file, connect, is_writable, open_sqlite
 from cleo_tui.brain.errors import (
     BrainBusy,
     BrainError,
@@ -108,6 +110,7 @@ class Brain:
     lock: threading.RLock = field(default_factory=threading.RLock)
     identity: tuple[str, int, int] | None = None  # absolute path, device and inode when opened
     recovered: list[str] = field(default_factory=list)  # interrupted runs rolled back on open (or, read-only: waiting)
+    stale_reason: str | None = None  # why what it reads may miss committed changes (see connection.open_sqlite)
 
     def __post_init__(self) -> None:
         self.identity = self.identity or _file_identity(os.path.abspath(self.path))
@@ -177,8 +180,8 @@ class Brain:
         the lock that the UI's page reads wait on. Close it when done.
         """
         conn = connect(self.path, True)
-        return Brain(path=self.path, conn=conn, kind=self.kind, read_only=True,
-                     read_only_reason="a reader", features=Features(conn, self.features.tables))
+        return Brain(path=self.path, conn=conn, kind=self.kind, read_only=True, read_only_reason="a reader",
+                     features=Features(conn, self.features.tables), stale_reason=conn.stale_reason)
 
     def data_version(self, wait: bool = True) -> int | None:
         """SQLite's `data_version` on this connection: it moves only when another connection commits.
@@ -226,12 +229,35 @@ def write_failure(path: Path, exc: sqlite3.OperationalError) -> Exception:
         return BrainUnwritable(f"The disk holding {path} is full ({message}); nothing was written. "
                                "Free some space and try again.")
     if "readonly" in message or "read-only" in message:
+        blocking = side_file_problems(path)
+        if blocking:
+            return BrainUnwritable(f"{path} cannot be written ({message}): {'; '.join(blocking)} — left by a "
+                                   "read-only session (an older cleo-tui's or another tool's) or made by another "
+                                   "user. Nothing was written. Once no program has the brain open, make them writable "
+                                   "(chmod u+w) or remove the -shm; or open the brain with --read-only.")
         return BrainUnwritable(f"{path} cannot be written ({message}); nothing was written. "
                                "Check the file's permissions, or open it with --read-only.")
     if "disk I/O" in message or "no such table" in message:
         return BrainUnwritable(f"{path} could not be written ({message}): was it moved, deleted or "
                                "replaced while open? Nothing was written; reopen the brain.")
     return exc
+
+
+def side_file_problems(path: Path) -> list[str]:
+    """What is wrong with the brain's -wal/-shm for a writer: each existing one that is not a
+    writable regular file (such files make every writer fail, CLEO's included)."""
+    real = Path(os.path.realpath(path))
+    problems = []
+    for suffix in ("-wal", "-shm"):
+        side = real.with_name(real.name + suffix)
+        if not (side.exists() or side.is_symlink()):
+            continue
+        if side.is_symlink() or not side.is_file():
+            problems.append(f"{safe_path(side.name)} beside it is not a regular file")
+        elif not os.access(side, os.W_OK):
+            problems.append(f"{safe_path(side.name)} beside it is not writable (mode "
+                            f"{stat.S_IMODE(side.stat().st_mode):04o})")
+    return problems
 
 
 def _table_names(conn: sqlite3.Connection) -> frozenset[str]:
@@ -242,11 +268,14 @@ def _table_names(conn: sqlite3.Connection) -> frozenset[str]:
 _EDGE_COLUMNS = frozenset({"from_id", "to_id", "edge_type"})
 
 
-def _own_table_columns() -> dict[str, frozenset[str]]:
-    """The columns of every table cleo-tui's migrations create (built once, in memory)."""
+@functools.cache
+def _own_table_columns(version: int = LATEST_VERSION) -> dict[str, frozenset[str]]:
+    """The columns of every table cleo-tui's migrations up to `version` create (built once, in memory)."""
     conn = sqlite3.connect(":memory:")
     try:
         for migration in MIGRATIONS:
+            if migration.version > version:
+                break
             for statement in migration.statements:
                 if isinstance(statement, str):  # a Python step alters CLEO's tables, not cleo-tui's own
                     conn.execute(statement)
@@ -254,9 +283,6 @@ def _own_table_columns() -> dict[str, frozenset[str]]:
         return {n: frozenset(r[1] for r in conn.execute(f'PRAGMA table_info("{n}")')) for n in names}
     finally:
         conn.close()
-
-
-_OWN_TABLES = _own_table_columns()
 
 
 def _unsupported(path: Path, what: str) -> UnsupportedLayout:
@@ -285,9 +311,12 @@ def check_layout(path: Path, conn: sqlite3.Connection) -> None:
     if cs.EDGES in shapes and not _EDGE_COLUMNS <= columns(cs.EDGES):
         missing = ", ".join(sorted(_EDGE_COLUMNS - columns(cs.EDGES)))
         raise _unsupported(path, f"{cs.EDGES} has no {missing} column")
-    if schema_version(conn) > LATEST_VERSION:
+    version = schema_version(conn)
+    if version > LATEST_VERSION:
         return  # a newer cleo-tui's tables: opened read-only, never written
-    for table, wanted in _OWN_TABLES.items():
+    at_version = _own_table_columns(version)  # an older cleo-tui's tables get the later columns on migration
+    for table, latest in _own_table_columns().items():
+        wanted = at_version.get(table, latest)
         if table in shapes and not wanted <= columns(table):
             raise _unsupported(path, f"a table named {table} that cleo-tui did not create (it lacks "
                                      f"{', '.join(sorted(wanted - columns(table)))})")
@@ -330,13 +359,26 @@ def _migrate_under_lock(path: Path, conn: sqlite3.Connection, busy_timeout_ms: i
             return True
         except sqlite3.OperationalError as exc:
             if "locked" not in str(exc) and "busy" not in str(exc):
-                failure = write_failure(path, exc)  # read-only file, full disk ...: one paragraph
-                raise failure from None
+                raise _migration_failure(path, exc) from None
             if wait_ms == first and busy_timeout_ms > first and on_wait is not None:
                 on_wait(WAITING_MESSAGE)
+        except sqlite3.DatabaseError as exc:
+            raise _migration_failure(path, exc) from None
         finally:
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     return False
+
+
+def _migration_failure(path: Path, exc: sqlite3.DatabaseError) -> BrainError:
+    """A write refused while adding cleo-tui's tables, as one paragraph (never an internal error)."""
+    if isinstance(exc, sqlite3.OperationalError):
+        failure = write_failure(path, exc)  # read-only file or side files, full disk ...
+        if isinstance(failure, BrainError):
+            return failure
+    blocking = side_file_problems(path)
+    return BrainUnwritable(f"{safe_path(path)} could not get cleo-tui's tables ({safe_text(exc)})"
+                           + (f": {'; '.join(blocking)}" if blocking else "")
+                           + ". Nothing was written; open it with --read-only to look at it.")
 
 
 def open_brain(path: str | Path, read_only: bool = False, busy_timeout_ms: int = BUSY_TIMEOUT_MS,
@@ -382,8 +424,8 @@ def open_brain(path: str | Path, read_only: bool = False, busy_timeout_ms: int =
     except BaseException:
         conn.close()
         raise
-    return Brain(path=path, conn=conn, kind=kind, read_only=read_only,
-                 read_only_reason=reason, features=Features(conn, tables), recovered=recovered)
+    return Brain(path=path, conn=conn, kind=kind, read_only=read_only, read_only_reason=reason,
+                 features=Features(conn, tables), recovered=recovered, stale_reason=conn.stale_reason)
 
 
 def _probe_candidate(path: Path) -> tuple[bool, str | None]:
@@ -405,7 +447,7 @@ def _probe(path: Path) -> tuple[bool, str | None]:
             return False, None  # an empty file is no brain (and no damaged one)
         raise
     try:
-        conn = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True, timeout=1.0)
+        conn = open_sqlite(path, True, timeout_s=1.0)  # leaves no -wal/-shm behind
         try:
             row = conn.execute(
                 "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (cs.OBSERVATIONS,)
@@ -499,7 +541,10 @@ def refuse_non_brain(path: Path) -> None:
     if path.is_file() and path.stat().st_size == 0:
         return  # an empty file: SQLite starts a fresh database in it
     check_sqlite_file(path)
-    conn = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True, timeout=1.0)
+    try:
+        conn = open_sqlite(path, True, timeout_s=1.0)
+    except sqlite3.DatabaseError as exc:
+        raise BrainUnreadable(f"{safe_path(path)} cannot be read ({safe_text(exc)}); no brain was created.") from None
     try:
         names = sorted(r[0] for r in conn.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"))

@@ -51,6 +51,7 @@ def cmd_info(args: argparse.Namespace) -> int:
         summary = brain_summary(brain)
         summary["liveness"] = brain_liveness(brain).to_dict()  # issue 17: are the agents alive?
         summary["recovered"] = list(brain.recovered)  # interrupted runs rolled back (or waiting to be)
+        summary["stale_reason"] = brain.stale_reason  # committed changes it could not read, if any
     finally:
         brain.close()
     if args.json:
@@ -63,6 +64,8 @@ def cmd_info(args: argparse.Namespace) -> int:
         print(f"patterns:     {summary['patterns']}")
         print(f"learnings:    {summary['learnings']}")
         print(f"traces:       {summary['traces']}")
+        if summary["stale_reason"]:
+            print(f"stale:        {one_line(summary['stale_reason'], 1000)}")
         print("\n".join(liveness_lines(summary["liveness"])))
         for note in summary["recovered"]:
             print(f"recovered:    {one_line(note, 1000)}")

@@ -23,6 +23,8 @@ from cleo_tui.brain.live_poll import PollResult, PollState, poll_step, read_stat
 if TYPE_CHECKING:
     from cleo_tui.ui.session import BrainSession
 
+STOP_WAIT_S = 1.0  # a poll takes milliseconds; a thread stuck handing a result to the UI is not waited for
+
 
 class BrainWatcher:
     """Polls `session.brain`'s file every `interval` seconds while started; reports to the session."""
@@ -50,9 +52,13 @@ class BrainWatcher:
         self._thread.start()
 
     def stop(self) -> None:
-        """Stop polling (the thread ends within one interval) and close the connection."""
+        """Stop polling and close the connection: wait (briefly) for the thread, so that the
+        brain's last connection to close, and remove the -wal/-shm a read-only session made, is
+        not left to a thread the process may not wait for (brain/side_files.py)."""
         self._stop.set()
-        self._thread = None
+        thread, self._thread = self._thread, None
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=STOP_WAIT_S)
 
     def poll(self) -> PollResult | None:
         """One step (any thread): None the first time (it reads the starting state) or when the file is gone."""

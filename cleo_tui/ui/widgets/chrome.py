@@ -33,10 +33,12 @@ PANE_NAMES = tuple(name for name, _ in PANES)
 
 
 SWEEP_MARK = "CLEO is sweeping — writes paused"
+STALE_MARK = "MAY BE STALE"
+STALE_HINT = "its -wal cannot be read here; `cleo-tui info` says why"  # Brain.stale_reason is too long
 
 
 def _header_tail(summary: dict | None, kind_label: str | None, read_only: str | None,
-                 live: str | None = None, alert: str = "") -> Text:
+                 live: str | None = None, alert: str = "", stale: str | None = None) -> Text:
     tail = Text()
     if live:
         tail.append(f"  {live}", style="bold reverse")
@@ -52,25 +54,34 @@ def _header_tail(summary: dict | None, kind_label: str | None, read_only: str | 
         tail.append("  READ-ONLY", style="bold reverse")
         if read_only:
             tail.append(f" ({read_only})")
+    if stale is not None:
+        tail.append(f"  {STALE_MARK}", style="bold yellow reverse")
+        if stale:
+            tail.append(f" ({stale})")
     return tail
 
 
 def header_text(summary: dict | None, path: str, kind_label: str, read_only_reason: str | None,
-                width: int | None = None, live: str | None = None, alert: str = "") -> Text:
-    """One line: app name, brain path, kind, counts, read-only state; `live`: CLEO's sweep or lock wait.
+                width: int | None = None, live: str | None = None, alert: str = "",
+                stale: str | None = None) -> Text:
+    """One line: app name, brain path, kind, counts, read-only state; `live`: CLEO's sweep or lock wait;
+    `stale`: why the brain's latest writes may be missing (Brain.stale_reason).
 
     When `width` is too narrow for all of it, the path gives way first (its start
-    becomes "…"), then the read-only reason (each pane's status line has it), then
-    the agents' warning (the History pane has it), then the kind: the counts and the
-    read-only mark matter most.
+    becomes "…"), then the stale and read-only reasons (`info` and each pane's status
+    line have them), then the agents' warning (the History pane has it), then the
+    kind: the counts and the read-only and stale marks matter most.
     """
     prefix = " cleo-tui  "
     shown = one_line(path)
     mark = None if read_only_reason is None else ""
-    choices = [(kind_label, read_only_reason, alert), (kind_label, mark, alert), (kind_label, mark, ""),
-               (None, mark, "")]
-    for kind, read_only, warning in choices:
-        tail = _header_tail(summary, kind, read_only, live, warning)
+    stale_mark = None if stale is None else ""
+    stale = None if stale is None else one_line(stale)
+    choices = [(kind_label, read_only_reason, alert, stale), (kind_label, read_only_reason, alert, stale_mark),
+               (kind_label, mark, alert, stale_mark), (kind_label, mark, "", stale_mark),
+               (None, mark, "", stale_mark)]
+    for kind, read_only, warning, stale_shown in choices:
+        tail = _header_tail(summary, kind, read_only, live, warning, stale_shown)
         room = (width or 10**6) - len(prefix) - tail.cell_len
         if room >= min(cell_len(shown), 16):
             break
@@ -107,7 +118,8 @@ class BrainHeader(Static):
         session = app.session
         live = app.waiting or (SWEEP_MARK if app.sweep else None)
         self.update(header_text(session.summary, str(session.brain.path), session.brain.kind_label,
-                                session.read_only_reason, self.size.width or None, live, app.liveness_mark))
+                                session.read_only_reason, self.size.width or None, live, app.liveness_mark,
+                                STALE_HINT if session.brain.stale_reason else None))
 
 
 class PaneTabs(Tabs):
