@@ -3,7 +3,9 @@
 `scan_duplicates(brain)` reads the live pool once, finds candidate pairs by
 MinHash LSH (`dedup_lsh`), and verifies each with rapidfuzz (`dedup_text`);
 the verified pairs do not depend on the threshold, so `scan.clusters(t)`
-answers any threshold at once (a pane's slider). A cluster is a connected group
+answers any threshold at once (a pane's slider). Signatures, words and pair
+verdicts come from the brain's scan cache (`dedup_lsh.ScanCache`) where it has
+them, so a rescan works only on new texts and new pairs. A cluster is a connected group
 of *silent duplicates* (union-find); pairs that differ in a detail (a number,
 an identifier, a path, a version, a negation) are updates, shown with the
 cluster they touch (or in `scan.updates`) and never merged by default.
@@ -21,11 +23,14 @@ and stops the scan with `ScanCancelled`.
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.errors import BrainError
@@ -36,7 +41,6 @@ from cleo_tui.memory.dedup_text import (
     TextKey,
     compare,
     similarities,
-    text_key,
     verdict,
 )
 from cleo_tui.memory.seed_types import render_line
@@ -44,6 +48,7 @@ from cleo_tui.memory.tokenizers import Tokenizer, get_tokenizer
 
 if TYPE_CHECKING:
     from cleo_tui.memory.dedup_merge import MergeRequest
+    from cleo_tui.memory.pool_scan import BrainScan
 
 DEFAULT_THRESHOLD = 0.85
 MIN_THRESHOLD = 0.7      # verified pairs below this are not kept (no slider goes lower)
@@ -181,10 +186,11 @@ class ScanStats:
     signatures_computed: int = 0
     candidates: int = 0
     verified: int = 0
+    pairs_computed: int = 0     # candidate pairs judged afresh (not in the scan cache)
     seconds: dict[str, float] = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Row:
     id: str
     title: str
@@ -207,14 +213,15 @@ class DuplicateScan:
     left: Any                          # numpy int64 arrays of row indexes, left < right
     right: Any
     score: Any                         # numpy float64 similarity 0..1 (rounded as PairVerdict rounds)
+    raw: Any                           # the same unrounded (a pair's verdict rounds it itself)
     differs: Any                       # numpy bool: a detail differs
     tokenizer: Tokenizer
     stats: ScanStats
-    protection: dict[str, tuple[str, ...]]
-    citing: dict[str, list[str]]
-    relevance: dict[str, str]
+    tags: _Tags
     _keys: dict[int, TextKey] = field(default_factory=dict, repr=False)
     _memo: dict[float, tuple[list[list[int]], Any]] = field(default_factory=dict, repr=False)
+    _codes: Any = field(default=None, repr=False)   # sorted left * rows + right, to find a verified pair
+    _order: Any = field(default=None, repr=False)   # the pair at each code
 
     def _key(self, index: int) -> TextKey:
         key = self._keys.get(index)
@@ -224,16 +231,24 @@ class DuplicateScan:
 
     def _member(self, index: int) -> Member:
         row = self.rows[index]
-        relevance = self.relevance.get(row.id, "medium")
+        protection, citing, relevance = self.tags.of(row.id)
         line = render_line(row.id, mapping.minute_timestamp(row.created_at), relevance, row.content)
-        citing = self.citing.get(row.id, [])
         units = self.tokenizer.line_units(line)
         return Member(row.id, row.title, row.content, row.created_at, row.quality, len(citing), citing, relevance,
-                      self.tokenizer.finish(units), self.protection.get(row.id, ()), units + 1)
+                      self.tokenizer.finish(units), protection, units + 1)
+
+    def _verified(self, i: int, j: int) -> int:
+        """The index of the verified pair of rows i < j, or -1."""
+        if self._codes is None:
+            codes = self.left * len(self.rows) + self.right
+            self._order = np.argsort(codes, kind="stable")
+            self._codes = codes[self._order]
+        code = i * len(self.rows) + j
+        at = int(np.searchsorted(self._codes, code))
+        return int(self._order[at]) if at < len(self._codes) and self._codes[at] == code else -1
 
     def _groups(self, threshold: float) -> tuple[list[list[int]], Any]:
         """(duplicate groups, cluster number of each row or -1) at `threshold`, memoised."""
-        import numpy as np
 
         if threshold not in self._memo:
             silent = (self.score >= threshold) & ~self.differs
@@ -246,7 +261,6 @@ class DuplicateScan:
 
     def clusters(self, threshold: float = DEFAULT_THRESHOLD) -> list[Cluster]:
         """Clusters at `threshold`, most tokens saved first."""
-        import numpy as np
 
         groups, group_of = self._groups(threshold)
         updates = np.nonzero((self.score >= threshold) & self.differs)[0]
@@ -262,7 +276,6 @@ class DuplicateScan:
 
     def updates(self, threshold: float = DEFAULT_THRESHOLD, limit: int | None = None) -> list[Pair]:
         """Pairs that differ in a detail and touch no cluster ("capped at 30 s" / "at 60 s"), most similar first."""
-        import numpy as np
 
         _, group_of = self._groups(threshold)
         chosen = np.nonzero((self.score >= threshold) & self.differs & (group_of[self.left] < 0)
@@ -276,9 +289,13 @@ class DuplicateScan:
                     & (group_of[self.right] < 0)).sum())
 
     def _pair(self, i: int, j: int, threshold: float) -> Pair:
-        verdict = compare(self._key(i), self._key(j))
-        kind = "duplicate" if verdict.is_duplicate(threshold) else "detail" if verdict.is_update(threshold) else "apart"
-        return Pair(self.rows[i].id, self.rows[j].id, verdict.similarity, kind, verdict.only_a, verdict.only_b)
+        """Rows i and j compared: from the verified pair's similarity when it is one, else afresh."""
+        low, high = min(i, j), max(i, j)
+        known = self._verified(low, high)
+        key_i, key_j = self._key(i), self._key(j)
+        found = compare(key_i, key_j) if known < 0 else verdict(key_i, key_j, float(self.raw[known]))
+        kind = "duplicate" if found.is_duplicate(threshold) else "detail" if found.is_update(threshold) else "apart"
+        return Pair(self.rows[i].id, self.rows[j].id, found.similarity, kind, found.only_a, found.only_b)
 
     def _cluster(self, group: list[int], detail_pairs: list[tuple[int, int]], threshold: float) -> Cluster:
         members = {i: self._member(i) for i in group}
@@ -355,32 +372,68 @@ def _checker(cancel: Cancel | None) -> Callable[[], None]:
     return check
 
 
+class _Undecodable(Exception):
+    """A text column holds invalid UTF-8: read again with the brain's lenient decoder."""
+
+
+def _text(value: Any) -> str:
+    return value if value.__class__ is str else mapping.as_text(value)
+
+
 def _read_live(brain: Brain, check: Callable[[], None]) -> list[_Row]:
-    """Live observations, oldest first, with the columns the scan needs (absent ones as NULL)."""
+    """Live observations, oldest first, with the columns the scan needs (absent ones as NULL).
+
+    SQLite decodes the text in C; only a brain holding invalid UTF-8 is read again with
+    the brain's lenient (Python) decoder.
+    """
     have = brain.features.columns(cs.OBSERVATIONS)
     wanted = ("id", "title", "narrative", "created_at", "quality_score")
     select = ", ".join(f'"{c}"' if c in have else f'NULL AS "{c}"' for c in wanted)
     where = " WHERE invalid_at IS NULL" if "invalid_at" in have else ""
     order = "created_at, rowid" if "created_at" in have else "rowid"
-    rows: list[_Row] = []
+    sql = f"SELECT {select} FROM {cs.OBSERVATIONS}{where} ORDER BY {order}"
     with brain.lock:
-        cursor = brain.conn.execute(f"SELECT {select} FROM {cs.OBSERVATIONS}{where} ORDER BY {order}")
+        lenient = brain.conn.text_factory
         try:
-            while chunk := cursor.fetchmany(_READ_CHUNK):
-                check()
-                for obs_id, title, narrative, created_at, quality in chunk:
-                    content = mapping.content_of({"narrative": narrative, "title": title})
-                    rows.append(_Row(mapping.as_text(obs_id), mapping.as_text(title), content,
-                                     mapping.as_text(created_at),
-                                     float(quality) if isinstance(quality, (int, float)) else None))
+            brain.conn.text_factory = str
+            return _read_rows(brain, sql, check, strict=True)
+        except _Undecodable:
+            brain.conn.text_factory = lenient
+            return _read_rows(brain, sql, check, strict=False)
         finally:
-            cursor.close()
-    return rows
+            brain.conn.text_factory = lenient
+
+
+def _read_rows(brain: Brain, sql: str, check: Callable[[], None], strict: bool) -> list[_Row]:
+    rows: list[_Row] = []
+    cursor = brain.conn.cursor()
+    cursor.row_factory = None  # plain tuples
+    try:
+        cursor.execute(sql)
+        while True:
+            try:
+                chunk = cursor.fetchmany(_READ_CHUNK)
+            except sqlite3.OperationalError as exc:
+                if strict and "decode" in str(exc).lower():
+                    raise _Undecodable() from None
+                raise
+            if not chunk:
+                return rows
+            check()
+            for obs_id, title, narrative, created_at, quality in chunk:
+                title, narrative = _text(title), _text(narrative)
+                rows.append(_Row(_text(obs_id), title, narrative if narrative.strip() else title, _text(created_at),
+                                 float(quality) if isinstance(quality, (int, float)) else None))
+    finally:
+        cursor.close()
 
 
 def scan_duplicates(brain: Brain, tokenizer: str | Tokenizer = "chars4", progress: ScanProgress | None = None,
-                    cancel: Cancel | None = None, cache: dedup_lsh.SignatureCache | None = None) -> DuplicateScan:
-    """Find similar pairs among the live observations (safe in a worker thread on a reader brain)."""
+                    cancel: Cancel | None = None, cache: dedup_lsh.ScanCache | None = None) -> DuplicateScan:
+    """Find similar pairs among the live observations (safe in a worker thread on a reader brain).
+
+    `cache` is the brain's scan cache by default (`dedup_lsh.cache_path`); pass
+    `dedup_lsh.ScanCache()` to compute everything and save nothing."""
     tokenizer = get_tokenizer(tokenizer) if isinstance(tokenizer, str) else tokenizer
     check = _checker(cancel)
     report = progress or (lambda done, total, stage: None)
@@ -390,88 +443,128 @@ def scan_duplicates(brain: Brain, tokenizer: str | Tokenizer = "chars4", progres
         stats.rows = len(rows)
         report(0, len(rows), "reading")
         stats.seconds["read"] = time.perf_counter() - clock
-        hashes = [dedup_lsh.text_hash(r.content) for r in rows]
         check()
-        sig, encoded, stats.signatures_computed = dedup_lsh.cached_signatures(
-            hashes, lambda index: text_key(rows[index].content).encode(), cache)
+        cache = cache if cache is not None else dedup_lsh.ScanCache.load(dedup_lsh.cache_path(brain.path))
+        texts = dedup_lsh.text_table([r.content for r in rows], cache)
+        stats.signatures_computed = texts.computed
         stats.seconds["signatures"] = time.perf_counter() - clock
         check()
         report(0, len(rows), "candidates")
-        left, right, _ = dedup_lsh.candidate_pairs(sig, (sig != 0xFFFFFFFF).any(axis=1))
+        left, right, _ = dedup_lsh.candidate_pairs(texts.sig, texts.has_words)
         stats.candidates = len(left)
         stats.seconds["candidates"] = time.perf_counter() - clock
         keys: dict[int, TextKey] = {}
-        left, right, score, differs = _verify(encoded, left, right, keys, check, report)
-        stats.verified = len(left)
+        verified = _verify(texts, left, right, cache, keys, check, report)
+        if texts.computed or verified.computed:
+            cache.save(texts, verified.judged)
+        left, right, raw, differs = verified.kept
+        stats.verified, stats.pairs_computed = len(left), verified.computed
         stats.seconds["verify"] = time.perf_counter() - clock
-        paired = set(left.tolist()) | set(right.tolist())
-        protection, citing, relevance = _tags_of(brain, paired, rows)
+        pool = _Tags.of_brain(brain) if len(left) else _Tags(None)
         stats.seconds["tags"] = time.perf_counter() - clock
     report(len(rows), len(rows), "done")
-    return DuplicateScan(rows, encoded, left, right, score, differs, tokenizer, stats, protection, citing,
-                         relevance, keys)
+    return DuplicateScan(rows, texts.encoded, left, right, np.round(raw, 4), raw, differs, tokenizer, stats, pool,
+                         keys)
 
 
-def _verify(encoded: list[str], left: Any, right: Any, keys: dict[int, TextKey], check: Callable[[], None],
-            report: ScanProgress) -> tuple[Any, Any, Any, Any]:
-    """Verify candidate pairs with rapidfuzz; keep those comparable and at or above MIN_THRESHOLD.
+@dataclass
+class _Verified:
+    kept: tuple[Any, Any, Any, Any]    # (left, right, similarity, differs) at or above MIN_THRESHOLD
+    judged: tuple[Any, Any, Any, Any]  # (text hash a, text hash b, similarity, differs) of every pair judged
+    computed: int                      # pairs the cache did not have
 
-    Returns (left, right, similarity, differs in a detail) as numpy arrays.
+
+def _verify(texts: dedup_lsh.TextTable, left: Any, right: Any, cache: dedup_lsh.ScanCache, keys: dict[int, TextKey],
+            check: Callable[[], None], report: ScanProgress) -> _Verified:
+    """Verify candidate pairs: the length guard at once, then the cache's verdict or rapidfuzz's.
+
+    Only pairs at or above MIN_THRESHOLD are kept; every pair judged goes back to the cache.
     """
-    import numpy as np
-
-    def key(index: int) -> TextKey:
-        found = keys.get(index)
-        if found is None:
-            found = keys[index] = TextKey.decode(encoded[index])
-        return found
-
-    kept_left: list[int] = []
-    kept_right: list[int] = []
-    scores: list[float] = []
-    differs: list[bool] = []
-    distinct = np.zeros(len(encoded), dtype=np.int64)
-    for index in np.unique(np.concatenate((left, right))).tolist():
-        distinct[index] = key(index).distinct
+    distinct = texts.distinct
     small, large = np.minimum(distinct[left], distinct[right]), np.maximum(distinct[left], distinct[right])
     guard = (large == 0) | (small >= LENGTH_GUARD * large)   # the length guard of `comparable`, at once
-    left, right = left[guard].tolist(), right[guard].tolist()
-    total = len(left)
-    for start in range(0, total, _VERIFY_BATCH):
+    left, right = left[guard], right[guard]
+    hash_a, hash_b = texts.hashes[left], texts.hashes[right]
+    found = cache.find_pairs(hash_a, hash_b)
+    hit = found >= 0
+    score = np.zeros(len(left), dtype=np.float64)
+    differs = np.zeros(len(left), dtype=bool)
+    score[hit] = cache.pair_score[found[hit]]
+    differs[hit] = cache.pair_differs[found[hit]]
+    todo = np.flatnonzero(~hit)
+    judge = _Judge(texts.encoded, keys)
+    report(0, len(todo), "verifying")
+    for start in range(0, len(todo), _VERIFY_BATCH):
         check()
-        report(start, total, "verifying")
-        batch_left, batch_right = left[start:start + _VERIFY_BATCH], right[start:start + _VERIFY_BATCH]
-        scored = similarities([keys[i].joined for i in batch_left], [keys[j].joined for j in batch_right])
-        for i, j, score in zip(batch_left, batch_right, scored, strict=False):
-            if score >= MIN_THRESHOLD:
-                key_i, key_j = keys[i], keys[j]
-                kept_left.append(i)
-                kept_right.append(j)
-                scores.append(score)
-                differs.append(key_i.details != key_j.details or verdict(key_i, key_j, score).differs_in_detail)
-    return (np.asarray(kept_left, dtype=np.int64), np.asarray(kept_right, dtype=np.int64),
-            np.round(np.asarray(scores, dtype=np.float64), 4), np.asarray(differs, dtype=bool))
+        report(start, len(todo), "verifying")
+        batch = todo[start:start + _VERIFY_BATCH]
+        score[batch], differs[batch] = judge(left[batch].tolist(), right[batch].tolist())
+    keep = score >= MIN_THRESHOLD
+    return _Verified((left[keep], right[keep], score[keep], differs[keep]),
+                     (hash_a, hash_b, score, differs), len(todo))
 
 
-def _tags_of(brain: Brain, indexes: set[int], rows: list[_Row]
-             ) -> tuple[dict[str, tuple[str, ...]], dict[str, list[str]], dict[str, str]]:
-    """Protection reasons, citing reflections and relevance of the rows in verified pairs.
+class _Judge:
+    """Similarity and "differs in a detail" of pairs of rows, from their encoded words.
 
-    Protection needs the whole live pool (an identifier is unique against all of
-    it), so the pool is scanned with the tagger only when some pair was found.
-    """
-    if not indexes:
-        return {}, {}, {}
-    wanted = {rows[i].id for i in indexes}
-    scan = tags.scan_brain(brain, live_only=True)
-    protection, citing, relevance = {}, {}, {}
-    for obs_id in wanted:
-        i = scan.index.get(obs_id)
-        if i is None:
-            continue
-        reasons = scan.reasons_of(i)
-        if reasons:
-            protection[obs_id] = tuple(reasons)
-        citing[obs_id] = sorted(scan.citations.get(obs_id) or ())
-        relevance[obs_id] = scan.relevance_of(i)
-    return protection, citing, relevance
+    rapidfuzz's token-sort ratio is its plain ratio of the words sorted, so each row's
+    words are sorted once here rather than once per pair inside rapidfuzz (the set ratio
+    of sorted words is the same number too, and quicker)."""
+
+    def __init__(self, encoded: list[str], keys: dict[int, TextKey]) -> None:
+        self.encoded = encoded
+        self.keys = keys
+        self.sorted: dict[int, tuple[str, str]] = {}
+
+    def _row(self, index: int) -> tuple[str, str]:
+        """(words sorted and joined, details joined) of one row."""
+        found = self.sorted.get(index)
+        if found is None:
+            joined, _, details = self.encoded[index].partition("\x00")
+            found = self.sorted[index] = (" ".join(sorted(joined.split(" "))), details)
+        return found
+
+    def _key(self, index: int) -> TextKey:
+        found = self.keys.get(index)
+        if found is None:
+            found = self.keys[index] = TextKey.decode(self.encoded[index])
+        return found
+
+    def __call__(self, left: list[int], right: list[int]) -> tuple[Any, Any]:
+        rows_left, rows_right = [self._row(i) for i in left], [self._row(j) for j in right]
+        scored = similarities([r[0] for r in rows_left], [r[0] for r in rows_right], presorted=True)
+        differs = np.zeros(len(left), dtype=bool)
+        for n, (i, j, score) in enumerate(zip(left, right, scored, strict=True)):
+            if score >= MIN_THRESHOLD:  # below it the pair is dropped, detail or not
+                differs[n] = (rows_left[n][1] != rows_right[n][1]
+                              or verdict(self._key(i), self._key(j), score).differs_in_detail)
+        return np.asarray(scored, dtype=np.float64), differs
+
+
+@dataclass
+class _Tags:
+    """Protection, citing reflections and relevance of observations, worked out when a member
+    is shown (the whole pool's scan is needed: an identifier is unique against all of it)."""
+
+    scan: BrainScan | None
+    _memo: dict[str, tuple[tuple[str, ...], list[str], str]] = field(default_factory=dict)
+
+    @classmethod
+    def of_brain(cls, brain: Brain) -> _Tags:
+        """The live pool scanned with the tagger, and the indexes reasons need built now (in the scan's thread)."""
+        scan = tags.scan_brain(brain, live_only=True)
+        _ = scan.index, scan.counts
+        return cls(scan)
+
+    def of(self, obs_id: str) -> tuple[tuple[str, ...], list[str], str]:
+        """(protection reasons, citing reflections, relevance) of one observation."""
+        found = self._memo.get(obs_id)
+        if found is None:
+            i = None if self.scan is None else self.scan.index.get(obs_id)
+            if self.scan is None or i is None:
+                found = ((), [], "medium")
+            else:
+                found = (tuple(self.scan.reasons_of(i)), sorted(self.scan.citations.get(obs_id) or ()),
+                         self.scan.relevance_of(i))
+            self._memo[obs_id] = found
+        return found
