@@ -28,9 +28,10 @@ simply computed.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -91,36 +92,32 @@ def _permuted(word_hashes: list[int]) -> np.ndarray:
     """The NUM_PERM hash values (uint32) of each word hash: (a·h + b) mod p, low 32 bits."""
     a, b = _permutations()
     hashed = np.asarray(word_hashes, dtype=np.uint64)[:, None]
-    return (((hashed * a + b) % _PRIME) & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+    return np.asarray((((hashed * a + b) % _PRIME) & np.uint64(0xFFFFFFFF)).astype(np.uint32))
 
 
-def signatures(word_sets: Sequence[Sequence[str]]) -> np.ndarray:
+def signatures(word_sets: Sequence[Iterable[str]]) -> np.ndarray:
     """MinHash signatures (len × NUM_PERM, uint32) of word sets; an empty set gets all ones.
 
     Texts share most of their words, so each distinct word is hashed once (a row of a
-    table) and a text's signature is the minimum over its words' rows.
+    table) and a text's signature is the minimum over its words' rows; words are looked
+    up a batch at a time in C (`map`).
     """
     out = np.full((len(word_sets), NUM_PERM), 0xFFFFFFFF, dtype=np.uint32)
     vocabulary: dict[str, int] = {}
     table = np.zeros((0, NUM_PERM), dtype=np.uint32)
     for start in range(0, len(word_sets), _BATCH):
-        ids: list[int] = []
-        lengths: list[int] = []
-        new_words: list[int] = []
-        for words in word_sets[start:start + _BATCH]:
-            unique = set(words)
-            lengths.append(len(unique))
-            for word in unique:
-                index = vocabulary.get(word)
-                if index is None:
-                    index = vocabulary[word] = len(vocabulary)
-                    new_words.append(zlib.crc32(word.encode("utf-8", "surrogatepass")))
-                ids.append(index)
-        if new_words:
-            table = np.concatenate((table, _permuted(new_words)))
-        if not ids:
+        unique = [set(words) for words in word_sets[start:start + _BATCH]]
+        words = list(itertools.chain.from_iterable(unique))
+        if not words:
             continue
-        sizes = np.asarray(lengths)
+        ids = list(map(vocabulary.get, words))
+        if None in ids:
+            new = [w for w, i in zip(words, ids, strict=True) if i is None]
+            new = list(dict.fromkeys(new))
+            vocabulary.update(zip(new, range(len(vocabulary), len(vocabulary) + len(new)), strict=True))
+            table = np.concatenate((table, _permuted([zlib.crc32(w.encode("utf-8", "surrogatepass")) for w in new])))
+            ids = list(map(vocabulary.__getitem__, words))
+        sizes = np.fromiter(map(len, unique), dtype=np.int64, count=len(unique))
         filled = np.nonzero(sizes)[0]
         starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))[filled]
         out[start + filled] = np.minimum.reduceat(table[np.asarray(ids, dtype=np.intp)], starts, axis=0)
@@ -159,8 +156,7 @@ def _band_pairs(order: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
     if hot.any():
         # Members of large buckets, bucket by bucket, each bucket in full-signature order: pair neighbours.
         bucket = np.repeat(np.arange(int(hot.sum())), lengths[hot])
-        spans = zip(starts[hot], lengths[hot], strict=False)
-        members = order[np.concatenate([np.arange(st, st + ln) for st, ln in spans])]
+        members = order[np.repeat(hot, lengths)]  # the buckets are runs of `order`, in order
         members = members[np.lexsort((full_rank[members], bucket))]
         same = bucket[1:] == bucket[:-1]
         pairs.append((members[:-1][same], members[1:][same]))
@@ -283,7 +279,7 @@ class ScanCache:
         n, pairs = len(self.hashes), len(self.pair_key)
         return (self.sig.shape == (n, NUM_PERM) and len(self.lengths) == n == len(self.distinct) == len(self.words)
                 and len(self.pair_a) == pairs == len(self.pair_b) == len(self.pair_score) == len(self.pair_differs)
-                and bool(np.all(self.hashes[1:] > self.hashes[:-1])) and bool(np.all(self.pair_key[1:] > self.pair_key[:-1])))
+                and _ascending(self.hashes) and _ascending(self.pair_key))
 
     def find_texts(self, hashes: np.ndarray, lengths: np.ndarray) -> np.ndarray:
         """Index into the cache of each text (by hash and length), or -1."""
@@ -314,6 +310,10 @@ class ScanCache:
             os.replace(tmp, self.path)
         except OSError:
             tmp.unlink(missing_ok=True)
+
+
+def _ascending(values: np.ndarray) -> bool:
+    return bool(np.all(values[1:] > values[:-1]))
 
 
 def _find(stored: np.ndarray, wanted: np.ndarray, check: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
@@ -363,11 +363,10 @@ def text_table(texts: Sequence[str], cache: ScanCache) -> TextTable:
         encoded[i] = words[at]
     missing = np.flatnonzero(found < 0).tolist()
     if missing:
-        word_lists = []
-        for i in missing:
-            text_words_, details = text_words(texts[i])
-            word_lists.append(text_words_)
-            encoded[i] = " ".join(text_words_) + "\x00" + " ".join(sorted(details))
-            distinct[i] = len(set(text_words_))
-        sig[missing] = signatures(word_lists)
+        computed = [text_words(texts[i]) for i in missing]
+        unique = [set(words) for words, _ in computed]
+        for i, (words, details) in zip(missing, computed, strict=True):
+            encoded[i] = " ".join(words) + "\x00" + " ".join(sorted(details))
+        distinct[missing] = np.fromiter(map(len, unique), dtype=np.int32, count=len(unique))
+        sig[missing] = signatures(unique)
     return TextTable(hashes, lengths, sig, encoded, distinct, len(missing))

@@ -22,6 +22,10 @@ import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
 
 LENGTH_GUARD = 0.67
 ALIGNED_SHARE = 0.6       # words in the same order on both sides, for a swap to count as a substitution
@@ -235,8 +239,13 @@ def _substitutions(a: Sequence[str], b: Sequence[str]) -> tuple[set[str], set[st
 
 def comparable(a: TextKey, b: TextKey) -> bool:
     """The length guard: the shorter text has at least LENGTH_GUARD of the longer one's words."""
-    large = max(a.distinct, b.distinct)
-    return large == 0 or min(a.distinct, b.distinct) / large >= LENGTH_GUARD
+    return comparable_counts(a.distinct, b.distinct)
+
+
+def comparable_counts(distinct_a: int, distinct_b: int) -> bool:
+    """The length guard on two texts' numbers of distinct words."""
+    large = max(distinct_a, distinct_b)
+    return large == 0 or min(distinct_a, distinct_b) / large >= LENGTH_GUARD
 
 
 def verdict(a: TextKey, b: TextKey, similarity: float) -> PairVerdict:
@@ -249,8 +258,14 @@ def verdict(a: TextKey, b: TextKey, similarity: float) -> PairVerdict:
 
 
 def similarities(left: Sequence[str], right: Sequence[str], presorted: bool = False) -> list[float]:
-    """Similarity 0..1 of each pair of joined word strings: the mean of rapidfuzz's token-set and
-    token-sort ratios (the sort ratio keeps one shared word from making unlike texts alike).
+    """Similarity 0..1 of each pair of joined word strings (see `similarity_array`)."""
+    return [float(x) for x in similarity_array(left, right, presorted).tolist()]
+
+
+def similarity_array(left: Sequence[str], right: Sequence[str], presorted: bool = False) -> np.ndarray:
+    """Similarity 0..1 (float64) of each pair of joined word strings: the mean of rapidfuzz's
+    token-set and token-sort ratios (the sort ratio keeps one shared word from making unlike
+    texts alike).
 
     With `presorted`, every string's words are already in sorted order: the sort ratio is then
     rapidfuzz's plain ratio (the same number, without sorting again per pair)."""
@@ -258,12 +273,12 @@ def similarities(left: Sequence[str], right: Sequence[str], presorted: bool = Fa
     from rapidfuzz import fuzz, process
 
     if not left:
-        return []
+        return np.zeros(0, dtype=np.float64)
     # float64, as `compare` computes one pair: cpdist's default float32 would round differently.
     set_ratio = process.cpdist(left, right, scorer=fuzz.token_set_ratio, workers=1, dtype=np.float64)
     sort_ratio = process.cpdist(left, right, scorer=fuzz.ratio if presorted else fuzz.token_sort_ratio, workers=1,
                                 dtype=np.float64)
-    return [float(x) for x in ((set_ratio + sort_ratio) / 200.0).tolist()]
+    return np.asarray((set_ratio + sort_ratio) / 200.0)
 
 
 def compare(a: TextKey, b: TextKey) -> PairVerdict:

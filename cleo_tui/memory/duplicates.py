@@ -23,7 +23,7 @@ and stops the scan with `ScanCancelled`.
 
 from __future__ import annotations
 
-import sqlite3
+import itertools
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -38,9 +38,11 @@ from cleo_tui.brain.store import Brain
 from cleo_tui.memory import dedup_lsh, mapping, tags
 from cleo_tui.memory.dedup_text import (
     LENGTH_GUARD,
+    PairVerdict,
     TextKey,
+    comparable_counts,
     compare,
-    similarities,
+    similarity_array,
     verdict,
 )
 from cleo_tui.memory.seed_types import render_line
@@ -215,11 +217,14 @@ class DuplicateScan:
     score: Any                         # numpy float64 similarity 0..1 (rounded as PairVerdict rounds)
     raw: Any                           # the same unrounded (a pair's verdict rounds it itself)
     differs: Any                       # numpy bool: a detail differs
+    distinct: Any                      # numpy int32 per row: its number of distinct words
     tokenizer: Tokenizer
     stats: ScanStats
     tags: _Tags
     _keys: dict[int, TextKey] = field(default_factory=dict, repr=False)
     _memo: dict[float, tuple[list[list[int]], Any]] = field(default_factory=dict, repr=False)
+    _units: dict[int, int] = field(default_factory=dict, repr=False)
+    _detail_sets: dict[int, frozenset[str]] = field(default_factory=dict, repr=False)
     _codes: Any = field(default=None, repr=False)   # sorted left * rows + right, to find a verified pair
     _order: Any = field(default=None, repr=False)   # the pair at each code
 
@@ -229,23 +234,39 @@ class DuplicateScan:
             key = self._keys[index] = TextKey.decode(self.encoded[index])
         return key
 
+    def _details(self, index: int) -> frozenset[str]:
+        found = self._detail_sets.get(index)
+        if found is None:
+            details = self.encoded[index].partition("\x00")[2]
+            found = self._detail_sets[index] = frozenset(details.split(" ")) if details else frozenset()
+        return found
+
     def _member(self, index: int) -> Member:
         row = self.rows[index]
         protection, citing, relevance = self.tags.of(row.id)
-        line = render_line(row.id, mapping.minute_timestamp(row.created_at), relevance, row.content)
-        units = self.tokenizer.line_units(line)
+        units = self._units.get(index)
+        if units is None:  # a row beside many clusters is measured once
+            line = render_line(row.id, mapping.minute_timestamp(row.created_at), relevance, row.content)
+            units = self._units[index] = self.tokenizer.line_units(line)
         return Member(row.id, row.title, row.content, row.created_at, row.quality, len(citing), citing, relevance,
                       self.tokenizer.finish(units), protection, units + 1)
 
-    def _verified(self, i: int, j: int) -> int:
-        """The index of the verified pair of rows i < j, or -1."""
+    def _verified(self, index_pairs: Sequence[tuple[int, int]]) -> list[int]:
+        """The index of each pair of rows among the verified pairs, or -1."""
         if self._codes is None:
             codes = self.left * len(self.rows) + self.right
             self._order = np.argsort(codes, kind="stable")
             self._codes = codes[self._order]
-        code = i * len(self.rows) + j
-        at = int(np.searchsorted(self._codes, code))
-        return int(self._order[at]) if at < len(self._codes) and self._codes[at] == code else -1
+        if not index_pairs or not len(self._codes):
+            return [-1] * len(index_pairs)
+        ends = np.asarray(index_pairs, dtype=np.int64)
+        wanted = ends.min(axis=1) * len(self.rows) + ends.max(axis=1)
+        at = np.searchsorted(self._codes, wanted).clip(0, len(self._codes) - 1)
+        return np.where(self._codes[at] == wanted, self._order[at], -1).tolist()  # type: ignore[no-any-return]
+
+    def _pairs(self, index_pairs: Sequence[tuple[int, int]], threshold: float) -> list[Pair]:
+        return [self._pair(i, j, known, threshold) for (i, j), known in zip(index_pairs, self._verified(index_pairs),
+                                                                            strict=True)]
 
     def _groups(self, threshold: float) -> tuple[list[list[int]], Any]:
         """(duplicate groups, cluster number of each row or -1) at `threshold`, memoised."""
@@ -281,19 +302,30 @@ class DuplicateScan:
         chosen = np.nonzero((self.score >= threshold) & self.differs & (group_of[self.left] < 0)
                             & (group_of[self.right] < 0))[0]
         chosen = chosen[np.argsort(-self.score[chosen], kind="stable")][:limit]
-        return [self._pair(int(self.left[k]), int(self.right[k]), threshold) for k in chosen.tolist()]
+        return [self._pair(int(self.left[k]), int(self.right[k]), k, threshold) for k in chosen.tolist()]
 
     def update_count(self, threshold: float = DEFAULT_THRESHOLD) -> int:
         _, group_of = self._groups(threshold)
         return int(((self.score >= threshold) & self.differs & (group_of[self.left] < 0)
                     & (group_of[self.right] < 0)).sum())
 
-    def _pair(self, i: int, j: int, threshold: float) -> Pair:
-        """Rows i and j compared: from the verified pair's similarity when it is one, else afresh."""
-        low, high = min(i, j), max(i, j)
-        known = self._verified(low, high)
-        key_i, key_j = self._key(i), self._key(j)
-        found = compare(key_i, key_j) if known < 0 else verdict(key_i, key_j, float(self.raw[known]))
+    def _pair(self, i: int, j: int, known: int, threshold: float) -> Pair:
+        """Rows i and j compared: from verified pair `known` when it is one (>= 0), else afresh.
+
+        A verified pair that differs in no detail has no differing words to work out."""
+        if known < 0:
+            found = compare(self._key(i), self._key(j))
+        else:
+            raw = float(self.raw[known])
+            guard = comparable_counts(int(self.distinct[i]), int(self.distinct[j]))
+            details_i, details_j = self._details(i), self._details(j)
+            if not self.differs[known]:
+                found = PairVerdict(round(raw, 4), guard, (), ())
+            elif details_i != details_j:  # `verdict` without the words: no swapped words to look for
+                found = PairVerdict(round(raw, 4), guard, tuple(sorted(details_i - details_j)),
+                                    tuple(sorted(details_j - details_i)))
+            else:
+                found = verdict(self._key(i), self._key(j), raw)
         kind = "duplicate" if found.is_duplicate(threshold) else "detail" if found.is_update(threshold) else "apart"
         return Pair(self.rows[i].id, self.rows[j].id, found.similarity, kind, found.only_a, found.only_b)
 
@@ -306,12 +338,12 @@ class DuplicateScan:
             index_pairs = [(a, b) for n, a in enumerate(ordered) for b in ordered[n + 1:]]
         else:
             index_pairs = [(keep_index, b) for b in ordered[1:]]
-        pairs = [self._pair(a, b, threshold) for a, b in index_pairs]
+        pairs = self._pairs(index_pairs, threshold)
         with_keeper = {p.b: p for p in pairs if p.a == keeper.id}
         merge = [self.rows[b].id for b in ordered[1:]
                  if with_keeper[self.rows[b].id].kind == "duplicate" and not members[b].protected]
         outside = sorted({end for pair in detail_pairs for end in pair if end not in members})
-        details = [self._pair(i, j, threshold) for i, j in sorted(detail_pairs)]
+        details = self._pairs(sorted(detail_pairs), threshold)
         cluster = Cluster([members[i] for i in ordered], keeper.id, reason, pairs, details,
                           [self._member(i) for i in outside], merge, 0, self.tokenizer)
         cluster.tokens_saved = cluster.tokens_saved_for(merge)
@@ -372,60 +404,46 @@ def _checker(cancel: Cancel | None) -> Callable[[], None]:
     return check
 
 
-class _Undecodable(Exception):
-    """A text column holds invalid UTF-8: read again with the brain's lenient decoder."""
-
-
-def _text(value: Any) -> str:
-    return value if value.__class__ is str else mapping.as_text(value)
+def _decoded(value: bytes | None) -> str:
+    return "" if value is None else value.decode("utf-8", "replace")
 
 
 def _read_live(brain: Brain, check: Callable[[], None]) -> list[_Row]:
-    """Live observations, oldest first, with the columns the scan needs (absent ones as NULL).
+    """Live observations, oldest first (ties by rowid), with the columns the scan needs (absent
+    ones as NULL, read as empty).
 
-    SQLite decodes the text in C; only a brain holding invalid UTF-8 is read again with
-    the brain's lenient (Python) decoder.
+    Text columns are read as bytes and decoded leniently here (one C call each, cheaper than
+    the connection's Python text factory); rows come in rowid order, which is usually date
+    order already, and are sorted only when they are not (cheaper than SQLite's sort).
     """
     have = brain.features.columns(cs.OBSERVATIONS)
-    wanted = ("id", "title", "narrative", "created_at", "quality_score")
-    select = ", ".join(f'"{c}"' if c in have else f'NULL AS "{c}"' for c in wanted)
+    text = lambda c: f'CAST("{c}" AS BLOB)' if c in have else "NULL"  # noqa: E731
+    quality = '"quality_score"' if "quality_score" in have else "NULL"
     where = " WHERE invalid_at IS NULL" if "invalid_at" in have else ""
-    order = "created_at, rowid" if "created_at" in have else "rowid"
-    sql = f"SELECT {select} FROM {cs.OBSERVATIONS}{where} ORDER BY {order}"
-    with brain.lock:
-        lenient = brain.conn.text_factory
-        try:
-            brain.conn.text_factory = str
-            return _read_rows(brain, sql, check, strict=True)
-        except _Undecodable:
-            brain.conn.text_factory = lenient
-            return _read_rows(brain, sql, check, strict=False)
-        finally:
-            brain.conn.text_factory = lenient
-
-
-def _read_rows(brain: Brain, sql: str, check: Callable[[], None], strict: bool) -> list[_Row]:
+    sql = (f"SELECT {text('id')}, {text('title')}, {text('narrative')}, {text('created_at')}, {quality} "
+           f"FROM {cs.OBSERVATIONS}{where} ORDER BY rowid")
     rows: list[_Row] = []
-    cursor = brain.conn.cursor()
-    cursor.row_factory = None  # plain tuples
-    try:
-        cursor.execute(sql)
-        while True:
-            try:
-                chunk = cursor.fetchmany(_READ_CHUNK)
-            except sqlite3.OperationalError as exc:
-                if strict and "decode" in str(exc).lower():
-                    raise _Undecodable() from None
-                raise
-            if not chunk:
-                return rows
-            check()
-            for obs_id, title, narrative, created_at, quality in chunk:
-                title, narrative = _text(title), _text(narrative)
-                rows.append(_Row(_text(obs_id), title, narrative if narrative.strip() else title, _text(created_at),
-                                 float(quality) if isinstance(quality, (int, float)) else None))
-    finally:
-        cursor.close()
+    with brain.lock:
+        cursor = brain.conn.cursor()
+        cursor.row_factory = None  # plain tuples
+        try:
+            cursor.execute(sql)
+            while chunk := cursor.fetchmany(_READ_CHUNK):
+                check()
+                for obs_id, title, narrative, created_at, value in chunk:
+                    title_text, narrative_text = _decoded(title), _decoded(narrative)
+                    rows.append(_Row(_decoded(obs_id), title_text,
+                                     narrative_text if narrative_text.strip() else title_text, _decoded(created_at),
+                                     float(value) if isinstance(value, (int, float)) else None))
+        finally:
+            cursor.close()
+    if "created_at" in have and any(a.created_at > b.created_at for a, b in itertools.pairwise(rows)):
+        rows.sort(key=_created)  # stable: ties stay in rowid order
+    return rows
+
+
+def _created(row: _Row) -> str:
+    return row.created_at
 
 
 def scan_duplicates(brain: Brain, tokenizer: str | Tokenizer = "chars4", progress: ScanProgress | None = None,
@@ -463,8 +481,8 @@ def scan_duplicates(brain: Brain, tokenizer: str | Tokenizer = "chars4", progres
         pool = _Tags.of_brain(brain) if len(left) else _Tags(None)
         stats.seconds["tags"] = time.perf_counter() - clock
     report(len(rows), len(rows), "done")
-    return DuplicateScan(rows, texts.encoded, left, right, np.round(raw, 4), raw, differs, tokenizer, stats, pool,
-                         keys)
+    return DuplicateScan(rows, texts.encoded, left, right, np.round(raw, 4), raw, differs, texts.distinct, tokenizer,
+                         stats, pool, keys)
 
 
 @dataclass
@@ -492,13 +510,13 @@ def _verify(texts: dedup_lsh.TextTable, left: Any, right: Any, cache: dedup_lsh.
     score[hit] = cache.pair_score[found[hit]]
     differs[hit] = cache.pair_differs[found[hit]]
     todo = np.flatnonzero(~hit)
-    judge = _Judge(texts.encoded, keys)
+    judge = _Judge(texts.encoded, np.unique(np.concatenate((left[todo], right[todo]))).tolist(), keys)
     report(0, len(todo), "verifying")
     for start in range(0, len(todo), _VERIFY_BATCH):
         check()
         report(start, len(todo), "verifying")
         batch = todo[start:start + _VERIFY_BATCH]
-        score[batch], differs[batch] = judge(left[batch].tolist(), right[batch].tolist())
+        score[batch], differs[batch] = judge(left[batch], right[batch])
     keep = score >= MIN_THRESHOLD
     return _Verified((left[keep], right[keep], score[keep], differs[keep]),
                      (hash_a, hash_b, score, differs), len(todo))
@@ -509,20 +527,21 @@ class _Judge:
 
     rapidfuzz's token-sort ratio is its plain ratio of the words sorted, so each row's
     words are sorted once here rather than once per pair inside rapidfuzz (the set ratio
-    of sorted words is the same number too, and quicker)."""
+    of sorted words is the same number too, and quicker). Each row's detail set gets a
+    number, so pairs whose details differ are found at once; only pairs with the same
+    details are looked at word by word (for swapped words).
+    """
 
-    def __init__(self, encoded: list[str], keys: dict[int, TextKey]) -> None:
+    def __init__(self, encoded: list[str], needed: Iterable[int], keys: dict[int, TextKey]) -> None:
         self.encoded = encoded
         self.keys = keys
-        self.sorted: dict[int, tuple[str, str]] = {}
-
-    def _row(self, index: int) -> tuple[str, str]:
-        """(words sorted and joined, details joined) of one row."""
-        found = self.sorted.get(index)
-        if found is None:
-            joined, _, details = self.encoded[index].partition("\x00")
-            found = self.sorted[index] = (" ".join(sorted(joined.split(" "))), details)
-        return found
+        self.sorted_words = [""] * len(encoded)
+        self.detail_id = np.full(len(encoded), -1, dtype=np.int64)
+        numbers: dict[str, int] = {}
+        for index in needed:
+            joined, _, details = encoded[index].partition("\x00")
+            self.sorted_words[index] = " ".join(sorted(joined.split(" ")))
+            self.detail_id[index] = numbers.setdefault(details, len(numbers))
 
     def _key(self, index: int) -> TextKey:
         found = self.keys.get(index)
@@ -530,15 +549,16 @@ class _Judge:
             found = self.keys[index] = TextKey.decode(self.encoded[index])
         return found
 
-    def __call__(self, left: list[int], right: list[int]) -> tuple[Any, Any]:
-        rows_left, rows_right = [self._row(i) for i in left], [self._row(j) for j in right]
-        scored = similarities([r[0] for r in rows_left], [r[0] for r in rows_right], presorted=True)
-        differs = np.zeros(len(left), dtype=bool)
-        for n, (i, j, score) in enumerate(zip(left, right, scored, strict=True)):
-            if score >= MIN_THRESHOLD:  # below it the pair is dropped, detail or not
-                differs[n] = (rows_left[n][1] != rows_right[n][1]
-                              or verdict(self._key(i), self._key(j), score).differs_in_detail)
-        return np.asarray(scored, dtype=np.float64), differs
+    def __call__(self, left: Any, right: Any) -> tuple[Any, Any]:
+        words = self.sorted_words
+        scored = similarity_array([words[i] for i in left.tolist()], [words[j] for j in right.tolist()],
+                                  presorted=True)
+        differs = self.detail_id[left] != self.detail_id[right]
+        # Below MIN_THRESHOLD a pair is dropped, detail or not: only the others are looked at.
+        for n in np.flatnonzero(~differs & (scored >= MIN_THRESHOLD)).tolist():
+            i, j = int(left[n]), int(right[n])
+            differs[n] = verdict(self._key(i), self._key(j), float(scored[n])).differs_in_detail
+        return scored, differs
 
 
 @dataclass
