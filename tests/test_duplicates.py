@@ -145,10 +145,13 @@ def test_a_rescan_after_new_rows_computes_only_the_new_signatures_and_pairs(brai
 
 def test_a_damaged_scan_cache_is_ignored(brain):
     expected = [c.to_json() for c in scan_duplicates(brain).clusters(0.85)]
-    dedup_lsh.cache_path(brain.path).write_bytes(b"not a cache")
-    scan = scan_duplicates(brain)
-    assert scan.stats.signatures_computed == scan.stats.rows
-    assert [c.to_json() for c in scan.clusters(0.85)] == expected
+    path = dedup_lsh.cache_path(brain.path)
+    whole = path.read_bytes()
+    for damaged in (b"not a cache", whole[:len(whole) // 2]):  # garbage, and a file cut short
+        path.write_bytes(damaged)
+        scan = scan_duplicates(brain)
+        assert scan.stats.signatures_computed == scan.stats.rows
+        assert [c.to_json() for c in scan.clusters(0.85)] == expected
 
 
 def test_threshold_parsing_and_word_diff_for_highlighting():

@@ -1,4 +1,4 @@
-"""Candidate pairs for the duplicate finder: MinHash signatures, LSH banding, a signature cache.
+"""Candidate pairs for the duplicate finder: MinHash signatures, LSH banding, the scan cache.
 
 Each text's word set (see `dedup_text`) gets a MinHash signature of `NUM_PERM`
 32-bit values; two texts share a band (`r` consecutive values) with a
@@ -30,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import os
+import zipfile
 import zlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -272,7 +273,7 @@ class ScanCache:
             if not cache._consistent():
                 raise ValueError("damaged")
             return cache
-        except (OSError, KeyError, TypeError, ValueError, UnicodeDecodeError, EOFError):
+        except (OSError, KeyError, TypeError, ValueError, UnicodeDecodeError, EOFError, zipfile.BadZipFile):
             return cls(path)
 
     def _consistent(self) -> bool:

@@ -220,7 +220,7 @@ class DuplicateScan:
     distinct: Any                      # numpy int32 per row: its number of distinct words
     tokenizer: Tokenizer
     stats: ScanStats
-    tags: _Tags
+    tags: _Tags = field(repr=False)
     _keys: dict[int, TextKey] = field(default_factory=dict, repr=False)
     _memo: dict[float, tuple[list[list[int]], Any]] = field(default_factory=dict, repr=False)
     _units: dict[int, int] = field(default_factory=dict, repr=False)
@@ -566,8 +566,8 @@ class _Tags:
     """Protection, citing reflections and relevance of observations, worked out when a member
     is shown (the whole pool's scan is needed: an identifier is unique against all of it)."""
 
-    scan: BrainScan | None
-    _memo: dict[str, tuple[tuple[str, ...], list[str], str]] = field(default_factory=dict)
+    scan: BrainScan | None = field(repr=False)
+    _memo: dict[str, tuple[tuple[str, ...], list[str], str]] = field(default_factory=dict, repr=False)
 
     @classmethod
     def of_brain(cls, brain: Brain) -> _Tags:
