@@ -264,9 +264,14 @@ class DuplicateScan:
         at = np.searchsorted(self._codes, wanted).clip(0, len(self._codes) - 1)
         return np.where(self._codes[at] == wanted, self._order[at], -1).tolist()  # type: ignore[no-any-return]
 
-    def _pairs(self, index_pairs: Sequence[tuple[int, int]], threshold: float) -> list[Pair]:
-        return [self._pair(i, j, known, threshold) for (i, j), known in zip(index_pairs, self._verified(index_pairs),
-                                                                            strict=True)]
+    def _pairs(self, index_pairs: Sequence[tuple[int, int]], threshold: float,
+               known: dict[tuple[int, int], int]) -> list[Pair]:
+        """Pairs of rows compared; `known` has the verified pair of some (keyed low, high)."""
+        ordered = [(min(i, j), max(i, j)) for i, j in index_pairs]
+        missing = [p for p in ordered if p not in known]
+        if missing:
+            known = {**known, **dict(zip(missing, self._verified(missing), strict=True))}
+        return [self._pair(i, j, known[key], threshold) for (i, j), key in zip(index_pairs, ordered, strict=True)]
 
     def _groups(self, threshold: float) -> tuple[list[list[int]], Any]:
         """(duplicate groups, cluster number of each row or -1) at `threshold`, memoised."""
@@ -285,14 +290,18 @@ class DuplicateScan:
 
         groups, group_of = self._groups(threshold)
         updates = np.nonzero((self.score >= threshold) & self.differs)[0]
-        touching: dict[int, list[tuple[int, int]]] = {}
+        touching: dict[int, list[tuple[int, int, int]]] = {}
         near = updates[(group_of[self.left[updates]] >= 0) | (group_of[self.right[updates]] >= 0)]
         for pair in near[np.argsort(-self.score[near], kind="stable")].tolist():
             i, j = int(self.left[pair]), int(self.right[pair])
             shown = touching.setdefault(int(group_of[i] if group_of[i] >= 0 else group_of[j]), [])
             if len(shown) < DETAILS_PER_CLUSTER:
-                shown.append((i, j))
-        built = [self._cluster(group, touching.get(g, []), threshold) for g, group in enumerate(groups)]
+                shown.append((i, j, pair))
+        # Every pair inside the small groups looked up at once (one numpy call, not one per cluster).
+        inside = [(a, b) for group in groups if len(group) <= FULL_MATRIX_LIMIT
+                  for n, a in enumerate(group) for b in group[n + 1:]]
+        known = dict(zip(inside, self._verified(inside), strict=True))
+        built = [self._cluster(group, touching.get(g, []), threshold, known) for g, group in enumerate(groups)]
         return sorted(built, key=lambda c: (-c.tokens_saved, -len(c.members), c.keep))
 
     def updates(self, threshold: float = DEFAULT_THRESHOLD, limit: int | None = None) -> list[Pair]:
@@ -329,7 +338,8 @@ class DuplicateScan:
         kind = "duplicate" if found.is_duplicate(threshold) else "detail" if found.is_update(threshold) else "apart"
         return Pair(self.rows[i].id, self.rows[j].id, found.similarity, kind, found.only_a, found.only_b)
 
-    def _cluster(self, group: list[int], detail_pairs: list[tuple[int, int]], threshold: float) -> Cluster:
+    def _cluster(self, group: list[int], detail_pairs: list[tuple[int, int, int]], threshold: float,
+                 known: dict[tuple[int, int], int]) -> Cluster:
         members = {i: self._member(i) for i in group}
         keeper, reason = suggest_keeper(list(members.values()))
         keep_index = next(i for i, m in members.items() if m.id == keeper.id)
@@ -338,12 +348,12 @@ class DuplicateScan:
             index_pairs = [(a, b) for n, a in enumerate(ordered) for b in ordered[n + 1:]]
         else:
             index_pairs = [(keep_index, b) for b in ordered[1:]]
-        pairs = self._pairs(index_pairs, threshold)
+        pairs = self._pairs(index_pairs, threshold, known)
         with_keeper = {p.b: p for p in pairs if p.a == keeper.id}
         merge = [self.rows[b].id for b in ordered[1:]
                  if with_keeper[self.rows[b].id].kind == "duplicate" and not members[b].protected]
-        outside = sorted({end for pair in detail_pairs for end in pair if end not in members})
-        details = self._pairs(sorted(detail_pairs), threshold)
+        outside = sorted({end for i, j, _ in detail_pairs for end in (i, j) if end not in members})
+        details = [self._pair(i, j, k, threshold) for i, j, k in sorted(detail_pairs)]
         cluster = Cluster([members[i] for i in ordered], keeper.id, reason, pairs, details,
                           [self._member(i) for i in outside], merge, 0, self.tokenizer)
         cluster.tokens_saved = cluster.tokens_saved_for(merge)
