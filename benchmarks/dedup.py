@@ -9,11 +9,16 @@ reworded duplicates, so each run copies the brain and plants `PLANTED` groups of
 rewordings in the copy; the scan must find every planted group.
 
 For each size, in its own process with an empty cache directory:
-- `scan cold`: the scan with no cached signatures; `scan warm`: the same scan again;
+- `scan cold`: the scan with an empty cache directory (no scan cache: every
+  signature computed and every pair verified; no tagger cache either: the
+  protection detectors read the whole pool); `scan warm`: the same scan again
+  (everything from the caches);
 - `floor`: the plainest code doing part of the same work — read the live
   pool and group exact duplicates by a hash of the normalised text;
-- whole process: `cleo-tui dedup --json` as a subprocess (cold cache, then warm),
-  with its peak RSS. Target at 100,000: under 20 s.
+- whole process: `cleo-tui dedup --json` as a subprocess, with its peak RSS:
+  cold (empty cache directory), warm, and with only the duplicate finder's scan
+  cache removed (the usual first scan of a brain the TUI has opened before).
+  Target at 100,000: under 20 s.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import argparse
 import hashlib
 import os
 import resource
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -67,6 +73,11 @@ def planted_copy(source: Path, workdir: Path) -> tuple[Path, list[set[str]]]:
     dst = sqlite3.connect(str(target))
     src.backup(dst)
     src.close()
+    # Bench brains built by an older cleo-tui carry its older tables: bring the copy up to date,
+    # as opening it for writing would (the scan opens it read-only, which never migrates).
+    from cleo_tui.brain.migrations import migrate
+
+    migrate(dst)
     groups = []
     for n, texts in enumerate(PLANTED):
         ids = set()
@@ -144,20 +155,23 @@ def run_size(bench: Path, size: int) -> None:
         env = {**os.environ, "XDG_CACHE_HOME": str(work / "cache-process")}
         cold, cold_cpu, rss_cold = whole_process(db, env)
         warm, warm_cpu, rss_warm = whole_process(db, env)
+        for scan_cache in (work / "cache-process").rglob("dedup"):
+            shutil.rmtree(scan_cache)
+        fresh, fresh_cpu, rss_fresh = whole_process(db, env)
         os.environ["XDG_CACHE_HOME"] = str(work / "cache-inproc")
         result = measure(db, groups)
     print(f"{size:>8,} observations ({result['stats']['rows']:,} live, planted groups found "
           f"{result['planted_found']}/{len(groups)}, {result['clusters']:,} clusters)")
-    print(f"  scan, cold signature cache : {result['scan_cold']:7.2f} s wall, {result['cpu_cold']:7.2f} s CPU   "
+    print(f"  scan, cold caches          : {result['scan_cold']:7.2f} s wall, {result['cpu_cold']:7.2f} s CPU   "
           f"stages (wall, cumulative) {result['stats']['stages']}")
-    print(f"  scan, warm signature cache : {result['scan_warm']:7.2f} s wall, {result['cpu_warm']:7.2f} s CPU   "
+    print(f"  scan, warm caches          : {result['scan_warm']:7.2f} s wall, {result['cpu_warm']:7.2f} s CPU   "
           f"candidates {result['stats']['candidates']:,}, verified {result['stats']['verified']:,}")
     print(f"  floor (exact-duplicate hash grouping): {result['floor']:.2f} s CPU "
           f"({result['floor_groups']:,} groups); "
           f"ratio warm scan CPU / floor {result['cpu_warm'] / result['floor']:.1f}x")
     print(f"  whole process `dedup --json`: cold {cold:.2f} s wall / {cold_cpu:.2f} s CPU, warm {warm:.2f} s wall / "
-          f"{warm_cpu:.2f} s CPU; peak RSS {max(rss_cold, rss_warm):.0f} MB"
-          + ("  (target < 20 s)" if size >= 100_000 else ""))
+          f"{warm_cpu:.2f} s CPU, scan cache only cold {fresh:.2f} s wall / {fresh_cpu:.2f} s CPU; "
+          f"peak RSS {max(rss_cold, rss_warm, rss_fresh):.0f} MB" + ("  (target < 20 s)" if size >= 100_000 else ""))
     print(f"  machine load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     sys.stdout.flush()
 

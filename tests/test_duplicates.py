@@ -127,13 +127,31 @@ def test_progress_is_reported_and_a_cancelled_scan_stops(brain):
         scan_duplicates(brain, cancel=lambda: True)
 
 
-def test_a_rescan_after_new_rows_computes_only_the_new_signatures(brain):
+def test_a_rescan_after_new_rows_computes_only_the_new_signatures_and_pairs(brain):
     first = scan_duplicates(brain)
     assert first.stats.signatures_computed == first.stats.rows
-    assert dedup_lsh.cache_path().is_file()
+    assert 0 < first.stats.pairs_computed <= first.stats.candidates
+    assert dedup_lsh.cache_path(brain.path).is_file()
     add_observation(brain, "O-late", SAME_UV[2], created_at="2026-06-01 10:00:00")
     second = scan_duplicates(brain)
     assert second.stats.signatures_computed == 1 and second.stats.rows == first.stats.rows + 1
+    assert 0 < second.stats.pairs_computed < second.stats.candidates
+    again = scan_duplicates(brain)
+    assert (again.stats.signatures_computed, again.stats.pairs_computed) == (0, 0)
+    assert [c.to_json() for c in again.clusters(0.8)] == [c.to_json() for c in second.clusters(0.8)]
+    uncached = scan_duplicates(brain, cache=dedup_lsh.ScanCache())
+    assert [c.to_json() for c in uncached.clusters(0.8)] == [c.to_json() for c in second.clusters(0.8)]
+
+
+def test_a_damaged_scan_cache_is_ignored(brain):
+    expected = [c.to_json() for c in scan_duplicates(brain).clusters(0.85)]
+    path = dedup_lsh.cache_path(brain.path)
+    whole = path.read_bytes()
+    for damaged in (b"not a cache", whole[:len(whole) // 2]):  # garbage, and a file cut short
+        path.write_bytes(damaged)
+        scan = scan_duplicates(brain)
+        assert scan.stats.signatures_computed == scan.stats.rows
+        assert [c.to_json() for c in scan.clusters(0.85)] == expected
 
 
 def test_threshold_parsing_and_word_diff_for_highlighting():

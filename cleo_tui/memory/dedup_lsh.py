@@ -1,4 +1,4 @@
-"""Candidate pairs for the duplicate finder: MinHash signatures, LSH banding, a signature cache.
+"""Candidate pairs for the duplicate finder: MinHash signatures, LSH banding, the scan cache.
 
 Each text's word set (see `dedup_text`) gets a MinHash signature of `NUM_PERM`
 32-bit values; two texts share a band (`r` consecutive values) with a
@@ -16,27 +16,30 @@ members are paired only with their neighbours in full-signature order, so exact
 and near-exact copies still meet. Each text then keeps its `PER_ROW` most
 similar candidates (by estimated Jaccard), which bounds the verification work.
 
-Signatures are cached per text hash in cleo-tui's cache directory (outside the
-brain), so a rescan computes them only for new texts. The cache is never a
-reason to fail: when it cannot be used, signatures are simply computed.
+A scan's results are cached per brain in cleo-tui's cache directory (outside the
+brain, `ScanCache`): each text's signature and words by a hash of the text, and
+each verified pair's similarity by the pair of text hashes. A rescan computes
+signatures only for new texts and verifies only new pairs. The file holds only
+what the last scan saw (it is rewritten whole), so it stays the size of the live
+pool. The cache is never a reason to fail: when it cannot be used, everything is
+simply computed.
 """
 
 from __future__ import annotations
 
 import hashlib
-import sqlite3
+import itertools
+import os
+import zipfile
 import zlib
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+
+import numpy as np
 
 from cleo_tui.config import cache_dir
-from cleo_tui.memory.dedup_text import TextKey
-
-if TYPE_CHECKING:
-    import numpy as np
 
 NUM_PERM = 64
 LSH_THRESHOLD = 0.5   # Jaccard of word sets where a pair becomes likely to be a candidate
@@ -45,14 +48,17 @@ BUCKET_CAP = 8
 PER_ROW = 4
 SEED = 20260
 _PRIME = (1 << 61) - 1
-SIGNATURE_VERSION = f"v3:{NUM_PERM}:{SEED}"  # change when the words or the hashing change
-_LOOKUP_CHUNK = 20_000
+SIGNATURE_VERSION = f"v4-{NUM_PERM}-{SEED}"  # change when the words, the hashing or the verdicts change
 _BATCH = 4_000
+_ESTIMATE_CHUNK = 200_000
 
 
-def text_hash(text: str) -> bytes:
-    """The cache key of one text (16-byte BLAKE2b of its UTF-8)."""
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+def text_hashes(texts: Sequence[str]) -> np.ndarray:
+    """The cache key of each text: uint64 from an 8-byte BLAKE2b of its UTF-8 (with its length,
+    checked beside it, a collision among a million texts is below one in a billion)."""
+    blake = hashlib.blake2b
+    joined = b"".join(blake(t.encode("utf-8", "surrogatepass"), digest_size=8).digest() for t in texts)
+    return np.frombuffer(joined, dtype=np.uint64).copy()
 
 
 # (bands, rows per band) that datasketch's MinHashLSH chooses for LSH_THRESHOLD at NUM_PERM
@@ -77,48 +83,50 @@ def datasketch_layout() -> tuple[int, int]:
 
 @lru_cache(maxsize=1)
 def _permutations() -> tuple[np.ndarray, np.ndarray]:
-    import numpy as np
-
     rng = np.random.RandomState(SEED)
     a = rng.randint(1, 1 << 31, size=NUM_PERM, dtype=np.uint64)
     b = rng.randint(0, 1 << 31, size=NUM_PERM, dtype=np.uint64)
     return a, b
 
 
-def signatures(word_sets: Sequence[Sequence[str]]) -> np.ndarray:
-    """MinHash signatures (len × NUM_PERM, uint32) of word sets; an empty set gets all ones."""
-    import numpy as np
-
+def _permuted(word_hashes: list[int]) -> np.ndarray:
+    """The NUM_PERM hash values (uint32) of each word hash: (a·h + b) mod p, low 32 bits."""
     a, b = _permutations()
+    hashed = np.asarray(word_hashes, dtype=np.uint64)[:, None]
+    return np.asarray((((hashed * a + b) % _PRIME) & np.uint64(0xFFFFFFFF)).astype(np.uint32))
+
+
+def signatures(word_sets: Sequence[Iterable[str]]) -> np.ndarray:
+    """MinHash signatures (len × NUM_PERM, uint32) of word sets; an empty set gets all ones.
+
+    Texts share most of their words, so each distinct word is hashed once (a row of a
+    table) and a text's signature is the minimum over its words' rows; words are looked
+    up a batch at a time in C (`map`).
+    """
     out = np.full((len(word_sets), NUM_PERM), 0xFFFFFFFF, dtype=np.uint32)
     vocabulary: dict[str, int] = {}
+    table = np.zeros((0, NUM_PERM), dtype=np.uint32)
     for start in range(0, len(word_sets), _BATCH):
-        batch = word_sets[start:start + _BATCH]
-        ids: list[int] = []
-        lengths: list[int] = []
-        for words in batch:
-            unique = set(words)
-            lengths.append(len(unique))
-            for word in unique:
-                index = vocabulary.get(word)
-                if index is None:
-                    index = vocabulary[word] = zlib.crc32(word.encode("utf-8", "surrogatepass"))
-                ids.append(index)
-        if not ids:
+        unique = [set(words) for words in word_sets[start:start + _BATCH]]
+        words = list(itertools.chain.from_iterable(unique))
+        if not words:
             continue
-        hashed = np.asarray(ids, dtype=np.uint64)[:, None]
-        permuted = (((hashed * a + b) % _PRIME) & np.uint64(0xFFFFFFFF)).astype(np.uint32)
-        sizes = np.asarray(lengths)
+        ids = list(map(vocabulary.get, words))
+        if None in ids:
+            new = [w for w, i in zip(words, ids, strict=True) if i is None]
+            new = list(dict.fromkeys(new))
+            vocabulary.update(zip(new, range(len(vocabulary), len(vocabulary) + len(new)), strict=True))
+            table = np.concatenate((table, _permuted([zlib.crc32(w.encode("utf-8", "surrogatepass")) for w in new])))
+            ids = list(map(vocabulary.__getitem__, words))
+        sizes = np.fromiter(map(len, unique), dtype=np.int64, count=len(unique))
         filled = np.nonzero(sizes)[0]
         starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))[filled]
-        out[start + filled] = np.minimum.reduceat(permuted, starts, axis=0)
+        out[start + filled] = np.minimum.reduceat(table[np.asarray(ids, dtype=np.intp)], starts, axis=0)
     return out
 
 
 def _band_keys(sig: np.ndarray, start: int, stop: int) -> np.ndarray:
     """One uint64 key per row for the signature columns start..stop (a hash; collisions only add candidates)."""
-    import numpy as np
-
     key = np.zeros(len(sig), dtype=np.uint64)
     with np.errstate(over="ignore"):
         for column in range(start, stop):
@@ -128,8 +136,6 @@ def _band_keys(sig: np.ndarray, start: int, stop: int) -> np.ndarray:
 
 def _run_bounds(sorted_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(start, length) of each run of equal values in a sorted array."""
-    import numpy as np
-
     if not len(sorted_keys):
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     change = np.nonzero(sorted_keys[1:] != sorted_keys[:-1])[0] + 1
@@ -141,8 +147,6 @@ def _run_bounds(sorted_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _band_pairs(order: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
                 full_rank: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
     """Pairs from one band's buckets: all pairs in small buckets, neighbours in large ones."""
-    import numpy as np
-
     pairs = []
     for size in np.unique(lengths[(lengths >= 2) & (lengths <= BUCKET_CAP)]):
         first = starts[lengths == size]
@@ -153,8 +157,7 @@ def _band_pairs(order: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
     if hot.any():
         # Members of large buckets, bucket by bucket, each bucket in full-signature order: pair neighbours.
         bucket = np.repeat(np.arange(int(hot.sum())), lengths[hot])
-        spans = zip(starts[hot], lengths[hot], strict=False)
-        members = order[np.concatenate([np.arange(st, st + ln) for st, ln in spans])]
+        members = order[np.repeat(hot, lengths)]  # the buckets are runs of `order`, in order
         members = members[np.lexsort((full_rank[members], bucket))]
         same = bucket[1:] == bucket[:-1]
         pairs.append((members[:-1][same], members[1:][same]))
@@ -166,7 +169,6 @@ def candidate_pairs(sig: np.ndarray, eligible: np.ndarray | None = None) -> tupl
 
     `eligible` (bool per row) leaves out rows with no words.
     """
-    import numpy as np
 
     n = len(sig)
     rows = np.arange(n) if eligible is None else np.nonzero(eligible)[0]
@@ -189,10 +191,11 @@ def candidate_pairs(sig: np.ndarray, eligible: np.ndarray | None = None) -> tupl
     left = rows[np.concatenate([p[0] for p in found])].astype(np.int64)
     right = rows[np.concatenate([p[1] for p in found])].astype(np.int64)
     low, high = np.minimum(left, right), np.maximum(left, right)
-    codes = np.unique(low * n + high)
+    codes = np.sort(low * n + high)  # sorting beats np.unique's hash table here (ten times faster)
+    codes = codes[np.concatenate(([True], codes[1:] != codes[:-1]))]
     low, high = codes // n, codes % n
-    estimate = np.concatenate([(sig[low[i:i + 200_000]] == sig[high[i:i + 200_000]]).mean(axis=1)
-                               for i in range(0, len(low), 200_000)])
+    estimate = np.concatenate([np.count_nonzero(sig[low[i:i + _ESTIMATE_CHUNK]] == sig[high[i:i + _ESTIMATE_CHUNK]],
+                                                axis=1) for i in range(0, len(low), _ESTIMATE_CHUNK)]) / NUM_PERM
     keep = estimate >= EST_FLOOR
     low, high, estimate = low[keep], high[keep], estimate[keep]
     keep = _top_per_row(low, high, estimate, PER_ROW)
@@ -201,7 +204,6 @@ def candidate_pairs(sig: np.ndarray, eligible: np.ndarray | None = None) -> tupl
 
 def _top_per_row(low: np.ndarray, high: np.ndarray, estimate: np.ndarray, limit: int) -> np.ndarray:
     """Mask of pairs that are among the `limit` most similar of either of their rows."""
-    import numpy as np
 
     by_similarity = np.argsort(-estimate, kind="stable")
     keep = np.zeros(len(low), dtype=bool)
@@ -215,103 +217,157 @@ def _top_per_row(low: np.ndarray, high: np.ndarray, estimate: np.ndarray, limit:
     return keep
 
 
-def cache_path() -> Path:
-    return cache_dir() / "dedup_signatures.sqlite"
+
+
+# --- the per-brain scan cache ----------------------------------------------------------
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def cache_path(brain_path: Path | str) -> Path:
+    """The scan cache file of one brain (named by a hash of its absolute path, and the version)."""
+    name = hashlib.sha256(os.path.abspath(str(brain_path)).encode("utf-8", "surrogatepass")).hexdigest()[:20]
+    return cache_dir() / "dedup" / f"{name}-{SIGNATURE_VERSION}.npz"
+
+
+def pair_keys(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """One uint64 per pair of text hashes, in either order (a hit is checked against both hashes)."""
+    low, high = np.minimum(a, b), np.maximum(a, b)
+    with np.errstate(over="ignore"):
+        return np.asarray(low ^ (high * _GOLDEN))
+
+
+def _empty_u64() -> np.ndarray:
+    return np.zeros(0, dtype=np.uint64)
 
 
 @dataclass
-class SignatureCache:
-    """Per text hash: its MinHash signature and its encoded words (`TextKey.encode`), in cleo-tui's
-    cache directory; silently absent when unusable."""
+class ScanCache:
+    """One brain's last scan: per text (hash and length) its MinHash signature, encoded words
+    (`TextKey.encode`) and distinct-word count; per verified pair of texts (by their hashes) its
+    similarity and whether a detail differs. Empty when the file is absent or unreadable."""
 
     path: Path | None = None
-    _conn: sqlite3.Connection | None = None
-    _broken: bool = False
+    hashes: np.ndarray = field(default_factory=_empty_u64)      # sorted, unique
+    lengths: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint32))
+    sig: np.ndarray = field(default_factory=lambda: np.zeros((0, NUM_PERM), dtype=np.uint32))
+    distinct: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
+    words: list[str] = field(default_factory=list)
+    pair_key: np.ndarray = field(default_factory=_empty_u64)    # sorted, unique
+    pair_a: np.ndarray = field(default_factory=_empty_u64)
+    pair_b: np.ndarray = field(default_factory=_empty_u64)
+    pair_score: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
+    pair_differs: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
 
-    def _connect(self) -> sqlite3.Connection | None:
-        if self._conn is None and not self._broken:
-            try:
-                path = self.path or cache_path()
-                path.parent.mkdir(parents=True, exist_ok=True)
-                conn = sqlite3.connect(str(path), timeout=5, isolation_level=None, check_same_thread=False)
-                conn.execute("PRAGMA journal_mode = WAL")
-                conn.execute("CREATE TABLE IF NOT EXISTS texts (version TEXT NOT NULL, text_hash BLOB NOT NULL, "
-                             "signature BLOB NOT NULL, words TEXT NOT NULL, PRIMARY KEY (version, text_hash)) "
-                             "WITHOUT ROWID")
-                self._conn = conn
-            except (OSError, sqlite3.Error):
-                self._broken = True
-        return self._conn
-
-    def lookup(self, keys: Sequence[bytes]) -> dict[bytes, tuple[bytes, str]]:
-        """(signature bytes, encoded words) for the keys the cache has."""
-        conn = self._connect()
-        found: dict[bytes, tuple[bytes, str]] = {}
-        if conn is None:
-            return found
+    @classmethod
+    def load(cls, path: Path | None) -> ScanCache:
+        """The cache in `path` (None: no file, an empty cache that is never saved)."""
+        if path is None:
+            return cls()
         try:
-            for start in range(0, len(keys), _LOOKUP_CHUNK):
-                chunk = keys[start:start + _LOOKUP_CHUNK]
-                for key, signature, words in conn.execute(
-                        f"SELECT text_hash, signature, words FROM texts WHERE version = ? AND text_hash IN "
-                        f"({','.join('?' * len(chunk))})", (SIGNATURE_VERSION, *chunk)):
-                    found[key] = (signature, words)
-        except sqlite3.Error:
-            self._broken = True
-        return found
+            with np.load(path, allow_pickle=False) as data:
+                arrays = {name: data[name] for name in data.files}
+            blob = arrays.pop("words").tobytes().decode("utf-8", "surrogatepass")
+            words = blob.split("\n") if len(arrays["hashes"]) else []
+            cache = cls(path, words=words, **arrays)
+            if not cache._consistent():
+                raise ValueError("damaged")
+            return cache
+        except (OSError, KeyError, TypeError, ValueError, UnicodeDecodeError, EOFError, zipfile.BadZipFile):
+            return cls(path)
 
-    def store(self, items: Sequence[tuple[bytes, bytes, str]]) -> None:
-        """Remember new texts in one transaction; a failure only costs speed next time."""
-        conn = self._connect()
-        if conn is None or not items:
+    def _consistent(self) -> bool:
+        n, pairs = len(self.hashes), len(self.pair_key)
+        return (self.sig.shape == (n, NUM_PERM) and len(self.lengths) == n == len(self.distinct) == len(self.words)
+                and len(self.pair_a) == pairs == len(self.pair_b) == len(self.pair_score) == len(self.pair_differs)
+                and _ascending(self.hashes) and _ascending(self.pair_key))
+
+    def find_texts(self, hashes: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        """Index into the cache of each text (by hash and length), or -1."""
+        return _find(self.hashes, hashes, lambda at: self.lengths[at] == lengths)
+
+    def find_pairs(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Index into the cache's pairs of each pair of text hashes, or -1."""
+        low, high = np.minimum(a, b), np.maximum(a, b)
+        return _find(self.pair_key, pair_keys(a, b), lambda at: (self.pair_a[at] == low) & (self.pair_b[at] == high))
+
+    def save(self, texts: TextTable, pairs: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]) -> None:
+        """Replace the file with this scan's texts and verified pairs (a, b, score, differs);
+        atomically, and a failure only costs time next time."""
+        if self.path is None:
             return
+        hashes, first = np.unique(texts.hashes, return_index=True)
+        a, b, score, differs = pairs
+        low, high = np.minimum(a, b), np.maximum(a, b)
+        keys, chosen = np.unique(pair_keys(low, high), return_index=True)
+        blob = "\n".join(texts.encoded[i] for i in first.tolist()).encode("utf-8", "surrogatepass")
+        tmp = self.path.with_name(f"{self.path.stem}.{os.getpid()}.tmp.npz")
         try:
-            conn.execute("BEGIN IMMEDIATE")
-            conn.executemany("INSERT OR IGNORE INTO texts (version, text_hash, signature, words) VALUES (?, ?, ?, ?)",
-                             [(SIGNATURE_VERSION, *item) for item in items])
-            conn.execute("COMMIT")
-        except sqlite3.Error:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            self._broken = True
-
-    def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            np.savez(tmp, hashes=hashes, lengths=texts.lengths[first], sig=texts.sig[first],
+                     distinct=texts.distinct[first], words=np.frombuffer(blob, dtype=np.uint8),
+                     pair_key=keys, pair_a=low[chosen], pair_b=high[chosen], pair_score=score[chosen],
+                     pair_differs=differs[chosen])
+            os.replace(tmp, self.path)
+        except OSError:
+            tmp.unlink(missing_ok=True)
 
 
-def cached_signatures(text_hashes: Sequence[bytes], encode: Callable[[int], str],
-                      cache: SignatureCache | None = None) -> tuple[np.ndarray, list[str], int]:
-    """Signatures and encoded words of every text, from the cache where it has them.
+def _ascending(values: np.ndarray) -> bool:
+    return bool(np.all(values[1:] > values[:-1]))
 
-    `encode(index)` gives the encoded words of a text the cache lacks. Returns
-    (signatures, encoded words, how many were computed).
-    """
-    import numpy as np
 
-    own = cache is None
-    cache = cache or SignatureCache()
-    try:
-        known = cache.lookup(list(dict.fromkeys(text_hashes)))
-        sig = np.empty((len(text_hashes), NUM_PERM), dtype=np.uint32)
-        encoded: list[str] = [""] * len(text_hashes)
-        missing = []
-        for index, key in enumerate(text_hashes):
-            hit = known.get(key)
-            if hit is not None and len(hit[0]) == 4 * NUM_PERM:
-                sig[index] = np.frombuffer(hit[0], dtype=np.uint32)
-                encoded[index] = hit[1]
-            else:
-                missing.append(index)
-        if missing:
-            for index in missing:
-                encoded[index] = encode(index)
-            computed = signatures([TextKey.decode(encoded[i]).words for i in missing])
-            sig[missing] = computed
-            fresh = {text_hashes[i]: (computed[k].tobytes(), encoded[i]) for k, i in enumerate(missing)}
-            cache.store([(key, signature, words) for key, (signature, words) in fresh.items()])
-        return sig, encoded, len(missing)
-    finally:
-        if own:
-            cache.close()
+def _find(stored: np.ndarray, wanted: np.ndarray, check: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """Index of each wanted key in the sorted `stored` keys where `check(index)` also holds, else -1."""
+    found = np.full(len(wanted), -1, dtype=np.int64)
+    if not len(stored) or not len(wanted):
+        return found
+    at = np.searchsorted(stored, wanted).clip(0, len(stored) - 1)
+    hit = (stored[at] == wanted) & check(at)
+    found[hit] = at[hit]
+    return found
+
+
+@dataclass
+class TextTable:
+    """Every scanned text's hash, length, signature, encoded words and distinct-word count."""
+
+    hashes: np.ndarray
+    lengths: np.ndarray
+    sig: np.ndarray
+    encoded: list[str]
+    distinct: np.ndarray
+    computed: int           # how many were not in the cache
+
+    @property
+    def has_words(self) -> np.ndarray:
+        """bool per text: it has a word (texts without words are never candidates)."""
+        return np.asarray(self.distinct > 0)
+
+
+def text_table(texts: Sequence[str], cache: ScanCache) -> TextTable:
+    """Signatures and words of every text, from the cache where it has them."""
+    from cleo_tui.memory.dedup_text import text_words
+
+    n = len(texts)
+    hashes = text_hashes(texts)
+    lengths = np.fromiter(map(len, texts), dtype=np.uint32, count=n)
+    found = cache.find_texts(hashes, lengths)
+    hit = np.flatnonzero(found >= 0)
+    sig = np.empty((n, NUM_PERM), dtype=np.uint32)
+    distinct = np.zeros(n, dtype=np.int32)
+    sig[hit] = cache.sig[found[hit]]
+    distinct[hit] = cache.distinct[found[hit]]
+    encoded = [""] * n
+    words = cache.words
+    for i, at in zip(hit.tolist(), found[hit].tolist(), strict=True):
+        encoded[i] = words[at]
+    missing = np.flatnonzero(found < 0).tolist()
+    if missing:
+        computed = [text_words(texts[i]) for i in missing]
+        unique = [set(words) for words, _ in computed]
+        for i, (words, details) in zip(missing, computed, strict=True):
+            encoded[i] = " ".join(words) + "\x00" + " ".join(sorted(details))
+        distinct[missing] = np.fromiter(map(len, unique), dtype=np.int32, count=len(unique))
+        sig[missing] = signatures(unique)
+    return TextTable(hashes, lengths, sig, encoded, distinct, len(missing))

@@ -22,6 +22,10 @@ import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
 
 LENGTH_GUARD = 0.67
 ALIGNED_SHARE = 0.6       # words in the same order on both sides, for a swap to count as a substitution
@@ -110,16 +114,21 @@ def _normal_detail(word: str) -> str:
 
 _word_memo: dict[str, tuple[tuple[str, ...], bool]] = {}
 _MEMO_LIMIT = 200_000
+_NOTHING: tuple[tuple[str, ...], bool] = ((), False)
 
 
-def _normal_words(raw: str) -> tuple[tuple[str, ...], bool]:
-    """(words, are they details) for one raw token; memoised, texts repeat their vocabulary."""
-    found = _word_memo.get(raw)
+def _normal_words(token: str) -> tuple[tuple[str, ...], bool]:
+    """(words, are they details) for one token as `_WORD` matched it; memoised, texts repeat their
+    vocabulary (so the memo is keyed by the token before its edge punctuation is stripped)."""
+    found = _word_memo.get(token)
     if found is not None:
         return found
+    raw = token.strip(".:-/\\")
     lowered = raw.lower()
     number_unit = _NUMBER_UNIT.match(lowered)
-    if number_unit and (number_unit.group(2) in _UNITS or len(number_unit.group(2)) <= 3):
+    if not raw:
+        found = _NOTHING
+    elif number_unit and (number_unit.group(2) in _UNITS or len(number_unit.group(2)) <= 3):
         number, unit = number_unit.groups()
         found = ((number, _UNITS.get(unit, unit)), True)  # the unit is a word, the number a detail
     elif lowered in _POLARITY:
@@ -127,26 +136,55 @@ def _normal_words(raw: str) -> tuple[tuple[str, ...], bool]:
     elif is_detail(raw):
         found = ((_normal_detail(lowered),), True)
     elif lowered in _STOP:
-        found = ((), False)
+        found = _NOTHING
     else:
         found = ((_UNITS.get(lowered) or _stem(lowered),), False)
     if len(_word_memo) < _MEMO_LIMIT:
-        _word_memo[raw] = found
+        _word_memo[token] = found
     return found
+
+
+_chunk_memo: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+
+
+def _chunk_words(chunk: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(words, detail words) of one whitespace-free stretch of text; memoised like `_normal_words`."""
+    found = _chunk_memo.get(chunk)
+    if found is None:
+        words: list[str] = []
+        details: list[str] = []
+        for token in _WORD.findall(chunk):
+            normal, detail = _normal_words(token)
+            words += normal
+            if detail:
+                details.append(normal[0])
+        found = (tuple(words), tuple(details))
+        if len(_chunk_memo) < _MEMO_LIMIT:
+            _chunk_memo[chunk] = found
+    return found
+
+
+def text_words(text: str) -> tuple[list[str], set[str]]:
+    """(words in text order, detail words) of one text: what `text_key` keeps (see the module docstring).
+
+    No word spans whitespace, so the text is split on it first (in C) and each stretch is looked up
+    in a memo: most stretches are words seen before, and the regex runs only on new ones."""
+    if "'" in text:
+        text = _NOT.sub(" not", text)
+    words: list[str] = []
+    details: set[str] = set()
+    memo = _chunk_memo
+    for chunk in text.split():
+        found = memo.get(chunk) or _chunk_words(chunk)
+        words += found[0]
+        if found[1]:
+            details.update(found[1])
+    return words, details
 
 
 def text_key(text: str) -> TextKey:
     """The words and details of one text (see the module docstring)."""
-    words: list[str] = []
-    details: set[str] = set()
-    for match in _WORD.finditer(_NOT.sub(" not", text)):
-        raw = match.group(0).strip(".:-/\\")
-        if not raw:
-            continue
-        normal, detail = _normal_words(raw)
-        words += normal
-        if detail:
-            details.add(normal[0])
+    words, details = text_words(text)
     return TextKey(tuple(words), frozenset(details), " ".join(words), len(set(words)))
 
 
@@ -201,8 +239,13 @@ def _substitutions(a: Sequence[str], b: Sequence[str]) -> tuple[set[str], set[st
 
 def comparable(a: TextKey, b: TextKey) -> bool:
     """The length guard: the shorter text has at least LENGTH_GUARD of the longer one's words."""
-    large = max(a.distinct, b.distinct)
-    return large == 0 or min(a.distinct, b.distinct) / large >= LENGTH_GUARD
+    return comparable_counts(a.distinct, b.distinct)
+
+
+def comparable_counts(distinct_a: int, distinct_b: int) -> bool:
+    """The length guard on two texts' numbers of distinct words."""
+    large = max(distinct_a, distinct_b)
+    return large == 0 or min(distinct_a, distinct_b) / large >= LENGTH_GUARD
 
 
 def verdict(a: TextKey, b: TextKey, similarity: float) -> PairVerdict:
@@ -214,16 +257,28 @@ def verdict(a: TextKey, b: TextKey, similarity: float) -> PairVerdict:
     return PairVerdict(round(similarity, 4), guard, tuple(sorted(only_a)), tuple(sorted(only_b)))
 
 
-def similarities(left: Sequence[str], right: Sequence[str]) -> list[float]:
-    """Similarity 0..1 of each pair of joined word strings: the mean of rapidfuzz's token-set and
-    token-sort ratios (the sort ratio keeps one shared word from making unlike texts alike)."""
+def similarities(left: Sequence[str], right: Sequence[str], presorted: bool = False) -> list[float]:
+    """Similarity 0..1 of each pair of joined word strings (see `similarity_array`)."""
+    return [float(x) for x in similarity_array(left, right, presorted).tolist()]
+
+
+def similarity_array(left: Sequence[str], right: Sequence[str], presorted: bool = False) -> np.ndarray:
+    """Similarity 0..1 (float64) of each pair of joined word strings: the mean of rapidfuzz's
+    token-set and token-sort ratios (the sort ratio keeps one shared word from making unlike
+    texts alike).
+
+    With `presorted`, every string's words are already in sorted order: the sort ratio is then
+    rapidfuzz's plain ratio (the same number, without sorting again per pair)."""
+    import numpy as np
     from rapidfuzz import fuzz, process
 
     if not left:
-        return []
-    set_ratio = process.cpdist(left, right, scorer=fuzz.token_set_ratio, workers=1)
-    sort_ratio = process.cpdist(left, right, scorer=fuzz.token_sort_ratio, workers=1)
-    return [float(x) for x in ((set_ratio + sort_ratio) / 200.0).tolist()]
+        return np.zeros(0, dtype=np.float64)
+    # float64, as `compare` computes one pair: cpdist's default float32 would round differently.
+    set_ratio = process.cpdist(left, right, scorer=fuzz.token_set_ratio, workers=1, dtype=np.float64)
+    sort_ratio = process.cpdist(left, right, scorer=fuzz.ratio if presorted else fuzz.token_sort_ratio, workers=1,
+                                dtype=np.float64)
+    return np.asarray((set_ratio + sort_ratio) / 200.0)
 
 
 def compare(a: TextKey, b: TextKey) -> PairVerdict:

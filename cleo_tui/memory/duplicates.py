@@ -3,7 +3,9 @@
 `scan_duplicates(brain)` reads the live pool once, finds candidate pairs by
 MinHash LSH (`dedup_lsh`), and verifies each with rapidfuzz (`dedup_text`);
 the verified pairs do not depend on the threshold, so `scan.clusters(t)`
-answers any threshold at once (a pane's slider). A cluster is a connected group
+answers any threshold at once (a pane's slider). Signatures, words and pair
+verdicts come from the brain's scan cache (`dedup_lsh.ScanCache`) where it has
+them, so a rescan works only on new texts and new pairs. A cluster is a connected group
 of *silent duplicates* (union-find); pairs that differ in a detail (a number,
 an identifier, a path, a version, a negation) are updates, shown with the
 cluster they touch (or in `scan.updates`) and never merged by default.
@@ -21,11 +23,14 @@ and stops the scan with `ScanCancelled`.
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.errors import BrainError
@@ -33,10 +38,11 @@ from cleo_tui.brain.store import Brain
 from cleo_tui.memory import dedup_lsh, mapping, tags
 from cleo_tui.memory.dedup_text import (
     LENGTH_GUARD,
+    PairVerdict,
     TextKey,
+    comparable_counts,
     compare,
-    similarities,
-    text_key,
+    similarity_array,
     verdict,
 )
 from cleo_tui.memory.seed_types import render_line
@@ -44,6 +50,7 @@ from cleo_tui.memory.tokenizers import Tokenizer, get_tokenizer
 
 if TYPE_CHECKING:
     from cleo_tui.memory.dedup_merge import MergeRequest
+    from cleo_tui.memory.pool_scan import BrainScan
 
 DEFAULT_THRESHOLD = 0.85
 MIN_THRESHOLD = 0.7      # verified pairs below this are not kept (no slider goes lower)
@@ -181,10 +188,11 @@ class ScanStats:
     signatures_computed: int = 0
     candidates: int = 0
     verified: int = 0
+    pairs_computed: int = 0     # candidate pairs judged afresh (not in the scan cache)
     seconds: dict[str, float] = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Row:
     id: str
     title: str
@@ -207,14 +215,18 @@ class DuplicateScan:
     left: Any                          # numpy int64 arrays of row indexes, left < right
     right: Any
     score: Any                         # numpy float64 similarity 0..1 (rounded as PairVerdict rounds)
+    raw: Any                           # the same unrounded (a pair's verdict rounds it itself)
     differs: Any                       # numpy bool: a detail differs
+    distinct: Any                      # numpy int32 per row: its number of distinct words
     tokenizer: Tokenizer
     stats: ScanStats
-    protection: dict[str, tuple[str, ...]]
-    citing: dict[str, list[str]]
-    relevance: dict[str, str]
+    tags: _Tags = field(repr=False)
     _keys: dict[int, TextKey] = field(default_factory=dict, repr=False)
     _memo: dict[float, tuple[list[list[int]], Any]] = field(default_factory=dict, repr=False)
+    _units: dict[int, int] = field(default_factory=dict, repr=False)
+    _detail_sets: dict[int, frozenset[str]] = field(default_factory=dict, repr=False)
+    _codes: Any = field(default=None, repr=False)   # sorted left * rows + right, to find a verified pair
+    _order: Any = field(default=None, repr=False)   # the pair at each code
 
     def _key(self, index: int) -> TextKey:
         key = self._keys.get(index)
@@ -222,18 +234,47 @@ class DuplicateScan:
             key = self._keys[index] = TextKey.decode(self.encoded[index])
         return key
 
+    def _details(self, index: int) -> frozenset[str]:
+        found = self._detail_sets.get(index)
+        if found is None:
+            details = self.encoded[index].partition("\x00")[2]
+            found = self._detail_sets[index] = frozenset(details.split(" ")) if details else frozenset()
+        return found
+
     def _member(self, index: int) -> Member:
         row = self.rows[index]
-        relevance = self.relevance.get(row.id, "medium")
-        line = render_line(row.id, mapping.minute_timestamp(row.created_at), relevance, row.content)
-        citing = self.citing.get(row.id, [])
-        units = self.tokenizer.line_units(line)
+        protection, citing, relevance = self.tags.of(row.id)
+        units = self._units.get(index)
+        if units is None:  # a row beside many clusters is measured once
+            line = render_line(row.id, mapping.minute_timestamp(row.created_at), relevance, row.content)
+            units = self._units[index] = self.tokenizer.line_units(line)
         return Member(row.id, row.title, row.content, row.created_at, row.quality, len(citing), citing, relevance,
-                      self.tokenizer.finish(units), self.protection.get(row.id, ()), units + 1)
+                      self.tokenizer.finish(units), protection, units + 1)
+
+    def _verified(self, index_pairs: Sequence[tuple[int, int]]) -> list[int]:
+        """The index of each pair of rows among the verified pairs, or -1."""
+        if self._codes is None:
+            codes = self.left * len(self.rows) + self.right
+            self._order = np.argsort(codes, kind="stable")
+            self._codes = codes[self._order]
+        if not index_pairs or not len(self._codes):
+            return [-1] * len(index_pairs)
+        ends = np.asarray(index_pairs, dtype=np.int64)
+        wanted = ends.min(axis=1) * len(self.rows) + ends.max(axis=1)
+        at = np.searchsorted(self._codes, wanted).clip(0, len(self._codes) - 1)
+        return np.where(self._codes[at] == wanted, self._order[at], -1).tolist()  # type: ignore[no-any-return]
+
+    def _pairs(self, index_pairs: Sequence[tuple[int, int]], threshold: float,
+               known: dict[tuple[int, int], int]) -> list[Pair]:
+        """Pairs of rows compared; `known` has the verified pair of some (keyed low, high)."""
+        ordered = [(min(i, j), max(i, j)) for i, j in index_pairs]
+        missing = [p for p in ordered if p not in known]
+        if missing:
+            known = {**known, **dict(zip(missing, self._verified(missing), strict=True))}
+        return [self._pair(i, j, known[key], threshold) for (i, j), key in zip(index_pairs, ordered, strict=True)]
 
     def _groups(self, threshold: float) -> tuple[list[list[int]], Any]:
         """(duplicate groups, cluster number of each row or -1) at `threshold`, memoised."""
-        import numpy as np
 
         if threshold not in self._memo:
             silent = (self.score >= threshold) & ~self.differs
@@ -246,41 +287,59 @@ class DuplicateScan:
 
     def clusters(self, threshold: float = DEFAULT_THRESHOLD) -> list[Cluster]:
         """Clusters at `threshold`, most tokens saved first."""
-        import numpy as np
 
         groups, group_of = self._groups(threshold)
         updates = np.nonzero((self.score >= threshold) & self.differs)[0]
-        touching: dict[int, list[tuple[int, int]]] = {}
+        touching: dict[int, list[tuple[int, int, int]]] = {}
         near = updates[(group_of[self.left[updates]] >= 0) | (group_of[self.right[updates]] >= 0)]
         for pair in near[np.argsort(-self.score[near], kind="stable")].tolist():
             i, j = int(self.left[pair]), int(self.right[pair])
             shown = touching.setdefault(int(group_of[i] if group_of[i] >= 0 else group_of[j]), [])
             if len(shown) < DETAILS_PER_CLUSTER:
-                shown.append((i, j))
-        built = [self._cluster(group, touching.get(g, []), threshold) for g, group in enumerate(groups)]
+                shown.append((i, j, pair))
+        # Every pair inside the small groups looked up at once (one numpy call, not one per cluster).
+        inside = [(a, b) for group in groups if len(group) <= FULL_MATRIX_LIMIT
+                  for n, a in enumerate(group) for b in group[n + 1:]]
+        known = dict(zip(inside, self._verified(inside), strict=True))
+        built = [self._cluster(group, touching.get(g, []), threshold, known) for g, group in enumerate(groups)]
         return sorted(built, key=lambda c: (-c.tokens_saved, -len(c.members), c.keep))
 
     def updates(self, threshold: float = DEFAULT_THRESHOLD, limit: int | None = None) -> list[Pair]:
         """Pairs that differ in a detail and touch no cluster ("capped at 30 s" / "at 60 s"), most similar first."""
-        import numpy as np
 
         _, group_of = self._groups(threshold)
         chosen = np.nonzero((self.score >= threshold) & self.differs & (group_of[self.left] < 0)
                             & (group_of[self.right] < 0))[0]
         chosen = chosen[np.argsort(-self.score[chosen], kind="stable")][:limit]
-        return [self._pair(int(self.left[k]), int(self.right[k]), threshold) for k in chosen.tolist()]
+        return [self._pair(int(self.left[k]), int(self.right[k]), k, threshold) for k in chosen.tolist()]
 
     def update_count(self, threshold: float = DEFAULT_THRESHOLD) -> int:
         _, group_of = self._groups(threshold)
         return int(((self.score >= threshold) & self.differs & (group_of[self.left] < 0)
                     & (group_of[self.right] < 0)).sum())
 
-    def _pair(self, i: int, j: int, threshold: float) -> Pair:
-        verdict = compare(self._key(i), self._key(j))
-        kind = "duplicate" if verdict.is_duplicate(threshold) else "detail" if verdict.is_update(threshold) else "apart"
-        return Pair(self.rows[i].id, self.rows[j].id, verdict.similarity, kind, verdict.only_a, verdict.only_b)
+    def _pair(self, i: int, j: int, known: int, threshold: float) -> Pair:
+        """Rows i and j compared: from verified pair `known` when it is one (>= 0), else afresh.
 
-    def _cluster(self, group: list[int], detail_pairs: list[tuple[int, int]], threshold: float) -> Cluster:
+        A verified pair that differs in no detail has no differing words to work out."""
+        if known < 0:
+            found = compare(self._key(i), self._key(j))
+        else:
+            raw = float(self.raw[known])
+            guard = comparable_counts(int(self.distinct[i]), int(self.distinct[j]))
+            details_i, details_j = self._details(i), self._details(j)
+            if not self.differs[known]:
+                found = PairVerdict(round(raw, 4), guard, (), ())
+            elif details_i != details_j:  # `verdict` without the words: no swapped words to look for
+                found = PairVerdict(round(raw, 4), guard, tuple(sorted(details_i - details_j)),
+                                    tuple(sorted(details_j - details_i)))
+            else:
+                found = verdict(self._key(i), self._key(j), raw)
+        kind = "duplicate" if found.is_duplicate(threshold) else "detail" if found.is_update(threshold) else "apart"
+        return Pair(self.rows[i].id, self.rows[j].id, found.similarity, kind, found.only_a, found.only_b)
+
+    def _cluster(self, group: list[int], detail_pairs: list[tuple[int, int, int]], threshold: float,
+                 known: dict[tuple[int, int], int]) -> Cluster:
         members = {i: self._member(i) for i in group}
         keeper, reason = suggest_keeper(list(members.values()))
         keep_index = next(i for i, m in members.items() if m.id == keeper.id)
@@ -289,12 +348,12 @@ class DuplicateScan:
             index_pairs = [(a, b) for n, a in enumerate(ordered) for b in ordered[n + 1:]]
         else:
             index_pairs = [(keep_index, b) for b in ordered[1:]]
-        pairs = [self._pair(a, b, threshold) for a, b in index_pairs]
+        pairs = self._pairs(index_pairs, threshold, known)
         with_keeper = {p.b: p for p in pairs if p.a == keeper.id}
         merge = [self.rows[b].id for b in ordered[1:]
                  if with_keeper[self.rows[b].id].kind == "duplicate" and not members[b].protected]
-        outside = sorted({end for pair in detail_pairs for end in pair if end not in members})
-        details = [self._pair(i, j, threshold) for i, j in sorted(detail_pairs)]
+        outside = sorted({end for i, j, _ in detail_pairs for end in (i, j) if end not in members})
+        details = [self._pair(i, j, k, threshold) for i, j, k in sorted(detail_pairs)]
         cluster = Cluster([members[i] for i in ordered], keeper.id, reason, pairs, details,
                           [self._member(i) for i in outside], merge, 0, self.tokenizer)
         cluster.tokens_saved = cluster.tokens_saved_for(merge)
@@ -355,32 +414,54 @@ def _checker(cancel: Cancel | None) -> Callable[[], None]:
     return check
 
 
+def _decoded(value: bytes | None) -> str:
+    return "" if value is None else value.decode("utf-8", "replace")
+
+
 def _read_live(brain: Brain, check: Callable[[], None]) -> list[_Row]:
-    """Live observations, oldest first, with the columns the scan needs (absent ones as NULL)."""
+    """Live observations, oldest first (ties by rowid), with the columns the scan needs (absent
+    ones as NULL, read as empty).
+
+    Text columns are read as bytes and decoded leniently here (one C call each, cheaper than
+    the connection's Python text factory); rows come in rowid order, which is usually date
+    order already, and are sorted only when they are not (cheaper than SQLite's sort).
+    """
     have = brain.features.columns(cs.OBSERVATIONS)
-    wanted = ("id", "title", "narrative", "created_at", "quality_score")
-    select = ", ".join(f'"{c}"' if c in have else f'NULL AS "{c}"' for c in wanted)
+    text = lambda c: f'CAST("{c}" AS BLOB)' if c in have else "NULL"  # noqa: E731
+    quality = '"quality_score"' if "quality_score" in have else "NULL"
     where = " WHERE invalid_at IS NULL" if "invalid_at" in have else ""
-    order = "created_at, rowid" if "created_at" in have else "rowid"
+    sql = (f"SELECT {text('id')}, {text('title')}, {text('narrative')}, {text('created_at')}, {quality} "
+           f"FROM {cs.OBSERVATIONS}{where} ORDER BY rowid")
     rows: list[_Row] = []
     with brain.lock:
-        cursor = brain.conn.execute(f"SELECT {select} FROM {cs.OBSERVATIONS}{where} ORDER BY {order}")
+        cursor = brain.conn.cursor()
+        cursor.row_factory = None  # plain tuples
         try:
+            cursor.execute(sql)
             while chunk := cursor.fetchmany(_READ_CHUNK):
                 check()
-                for obs_id, title, narrative, created_at, quality in chunk:
-                    content = mapping.content_of({"narrative": narrative, "title": title})
-                    rows.append(_Row(mapping.as_text(obs_id), mapping.as_text(title), content,
-                                     mapping.as_text(created_at),
-                                     float(quality) if isinstance(quality, (int, float)) else None))
+                for obs_id, title, narrative, created_at, value in chunk:
+                    title_text, narrative_text = _decoded(title), _decoded(narrative)
+                    rows.append(_Row(_decoded(obs_id), title_text,
+                                     narrative_text if narrative_text.strip() else title_text, _decoded(created_at),
+                                     float(value) if isinstance(value, (int, float)) else None))
         finally:
             cursor.close()
+    if "created_at" in have and any(a.created_at > b.created_at for a, b in itertools.pairwise(rows)):
+        rows.sort(key=_created)  # stable: ties stay in rowid order
     return rows
 
 
+def _created(row: _Row) -> str:
+    return row.created_at
+
+
 def scan_duplicates(brain: Brain, tokenizer: str | Tokenizer = "chars4", progress: ScanProgress | None = None,
-                    cancel: Cancel | None = None, cache: dedup_lsh.SignatureCache | None = None) -> DuplicateScan:
-    """Find similar pairs among the live observations (safe in a worker thread on a reader brain)."""
+                    cancel: Cancel | None = None, cache: dedup_lsh.ScanCache | None = None) -> DuplicateScan:
+    """Find similar pairs among the live observations (safe in a worker thread on a reader brain).
+
+    `cache` is the brain's scan cache by default (`dedup_lsh.cache_path`); pass
+    `dedup_lsh.ScanCache()` to compute everything and save nothing."""
     tokenizer = get_tokenizer(tokenizer) if isinstance(tokenizer, str) else tokenizer
     check = _checker(cancel)
     report = progress or (lambda done, total, stage: None)
@@ -390,88 +471,130 @@ def scan_duplicates(brain: Brain, tokenizer: str | Tokenizer = "chars4", progres
         stats.rows = len(rows)
         report(0, len(rows), "reading")
         stats.seconds["read"] = time.perf_counter() - clock
-        hashes = [dedup_lsh.text_hash(r.content) for r in rows]
         check()
-        sig, encoded, stats.signatures_computed = dedup_lsh.cached_signatures(
-            hashes, lambda index: text_key(rows[index].content).encode(), cache)
+        cache = cache if cache is not None else dedup_lsh.ScanCache.load(dedup_lsh.cache_path(brain.path))
+        texts = dedup_lsh.text_table([r.content for r in rows], cache)
+        stats.signatures_computed = texts.computed
         stats.seconds["signatures"] = time.perf_counter() - clock
         check()
         report(0, len(rows), "candidates")
-        left, right, _ = dedup_lsh.candidate_pairs(sig, (sig != 0xFFFFFFFF).any(axis=1))
+        left, right, _ = dedup_lsh.candidate_pairs(texts.sig, texts.has_words)
         stats.candidates = len(left)
         stats.seconds["candidates"] = time.perf_counter() - clock
         keys: dict[int, TextKey] = {}
-        left, right, score, differs = _verify(encoded, left, right, keys, check, report)
-        stats.verified = len(left)
+        verified = _verify(texts, left, right, cache, keys, check, report)
+        if texts.computed or verified.computed:
+            cache.save(texts, verified.judged)
+        left, right, raw, differs = verified.kept
+        stats.verified, stats.pairs_computed = len(left), verified.computed
         stats.seconds["verify"] = time.perf_counter() - clock
-        paired = set(left.tolist()) | set(right.tolist())
-        protection, citing, relevance = _tags_of(brain, paired, rows)
+        pool = _Tags.of_brain(brain) if len(left) else _Tags(None)
         stats.seconds["tags"] = time.perf_counter() - clock
     report(len(rows), len(rows), "done")
-    return DuplicateScan(rows, encoded, left, right, score, differs, tokenizer, stats, protection, citing,
-                         relevance, keys)
+    return DuplicateScan(rows, texts.encoded, left, right, np.round(raw, 4), raw, differs, texts.distinct, tokenizer,
+                         stats, pool, keys)
 
 
-def _verify(encoded: list[str], left: Any, right: Any, keys: dict[int, TextKey], check: Callable[[], None],
-            report: ScanProgress) -> tuple[Any, Any, Any, Any]:
-    """Verify candidate pairs with rapidfuzz; keep those comparable and at or above MIN_THRESHOLD.
+@dataclass
+class _Verified:
+    kept: tuple[Any, Any, Any, Any]    # (left, right, similarity, differs) at or above MIN_THRESHOLD
+    judged: tuple[Any, Any, Any, Any]  # (text hash a, text hash b, similarity, differs) of every pair judged
+    computed: int                      # pairs the cache did not have
 
-    Returns (left, right, similarity, differs in a detail) as numpy arrays.
+
+def _verify(texts: dedup_lsh.TextTable, left: Any, right: Any, cache: dedup_lsh.ScanCache, keys: dict[int, TextKey],
+            check: Callable[[], None], report: ScanProgress) -> _Verified:
+    """Verify candidate pairs: the length guard at once, then the cache's verdict or rapidfuzz's.
+
+    Only pairs at or above MIN_THRESHOLD are kept; every pair judged goes back to the cache.
     """
-    import numpy as np
-
-    def key(index: int) -> TextKey:
-        found = keys.get(index)
-        if found is None:
-            found = keys[index] = TextKey.decode(encoded[index])
-        return found
-
-    kept_left: list[int] = []
-    kept_right: list[int] = []
-    scores: list[float] = []
-    differs: list[bool] = []
-    distinct = np.zeros(len(encoded), dtype=np.int64)
-    for index in np.unique(np.concatenate((left, right))).tolist():
-        distinct[index] = key(index).distinct
+    distinct = texts.distinct
     small, large = np.minimum(distinct[left], distinct[right]), np.maximum(distinct[left], distinct[right])
     guard = (large == 0) | (small >= LENGTH_GUARD * large)   # the length guard of `comparable`, at once
-    left, right = left[guard].tolist(), right[guard].tolist()
-    total = len(left)
-    for start in range(0, total, _VERIFY_BATCH):
+    left, right = left[guard], right[guard]
+    hash_a, hash_b = texts.hashes[left], texts.hashes[right]
+    found = cache.find_pairs(hash_a, hash_b)
+    hit = found >= 0
+    score = np.zeros(len(left), dtype=np.float64)
+    differs = np.zeros(len(left), dtype=bool)
+    score[hit] = cache.pair_score[found[hit]]
+    differs[hit] = cache.pair_differs[found[hit]]
+    todo = np.flatnonzero(~hit)
+    judge = _Judge(texts.encoded, np.unique(np.concatenate((left[todo], right[todo]))).tolist(), keys)
+    report(0, len(todo), "verifying")
+    for start in range(0, len(todo), _VERIFY_BATCH):
         check()
-        report(start, total, "verifying")
-        batch_left, batch_right = left[start:start + _VERIFY_BATCH], right[start:start + _VERIFY_BATCH]
-        scored = similarities([keys[i].joined for i in batch_left], [keys[j].joined for j in batch_right])
-        for i, j, score in zip(batch_left, batch_right, scored, strict=False):
-            if score >= MIN_THRESHOLD:
-                key_i, key_j = keys[i], keys[j]
-                kept_left.append(i)
-                kept_right.append(j)
-                scores.append(score)
-                differs.append(key_i.details != key_j.details or verdict(key_i, key_j, score).differs_in_detail)
-    return (np.asarray(kept_left, dtype=np.int64), np.asarray(kept_right, dtype=np.int64),
-            np.round(np.asarray(scores, dtype=np.float64), 4), np.asarray(differs, dtype=bool))
+        report(start, len(todo), "verifying")
+        batch = todo[start:start + _VERIFY_BATCH]
+        score[batch], differs[batch] = judge(left[batch], right[batch])
+    keep = score >= MIN_THRESHOLD
+    return _Verified((left[keep], right[keep], score[keep], differs[keep]),
+                     (hash_a, hash_b, score, differs), len(todo))
 
 
-def _tags_of(brain: Brain, indexes: set[int], rows: list[_Row]
-             ) -> tuple[dict[str, tuple[str, ...]], dict[str, list[str]], dict[str, str]]:
-    """Protection reasons, citing reflections and relevance of the rows in verified pairs.
+class _Judge:
+    """Similarity and "differs in a detail" of pairs of rows, from their encoded words.
 
-    Protection needs the whole live pool (an identifier is unique against all of
-    it), so the pool is scanned with the tagger only when some pair was found.
+    rapidfuzz's token-sort ratio is its plain ratio of the words sorted, so each row's
+    words are sorted once here rather than once per pair inside rapidfuzz (the set ratio
+    of sorted words is the same number too, and quicker). Each row's detail set gets a
+    number, so pairs whose details differ are found at once; only pairs with the same
+    details are looked at word by word (for swapped words).
     """
-    if not indexes:
-        return {}, {}, {}
-    wanted = {rows[i].id for i in indexes}
-    scan = tags.scan_brain(brain, live_only=True)
-    protection, citing, relevance = {}, {}, {}
-    for obs_id in wanted:
-        i = scan.index.get(obs_id)
-        if i is None:
-            continue
-        reasons = scan.reasons_of(i)
-        if reasons:
-            protection[obs_id] = tuple(reasons)
-        citing[obs_id] = sorted(scan.citations.get(obs_id) or ())
-        relevance[obs_id] = scan.relevance_of(i)
-    return protection, citing, relevance
+
+    def __init__(self, encoded: list[str], needed: Iterable[int], keys: dict[int, TextKey]) -> None:
+        self.encoded = encoded
+        self.keys = keys
+        self.sorted_words = [""] * len(encoded)
+        self.detail_id = np.full(len(encoded), -1, dtype=np.int64)
+        numbers: dict[str, int] = {}
+        for index in needed:
+            joined, _, details = encoded[index].partition("\x00")
+            self.sorted_words[index] = " ".join(sorted(joined.split(" ")))
+            self.detail_id[index] = numbers.setdefault(details, len(numbers))
+
+    def _key(self, index: int) -> TextKey:
+        found = self.keys.get(index)
+        if found is None:
+            found = self.keys[index] = TextKey.decode(self.encoded[index])
+        return found
+
+    def __call__(self, left: Any, right: Any) -> tuple[Any, Any]:
+        words = self.sorted_words
+        scored = similarity_array([words[i] for i in left.tolist()], [words[j] for j in right.tolist()],
+                                  presorted=True)
+        differs = self.detail_id[left] != self.detail_id[right]
+        # Below MIN_THRESHOLD a pair is dropped, detail or not: only the others are looked at.
+        for n in np.flatnonzero(~differs & (scored >= MIN_THRESHOLD)).tolist():
+            i, j = int(left[n]), int(right[n])
+            differs[n] = verdict(self._key(i), self._key(j), float(scored[n])).differs_in_detail
+        return scored, differs
+
+
+@dataclass
+class _Tags:
+    """Protection, citing reflections and relevance of observations, worked out when a member
+    is shown (the whole pool's scan is needed: an identifier is unique against all of it)."""
+
+    scan: BrainScan | None = field(repr=False)
+    _memo: dict[str, tuple[tuple[str, ...], list[str], str]] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def of_brain(cls, brain: Brain) -> _Tags:
+        """The live pool scanned with the tagger, and the indexes reasons need built now (in the scan's thread)."""
+        scan = tags.scan_brain(brain, live_only=True)
+        _ = scan.index, scan.counts
+        return cls(scan)
+
+    def of(self, obs_id: str) -> tuple[tuple[str, ...], list[str], str]:
+        """(protection reasons, citing reflections, relevance) of one observation."""
+        found = self._memo.get(obs_id)
+        if found is None:
+            i = None if self.scan is None else self.scan.index.get(obs_id)
+            if self.scan is None or i is None:
+                found = ((), [], "medium")
+            else:
+                found = (tuple(self.scan.reasons_of(i)), sorted(self.scan.citations.get(obs_id) or ()),
+                         self.scan.relevance_of(i))
+            self._memo[obs_id] = found
+        return found
