@@ -195,13 +195,15 @@ class BrainScan:
                                         else np.zeros(len(new), dtype=np.int64)])
         scan = BrainScan(ids, created, sessions, table=table, quality=quality, citations=delta.citations,
                          reflection_counts=delta.reflection_counts, edges=delta.edges, units=units,
-                         reflection_identifiers=delta.reflection_identifiers,
+                         reflection_identifiers=delta.reflection_identifiers, cited_touched=None,
                          unit_scope=self.unit_scope, count_stats=delta.count_stats, **arrays)
         scan.__dict__["table_index"] = where
         index_now = index if not new else _layered(index, {ids[i]: i for i in range(len(self.ids), len(ids))})
         scan.__dict__["index"] = index_now
         self._carry_counts(scan, [i for _, i in known], len(self.table))
         self._carry_citation_counts(scan, delta, [i for _, i in known])
+        if "_live_notes_after" in delta.__dict__:
+            scan.__dict__["_live_notes"] = delta.__dict__["_live_notes_after"]
         if not _dates_in_order(created, [i for _, i in known] + list(range(len(self.ids), len(ids)))):
             return scan.sorted_by_date()
         return scan
@@ -273,7 +275,7 @@ class BrainScan:
             self.findings[take], self.table, self.citations, self.reflection_counts, self.edges,
             None if self.units is None else self.units[take], self.unit_scope, self.count_stats,
             notes=_notes_of(self)[take], reflection_identifiers=self.reflection_identifiers)
-        for name in ("counts", "entry_protected", "entries_of_identifier", "table_index"):
+        for name in ("counts", "entry_protected", "entries_of_identifier", "table_index", "_live_notes"):
             if name in self.__dict__:
                 scan.__dict__[name] = self.__dict__[name]
         return scan
@@ -311,7 +313,8 @@ def _layered(base: Mapping[Any, Any], top: dict[Any, Any]) -> Mapping[Any, Any]:
     """`top` over `base` without copying `base`; layers do not stack (the tops are merged), and a
     large top is folded into a plain dict."""
     if isinstance(base, _Layered):
-        base, top = base.base, {**base.top, **top}
+        layer: _Layered = base
+        base, top = layer.base, {**layer.top, **top}
     if len(top) > _LAYER_MAX:
         return {**base, **top}
     return _Layered(base, top)
@@ -325,15 +328,20 @@ def _column_of(scan: BrainScan, name: str) -> np.ndarray:
     return _notes_of(scan) if name == "notes" else np.asarray(getattr(scan, name))
 
 
-def _live_notes(scan: BrainScan) -> set[str]:
-    """Node ids (`observation:ID`) of the scan's live observer notes."""
-    ids = scan.ids
-    return {f"observation:{ids[i]}" for i in np.flatnonzero(scan.live & _notes_of(scan)).tolist()}
+def _live_notes(scan: BrainScan) -> frozenset[str]:
+    """Node ids (`observation:ID`) of the scan's live observer notes (kept with the scan)."""
+    notes = scan.__dict__.get("_live_notes")
+    if notes is None:
+        ids = scan.ids
+        notes = scan.__dict__["_live_notes"] = frozenset(
+            f"observation:{ids[i]}" for i in np.flatnonzero(scan.live & _notes_of(scan)).tolist())
+    return notes
 
 
-def _live_notes_since(base: BrainScan, delta: BrainScan) -> set[str]:
-    """The live observer notes once `delta`'s rows replace or join `base`'s."""
-    notes = _live_notes(base)
+def _live_notes_since(base: BrainScan, delta: BrainScan) -> frozenset[str]:
+    """The live observer notes once `delta`'s rows replace or join `base`'s (kept with the delta,
+    for the scan `base.updated(delta)` makes)."""
+    notes = set(_live_notes(base))
     live, is_note = delta.live, _notes_of(delta)
     for j, obs_id in enumerate(delta.ids):
         node = f"observation:{obs_id}"
@@ -341,7 +349,8 @@ def _live_notes_since(base: BrainScan, delta: BrainScan) -> set[str]:
             notes.add(node)
         else:
             notes.discard(node)
-    return notes
+    after = delta.__dict__["_live_notes_after"] = frozenset(notes)
+    return after
 
 
 def _dates_in_order(created: list[str], touched: list[int]) -> bool:
@@ -404,10 +413,15 @@ def _read_edges(brain: Brain, since: int, sources: Collection[str] | None = None
     if sources is not None:
         sql += " AND from_id IN (SELECT value FROM json_each(?))"
         params.append(json.dumps(list(sources)))
-    for strict in (True, False):  # decoded in C; leniently in Python only if some id is invalid UTF-8
+    return _plain_rows(brain, sql, params)
+
+
+def _plain_rows(brain: Brain, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+    """The rows as plain tuples, text decoded in C (leniently in Python only if some is invalid UTF-8)."""
+    for strict in (True, False):
         with brain.lock, _plain_text(brain.conn, strict):
             cursor = brain.conn.cursor()
-            cursor.row_factory = None  # plain tuples
+            cursor.row_factory = None
             try:
                 return cursor.execute(sql, params).fetchall()
             except sqlite3.OperationalError as exc:
@@ -418,7 +432,7 @@ def _read_edges(brain: Brain, since: int, sources: Collection[str] | None = None
     raise AssertionError("unreachable")
 
 
-def _live_reflections(brain: Brain, notes: set[str]) -> set[str]:
+def _live_reflections(brain: Brain, notes: Collection[str]) -> set[str]:
     """Node ids of live patterns, live learnings and the live observer notes given (the scan's)."""
     live = lambda table: "invalid_at IS NULL" if brain.features.has_column(table, "invalid_at") else "1"  # noqa: E731
     sources = [f"SELECT '{prefix}' || id FROM {table} WHERE {live(table)}"
@@ -430,7 +444,7 @@ def _live_reflections(brain: Brain, notes: set[str]) -> set[str]:
     return reflections
 
 
-def _citations(brain: Brain, notes: set[str], previous: EdgeSet | None,
+def _citations(brain: Brain, notes: Collection[str], previous: EdgeSet | None,
                previous_cited: dict[str, set[str]] | None = None
                ) -> tuple[dict[str, set[str]], EdgeSet | None, set[str] | None]:
     """mapping.reflection_citations, reading only the edges added since `previous` when edges
@@ -706,13 +720,15 @@ def live_reflection_texts(brain: Brain) -> list[str]:
             continue
         live = "invalid_at IS NULL" if brain.features.has_column(table, "invalid_at") else "1"
         try:
-            texts += [mapping.as_text(r[0]) for r in brain.query(f"SELECT {expression} FROM {table} WHERE {live}")]
+            texts += [r[0] if type(r[0]) is str else mapping.as_text(r[0])
+                      for r in _plain_rows(brain, f"SELECT {expression} FROM {table} WHERE {live}")]
         except sqlite3.OperationalError:  # an older layout without these columns: nothing to compare with
             continue
     return texts
 
 
-def _reflection_counts(brain: Brain, known: dict[str, frozenset[str]]) -> tuple[Counter[str], dict[str, frozenset[str]]]:
+def _reflection_counts(brain: Brain, known: dict[str, frozenset[str]]
+                       ) -> tuple[Counter[str], dict[str, frozenset[str]]]:
     """Identifier → live patterns and learnings holding it, and each text's identifiers
     (`known`: those of an earlier read, so only new or edited texts are analysed again)."""
     texts = live_reflection_texts(brain)

@@ -274,7 +274,12 @@ class PoolColumns:
 
 
 def _take(column: Any, positions: list[int]) -> list[Any]:
-    """column[k] for each position: a list, a _Picked view or a callable column."""
+    """column[k] for each position: a list, a _Picked or _Names view, scan reasons or a callable column."""
+    if isinstance(column, _ScanReasons):
+        return column.take(positions)
+    if isinstance(column, _Names):
+        names = column.names
+        return [names[c] for c in column.codes[positions].tolist()]
     if isinstance(column, _Picked):
         values, picks = column.values, column.picks
         if isinstance(values, _ScanReasons):
@@ -324,6 +329,21 @@ class _Picked(Sequence[Any]):
         if isinstance(k, slice):
             return [self.values[i] for i in self.picks[k]]
         return self.values[self.picks[k]]
+
+
+class _Names(Sequence[str]):
+    """`names[codes[k]]` for each k: a column of names kept as an array of small codes."""
+
+    def __init__(self, names: Sequence[str], codes: np.ndarray) -> None:
+        self.names, self.codes = names, codes
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def __getitem__(self, k):  # type: ignore[no-untyped-def]
+        if isinstance(k, slice):
+            return [self.names[c] for c in self.codes[k].tolist()]
+        return self.names[int(self.codes[k])]
 
 
 def _non_decreasing(values: Sequence[str]) -> bool:
@@ -381,6 +401,11 @@ class PreparedPool:
 
     def __len__(self) -> int:
         return self._size
+
+    def protected_by_size(self) -> EntryView:
+        """The protected rows, largest first (ties in pool order), each made when read."""
+        protected = self._protected
+        return EntryView(self.columns, protected[np.argsort(-self.columns.units[protected], kind="stable")])
 
     @cached_property
     def fingerprint(self) -> str:
@@ -579,18 +604,26 @@ def pool_from_scan(scan: BrainScan, tokenizer: Tokenizer, session: str | None = 
     if session is not None:
         in_scope &= np.array([s == session for s in scan.sessions], dtype=bool)
     positions = np.flatnonzero(in_scope)
-    plist = positions.tolist()
     codes = scan.relevance[positions]
     units = scan.units[positions] if scan.units is not None else np.zeros(len(positions), dtype=np.int64)
-    names = mapping.RELEVANCES
-    code_list = codes.tolist()
+    ids: Sequence[str]
+    created: Sequence[str]
+    reasons: Any
+    if len(positions) == len(scan):  # every row (a live scan of the whole pool): the scan's own columns
+        ids, created, reasons = scan.ids, scan.created, _ScanReasons(scan)
 
-    def reasons_at(k: int) -> tuple[str, ...]:
-        return tuple(scan.reasons_of(plist[k]))
+        def reasons_at(k: int) -> tuple[str, ...]:
+            return tuple(scan.reasons_of(k))
+    else:
+        plist = positions.tolist()
+        ids, created, reasons = _Picked(scan.ids, plist), _Picked(scan.created, plist), \
+            _Picked(_ScanReasons(scan), plist)
 
-    columns = PoolColumns(_Picked(scan.ids, plist), _Picked(scan.created, plist),
-                          scan.coverage_codes()[positions], scan.citation_counts[positions],
-                          _Picked(names, code_list), _Picked(_ScanReasons(scan), plist), units,
+        def reasons_at(k: int) -> tuple[str, ...]:
+            return tuple(scan.reasons_of(plist[k]))
+
+    columns = PoolColumns(ids, created, scan.coverage_codes()[positions], scan.citation_counts[positions],
+                          _Names(mapping.RELEVANCES, codes), reasons, units,
                           np.flatnonzero(scan.protected[positions]), reasons_at, _RANK_OF_CODE[codes],
                           dates_sorted=True)  # a scan is kept oldest first
     return PreparedPool(tokenizer, columns, session, count_stats or scan.count_stats, scan=scan)
