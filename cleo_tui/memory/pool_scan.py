@@ -99,11 +99,13 @@ class BrainScan:
     def counts(self) -> Counter[str]:
         """Identifier → live observations and reflections holding it."""
         per_entry = np.bincount(self.findings[self.live], minlength=len(self.table))
-        counts = Counter(self.reflection_counts)
-        for entry in np.flatnonzero(per_entry):
-            for identifier in self.table[entry][0]:
-                counts[identifier] += int(per_entry[entry])
-        return counts
+        entries = np.flatnonzero(per_entry)
+        counts: dict[str, int] = dict(self.reflection_counts)  # a plain dict: no __missing__ call per key
+        get, table = counts.get, self.table
+        for entry, rows in zip(entries.tolist(), per_entry[entries].tolist(), strict=True):
+            for identifier in table[entry][0]:
+                counts[identifier] = get(identifier, 0) + rows
+        return Counter(counts)
 
     @cached_property
     def citation_counts(self) -> np.ndarray:
