@@ -176,6 +176,10 @@ class PrunePreview:
 
     def to_json(self, run_id: int | None = None) -> dict[str, Any]:
         """The CLI's JSON shape (DESIGN §3); built from the pool's columns (100,000s of rows)."""
+        with tags.gc_paused():  # 100,000s of new dicts, no cycle: collections would only walk them
+            return self._json(run_id)
+
+    def _json(self, run_id: int | None) -> dict[str, Any]:
         return {
             "budget": self.budget, "target": self.target, "tokenizer": self.tokenizer,
             "session": self.pool.session,
