@@ -396,8 +396,11 @@ class EdgeSet:
 
 
 def _edge_stats(brain: Brain) -> tuple[int, int]:
+    """(reflection edges, the largest edge rowid of any type): the rowid's max is read from the
+    table's b-tree at once; edges above it are read with the type filter anyway."""
     types = ",".join(f"'{t}'" for t in mapping.REFLECTION_EDGE_TYPES)
-    row = brain.query_one(f"SELECT count(*), coalesce(max(rowid), 0) FROM {cs.EDGES} WHERE edge_type IN ({types})")
+    row = brain.query_one(f"SELECT (SELECT count(*) FROM {cs.EDGES} WHERE edge_type IN ({types})), "
+                          f"(SELECT coalesce(max(rowid), 0) FROM {cs.EDGES})")
     return (int(row[0]), int(row[1])) if row is not None else (0, 0)
 
 

@@ -579,8 +579,8 @@ def prepare_pool(brain: Brain, tokenizer: str | Tokenizer = "chars4", session: s
 
     Tags are judged on the whole live pool (an identifier is unique when no other
     live observation or reflection holds it, whatever the scope). Only reads the
-    brain; token counts go to the cache outside it. `pool.fingerprint` identifies
-    the pool, so a commit computed on a pool that changed since is refused.
+    brain; token counts go to the cache outside it. Rows CLEO adds later are folded
+    in with `PreparedPool.refreshed` (no full prepare).
     """
     tokenizer = get_tokenizer(tokenizer) if isinstance(tokenizer, str) else tokenizer
     with tags.gc_paused():
