@@ -362,3 +362,35 @@ def test_new_rows_fold_into_a_prepared_pool_and_the_tags_as_a_full_prepare_would
     assert not updated["O-uniq"].protected and tags["O-uniq"].protected  # the old table is unchanged
     assert updated["O-000"].citation_count == tags["O-000"].citation_count + 1
     brain.close()
+
+
+def test_a_fold_judges_again_the_citations_of_reflections_that_left_or_arrived(tmp_path):
+    """Old edges count again when their reflection arrives late, and stop when it is evicted."""
+    from cleo_tui.brain import cleo_schema as cs
+    from cleo_tui.memory.tags import tag_brain, update_tags
+    brain = new_brain(tmp_path)
+    _fill(brain, 30, seed=5)
+    add_pattern(brain, "P-old", "an old pattern", cites=["O-005", "O-006"])
+    with brain.write() as conn:  # edges written before their pattern (CLEO's order is not guaranteed)
+        for obs in ("O-006", "O-007"):
+            conn.execute(f"INSERT INTO {cs.EDGES} (from_id, to_id, edge_type) VALUES (?, ?, 'derived_from')",
+                         ("pattern:P-late", f"observation:{obs}"))
+    pool = prepare_pool(brain)
+    tags = tag_brain(brain)
+    _ = tags.scan.citation_counts  # as the UI's coverage filter would have it
+    before = {i: tags[i].citation_count for i in ("O-005", "O-006", "O-007")}
+    with brain.write() as conn:
+        conn.execute(f"UPDATE {cs.PATTERNS} SET invalid_at = '2026-06-01 00:00:00' WHERE id = 'P-old'")
+        conn.execute(f"INSERT INTO {cs.PATTERNS} (id, type, pattern, context) VALUES ('P-late', 'workflow', "
+                     "'a late pattern', '')")
+    add_observation(brain, "O-new", "a new row", created_at="2026-12-01 10:00:00")
+    brain.refresh()
+    folded = pool.refreshed(brain)
+    assert _pool_facts(folded) == _pool_facts(prepare_pool(brain))
+    updated = update_tags(brain, tags)
+    assert dict(updated) == dict(tag_brain(brain))
+    assert [updated[i].citation_count - before[i] for i in before] == [-1, 0, 1]
+    assert updated.citation_counts() == tag_brain(brain).citation_counts()
+    assert list(updated.scan.citation_counts) == list(tag_brain(brain).scan.citation_counts)
+    assert tags["O-005"].citation_count == before["O-005"]  # the old table is unchanged
+    brain.close()

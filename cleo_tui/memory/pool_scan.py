@@ -20,7 +20,7 @@ import operator
 import os
 import sqlite3
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
@@ -65,6 +65,11 @@ class BrainScan:
     units: np.ndarray | None = None  # int64 line units, for the rows in `unit_scope`
     unit_scope: str | None = None    # the session the units were measured for (None: all)
     count_stats: CountStats = field(default_factory=CountStats)
+    # In a delta (`scan_rows_since` with a base): the observation ids whose citations may differ
+    # from the base's (None: any may).
+    cited_touched: set[str] | None = None
+    notes: np.ndarray | None = None  # bool: an observer note (a reflection, when live, that cites rows)
+    reflection_identifiers: dict[str, frozenset[str]] = field(default_factory=dict)  # by reflection text
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -94,11 +99,13 @@ class BrainScan:
     def counts(self) -> Counter[str]:
         """Identifier → live observations and reflections holding it."""
         per_entry = np.bincount(self.findings[self.live], minlength=len(self.table))
-        counts = Counter(self.reflection_counts)
-        for entry in np.flatnonzero(per_entry):
-            for identifier in self.table[entry][0]:
-                counts[identifier] += int(per_entry[entry])
-        return counts
+        entries = np.flatnonzero(per_entry)
+        counts: dict[str, int] = dict(self.reflection_counts)  # a plain dict: no __missing__ call per key
+        get, table = counts.get, self.table
+        for entry, rows in zip(entries.tolist(), per_entry[entries].tolist(), strict=True):
+            for identifier in table[entry][0]:
+                counts[identifier] = get(identifier, 0) + rows
+        return Counter(counts)
 
     @cached_property
     def citation_counts(self) -> np.ndarray:
@@ -119,9 +126,9 @@ class BrainScan:
     @cached_property
     def entry_protected(self) -> np.ndarray:
         """bool per table entry: its findings protect a live row (a text reason, a unique identifier)."""
-        counts = self.counts
-        return np.array([bool(reasons) or any(counts.get(i, 0) <= 1 for i in ids) for ids, reasons in self.table],
-                        dtype=bool)
+        # "some identifier is held by at most one" is "not every identifier is held by two or more"
+        common = {identifier for identifier, n in self.counts.items() if n > 1}
+        return np.array([bool(reasons) or not common.issuperset(ids) for ids, reasons in self.table], dtype=bool)
 
     def prepare_updates(self) -> None:
         """Build now (in a worker) the indexes the first `updated` would otherwise build."""
@@ -168,12 +175,12 @@ class BrainScan:
         delta_findings = remap[delta.findings] if len(delta.findings) else delta.findings
         ids, created, sessions, quality = list(self.ids), list(self.created), list(self.sessions), list(self.quality)
         arrays = {"rowids": self.rowids.copy(), "live": self.live.copy(), "rules": self.rules.copy(),
-                  "findings": self.findings.copy()}
+                  "findings": self.findings.copy(), "notes": _notes_of(self).copy()}
         units = None if self.units is None else self.units.copy()
         for j, i in known:
             created[i], sessions[i], quality[i] = delta.created[j], delta.sessions[j], delta.quality[j]
             for name, column in arrays.items():
-                column[i] = delta_findings[j] if name == "findings" else getattr(delta, name)[j]
+                column[i] = delta_findings[j] if name == "findings" else _column_of(delta, name)[j]
             if units is not None and delta.units is not None:
                 units[i] = delta.units[j]
         if new:
@@ -183,53 +190,82 @@ class BrainScan:
             sessions += [delta.sessions[j] for j in new]
             quality += [delta.quality[j] for j in new]
             for name in arrays:
-                extra = delta_findings[take] if name == "findings" else getattr(delta, name)[take]
+                extra = delta_findings[take] if name == "findings" else _column_of(delta, name)[take]
                 arrays[name] = np.concatenate([arrays[name], extra])
             if units is not None:
                 units = np.concatenate([units, delta.units[take] if delta.units is not None
                                         else np.zeros(len(new), dtype=np.int64)])
         scan = BrainScan(ids, created, sessions, table=table, quality=quality, citations=delta.citations,
                          reflection_counts=delta.reflection_counts, edges=delta.edges, units=units,
+                         reflection_identifiers=delta.reflection_identifiers, cited_touched=None,
                          unit_scope=self.unit_scope, count_stats=delta.count_stats, **arrays)
         scan.__dict__["table_index"] = where
-        index_now = index if not new else {**index, **{ids[i]: i for i in range(len(self.ids), len(ids))}}
+        index_now = index if not new else _layered(index, {ids[i]: i for i in range(len(self.ids), len(ids))})
         scan.__dict__["index"] = index_now
         self._carry_counts(scan, [i for _, i in known], len(self.table))
+        self._carry_citation_counts(scan, delta, [i for _, i in known])
+        if "_live_notes_after" in delta.__dict__:
+            scan.__dict__["_live_notes"] = delta.__dict__["_live_notes_after"]
         if not _dates_in_order(created, [i for _, i in known] + list(range(len(self.ids), len(ids)))):
             return scan.sorted_by_date()
         return scan
 
     def _carry_counts(self, scan: BrainScan, replaced: list[int], old_table: int) -> None:
         """Give `scan` its identifier counts and entry protection from this scan's, adjusted for
-        what changed (replaced and new rows, reflections), instead of recounting every row."""
+        what changed (replaced and new rows, reflections), instead of recounting every row.
+
+        Only the changed identifiers are written (`_layered` over this scan's mappings), so
+        a few new rows cost a few dictionary entries, not a copy of a million."""
         old = self.counts
-        counts = Counter(old)
-        counts.subtract(self.reflection_counts)
-        counts.update(scan.reflection_counts)
-        touched = set(self.reflection_counts) | set(scan.reflection_counts)
+        change: Counter[str] = Counter()
+        change.subtract(self.reflection_counts)
+        change.update(scan.reflection_counts)
         for i in replaced:
             if self.live[i]:
-                counts.subtract(self.table[self.findings[i]][0])
+                change.subtract(self.table[self.findings[i]][0])
+        touched = set(self.reflection_counts) | set(scan.reflection_counts)
+        for i in replaced:
             touched.update(self.table[self.findings[i]][0])
         for i in [*replaced, *range(len(self.ids), len(scan.ids))]:
             if scan.live[i]:
-                counts.update(scan.table[scan.findings[i]][0])
+                change.update(scan.table[scan.findings[i]][0])
             touched.update(scan.table[scan.findings[i]][0])
-        for identifier in touched:
-            if counts.get(identifier, 0) <= 0:
-                counts.pop(identifier, None)
+        now = {x: max(0, old.get(x, 0) + change.get(x, 0)) for x in touched}
+        counts = _layered(old, now)
         scan.__dict__["counts"] = counts
-        flipped = [x for x in touched if (old.get(x, 0) <= 1) != (counts.get(x, 0) <= 1)]
-        holders = dict(self.entries_of_identifier)  # lists are copied where they grow
-        for k in range(old_table, len(scan.table)):
-            for identifier in scan.table[k][0]:
-                holders[identifier] = [*holders.get(identifier, ()), k]
-        scan.__dict__["entries_of_identifier"] = holders
+        flipped = {x for x in touched if (old.get(x, 0) <= 1) != (now[x] <= 1)}
         protected = np.concatenate([self.entry_protected, np.zeros(len(scan.table) - old_table, dtype=bool)])
-        for k in {k for x in flipped for k in holders.get(x, ())} | set(range(old_table, len(scan.table))):
+        for k in self._holders(scan, flipped, old_table) | set(range(old_table, len(scan.table))):
             ids, reasons = scan.table[k]
             protected[k] = bool(reasons) or any(counts.get(i, 0) <= 1 for i in ids)
         scan.__dict__["entry_protected"] = protected
+
+    def _holders(self, scan: BrainScan, identifiers: set[str], old_table: int) -> set[int]:
+        """The entries of `scan.table` (this table and entries from `old_table` on) holding any of
+        `identifiers`; carries the identifier index to `scan` when this scan has built it."""
+        if "entries_of_identifier" not in self.__dict__:  # building it costs more than one pass
+            return {k for k, (ids, _) in enumerate(scan.table) if ids and not identifiers.isdisjoint(ids)} \
+                if identifiers else set()
+        old_holders = self.entries_of_identifier
+        grown: dict[str, list[int]] = {}
+        for k in range(old_table, len(scan.table)):
+            for identifier in scan.table[k][0]:
+                grown[identifier] = [*grown.get(identifier, old_holders.get(identifier, ())), k]
+        holders = _layered(old_holders, grown)
+        scan.__dict__["entries_of_identifier"] = holders
+        return {k for x in identifiers for k in holders.get(x, ())}
+
+    def _carry_citation_counts(self, scan: BrainScan, delta: BrainScan, replaced: list[int]) -> None:
+        """`scan.citation_counts` from this scan's, when the delta says whose citations changed."""
+        if delta.cited_touched is None or "citation_counts" not in self.__dict__:
+            return  # computed when first asked
+        counts = np.concatenate([self.citation_counts, np.zeros(len(scan.ids) - len(self.ids), dtype=np.int32)])
+        index, cited = scan.index, scan.citations
+        for obs_id in delta.cited_touched | {scan.ids[i] for i in [*replaced, *range(len(self.ids), len(scan.ids))]}:
+            i = index.get(obs_id)
+            if i is not None:
+                counts[i] = len(cited.get(obs_id, ()))
+        scan.__dict__["citation_counts"] = counts
 
     def sorted_by_date(self) -> BrainScan:
         """The same rows oldest first (ties by rowid), as a full scan would hold them."""
@@ -239,11 +275,84 @@ class BrainScan:
             [self.ids[i] for i in order], [self.created[i] for i in order], [self.sessions[i] for i in order],
             self.rowids[take], self.live[take], self.rules[take], [self.quality[i] for i in order],
             self.findings[take], self.table, self.citations, self.reflection_counts, self.edges,
-            None if self.units is None else self.units[take], self.unit_scope, self.count_stats)
-        for name in ("counts", "entry_protected", "entries_of_identifier", "table_index"):
+            None if self.units is None else self.units[take], self.unit_scope, self.count_stats,
+            notes=_notes_of(self)[take], reflection_identifiers=self.reflection_identifiers)
+        for name in ("counts", "entry_protected", "entries_of_identifier", "table_index", "_live_notes"):
             if name in self.__dict__:
                 scan.__dict__[name] = self.__dict__[name]
         return scan
+
+
+class _Layered(Mapping[Any, Any]):
+    """A read-only mapping: `top`'s entries over `base`'s (neither is changed)."""
+
+    def __init__(self, base: Mapping[Any, Any], top: dict[Any, Any]) -> None:
+        self.base, self.top = base, top
+
+    def __getitem__(self, key: Any) -> Any:
+        top = self.top
+        return top[key] if key in top else self.base[key]
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        top = self.top
+        return top[key] if key in top else self.base.get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.top or key in self.base
+
+    def __iter__(self) -> Iterator[Any]:
+        yield from self.top
+        yield from (k for k in self.base if k not in self.top)
+
+    def __len__(self) -> int:
+        return len(self.base) + sum(1 for k in self.top if k not in self.base)
+
+
+_LAYER_MAX = 20_000  # past this many entries on top, one plain dict is cheaper to read
+
+
+def _layered(base: Mapping[Any, Any], top: dict[Any, Any]) -> Mapping[Any, Any]:
+    """`top` over `base` without copying `base`; layers do not stack (the tops are merged), and a
+    large top is folded into a plain dict."""
+    if isinstance(base, _Layered):
+        layer: _Layered = base
+        base, top = layer.base, {**layer.top, **top}
+    if len(top) > _LAYER_MAX:
+        return {**base, **top}
+    return _Layered(base, top)
+
+
+def _notes_of(scan: BrainScan) -> np.ndarray:
+    return scan.notes if scan.notes is not None else np.zeros(len(scan.ids), dtype=bool)
+
+
+def _column_of(scan: BrainScan, name: str) -> np.ndarray:
+    return _notes_of(scan) if name == "notes" else np.asarray(getattr(scan, name))
+
+
+def _live_notes(scan: BrainScan) -> frozenset[str]:
+    """Node ids (`observation:ID`) of the scan's live observer notes (kept with the scan)."""
+    notes = scan.__dict__.get("_live_notes")
+    if notes is None:
+        ids = scan.ids
+        notes = scan.__dict__["_live_notes"] = frozenset(
+            f"observation:{ids[i]}" for i in np.flatnonzero(scan.live & _notes_of(scan)).tolist())
+    return notes
+
+
+def _live_notes_since(base: BrainScan, delta: BrainScan) -> frozenset[str]:
+    """The live observer notes once `delta`'s rows replace or join `base`'s (kept with the delta,
+    for the scan `base.updated(delta)` makes)."""
+    notes = set(_live_notes(base))
+    live, is_note = delta.live, _notes_of(delta)
+    for j, obs_id in enumerate(delta.ids):
+        node = f"observation:{obs_id}"
+        if live[j] and is_note[j]:
+            notes.add(node)
+        else:
+            notes.discard(node)
+    after = delta.__dict__["_live_notes_after"] = frozenset(notes)
+    return after
 
 
 def _dates_in_order(created: list[str], touched: list[int]) -> bool:
@@ -259,20 +368,21 @@ def _reason_of_rule(code: int, quality: Any) -> str:
 
 
 def _merged_table(table: list[Findings], extra: list[Findings],
-                  where: dict[Findings, int]) -> tuple[list[Findings], np.ndarray, dict[Findings, int]]:
+                  where: Mapping[Findings, int]) -> tuple[list[Findings], np.ndarray, Mapping[Findings, int]]:
     """`table` with the entries of `extra` it lacks appended, where each of extra's went, and the
-    merged table's index (`where` is copied only when something is added)."""
+    merged table's index (`where` is not copied: the added entries are layered over it)."""
     merged = list(table)
     remap = np.zeros(len(extra), dtype=np.int32)
-    grown = where
+    added: dict[Findings, int] = {}
     for k, entry in enumerate(extra):
-        at = grown.get(entry)
+        at = added.get(entry)
         if at is None:
-            grown = dict(where) if grown is where else grown
-            at = grown[entry] = len(merged)
+            at = where.get(entry)
+        if at is None:
+            at = added[entry] = len(merged)
             merged.append(entry)
         remap[k] = at
-    return merged, remap, grown
+    return merged, remap, _layered(where, added) if added else where
 
 
 @dataclass
@@ -282,55 +392,135 @@ class EdgeSet:
     pairs: list[tuple[str, str]]
     high_water: int  # largest edge rowid read
     count: int       # edges of a reflection type then
+    live: frozenset[str] = frozenset()  # the live reflections the citations were judged on
 
 
 def _edge_stats(brain: Brain) -> tuple[int, int]:
+    """(reflection edges, the largest edge rowid of any type): the rowid's max is read from the
+    table's b-tree at once; edges above it are read with the type filter anyway."""
     types = ",".join(f"'{t}'" for t in mapping.REFLECTION_EDGE_TYPES)
-    row = brain.query_one(f"SELECT count(*), coalesce(max(rowid), 0) FROM {cs.EDGES} WHERE edge_type IN ({types})")
+    row = brain.query_one(f"SELECT (SELECT count(*) FROM {cs.EDGES} WHERE edge_type IN ({types})), "
+                          f"(SELECT coalesce(max(rowid), 0) FROM {cs.EDGES})")
     return (int(row[0]), int(row[1])) if row is not None else (0, 0)
 
 
-def _read_edges(brain: Brain, since: int) -> list[tuple[str, str]]:
+def _read_edges(brain: Brain, since: int, sources: Collection[str] | None = None,
+                upto: int | None = None) -> list[tuple[str, str]]:
+    """(observation id, reflection node id) of the reflection edges above rowid `since` (and at
+    most `upto`), or only those from `sources`."""
     types = ",".join(f"'{t}'" for t in mapping.REFLECTION_EDGE_TYPES)
-    return [(obs_id, source) for obs_id, source in brain.query(
-        f"SELECT substr(to_id, 13), from_id FROM {cs.EDGES} WHERE edge_type IN ({types}) "
-        f"AND to_id LIKE 'observation:%' AND rowid > ?", (since,))]
+    sql = (f"SELECT substr(to_id, 13), from_id FROM {cs.EDGES} WHERE edge_type IN ({types}) "
+           f"AND to_id LIKE 'observation:%' AND rowid > ?")
+    params: list[Any] = [since]
+    if upto is not None:
+        sql += " AND rowid <= ?"
+        params.append(upto)
+    if sources is not None:
+        sql += " AND from_id IN (SELECT value FROM json_each(?))"
+        params.append(json.dumps(list(sources)))
+    return _plain_rows(brain, sql, params)
 
 
-def _live_reflections(brain: Brain) -> set[str]:
-    """Node ids of live patterns, live learnings and live observer notes."""
+def _plain_rows(brain: Brain, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+    """The rows as plain tuples, text decoded in C (leniently in Python only if some is invalid UTF-8)."""
+    for strict in (True, False):
+        with brain.lock, _plain_text(brain.conn, strict):
+            cursor = brain.conn.cursor()
+            cursor.row_factory = None
+            try:
+                return cursor.execute(sql, params).fetchall()
+            except sqlite3.OperationalError as exc:
+                if not strict or "decode" not in str(exc).lower():
+                    raise
+            finally:
+                cursor.close()
+    raise AssertionError("unreachable")
+
+
+def _live_reflections(brain: Brain, notes: Collection[str]) -> set[str]:
+    """Node ids of live patterns, live learnings and the live observer notes given (the scan's)."""
     live = lambda table: "invalid_at IS NULL" if brain.features.has_column(table, "invalid_at") else "1"  # noqa: E731
-    # `+`: walk the source_type index (a few notes), not invalid_at's (nearly every row).
-    sources = [f"SELECT 'observation:' || id FROM {cs.OBSERVATIONS} "
-               f"WHERE source_type = '{mapping.OBSERVER_SOURCE_TYPE}' AND +{live(cs.OBSERVATIONS)}"]
-    for table, prefix in ((cs.PATTERNS, "pattern:"), (cs.LEARNINGS, "learning:")):
-        if brain.features.has_table(table):
-            sources.append(f"SELECT '{prefix}' || id FROM {table} WHERE {live(table)}")
-    return {r[0] for r in brain.query(" UNION ALL ".join(sources))}
+    sources = [f"SELECT '{prefix}' || id FROM {table} WHERE {live(table)}"
+               for table, prefix in ((cs.PATTERNS, "pattern:"), (cs.LEARNINGS, "learning:"))
+               if brain.features.has_table(table)]
+    reflections = set(notes)
+    if sources:
+        reflections.update(r[0] for r in brain.query(" UNION ALL ".join(sources)))
+    return reflections
 
 
-def _citations(brain: Brain, previous: EdgeSet | None) -> tuple[dict[str, set[str]], EdgeSet | None]:
+def _citations(brain: Brain, notes: Collection[str], previous: EdgeSet | None,
+               previous_cited: dict[str, set[str]] | None = None
+               ) -> tuple[dict[str, set[str]], EdgeSet | None, set[str] | None]:
     """mapping.reflection_citations, reading only the edges added since `previous` when edges
-    were only added (the reflections' liveness is read again: a few thousand rows)."""
+    were only added (the liveness of patterns and learnings is read again: a few thousand
+    rows; the live observer notes `notes` come from the scan).
+
+    With `previous_cited` (the citations judged on `previous`), only what changed is
+    judged again: the new edges, and the old ones whose reflection was evicted or
+    arrived. The third value is then the observation ids whose citations may have
+    changed (None: any may have).
+    """
     if not brain.features.has_table(cs.EDGES):
-        return {}, None
+        return {}, None, None
     try:
         count, high = _edge_stats(brain)
+        added: list[tuple[str, str]] | None = None
         if previous is not None and high >= previous.high_water and count >= previous.count:
-            pairs = previous.pairs + _read_edges(brain, previous.high_water)
+            added = _read_edges(brain, previous.high_water)
+            pairs = previous.pairs + added
         else:
             pairs = _read_edges(brain, 0)
-        edges = EdgeSet(pairs, high, count) if len(pairs) == count else None
     except sqlite3.OperationalError:  # no rowid to read by: read them all, as recall does
-        return mapping.reflection_citations(brain), None
-    if edges is None and previous is not None:  # edges were deleted and added: read all again
-        return _citations(brain, None)
-    live = _live_reflections(brain)
+        return mapping.reflection_citations(brain), None, None
+    if len(pairs) != count:
+        if previous is not None:  # edges were deleted and added: read all again
+            return _citations(brain, notes, None)
+        return _cited_by(pairs, _live_reflections(brain, notes)), None, None
+    live = frozenset(_live_reflections(brain, notes))
+    edges = EdgeSet(pairs, high, count, live)
+    if added is None or previous is None or previous_cited is None:
+        return _cited_by(pairs, live), edges, None
+    cited, touched = _cited_since(brain, previous_cited, previous, added, live)
+    return cited, edges, touched
+
+
+def _cited_by(pairs: Iterable[tuple[str, str]], live: Collection[str]) -> dict[str, set[str]]:
+    """Observation id → the live reflections citing it (a note citing itself does not count)."""
     cited: dict[str, set[str]] = {}
     for obs_id, source in pairs:
         if source in live and source != f"observation:{obs_id}":
             cited.setdefault(obs_id, set()).add(source)
-    return cited, edges
+    return cited
+
+
+def _cited_since(brain: Brain, before: dict[str, set[str]], previous: EdgeSet, added: list[tuple[str, str]],
+                 live: frozenset[str]) -> tuple[dict[str, set[str]], set[str]]:
+    """`_cited_by(previous.pairs + added, live)` from `before` (`_cited_by(previous.pairs,
+    previous.live)`), judging only what changed; `before` and its sets are left as they were."""
+    gone, came = previous.live - live, live - previous.live
+    cited = dict(before)
+    touched: set[str] = set()
+
+    def own(obs_id: str) -> set[str]:  # a set of this dict, copied from `before` on first change
+        if obs_id not in touched:
+            touched.add(obs_id)
+            cited[obs_id] = set(cited.get(obs_id, ()))
+        return cited[obs_id]
+
+    if gone or came:  # the old edges of those reflections, read again by their source (indexed)
+        for obs_id, source in _read_edges(brain, 0, gone | came, previous.high_water):
+            if source in gone:
+                own(obs_id).discard(source)
+            elif source in came and source != f"observation:{obs_id}":
+                own(obs_id).add(source)
+    for obs_id, source in added:
+        if source in live and source != f"observation:{obs_id}":
+            own(obs_id).add(source)
+    for obs_id in touched:
+        if not cited[obs_id]:
+            del cited[obs_id]
+    return cited, touched
 
 
 # --- reading ---------------------------------------------------------------------------
@@ -360,7 +550,10 @@ def _scan_sql(brain: Brain, where: str, sessions: bool = True, chars4: bool = Fa
     """The scan's SELECT; `sessions` and `chars4` (line units in SQL) add what a pool needs."""
     have = brain.features.columns(cs.OBSERVATIONS)
     col = _column(have)
-    override = "ov.relevance" if brain.features.has_table(OVERRIDES) else None
+    # No pin at all (the usual case): no join, which costs a lookup per row. A pin written after
+    # this check is caught where it matters: a commit checks every row for pins again.
+    override = "ov.relevance" if brain.features.has_table(OVERRIDES) and \
+        brain.query_one(f"SELECT 1 FROM {OVERRIDES} LIMIT 1") is not None else None
     join = f" LEFT JOIN {OVERRIDES} ov ON ov.observation_id = o.id" if override else ""
     live = "o.invalid_at IS NULL" if "invalid_at" in have else "1"
     quality = col("quality_score")
@@ -369,7 +562,8 @@ def _scan_sql(brain: Brain, where: str, sessions: bool = True, chars4: bool = Fa
             f"{'CAST(' + col('source_session_id') + ' AS TEXT)' if sessions else 'NULL'}, {live}, "
             f"CAST(coalesce({col('title')}, '') AS BLOB), CAST(coalesce({col('narrative')}, '') AS BLOB), "
             f"{mapping.relevance_rule_sql(col, override)}, {low_quality}, "
-            f"{_ascii_units_sql(col) if chars4 else 'NULL'} "
+            f"{_ascii_units_sql(col) if chars4 else 'NULL'}, "
+            f"coalesce({col('source_type')} = '{mapping.OBSERVER_SOURCE_TYPE}', 0) "
             f"FROM {cs.OBSERVATIONS} o{join}{where}")  # in rowid order; sorted by date in Python (cheaper)
 
 
@@ -460,13 +654,14 @@ class _Chunk:
     rules: list[int]
     quality: list[Any]
     units: list[int | None]  # chars4 units less the relevance word, when SQL could tell
+    notes: list[int]  # 1: an observer note
 
 
 def _columns_of(rows: list[tuple]) -> _Chunk:
-    rowids, ids, created, sessions, live, titles, narratives, rules, quality, units = map(
+    rowids, ids, created, sessions, live, titles, narratives, rules, quality, units, notes = map(
         list, zip(*rows, strict=False))
     return _Chunk(rowids, [i if i is not None else "" for i in ids], created, sessions, live,
-                  titles, narratives, rules, quality, units)
+                  titles, narratives, rules, quality, units, notes)
 
 
 class _FindingsFile:
@@ -530,27 +725,36 @@ def live_reflection_texts(brain: Brain) -> list[str]:
             continue
         live = "invalid_at IS NULL" if brain.features.has_column(table, "invalid_at") else "1"
         try:
-            texts += [mapping.as_text(r[0]) for r in brain.query(f"SELECT {expression} FROM {table} WHERE {live}")]
+            texts += [r[0] if type(r[0]) is str else mapping.as_text(r[0])
+                      for r in _plain_rows(brain, f"SELECT {expression} FROM {table} WHERE {live}")]
         except sqlite3.OperationalError:  # an older layout without these columns: nothing to compare with
             continue
     return texts
 
 
-def _reflection_counts(brain: Brain) -> Counter[str]:
-    counts: Counter[str] = Counter()
-    for identifiers in detectors.identifiers_of(live_reflection_texts(brain)):
-        counts.update(identifiers)
-    return counts
+def _reflection_counts(brain: Brain, known: dict[str, frozenset[str]]
+                       ) -> tuple[Counter[str], dict[str, frozenset[str]]]:
+    """Identifier → live patterns and learnings holding it, and each text's identifiers
+    (`known`: those of an earlier read, so only new or edited texts are analysed again)."""
+    texts = live_reflection_texts(brain)
+    fresh = [t for t in dict.fromkeys(texts) if t not in known]
+    found = dict(zip(fresh, map(frozenset, detectors.identifiers_of(fresh)), strict=True))
+    identifiers = {t: known[t] if t in known else found[t] for t in texts}
+    return Counter(itertools.chain.from_iterable(identifiers[t] for t in texts)), identifiers
 
 
 def _scan(brain: Brain, where: str, params: Sequence[Any], tokenizer: Tokenizer | None, session: str | None,
-          progress: Progress | None, cache_file: bool, edges: EdgeSet | None = None) -> BrainScan:
+          progress: Progress | None, cache_file: bool, base: BrainScan | None = None) -> BrainScan:
     stored = _FindingsFile(brain) if cache_file else None
     try:
-        scan, fresh = _scan_pass(brain, where, params, tokenizer, session, progress, stored, strict=True)
+        scan, fresh = _scan_pass(brain, where, params, tokenizer, session, progress, stored, True, base)
     except _Undecodable:
-        scan, fresh = _scan_pass(brain, where, params, tokenizer, session, progress, stored, strict=False)
-    scan.citations, scan.edges = _citations(brain, edges)
+        scan, fresh = _scan_pass(brain, where, params, tokenizer, session, progress, stored, False, base)
+    if base is None:
+        scan.citations, scan.edges, _ = _citations(brain, _live_notes(scan), None)
+    else:
+        scan.citations, scan.edges, scan.cited_touched = _citations(brain, _live_notes_since(base, scan),
+                                                                    base.edges, base.citations)
     if stored is not None and fresh:
         stored.save(scan.rowids, _keys_of(scan), scan.findings, scan.table)
     return scan
@@ -562,12 +766,13 @@ def _keys_of(scan: BrainScan) -> np.ndarray:
 
 
 def _scan_pass(brain: Brain, where: str, params: Sequence[Any], tokenizer: Tokenizer | None, session: str | None,
-               progress: Progress | None, stored: _FindingsFile | None, strict: bool) -> tuple[BrainScan, int]:
+               progress: Progress | None, stored: _FindingsFile | None, strict: bool,
+               base: BrainScan | None = None) -> tuple[BrainScan, int]:
     """One reading of the rows, a chunk at a time (only a chunk's texts are held at once)."""
     table = list(stored.table) if stored else [_EMPTY]
     where_entry = {entry: k for k, entry in enumerate(table)}
     parts: dict[str, list] = {name: [] for name in ("rowids", "ids", "created", "sessions", "live", "rules",
-                                                    "quality", "keys", "entries", "units")}
+                                                    "quality", "keys", "entries", "units", "notes")}
     fresh = 0
     stats = CountStats()
     cache = TokenCache() if tokenizer is not None and tokenizer.cached else None
@@ -596,7 +801,7 @@ def _scan_pass(brain: Brain, where: str, params: Sequence[Any], tokenizer: Token
                 done += len(rows)
                 if progress:
                     progress(done, max(total, done))
-            for name in ("ids", "created", "sessions", "live", "rules", "quality"):
+            for name in ("ids", "created", "sessions", "live", "rules", "quality", "notes"):
                 parts[name] += getattr(c, name)
             parts["rowids"].append(rowids)
             parts["keys"].append(keys)
@@ -606,19 +811,22 @@ def _scan_pass(brain: Brain, where: str, params: Sequence[Any], tokenizer: Token
             cache.close()
     order = _date_order(parts["created"], parts["rowids"])
     lists = {name: parts[name] if order is None else [parts[name][i] for i in order]
-             for name in ("ids", "created", "sessions", "live", "rules", "quality")}
+             for name in ("ids", "created", "sessions", "live", "rules", "quality", "notes")}
     arrays = {name: _joined(parts[name], dtype) for name, dtype in
               (("rowids", np.int64), ("entries", np.int32), ("keys", np.uint64), ("units", np.int64))}
     if order is not None:
         arrays = {name: column[order] if len(column) else column for name, column in arrays.items()}
     scan = BrainScan(
         ids=lists["ids"], created=lists["created"], sessions=_shared(lists["sessions"]),
-        rowids=arrays["rowids"], live=np.array(lists["live"], dtype=bool),
+        rowids=arrays["rowids"], live=np.array(lists["live"], dtype=bool), notes=np.array(lists["notes"], dtype=bool),
         rules=np.array(lists["rules"], dtype=np.uint8), quality=lists["quality"],
         findings=arrays["entries"], table=table,
-        citations={}, reflection_counts=_reflection_counts(brain),
+        citations={}, reflection_counts=Counter(),
         units=arrays["units"] if tokenizer is not None else None, unit_scope=session, count_stats=stats)
+    scan.reflection_counts, scan.reflection_identifiers = _reflection_counts(
+        brain, base.reflection_identifiers if base is not None else {})
     scan.__dict__["_keys"] = arrays["keys"]
+    scan.__dict__["table_index"] = where_entry  # built above anyway
     return scan, fresh + (0 if stored is None else len(stored.rowids) != len(scan.rowids))
 
 
@@ -701,8 +909,7 @@ def scan_rows_since(brain: Brain, high_water: int, changed_ids: Iterable[str] = 
     if changed:
         where += " OR o.id IN (SELECT value FROM json_each(?))"
         params.append(json.dumps(changed))
-    return _scan(brain, where, params, tokenizer, session, None, cache_file=False,
-                 edges=None if base is None else base.edges)
+    return _scan(brain, where, params, tokenizer, session, None, cache_file=False, base=base)
 
 
 __all__ = ["BrainScan", "live_reflection_texts", "scan_brain", "scan_rows_since"]

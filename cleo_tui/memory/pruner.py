@@ -39,7 +39,6 @@ from cleo_tui.brain.errors import BrainError
 from cleo_tui.brain.migrations import OVERRIDES
 from cleo_tui.brain.store import Brain
 from cleo_tui.memory import curation, mapping, tags
-from cleo_tui.memory.pool_state import pool_state
 from cleo_tui.memory.seed_types import (
     COVERAGE_TAGS,
     DROP_RELEVANCE,
@@ -177,14 +176,18 @@ class PrunePreview:
 
     def to_json(self, run_id: int | None = None) -> dict[str, Any]:
         """The CLI's JSON shape (DESIGN §3); built from the pool's columns (100,000s of rows)."""
+        with tags.gc_paused():  # 100,000s of new dicts, no cycle: collections would only walk them
+            return self._json(run_id)
+
+    def _json(self, run_id: int | None) -> dict[str, Any]:
         return {
             "budget": self.budget, "target": self.target, "tokenizer": self.tokenizer,
             "session": self.pool.session,
             "tokens_before": self.tokens_before, "tokens_after": self.tokens_after,
             "fell_back": self.fell_back,
             "dropped": self.pool.columns.dropped_json(self.pool.droppable.positions[:self.drop_count],
-                                                     self.pool.tokenizer.finish),
-            "protected": [{"id": e.id, "reasons": list(e.reasons)} for e in self.protected],
+                                                     self.pool.tokenizer),
+            "protected": self.pool.columns.protected_json(),
             "protected_tokens": self.protected_tokens,
             "kept": self.kept, "run_id": run_id,
         }
@@ -214,8 +217,8 @@ class PoolColumns:
         self.relevance, self.relevance_reasons, self.units = relevance, relevance_reasons, units
         self.protected = protected  # positions of the protected rows, ascending
         self.reasons_at = reasons_at
-        self._protected_mask = np.zeros(len(ids), dtype=bool)
-        self._protected_mask[protected] = True
+        self.protected_mask = np.zeros(len(ids), dtype=bool)
+        self.protected_mask[protected] = True
         self.ranks = ranks if ranks is not None else np.array(
             [_RELEVANCE_RANK.get(r, len(DROP_RELEVANCE)) for r in relevance], dtype=np.uint8)
         self.dates_sorted = _non_decreasing(created) if dates_sorted is None else dates_sorted
@@ -227,23 +230,30 @@ class PoolColumns:
         reason = self.relevance_reasons(k) if callable(self.relevance_reasons) else self.relevance_reasons[k]
         return PoolEntry(self.ids[k], k, self.created[k], COVERAGE_TAGS[self.coverage[k]], int(self.citations[k]),
                          self.relevance[k], reason, int(self.units[k]),
-                         self.reasons_at(k) if self._protected_mask[k] else ())
+                         self.reasons_at(k) if self.protected_mask[k] else ())
 
-    def dropped_json(self, positions: np.ndarray, finish: Callable[[int], int]) -> list[dict[str, Any]]:
+    def dropped_json(self, positions: np.ndarray, tokenizer: Tokenizer) -> list[dict[str, Any]]:
         """The JSON rows of dropped entries (as PoolEntry would give them, without making one each)."""
         at = positions.tolist()
         ids, created, relevance = _take(self.ids, at), _take(self.created, at), _take(self.relevance, at)
         reasons = _take(self.relevance_reasons, at)
-        coverage, citations, units = self.coverage[positions].tolist(), self.citations[positions].tolist(), \
-            self.units[positions].tolist()
-        rows = []
-        for n in range(len(at)):
-            cited, tag, made = citations[n], COVERAGE_TAGS[coverage[n]], created[n]
-            rows.append({"id": ids[n], "coverage": tag, "relevance": relevance[n], "created_at": made,
-                         "tokens": finish(units[n]),
-                         "why": f"{tag} (cited by {cited} reflection{'' if cited == 1 else 's'}); {relevance[n]} "
-                                f"relevance ({reasons[n]}); created {made or 'at an unknown time'}"})
-        return rows
+        # "<coverage> (cited by N reflections); " repeats: one string per (coverage, count)
+        heads = {(tag, cited): f"{COVERAGE_TAGS[tag]} (cited by {cited} reflection{'' if cited == 1 else 's'}); "
+                 for tag, cited in set(zip(self.coverage[positions].tolist(), self.citations[positions].tolist(),
+                                           strict=True))}
+        head_of = [heads[key] for key in zip(self.coverage[positions].tolist(), self.citations[positions].tolist(),
+                                             strict=True)]
+        coverage = [COVERAGE_TAGS[c] for c in self.coverage[positions].tolist()]
+        tokens = tokenizer.finish_all(self.units[positions])
+        return [{"id": oid, "coverage": tag, "relevance": rel, "created_at": made, "tokens": size,
+                 "why": f"{head}{rel} relevance ({why}); created {made or 'at an unknown time'}"}
+                for oid, tag, rel, made, size, head, why in zip(ids, coverage, relevance, created, tokens, head_of,
+                                                                reasons, strict=True)]
+
+    def protected_json(self) -> list[dict[str, Any]]:
+        """The JSON rows of the protected entries, in pool order (id and reasons)."""
+        ids, reasons_at = self.ids, self.reasons_at
+        return [{"id": ids[k], "reasons": list(reasons_at(k))} for k in self.protected.tolist()]
 
     @classmethod
     def of_entries(cls, entries: Sequence[PoolEntry]) -> PoolColumns:
@@ -258,7 +268,8 @@ class PoolColumns:
 
     def drop_order(self, positions: np.ndarray) -> np.ndarray:
         """`positions` (unprotected rows) sorted into drop order: coverage, relevance, oldest, position."""
-        key = self.coverage[positions].astype(np.int64) * 8 + self.ranks[positions]
+        # coverage < 3 and rank < 8: the key fits a byte, which numpy sorts stably by radix (fast)
+        key = (self.coverage[positions] * np.uint8(8) + self.ranks[positions]).astype(np.uint8)
         if self.dates_sorted:  # the usual case: the pool is in created order already
             return positions[np.argsort(key, kind="stable")]
         created_rank = np.empty(len(self.created), dtype=np.int64)
@@ -267,9 +278,16 @@ class PoolColumns:
 
 
 def _take(column: Any, positions: list[int]) -> list[Any]:
-    """column[k] for each position: a list, a _Picked view or a callable column."""
+    """column[k] for each position: a list, a _Picked or _Names view, scan reasons or a callable column."""
+    if isinstance(column, _ScanReasons):
+        return column.take(positions)
+    if isinstance(column, _Names):
+        names = column.names
+        return [names[c] for c in column.codes[positions].tolist()]
     if isinstance(column, _Picked):
         values, picks = column.values, column.picks
+        if isinstance(values, _ScanReasons):
+            return values.take([picks[k] for k in positions])
         return [values[picks[k]] for k in positions]
     if callable(column):
         return [column(k) for k in positions]
@@ -280,10 +298,21 @@ class _ScanReasons:
     """The relevance reason of each scan row, by scan index."""
 
     def __init__(self, scan: BrainScan) -> None:
-        self.rules, self.quality, self.scan = scan.rules.tolist(), scan.quality, scan
+        self.quality, self.scan = scan.quality, scan
 
     def __getitem__(self, i: int) -> str:
-        return _reason(self.rules[i], self.quality[i])
+        return _reason(int(self.scan.rules[i]), self.quality[i])
+
+    def take(self, rows: list[int]) -> list[str]:
+        """The reasons of these scan rows: one per rule, except where a quality score tells more."""
+        codes = self.scan.rules[np.asarray(rows, dtype=np.int64)].tolist()
+        by_rule = {code: _reason(code, None) for code in set(codes)}
+        out = [by_rule[code] for code in codes]
+        quality = self.quality
+        for n, q in enumerate([quality[i] for i in rows]):
+            if q is not None:
+                out[n] = _reason(codes[n], q)
+        return out
 
 
 @lru_cache(maxsize=4096)
@@ -304,6 +333,21 @@ class _Picked(Sequence[Any]):
         if isinstance(k, slice):
             return [self.values[i] for i in self.picks[k]]
         return self.values[self.picks[k]]
+
+
+class _Names(Sequence[str]):
+    """`names[codes[k]]` for each k: a column of names kept as an array of small codes."""
+
+    def __init__(self, names: Sequence[str], codes: np.ndarray) -> None:
+        self.names, self.codes = names, codes
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def __getitem__(self, k):  # type: ignore[no-untyped-def]
+        if isinstance(k, slice):
+            return [self.names[c] for c in self.codes[k].tolist()]
+        return self.names[int(self.codes[k])]
 
 
 def _non_decreasing(values: Sequence[str]) -> bool:
@@ -344,15 +388,12 @@ class PreparedPool:
     """A pool in drop order with prefix sums: `preview(budget)` is O(log n)."""
 
     def __init__(self, tokenizer: Tokenizer, columns: PoolColumns, session: str | None = None,
-                 count_stats: CountStats | None = None, state: tuple | None = None,
-                 scan: BrainScan | None = None) -> None:
+                 count_stats: CountStats | None = None, scan: BrainScan | None = None) -> None:
         self.tokenizer, self.columns, self.session = tokenizer, columns, session
         self.count_stats = count_stats or CountStats()
-        # pool_state() read before and after preparing; None when the brain changed meanwhile.
-        self.state = state
         self.scan = scan  # the brain scan the pool came from (what with_new_rows builds on)
         protected = columns.protected
-        droppable = np.setdiff1d(np.arange(len(columns), dtype=np.int64), protected, assume_unique=True)
+        droppable = np.flatnonzero(~columns.protected_mask)
         self._order = columns.drop_order(droppable)
         self._protected = protected
         self._prefix = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(columns.units[self._order])])
@@ -364,6 +405,11 @@ class PreparedPool:
 
     def __len__(self) -> int:
         return self._size
+
+    def protected_by_size(self) -> EntryView:
+        """The protected rows, largest first (ties in pool order), each made when read."""
+        protected = self._protected
+        return EntryView(self.columns, protected[np.argsort(-self.columns.units[protected], kind="stable")])
 
     @cached_property
     def fingerprint(self) -> str:
@@ -438,22 +484,19 @@ class PreparedPool:
         coverage and protection of every row are judged again on the delta's
         citations and reflections (a new reflection changes the coverage of the rows
         it cites; a new row can make another's identifier no longer unique). Only the
-        delta's rows were read and analysed; the rest is array work. `state` is None:
-        use `refreshed` to read it again with the rows.
+        delta's rows were read and analysed; the rest is array work.
         """
         if self.scan is None:
             raise ValueError("this pool was not prepared from a brain")
-        return pool_from_scan(self.scan.updated(delta), self.tokenizer, self.session, delta.count_stats)
+        with tags.gc_paused():  # a collection would walk every row's objects for a few new rows
+            return pool_from_scan(self.scan.updated(delta), self.tokenizer, self.session, delta.count_stats)
 
     def refreshed(self, brain: Brain, changed_ids: Iterable[str] = ()) -> PreparedPool:
-        """The pool with the rows that arrived since (and `changed_ids`) folded in, its state read again."""
-        version = _data_version(brain)
-        state = pool_state(brain, self.session)
-        delta = tags.scan_rows_since(brain, self.high_water, changed_ids, self.tokenizer, self.session, self.scan)
-        pool = self.with_new_rows(delta)
-        unchanged = version is not None and _data_version(brain) == version
-        pool.state = state if unchanged or pool_state(brain, self.session) == state else None
-        return pool
+        """The pool with the rows that arrived since (and `changed_ids`) folded in."""
+        with tags.gc_paused():
+            delta = tags.scan_rows_since(brain, self.high_water, changed_ids, self.tokenizer, self.session,
+                                         self.scan)
+            return self.with_new_rows(delta)
 
 
 class _Fits(Sequence[bool]):
@@ -536,8 +579,8 @@ def prepare_pool(brain: Brain, tokenizer: str | Tokenizer = "chars4", session: s
 
     Tags are judged on the whole live pool (an identifier is unique when no other
     live observation or reflection holds it, whatever the scope). Only reads the
-    brain; token counts go to the cache outside it. `pool.fingerprint` identifies
-    the pool, so a commit computed on a pool that changed since is refused.
+    brain; token counts go to the cache outside it. Rows CLEO adds later are folded
+    in with `PreparedPool.refreshed` (no full prepare).
     """
     tokenizer = get_tokenizer(tokenizer) if isinstance(tokenizer, str) else tokenizer
     with tags.gc_paused():
@@ -546,27 +589,13 @@ def prepare_pool(brain: Brain, tokenizer: str | Tokenizer = "chars4", session: s
 
 def _prepare_live_pool(brain: Brain, tokenizer: Tokenizer, session: str | None,
                        progress: Progress | None) -> PreparedPool:
-    version = _data_version(brain)
-    state = pool_state(brain, session)
     scan = tags.scan_brain(brain, live_only=True, tokenizer=tokenizer, session=session, progress=progress)
     pool = pool_from_scan(scan, tokenizer, session, scan.count_stats)
     if session is not None and not len(pool):
         raise EmptyScope(
             f"No live observation belongs to session {session!r}. CLEO often leaves source_session_id "
             "empty; prune the whole pool instead (no --session).")
-    # Nothing committed meanwhile (data_version is unchanged): the state read before still holds.
-    unchanged = version is not None and _data_version(brain) == version
-    pool.state = state if unchanged or pool_state(brain, session) == state else None
     return pool
-
-
-def _data_version(brain: Brain) -> int | None:
-    """SQLite's count of commits by other connections (None if unreadable)."""
-    try:
-        with brain.lock:
-            return int(brain.conn.execute("PRAGMA data_version").fetchone()[0])
-    except Exception:
-        return None
 
 
 def pool_from_scan(scan: BrainScan, tokenizer: Tokenizer, session: str | None = None,
@@ -579,18 +608,26 @@ def pool_from_scan(scan: BrainScan, tokenizer: Tokenizer, session: str | None = 
     if session is not None:
         in_scope &= np.array([s == session for s in scan.sessions], dtype=bool)
     positions = np.flatnonzero(in_scope)
-    plist = positions.tolist()
     codes = scan.relevance[positions]
     units = scan.units[positions] if scan.units is not None else np.zeros(len(positions), dtype=np.int64)
-    names = mapping.RELEVANCES
-    code_list = codes.tolist()
+    ids: Sequence[str]
+    created: Sequence[str]
+    reasons: Any
+    if len(positions) == len(scan):  # every row (a live scan of the whole pool): the scan's own columns
+        ids, created, reasons = scan.ids, scan.created, _ScanReasons(scan)
 
-    def reasons_at(k: int) -> tuple[str, ...]:
-        return tuple(scan.reasons_of(plist[k]))
+        def reasons_at(k: int) -> tuple[str, ...]:
+            return tuple(scan.reasons_of(k))
+    else:
+        plist = positions.tolist()
+        ids, created, reasons = _Picked(scan.ids, plist), _Picked(scan.created, plist), \
+            _Picked(_ScanReasons(scan), plist)
 
-    columns = PoolColumns(_Picked(scan.ids, plist), _Picked(scan.created, plist),
-                          scan.coverage_codes()[positions], scan.citation_counts[positions],
-                          _Picked(names, code_list), _Picked(_ScanReasons(scan), plist), units,
+        def reasons_at(k: int) -> tuple[str, ...]:
+            return tuple(scan.reasons_of(plist[k]))
+
+    columns = PoolColumns(ids, created, scan.coverage_codes()[positions], scan.citation_counts[positions],
+                          _Names(mapping.RELEVANCES, codes), reasons, units,
                           np.flatnonzero(scan.protected[positions]), reasons_at, _RANK_OF_CODE[codes],
                           dates_sorted=True)  # a scan is kept oldest first
     return PreparedPool(tokenizer, columns, session, count_stats or scan.count_stats, scan=scan)

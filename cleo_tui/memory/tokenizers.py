@@ -132,6 +132,14 @@ class Tokenizer:
             return -(-units // 4)
         return units
 
+    def finish_all(self, units: Any) -> list[int]:
+        """`finish` of each of an array of units."""
+        import numpy as np  # loaded already wherever arrays of units exist
+
+        if self.name == CHARS4:
+            return list((-(-np.asarray(units, dtype=np.int64) // 4)).tolist())
+        return list(np.asarray(units, dtype=np.int64).tolist())
+
     def pool_tokens(self, line_units_total: int, lines: int) -> int:
         """Tokens of `lines` lines whose units add up to `line_units_total`, newline-joined."""
         if lines <= 0:

@@ -8,6 +8,7 @@ windows over the pool's drop order (`ListListing`), never rebuilt.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -187,7 +188,7 @@ class PruneScreen(PaneScreen):
     class PoolReady(Message):
         generation: int
         pool: PreparedPool
-        by_size: list[PoolEntry]
+        by_size: Sequence[PoolEntry]
 
     @dataclass(eq=False)
     class PoolFailed(Message):
@@ -212,7 +213,7 @@ class PruneScreen(PaneScreen):
 
         generation: int
         pool: PreparedPool
-        by_size: list[PoolEntry]
+        by_size: Sequence[PoolEntry]
 
     @dataclass(eq=False)
     class Exported(Message):
@@ -305,7 +306,7 @@ class PruneScreen(PaneScreen):
             return
         finally:
             reader.close()
-        by_size = sorted(pool.protected, key=lambda e: -e.units)  # the largest stand most in the way
+        by_size = pool.protected_by_size()  # the largest stand most in the way
         self.post_message(self.PoolReady(generation, pool, by_size))
 
     def on_prune_screen_pool_progress(self, message: PoolProgress) -> None:
@@ -319,7 +320,7 @@ class PruneScreen(PaneScreen):
         self.preparing = False
         self.query_one("#prune-progress", ProgressBar).display = False
         self.pool = pool
-        self._blockers = message.by_size[:BLOCKERS_SHOWN]
+        self._blockers = list(message.by_size[:BLOCKERS_SHOWN])
         stats = pool.count_stats
         # No timings here: the status line must read the same on every run (snapshots).
         self.pool_note = (f"{stats.from_cache:,} of {stats.lines:,} line counts from the cache"
@@ -709,7 +710,7 @@ class PruneScreen(PaneScreen):
             folded = pool.refreshed(reader)
         finally:
             reader.close()
-        by_size = sorted(folded.protected, key=lambda e: -e.units)
+        by_size = folded.protected_by_size()
         self.post_message(self.PoolFolded(generation, folded, by_size))
 
     def on_prune_screen_pool_folded(self, message: PoolFolded) -> None:
@@ -720,7 +721,7 @@ class PruneScreen(PaneScreen):
         self.live_rows += len(pool) - len(old)
         self.live_tokens += pool.tokens_before - old.tokens_before
         self.pool = pool
-        self._blockers = message.by_size[:BLOCKERS_SHOWN]
+        self._blockers = list(message.by_size[:BLOCKERS_SHOWN])
         self.table("protected").set_listing(ListListing(message.by_size, self._entry_row), keep_cursor=True)
         self.query_one("#prune-chart", PruneChart).set_pool(pool)
         if self.budget is not None:  # not set_budget: that clears the pane's message
