@@ -130,10 +130,6 @@ class BrainScan:
         common = {identifier for identifier, n in self.counts.items() if n > 1}
         return np.array([bool(reasons) or not common.issuperset(ids) for ids, reasons in self.table], dtype=bool)
 
-    def prepare_updates(self) -> None:
-        """Build now (in a worker) the indexes the first `updated` would otherwise build."""
-        _ = self.table_index, self.entries_of_identifier, self.index, self.entry_protected, self.citation_counts
-
     @cached_property
     def table_index(self) -> dict[Findings, int]:
         return {entry: k for k, entry in enumerate(self.table)}

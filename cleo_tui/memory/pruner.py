@@ -20,14 +20,13 @@ binary search (O(log n)), which is what lets a budget slider move freely.
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import math
 import operator
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -149,10 +148,6 @@ class PrunePreview:
     @property
     def kept(self) -> int:
         return len(self.pool) - self.drop_count
-
-    @property
-    def fingerprint(self) -> str:
-        return self.pool.fingerprint
 
     @property
     def protected_tokens(self) -> int:
@@ -410,17 +405,6 @@ class PreparedPool:
         """The protected rows, largest first (ties in pool order), each made when read."""
         protected = self._protected
         return EntryView(self.columns, protected[np.argsort(-self.columns.units[protected], kind="stable")])
-
-    @cached_property
-    def fingerprint(self) -> str:
-        """A hash of everything that decides a preview: rows, their order, sizes and protection."""
-        digest = hashlib.sha256(f"{self.tokenizer.name}\x00{self.session}".encode("utf-8", "surrogatepass"))
-        ids = self.columns.ids
-        for mark, positions in (("d", self._order), ("p", self._protected)):
-            digest.update(mark.encode())
-            digest.update("\x00".join(ids[k] for k in positions.tolist()).encode("utf-8", "surrogatepass"))
-            digest.update(self.columns.units[positions].tobytes())
-        return digest.hexdigest()
 
     @property
     def high_water(self) -> int:
