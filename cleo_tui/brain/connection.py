@@ -113,7 +113,7 @@ def _stale_reason(real: Path) -> str | None:
             "writes. Open it where the directory is writable, or once CLEO has run there")
 
 
-def open_sqlite(path: Path, read_only: bool, timeout_s: float = BUSY_TIMEOUT_MS / 1000) -> BrainConnection:
+def open_sqlite(path: Path, read_only: bool, timeout_s: float | None = None) -> BrainConnection:
     """A connection in autocommit mode that has read the schema once; raw sqlite3 errors.
 
     Read-only: `mode=ro`, which keeps SQLite's locking, so CLEO may write meanwhile;
@@ -124,6 +124,8 @@ def open_sqlite(path: Path, read_only: bool, timeout_s: float = BUSY_TIMEOUT_MS 
     files); committed changes still in a -wal are then invisible, which
     `stale_reason` says.
     """
+    if timeout_s is None:  # read at each call, not at import: a caller (or a test) may lower it
+        timeout_s = BUSY_TIMEOUT_MS / 1000
     real = path.resolve()
     key = side_files.identity(real)
     if key is None:
