@@ -8,6 +8,7 @@ is one short `BEGIN IMMEDIATE` transaction that a read-only brain refuses.
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import sqlite3
 import threading
@@ -242,11 +243,18 @@ def _table_names(conn: sqlite3.Connection) -> frozenset[str]:
 _EDGE_COLUMNS = frozenset({"from_id", "to_id", "edge_type"})
 
 
-def _own_table_columns() -> dict[str, frozenset[str]]:
-    """The columns of every table cleo-tui's migrations create (built once, in memory)."""
+@functools.cache
+def _own_table_columns(version: int = LATEST_VERSION) -> dict[str, frozenset[str]]:
+    """The columns of every table cleo-tui's migrations up to `version` create (built once each, in memory).
+
+    A brain of an older cleo-tui holds its tables as that version made them (the
+    open then migrates them), so its layout is checked against those.
+    """
     conn = sqlite3.connect(":memory:")
     try:
         for migration in MIGRATIONS:
+            if migration.version > version:
+                break
             for statement in migration.statements:
                 if isinstance(statement, str):  # a Python step alters CLEO's tables, not cleo-tui's own
                     conn.execute(statement)
@@ -255,8 +263,6 @@ def _own_table_columns() -> dict[str, frozenset[str]]:
     finally:
         conn.close()
 
-
-_OWN_TABLES = _own_table_columns()
 
 
 def _unsupported(path: Path, what: str) -> UnsupportedLayout:
@@ -285,9 +291,10 @@ def check_layout(path: Path, conn: sqlite3.Connection) -> None:
     if cs.EDGES in shapes and not _EDGE_COLUMNS <= columns(cs.EDGES):
         missing = ", ".join(sorted(_EDGE_COLUMNS - columns(cs.EDGES)))
         raise _unsupported(path, f"{cs.EDGES} has no {missing} column")
-    if schema_version(conn) > LATEST_VERSION:
+    version = schema_version(conn)
+    if version > LATEST_VERSION:
         return  # a newer cleo-tui's tables: opened read-only, never written
-    for table, wanted in _OWN_TABLES.items():
+    for table, wanted in _own_table_columns(version or LATEST_VERSION).items():
         if table in shapes and not wanted <= columns(table):
             raise _unsupported(path, f"a table named {table} that cleo-tui did not create (it lacks "
                                      f"{', '.join(sorted(wanted - columns(table)))})")
