@@ -44,6 +44,7 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.clock import cleo_timestamp
 from cleo_tui.brain.errors import BrainError
 from cleo_tui.brain.migrations import RUN_CHANGES, RUNS
@@ -519,13 +520,18 @@ def _reverse_updates(conn: sqlite3.Connection, undo_id: int | None, changes: lis
     owned = [c for c in after_columns if c not in READ_BOOKKEEPING]
     bookkeeping = [c for c in after_columns if c in READ_BOOKKEEPING]
     current: dict[Any, dict[str, Any]] = {}
-    select = ", ".join(f'"{c}"' for c in (key_column, *after_columns))
+    # Rows are written in rowid order: CLEO's full-text index takes them in one go that way
+    # (an undo goes last change first, which would be the reverse).
+    order = "rowid" if table == cs.OBSERVATIONS else "NULL"
+    select = ", ".join([*(f'"{c}"' for c in (key_column, *after_columns)), order])
     keys = [c.key[key_column] for c in changes]
+    rowids: dict[Any, Any] = {}
     for start in range(0, len(keys), IN_BATCH):
         part = keys[start:start + IN_BATCH]
         for row in conn.execute(f'SELECT {select} FROM "{table}" WHERE "{key_column}" IN '
                                 f'({",".join("?" * len(part))})', part).fetchall():
-            current[row[0]] = dict(zip(after_columns, row[1:], strict=True))
+            current[row[0]] = dict(zip(after_columns, row[1:-1], strict=True))
+            rowids[row[0]] = row[-1] if isinstance(row[-1], int) else 0
     now = cleo_timestamp() if "updated_at" in after_columns and not exact else None
     verdicts: list[tuple[str, str]] = []
     restore: dict[tuple[str, ...], list[tuple[Any, dict[str, Any], dict[str, Any]]]] = {}  # by columns set
@@ -549,6 +555,7 @@ def _reverse_updates(conn: sqlite3.Connection, undo_id: int | None, changes: lis
         if values:
             restore.setdefault(tuple(values), []).append((key, values, {c: row[c] for c in values}))
     for columns, rows in restore.items():
+        rows.sort(key=lambda r: rowids[r[0]])
         sets = ", ".join(f'"{c}" = ?' for c in columns)
         conn.executemany(f'UPDATE "{table}" SET {sets} WHERE "{key_column}" = ?',
                          [(*values.values(), key) for key, values, _ in rows])
