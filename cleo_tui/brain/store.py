@@ -12,6 +12,7 @@ import functools
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -322,28 +323,38 @@ WAIT_NOTICE_MS = 1000
 WAITING_MESSAGE = "waiting for CLEO's write lock…"
 
 
+LOCK_PROBE_MS = 250  # a wait for the lock is made of probes this long, so ctrl+c ends it at once
+
+
 def _migrate_under_lock(path: Path, conn: sqlite3.Connection, busy_timeout_ms: int,
                         on_wait: Callable[[str], None] | None) -> bool:
     """Migrate cleo-tui's tables; say so once another process has held the lock for ~1 s.
 
-    Returns False when the lock stayed held for the whole busy timeout (the caller
-    opens read-only and migrates another time).
+    The wait is made of short probes (SQLite sleeps inside one call, where ctrl+c
+    cannot end it). Returns False when the lock stayed held for the whole busy
+    timeout (the caller opens read-only and migrates another time).
     """
-    first = min(WAIT_NOTICE_MS, busy_timeout_ms)
-    for wait_ms in (first, busy_timeout_ms - first):
-        conn.execute(f"PRAGMA busy_timeout = {max(0, wait_ms)}")
-        try:
-            migrate(conn)
-            return True
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) and "busy" not in str(exc):
-                failure = write_failure(path, exc)  # read-only file, full disk ...: one paragraph
-                raise failure from None
-            if wait_ms == first and busy_timeout_ms > first and on_wait is not None:
+    started = time.monotonic()
+    told = False
+    try:
+        while True:
+            waited_ms = (time.monotonic() - started) * 1000
+            conn.execute(f"PRAGMA busy_timeout = {max(0, int(min(LOCK_PROBE_MS, busy_timeout_ms - waited_ms)))}")
+            try:
+                migrate(conn)
+                return True
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc):
+                    failure = write_failure(path, exc)  # read-only file, full disk ...: one paragraph
+                    raise failure from None
+            waited_ms = (time.monotonic() - started) * 1000
+            if waited_ms >= busy_timeout_ms:
+                return False
+            if not told and waited_ms >= min(WAIT_NOTICE_MS, busy_timeout_ms) and on_wait is not None:
+                told = True
                 on_wait(WAITING_MESSAGE)
-        finally:
-            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    return False
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
 
 
 def open_brain(path: str | Path, read_only: bool = False, busy_timeout_ms: int = BUSY_TIMEOUT_MS,
