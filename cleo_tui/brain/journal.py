@@ -687,6 +687,8 @@ class Slice:
         """
         now = time.perf_counter()
         room = self.deadline - now
+        if self.batches and room <= 0:
+            return 0
         per_item = self.pace.per_item
         if per_item is None:
             count = FIRST_BATCH
