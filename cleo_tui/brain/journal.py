@@ -25,8 +25,9 @@ Large steps are written in chunks (`run_chunks`), each its own short
 transaction that holds the write lock about `CHUNK_SECONDS`, under one run
 whose `status` is 'in_progress' until its last chunk commits ('done'); see
 "chunked runs" below for how the chunks and the pauses between them are sized.
-A run left in progress by a crash or kill is **rolled back** the next time the brain is opened for writing (`recover_interrupted`):
-its changes are reverted in reverse order (exactly: the before values, where
+A run left in progress by a crash or kill is **rolled back** the next time the
+brain is opened for writing (`recover_interrupted`): its changes are reverted in
+reverse order (exactly: the before values, where
 the row still holds the run's after values) and the run and its change rows are
 deleted, so the brain is exactly as before the step. A run whose writer process
 is still alive (another cleo-tui) is left alone.
