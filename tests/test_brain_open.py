@@ -191,3 +191,18 @@ def test_a_migration_step_may_use_sqlite_utils_and_runs_once(tmp_path):
     assert schema_version(conn) == LATEST_VERSION + 1  # the failed step left no trace
     assert "doomed" not in {r[1] for r in conn.execute(f"PRAGMA table_info({OVERRIDES})")}
     conn.close()
+
+
+@pytest.mark.parametrize("version", [1, 3])
+def test_a_brain_of_an_older_cleo_tui_opens_and_is_migrated(tmp_path, version):
+    """cleo-tui's tables as an older version made them (no status column yet) are ours, not a foreign layout."""
+    from cleo_tui.brain.migrations import MIGRATIONS, RUNS, migrate
+
+    path = make_cleo_consolidated(tmp_path / "cleo.db")
+    conn = sqlite3.connect(path, isolation_level=None)
+    assert migrate(conn, [m for m in MIGRATIONS if m.version <= version]) == version
+    conn.close()
+    brain = open_brain(path)
+    assert not brain.read_only and schema_version(brain.conn) == LATEST_VERSION
+    assert {"status", "owner_pid"} <= {r[1] for r in brain.conn.execute(f"PRAGMA table_info({RUNS})")}
+    brain.close()

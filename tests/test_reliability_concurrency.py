@@ -247,3 +247,36 @@ async def test_prune_pane_commit_while_cleo_writes(brain_path):
            "committed while CLEO writes, evicting only previewed rows (never refused, never 'locked')",
            "passed",
            committed_while_writing=runs_during, cleo_rows_written=WRITER_ROWS)
+
+
+def test_the_tuis_first_open_under_cleos_lock_says_so_and_ctrl_c_ends_the_wait(brain_path):
+    """Issue 15 item 7 for `cleo-tui` itself: before the app is up, the wait is said on stderr and
+    ctrl+c ends it at once (the wait is made of short probes), nothing written."""
+    import select
+    import signal
+    import time
+
+    from cleo_tui.brain.migrations import schema_version
+    holder = sqlite3.connect(brain_path, isolation_level=None)
+    holder.execute("PRAGMA journal_mode = WAL")
+    holder.execute("BEGIN IMMEDIATE")  # CLEO in the middle of a write
+    proc = subprocess.Popen([sys.executable, "-m", "cleo_tui", "--db", str(brain_path)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=Path(__file__).resolve().parent.parent)
+    try:
+        ready, _, _ = select.select([proc.stderr], [], [], 20)  # the notice comes after ~1 s
+        assert ready, "no notice on stderr"
+        line = proc.stderr.readline()
+        assert "waiting for CLEO's write lock" in line and "ctrl+c cancels" in line
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=10) == 130
+        assert time.monotonic() - sent < 5  # not the 30 s busy timeout
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        holder.execute("ROLLBACK")
+        holder.close()
+    conn = sqlite3.connect(brain_path)
+    assert schema_version(conn) == 0  # nothing was written
+    conn.close()

@@ -224,3 +224,70 @@ async def test_waiting_for_cleos_write_lock_is_shown_and_esc_cancels(brain):
             holder.close()
         await settle(app, pilot)
         assert target in live_ids(path)  # cancelled: nothing written, even after the lock freed
+
+
+async def _await_waiting(app: CleoApp, pilot) -> None:
+    """The notice comes after ~1 s of waiting: await it, bounded."""
+    for _ in range(200):
+        if app.waiting:
+            break
+        await pilot.pause(0.05)
+    assert app.waiting == "waiting for CLEO's write lock…"
+    assert "waiting for CLEO's write lock" in str(app.screen.query_one(BrainHeader).render())
+
+
+async def test_a_prune_commit_waits_for_cleos_lock_says_so_and_esc_cancels(brain):
+    from cleo_tui.ui.panes.prune import PruneScreen
+    path = Path(brain.path).resolve()
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("2")
+        await settle(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, PruneScreen) and screen.preview is not None and screen.preview.drop_count
+        before = live_ids(path)
+        holder = sqlite3.connect(path, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")  # CLEO holds the write lock
+        try:
+            await pilot.press("c")
+            await pilot.pause()
+            assert isinstance(app.screen, ConfirmModal)
+            await pilot.press("y")
+            await _await_waiting(app, pilot)
+            await pilot.press("escape")
+            await pilot.pause()
+            assert app.waiting is None
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+        await settle(app, pilot)
+        assert live_ids(path) == before  # cancelled: nothing evicted, even after the lock freed
+        assert not screen.runs or screen.runs[0].kind != "prune"
+
+
+async def test_a_review_apply_waits_for_cleos_lock_says_so_and_esc_cancels(brain, monkeypatch):
+    from cleo_tui.llm.proposals import get_proposal
+    from tests.test_ui_review import open_review, select_proposal, two_reflections
+    first, _second = two_reflections(brain, monkeypatch)
+    path = Path(brain.path).resolve()
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = await open_review(app, pilot)
+        await select_proposal(screen, app, pilot, first.id)
+        holder = sqlite3.connect(path, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        try:
+            await pilot.press("s")
+            await pilot.pause()
+            assert isinstance(app.screen, ConfirmModal)
+            await pilot.press("y")
+            await _await_waiting(app, pilot)
+            await pilot.press("escape")
+            await pilot.pause()
+            assert app.waiting is None
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+        await settle(app, pilot)
+    assert get_proposal(brain, first.id).status == "pending"  # nothing applied

@@ -21,11 +21,13 @@ Each change row remembers the undo that reversed it (`undone_by`), so a partly
 undone run can be undone again for what is left; the run itself is marked
 undone only when nothing is left.
 
-Large steps are written in chunks (`ChunkedWriter`), each its own short
-transaction, under one run whose `status` is 'in_progress' until its last
-chunk commits ('done'). A run left in progress by a crash or kill is **rolled
-back** the next time the brain is opened for writing (`recover_interrupted`):
-its changes are reverted in reverse order (exactly: the before values, where
+Large steps are written in chunks (`run_chunks`), each its own short
+transaction that holds the write lock about `CHUNK_SECONDS`, under one run
+whose `status` is 'in_progress' until its last chunk commits ('done'); see
+"chunked runs" below for how the chunks and the pauses between them are sized.
+A run left in progress by a crash or kill is **rolled back** the next time the
+brain is opened for writing (`recover_interrupted`): its changes are reverted in
+reverse order (exactly: the before values, where
 the row still holds the run's after values) and the run and its change rows are
 deleted, so the brain is exactly as before the step. A run whose writer process
 is still alive (another cleo-tui) is left alone.
@@ -33,14 +35,18 @@ is still alive (another cleo-tui) is left alone.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
+from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.clock import cleo_timestamp
 from cleo_tui.brain.errors import BrainError
 from cleo_tui.brain.migrations import RUN_CHANGES, RUNS
@@ -56,16 +62,14 @@ CLEO_BOOKKEEPING = frozenset({
     "weight", "plasticity_class",  # graph edges CLEO strengthens on co-retrieval
 })
 READ_BOOKKEEPING = frozenset({"updated_at", "citation_count"})
-# A chunk ends after this many rows or this long, whichever comes first: CLEO's
-# writers wait at most about one chunk (the issue's bound is 250 ms).
-CHUNK_ROWS = 2_000
-CHUNK_SECONDS = 0.05
-# Between chunks the lock is left free this long: a writer waiting in SQLite's busy
-# handler polls every 1-25 ms at first (100 ms once it has waited long), so a gap
-# shorter than its poll interval would starve it — CLEO would wait for the whole run.
-CHUNK_PAUSE = 0.05
-SUB_BATCH = 25  # rows written between two looks at the clock
-PAGE = 100      # journal rows read at a time by an undo
+# A chunk holds the write lock about this long, its COMMIT included (or ends after this
+# many rows): CLEO's writers wait at most about one chunk (the issue's bound is 250 ms).
+CHUNK_ROWS = 100_000
+CHUNK_SECONDS = 0.08
+# Between chunks the lock is left free at least this long, longer after a long chunk
+# (see `poll_gap` below: a gap shorter than a waiting writer's sleep would starve it).
+CHUNK_PAUSE = 0.03
+IN_BATCH = 400  # values in one `IN (...)` list (far below SQLite's variable limit)
 
 
 @dataclass(frozen=True)
@@ -135,17 +139,35 @@ def finish_run(conn: sqlite3.Connection, run_id: int, summary: str | None = None
         conn.execute(f"UPDATE {RUNS} SET status = ?, summary = ? WHERE id = ?", (DONE, summary, run_id))
 
 
-def _record(conn: sqlite3.Connection, run_id: int, table: str, key: Mapping[str, Any],
-            before: Mapping[str, Any] | None, after: Mapping[str, Any] | None) -> None:
-    seq = conn.execute(f"SELECT COALESCE(MAX(seq), 0) + 1 FROM {RUN_CHANGES} WHERE run_id = ?",
-                       (run_id,)).fetchone()[0]
-    conn.execute(
+def _json(value: Mapping[str, Any] | None) -> str | None:
+    return None if value is None else json.dumps(dict(value), ensure_ascii=False)
+
+
+def next_seq(conn: sqlite3.Connection, run_id: int) -> int:
+    """The seq the next change of `run_id` gets (one look-up per batch, not per row)."""
+    return int(conn.execute(f"SELECT COALESCE(MAX(seq), 0) + 1 FROM {RUN_CHANGES} WHERE run_id = ?",
+                            (run_id,)).fetchone()[0])
+
+
+def record_many(conn: sqlite3.Connection, run_id: int, table: str,
+                changes: Iterable[tuple[Mapping[str, Any], Mapping[str, Any] | None, Mapping[str, Any] | None]],
+                after_json: str | None = None) -> None:
+    """Journal (key, before, after) changes of one table in one statement, seq after the last.
+
+    `after_json` is the after value already encoded, when every change shares it
+    (a prune's eviction values): encoded once, not once per row.
+    """
+    seq = next_seq(conn, run_id)
+    conn.executemany(
         f"INSERT INTO {RUN_CHANGES}(run_id, seq, table_name, row_key, before_json, after_json) "
         "VALUES (?, ?, ?, ?, ?, ?)",
-        (run_id, seq, table, _key_json(key),
-         None if before is None else json.dumps(dict(before), ensure_ascii=False),
-         None if after is None else json.dumps(dict(after), ensure_ascii=False)),
-    )
+        [(run_id, seq + i, table, _key_json(key), _json(before), after_json if after_json is not None
+          else _json(after)) for i, (key, before, after) in enumerate(changes)])
+
+
+def _record(conn: sqlite3.Connection, run_id: int, table: str, key: Mapping[str, Any],
+            before: Mapping[str, Any] | None, after: Mapping[str, Any] | None) -> None:
+    record_many(conn, run_id, table, [(key, before, after)])
 
 
 def update_row(conn: sqlite3.Connection, run_id: int, table: str, key: Mapping[str, Any],
@@ -170,6 +192,48 @@ def update_row(conn: sqlite3.Connection, run_id: int, table: str, key: Mapping[s
     conn.execute(f'UPDATE "{table}" SET {sets} WHERE {where}', [*values.values(), *params])
     _record(conn, run_id, table, key, before, dict(values))
     return True
+
+
+def update_many(conn: sqlite3.Connection, run_id: int, table: str, key_column: str, keys: Iterable[Any],
+                values: Mapping[str, Any], only_if: str | None = None,
+                before: Mapping[Any, Mapping[str, Any]] | None = None) -> list[Any]:
+    """`update_row` for many rows of one table keyed by one column, in a few statements; the keys updated.
+
+    Inside the caller's write transaction the rows read are the rows updated (no
+    other writer can come in between). `before` gives, by key, the rows the caller
+    has just read in this transaction (holding at least the columns of `values`,
+    and only rows that meet `only_if`): they are not read again. Keys are the
+    values as stored.
+    """
+    wanted = list(dict.fromkeys(keys))
+    cols = list(values)
+    found = {k: tuple(row[c] for c in cols) for k, row in before.items()} if before is not None \
+        else _read_where(conn, table, key_column, wanted, cols, only_if)
+    done = [k for k in wanted if k in found]
+    if not done:
+        return []
+    sets = ", ".join(f'"{c}" = ?' for c in cols)
+    new = list(values.values())
+    extra = f" AND ({only_if})" if only_if else ""
+    conn.executemany(f'UPDATE "{table}" SET {sets} WHERE "{key_column}" = ?{extra}', [(*new, k) for k in done])
+    record_many(conn, run_id, table, [({key_column: k}, dict(zip(cols, found[k], strict=True)), None)
+                                      for k in done], after_json=_json(values))
+    return done
+
+
+def _read_where(conn: sqlite3.Connection, table: str, key_column: str, keys: list[Any], cols: list[str],
+                only_if: str | None) -> dict[Any, tuple]:
+    """`cols` of the rows with these keys that meet `only_if`, by key."""
+    # `only_if` is read as a column, not a filter: as a filter (`invalid_at IS NULL`) it could
+    # lead SQLite to an index on that column and a scan of every live row per batch.
+    select = ", ".join([*(f'"{c}"' for c in (key_column, *cols)), f"({only_if})" if only_if else "1"])
+    found: dict[Any, tuple] = {}
+    for start in range(0, len(keys), IN_BATCH):
+        part = keys[start:start + IN_BATCH]
+        rows = conn.execute(f'SELECT {select} FROM "{table}" WHERE "{key_column}" IN '
+                            f'({",".join("?" * len(part))})', part).fetchall()
+        found.update((r[0], tuple(r[1:-1])) for r in rows if r[-1])
+    return found
 
 
 def insert_row(conn: sqlite3.Connection, run_id: int, table: str, row: Mapping[str, Any],
@@ -357,55 +421,157 @@ def begin_undo(conn: sqlite3.Connection, run_id: int, summary: str = "", status:
     return run, undo_id
 
 
-def undo_some(conn: sqlite3.Connection, outcome: UndoOutcome, limit: int | None = None,
-              deadline: float | None = None) -> bool:
+_PENDING = (f"SELECT seq, table_name, row_key, before_json, after_json FROM {RUN_CHANGES} "
+            "WHERE run_id = ? AND undone_by IS NULL AND seq < ? ORDER BY seq DESC LIMIT ?")
+
+
+@dataclass
+class _Change:
+    """One journal row being undone."""
+
+    seq: int
+    table: str
+    key: dict[str, Any]
+    before: dict[str, Any] | None
+    after: dict[str, Any] | None
+
+    @property
+    def shape(self) -> tuple | None:
+        """Changes of one shape are undone together (`_reverse_updates`); None: undone alone."""
+        if self.before is None or self.after is None or len(self.key) != 1:
+            return None
+        return self.table, next(iter(self.key)), tuple(self.after), tuple(self.before)
+
+
+def _pending_changes(conn: sqlite3.Connection, outcome: UndoOutcome, count: int) -> list[_Change]:
+    cursor = outcome.cursor if outcome.cursor is not None else 2**62
+    rows = conn.execute(_PENDING, [outcome.run_id, cursor, count]).fetchall()
+    return [_Change(seq, table, json.loads(key), None if before is None else json.loads(before),
+                    None if after is None else json.loads(after)) for seq, table, key, before, after in rows]
+
+
+def undo_some(conn: sqlite3.Connection, outcome: UndoOutcome, part: Slice | None = None) -> bool:
     """Reverse pending changes of `outcome.run_id`, last first; True when none is left to try.
 
     Restored and missing changes are marked `undone_by` (never tried again);
-    skipped ones stay pending for a later undo. At most `limit` changes,
-    stopping early at `deadline` (time.perf_counter()), so a chunk stays short;
+    skipped ones stay pending for a later undo. Without `part` all of them, in
+    the caller's transaction; with it, as many as the chunk's time allows.
     `outcome.cursor` remembers where the next call goes on.
     """
-    sql = (f"SELECT seq, table_name, row_key, before_json, after_json FROM {RUN_CHANGES} "
-           "WHERE run_id = ? AND undone_by IS NULL AND seq < ? ORDER BY seq DESC LIMIT ?")
-    handled = 0
-    done_seqs: list[int] = []
-    while limit is None or handled < limit:
-        cursor = outcome.cursor if outcome.cursor is not None else 2**62
-        page = PAGE if limit is None else min(PAGE, limit - handled)
-        rows = conn.execute(sql, [outcome.run_id, cursor, page]).fetchall()
-        if not rows:
-            break
-        for seq, table, key_text, before_text, after_text in rows:
-            key = json.loads(key_text)
-            verdict, why = reverse_change(conn, outcome.undo_id, table, key,
-                                          None if before_text is None else json.loads(before_text),
-                                          None if after_text is None else json.loads(after_text))
+    while True:
+        count = part.take() if part is not None else IN_BATCH
+        if not count:
+            return False
+        changes = _pending_changes(conn, outcome, count)
+        if not changes:
+            return True
+        done_seqs = []
+        for change, (verdict, why) in zip(changes, _reverse_batch(conn, outcome.undo_id, changes), strict=True):
             if verdict == "restored":
                 outcome.restored += 1
-                done_seqs.append(seq)
+                done_seqs.append(change.seq)
             elif verdict == "missing":
-                outcome.missing.append({"id": _name(table, key), "why": why})
-                done_seqs.append(seq)
+                outcome.missing.append({"id": _name(change.table, change.key), "why": why})
+                done_seqs.append(change.seq)
             else:
-                outcome.skipped.append({"id": _name(table, key), "why": why})
-            outcome.cursor = seq
-            handled += 1
-            if deadline is not None and time.perf_counter() >= deadline:
-                break
-        if deadline is not None and time.perf_counter() >= deadline:
-            break
-    conn.executemany(f"UPDATE {RUN_CHANGES} SET undone_by = ? WHERE run_id = ? AND seq = ?",
-                     [(outcome.undo_id, outcome.run_id, s) for s in done_seqs])
-    if outcome.cursor is None:
-        return True
-    return conn.execute(f"SELECT 1 FROM {RUN_CHANGES} WHERE run_id = ? AND undone_by IS NULL AND seq < ? LIMIT 1",
-                        (outcome.run_id, outcome.cursor)).fetchone() is None
+                outcome.skipped.append({"id": _name(change.table, change.key), "why": why})
+        conn.executemany(f"UPDATE {RUN_CHANGES} SET undone_by = ? WHERE run_id = ? AND seq = ?",
+                         [(outcome.undo_id, outcome.run_id, s) for s in done_seqs])
+        outcome.cursor = changes[-1].seq
+        if part is not None:
+            part.did(len(changes))
+        if len(changes) < count:
+            return True
+
+
+def _reverse_batch(conn: sqlite3.Connection, undo_id: int | None, changes: list[_Change],
+                   exact: bool = False) -> list[tuple[str, str]]:
+    """`reverse_change` for each of `changes`, in order, runs of one shape together; the verdicts.
+
+    A run holds a row once at most (a second change of it ends the run: it must
+    see the first one's result).
+    """
+    verdicts: list[tuple[str, str]] = []
+    group: list[_Change] = []
+    keys: set[str] = set()
+
+    def flush() -> None:
+        if group:
+            verdicts.extend(_reverse_updates(conn, undo_id, group, exact))
+        group.clear()
+        keys.clear()
+
+    for change in changes:
+        shape = change.shape
+        key = _key_json(change.key)
+        if group and (shape != group[0].shape or key in keys):
+            flush()
+        if shape is not None:
+            group.append(change)
+            keys.add(key)
+            continue
+        verdicts.append(reverse_change(conn, undo_id, change.table, change.key, change.before, change.after, exact))
+    flush()
+    return verdicts
+
+
+def _reverse_updates(conn: sqlite3.Connection, undo_id: int | None, changes: list[_Change],
+                     exact: bool) -> list[tuple[str, str]]:
+    """`reverse_change` of updated rows of one shape (table, key column, columns), in a few statements."""
+    table, key_column, after_columns, _before_columns = changes[0].shape or ("", "", (), ())
+    owned = [c for c in after_columns if c not in READ_BOOKKEEPING]
+    bookkeeping = [c for c in after_columns if c in READ_BOOKKEEPING]
+    current: dict[Any, dict[str, Any]] = {}
+    # Rows are written in rowid order: CLEO's full-text index takes them in one go that way
+    # (an undo goes last change first, which would be the reverse).
+    order = "rowid" if table == cs.OBSERVATIONS else "NULL"
+    select = ", ".join([*(f'"{c}"' for c in (key_column, *after_columns)), order])
+    keys = [c.key[key_column] for c in changes]
+    rowids: dict[Any, Any] = {}
+    for start in range(0, len(keys), IN_BATCH):
+        part = keys[start:start + IN_BATCH]
+        for row in conn.execute(f'SELECT {select} FROM "{table}" WHERE "{key_column}" IN '
+                                f'({",".join("?" * len(part))})', part).fetchall():
+            current[row[0]] = dict(zip(after_columns, row[1:-1], strict=True))
+            rowids[row[0]] = row[-1] if isinstance(row[-1], int) else 0
+    now = cleo_timestamp() if "updated_at" in after_columns and not exact else None
+    verdicts: list[tuple[str, str]] = []
+    restore: dict[tuple[str, ...], list[tuple[Any, dict[str, Any], dict[str, Any]]]] = {}  # by columns set
+    for change in changes:
+        key = change.key[key_column]
+        row = current.get(key)
+        after, before = change.after or {}, change.before or {}
+        if row is None:
+            verdicts.append(("missing", "deleted since"))
+            continue
+        differs = [c for c in owned if not _same(row[c], after[c])]
+        if differs:
+            verdicts.append(("skipped", f"{', '.join(differs)} changed since"))
+            continue
+        verdicts.append(("restored", ""))
+        values = {c: before[c] for c in owned}
+        if exact:  # recovery: the bookkeeping too, where it still holds what the run wrote
+            values.update({c: before[c] for c in bookkeeping if _same(row[c], after[c])})
+        elif now is not None:
+            values["updated_at"] = now
+        if values:
+            restore.setdefault(tuple(values), []).append((key, values, {c: row[c] for c in values}))
+    for columns, rows in restore.items():
+        rows.sort(key=lambda r: rowids[r[0]])
+        sets = ", ".join(f'"{c}" = ?' for c in columns)
+        conn.executemany(f'UPDATE "{table}" SET {sets} WHERE "{key_column}" = ?',
+                         [(*values.values(), key) for key, values, _ in rows])
+        if undo_id is not None:
+            record_many(conn, undo_id, table, [({key_column: key}, was, values) for key, values, was in rows])
+    return verdicts
 
 
 def end_undo(conn: sqlite3.Connection, outcome: UndoOutcome) -> None:
-    """Close an undo: the run counts as undone only when no change of it is left pending."""
-    outcome.remaining = pending_count(conn, outcome.run_id)
+    """Close an undo after a whole pass: the run counts as undone only when no change of it is left pending.
+
+    What is left pending is exactly what this pass skipped (it tried every pending change).
+    """
+    outcome.remaining = len(outcome.skipped)
     if outcome.remaining == 0:
         conn.execute(f"UPDATE {RUNS} SET undone_by = ? WHERE id = ?", (outcome.undo_id, outcome.run_id))
     parts = [f"restored {outcome.restored}"]
@@ -436,65 +602,292 @@ def undo_run(conn: sqlite3.Connection, run_id: int, summary: str = "") -> tuple[
 
 
 # --- chunked runs ------------------------------------------------------------------
+#
+# A chunk holds SQLite's write lock for about `ChunkBudget.seconds` (its COMMIT
+# included), then leaves it free long enough for a writer waiting in SQLite's busy
+# handler to get in. That handler (CLEO's, like ours: `busy_timeout`) sleeps
+# BUSY_DELAYS_MS between two tries, so a writer that has waited w seconds tries again
+# at most `poll_gap(w)` later: the lock must stay free at least that long or the
+# writer sleeps through the gap, waits for the whole next chunk and, its sleeps
+# growing, may starve. Batches inside a chunk are sized by what the last ones cost,
+# so a chunk ends near its deadline whatever a row costs (CLEO's full-text triggers
+# make an UPDATE cost ten times a plain one, and now and then far more).
+
+BUSY_DELAYS_MS = (1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50, 100)  # SQLite's sqliteDefaultBusyCallback
+PAUSE_MARGIN = 0.005  # the waiting writer must also be scheduled and take the lock
+SLICE_SECONDS = 0.01  # one batch aims at this long, so the clock is read often enough
+FIRST_BATCH = 4       # items in a run's first batch, before any cost is known
+
+
+def poll_gap(waited: float) -> float:
+    """How long a writer that has already waited `waited` seconds may sleep before its next try."""
+    total = 0.0
+    for delay in BUSY_DELAYS_MS:
+        total += delay / 1000
+        if waited < total:
+            return delay / 1000
+    return BUSY_DELAYS_MS[-1] / 1000
 
 
 class ChunkBudget:
-    """Decides when a chunk is full: after `rows` rows or `seconds`, whichever first."""
+    """How long a chunk may hold the write lock (COMMIT included), and a cap on its items.
+
+    `pause` is the least time the lock is left free between two chunks; the pause
+    actually taken is longer when the chunk ran long (`poll_gap`).
+    """
 
     def __init__(self, rows: int | None = None, seconds: float | None = None, pause: float | None = None) -> None:
         self.rows = rows or CHUNK_ROWS
         self.seconds = CHUNK_SECONDS if seconds is None else seconds
         self.pause = CHUNK_PAUSE if pause is None else pause
 
-    def chunks(self, items: Iterable[Any]) -> Iterator[list[Any]]:
-        """Split `items` into lists of at most `rows` (time is checked by `full`)."""
-        batch: list[Any] = []
-        for item in items:
-            batch.append(item)
-            if len(batch) >= self.rows:
-                yield batch
-                batch = []
-        if batch:
-            yield batch
+    def pause_after(self, held: float) -> float:
+        """The lock-free time after a chunk that kept the lock `held` seconds (0 in tests that ask so)."""
+        if self.pause == 0:
+            return 0.0
+        return max(self.pause, poll_gap(held) + PAUSE_MARGIN)
 
 
-WriteOpener = Callable[[bool], Any]  # brain.write-like: opener(first_chunk) -> context manager of a connection
+class Pace:
+    """What a run's items and commits cost so far: sizes the batches of its next chunks."""
+
+    def __init__(self, budget: ChunkBudget) -> None:
+        self.budget = budget
+        self.per_item: float | None = None  # seconds, a moving average
+        self.commit = 0.0                   # seconds a COMMIT took, likewise
+
+    def learn(self, items: int, seconds: float) -> None:
+        if items <= 0:
+            return
+        cost = seconds / items
+        if self.per_item is None:
+            self.per_item = cost
+        else:  # a full-text merge now and then is not what the next rows cost: one counts at most 4x
+            self.per_item = 0.7 * self.per_item + 0.3 * min(cost, 4 * self.per_item)
+
+    def learn_commit(self, seconds: float) -> None:
+        self.commit = seconds if seconds > self.commit else 0.8 * self.commit + 0.2 * seconds
+
+    def slice(self, began: float) -> Slice:
+        """The time budget of a chunk whose transaction began at `began` (perf_counter)."""
+        work = max(self.budget.seconds - self.commit, self.budget.seconds / 4)
+        return Slice(self, began + work, self.budget.rows)
 
 
-def write_in_chunks(opener: WriteOpener, items: list[Any],
+class Slice:
+    """One chunk's share of the clock: `take` says how many items the next batch may hold."""
+
+    def __init__(self, pace: Pace, deadline: float, cap: int) -> None:
+        self.pace, self.deadline, self.left = pace, deadline, cap
+        self.batches = 0
+        self._taken_at = 0.0
+
+    def take(self, available: int = IN_BATCH) -> int:
+        """Items for the next batch (at most `available`); 0 when the chunk is full.
+
+        A chunk's first batch always gets at least one item, so every chunk makes progress.
+        """
+        now = time.perf_counter()
+        room = self.deadline - now
+        if self.batches and room <= 0:
+            return 0
+        per_item = self.pace.per_item
+        if per_item is None:
+            count = FIRST_BATCH
+        else:
+            count = int(min(room, SLICE_SECONDS) / per_item) if per_item > 0 else IN_BATCH
+        count = min(count, available, self.left, IN_BATCH)
+        if count <= 0:
+            if self.batches or self.left <= 0 or available <= 0:
+                return 0
+            count = 1
+        self.batches += 1
+        self._taken_at = now
+        return count
+
+    def did(self, items: int) -> None:
+        """`items` of the last batch were done: learn what they cost."""
+        self.left -= items
+        self.pace.learn(items, time.perf_counter() - self._taken_at)
+
+    @property
+    def full(self) -> bool:
+        return self.left <= 0 or time.perf_counter() >= self.deadline
+
+
+class ChunkTarget(Protocol):
+    """What a chunked run writes through: a Brain (store.py), or a bare connection at recovery."""
+
+    @property
+    def conn(self) -> sqlite3.Connection: ...
+
+    @property
+    def lock(self) -> AbstractContextManager[Any]: ...
+
+    def write(self, sweep_check: bool = True) -> AbstractContextManager[sqlite3.Connection]: ...
+
+
+ChunkStep = Callable[[sqlite3.Connection, Slice, bool], bool]  # (conn, slice, first chunk) -> done
+
+
+def run_chunks(target: ChunkTarget, step: ChunkStep, budget: ChunkBudget | None = None) -> None:
+    """Call `step` in one short write transaction after another until it says it is done.
+
+    The first chunk passes the sweep gate (a run that started also finishes). While
+    the run lasts, garbage collection waits (a full collection of a big pool takes
+    hundreds of ms, inside a chunk or making a pause long) and the WAL is
+    checkpointed by this run between chunks, never by CLEO's next commit
+    (`_own_checkpoints`).
+    """
+    budget = budget or ChunkBudget()
+    pace = Pace(budget)
+    watch = _Watch(target)
+    first = True
+    with _own_checkpoints(target), _gc_paused():
+        while True:
+            asked = time.perf_counter()
+            with target.write(sweep_check=first) as conn:
+                done = step(conn, pace.slice(time.perf_counter()), first)
+                committing = time.perf_counter()
+            now = time.perf_counter()
+            pace.learn_commit(now - committing)
+            first = False
+            if done:
+                return
+            held = now - asked
+            _rest(target, budget.pause_after(held))
+            if budget.pause and watch.went_quiet():
+                # CLEO wrote in the last pause but not in this one: a writer may have missed
+                # it (not scheduled in time); its sleeps have grown, so wait one out.
+                pause(poll_gap(held + budget.pause_after(held)) + PAUSE_MARGIN)
+
+
+class _Watch:
+    """Whether another connection (CLEO) committed during each pause (SQLite's data_version)."""
+
+    def __init__(self, target: ChunkTarget) -> None:
+        self.target = target
+        self.version = self._read()
+        self.wrote = False
+
+    def _read(self) -> int | None:
+        with self.target.lock:
+            try:
+                return int(self.target.conn.execute("PRAGMA data_version").fetchone()[0])
+            except sqlite3.Error:
+                return None
+
+    def went_quiet(self) -> bool:
+        """True when CLEO wrote in the pause before last but not since (called after each pause)."""
+        version = self._read()
+        wrote, self.version = version != self.version, version
+        quiet, self.wrote = self.wrote and not wrote, wrote
+        return quiet
+
+
+def write_in_chunks(target: ChunkTarget, items: list[Any],
                     step: Callable[[sqlite3.Connection, list[Any]], None],
                     start: Callable[[sqlite3.Connection], None],
                     finish: Callable[[sqlite3.Connection], None],
                     budget: ChunkBudget | None = None) -> None:
-    """Write `items` in short transactions: `start` in the first, `finish` in the last.
+    """Write `items` in short transactions (`run_chunks`): `start` in the first, `finish` in the last.
 
-    `step(conn, chunk)` writes one chunk; a chunk is cut at `budget.rows` items or
-    when `budget.seconds` have passed inside it (the rest goes to the next chunk).
+    `step(conn, batch)` writes one batch; batches are sized so a chunk holds the
+    lock about `budget.seconds`.
     """
-    budget = budget or ChunkBudget()
-    position, first = 0, True
-    while True:
-        with opener(first) as conn:
-            if first:
-                start(conn)
-                first = False
-            deadline = time.perf_counter() + budget.seconds
-            end = min(len(items), position + budget.rows)
-            while position < end:
-                stop = min(end, position + SUB_BATCH)
-                step(conn, items[position:stop])
-                position = stop
-                if time.perf_counter() >= deadline:
-                    break
-            if position >= len(items):
-                finish(conn)
-                return
-        pause(budget.pause)
+    position = 0
+
+    def chunk(conn: sqlite3.Connection, part: Slice, first: bool) -> bool:
+        nonlocal position
+        if first:
+            start(conn)
+        while position < len(items):
+            count = part.take(len(items) - position)
+            if not count:
+                return False
+            step(conn, items[position:position + count])
+            position += count
+            part.did(count)
+        finish(conn)
+        return True
+
+    run_chunks(target, chunk, budget)
 
 
 def pause(seconds: float | None = None) -> None:
     """Leave the write lock free between two chunks, long enough for a waiting writer to take it."""
     time.sleep(CHUNK_PAUSE if seconds is None else seconds)  # not a synchronisation: the busy handler needs the gap
+
+
+def _rest(target: ChunkTarget, seconds: float) -> None:
+    """The pause between two chunks: checkpoint what the last one wrote, then sleep the rest."""
+    started = time.perf_counter()
+    if seconds <= 0:
+        return
+    with target.lock:
+        try:
+            target.conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+        except sqlite3.OperationalError:
+            pass  # busy or not in WAL mode: CLEO's connection or the next pause does it
+    left = seconds - (time.perf_counter() - started)
+    if left > 0:
+        pause(left)
+
+
+@contextmanager
+def _own_checkpoints(target: ChunkTarget) -> Iterator[None]:
+    """For a run's length, this connection checkpoints the WAL in the pauses, not at its COMMIT.
+
+    SQLite's auto-checkpoint runs in whichever connection's commit makes the WAL
+    pass 1000 pages: with ours writing thousands, that would often be CLEO's next
+    insert, which would then copy our pages and wait for it. The pause checkpoints
+    instead, with the lock free; the setting is put back (and a last checkpoint
+    done) at the end.
+    """
+    with target.lock:
+        prior = target.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
+        target.conn.execute("PRAGMA wal_autocheckpoint = 0")
+    try:
+        yield
+    finally:
+        with target.lock:
+            target.conn.execute(f"PRAGMA wal_autocheckpoint = {int(prior)}")
+            try:
+                target.conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+            except sqlite3.OperationalError:
+                pass
+
+
+class _GcState:
+    """Garbage collection paused while any chunked run of any thread lasts."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.holders = 0
+        self.was_enabled = True
+
+
+_gc_state = _GcState()
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """No garbage collection during a run: a full one over a big pool would hold CLEO up for it.
+
+    Reference counting frees what a run allocates; only cycles wait for the end.
+    """
+    with _gc_state.lock:
+        if _gc_state.holders == 0:
+            _gc_state.was_enabled = gc.isenabled()
+            gc.disable()
+        _gc_state.holders += 1
+    try:
+        yield
+    finally:
+        with _gc_state.lock:
+            _gc_state.holders -= 1
+            if _gc_state.holders == 0 and _gc_state.was_enabled:
+                gc.enable()
 
 
 # --- crash recovery ----------------------------------------------------------------
@@ -518,33 +911,74 @@ def interrupted_runs(conn: sqlite3.Connection) -> list[tuple[int, str, int | Non
     return [(r[0], r[1], r[2]) for r in rows if not _alive(r[2])]
 
 
-def rollback_some(conn: sqlite3.Connection, run_id: int, limit: int = 200) -> bool:
-    """Revert up to `limit` changes of an interrupted run, last first, deleting them; True when done.
+def rollback_some(conn: sqlite3.Connection, run_id: int, part: Slice | None = None) -> bool:
+    """Revert changes of an interrupted run, last first, deleting them; True when the run is gone.
 
-    When none is left the run row goes too, and an interrupted undo releases the
-    changes it had marked, so the journal is exactly as before the step.
+    As many as `part` allows (all without it). When none is left, an interrupted
+    undo releases the changes it had marked (a batch at a time too) and the run
+    row goes, so the journal is exactly as before the step.
     """
-    rows = conn.execute(f"SELECT seq, table_name, row_key, before_json, after_json FROM {RUN_CHANGES} "
-                        "WHERE run_id = ? ORDER BY seq DESC LIMIT ?", (run_id, limit)).fetchall()
-    for seq, table, key_text, before_text, after_text in rows:
-        reverse_change(conn, None, table, json.loads(key_text),
-                       None if before_text is None else json.loads(before_text),
-                       None if after_text is None else json.loads(after_text), exact=True)
-        conn.execute(f"DELETE FROM {RUN_CHANGES} WHERE run_id = ? AND seq = ?", (run_id, seq))
-    if len(rows) == limit:
-        return False
-    conn.execute(f"UPDATE {RUN_CHANGES} SET undone_by = NULL WHERE undone_by = ?", (run_id,))
+    while True:
+        count = part.take() if part is not None else IN_BATCH
+        if not count:
+            return False
+        rows = conn.execute(f"SELECT seq, table_name, row_key, before_json, after_json FROM {RUN_CHANGES} "
+                            "WHERE run_id = ? ORDER BY seq DESC LIMIT ?", (run_id, count)).fetchall()
+        changes = [_Change(seq, table, json.loads(key), None if before is None else json.loads(before),
+                           None if after is None else json.loads(after)) for seq, table, key, before, after in rows]
+        _reverse_batch(conn, None, changes, exact=True)
+        conn.executemany(f"DELETE FROM {RUN_CHANGES} WHERE run_id = ? AND seq = ?",
+                         [(run_id, c.seq) for c in changes])
+        if part is not None:
+            part.did(len(changes))
+        if len(changes) < count:
+            break
+    while True:  # the marks of an interrupted undo: many rows, released a batch at a time
+        count = part.take() if part is not None else IN_BATCH
+        if not count:
+            return False
+        released = conn.execute(f"UPDATE {RUN_CHANGES} SET undone_by = NULL WHERE rowid IN (SELECT rowid FROM "
+                                f"{RUN_CHANGES} WHERE undone_by = ? LIMIT ?)", (run_id, count)).rowcount
+        if part is not None:
+            part.did(max(released, 1))
+        if released < count:
+            break
     conn.execute(f"UPDATE {RUNS} SET undone_by = NULL WHERE undone_by = ?", (run_id,))
     conn.execute(f"DELETE FROM {RUNS} WHERE id = ?", (run_id,))
     return True
 
 
-def recover_interrupted(conn: sqlite3.Connection) -> list[str]:
+def _rollback_step(run_id: int) -> ChunkStep:
+    def step(conn: sqlite3.Connection, part: Slice, _first: bool) -> bool:
+        return rollback_some(conn, run_id, part)
+    return step
+
+
+class _Connection:
+    """A bare writable connection as a ChunkTarget (recovery runs before the Brain exists)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.lock = threading.RLock()
+
+    @contextmanager
+    def write(self, sweep_check: bool = True) -> Iterator[sqlite3.Connection]:
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.conn
+            self.conn.execute("COMMIT")
+        except BaseException:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            raise
+
+
+def recover_interrupted(conn: sqlite3.Connection, budget: ChunkBudget | None = None) -> list[str]:
     """Roll back every run a crash left in progress, in short transactions; what was done, in words.
 
     Called on every writable open (store.open_brain). Each transaction reverts a
     chunk and deletes the journal rows it reverted, so a crash during recovery
-    is recovered in turn on the next open.
+    is recovered in turn on the next open; CLEO's writers wait at most a chunk.
     """
     try:
         runs = interrupted_runs(conn)
@@ -552,19 +986,7 @@ def recover_interrupted(conn: sqlite3.Connection) -> list[str]:
         return []
     notes = []
     for run_id, kind, _pid in runs:
-        done, first = False, True
-        while not done:
-            if not first:
-                pause()
-            first = False
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                done = rollback_some(conn, run_id)
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
+        run_chunks(_Connection(conn), _rollback_step(run_id), budget)
         notes.append(f"run {run_id} ({kind}) was interrupted and has been rolled back")
     return notes
 

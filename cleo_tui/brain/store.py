@@ -13,6 +13,7 @@ import os
 import sqlite3
 import stat
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -270,7 +271,11 @@ _EDGE_COLUMNS = frozenset({"from_id", "to_id", "edge_type"})
 
 @functools.cache
 def _own_table_columns(version: int = LATEST_VERSION) -> dict[str, frozenset[str]]:
-    """The columns of every table cleo-tui's migrations up to `version` create (built once, in memory)."""
+    """The columns of every table cleo-tui's migrations up to `version` create (built once each, in memory).
+
+    A brain of an older cleo-tui holds its tables as that version made them (the
+    open then migrates them), so its layout is checked against those.
+    """
     conn = sqlite3.connect(":memory:")
     try:
         for migration in MIGRATIONS:
@@ -344,29 +349,39 @@ WAIT_NOTICE_MS = 1000
 WAITING_MESSAGE = "waiting for CLEO's write lock…"
 
 
+LOCK_PROBE_MS = 250  # a wait for the lock is made of probes this long, so ctrl+c ends it at once
+
+
 def _migrate_under_lock(path: Path, conn: sqlite3.Connection, busy_timeout_ms: int,
                         on_wait: Callable[[str], None] | None) -> bool:
     """Migrate cleo-tui's tables; say so once another process has held the lock for ~1 s.
 
-    Returns False when the lock stayed held for the whole busy timeout (the caller
-    opens read-only and migrates another time).
+    The wait is made of short probes (SQLite sleeps inside one call, where ctrl+c
+    cannot end it). Returns False when the lock stayed held for the whole busy
+    timeout (the caller opens read-only and migrates another time).
     """
-    first = min(WAIT_NOTICE_MS, busy_timeout_ms)
-    for wait_ms in (first, busy_timeout_ms - first):
-        conn.execute(f"PRAGMA busy_timeout = {max(0, wait_ms)}")
-        try:
-            migrate(conn)
-            return True
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) and "busy" not in str(exc):
+    started = time.monotonic()
+    told = False
+    try:
+        while True:
+            waited_ms = (time.monotonic() - started) * 1000
+            conn.execute(f"PRAGMA busy_timeout = {max(0, int(min(LOCK_PROBE_MS, busy_timeout_ms - waited_ms)))}")
+            try:
+                migrate(conn)
+                return True
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc):
+                    raise _migration_failure(path, exc) from None
+            except sqlite3.DatabaseError as exc:
                 raise _migration_failure(path, exc) from None
-            if wait_ms == first and busy_timeout_ms > first and on_wait is not None:
+            waited_ms = (time.monotonic() - started) * 1000
+            if waited_ms >= busy_timeout_ms:
+                return False
+            if not told and waited_ms >= min(WAIT_NOTICE_MS, busy_timeout_ms) and on_wait is not None:
+                told = True
                 on_wait(WAITING_MESSAGE)
-        except sqlite3.DatabaseError as exc:
-            raise _migration_failure(path, exc) from None
-        finally:
-            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    return False
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
 
 
 def _migration_failure(path: Path, exc: sqlite3.DatabaseError) -> BrainError:

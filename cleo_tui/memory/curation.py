@@ -9,14 +9,13 @@ Run kinds: 'prune', 'evict', 'restore', 'pin', 'unpin', 'undo'.
 
 Every write passes `Brain.write()`, which refuses while CLEO's sweep runs
 (brain/sweep_gate.py). Large steps (an undo of a whole-pool prune) are written
-in short chunks under one run (journal.write_in_chunks), so CLEO's
+in short chunks under one run (journal.run_chunks), so CLEO's
 writers never wait long.
 """
 
 from __future__ import annotations
 
 import sqlite3
-import time
 from collections.abc import Iterable
 from typing import Any
 
@@ -73,9 +72,7 @@ def stored_ids(conn: sqlite3.Connection, ids: Iterable[str]) -> dict[str, Any]:
     wanted = list(ids)
     found: dict[str, Any] = {}
     for start in range(0, len(wanted), 400):
-        part = wanted[start:start + 400]
-        numbers = [int(i) for i in part if _integer_text(i)]
-        probe = [*part, *numbers]
+        probe = id_probe(wanted[start:start + 400])
         rows = conn.execute(f"SELECT id FROM {cs.OBSERVATIONS} WHERE id IN ({','.join('?' * len(probe))})",
                             probe).fetchall()
         for (stored,) in rows:
@@ -83,24 +80,43 @@ def stored_ids(conn: sqlite3.Connection, ids: Iterable[str]) -> dict[str, Any]:
     return found
 
 
+def id_probe(ids: Iterable[str]) -> list[Any]:
+    """Text ids and, for those that spell an integer, the integer too: what `id IN (...)` must look for."""
+    part = list(ids)
+    return [*part, *(int(i) for i in part if _integer_text(i))]
+
+
 def _integer_text(text: str) -> bool:
     return text.lstrip("-").isdigit() and len(text) < 19 and str(int(text)) == text
 
 
+def eviction_values(brain: Brain, now: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The columns a soft eviction sets (`extra` added, e.g. quality_score to hide it from CLEO's search)."""
+    return {**_eviction_values(brain, now, now), **(extra or {})}
+
+
 def evict_rows(brain: Brain, conn: sqlite3.Connection, run_id: int, ids: Iterable[str],
-               now: str, extra: dict[str, Any] | None = None) -> list[str]:
+               now: str, extra: dict[str, Any] | None = None,
+               read: dict[str, dict[str, Any]] | None = None) -> list[str]:
     """Soft-evict each live row of `ids` inside the caller's transaction; returns those evicted.
 
     Rows already evicted (by CLEO or anyone) or gone are skipped, not overwritten.
-    Rows are addressed by the id as stored (see `stored_ids`). `extra` adds
-    columns to set with the eviction (e.g. quality_score, to hide it from CLEO's search).
+    Rows are addressed by the id as stored (see `stored_ids`). `read` gives, by
+    id, the live rows the caller has just read in this transaction (their "id" as
+    stored and at least the columns `eviction_values` sets): they are not read again.
+    `extra` adds columns to set with the eviction (e.g. quality_score).
     """
-    values = {**_eviction_values(brain, now, now), **(extra or {})}
+    values = eviction_values(brain, now, extra)
     wanted = list(ids)
-    stored = stored_ids(conn, wanted)
-    return [i for i in wanted if i in stored
-            and journal.update_row(conn, run_id, cs.OBSERVATIONS, {"id": stored[i]}, values,
-                                   only_if="invalid_at IS NULL")]
+    if read is not None:
+        stored = {i: read[i]["id"] for i in wanted if i in read}
+        before = {row["id"]: row for i, row in read.items() if i in stored}
+    else:
+        stored, before = stored_ids(conn, wanted), None
+    present = [i for i in wanted if i in stored]
+    done = set(journal.update_many(conn, run_id, cs.OBSERVATIONS, "id", [stored[i] for i in present], values,
+                                   only_if="invalid_at IS NULL", before=before))
+    return [i for i in present if stored[i] in done]
 
 
 def evict_observation(brain: Brain, observation_id: str) -> int:
@@ -184,20 +200,19 @@ def undo_detailed(brain: Brain, run_id: int, budget: journal.ChunkBudget | None 
     rows deleted since are named as missing (journal module docstring). The
     run is marked undone only when nothing is left; otherwise undo it again later.
     """
-    budget = budget or journal.ChunkBudget()
-    with brain.write() as conn:
-        _run, undo_id = journal.begin_undo(conn, int(run_id), status=journal.IN_PROGRESS)
-        outcome = journal.UndoOutcome(int(run_id), undo_id)
-        done = journal.undo_some(conn, outcome, budget.rows, time.perf_counter() + budget.seconds)
-        if done:
-            journal.end_undo(conn, outcome)
-    while not done:
-        journal.pause(budget.pause)
-        with brain.write(sweep_check=False) as conn:
-            done = journal.undo_some(conn, outcome, budget.rows, time.perf_counter() + budget.seconds)
-            if done:
-                journal.end_undo(conn, outcome)
-    return outcome
+    outcomes: list[journal.UndoOutcome] = []
+
+    def chunk(conn: sqlite3.Connection, part: journal.Slice, first: bool) -> bool:
+        if first:
+            _run, undo_id = journal.begin_undo(conn, int(run_id), status=journal.IN_PROGRESS)
+            outcomes.append(journal.UndoOutcome(int(run_id), undo_id))
+        if not journal.undo_some(conn, outcomes[0], part):
+            return False
+        journal.end_undo(conn, outcomes[0])
+        return True
+
+    journal.run_chunks(brain, chunk, budget)
+    return outcomes[0]
 
 
 def list_curation_runs(brain: Brain, kinds: Iterable[str] | None = None,

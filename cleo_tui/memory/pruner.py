@@ -692,8 +692,8 @@ def commit_preview(brain: Brain, preview: PrunePreview, hide_from_cleo: bool = F
         raise curation.CurationError("This preview drops nothing (the pool is within its target); nothing to commit.")
     curation.require_eviction_columns(brain)
     extra = cleo_effects.hide_values(brain) if hide_from_cleo else {}
-    entries = preview.dropped
-    ids = [e.id for e in entries]
+    ids = preview.dropped_ids
+    entries = _dropped_in_rowid_order(preview)
     params = {"budget": preview.budget, "target": preview.target, "tokenizer": preview.tokenizer,
               "scope": preview.pool.session or "all", "count": len(ids),
               # a long list would make the first chunk long: the journal's change rows hold them all
@@ -711,28 +711,62 @@ def commit_preview(brain: Brain, preview: PrunePreview, hide_from_cleo: bool = F
                                                     f"tokens ({preview.tokenizer})", params,
                                      status=journal.IN_PROGRESS))
 
-    def step(conn: Any, chunk: list[PoolEntry]) -> None:
-        fresh = _still_as_previewed(brain, conn, chunk, preview.pool.tokenizer, skipped, changed_units)
-        evicted.extend(curation.evict_rows(brain, conn, run[0], fresh, now, extra))
+    also = [c for c in curation.eviction_values(brain, now, extra) if c not in tags.POOL_COLUMNS]
+
+    def step(conn: Any, chunk: list[tuple[str, int]]) -> None:
+        fresh = _still_as_previewed(brain, conn, chunk, preview.pool.tokenizer, skipped, changed_units, also)
+        evicted.extend(curation.evict_rows(brain, conn, run[0], list(fresh), now, extra, read=fresh))
 
     def finish(conn: Any) -> None:
         journal.finish_run(conn, run[0], f"pruned {len(evicted)} observations to {preview.budget} tokens "
                                          f"({preview.tokenizer})" + (f", {len(skipped)} changed since left alone"
                                                                      if skipped else ""))
 
-    journal.write_in_chunks(lambda first: brain.write(sweep_check=first), entries, step, start, finish, budget)
+    journal.write_in_chunks(brain, entries, step, start, finish, budget)
+    evicted, skipped = _in_drop_order(ids, evicted, skipped)
     tokens_now, new_rows, new_tokens = _pool_now(brain, preview, changed_units)
     return CommitResult(run[0], preview.budget, preview.target, evicted, skipped, tokens_now, new_rows,
                         new_tokens, bool(extra))
 
 
-def _current_rows(brain: Brain, conn: Any, ids: list[Any]) -> dict[str, dict[str, Any]]:
-    """POOL_COLUMNS of the rows with these stored ids, by id as text."""
+def _dropped_in_rowid_order(preview: PrunePreview) -> list[tuple[str, int]]:
+    """(id, units) of each dropped row, in the order of the rows in the file (rowid) when the pool knows it.
+
+    Each chunk then updates neighbouring rows: the pages it writes (table, indexes,
+    full-text segments) are mostly its own, not pages the next chunks write again;
+    in drop order a whole-pool commit wrote five times the pages of one UPDATE.
+    Which rows are evicted does not depend on the order. No PoolEntry is made per
+    row (a million of them would take seconds).
+    """
+    pool = preview.pool
+    positions = pool.droppable.positions[:preview.drop_count]
+    entries = list(zip(preview.dropped_ids, pool.columns.units[positions].tolist(), strict=True))
+    column = pool.columns.ids
+    if pool.scan is None or not isinstance(column, _Picked) or len(column.values) != len(pool.scan.rowids):
+        return entries
+    rowids = pool.scan.rowids[np.asarray(column.picks, dtype=np.int64)[positions]]
+    return [entries[k] for k in np.argsort(rowids, kind="stable").tolist()]
+
+
+def _in_drop_order(ids: list[str], evicted: list[str],
+                   skipped: list[dict[str, str]]) -> tuple[list[str], list[dict[str, str]]]:
+    """The evicted ids and the skipped rows in the preview's drop order (they were written in rowid order)."""
+    rank = {obs_id: k for k, obs_id in enumerate(ids)}
+    return sorted(evicted, key=rank.__getitem__), sorted(skipped, key=lambda s: rank[s["id"]])
+
+
+def _current_rows(brain: Brain, conn: Any, ids: list[Any], also: Sequence[str] = ()) -> dict[str, dict[str, Any]]:
+    """POOL_COLUMNS (and `also`) of the rows with these stored ids, by id as text (the first row of a spelling)."""
     have = brain.features.columns(cs.OBSERVATIONS)
-    select = ", ".join(f'"{c}"' if c in have else f'NULL AS "{c}"' for c in tags.POOL_COLUMNS)
-    rows = conn.execute(f"SELECT {select} FROM {cs.OBSERVATIONS} WHERE id IN ({','.join('?' * len(ids))})",
-                        ids).fetchall() if ids else []
-    return {mapping.as_text(r[0]): dict(zip(tags.POOL_COLUMNS, r, strict=False)) for r in rows}
+    columns = (*tags.POOL_COLUMNS, *also)
+    select = ", ".join(f'"{c}"' if c in have else f'NULL AS "{c}"' for c in columns)
+    found: dict[str, dict[str, Any]] = {}
+    for start in range(0, len(ids), 400):
+        part = ids[start:start + 400]
+        for r in conn.execute(f"SELECT {select} FROM {cs.OBSERVATIONS} WHERE id IN ({','.join('?' * len(part))})",
+                              part).fetchall():
+            found.setdefault(mapping.as_text(r[0]), dict(zip(columns, r, strict=False)))
+    return found
 
 
 def _overrides(brain: Brain, conn: Any, ids: list[str]) -> dict[str, str]:
@@ -751,32 +785,35 @@ def _line_units(brain: Brain, rows: list[tuple[str, dict[str, Any]]], overrides:
     return count_line_units(lines, tokenizer)[0]
 
 
-def _still_as_previewed(brain: Brain, conn: Any, chunk: list[PoolEntry], tokenizer: Tokenizer,
-                        skipped: list[dict[str, str]], changed_units: dict[str, int]) -> list[str]:
-    """Ids of the chunk still live, unpinned and the same size as previewed; the others into `skipped`."""
-    stored = curation.stored_ids(conn, [e.id for e in chunk])
-    rows = _current_rows(brain, conn, list(stored.values()))
-    overrides = _overrides(brain, conn, [e.id for e in chunk])
-    present = [(e, rows[e.id]) for e in chunk if e.id in rows]
-    units = dict(zip((e.id for e, _ in present),
-                     _line_units(brain, [(e.id, r) for e, r in present], overrides, tokenizer), strict=False))
-    fresh = []
-    for entry in chunk:
-        row = rows.get(entry.id)
+def _still_as_previewed(brain: Brain, conn: Any, chunk: list[tuple[str, int]], tokenizer: Tokenizer,
+                        skipped: list[dict[str, str]], changed_units: dict[str, int],
+                        also: Sequence[str] = ()) -> dict[str, dict[str, Any]]:
+    """The chunk's (id, units) rows still live, unpinned and as large as previewed, by id; others into `skipped`.
+
+    Each row holds POOL_COLUMNS and `also` as read now, its "id" as stored.
+    """
+    ids = [i for i, _ in chunk]
+    rows = _current_rows(brain, conn, curation.id_probe(ids), also)
+    overrides = _overrides(brain, conn, ids)
+    present = [(i, rows[i]) for i in ids if i in rows]
+    units = dict(zip((i for i, _ in present), _line_units(brain, present, overrides, tokenizer), strict=False))
+    fresh: dict[str, dict[str, Any]] = {}
+    for obs_id, previewed in chunk:
+        row = rows.get(obs_id)
         why = None
         if row is None:
             why = "deleted since the preview"
         elif row["invalid_at"] is not None:
             why = "evicted since the preview (by CLEO or another run)"
-        elif overrides.get(entry.id) == curation.PIN_RELEVANCE:
+        elif overrides.get(obs_id) == curation.PIN_RELEVANCE:
             why = "pinned since the preview"
-        elif units[entry.id] != entry.units:
+        elif units[obs_id] != previewed:
             why = "text changed since the preview"
-            changed_units[entry.id] = units[entry.id]
-        if why:
-            skipped.append({"id": entry.id, "why": why})
+            changed_units[obs_id] = units[obs_id]
+        if row is None or why:
+            skipped.append({"id": obs_id, "why": why or ""})
         else:
-            fresh.append(entry.id)
+            fresh[obs_id] = row
     return fresh
 
 
@@ -789,13 +826,14 @@ def _pool_now(brain: Brain, preview: PrunePreview, changed_units: dict[str, int]
         params.append(pool.session)
     live = {mapping.as_text(r[0]) for r in brain.query(f"SELECT id FROM {cs.OBSERVATIONS} WHERE {where}", params)}
     units = count = 0
-    known: set[str] = set()
-    for entry in (*pool.droppable, *pool.protected):
-        known.add(entry.id)
-        if entry.id in live:
-            units += changed_units.get(entry.id, entry.units)
+    columns = pool.columns
+    known = _take(columns.ids, list(range(len(columns))))  # every row of the pool, droppable or protected
+    for obs_id, previewed in zip(known, columns.units.tolist(), strict=True):
+        if obs_id in live:
+            units += changed_units.get(obs_id, previewed)
             count += 1
-    new_ids = [i for i in live if i not in known]
+    seen = set(known)
+    new_ids = [i for i in live if i not in seen]
     new_units = 0
     for start in range(0, len(new_ids), 400):
         part = new_ids[start:start + 400]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import traceback
 from collections.abc import Callable, Iterable
 from dataclasses import replace
@@ -406,7 +407,10 @@ def run_app(project: Path, db: Path | None, read_only: bool) -> int:
     _decode_input_leniently()
     brain, problem = None, ""
     try:
-        brain = open_brain(db if db else locate_brain(project), read_only=read_only)
+        # Before the app is up: CLEO holding the write lock is said on stderr, ctrl+c ends the wait.
+        brain = open_brain(db if db else locate_brain(project), read_only=read_only,
+                           on_wait=lambda text: print(f"cleo-tui: {text} (ctrl+c cancels)", file=sys.stderr,
+                                                      flush=True))
     except BrainNotFound as exc:
         if db is not None:
             raise

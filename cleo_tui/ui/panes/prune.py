@@ -667,6 +667,8 @@ class PruneScreen(PaneScreen):
 
     @work(thread=True, exclusive=True, group="prune-commit", exit_on_error=False)
     def _commit(self, preview: PrunePreview, hide: bool) -> None:
+        if not self.session.wait_for_lock():  # CLEO holds the write lock: say so, esc cancels
+            return
         self.post_message(self.Committed(commit_preview(self.session.brain, preview, hide_from_cleo=hide)))
 
     def on_prune_screen_committed(self, message: Committed) -> None:

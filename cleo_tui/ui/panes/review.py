@@ -563,6 +563,8 @@ class ReviewScreen(PaneScreen):
     @work(thread=True, exclusive=True, group="review-write", exit_on_error=False)
     def _apply_reflection(self, proposal_id: int, confirmed: list[str]) -> None:
         """Apply exactly the proposal's kept marks; protected rows only once confirmed a second time."""
+        if not self.session.wait_for_lock():  # CLEO holds the write lock: say so, esc cancels
+            return
         try:
             apply_marked_reflection(self.session.brain, proposal_id, confirm_protected=confirmed)
         except ProtectedEviction as exc:  # nothing was written: ask about those rows
@@ -601,6 +603,8 @@ class ReviewScreen(PaneScreen):
 
     @work(thread=True, exclusive=True, group="review-write", exit_on_error=False)
     def _write(self, write: Callable[[Any], Any], what: str, select_id: int) -> None:
+        if not self.session.wait_for_lock():
+            return
         write(self.session.brain)
         self.post_message(self.Written(what, select_id))
 
