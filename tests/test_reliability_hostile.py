@@ -47,7 +47,7 @@ from tests.reliability_fixtures import (
 from tests.ui_helpers import settle
 
 THEME = "hostile data"
-FUZZ_EXAMPLES = 30
+FUZZ_EXAMPLES = 20
 _fuzzed = {"rows": 0, "examples": 0}
 
 # --- strategies -------------------------------------------------------------------
