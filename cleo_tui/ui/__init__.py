@@ -15,6 +15,6 @@ Layout:
 A new pane: subclass `widgets.chrome.PaneScreen`, set `PANE` (its mode name), `BINDINGS`
 (each `Binding` with an id such as "dup.merge"), `WRITE_ACTIONS` and `PANE_HELP`; read the
 brain through `self.session`; handle `on_brain_changed` (and `on_tags_ready` if it shows
-tags); add it to `app.pane_screens`/`PANE_CLASSES` and `chrome.PANES`. It registers for the
+tags); add it to `app.PANE_MODULES` and `chrome.PANES`. It registers for the
 session's messages itself when mounted, and its keys reach the footer, help and palette.
 """

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import traceback
@@ -28,23 +29,33 @@ from cleo_tui.memory.history import Liveness
 from cleo_tui.ui.help import help_markdown
 from cleo_tui.ui.messages import SessionMessage, SessionReplaced
 from cleo_tui.ui.palette import CleoCommands
-from cleo_tui.ui.panes.duplicates import DuplicatesScreen
 from cleo_tui.ui.panes.hippo_notice import TRACES_PANE, HippoNoticeScreen
-from cleo_tui.ui.panes.history import HISTORY_PANE, HistoryScreen, read_liveness, warning_mark
+from cleo_tui.ui.panes.history import HISTORY_PANE, read_liveness, warning_mark
 from cleo_tui.ui.panes.observations import ObservationsScreen
-from cleo_tui.ui.panes.prune import PruneScreen
-from cleo_tui.ui.panes.review import ReviewScreen
-from cleo_tui.ui.panes.traces import TracesScreen
 from cleo_tui.ui.panes.welcome import WelcomeScreen
 from cleo_tui.ui.session import BrainSession
 from cleo_tui.ui.widgets.chrome import PANE_NAMES, PaneScreen
 from cleo_tui.ui.widgets.modals import ConfirmModal, HelpScreen, MessageModal
 from cleo_tui.ui.widgets.path_prompt import PathPrompt
 
-PANE_CLASSES: tuple[type[PaneScreen], ...] = (ObservationsScreen, PruneScreen, ReviewScreen, TracesScreen,
-                                              DuplicatesScreen,
+# Pane modules by mode. Only the Observations pane is imported at start: each other pane's
+# module (and what it pulls in: numpy, the LLM clients…) loads when the pane is first shown,
+# which keeps about half a second off the first screen.
+PANE_MODULES: dict[str, tuple[str, str]] = {
+    "observations": ("cleo_tui.ui.panes.observations", "ObservationsScreen"),
+    "prune": ("cleo_tui.ui.panes.prune", "PruneScreen"),
+    "review": ("cleo_tui.ui.panes.review", "ReviewScreen"),
+    "traces": ("cleo_tui.ui.panes.traces", "TracesScreen"),
+    "duplicates": ("cleo_tui.ui.panes.duplicates", "DuplicatesScreen"),
+    HISTORY_PANE: ("cleo_tui.ui.panes.history", "HistoryScreen"),
+}
 
-HistoryScreen)
+
+def pane_class(pane: str) -> type[PaneScreen]:
+    """The screen class of `pane`, importing its module on first use."""
+    module, name = PANE_MODULES[pane]
+    cls: type[PaneScreen] = getattr(importlib.import_module(module), name)
+    return cls
 OPENING = "opening"  # the mode shown while panes are swapped for a new brain
 
 CLEO_THEME = Theme(
@@ -67,16 +78,16 @@ ScreenFactory = Callable[[], Screen[Any]]
 
 def pane_screens(hippo: bool = False) -> dict[str, ScreenFactory]:
     """Mode name → screen factory. On a hippo store every pane but Traces says why it is empty."""
-    screens: dict[str, ScreenFactory] = {
-        "observations": ObservationsScreen, "prune": PruneScreen, "review": ReviewScreen, "traces": TracesScreen,
-        "duplicates": DuplicatesScreen,
-        HISTORY_PANE: HistoryScreen,
-    }
+    screens: dict[str, ScreenFactory] = {pane: partial(_make_pane, pane) for pane in PANE_MODULES}
     if hippo:
         for pane in PANE_NAMES:
             if pane != TRACES_PANE:
                 screens[pane] = partial(HippoNoticeScreen, pane)
     return screens
+
+
+def _make_pane(pane: str) -> Screen[Any]:
+    return pane_class(pane)()
 
 
 class OpeningScreen(Screen[None]):
@@ -260,7 +271,8 @@ class CleoApp(App[None]):
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            panes = [(cls.PANE_HELP, cls.BINDINGS) for cls in PANE_CLASSES if cls.PANE_HELP is not None]
+            classes = [pane_class(pane) for pane in PANE_MODULES]
+            panes = [(cls.PANE_HELP, cls.BINDINGS) for cls in classes if cls.PANE_HELP is not None]
             self.push_screen(HelpScreen(help_markdown(self, panes, self.keymap)))
 
     def pane_on_top(self) -> PaneScreen | None:
