@@ -56,6 +56,8 @@ def pane_class(pane: str) -> type[PaneScreen]:
     module, name = PANE_MODULES[pane]
     cls: type[PaneScreen] = getattr(importlib.import_module(module), name)
     return cls
+
+
 OPENING = "opening"  # the mode shown while panes are swapped for a new brain
 
 CLEO_THEME = Theme(
