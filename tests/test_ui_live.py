@@ -236,6 +236,26 @@ async def _await_waiting(app: CleoApp, pilot) -> None:
     assert "waiting for CLEO's write lock" in str(app.screen.query_one(BrainHeader).render())
 
 
+async def _confirm_then_cancel_while_cleo_holds_the_lock(app, pilot, path: Path, key: str) -> None:
+    """With CLEO holding the write lock: `key` and y confirm a write, the header says it waits,
+    Esc cancels it; then the lock is freed and the app settles."""
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # CLEO holds the write lock
+    try:
+        await pilot.press(key)
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmModal)
+        await pilot.press("y")
+        await _await_waiting(app, pilot)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.waiting is None
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    await settle(app, pilot)
+
+
 async def test_a_prune_commit_waits_for_cleos_lock_says_so_and_esc_cancels(brain):
     from cleo_tui.ui.panes.prune import PruneScreen
     path = Path(brain.path).resolve()
@@ -247,21 +267,7 @@ async def test_a_prune_commit_waits_for_cleos_lock_says_so_and_esc_cancels(brain
         screen = app.screen
         assert isinstance(screen, PruneScreen) and screen.preview is not None and screen.preview.drop_count
         before = live_ids(path)
-        holder = sqlite3.connect(path, isolation_level=None)
-        holder.execute("BEGIN IMMEDIATE")  # CLEO holds the write lock
-        try:
-            await pilot.press("c")
-            await pilot.pause()
-            assert isinstance(app.screen, ConfirmModal)
-            await pilot.press("y")
-            await _await_waiting(app, pilot)
-            await pilot.press("escape")
-            await pilot.pause()
-            assert app.waiting is None
-        finally:
-            holder.execute("ROLLBACK")
-            holder.close()
-        await settle(app, pilot)
+        await _confirm_then_cancel_while_cleo_holds_the_lock(app, pilot, path, "c")
         assert live_ids(path) == before  # cancelled: nothing evicted, even after the lock freed
         assert not screen.runs or screen.runs[0].kind != "prune"
 
@@ -275,19 +281,5 @@ async def test_a_review_apply_waits_for_cleos_lock_says_so_and_esc_cancels(brain
     async with app.run_test(size=(140, 40)) as pilot:
         screen = await open_review(app, pilot)
         await select_proposal(screen, app, pilot, first.id)
-        holder = sqlite3.connect(path, isolation_level=None)
-        holder.execute("BEGIN IMMEDIATE")
-        try:
-            await pilot.press("s")
-            await pilot.pause()
-            assert isinstance(app.screen, ConfirmModal)
-            await pilot.press("y")
-            await _await_waiting(app, pilot)
-            await pilot.press("escape")
-            await pilot.pause()
-            assert app.waiting is None
-        finally:
-            holder.execute("ROLLBACK")
-            holder.close()
-        await settle(app, pilot)
+        await _confirm_then_cancel_while_cleo_holds_the_lock(app, pilot, path, "s")
     assert get_proposal(brain, first.id).status == "pending"  # nothing applied
