@@ -19,6 +19,7 @@ import json
 import operator
 import os
 import sqlite3
+import zipfile
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -70,6 +71,7 @@ class BrainScan:
     cited_touched: set[str] | None = None
     notes: np.ndarray | None = None  # bool: an observer note (a reflection, when live, that cites rows)
     reflection_identifiers: dict[str, frozenset[str]] = field(default_factory=dict)  # by reflection text
+    keys: np.ndarray | None = None  # uint64 hash of each row's title and narrative as read (None: not kept)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -172,6 +174,8 @@ class BrainScan:
         ids, created, sessions, quality = list(self.ids), list(self.created), list(self.sessions), list(self.quality)
         arrays = {"rowids": self.rowids.copy(), "live": self.live.copy(), "rules": self.rules.copy(),
                   "findings": self.findings.copy(), "notes": _notes_of(self).copy()}
+        if self.keys is not None and delta.keys is not None:
+            arrays["keys"] = self.keys.copy()
         units = None if self.units is None else self.units.copy()
         for j, i in known:
             created[i], sessions[i], quality[i] = delta.created[j], delta.sessions[j], delta.quality[j]
@@ -272,7 +276,8 @@ class BrainScan:
             self.rowids[take], self.live[take], self.rules[take], [self.quality[i] for i in order],
             self.findings[take], self.table, self.citations, self.reflection_counts, self.edges,
             None if self.units is None else self.units[take], self.unit_scope, self.count_stats,
-            notes=_notes_of(self)[take], reflection_identifiers=self.reflection_identifiers)
+            notes=_notes_of(self)[take], reflection_identifiers=self.reflection_identifiers,
+            keys=None if self.keys is None else self.keys[take])
         for name in ("counts", "entry_protected", "entries_of_identifier", "table_index", "_live_notes"):
             if name in self.__dict__:
                 scan.__dict__[name] = self.__dict__[name]
@@ -679,7 +684,7 @@ class _FindingsFile:
             self.table = [detectors._decode(t) for t in table]
             if not self.table or self.table[0] != _EMPTY or (len(entries) and entries.max() >= len(self.table)):
                 raise ValueError("damaged")
-        except (OSError, KeyError, ValueError, UnicodeDecodeError):
+        except (OSError, KeyError, ValueError, UnicodeDecodeError, EOFError, zipfile.BadZipFile):
             self.rowids = np.zeros(0, dtype=np.int64)
             self.keys = np.zeros(0, dtype=np.uint64)
             self.entries = np.zeros(0, dtype=np.int32)
@@ -751,14 +756,9 @@ def _scan(brain: Brain, where: str, params: Sequence[Any], tokenizer: Tokenizer 
     else:
         scan.citations, scan.edges, scan.cited_touched = _citations(brain, _live_notes_since(base, scan),
                                                                     base.edges, base.citations)
-    if stored is not None and fresh:
-        stored.save(scan.rowids, _keys_of(scan), scan.findings, scan.table)
+    if stored is not None and fresh and scan.keys is not None:
+        stored.save(scan.rowids, scan.keys, scan.findings, scan.table)
     return scan
-
-
-def _keys_of(scan: BrainScan) -> np.ndarray:
-    keys: np.ndarray = scan.__dict__.pop("_keys")
-    return keys
 
 
 def _scan_pass(brain: Brain, where: str, params: Sequence[Any], tokenizer: Tokenizer | None, session: str | None,
@@ -821,7 +821,7 @@ def _scan_pass(brain: Brain, where: str, params: Sequence[Any], tokenizer: Token
         units=arrays["units"] if tokenizer is not None else None, unit_scope=session, count_stats=stats)
     scan.reflection_counts, scan.reflection_identifiers = _reflection_counts(
         brain, base.reflection_identifiers if base is not None else {})
-    scan.__dict__["_keys"] = arrays["keys"]
+    scan.keys = arrays["keys"]
     scan.__dict__["table_index"] = where_entry  # built above anyway
     return scan, fresh + (0 if stored is None else len(stored.rowids) != len(scan.rowids))
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import gc
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -203,14 +203,34 @@ class TagTable(Mapping[str, ObservationTags]):
 _COVERAGE_CODE = {"reinforced": 0, "cited": 1, "uncited": 2}
 
 
-def tag_brain(brain: Brain) -> TagTable:
+def tag_brain(brain: Brain, early: Callable[[TagTable], None] | None = None) -> TagTable:
     """Tags of every observation in the brain, live and evicted, by id (safe in a worker thread).
 
-    Detector findings come from the per-brain cache where a row's text is unchanged,
-    so reopening a brain analyses only rows that are new or edited.
+    Reopening a brain starts from the snapshot of its last scan (`scan_snapshot`) and
+    the rows added since; `early` receives those tags at once, before every older row
+    is checked against the snapshot (what is returned then holds any row that changed).
+    Without a snapshot every row is read; detector findings still come from the
+    per-brain cache where a row's text is unchanged.
     """
+    from cleo_tui.memory import scan_snapshot
+
     with gc_paused():
-        return TagTable(scan_brain(brain))
+        stored = scan_snapshot.load_snapshot(brain)
+        if stored is None:
+            scan = scan_brain(brain)
+            scan_snapshot.save_snapshot(brain, scan)
+            return TagTable(scan)
+        scan = stored.updated(scan_rows_since(brain, stored.high_water, base=stored))
+        if early is not None:
+            early(TagTable(scan))
+        changed = scan_snapshot.changed_rows(brain, stored)
+        if changed is None:
+            scan = scan_brain(brain)
+        elif changed:
+            scan = scan.updated(scan_rows_since(brain, scan.high_water, changed, base=scan))
+        if changed != [] or len(scan) != len(stored):
+            scan_snapshot.save_snapshot(brain, scan)
+        return TagTable(scan)
 
 
 def update_tags(brain: Brain, tags: TagTable, changed_ids: Iterable[str] = ()) -> TagTable:

@@ -56,6 +56,10 @@ class BrainSession:
         self.summary: dict | None = None
         self.undo_stack: list[int] = []
         self._tags_started = False
+        # One tags worker at a time: a thread worker runs on when cancelled, and a million
+        # rows' scan started again on every write CLEO makes would never end.
+        self._tags_busy = False
+        self._tags_next: Callable[[], None] | None = None  # what to run when it ends
         self.watcher: BrainWatcher | None = None
         self.sweep: str | None = None  # CLEO's sweep sentence while its gate is up (writes refused)
         self.last_live: PollResult | None = None  # what the watcher last reported (new ids, deletions)
@@ -216,14 +220,39 @@ class BrainSession:
         self.app.announce(SummaryReady())
 
     def load_tags(self) -> None:
-        """Recompute the tags in a worker (on their own connection); announces TagsReady."""
-        self.app.run_worker(self._read_tags, thread=True, exclusive=True, group="tags", exit_on_error=False)
+        """Recompute the tags in a worker (on their own connection); announces TagsReady.
+
+        A reopened brain's tags come from its last scan first (announced at once), then
+        again once every row was checked against it (see memory/scan_snapshot.py)."""
+        self._run_tags(self._read_tags)
+
+    def _run_tags(self, work: Callable[[], None]) -> None:
+        """Start `work` in the tags worker, or after the one running (a full load outranks a fold)."""
+        if self._tags_busy:
+            if self._tags_next != self._read_tags:
+                self._tags_next = work
+            return
+        self._tags_busy = True
+
+        def run() -> None:
+            try:
+                work()
+            finally:
+                self.app.call_from_thread(self._tags_done)
+
+        self.app.run_worker(run, thread=True, group="tags", exit_on_error=False)
+
+    def _tags_done(self) -> None:
+        self._tags_busy = False
+        work, self._tags_next = self._tags_next, None
+        if work is not None and self.app.session is self:
+            self._run_tags(work)
 
     def _read_tags(self) -> None:
         from cleo_tui.memory.tags import tag_brain  # heavy: kept off the first screen's path
         reader = self.brain.reader()
         try:
-            tags = tag_brain(reader)
+            tags = tag_brain(reader, lambda early: self.app.call_from_thread(self._set_tags, early))
         finally:
             reader.close()
         self.app.call_from_thread(self._set_tags, tags)
@@ -303,7 +332,7 @@ class BrainSession:
         self.brain.refresh()
         self.load_summary()
         if not self.is_hippo:
-            if self.tags is not None:
+            if self.tags is not None or self._tags_busy:  # a load under way: fold after it
                 self.update_tags()
             elif self._tags_started:
                 self.load_tags()
@@ -311,7 +340,7 @@ class BrainSession:
 
     def update_tags(self) -> None:
         """Fold the rows above the tags' high-water mark into them in a worker (never a full re-tag)."""
-        self.app.run_worker(self._update_tags, thread=True, exclusive=True, group="tags", exit_on_error=False)
+        self._run_tags(self._update_tags)
 
     def _update_tags(self) -> None:
         from cleo_tui.memory.tags import update_tags

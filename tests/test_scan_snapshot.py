@@ -1,0 +1,95 @@
+"""The tag scan's snapshot: reopening shows tags at once, and every change since is still found."""
+
+from __future__ import annotations
+
+from cleo_tui.brain import cleo_schema as cs
+from cleo_tui.memory import curation, scan_snapshot
+from cleo_tui.memory.tags import TagTable, tag_brain
+from tests.pruner_fixtures import add_observation, add_pattern, new_brain
+
+
+def _brain(tmp_path):
+    brain = new_brain(tmp_path)
+    add_observation(brain, "O-a", "Chose SQLite for storage", type="decision")
+    add_observation(brain, "O-b", "Routine status update", quality_score=0.2)
+    add_observation(brain, "O-c", "Edited src/only/here.py", source_session_id="ses_1")
+    add_observation(brain, "O-d", "Old note about lib/x.py", created_at="2025-12-01 09:00:00")
+    add_observation(brain, "O-e", "Another note about lib/x.py", source_session_id="ses_1")
+    for i in range(3):
+        add_pattern(brain, f"P-{i}", f"pattern {i}", cites=["O-a"])
+    return brain
+
+
+def _all(tags: TagTable) -> dict:
+    return {obs_id: tags[obs_id] for obs_id in tags}
+
+
+def _tags_now(brain) -> dict:
+    """What a scan with no snapshot says (the truth the snapshot must reach)."""
+    scan_snapshot.snapshot_path(brain).unlink(missing_ok=True)
+    return _all(tag_brain(brain))
+
+
+def test_a_reopened_brain_gets_its_tags_from_the_snapshot_then_checks_them(tmp_path):
+    brain = _brain(tmp_path)
+    first = _all(tag_brain(brain))
+    assert scan_snapshot.snapshot_path(brain).exists()
+    early: list[dict] = []
+    again = _all(tag_brain(brain, lambda tags: early.append(_all(tags))))
+    assert early == [first] and again == first
+
+
+def test_rows_edited_behind_the_snapshot_are_found_by_the_check(tmp_path):
+    brain = _brain(tmp_path)
+    tag_brain(brain)
+    with brain.write() as conn:  # same length, no updated_at: only the check can tell
+        conn.execute(f"UPDATE {cs.OBSERVATIONS} SET narrative = 'The user said: src/only/hare.py' WHERE id = 'O-c'")
+        conn.execute(f"UPDATE {cs.OBSERVATIONS} SET source_session_id = 'ses_2' WHERE id = 'O-e'")
+    early: list[dict] = []
+    checked = _all(tag_brain(brain, lambda tags: early.append(_all(tags))))
+    assert early[0]["O-c"].reasons == ["unique identifier: src/only/here.py appears in no other observation"]
+    assert checked["O-c"].reasons[0].startswith("user assertion")
+    assert checked == _tags_now(brain)
+
+
+def test_new_rows_edges_and_evictions_since_the_snapshot_are_in_the_early_tags(tmp_path):
+    brain = _brain(tmp_path)
+    tag_brain(brain)
+    add_observation(brain, "O-f", "Fixed T4521 at last", created_at="2026-02-01 10:00:00")
+    add_pattern(brain, "P-9", "pattern 9", cites=["O-b"])
+    curation.evict_observation(brain, "O-e")  # O-d now holds lib/x.py alone
+    early: list[dict] = []
+    checked = _all(tag_brain(brain, lambda tags: early.append(_all(tags))))
+    assert early[0]["O-f"].protected and early[0]["O-b"].coverage == "cited"
+    assert checked == _tags_now(brain)
+    assert not checked["O-e"].live and checked["O-d"].protected
+
+
+def test_a_brain_that_lost_rows_is_scanned_afresh(tmp_path):
+    brain = _brain(tmp_path)
+    tag_brain(brain)
+    with brain.write() as conn:  # CLEO's consolidation hard-deletes
+        conn.execute(f"DELETE FROM {cs.OBSERVATIONS} WHERE id IN ('O-d', 'O-b')")
+    checked = _all(tag_brain(brain))
+    assert set(checked) == {"O-a", "O-c", "O-e"}
+    assert checked == _tags_now(brain)
+
+
+def test_a_damaged_snapshot_is_ignored(tmp_path):
+    brain = _brain(tmp_path)
+    truth = _all(tag_brain(brain))
+    scan_snapshot.snapshot_path(brain).write_bytes(b"PK\x03\x04 not a snapshot")
+    early: list[dict] = []
+    assert _all(tag_brain(brain, lambda tags: early.append(_all(tags)))) == truth
+    assert early == []  # nothing shown from it
+    assert scan_snapshot.load_snapshot(brain) is not None  # and a good one was written again
+
+
+def test_a_damaged_findings_cache_is_ignored(tmp_path):
+    from cleo_tui.memory import pool_scan
+    brain = _brain(tmp_path)
+    truth = _tags_now(brain)
+    findings = pool_scan._FindingsFile(brain).path
+    assert findings.exists()
+    findings.write_bytes(b"PK\x03\x04 damaged")
+    assert _tags_now(brain) == truth

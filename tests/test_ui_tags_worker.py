@@ -1,0 +1,41 @@
+"""The tags worker: one at a time, whatever CLEO writes while a (long) scan runs."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+
+from cleo_tui.memory import tags as tags_module
+from cleo_tui.ui.app import CleoApp
+from cleo_tui.ui.live import BrainWatcher
+from tests.test_ui_live import cleo_writes, poll
+from tests.ui_helpers import settle
+
+
+async def test_writes_during_a_tag_scan_fold_after_it_instead_of_starting_scans(brain, monkeypatch):
+    monkeypatch.setattr(BrainWatcher, "interval", 3600.0)
+    real, started, release, calls = tags_module.tag_brain, threading.Event(), threading.Event(), []
+
+    def held_tag_brain(*args, **kwargs):  # the real scan, held until the test has written
+        calls.append(1)
+        started.set()
+        assert release.wait(30)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(tags_module, "tag_brain", held_tag_brain)
+    path = Path(brain.path).resolve()
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause()
+        app.session.start_tags()  # (if the first rows have not started them already)
+        assert await asyncio.to_thread(started.wait, 30)
+        poll(app)
+        cleo_writes(path, 6)  # CLEO writes while the scan runs
+        result = poll(app)
+        assert result is not None and len(result.new_ids) == 6
+        new_ids = result.new_ids
+        release.set()
+        await settle(app, pilot)
+        assert len(calls) == 1  # one scan; the writes were folded in after it
+        assert app.session.tags is not None and all(i in app.session.tags for i in new_ids)
