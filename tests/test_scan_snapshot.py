@@ -75,6 +75,16 @@ def test_a_brain_that_lost_rows_is_scanned_afresh(tmp_path):
     assert checked == _tags_now(brain)
 
 
+def test_a_row_that_changed_its_id_is_not_kept_under_the_old_one(tmp_path):
+    brain = _brain(tmp_path)
+    tag_brain(brain)
+    with brain.write() as conn:
+        conn.execute(f"UPDATE {cs.OBSERVATIONS} SET id = 'O-z' WHERE id = 'O-e'")
+    checked = _all(tag_brain(brain))
+    assert "O-e" not in checked and "O-z" in checked
+    assert checked == _tags_now(brain)
+
+
 def test_a_damaged_snapshot_is_ignored(tmp_path):
     brain = _brain(tmp_path)
     truth = _all(tag_brain(brain))
@@ -93,3 +103,21 @@ def test_a_damaged_findings_cache_is_ignored(tmp_path):
     assert findings.exists()
     findings.write_bytes(b"PK\x03\x04 damaged")
     assert _tags_now(brain) == truth
+
+
+def test_odd_values_read_the_same_twice(tmp_path):
+    """The key SQL joins a row's columns in C; it must match what the scan hashed in Python for
+    invalid UTF-8, NULs, empty titles, NULL and empty sessions, integer and real quality, pins."""
+    brain = _brain(tmp_path)
+    with brain.write() as conn:
+        conn.execute(f"INSERT INTO {cs.OBSERVATIONS} (id, type, title, narrative, created_at, quality_score) VALUES "
+                     "('O-bad', 'discovery', '', CAST(x'6361666520e920ff00' AS TEXT), '2026-01-02 10:00:00', 0)")
+        conn.execute(f"INSERT INTO {cs.OBSERVATIONS} (id, type, title, narrative, created_at, quality_score, "
+                     "source_session_id) VALUES ('O-nul', 'decision', 'a' || char(0) || 'b', '🙂 tabs', '', 0.35, '')")
+    curation.pin_observation(brain, "O-d")
+    tag_brain(brain)
+    stored = scan_snapshot.load_snapshot(brain)
+    assert stored is not None and {"O-bad", "O-nul"} <= set(stored.ids)
+    assert scan_snapshot.changed_rows(brain, stored) == []
+    curation.unpin_observation(brain, "O-d")
+    assert scan_snapshot.changed_rows(brain, stored) == ["O-d"]

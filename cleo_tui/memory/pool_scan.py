@@ -71,7 +71,8 @@ class BrainScan:
     cited_touched: set[str] | None = None
     notes: np.ndarray | None = None  # bool: an observer note (a reflection, when live, that cites rows)
     reflection_identifiers: dict[str, frozenset[str]] = field(default_factory=dict)  # by reflection text
-    keys: np.ndarray | None = None  # uint64 hash of each row's title and narrative as read (None: not kept)
+    keys: np.ndarray | None = None  # uint64 hash of each row's title and narrative (only as scanned)
+    row_keys: np.ndarray | None = None  # uint64 hash of all a row's scanned columns (`row_keys=True`)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -174,8 +175,8 @@ class BrainScan:
         ids, created, sessions, quality = list(self.ids), list(self.created), list(self.sessions), list(self.quality)
         arrays = {"rowids": self.rowids.copy(), "live": self.live.copy(), "rules": self.rules.copy(),
                   "findings": self.findings.copy(), "notes": _notes_of(self).copy()}
-        if self.keys is not None and delta.keys is not None:
-            arrays["keys"] = self.keys.copy()
+        if self.row_keys is not None and delta.row_keys is not None:
+            arrays["row_keys"] = self.row_keys.copy()
         units = None if self.units is None else self.units.copy()
         for j, i in known:
             created[i], sessions[i], quality[i] = delta.created[j], delta.sessions[j], delta.quality[j]
@@ -277,7 +278,7 @@ class BrainScan:
             self.findings[take], self.table, self.citations, self.reflection_counts, self.edges,
             None if self.units is None else self.units[take], self.unit_scope, self.count_stats,
             notes=_notes_of(self)[take], reflection_identifiers=self.reflection_identifiers,
-            keys=None if self.keys is None else self.keys[take])
+            row_keys=None if self.row_keys is None else self.row_keys[take])
         for name in ("counts", "entry_protected", "entries_of_identifier", "table_index", "_live_notes"):
             if name in self.__dict__:
                 scan.__dict__[name] = self.__dict__[name]
@@ -547,8 +548,8 @@ def _ascii_units_sql(col: Any) -> str:
             f"THEN 7 + 16 + length({oid}) + length({narrative}) END")
 
 
-def _scan_sql(brain: Brain, where: str, sessions: bool = True, chars4: bool = False) -> str:
-    """The scan's SELECT; `sessions` and `chars4` (line units in SQL) add what a pool needs."""
+def _scan_columns(brain: Brain, sessions: bool, chars4: bool) -> tuple[list[str], str]:
+    """The scan's columns after the rowid (see `_Chunk`), and the table (with pins joined) to read."""
     have = brain.features.columns(cs.OBSERVATIONS)
     col = _column(have)
     # No pin at all (the usual case): no join, which costs a lookup per row. A pin written after
@@ -559,13 +560,45 @@ def _scan_sql(brain: Brain, where: str, sessions: bool = True, chars4: bool = Fa
     live = "o.invalid_at IS NULL" if "invalid_at" in have else "1"
     quality = col("quality_score")
     low_quality = f"CASE WHEN typeof({quality}) IN ('integer', 'real') AND {quality} < 0.4 THEN {quality} END"
-    return (f"SELECT o.rowid, CAST({col('id')} AS TEXT), coalesce(CAST({col('created_at')} AS TEXT), ''), "
-            f"{'CAST(' + col('source_session_id') + ' AS TEXT)' if sessions else 'NULL'}, {live}, "
-            f"CAST(coalesce({col('title')}, '') AS BLOB), CAST(coalesce({col('narrative')}, '') AS BLOB), "
-            f"{mapping.relevance_rule_sql(col, override)}, {low_quality}, "
-            f"{_ascii_units_sql(col) if chars4 else 'NULL'}, "
-            f"coalesce({col('source_type')} = '{mapping.OBSERVER_SOURCE_TYPE}', 0) "
-            f"FROM {cs.OBSERVATIONS} o{join}{where}")  # in rowid order; sorted by date in Python (cheaper)
+    columns = [f"CAST({col('id')} AS TEXT)", f"coalesce(CAST({col('created_at')} AS TEXT), '')",
+               f"CAST({col('source_session_id')} AS TEXT)" if sessions else "NULL", live,
+               f"CAST(coalesce({col('title')}, '') AS BLOB)", f"CAST(coalesce({col('narrative')}, '') AS BLOB)",
+               mapping.relevance_rule_sql(col, override), low_quality, _ascii_units_sql(col) if chars4 else "NULL",
+               f"coalesce({col('source_type')} = '{mapping.OBSERVER_SOURCE_TYPE}', 0)"]
+    return columns, f"{cs.OBSERVATIONS} o{join}"
+
+
+_TITLE, _NARRATIVE = 4, 5  # their places in `_scan_columns`
+
+
+def _scan_sql(brain: Brain, where: str, sessions: bool = True, chars4: bool = False, row_keys: bool = False) -> str:
+    """The scan's SELECT; `sessions` and `chars4` (line units in SQL) add what a pool needs, and
+    `row_keys` the rest of each row's key after its title and narrative (see `row_key_sql`)."""
+    columns, source = _scan_columns(brain, sessions, chars4)
+    if row_keys:
+        columns.append(_row_tail_sql(columns))
+    return f"SELECT o.rowid, {', '.join(columns)} FROM {source}{where}"  # rowid order; sorted by date in Python
+
+
+def _row_tail_sql(columns: list[str]) -> str:
+    """The texts' byte lengths and every other scanned column, as one blob (NULL as char(30))."""
+    texts = (columns[_TITLE], columns[_NARRATIVE])
+    parts = [*(f"length({t})" for t in texts),
+             *(f"coalesce(CAST({c} AS TEXT), char(30))" for c in columns if c not in texts)]
+    return f"CAST({' || char(31) || '.join(parts)} AS BLOB)"
+
+
+def row_key_sql(brain: Brain, where: str) -> str:
+    """SELECT rowid and the bytes whose blake2b (`_row_hash`) is the row's entry in a scan's `row_keys`:
+    the rest (`_row_tail_sql`), NUL, title, NUL, narrative, joined in SQL (a row's columns as one object;
+    the long texts last, as each `||` copies what it joins)."""
+    columns, source = _scan_columns(brain, True, False)
+    joined = f"{_row_tail_sql(columns)} || char(0) || {columns[_TITLE]} || char(0) || {columns[_NARRATIVE]}"
+    return f"SELECT o.rowid, CAST({joined} AS BLOB) FROM {source}{where}"
+
+
+def _row_hash(title: bytes, narrative: bytes, tail: bytes) -> bytes:
+    return hashlib.blake2b(b"\x00".join((tail, title, narrative)), digest_size=8).digest()
 
 
 @contextmanager
@@ -656,13 +689,14 @@ class _Chunk:
     quality: list[Any]
     units: list[int | None]  # chars4 units less the relevance word, when SQL could tell
     notes: list[int]  # 1: an observer note
+    tails: list[bytes] | None = None  # the rest of each row's key (a scan with `row_keys`)
 
 
 def _columns_of(rows: list[tuple]) -> _Chunk:
-    rowids, ids, created, sessions, live, titles, narratives, rules, quality, units, notes = map(
-        list, zip(*rows, strict=False))
+    columns = list(map(list, zip(*rows, strict=False)))
+    rowids, ids, created, sessions, live, titles, narratives, rules, quality, units, notes = columns[:11]
     return _Chunk(rowids, [i if i is not None else "" for i in ids], created, sessions, live,
-                  titles, narratives, rules, quality, units, notes)
+                  titles, narratives, rules, quality, units, notes, columns[11] if len(columns) > 11 else None)
 
 
 class _FindingsFile:
@@ -745,12 +779,13 @@ def _reflection_counts(brain: Brain, known: dict[str, frozenset[str]]
 
 
 def _scan(brain: Brain, where: str, params: Sequence[Any], tokenizer: Tokenizer | None, session: str | None,
-          progress: Progress | None, cache_file: bool, base: BrainScan | None = None) -> BrainScan:
+          progress: Progress | None, cache_file: bool, base: BrainScan | None = None,
+          row_keys: bool = False) -> BrainScan:
     stored = _FindingsFile(brain) if cache_file else None
     try:
-        scan, fresh = _scan_pass(brain, where, params, tokenizer, session, progress, stored, True, base)
+        scan, fresh = _scan_pass(brain, where, params, tokenizer, session, progress, stored, True, base, row_keys)
     except _Undecodable:
-        scan, fresh = _scan_pass(brain, where, params, tokenizer, session, progress, stored, False, base)
+        scan, fresh = _scan_pass(brain, where, params, tokenizer, session, progress, stored, False, base, row_keys)
     if base is None:
         scan.citations, scan.edges, _ = _citations(brain, _live_notes(scan), None)
     else:
@@ -763,12 +798,12 @@ def _scan(brain: Brain, where: str, params: Sequence[Any], tokenizer: Tokenizer 
 
 def _scan_pass(brain: Brain, where: str, params: Sequence[Any], tokenizer: Tokenizer | None, session: str | None,
                progress: Progress | None, stored: _FindingsFile | None, strict: bool,
-               base: BrainScan | None = None) -> tuple[BrainScan, int]:
+               base: BrainScan | None = None, row_keys: bool = False) -> tuple[BrainScan, int]:
     """One reading of the rows, a chunk at a time (only a chunk's texts are held at once)."""
     table = list(stored.table) if stored else [_EMPTY]
     where_entry = {entry: k for k, entry in enumerate(table)}
     parts: dict[str, list] = {name: [] for name in ("rowids", "ids", "created", "sessions", "live", "rules",
-                                                    "quality", "keys", "entries", "units", "notes")}
+                                                    "quality", "keys", "row_keys", "entries", "units", "notes")}
     fresh = 0
     stats = CountStats()
     cache = TokenCache() if tokenizer is not None and tokenizer.cached else None
@@ -776,7 +811,7 @@ def _scan_pass(brain: Brain, where: str, params: Sequence[Any], tokenizer: Token
     total = _count(brain, where, params) if progress and tokenizer is not None else 0
     try:
         sql = _scan_sql(brain, where, sessions=session is not None or tokenizer is None,
-                        chars4=tokenizer is not None and not tokenizer.cached)
+                        chars4=tokenizer is not None and not tokenizer.cached, row_keys=row_keys)
         for rows in _fetch_chunks(brain, sql, params, strict):
             c = _columns_of(rows)
             rowids = np.array(c.rowids, dtype=np.int64)
@@ -801,6 +836,9 @@ def _scan_pass(brain: Brain, where: str, params: Sequence[Any], tokenizer: Token
                 parts[name] += getattr(c, name)
             parts["rowids"].append(rowids)
             parts["keys"].append(keys)
+            if c.tails is not None:
+                parts["row_keys"].append(np.frombuffer(b"".join(map(_row_hash, c.titles, c.narratives, c.tails)),
+                                                       dtype=np.uint64))
             parts["entries"].append(entries)
     finally:
         if cache is not None:
@@ -809,7 +847,8 @@ def _scan_pass(brain: Brain, where: str, params: Sequence[Any], tokenizer: Token
     lists = {name: parts[name] if order is None else [parts[name][i] for i in order]
              for name in ("ids", "created", "sessions", "live", "rules", "quality", "notes")}
     arrays = {name: _joined(parts[name], dtype) for name, dtype in
-              (("rowids", np.int64), ("entries", np.int32), ("keys", np.uint64), ("units", np.int64))}
+              (("rowids", np.int64), ("entries", np.int32), ("keys", np.uint64), ("row_keys", np.uint64),
+               ("units", np.int64))}
     if order is not None:
         arrays = {name: column[order] if len(column) else column for name, column in arrays.items()}
     scan = BrainScan(
@@ -822,6 +861,7 @@ def _scan_pass(brain: Brain, where: str, params: Sequence[Any], tokenizer: Token
     scan.reflection_counts, scan.reflection_identifiers = _reflection_counts(
         brain, base.reflection_identifiers if base is not None else {})
     scan.keys = arrays["keys"]
+    scan.row_keys = arrays["row_keys"] if row_keys else None
     scan.__dict__["table_index"] = where_entry  # built above anyway
     return scan, fresh + (0 if stored is None else len(stored.rowids) != len(scan.rowids))
 
@@ -880,15 +920,16 @@ def _shared(values: list[str | None]) -> list[str | None]:
 
 
 def scan_brain(brain: Brain, live_only: bool = False, tokenizer: Tokenizer | None = None,
-               session: str | None = None, progress: Progress | None = None) -> BrainScan:
+               session: str | None = None, progress: Progress | None = None, row_keys: bool = False) -> BrainScan:
     """Read and analyse every observation (or every live one) once, oldest first.
 
     With a tokenizer, each row in scope (one session's, or all when `session` is
     None) also gets the size of its pool line; `progress(done, total)` follows it.
+    With `row_keys`, each row gets a hash of everything read of it (see `row_key_sql`).
     """
     have = brain.features.columns(cs.OBSERVATIONS)
     where = " WHERE o.invalid_at IS NULL" if live_only and "invalid_at" in have else ""
-    return _scan(brain, where, (), tokenizer, session, progress, cache_file=True)
+    return _scan(brain, where, (), tokenizer, session, progress, cache_file=True, row_keys=row_keys)
 
 
 def scan_rows_since(brain: Brain, high_water: int, changed_ids: Iterable[str] = (),
@@ -897,7 +938,8 @@ def scan_rows_since(brain: Brain, high_water: int, changed_ids: Iterable[str] = 
     """The rows above rowid `high_water` and the rows `changed_ids` (live or not), with the
     brain's current citations and reflections: what `BrainScan.updated` folds in.
 
-    With `base` (the scan it will be folded into), only the edges added since it are read.
+    With `base` (the scan it will be folded into), only the edges added since it are read,
+    and the rows get `row_keys` when the base has them.
     """
     changed = list(dict.fromkeys(changed_ids))
     where = " WHERE o.rowid > ?"
@@ -905,7 +947,8 @@ def scan_rows_since(brain: Brain, high_water: int, changed_ids: Iterable[str] = 
     if changed:
         where += " OR o.id IN (SELECT value FROM json_each(?))"
         params.append(json.dumps(changed))
-    return _scan(brain, where, params, tokenizer, session, None, cache_file=False, base=base)
+    return _scan(brain, where, params, tokenizer, session, None, cache_file=False, base=base,
+                 row_keys=base is not None and base.row_keys is not None)
 
 
 __all__ = ["BrainScan", "live_reflection_texts", "scan_brain", "scan_rows_since"]

@@ -16,7 +16,6 @@ costs speed next time.
 from __future__ import annotations
 
 import hashlib
-import operator
 import os
 import zipfile
 from collections import Counter
@@ -26,6 +25,7 @@ from typing import Any
 import numpy as np
 import orjson
 
+from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.store import Brain
 from cleo_tui.config import cache_dir
 from cleo_tui.memory import detectors, pool_scan
@@ -51,7 +51,7 @@ def _from_json(data: Any, name: str) -> Any:
 
 def save_snapshot(brain: Brain, scan: BrainScan) -> bool:
     """Write the scan (a whole brain's, with its keys) as the brain's snapshot; False if it cannot be kept."""
-    if scan.keys is None or (scan.edges is None and scan.citations):
+    if scan.row_keys is None or (scan.edges is None and scan.citations):
         return False  # (citations read without their edges' rowids could not be brought up to date)
     sessions = list(dict.fromkeys(scan.sessions))
     where = {s: k for k, s in enumerate(sessions)}
@@ -75,7 +75,7 @@ def save_snapshot(brain: Brain, scan: BrainScan) -> bool:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         columns.update(rowids=scan.rowids, live=scan.live, rules=scan.rules, findings=scan.findings,
-                       notes=pool_scan._notes_of(scan), keys=scan.keys)
+                       notes=pool_scan._notes_of(scan), row_keys=scan.row_keys)
         np.savez(tmp, allow_pickle=False, **columns)
         os.replace(tmp, path)
     except OSError:
@@ -91,7 +91,7 @@ def load_snapshot(brain: Brain) -> BrainScan | None:
             ids, created, quality = (_from_json(data, n) for n in ("ids", "created", "quality"))
             names = _from_json(data, "session_names")
             rowids, live, rules, findings, notes, keys = (data[n] for n in
-                                                         ("rowids", "live", "rules", "findings", "notes", "keys"))
+                                                         ("rowids", "live", "rules", "findings", "notes", "row_keys"))
             table = [(tuple(i), tuple(r)) for i, r in _from_json(data, "table")]
             sessions = [names[k] for k in data["sessions"].tolist()]
             reflection_counts = Counter(_from_json(data, "reflection_counts"))
@@ -115,57 +115,60 @@ def load_snapshot(brain: Brain) -> BrainScan | None:
                      live=live.astype(bool), rules=rules.astype(np.uint8), quality=quality,
                      findings=findings.astype(np.int32), table=table, citations=citations,
                      reflection_counts=reflection_counts, edges=edges, notes=notes.astype(bool),
-                     reflection_identifiers=identifiers, keys=keys.astype(np.uint64))
+                     reflection_identifiers=identifiers, row_keys=keys.astype(np.uint64))
 
 
 def changed_rows(brain: Brain, scan: BrainScan) -> list[str] | None:
     """Ids of the rows up to `scan.high_water` whose text or scanned columns differ in the brain now;
-    None when a fresh scan is needed (a row vanished or changed its id, or most rows changed)."""
-    try:
-        return _changed_rows(brain, scan, strict=True)
-    except pool_scan._Undecodable:
-        return _changed_rows(brain, scan, strict=False)
+    None when a fresh scan is needed (a row vanished, or most rows changed).
 
-
-def _changed_rows(brain: Brain, scan: BrainScan, strict: bool) -> list[str] | None:
-    assert scan.keys is not None
+    Each row is read as one blob joined in SQL and compared by its hash (`pool_scan.row_key_sql`)."""
+    assert scan.row_keys is not None
     order = np.argsort(scan.rowids, kind="stable")
-    by_rowid = scan.rowids[order]
-    sql = pool_scan._scan_sql(brain, " WHERE o.rowid <= ?")
-    changed: list[str] = []
+    by_rowid, keys = scan.rowids[order], scan.row_keys[order]
+    sql = pool_scan.row_key_sql(brain, " WHERE o.rowid <= ?")
+    changed: list[int] = []
+    was: list[str | None] = []  # the snapshot's id of each changed row (None: a row it did not have)
     seen = 0
-    for rows in pool_scan._fetch_chunks(brain, sql, [scan.high_water], strict):
-        c = pool_scan._columns_of(rows)
-        rowids = np.array(c.rowids, dtype=np.int64)
-        at = np.searchsorted(by_rowid, rowids).clip(0, max(len(by_rowid) - 1, 0))
-        known = by_rowid[at] == rowids if len(by_rowid) else np.zeros(len(rowids), dtype=bool)
-        here = np.flatnonzero(known)
-        index = order[at[here]]
-        seen += len(here)
-        keys = np.frombuffer(b"".join(map(pool_scan._content_hash, c.titles, c.narratives)), dtype=np.uint64)
-        differs = ((scan.keys[index] != keys[here]) | (scan.live[index] != np.array(c.live, dtype=bool)[here])
-                   | (scan.rules[index] != np.array(c.rules, dtype=np.uint8)[here])
-                   | (pool_scan._notes_of(scan)[index] != np.array(c.notes, dtype=bool)[here]))
-        positions = index.tolist()
-        for name in ("ids", "created", "sessions", "quality"):
-            mine, theirs = _gathered(getattr(scan, name), positions), _gathered(getattr(c, name), here.tolist())
-            if mine != theirs:
-                differs |= np.array([a != b for a, b in zip(mine, theirs, strict=True)], dtype=bool)
-        for j in np.flatnonzero(differs).tolist():
-            if scan.ids[positions[j]] != c.ids[here[j]]:
-                return None  # the rowid now holds another row: its old id would linger
-            changed.append(c.ids[here[j]])
-        changed += [c.ids[j] for j in np.flatnonzero(~known).tolist()]  # written below the mark later
-        if len(changed) > _MOST_CHANGED * max(len(scan), 1):
-            return None
-    return changed if seen == len(scan) else None
+    with brain.lock:
+        cursor = brain.conn.execute(sql, [scan.high_water])
+        try:
+            while rows := cursor.fetchmany(pool_scan.SCAN_CHUNK):
+                rowids, blobs = zip(*rows, strict=True)
+                found = np.array(rowids, dtype=np.int64)
+                hashes = np.frombuffer(b"".join(map(_hash, blobs)), dtype=np.uint64)
+                at = np.searchsorted(by_rowid, found).clip(0, max(len(by_rowid) - 1, 0))
+                known = (by_rowid[at] == found) if len(by_rowid) else np.zeros(len(found), dtype=bool)
+                seen += int(known.sum())
+                differs = np.flatnonzero(~known | (keys[at] != hashes))
+                changed += found[differs].tolist()
+                was += [scan.ids[i] if k else None for i, k in zip(order[at[differs]].tolist(), known[differs].tolist(),
+                                                                     strict=True)]
+                if len(changed) > _MOST_CHANGED * max(len(scan), 1):
+                    return None
+        finally:
+            cursor.close()
+    if seen != len(scan):
+        return None
+    return _ids_of(brain, changed, was)
 
 
-def _gathered(values: list[Any], positions: list[int]) -> tuple[Any, ...]:
-    if not positions:
-        return ()
-    got = operator.itemgetter(*positions)(values)
-    return got if len(positions) > 1 else (got,)
+def _hash(blob: bytes) -> bytes:
+    return hashlib.blake2b(blob, digest_size=8).digest()
+
+
+def _ids_of(brain: Brain, rowids: list[int], was: list[str | None]) -> list[str] | None:
+    """The ids of those rows now; None if one has none, or another than it had (the fold goes by id:
+    the old id's row would linger)."""
+    if not rowids:
+        return []
+    sql = (f"SELECT rowid, CAST(id AS TEXT) FROM {cs.OBSERVATIONS} "
+           "WHERE rowid IN (SELECT value FROM json_each(?))")
+    now: dict[int, str | None] = {r[0]: r[1] for r in brain.query(sql, [orjson.dumps(rowids).decode()])}
+    ids = [now.get(r) for r in rowids]
+    if not all(ids) or any(old is not None and old != new for old, new in zip(was, ids, strict=True)):
+        return None
+    return [i for i in ids if i]
 
 
 __all__ = ["changed_rows", "load_snapshot", "save_snapshot", "snapshot_path"]

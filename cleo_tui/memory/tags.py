@@ -217,7 +217,7 @@ def tag_brain(brain: Brain, early: Callable[[TagTable], None] | None = None) -> 
     with gc_paused():
         stored = scan_snapshot.load_snapshot(brain)
         if stored is None:
-            scan = scan_brain(brain)
+            scan = scan_brain(brain, row_keys=True)
             scan_snapshot.save_snapshot(brain, scan)
             return TagTable(scan)
         scan = stored.updated(scan_rows_since(brain, stored.high_water, base=stored))
@@ -225,7 +225,7 @@ def tag_brain(brain: Brain, early: Callable[[TagTable], None] | None = None) -> 
             early(TagTable(scan))
         changed = scan_snapshot.changed_rows(brain, stored)
         if changed is None:
-            scan = scan_brain(brain)
+            scan = scan_brain(brain, row_keys=True)
         elif changed:
             scan = scan.updated(scan_rows_since(brain, scan.high_water, changed, base=scan))
         if changed != [] or len(scan) != len(stored):
