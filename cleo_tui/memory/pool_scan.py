@@ -844,17 +844,18 @@ def _scan_pass(brain: Brain, where: str, params: Sequence[Any], tokenizer: Token
         if cache is not None:
             cache.close()
     order = _date_order(parts["created"], parts["rowids"])
-    lists = {name: parts[name] if order is None else [parts[name][i] for i in order]
-             for name in ("ids", "created", "sessions", "live", "rules", "quality", "notes")}
+    lists = {name: _reordered(parts[name], order) for name in ("ids", "created", "sessions", "quality")}
     arrays = {name: _joined(parts[name], dtype) for name, dtype in
               (("rowids", np.int64), ("entries", np.int32), ("keys", np.uint64), ("row_keys", np.uint64),
                ("units", np.int64))}
+    arrays.update((name, np.array(parts[name], dtype=dtype)) for name, dtype in
+                  (("live", bool), ("notes", bool), ("rules", np.uint8)))
     if order is not None:
         arrays = {name: column[order] if len(column) else column for name, column in arrays.items()}
     scan = BrainScan(
         ids=lists["ids"], created=lists["created"], sessions=_shared(lists["sessions"]),
-        rowids=arrays["rowids"], live=np.array(lists["live"], dtype=bool), notes=np.array(lists["notes"], dtype=bool),
-        rules=np.array(lists["rules"], dtype=np.uint8), quality=lists["quality"],
+        rowids=arrays["rowids"], live=arrays["live"], notes=arrays["notes"], rules=arrays["rules"],
+        quality=lists["quality"],
         findings=arrays["entries"], table=table,
         citations={}, reflection_counts=Counter(),
         units=arrays["units"] if tokenizer is not None else None, unit_scope=session, count_stats=stats)
@@ -872,6 +873,15 @@ def _date_order(created: list[str], rowid_chunks: list[np.ndarray]) -> np.ndarra
     if all(map(operator.le, created, itertools.islice(created, 1, None))):
         return None
     return np.array(sorted(range(len(created)), key=created.__getitem__), dtype=np.int64)  # stable: rowid ties
+
+
+def _reordered(values: list[Any], order: np.ndarray | None) -> list[Any]:
+    """values[i] for each i of order (all of them, as they are, when order is None)."""
+    if order is None:
+        return values
+    if len(order) < 2:
+        return [values[i] for i in order.tolist()]
+    return list(operator.itemgetter(*order.tolist())(values))
 
 
 def _joined(arrays: list[np.ndarray], dtype: Any) -> np.ndarray:
