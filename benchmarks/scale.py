@@ -10,7 +10,8 @@ For each demo brain (seed 7; built once in --workdir, or pass existing ones with
   plain script that reads the same live pool, counts chars/4 per line, sorts and
   prefix-sums. Both run --runs times, interleaved; the best CPU (user+sys) and wall
   of each are kept. Caches are warm (one run of ours first), as a user's second run.
-- tags: `tag_brain` in a new process on warm caches, against the same plain read.
+- tags: `tag_brain` in a new process on warm caches (its snapshot too), against the same
+  plain read: when they are shown (from the snapshot) and when every row has been checked.
 - incremental: 10 new rows written by a second connection, then
   `PreparedPool.refreshed` and `update_tags`, against a full prepare (the floor is what
   it replaces; the goal is well under 200 ms).
@@ -91,16 +92,21 @@ def measure_prune(db: Path, runs: int) -> dict:
 def measure_tags(db: Path, runs: int) -> dict:
     floor_script = Path(tempfile.mkdtemp()) / "floor.py"
     floor_script.write_text(FLOOR_SCRIPT)
-    code = ("import sys; from cleo_tui.brain import open_brain; from cleo_tui.memory.tags import tag_brain; "
-            "b = open_brain(sys.argv[1], read_only=True); t = tag_brain(b); t.protected_ids(); print(len(t))")
+    # The CPU seconds of the process when the tags are first shown (from the snapshot) go to stdout.
+    code = ("import sys, time; from cleo_tui.brain import open_brain; from cleo_tui.memory.tags import tag_brain; "
+            "b = open_brain(sys.argv[1], read_only=True); shown = []; "
+            "t = tag_brain(b, lambda early: shown.append((time.process_time(), len(early.protected_ids())))); "
+            "t.protected_ids(); print(shown[0][0] if shown else time.process_time())")
     ours_cmd = [sys.executable, "-c", code, str(db)]
+    out = floor_script.with_name("early.txt")
     _run(ours_cmd)
-    floor, ours = [], []
+    floor, ours, early = [], [], []
     for _ in range(runs):
         floor.append(_run([sys.executable, str(floor_script), str(db)]))
-        ours.append(_run(ours_cmd))
+        ours.append(_run(ours_cmd, out))
+        early.append(float(out.read_text()))
     shutil.rmtree(floor_script.parent)
-    return {"floor": _best(floor), "ours": _best(ours)}
+    return {"floor": _best(floor), "ours": _best(ours), "early": min(early)}
 
 
 T = TypeVar("T")
@@ -212,7 +218,9 @@ def report(size: int, r: dict) -> list[str]:
     lines.append(_row("prune --json, whole process, CPU", p["floor"][0], p["ours"][0], goal="≤ 3×"))
     lines.append(_row("prune --json, whole process, wall", p["floor"][1], p["ours"][1], goal="≤ 3×"))
     t = r["tags"]
-    lines.append(_row("tags (new process, warm cache) vs plain read, CPU", t["floor"][0], t["ours"][0]))
+    lines.append(_row("tags shown (new process, from the snapshot) vs plain read, CPU", t["floor"][0], t["early"],
+                      goal="< 5 s"))
+    lines.append(_row("tags checked (new process, every row) vs plain read, CPU", t["floor"][0], t["ours"][0]))
     i = r["incremental"]
     lines.append(_row("10 new rows folded into the pool (vs full prepare), CPU",
                       i["prepare"][0], i["pool"][0], goal="< 0.200 s"))

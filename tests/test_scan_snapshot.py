@@ -121,3 +121,15 @@ def test_odd_values_read_the_same_twice(tmp_path):
     assert scan_snapshot.changed_rows(brain, stored) == []
     curation.unpin_observation(brain, "O-d")
     assert scan_snapshot.changed_rows(brain, stored) == ["O-d"]
+
+
+def test_a_scan_that_found_every_row_in_the_findings_cache_does_not_rewrite_it(tmp_path):
+    from cleo_tui.memory import pool_scan
+    brain = _brain(tmp_path)
+    curation.evict_observation(brain, "O-e")
+    pool_scan.scan_brain(brain)  # every row, evicted too: the cache holds them all
+    findings = pool_scan._FindingsFile(brain).path
+    before = findings.stat()
+    pool_scan.scan_brain(brain, live_only=True)  # as `prune` reads: fewer rows, all known
+    after = findings.stat()  # not replaced (a rewrite is a new file moved over it)
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)

@@ -864,7 +864,7 @@ def _scan_pass(brain: Brain, where: str, params: Sequence[Any], tokenizer: Token
     scan.keys = arrays["keys"]
     scan.row_keys = arrays["row_keys"] if row_keys else None
     scan.__dict__["table_index"] = where_entry  # built above anyway
-    return scan, fresh + (0 if stored is None else len(stored.rowids) != len(scan.rowids))
+    return scan, fresh
 
 
 def _date_order(created: list[str], rowid_chunks: list[np.ndarray]) -> np.ndarray | None:
