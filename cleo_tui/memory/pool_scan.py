@@ -532,23 +532,7 @@ def _column(have: Collection[str]) -> Callable[[str], str]:
     return lambda name: f'o."{name}"' if name in have else "NULL"
 
 
-# str.isspace() in ASCII, for SQLite's trim(): an ASCII narrative made only of these is blank.
-_SQL_BLANKS = "' ' || char(9, 10, 11, 12, 13, 28, 29, 30, 31)"
-
-
-def _ascii_units_sql(col: Any) -> str:
-    """SQL for a chars4 line's units less its relevance word, for the usual row (ASCII id and
-    narrative, a YYYY-MM-DD HH:MM date); NULL otherwise, and Python measures that row."""
-    oid, created, narrative = (f"CAST({col(c)} AS TEXT)" for c in ("id", "created_at", "narrative"))
-    return (f"CASE WHEN length({oid}) = length(CAST({oid} AS BLOB)) "
-            f"AND length({narrative}) = length(CAST({narrative} AS BLOB)) "
-            f"AND trim({narrative}, {_SQL_BLANKS}) != '' "
-            f"AND length({created}) >= 16 AND substr({created}, 5, 1) = '-' "
-            f"AND substr({created}, 11, 1) IN (' ', 'T') AND substr({created}, 1, 1) NOT IN (' ', char(9), char(10)) "
-            f"THEN 7 + 16 + length({oid}) + length({narrative}) END")
-
-
-def _scan_columns(brain: Brain, sessions: bool, chars4: bool) -> tuple[list[str], str]:
+def _scan_columns(brain: Brain, sessions: bool) -> tuple[list[str], str]:
     """The scan's columns after the rowid (see `_Chunk`), and the table (with pins joined) to read."""
     have = brain.features.columns(cs.OBSERVATIONS)
     col = _column(have)
@@ -563,7 +547,7 @@ def _scan_columns(brain: Brain, sessions: bool, chars4: bool) -> tuple[list[str]
     columns = [f"CAST({col('id')} AS TEXT)", f"coalesce(CAST({col('created_at')} AS TEXT), '')",
                f"CAST({col('source_session_id')} AS TEXT)" if sessions else "NULL", live,
                f"CAST(coalesce({col('title')}, '') AS BLOB)", f"CAST(coalesce({col('narrative')}, '') AS BLOB)",
-               mapping.relevance_rule_sql(col, override), low_quality, _ascii_units_sql(col) if chars4 else "NULL",
+               mapping.relevance_rule_sql(col, override), low_quality,
                f"coalesce({col('source_type')} = '{mapping.OBSERVER_SOURCE_TYPE}', 0)"]
     return columns, f"{cs.OBSERVATIONS} o{join}"
 
@@ -571,10 +555,10 @@ def _scan_columns(brain: Brain, sessions: bool, chars4: bool) -> tuple[list[str]
 _TITLE, _NARRATIVE = 4, 5  # their places in `_scan_columns`
 
 
-def _scan_sql(brain: Brain, where: str, sessions: bool = True, chars4: bool = False, row_keys: bool = False) -> str:
-    """The scan's SELECT; `sessions` and `chars4` (line units in SQL) add what a pool needs, and
-    `row_keys` the rest of each row's key after its title and narrative (see `row_key_sql`)."""
-    columns, source = _scan_columns(brain, sessions, chars4)
+def _scan_sql(brain: Brain, where: str, sessions: bool = True, row_keys: bool = False) -> str:
+    """The scan's SELECT; `sessions` adds what a session's pool needs, and `row_keys` the rest
+    of each row's key after its title and narrative (see `row_key_sql`)."""
+    columns, source = _scan_columns(brain, sessions)
     if row_keys:
         columns.append(_row_tail_sql(columns))
     return f"SELECT o.rowid, {', '.join(columns)} FROM {source}{where}"  # rowid order; sorted by date in Python
@@ -592,7 +576,7 @@ def row_key_sql(brain: Brain, where: str) -> str:
     """SELECT rowid and the bytes whose blake2b (`_row_hash`) is the row's entry in a scan's `row_keys`:
     the rest (`_row_tail_sql`), NUL, title, NUL, narrative, joined in SQL (a row's columns as one object;
     the long texts last, as each `||` copies what it joins)."""
-    columns, source = _scan_columns(brain, True, False)
+    columns, source = _scan_columns(brain, True)
     joined = f"{_row_tail_sql(columns)} || char(0) || {columns[_TITLE]} || char(0) || {columns[_NARRATIVE]}"
     return f"SELECT o.rowid, CAST({joined} AS BLOB) FROM {source}{where}"
 
@@ -687,16 +671,15 @@ class _Chunk:
     narratives: list[bytes]
     rules: list[int]
     quality: list[Any]
-    units: list[int | None]  # chars4 units less the relevance word, when SQL could tell
     notes: list[int]  # 1: an observer note
     tails: list[bytes] | None = None  # the rest of each row's key (a scan with `row_keys`)
 
 
 def _columns_of(rows: list[tuple]) -> _Chunk:
     columns = list(map(list, zip(*rows, strict=False)))
-    rowids, ids, created, sessions, live, titles, narratives, rules, quality, units, notes = columns[:11]
+    rowids, ids, created, sessions, live, titles, narratives, rules, quality, notes = columns[:10]
     return _Chunk(rowids, [i if i is not None else "" for i in ids], created, sessions, live,
-                  titles, narratives, rules, quality, units, notes, columns[11] if len(columns) > 11 else None)
+                  titles, narratives, rules, quality, notes, columns[10] if len(columns) > 10 else None)
 
 
 class _FindingsFile:
@@ -810,8 +793,7 @@ def _scan_pass(brain: Brain, where: str, params: Sequence[Any], tokenizer: Token
     done = 0
     total = _count(brain, where, params) if progress and tokenizer is not None else 0
     try:
-        sql = _scan_sql(brain, where, sessions=session is not None or tokenizer is None,
-                        chars4=tokenizer is not None and not tokenizer.cached, row_keys=row_keys)
+        sql = _scan_sql(brain, where, sessions=session is not None or tokenizer is None, row_keys=row_keys)
         for rows in _fetch_chunks(brain, sql, params, strict):
             c = _columns_of(rows)
             rowids = np.array(c.rowids, dtype=np.int64)
@@ -904,10 +886,8 @@ def _chunk_units(c: _Chunk, tokenizer: Tokenizer, session: str | None, cache: To
     if not in_scope:
         return units
     relevance = [_RULE_RELEVANCE[r] for r in c.rules]
-    if not tokenizer.cached:  # chars4: UTF-16 lengths, no line is built; SQL measured most rows
-        known = c.units
-        values = [known[i] + len(relevance[i]) if known[i] is not None else  # type: ignore[operator]
-                  7 + utf16_length(c.ids[i]) + _minute_length(c.created[i]) + len(relevance[i])
+    if not tokenizer.cached:  # chars4: UTF-16 lengths, no line is built (cheaper here than in SQL)
+        values = [7 + utf16_length(c.ids[i]) + _minute_length(c.created[i]) + len(relevance[i])
                   + _content_units(c.titles[i], c.narratives[i]) for i in in_scope]
         chunk_stats = CountStats(lines=len(values), counted=len(values))
     else:
