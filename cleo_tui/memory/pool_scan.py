@@ -627,6 +627,16 @@ def _content_hash(title: bytes, narrative: bytes) -> bytes:
     return hashlib.blake2b(title + b"\x00" + narrative, digest_size=8).digest()
 
 
+def shared_findings(findings: Findings, strings: dict[str, str]) -> Findings:
+    """The same findings holding the one copy of each string in `strings` (added there if new).
+
+    A million rows' findings name a few ten thousand identifiers: one string each, not one
+    per row that holds it, is a quarter of the scan's memory."""
+    ids, reasons = findings
+    return (tuple(map(strings.setdefault, ids, ids)) if ids else (),
+            tuple(map(strings.setdefault, reasons, reasons)) if reasons else ())
+
+
 def _decode(raw: bytes) -> str:
     return raw.decode("utf-8", "replace")
 
@@ -698,7 +708,8 @@ class _FindingsFile:
                 table = bytes(data["table"]).decode("utf-8", "surrogatepass").split("\x1d")
             order = np.argsort(rowids, kind="stable")
             self.rowids, self.keys, self.entries = rowids[order], keys[order], entries[order]
-            self.table = [detectors._decode(t) for t in table]
+            strings: dict[str, str] = {}
+            self.table = [shared_findings(detectors._decode(t), strings) for t in table]
             if not self.table or self.table[0] != _EMPTY or (len(entries) and entries.max() >= len(self.table)):
                 raise ValueError("damaged")
         except (OSError, KeyError, ValueError, UnicodeDecodeError, EOFError, zipfile.BadZipFile):
@@ -784,6 +795,7 @@ def _scan_pass(brain: Brain, where: str, params: Sequence[Any], tokenizer: Token
                base: BrainScan | None = None, row_keys: bool = False) -> tuple[BrainScan, int]:
     """One reading of the rows, a chunk at a time (only a chunk's texts are held at once)."""
     table = list(stored.table) if stored else [_EMPTY]
+    strings: dict[str, str] = {}
     where_entry = {entry: k for k, entry in enumerate(table)}
     parts: dict[str, list] = {name: [] for name in ("rowids", "ids", "created", "sessions", "live", "rules",
                                                     "quality", "keys", "row_keys", "entries", "units", "notes")}
@@ -807,7 +819,7 @@ def _scan_pass(brain: Brain, where: str, params: Sequence[Any], tokenizer: Token
                     at = where_entry.get(findings)
                     if at is None:
                         at = where_entry[findings] = len(table)
-                        table.append(findings)
+                        table.append(shared_findings(findings, strings))
                     entries[i] = at
             if tokenizer is not None:
                 parts["units"].append(_chunk_units(c, tokenizer, session, cache, stats))

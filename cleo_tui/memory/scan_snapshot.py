@@ -36,8 +36,8 @@ _MOST_CHANGED = 0.25  # more rows than this changed: a fresh scan costs less tha
 
 
 def snapshot_path(brain: Brain) -> Path:
-    """Where the brain's snapshot lives (by its absolute path, the detectors' rules and this format)."""
-    name = hashlib.sha256(os.path.abspath(str(brain.path)).encode("utf-8", "surrogatepass")).hexdigest()[:20]
+    """Where the brain's snapshot lives (by its real path, the detectors' rules and this format)."""
+    name = hashlib.sha256(os.path.realpath(str(brain.path)).encode("utf-8", "surrogatepass")).hexdigest()[:20]
     return cache_dir() / "scan_snapshots" / f"{name}-{detectors.RULES_KEY}-{FORMAT}.npz"
 
 
@@ -92,7 +92,8 @@ def load_snapshot(brain: Brain) -> BrainScan | None:
             names = _from_json(data, "session_names")
             rowids, live, rules, findings, notes, keys = (data[n] for n in
                                                          ("rowids", "live", "rules", "findings", "notes", "row_keys"))
-            table = [(tuple(i), tuple(r)) for i, r in _from_json(data, "table")]
+            strings: dict[str, str] = {}
+            table = [pool_scan.shared_findings((i, r), strings) for i, r in _from_json(data, "table")]
             sessions = [names[k] for k in data["sessions"].tolist()]
             reflection_counts = Counter(_from_json(data, "reflection_counts"))
             identifiers = {t: frozenset(v) for t, v in _from_json(data, "reflection_identifiers").items()}
@@ -107,7 +108,8 @@ def load_snapshot(brain: Brain) -> BrainScan | None:
     edges = None
     citations: dict[str, set[str]] = {}
     if stored_edges is not None:
-        pairs = list(map(tuple, stored_edges["pairs"]))
+        sources: dict[str, str] = {}  # a few thousand reflections cite a million rows: one string each
+        pairs = [(obs, sources.setdefault(source, source)) for obs, source in stored_edges["pairs"]]
         edges = EdgeSet(pairs, int(stored_edges["high_water"]), int(stored_edges["count"]),
                         frozenset(stored_edges["live"]))
         citations = pool_scan._cited_by(pairs, edges.live)
