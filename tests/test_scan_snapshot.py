@@ -65,13 +65,18 @@ def test_new_rows_edges_and_evictions_since_the_snapshot_are_in_the_early_tags(t
     assert not checked["O-e"].live and checked["O-d"].protected
 
 
-def test_a_brain_that_lost_rows_is_scanned_afresh(tmp_path):
+def test_rows_deleted_since_the_snapshot_leave_its_tags(tmp_path):
     brain = _brain(tmp_path)
-    tag_brain(brain)
+    assert not _all(tag_brain(brain))["O-e"].protected  # lib/x.py is in O-d too
     with brain.write() as conn:  # CLEO's consolidation hard-deletes
         conn.execute(f"DELETE FROM {cs.OBSERVATIONS} WHERE id IN ('O-d', 'O-b')")
+    stored = scan_snapshot.load_snapshot(brain)
+    assert stored is not None
+    changes = scan_snapshot.changed_rows(brain, stored)
+    assert changes is not None and changes.changed == [] and len(changes.gone) == 2
     checked = _all(tag_brain(brain))
     assert set(checked) == {"O-a", "O-c", "O-e"}
+    assert checked["O-e"].protected  # now the only row naming lib/x.py
     assert checked == _tags_now(brain)
 
 
@@ -118,9 +123,9 @@ def test_odd_values_read_the_same_twice(tmp_path):
     tag_brain(brain)
     stored = scan_snapshot.load_snapshot(brain)
     assert stored is not None and {"O-bad", "O-nul"} <= set(stored.ids)
-    assert scan_snapshot.changed_rows(brain, stored) == []
+    assert scan_snapshot.changed_rows(brain, stored) == scan_snapshot.RowChanges([], [])
     curation.unpin_observation(brain, "O-d")
-    assert scan_snapshot.changed_rows(brain, stored) == ["O-d"]
+    assert scan_snapshot.changed_rows(brain, stored) == scan_snapshot.RowChanges(["O-d"], [])
 
 
 def test_a_scan_that_found_every_row_in_the_findings_cache_does_not_rewrite_it(tmp_path):

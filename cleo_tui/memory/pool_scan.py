@@ -268,6 +268,20 @@ class BrainScan:
                 counts[i] = len(cited.get(obs_id, ()))
         scan.__dict__["citation_counts"] = counts
 
+    def without(self, rowids: Collection[int]) -> BrainScan:
+        """This scan less the rows of those rowids (deleted from the brain); self is left unchanged.
+
+        Counts, protection and citation counts are worked out again when first asked; fold
+        a `scan_rows_since` delta in afterwards for the citations of what remains."""
+        keep = np.flatnonzero(~np.isin(self.rowids, np.fromiter(rowids, dtype=np.int64)))
+        return BrainScan(
+            _reordered(self.ids, keep), _reordered(self.created, keep), _reordered(self.sessions, keep),
+            self.rowids[keep], self.live[keep], self.rules[keep], _reordered(self.quality, keep),
+            self.findings[keep], self.table, self.citations, self.reflection_counts, self.edges,
+            None if self.units is None else self.units[keep], self.unit_scope, self.count_stats,
+            notes=_notes_of(self)[keep], reflection_identifiers=self.reflection_identifiers,
+            row_keys=None if self.row_keys is None else self.row_keys[keep])
+
     def sorted_by_date(self) -> BrainScan:
         """The same rows oldest first (ties by rowid), as a full scan would hold them."""
         order = sorted(range(len(self.ids)), key=lambda i: (self.created[i], int(self.rowids[i])))

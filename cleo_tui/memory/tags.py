@@ -223,14 +223,16 @@ def tag_brain(brain: Brain, early: Callable[[TagTable], None] | None = None) -> 
         scan = stored.updated(scan_rows_since(brain, stored.high_water, base=stored))
         if early is not None:
             early(TagTable(scan))
-        changed, before = scan_snapshot.changed_rows(brain, stored), len(stored)
+        changes, before = scan_snapshot.changed_rows(brain, stored), len(stored)
         del stored  # (a million rows' columns: not kept through another scan)
-        if changed is None:
+        if changes is None:
             del scan
             scan = scan_brain(brain, row_keys=True)
-        elif changed:
-            scan = scan.updated(scan_rows_since(brain, scan.high_water, changed, base=scan))
-        if changed != [] or len(scan) != before:
+        elif changes:
+            if changes.gone:
+                scan = scan.without(changes.gone)
+            scan = scan.updated(scan_rows_since(brain, scan.high_water, changes.changed, base=scan))
+        if changes is None or changes or len(scan) != before:
             scan_snapshot.save_snapshot(brain, scan)
         return TagTable(scan)
 
