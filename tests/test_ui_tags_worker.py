@@ -39,3 +39,23 @@ async def test_writes_during_a_tag_scan_fold_after_it_instead_of_starting_scans(
         await settle(app, pilot)
         assert len(calls) == 1  # one scan; the writes were folded in after it
         assert app.session.tags is not None and all(i in app.session.tags for i in new_ids)
+
+
+async def test_a_reopened_brain_shows_the_snapshot_tags_then_the_checked_ones(brain, monkeypatch):
+    from cleo_tui.ui.messages import TagsReady
+
+    async def tags_of(app_brain) -> tuple[int, dict]:
+        app = CleoApp(brain=app_brain)
+        announced: list[TagsReady] = []
+        announce = app.announce
+        monkeypatch.setattr(app, "announce", lambda m: (announced.append(m) if isinstance(m, TagsReady) else None,
+                                                        announce(m)))
+        async with app.run_test(size=(120, 36)) as pilot:
+            await settle(app, pilot)
+            assert app.session.tags is not None
+            return len(announced), {i: app.session.tags[i] for i in app.session.tags}
+
+    first_count, first = await tags_of(brain)
+    assert first_count == 1  # no snapshot yet: one scan
+    again_count, again = await tags_of(brain)
+    assert again_count == 2 and again == first  # from the snapshot at once, then checked
