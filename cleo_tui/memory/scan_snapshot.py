@@ -16,9 +16,11 @@ costs speed next time.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import zipfile
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,6 +35,7 @@ from cleo_tui.memory import detectors, pool_scan
 from cleo_tui.memory.pool_scan import BrainScan, EdgeSet
 
 FORMAT = "1"
+_PART = 50_000
 _MOST_CHANGED = 0.25  # more rows than this changed: a fresh scan costs less than folding them
 
 
@@ -50,6 +53,20 @@ def _from_json(data: Any, name: str) -> Any:
     return orjson.loads(bytes(data[name]))
 
 
+def _in_parts(name: str, values: list[Any]) -> dict[str, np.ndarray]:
+    """`values` as JSON in parts of _PART items (`name_0`, `name_1`…): reading one back makes its
+    lists, not a million at once."""
+    return {f"{name}_{k}": _json(values[start:start + _PART]) for k, start in enumerate(range(0, len(values), _PART))}
+
+
+def _parts(data: Any, name: str) -> Iterator[list[Any]]:
+    """The parts `_in_parts` wrote, in order, each decoded when reached."""
+    for k in itertools.count():
+        if f"{name}_{k}" not in data.files:
+            return
+        yield _from_json(data, f"{name}_{k}")
+
+
 def save_snapshot(brain: Brain, scan: BrainScan) -> bool:
     """Write the scan (a whole brain's, with its keys) as the brain's snapshot; False if it cannot be kept."""
     if scan.row_keys is None or (scan.edges is None and scan.citations):
@@ -62,12 +79,12 @@ def save_snapshot(brain: Brain, scan: BrainScan) -> bool:
             "ids": _json(scan.ids), "created": _json(scan.created), "quality": _json(scan.quality),
             "session_names": _json(sessions),
             "sessions": np.fromiter(map(where.__getitem__, scan.sessions), dtype=np.int32, count=len(scan)),
-            "table": _json([[list(ids), list(reasons)] for ids, reasons in scan.table]),
+            **_in_parts("table", scan.table),
+            **_in_parts("pairs", [] if edges is None else edges.pairs),
             "reflection_counts": _json(dict(scan.reflection_counts)),
             "reflection_identifiers": _json({t: sorted(ids) for t, ids in scan.reflection_identifiers.items()}),
             "edges": _json(None if edges is None else
-                           {"pairs": edges.pairs, "high_water": edges.high_water, "count": edges.count,
-                            "live": sorted(edges.live)}),
+                           {"high_water": edges.high_water, "count": edges.count, "live": sorted(edges.live)}),
         }
     except (TypeError, orjson.JSONEncodeError):  # e.g. a lone surrogate from undecodable bytes
         return False
@@ -89,36 +106,44 @@ def load_snapshot(brain: Brain) -> BrainScan | None:
     """The brain's last saved scan, or None (none yet, or not readable)."""
     try:
         with np.load(snapshot_path(brain), allow_pickle=False) as data:
-            ids, created, quality = (_from_json(data, n) for n in ("ids", "created", "quality"))
-            names = _from_json(data, "session_names")
-            rowids, live, rules, findings, notes, keys = (data[n] for n in
-                                                         ("rowids", "live", "rules", "findings", "notes", "row_keys"))
-            strings: dict[str, str] = {}
-            table = [pool_scan.shared_findings((i, r), strings) for i, r in _from_json(data, "table")]
-            sessions = [names[k] for k in data["sessions"].tolist()]
-            reflection_counts = Counter(_from_json(data, "reflection_counts"))
-            identifiers = {t: frozenset(v) for t, v in _from_json(data, "reflection_identifiers").items()}
-            stored_edges = _from_json(data, "edges")
+            return _scan_of(data)
     except (OSError, KeyError, ValueError, TypeError, IndexError, EOFError, zipfile.BadZipFile,
             orjson.JSONDecodeError):
         return None
+
+
+def _scan_of(data: Any) -> BrainScan | None:
+    """The BrainScan an open snapshot file holds (None, or an error, if it does not add up)."""
+    ids, created, quality = (_from_json(data, n) for n in ("ids", "created", "quality"))
+    names = _from_json(data, "session_names")
+    rowids, live, rules, findings, notes, keys = (data[n] for n in
+                                                 ("rowids", "live", "rules", "findings", "notes", "row_keys"))
+    strings: dict[str, str] = {}
+    table = [pool_scan.shared_findings((i, r), strings) for part in _parts(data, "table") for i, r in part]
+    sessions = [names[k] for k in data["sessions"].tolist()]
     n = len(ids)
-    if not (len(created) == len(quality) == len(sessions) == len(rowids) == len(live) == len(rules)
-            == len(findings) == len(notes) == len(keys) == n) or (n and int(findings.max()) >= len(table)):
+    lists_fit = all(isinstance(v, list) for v in (ids, created, quality, names)) and \
+        len(created) == len(quality) == len(sessions) == n
+    arrays_fit = all(len(a) == n for a in (rowids, live, rules, findings, notes, keys)) and \
+        (not n or 0 <= int(findings.min()) <= int(findings.max()) < len(table))
+    if not (lists_fit and arrays_fit):
         return None
+    stored_edges = _from_json(data, "edges")
     edges = None
     citations: dict[str, set[str]] = {}
     if stored_edges is not None:
         sources: dict[str, str] = {}  # a few thousand reflections cite a million rows: one string each
-        pairs = [(obs, sources.setdefault(source, source)) for obs, source in stored_edges["pairs"]]
+        pairs = [(obs, sources.setdefault(source, source)) for part in _parts(data, "pairs") for obs, source in part]
         edges = EdgeSet(pairs, int(stored_edges["high_water"]), int(stored_edges["count"]),
                         frozenset(stored_edges["live"]))
         citations = pool_scan._cited_by(pairs, edges.live)
     return BrainScan(ids=ids, created=created, sessions=sessions, rowids=rowids.astype(np.int64),
                      live=live.astype(bool), rules=rules.astype(np.uint8), quality=quality,
                      findings=findings.astype(np.int32), table=table, citations=citations,
-                     reflection_counts=reflection_counts, edges=edges, notes=notes.astype(bool),
-                     reflection_identifiers=identifiers, row_keys=keys.astype(np.uint64))
+                     reflection_counts=Counter(_from_json(data, "reflection_counts")), edges=edges,
+                     notes=notes.astype(bool), row_keys=keys.astype(np.uint64),
+                     reflection_identifiers={t: frozenset(v) for t, v in
+                                             _from_json(data, "reflection_identifiers").items()})
 
 
 @dataclass
