@@ -90,6 +90,17 @@ def test_a_row_that_changed_its_id_is_not_kept_under_the_old_one(tmp_path):
     assert checked == _tags_now(brain)
 
 
+def test_another_brain_copied_over_the_file_never_shows_the_old_tags(tmp_path):
+    brain = _brain(tmp_path)
+    tag_brain(brain)
+    with brain.write() as conn:  # the same rowids, other rows
+        conn.execute(f"UPDATE {cs.OBSERVATIONS} SET id = 'X-' || id, narrative = 'other brain'")
+    early: list[dict] = []
+    checked = _all(tag_brain(brain, lambda tags: early.append(_all(tags))))
+    assert early == [] and set(checked) == {"X-O-a", "X-O-b", "X-O-c", "X-O-d", "X-O-e"}
+    assert checked == _tags_now(brain)
+
+
 def test_a_damaged_snapshot_is_ignored(tmp_path):
     brain = _brain(tmp_path)
     truth = _all(tag_brain(brain))

@@ -146,6 +146,20 @@ def _scan_of(data: Any) -> BrainScan | None:
                                              _from_json(data, "reflection_identifiers").items()})
 
 
+def same_brain(brain: Brain, scan: BrainScan, sample: int = 64) -> bool:
+    """Whether rows spread over the snapshot still hold the ids it has for them (most of them):
+    a brain file replaced by another must not show the old one's tags, even for a moment."""
+    if not len(scan):
+        return True
+    at = np.unique(np.linspace(0, len(scan) - 1, num=min(sample, len(scan))).astype(np.int64)).tolist()
+    expected = {int(scan.rowids[i]): scan.ids[i] for i in at}
+    sql = (f"SELECT rowid, CAST(id AS TEXT) FROM {cs.OBSERVATIONS} "
+           "WHERE rowid IN (SELECT value FROM json_each(?))")
+    found = {r[0]: r[1] for r in brain.query(sql, [orjson.dumps(list(expected)).decode()])}
+    kept = sum(found.get(rowid) == oid for rowid, oid in expected.items())
+    return bool(kept * 2 > len(expected))
+
+
 @dataclass
 class RowChanges:
     """How the brain's rows up to a snapshot's high-water mark differ from it."""
@@ -216,4 +230,4 @@ def _with_ids(brain: Brain, rowids: list[int], was: list[str | None], gone: list
     return RowChanges([i for i in ids if i], gone)
 
 
-__all__ = ["RowChanges", "changed_rows", "load_snapshot", "save_snapshot", "snapshot_path"]
+__all__ = ["RowChanges", "changed_rows", "load_snapshot", "same_brain", "save_snapshot", "snapshot_path"]

@@ -216,7 +216,7 @@ def tag_brain(brain: Brain, early: Callable[[TagTable], None] | None = None) -> 
 
     with gc_paused():
         stored = scan_snapshot.load_snapshot(brain)
-        if stored is None:
+        if stored is None or not scan_snapshot.same_brain(brain, stored):
             scan = scan_brain(brain, row_keys=True)
             scan_snapshot.save_snapshot(brain, scan)
             return TagTable(scan)
