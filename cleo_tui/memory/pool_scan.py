@@ -645,7 +645,7 @@ def shared_findings(findings: Findings, strings: dict[str, str]) -> Findings:
     """The same findings holding the one copy of each string in `strings` (added there if new).
 
     A million rows' findings name a few ten thousand identifiers: one string each, not one
-    per row that holds it, is a quarter of the scan's memory."""
+    per row that holds it, saves about 50 MB."""
     ids, reasons = findings
     return (tuple(map(strings.setdefault, ids, ids)) if ids else (),
             tuple(map(strings.setdefault, reasons, reasons)) if reasons else ())
