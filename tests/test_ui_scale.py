@@ -85,3 +85,31 @@ async def test_drawing_rows_does_not_recompute_pool_wide_protection(app, monkeyp
         assert table.cursor == 5
         assert app.session.tag(table.current_row()["id"]) is not None
         assert len(computed) <= 1
+
+
+async def test_moving_the_cursor_within_the_view_repaints_only_its_two_lines(app, monkeypatch):
+    """A cursor step that does not scroll redraws the old and the new cursor line, not the table."""
+    drawn: list[int] = []
+    draw = LineTable.render_line
+
+    def counting(table, y):
+        drawn.append(y)
+        return draw(table, y)
+
+    async with app.run_test(size=(120, 36)) as pilot:
+        while app.session.tags is None:
+            await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        table = app.screen.query_one("#obs-table", LineTable)
+        table.focus()
+        await pilot.pause()
+        monkeypatch.setattr(LineTable, "render_line", counting)
+        await pilot.press("down")
+        await pilot.pause()
+        assert table.cursor == 1
+        assert sorted(set(drawn)) == [1, 2]  # rows 0 and 1 (line 0 is the header)
+        drawn.clear()
+        await pilot.press("pagedown")  # scrolls: every row line is drawn again
+        await pilot.pause()
+        assert len(set(drawn)) >= table.scrollable_content_region.height - 1
