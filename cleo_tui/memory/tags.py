@@ -18,12 +18,16 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.store import Brain
 from cleo_tui.memory import detectors, mapping
 from cleo_tui.memory.seed_types import MemoryReflection, ObservationRecord, ReflectionRecord
+
+if TYPE_CHECKING:
+    import numpy as np
 
 # Observation columns the tagger and the pruner read; absent ones read as NULL.
 POOL_COLUMNS = ("id", "created_at", "title", "narrative", "type", "source_type", "source_confidence",
@@ -162,6 +166,12 @@ class TagTable(Mapping[str, ObservationTags]):
     def __init__(self, scan: BrainScan) -> None:
         self.scan = scan
 
+    @cached_property
+    def _protected(self) -> np.ndarray:
+        """The scan's protection column, built once: `scan.protected` walks the whole pool,
+        and the table looks a row up for every visible row of every frame."""
+        return self.scan.protected
+
     def __len__(self) -> int:
         return len(self.scan)
 
@@ -179,7 +189,7 @@ class TagTable(Mapping[str, ObservationTags]):
         return ObservationTags(
             id=key, live=bool(scan.live[i]), coverage=mapping.coverage_tag(len(citing)),
             citation_count=len(citing), citing=citing, relevance=scan.relevance_of(i),
-            relevance_reason=scan.relevance_reason_of(i), protected=bool(scan.protected[i]),
+            relevance_reason=scan.relevance_reason_of(i), protected=bool(self._protected[i]),
             reasons=list(scan.reasons_of(i)))
 
     @property
@@ -193,7 +203,7 @@ class TagTable(Mapping[str, ObservationTags]):
 
     def protected_ids(self) -> list[str]:
         """Ids of every protected (live) observation."""
-        return self.scan.ids_where(self.scan.protected)
+        return self.scan.ids_where(self._protected)
 
     def citation_counts(self) -> dict[str, int]:
         """Citation count of every cited observation."""

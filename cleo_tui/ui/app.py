@@ -33,7 +33,7 @@ from cleo_tui.ui.panes.hippo_notice import TRACES_PANE, HippoNoticeScreen
 from cleo_tui.ui.panes.history import HISTORY_PANE, read_liveness, warning_mark
 from cleo_tui.ui.panes.observations import ObservationsScreen
 from cleo_tui.ui.panes.welcome import WelcomeScreen
-from cleo_tui.ui.session import BrainSession
+from cleo_tui.ui.session import BACKGROUND_BY, BrainSession
 from cleo_tui.ui.widgets.chrome import PANE_NAMES, PaneScreen
 from cleo_tui.ui.widgets.modals import ConfirmModal, HelpScreen, MessageModal
 from cleo_tui.ui.widgets.path_prompt import PathPrompt
@@ -133,6 +133,7 @@ class CleoApp(App[None]):
         self._session: BrainSession | None = None
         self._first_brain = brain
         self._retired: list[BrainSession] = []
+        self._liveness_read_for: BrainSession | None = None  # the session whose liveness read has started
         self._panes: list[PaneScreen] = []
         self.project = project or Path.cwd()
         self.problem = problem
@@ -215,7 +216,14 @@ class CleoApp(App[None]):
         self._session.start()
         self.liveness_mark = ""
         if not self._session.is_hippo:
-            self._read_liveness(self._session)
+            # Read with the first rows (see first_rows_shown), or by then if no pane shows any.
+            self.set_timer(BACKGROUND_BY, partial(self._start_liveness, self._session))
+
+    def _start_liveness(self, session: BrainSession) -> None:
+        """Read `session`'s liveness once, if it is still the open one (about 2 s of queries at 1M rows)."""
+        if session is self._session and self._liveness_read_for is not session and not session.is_hippo:
+            self._liveness_read_for = session
+            self._read_liveness(session)
 
     def _install_panes(self, brain: Brain, start: str) -> None:
         """The first brain: register its panes (none is shown yet) and show `start`."""
@@ -252,10 +260,12 @@ class CleoApp(App[None]):
         if isinstance(self.screen, ObservationsScreen):
             self.screen.show_day(day)
 
-    def start_tags(self) -> None:
-        """Panes call this once their first rows are on screen."""
+    def first_rows_shown(self) -> None:
+        """Panes call this once their first rows are on screen: the reads over the whole brain
+        (tags, liveness) start now, not while the first screen is being drawn."""
         if self._session is not None:
             self._session.start_tags()
+            self._start_liveness(self._session)
 
     def close_brains(self) -> None:
         """Close every brain this app opened (the current one and those replaced)."""

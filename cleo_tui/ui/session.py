@@ -32,6 +32,9 @@ if TYPE_CHECKING:
     from cleo_tui.ui.app import CleoApp
 
 WAITING_NOTICE = WAITING_MESSAGE  # "waiting for CLEO's write lock…"
+# Seconds after opening by which the reads over the whole brain (tags, liveness) start even if
+# no pane has shown its first rows (they normally start then: before, they slow the first screen).
+BACKGROUND_BY = 3.0
 CurationKind = str  # one of CURATION_STEPS
 CURATION_STEPS: dict[str, Callable[[Brain, str], int]] = {
     "pin": curation.pin_observation,
@@ -89,9 +92,9 @@ class BrainSession:
 
     # -- loading ----------------------------------------------------------------------
     def start(self) -> None:
-        """Read the counts now; the tags start with the first rows, or after a second; watch the file."""
+        """Read the counts now; the tags start with the first rows (or by BACKGROUND_BY); watch the file."""
         self.load_summary()
-        self.app.set_timer(1.0, self.start_tags)
+        self.app.set_timer(BACKGROUND_BY, self.start_tags)
         self.start_live()
 
     # -- the live brain (CLEO writing meanwhile) ---------------------------------------------

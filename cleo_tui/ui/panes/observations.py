@@ -205,7 +205,7 @@ class ObservationsScreen(PaneScreen):
             table.scroll_to(y=top + message.shift, animate=False, immediate=True)
             table.cursor = min(message.cursor, max(0, table.total - 1))
         self.update_status()
-        self.cleo.start_tags()
+        self.call_after_refresh(self.cleo.first_rows_shown)  # once these rows are drawn
 
     # -- the live brain: CLEO's new rows -------------------------------------------------
     @property

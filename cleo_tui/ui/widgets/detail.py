@@ -11,6 +11,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
+from textual.geometry import Size
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList, Static
@@ -49,6 +50,30 @@ def load_detail(session: BrainSession, observation_id: str) -> ObservationDetail
     return DetailWithLife(**vars(detail), life=memory_life(session.brain, observation_id))
 
 
+def update_static(static: Static, content: str | Text) -> None:
+    """Show `content` in `static`, laying the screen out again only when its height changes.
+
+    A layout pass reflows every widget of the screen (and repaints scroll bars); moving
+    down the table changes the detail's text but mostly not the height of its parts.
+    """
+    old = static.content
+    if isinstance(old, Text) and isinstance(content, Text):
+        same = (old.plain, old.spans, old.style, old.end) == (content.plain, content.spans, content.style, content.end)
+    else:
+        same = type(old) is type(content) and old == content
+    if same:
+        return
+    width = static.content_size.width
+    if not width:  # not laid out yet (or hidden): let the layout measure it
+        static.update(content)
+        return
+    nowhere = Size(0, 0)
+    height = static.get_content_height(nowhere, nowhere, width)
+    static.update(content, layout=False)
+    if static.get_content_height(nowhere, nowhere, width) != height:
+        static.refresh(layout=True)
+
+
 class DetailView(VerticalScroll):
     """Meta and tags with reasons, the narrative, citing reflections (openable), edges, history."""
 
@@ -71,29 +96,32 @@ class DetailView(VerticalScroll):
         citing = self.query_one(".detail-citing", OptionList)
         graph = self.query_one(".detail-graph", Static)
         life = self.query_one(".detail-life", Static)
-        citing.clear_options()
+        if citing.option_count:
+            citing.clear_options()
         life_text = render_life(detail.life) if isinstance(detail, DetailWithLife) else Text()
-        life.update(life_text)
+        update_static(life, life_text)
         life.display = bool(life_text)  # a live row has none: no blank line
         if detail is None:
-            meta.update(Text("No observation selected.", style="italic"))
+            update_static(meta, Text("No observation selected.", style="italic"))
             for widget in (narrative, citing_title, graph):
-                widget.update("")
+                update_static(widget, "")
             return
-        meta.update(render_meta(detail, tag))
+        update_static(meta, render_meta(detail, tag))
         text = content_of(detail.row)
         body = Text(printable(text[:NARRATIVE_INLINE]))
         if len(text) > NARRATIVE_INLINE:
             body.append(f"\n… {len(text) - NARRATIVE_INLINE:,} more characters — press v to read all of it",
                         style="italic")
-        narrative.update(body)
-        citing_title.update(Text(f"Cited by {len(detail.citing)} reflection(s)" +
-                                 (" — enter opens the highlighted one" if detail.citing else ""), style="bold"))
-        citing.add_options(
-            Option(Text(f"{r.node_id}  " + (one_line(r.text, 100) if r.exists else "(no longer exists)")
-                        + ("" if r.live or not r.exists else "  [evicted]")), id=str(i))
-            for i, r in enumerate(detail.citing))
-        graph.update(render_graph(detail))
+        update_static(narrative, body)
+        update_static(citing_title, Text(f"Cited by {len(detail.citing)} reflection(s)" +
+                                         (" — enter opens the highlighted one" if detail.citing else ""),
+                                         style="bold"))
+        if detail.citing:
+            citing.add_options(
+                Option(Text(f"{r.node_id}  " + (one_line(r.text, 100) if r.exists else "(no longer exists)")
+                            + ("" if r.live or not r.exists else "  [evicted]")), id=str(i))
+                for i, r in enumerate(detail.citing))
+        update_static(graph, render_graph(detail))
 
     def enter(self) -> None:
         """Enter on the table: into the citing reflections (the first highlighted, so the next

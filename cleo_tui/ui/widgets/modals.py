@@ -11,7 +11,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Label, Markdown, Static, TextArea
+from textual.widgets import Button, Label, Static
 
 from cleo_tui.safe_text import printable
 
@@ -119,6 +119,8 @@ class TextViewer(ModalScreen[None]):
         self.text = text
 
     def compose(self) -> ComposeResult:
+        from textual.widgets import TextArea  # imported when first shown: it is not on the first screen's path
+
         with Vertical(classes="dialog wide"):
             yield Label(Text(self.title_text), classes="dialog-title")
             yield TextArea(break_long_lines(printable(self.text)), read_only=True, soft_wrap=True,
@@ -140,6 +142,8 @@ class HelpScreen(ModalScreen[None]):
         self.markdown = markdown
 
     def compose(self) -> ComposeResult:
+        from textual.widgets import Markdown  # with markdown_it, about 50 ms off the first screen
+
         with Vertical(classes="dialog help"):
             yield Label("cleo-tui help", classes="dialog-title")
             with VerticalScroll():

@@ -15,7 +15,7 @@ from rich.segment import Segment
 from rich.style import Style
 from textual import events, work
 from textual.binding import Binding
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
@@ -135,7 +135,7 @@ class LineTable(ForwardWorkerErrors, ScrollView, can_focus=True):
         Binding("enter", "select", "Open", show=False),
     ]
 
-    cursor = reactive(0, init=False)
+    cursor = reactive(0, init=False, repaint=False)  # watch_cursor repaints only the lines that change
 
     @dataclass(eq=False)
     class Highlighted(Message):
@@ -160,6 +160,8 @@ class LineTable(ForwardWorkerErrors, ScrollView, can_focus=True):
         self.total = 0
         self._wanted: set[int] = set()
         self._announced: object = object()
+        self._fitted: tuple[int, list[int]] = (-1, [])  # (table width, column widths) last fitted
+        self._pass_styles: dict[tuple[str | None, bool], Style] | None = None  # see render_lines
 
     # -- data ---------------------------------------------------------------
     def set_listing(self, listing: Listing, keep_cursor: bool = False) -> None:
@@ -188,28 +190,57 @@ class LineTable(ForwardWorkerErrors, ScrollView, can_focus=True):
 
     # -- rendering ----------------------------------------------------------
     def _widths(self) -> list[int]:
-        return fit_columns(self.columns, max(self.scrollable_content_region.width, 20))
+        """Column widths at the present width (fitted once per width: every drawn line asks)."""
+        width = max(self.scrollable_content_region.width, 20)
+        if self._fitted[0] != width:
+            self._fitted = (width, fit_columns(self.columns, width))
+        return self._fitted[1]
 
     def shown_columns(self) -> list[str]:
         """The keys of the columns drawn at the table's present width."""
         return [c.key for c, w in zip(self.columns, self._widths(), strict=False) if w]
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # One drawing pass: every line has the same base and component styles, which
+        # Textual computes afresh per call (its cache is cleared on every refresh).
+        self._pass_styles = {}
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._pass_styles = None
+
+    def _style(self, component: str | None = None, partial: bool = False) -> Style:
+        """The base style (no component) or a component's style, kept for the drawing pass."""
+        memo = self._pass_styles
+        key = (component, partial)
+        if memo is not None and key in memo:
+            return memo[key]
+        style = self.rich_style if component is None else self.get_component_rich_style(component, partial=partial)
+        if memo is not None:
+            memo[key] = style
+        return style
+
     def _cells_strip(self, cells: list[Cell], base: Style, width: int) -> Strip:
         segments: list[Segment] = []
+        drawn = -1  # cells taken, less the separator after the last column
         for (text, cls), col, w in zip(cells, self.columns, self._widths(), strict=False):
             if not w:
                 continue
-            text = fit_cells(text, w, right=col.right)
-            style = base + self.get_component_rich_style(cls, partial=True) if cls else base
-            segments.append(Segment(text, style))
+            style = base + self._style(cls, partial=True) if cls else base
+            segments.append(Segment(fit_cells(text, w, right=col.right), style))  # exactly w cells
             segments.append(Segment(" ", base))
+            drawn += w + 1
+        if segments:
+            segments.pop()
+        if drawn == width:  # the usual case: the columns fill the width, nothing to cut or pad
+            return Strip(segments, width)
         return Strip(segments).crop_extend(0, width, base)
 
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
-        base = self.rich_style
+        base = self._style()
         if y == 0:
-            header = self.get_component_rich_style("table--header")
+            header = self._style("table--header")
             return self._cells_strip([(c.header, "") for c in self.columns], base + header, width)
         index = int(self.scroll_offset.y) + y - 1
         if self.listing is None or index >= self.total:
@@ -217,10 +248,10 @@ class LineTable(ForwardWorkerErrors, ScrollView, can_focus=True):
         row = self.listing.cached_row(index)
         line_style = base
         if index == self.cursor:
-            line_style = base + self.get_component_rich_style("table--cursor")
+            line_style = base + self._style("table--cursor")
         if row is None:
             self._want(index // self.listing.page_size)
-            muted = self.get_component_rich_style("table--muted", partial=True)
+            muted = self._style("table--muted", partial=True)
             return self._cells_strip([("…", "")] + [("", "")] * (len(self.columns) - 1), line_style + muted, width)
         cells = self.formatter(row)
         return self._cells_strip([cells.get(c.key, ("", "")) for c in self.columns], line_style, width)
@@ -266,10 +297,20 @@ class LineTable(ForwardWorkerErrors, ScrollView, can_focus=True):
         top = int(self.scroll_offset.y)
         if new < top:
             self.scroll_to(y=new, animate=False)
+            self.refresh()
         elif new >= top + self._visible_rows:
             self.scroll_to(y=new - self._visible_rows + 1, animate=False)
-        self.refresh()
+            self.refresh()
+        else:
+            # The view stays: only the old and the new cursor lines change.
+            self._refresh_row(old, top)
+            self._refresh_row(new, top)
         self._announce()
+
+    def _refresh_row(self, index: int, top: int) -> None:
+        """Repaint the line of row `index` if it is on screen (the view's first row is `top`)."""
+        if top <= index < top + self._visible_rows:
+            self.refresh(Region(0, index - top + 1, self.size.width, 1))
 
     def _announce(self, force: bool = False) -> None:
         row = self.current_row()
