@@ -71,7 +71,7 @@ _WORDS = ["the", "user", "said", "12/03/2026", "/etc/x", "a/b/c", "./x", "../y/z
           "os.path.join", "f()", "x.", "(", ")", "/", ".", "#", "E", "İstanbul", "ß", "😀", "\n", "User:",
           "owner", "-", "1", "T", "a1b2c3d4e5", "Exception", "traceback", "issue", "PR", "cleo#4", "[/link]",
           "[link=x]", "snake_case", "camelCase", "a/b#2", "\t", "step", "UPPER_CASE", "_x", "ownerrno", "UserError",
-          "#12/x", "x#3", "3f9a1c2/y", "\u3000", "\xa0", "deadBEEF1", "aB", "9Z", "AB-12", "ＡB1"]
+          "#12/x", "x#3", "3f9a1c2/y", "\u3000", "\xa0", "deadBEEF1", "aB", "9Z", "AB-12", "\uff21B1"]
 _SEPARATORS = st.sampled_from([" ", "\n", "\t", ", ", "", " "])
 
 
