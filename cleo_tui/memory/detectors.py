@@ -203,10 +203,10 @@ def _hinted_tokens(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     is searched too. Positions are gathered a hint at a time and worked out with numpy.
     """
     spans, ranks = [], []
-    for rank, hint in enumerate(_IDENTIFIER_HINTS):
-        found = [span for match in hint.finditer(text) for span in match.span()]
+    for number, hint in enumerate(_IDENTIFIER_HINTS):
+        found = [end for match in hint.finditer(text) for end in match.span()]
         spans.append(np.array(found, dtype=np.int64).reshape(-1, 2))
-        ranks.append(np.full(len(found) // 2, rank, dtype=np.int8))
+        ranks.append(np.full(len(found) // 2, number, dtype=np.int8))
     span, rank = np.concatenate(spans), np.concatenate(ranks)
     order = np.lexsort((rank, span[:, 1]))  # by end, then by hint order
     span, rank = span[order], rank[order]
