@@ -106,8 +106,7 @@ _HINT_REACH = 300  # longest stretch of a text detector's match before its hint 
 # before, on the same line, is searched too.
 # A run of 7+ hex digits holding a digit is found from a digit with hex around it.
 # (The window starting at the digit is tried first: most digits are in short numbers, and it
-# fails soonest. A lower-case letter or digit before an upper-case one is found from the
-# upper-case letter, which the engine can skip to.)
+# fails soonest.)
 _HEX_RUN = "|".join(("(?=[0-9a-f]{6})", *(f"(?<=[0-9a-f]{{{k}}})(?=[0-9a-f]{{{7 - k}}})" for k in range(2, 7)),
                      "(?<=[0-9a-f]{7})"))
 _IDENTIFIER_HINTS = tuple(re.compile(p + r"\S*") for p in (
@@ -115,6 +114,13 @@ _IDENTIFIER_HINTS = tuple(re.compile(p + r"\S*") for p in (
     r"[A-Z](?<=[a-z0-9][A-Z])",
     r"E(?:NO|ACCES|PERM|EXIST|CONN|ADDR|TIMEDOUT|PIPE|ISDIR|NOTDIR|INVAL|AGAIN|BUSY|MFILE)"))
 _NUMBER_HINT = _IDENTIFIER_HINTS[1]
+# The regex engine skips at C speed to a literal first character, not to a class such as
+# [A-Z] or \d. So the hints that start with one run over a copy of the text with every ASCII
+# digit made '0' and every ASCII capital 'A' (same length, same positions), where they
+# start with a literal: the same matches, several times quicker. (Only when the text has no
+# other decimal digit, which \d would also match.)
+_FOLDED_HINTS = {4: re.compile(r"A[A0-]*0\S*"), 5: re.compile(rf"0(?:{_HEX_RUN})\S*"),
+                 7: re.compile(r"A(?<=[a-z0]A)\S*")}
 _TOKEN_REST = re.compile(r"\S*")
 _BLANKS = re.compile(r"[ \t]*")
 
@@ -202,9 +208,14 @@ def _hinted_tokens(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     hint (in `_IDENTIFIER_HINTS` order) that finds it decides whether the token before it
     is searched too. Positions are gathered a hint at a time and worked out with numpy.
     """
+    codes = _codes(text)
+    folded = _folded(codes)
     spans, ranks = [], []
     for number, hint in enumerate(_IDENTIFIER_HINTS):
-        found = [end for match in hint.finditer(text) for end in match.span()]
+        if folded is not None and number in _FOLDED_HINTS:
+            found = [end for match in _FOLDED_HINTS[number].finditer(folded) for end in match.span()]
+        else:
+            found = [end for match in hint.finditer(text) for end in match.span()]
         spans.append(np.array(found, dtype=np.int64).reshape(-1, 2))
         ranks.append(np.full(len(found) // 2, number, dtype=np.int8))
     span, rank = np.concatenate(spans), np.concatenate(ranks)
@@ -213,12 +224,28 @@ def _hinted_tokens(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     first = np.ones(len(span), dtype=bool)
     first[1:] = span[1:, 1] != span[:-1, 1]
     span, rank = span[first], rank[first]
-    return _token_starts(text, span[:, 0]), span[:, 1].copy(), rank == _NUMBER_RANK
+    return _token_starts(codes, span[:, 0]), span[:, 1].copy(), rank == _NUMBER_RANK
 
 
-def _token_starts(text: str, positions: np.ndarray) -> np.ndarray:
-    """Where the whitespace-delimited token holding each position starts (positions on non-space)."""
-    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+def _codes(text: str) -> np.ndarray:
+    """The code points of `text` (uint32; a lone surrogate as itself)."""
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+
+
+def _folded(codes: np.ndarray) -> str | None:
+    """The text of `codes` with ASCII digits made '0' and ASCII capitals 'A' (see `_FOLDED_HINTS`), or None
+    when it holds a decimal digit outside ASCII."""
+    if any(chr(c).isdecimal() for c in np.unique(codes[codes > 127]).tolist()):
+        return None
+    folded = codes.copy()
+    folded[(codes >= 48) & (codes <= 57)] = 48
+    folded[(codes >= 65) & (codes <= 90)] = 65
+    return folded.tobytes().decode("utf-32-le", "surrogatepass")
+
+
+def _token_starts(codes: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """Where the whitespace-delimited token holding each position starts (positions on non-space),
+    from the text's code points."""
     space = _SPACE_TABLE[np.minimum(codes, len(_SPACE_TABLE) - 1)]
     blanks = np.concatenate(([-1], np.flatnonzero(space)))  # -1: as if white space stood before the text
     return blanks[np.searchsorted(blanks, positions) - 1] + 1  # after the last white space before each
