@@ -12,7 +12,9 @@ import hashlib
 import re
 import threading
 from bisect import bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from itertools import accumulate
 from typing import cast
 
@@ -356,9 +358,27 @@ def _from_cache(texts: Sequence[str], missing: list[int], known: list, cache: To
         subset = [texts[i] for i in chunk]
         for i, ids, reasons in zip(chunk, identifiers_of(subset), text_reasons_of(subset), strict=True):
             known[i] = (tuple(sorted(ids)), tuple(reasons))
-    # In key order: SQLite then appends to its index pages rather than splitting them at random.
-    cache.store_findings(RULES_KEY, sorted((keys[i], _encode(known[i])) for i in still))
+    if _store_findings.get():
+        # In key order: SQLite then appends to its index pages rather than splitting them at random.
+        cache.store_findings(RULES_KEY, sorted((keys[i], _encode(known[i])) for i in still))
     return still
+
+
+_store_findings: ContextVar[bool] = ContextVar("store_findings", default=True)
+
+
+@contextmanager
+def findings_not_stored() -> Iterator[None]:
+    """Within this block (in this thread), new findings are not added to the cache database.
+
+    For a scan whose findings are kept anyway in the per-brain findings file (`pool_scan`),
+    where a later scan of the brain reads them: storing 100,000 texts' findings a second
+    time costs about a second. The cache database is still read."""
+    token = _store_findings.set(False)
+    try:
+        yield
+    finally:
+        _store_findings.reset(token)
 
 
 def analyse_texts(texts: Sequence[str], cache: TokenCache | None = None) -> list[Findings]:
