@@ -170,7 +170,7 @@ class _Corpus:
 # Identifiers of each distinct token searched (tokens repeat a lot, across texts and across
 # calls: the tagger analyses a pool a few thousand texts at a time). Bounded; a plain dict,
 # whose get and set are safe from several threads.
-_TOKEN_MEMO_LIMIT = 300_000
+_TOKEN_MEMO_LIMIT = 100_000  # about 15 MB at most
 _token_memo: dict[str, tuple[str, ...]] = {}
 
 
