@@ -154,6 +154,26 @@ def test_a_damaged_scan_cache_is_ignored(brain):
         assert [c.to_json() for c in scan.clusters(0.85)] == expected
 
 
+def test_the_scan_keeps_the_pools_findings_in_the_brains_findings_file_only(brain, monkeypatch):
+    """A first scan does not store the findings twice; the TUI's tagging then reads them from the file."""
+    from cleo_tui.memory import detectors, tags
+    from cleo_tui.memory.token_cache import TokenCache, line_key
+
+    monkeypatch.setattr(detectors, "_memo", {})  # as in a new process
+    scan_duplicates(brain)
+    texts = [r[0] for r in brain.query("SELECT narrative FROM brain_observations")]
+    cache = TokenCache()
+    assert cache.lookup_findings(detectors.RULES_KEY, [line_key(t) for t in texts]) == {}
+    cache.close()
+
+    def analysed_again(texts, cache=None):
+        raise AssertionError(f"analysed again: {texts}")
+
+    monkeypatch.setattr(detectors, "analyse_texts", analysed_again)
+    assert len(tags.tag_brain(brain)) == len(texts)  # every row from the findings file
+    assert detectors._store_findings.get()  # stored again outside the scan
+
+
 def test_threshold_parsing_and_word_diff_for_highlighting():
     assert parse_threshold("0.9") == 0.9 and parse_threshold("90") == 0.9 and parse_threshold("90%") == 0.9
     for bad in ("0.2", "abc", "101", ""):

@@ -70,7 +70,9 @@ _WORDS = ["the", "user", "said", "12/03/2026", "/etc/x", "a/b/c", "./x", "../y/z
           "code", "2", "src/a.py", "a/b", "T12", "#7", "GH-3", "abc1234", "deadbeef", "ENOENT", "E0425",
           "os.path.join", "f()", "x.", "(", ")", "/", ".", "#", "E", "İstanbul", "ß", "😀", "\n", "User:",
           "owner", "-", "1", "T", "a1b2c3d4e5", "Exception", "traceback", "issue", "PR", "cleo#4", "[/link]",
-          "[link=x]", "snake_case", "camelCase", "a/b#2", "\t", "step", "UPPER_CASE", "_x"]
+          "[link=x]", "snake_case", "camelCase", "a/b#2", "\t", "step", "UPPER_CASE", "_x", "ownerrno", "UserError",
+          "#12/x", "x#3", "3f9a1c2/y", "\u3000", "\xa0", "deadBEEF1", "aB", "9Z", "AB-12", "\uff21B1",
+          "T\u0663", "\u0663abcdef", "AB-\u0663", "x\u0663Y", "\u00b2", "9f8e7d6"]
 _SEPARATORS = st.sampled_from([" ", "\n", "\t", ", ", "", " "])
 
 
@@ -95,6 +97,18 @@ def test_the_fast_batch_search_equals_plain_regex_search_of_each_text(batch):
             if match:
                 expected.append(f"{name}: {detectors._quote(match.group())}")
         assert why == expected
+
+
+def test_hints_over_the_folded_copy_find_what_the_plain_hints_find():
+    """Digits and capitals are folded for speed only when no other decimal digit (\\d) is in the batch."""
+    text = "T12 deadbee1 parseConfig AB-12 x9Y 12 abc 1a2b3c4 ENOENT T\u0663 \u0663abcdef"
+    full = re.compile("|".join(f"(?:{p})" for _, _, p in detectors.IDENTIFIER_KINDS))
+    ascii_part = text.rsplit(" T", 1)[0]
+    assert detectors._folded(detectors._codes(ascii_part)) is not None
+    assert detectors._folded(detectors._codes(text)) is None
+    assert detectors.identifiers_of([ascii_part])[0] == set(full.findall(ascii_part))
+    assert detectors.identifiers_of([ascii_part, text]) == [set(full.findall(ascii_part)), set(full.findall(text))]
+    assert "T\u0663" in detectors.identifiers_in(text) and "deadbee1" in detectors.identifiers_in(ascii_part)
 
 
 def test_tag_brain_reads_coverage_relevance_and_protection_from_the_brain(tmp_path):

@@ -99,13 +99,15 @@ def _permuted(word_hashes: list[int]) -> np.ndarray:
 def signatures(word_sets: Sequence[Iterable[str]]) -> np.ndarray:
     """MinHash signatures (len × NUM_PERM, uint32) of word sets; an empty set gets all ones.
 
-    Texts share most of their words, so each distinct word is hashed once (a row of a
-    table) and a text's signature is the minimum over its words' rows; words are looked
+    Texts share most of their words, so each distinct word is hashed once (a column of a
+    table) and a text's signature is the minimum over its words' columns; words are looked
     up a batch at a time in C (`map`).
     """
     out = np.full((len(word_sets), NUM_PERM), 0xFFFFFFFF, dtype=np.uint32)
     vocabulary: dict[str, int] = {}
-    table = np.zeros((0, NUM_PERM), dtype=np.uint32)
+    # One column per word: gathering columns and reducing along rows works on contiguous memory,
+    # several times quicker than the same with a row per word.
+    table = np.zeros((NUM_PERM, 0), dtype=np.uint32)
     for start in range(0, len(word_sets), _BATCH):
         unique = [set(words) for words in word_sets[start:start + _BATCH]]
         words = list(itertools.chain.from_iterable(unique))
@@ -116,12 +118,14 @@ def signatures(word_sets: Sequence[Iterable[str]]) -> np.ndarray:
             new = [w for w, i in zip(words, ids, strict=True) if i is None]
             new = list(dict.fromkeys(new))
             vocabulary.update(zip(new, range(len(vocabulary), len(vocabulary) + len(new)), strict=True))
-            table = np.concatenate((table, _permuted([zlib.crc32(w.encode("utf-8", "surrogatepass")) for w in new])))
+            hashed = _permuted([zlib.crc32(w.encode("utf-8", "surrogatepass")) for w in new])
+            table = np.concatenate((table, hashed.T), axis=1)
             ids = list(map(vocabulary.__getitem__, words))
         sizes = np.fromiter(map(len, unique), dtype=np.int64, count=len(unique))
         filled = np.nonzero(sizes)[0]
         starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))[filled]
-        out[start + filled] = np.minimum.reduceat(table[np.asarray(ids, dtype=np.intp)], starts, axis=0)
+        gathered = table.take(np.asarray(ids, dtype=np.intp), axis=1)
+        out[start + filled] = np.minimum.reduceat(gathered, starts, axis=1).T
     return out
 
 

@@ -12,9 +12,13 @@ import hashlib
 import re
 import threading
 from bisect import bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from itertools import accumulate
 from typing import cast
+
+import numpy as np
 
 from cleo_tui.memory.token_cache import TokenCache, line_key
 from cleo_tui.safe_text import one_line
@@ -97,19 +101,28 @@ _TEXT_HINTS = {
     "exit": "error", "errno": "error", "segmentation": "error",
 }
 _HINT_REACH = 300  # longest stretch of a text detector's match before its hint word
-_TEXT_HINT = re.compile("|".join(sorted(_TEXT_HINTS, key=len, reverse=True)))  # on lower-cased text
 # Every identifier holds one of these: '/' ; '#' and a digit ; '()' ; '.' before a word
 # character ; an upper-case letter run reaching a digit ; 7+ hex digits ; an E-errno name ;
 # '_' before a letter or digit ; a lower-case letter or digit before an upper-case one.
 # An issue number may take the word before it (`issue #4`): for the '#' hint the token
 # before, on the same line, is searched too.
 # A run of 7+ hex digits holding a digit is found from a digit with hex around it.
-_HEX_RUN = "|".join(f"(?<=[0-9a-f]{{{k}}})(?=[0-9a-f]{{{7 - k}}})" for k in range(1, 8))
+# (The window starting at the digit is tried first: most digits are in short numbers, and it
+# fails soonest.)
+_HEX_RUN = "|".join(("(?=[0-9a-f]{6})", *(f"(?<=[0-9a-f]{{{k}}})(?=[0-9a-f]{{{7 - k}}})" for k in range(2, 7)),
+                     "(?<=[0-9a-f]{7})"))
 _IDENTIFIER_HINTS = tuple(re.compile(p + r"\S*") for p in (
     r"/", r"#\d", r"\(\)", r"\.\w", r"[A-Z][A-Z0-9-]*\d", rf"\d(?:{_HEX_RUN})", r"_[A-Za-z0-9]",
-    r"[a-z0-9][A-Z]",
+    r"[A-Z](?<=[a-z0-9][A-Z])",
     r"E(?:NO|ACCES|PERM|EXIST|CONN|ADDR|TIMEDOUT|PIPE|ISDIR|NOTDIR|INVAL|AGAIN|BUSY|MFILE)"))
 _NUMBER_HINT = _IDENTIFIER_HINTS[1]
+# The regex engine skips at C speed to a literal first character, not to a class such as
+# [A-Z] or \d. So the hints that start with one run over a copy of the text with every ASCII
+# digit made '0' and every ASCII capital 'A' (same length, same positions), where they
+# start with a literal: the same matches, several times quicker. (Only when the text has no
+# other decimal digit, which \d would also match.)
+_FOLDED_HINTS = {4: re.compile(r"A[A0-]*0\S*"), 5: re.compile(rf"0(?:{_HEX_RUN})\S*"),
+                 7: re.compile(r"A(?<=[a-z0]A)\S*")}
 _TOKEN_REST = re.compile(r"\S*")
 _BLANKS = re.compile(r"[ \t]*")
 
@@ -154,30 +167,100 @@ class _Corpus:
         return len(text) - rest.end()
 
 
+# Identifiers of each distinct token searched (tokens repeat a lot, across texts and across
+# calls: the tagger analyses a pool a few thousand texts at a time). Bounded; a plain dict,
+# whose get and set are safe from several threads.
+_TOKEN_MEMO_LIMIT = 100_000  # about 15 MB at most
+_token_memo: dict[str, tuple[str, ...]] = {}
+
+
+def _token_identifiers(token: str) -> tuple[str, ...]:
+    """The identifiers in one token (or a token and the one before it), remembered."""
+    found = tuple(_IDENTIFIER.findall(token))
+    if len(_token_memo) < _TOKEN_MEMO_LIMIT:
+        _token_memo[token] = found
+    return found
+
+
 def identifiers_of(texts: Sequence[str]) -> list[set[str]]:
     """For each text, every identifier in it (paths, task ids, SHAs, issue numbers, codes, names)."""
     corpus = _Corpus(texts)
     found: list[set[str]] = [set() for _ in texts]
     text = corpus.text
-    done: set[int] = set()  # tokens already searched, by end offset (each hint match ends a token)
-    known: dict[str, list[str]] = {}  # identifiers of each distinct token (paths repeat a lot)
-    for hint in _IDENTIFIER_HINTS:
-        for match in hint.finditer(text):
-            start, end = match.span()
-            if end in done:
-                continue
-            done.add(end)
-            if start and not text[start - 1].isspace():
-                start = corpus.token_start(start)
-            if hint is _NUMBER_HINT:
-                start = corpus.previous_token_start(start)
-            token = text[start:end]
-            identifiers = known.get(token)
-            if identifiers is None:
-                identifiers = known[token] = _IDENTIFIER.findall(token)
-            if identifiers:
-                found[corpus.index_of(start)].update(identifiers)
+    starts, ends, number = _hinted_tokens(text)
+    for k in np.flatnonzero(number).tolist():  # an issue number may take the token before it
+        starts[k] = corpus.previous_token_start(int(starts[k]))
+    owners = np.searchsorted(np.asarray(corpus.starts, dtype=np.int64), starts, side="right") - 1
+    memo = _token_memo
+    for start, end, owner in zip(starts.tolist(), ends.tolist(), owners.tolist(), strict=True):
+        token = text[start:end]
+        identifiers = memo.get(token)
+        if identifiers is None:
+            identifiers = _token_identifiers(token)
+        if identifiers:
+            found[owner].update(identifiers)
     return found
+
+
+def _hinted_tokens(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(start, end, found by the issue-number hint) of each whitespace-delimited token of `text`
+    holding a hint, in order of their ends.
+
+    Every hint match runs to the end of its token, so a token is known by its end; the first
+    hint (in `_IDENTIFIER_HINTS` order) that finds it decides whether the token before it
+    is searched too. Positions are gathered a hint at a time and worked out with numpy.
+    """
+    codes = _codes(text)
+    folded = _folded(codes)
+    spans, ranks = [], []
+    for number, hint in enumerate(_IDENTIFIER_HINTS):
+        if folded is not None and number in _FOLDED_HINTS:
+            found = [end for match in _FOLDED_HINTS[number].finditer(folded) for end in match.span()]
+        else:
+            found = [end for match in hint.finditer(text) for end in match.span()]
+        spans.append(np.array(found, dtype=np.int64).reshape(-1, 2))
+        ranks.append(np.full(len(found) // 2, number, dtype=np.int8))
+    span, rank = np.concatenate(spans), np.concatenate(ranks)
+    order = np.lexsort((rank, span[:, 1]))  # by end, then by hint order
+    span, rank = span[order], rank[order]
+    first = np.ones(len(span), dtype=bool)
+    first[1:] = span[1:, 1] != span[:-1, 1]
+    span, rank = span[first], rank[first]
+    return _token_starts(codes, span[:, 0]), span[:, 1].copy(), rank == _NUMBER_RANK
+
+
+def _codes(text: str) -> np.ndarray:
+    """The code points of `text` (uint32; a lone surrogate as itself)."""
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+
+
+def _folded(codes: np.ndarray) -> str | None:
+    """The text of `codes` with ASCII digits made '0' and ASCII capitals 'A' (see `_FOLDED_HINTS`), or None
+    when it holds a decimal digit outside ASCII."""
+    if any(chr(c).isdecimal() for c in np.unique(codes[codes > 127]).tolist()):
+        return None
+    folded = codes.copy()
+    folded[(codes >= 48) & (codes <= 57)] = 48
+    folded[(codes >= 65) & (codes <= 90)] = 65
+    return folded.tobytes().decode("utf-32-le", "surrogatepass")
+
+
+def _token_starts(codes: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """Where the whitespace-delimited token holding each position starts (positions on non-space),
+    from the text's code points."""
+    space = _SPACE_TABLE[np.minimum(codes, len(_SPACE_TABLE) - 1)]
+    blanks = np.concatenate(([-1], np.flatnonzero(space)))  # -1: as if white space stood before the text
+    return blanks[np.searchsorted(blanks, positions) - 1] + 1  # after the last white space before each
+
+
+def _space_table() -> np.ndarray:
+    """bool by code point: str.isspace() (which regex `\\s` follows). Unicode's last white space
+    character is U+3000; the table's last entry stands for every larger code point."""
+    return np.array([chr(c).isspace() for c in range(0x3002)], dtype=bool)
+
+
+_SPACE_TABLE = _space_table()
+_NUMBER_RANK = _IDENTIFIER_HINTS.index(_NUMBER_HINT)
 
 
 def identifiers_in(text: str) -> set[str]:
@@ -192,10 +275,7 @@ def _quote(snippet: str) -> str:
 def text_reasons_of(texts: Sequence[str]) -> list[list[str]]:
     """For each text, the text detectors' reasons, each naming what matched (`error: "TypeError"`)."""
     corpus = _Corpus(texts).lowered()
-    first_hint: dict[tuple[int, str], int] = {}  # (text index, detector) → first hint offset in the text
-    for match in _TEXT_HINT.finditer(corpus.text):
-        index = corpus.index_of(match.start())
-        first_hint.setdefault((index, _TEXT_HINTS[match.group()]), match.start() - corpus.starts[index])
+    first_hint = _first_hints(corpus)
     reasons: list[list[str]] = [[] for _ in texts]
     for (index, name), offset in sorted(first_hint.items(), key=lambda c: (c[0][0], _DETECTOR_ORDER[c[0][1]])):
         text = texts[index]
@@ -206,6 +286,29 @@ def text_reasons_of(texts: Sequence[str]) -> list[list[str]]:
         if found:
             reasons[index].append(f"{name}: {_quote(found.group())}")
     return reasons
+
+
+def _first_hints(corpus: _Corpus) -> dict[tuple[int, str], int]:
+    """(text index, detector) → the offset in the text of the detector's first hint word.
+
+    Each hint word is looked for on its own with `str.find` (a fast substring search; one
+    regular expression of all the words would try each position of the corpus in turn), and
+    after a word is found in a text the search goes on from the next text. Words are found
+    where they overlap too (`ownerror`), so no hint is hidden behind another."""
+    text, starts = corpus.text, corpus.starts
+    ends = [*starts[1:], len(text)]
+    first: dict[tuple[int, str], int] = {}
+    for word, name in _TEXT_HINTS.items():
+        find = text.find
+        at = find(word)
+        while at >= 0:
+            index = corpus.index_of(at)
+            offset = at - starts[index]
+            key = (index, name)
+            if offset < first.get(key, offset + 1):
+                first[key] = offset
+            at = find(word, ends[index])
+    return first
 
 
 _DETECTOR_ORDER = {name: rank for rank, (name, _, _, _) in enumerate(TEXT_DETECTORS)}
@@ -255,8 +358,27 @@ def _from_cache(texts: Sequence[str], missing: list[int], known: list, cache: To
         subset = [texts[i] for i in chunk]
         for i, ids, reasons in zip(chunk, identifiers_of(subset), text_reasons_of(subset), strict=True):
             known[i] = (tuple(sorted(ids)), tuple(reasons))
-    cache.store_findings(RULES_KEY, [(keys[i], _encode(known[i])) for i in still])
+    if _store_findings.get():
+        # In key order: SQLite then appends to its index pages rather than splitting them at random.
+        cache.store_findings(RULES_KEY, sorted((keys[i], _encode(known[i])) for i in still))
     return still
+
+
+_store_findings: ContextVar[bool] = ContextVar("store_findings", default=True)
+
+
+@contextmanager
+def findings_not_stored() -> Iterator[None]:
+    """Within this block (in this thread), new findings are not added to the cache database.
+
+    For a scan whose findings are kept anyway in the per-brain findings file (`pool_scan`),
+    where a later scan of the brain reads them: storing 100,000 texts' findings a second
+    time costs about a second. The cache database is still read."""
+    token = _store_findings.set(False)
+    try:
+        yield
+    finally:
+        _store_findings.reset(token)
 
 
 def analyse_texts(texts: Sequence[str], cache: TokenCache | None = None) -> list[Findings]:

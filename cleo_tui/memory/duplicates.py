@@ -35,7 +35,7 @@ import numpy as np
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.errors import BrainError
 from cleo_tui.brain.store import Brain
-from cleo_tui.memory import dedup_lsh, mapping, tags
+from cleo_tui.memory import dedup_lsh, detectors, mapping, tags
 from cleo_tui.memory.dedup_text import (
     LENGTH_GUARD,
     PairVerdict,
@@ -581,8 +581,12 @@ class _Tags:
 
     @classmethod
     def of_brain(cls, brain: Brain) -> _Tags:
-        """The live pool scanned with the tagger, and the indexes reasons need built now (in the scan's thread)."""
-        scan = tags.scan_brain(brain, live_only=True)
+        """The live pool scanned with the tagger, and the indexes reasons need built now (in the scan's thread).
+
+        New findings go to the brain's findings file only (which the TUI's tagging reads), not
+        to the cache database as well: a second copy of them that a first scan would pay for."""
+        with detectors.findings_not_stored():
+            scan = tags.scan_brain(brain, live_only=True)
         _ = scan.index, scan.counts
         return cls(scan)
 
