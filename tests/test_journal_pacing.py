@@ -45,8 +45,11 @@ def test_a_slice_sizes_batches_by_time_left_not_rows():
     pace.per_item = 0.001  # 1 ms an item, as learnt
     part = journal.Slice(pace, deadline=float("inf"), cap=10_000)
     assert part.take() == int(journal.SLICE_SECONDS / 0.001)  # one slice of work
-    pace.learn(10, 1.0)  # a full-text merge: 100 ms an item once, counted at most 4x
-    assert pace.per_item == pytest.approx(0.7 * 0.001 + 0.3 * 0.004)
+    pace.learn(10, 0.05)  # a slow spell (the disk busy): 5 ms an item, learnt at once
+    assert pace.per_item == pytest.approx(0.005)
+    assert part.take() == 1  # so the next batch is small already
+    pace.learn(10, 0.01)  # cheaper again: averaged in, not taken at once
+    assert pace.per_item == pytest.approx(0.7 * 0.005 + 0.3 * 0.001)
 
 
 def test_a_commit_made_of_many_short_chunks_evicts_exactly_the_preview(brain):

@@ -64,8 +64,11 @@ CLEO_BOOKKEEPING = frozenset({
 READ_BOOKKEEPING = frozenset({"updated_at", "citation_count"})
 # A chunk holds the write lock about this long, its COMMIT included (or ends after this
 # many rows): CLEO's writers wait at most about one chunk (the issue's bound is 250 ms).
+# At 1,000,000 rows the disk, not the CPU, sets the pace: a row's UPDATE costs 20-50x the
+# usual for a second or two now and then (the writes of CLEO's full-text merges and the
+# checkpoints queueing up), so a chunk aims well below the bound to leave room for one.
 CHUNK_ROWS = 100_000
-CHUNK_SECONDS = 0.08
+CHUNK_SECONDS = 0.06
 # Between chunks the lock is left free at least this long, longer after a long chunk
 # (see `poll_gap` below: a gap shorter than a waiting writer's sleep would starve it).
 CHUNK_PAUSE = 0.03
@@ -657,13 +660,19 @@ class Pace:
         self.commit = 0.0                   # seconds a COMMIT took, likewise
 
     def learn(self, items: int, seconds: float) -> None:
+        """Take in what the last batch cost: a dearer one at once, a cheaper one averaged in.
+
+        Dear rows come in spells (the disk busy with a full-text merge or a checkpoint),
+        so the batch after a slow one must already be small; a cheaper batch only
+        brings the estimate down gradually.
+        """
         if items <= 0:
             return
         cost = seconds / items
-        if self.per_item is None:
+        if self.per_item is None or cost >= self.per_item:
             self.per_item = cost
-        else:  # a full-text merge now and then is not what the next rows cost: one counts at most 4x
-            self.per_item = 0.7 * self.per_item + 0.3 * min(cost, 4 * self.per_item)
+        else:
+            self.per_item = 0.7 * self.per_item + 0.3 * cost
 
     def learn_commit(self, seconds: float) -> None:
         self.commit = seconds if seconds > self.commit else 0.8 * self.commit + 0.2 * seconds
