@@ -283,3 +283,27 @@ async def test_a_review_apply_waits_for_cleos_lock_says_so_and_esc_cancels(brain
         await select_proposal(screen, app, pilot, first.id)
         await _confirm_then_cancel_while_cleo_holds_the_lock(app, pilot, path, "s")
     assert get_proposal(brain, first.id).status == "pending"  # nothing applied
+
+
+async def test_a_duplicates_merge_waits_for_cleos_lock_says_so_and_esc_cancels(tmp_path, monkeypatch):
+    from cleo_tui.brain import open_brain
+    from cleo_tui.ui.panes.duplicates import DuplicatesScreen
+    from tests.test_ui_duplicates import move_to_cluster, plant
+    monkeypatch.chdir(tmp_path)
+    plant(tmp_path)
+    path = (tmp_path / ".cleo" / "cleo.db").resolve()
+    before = live_ids(path)
+    app = CleoApp(brain=open_brain(path))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("5")
+        await settle(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, DuplicatesScreen) and screen.clusters
+        move_to_cluster(screen, "O-uv0")
+        await pilot.pause()
+        await _confirm_then_cancel_while_cleo_holds_the_lock(app, pilot, path, "m")
+        assert live_ids(path) == before  # cancelled: nothing evicted, even after the lock freed
+        assert not screen.session.undo_stack  # and no run recorded
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT count(*) FROM brain_page_edges WHERE edge_type = 'supersedes'").fetchone()[0] == 0

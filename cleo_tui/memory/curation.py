@@ -201,11 +201,16 @@ def undo_detailed(brain: Brain, run_id: int, budget: journal.ChunkBudget | None 
     run is marked undone only when nothing is left; otherwise undo it again later.
     """
     outcomes: list[journal.UndoOutcome] = []
+    with brain.lock:  # a read before the run: a done run's changes do not change
+        try:
+            forward = journal.each_row_once(brain.conn, int(run_id))
+        except sqlite3.OperationalError:  # no journal yet: begin_undo says there is no such run
+            forward = False
 
     def chunk(conn: sqlite3.Connection, part: journal.Slice, first: bool) -> bool:
         if first:
             _run, undo_id = journal.begin_undo(conn, int(run_id), status=journal.IN_PROGRESS)
-            outcomes.append(journal.UndoOutcome(int(run_id), undo_id))
+            outcomes.append(journal.UndoOutcome(int(run_id), undo_id, forward=forward))
         if not journal.undo_some(conn, outcomes[0], part):
             return False
         journal.end_undo(conn, outcomes[0])

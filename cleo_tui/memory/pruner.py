@@ -741,11 +741,28 @@ def _dropped_in_rowid_order(preview: PrunePreview) -> list[tuple[str, int]]:
     pool = preview.pool
     positions = pool.droppable.positions[:preview.drop_count]
     entries = list(zip(preview.dropped_ids, pool.columns.units[positions].tolist(), strict=True))
-    column = pool.columns.ids
-    if pool.scan is None or not isinstance(column, _Picked) or len(column.values) != len(pool.scan.rowids):
+    rows = _scan_rows(pool, positions)
+    if rows is None:
         return entries
-    rowids = pool.scan.rowids[np.asarray(column.picks, dtype=np.int64)[positions]]
+    rowids = pool.scan.rowids[rows]  # type: ignore[union-attr]  # `_scan_rows` found a scan
     return [entries[k] for k in np.argsort(rowids, kind="stable").tolist()]
+
+
+def _scan_rows(pool: PreparedPool, positions: np.ndarray) -> np.ndarray | None:
+    """The scan's rows of these pool positions, or None when the pool has no scan to map them to.
+
+    A pool of some of the scan's rows picks them (`_Picked`); a pool of every row (a live
+    scan of the whole pool, the usual case) holds the scan's own columns, position for row.
+    """
+    scan, column = pool.scan, pool.columns.ids
+    if scan is None:
+        return None
+    if isinstance(column, _Picked) and len(column.values) == len(scan.rowids):
+        rows: np.ndarray = np.asarray(column.picks, dtype=np.int64)[positions]
+        return rows
+    if not isinstance(column, _Picked) and len(column) == len(scan.rowids):
+        return positions
+    return None
 
 
 def _in_drop_order(ids: list[str], evicted: list[str],

@@ -236,6 +236,11 @@ class DuplicatesScreen(PaneScreen):
         self.message = ("scan cancelled; r scans again" if message.cancelled else one_line(message.error, 300))
         self.update_status()
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "cancel_scan" and self.cleo.waiting is not None:
+            return False  # Esc stops the merge's wait for CLEO's lock first (the app's binding)
+        return super().check_action(action, parameters)
+
     def action_cancel_scan(self) -> None:
         if self.scanning:
             self._cancel.set()
@@ -570,6 +575,8 @@ class DuplicatesScreen(PaneScreen):
 
     @work(thread=True, exclusive=True, group="dup-merge", exit_on_error=False)
     def _merge(self, requests: list[MergeRequest], confirmed: set[str], saved: int) -> None:
+        if not self.session.wait_for_lock():  # CLEO holds the write lock: say so, esc cancels
+            return
         result = merge_duplicates(self.session.brain, requests, confirmed)
         self.post_message(self.Merged(result.run_id, len(result.evicted), saved))
 
