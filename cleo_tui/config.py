@@ -8,7 +8,9 @@ Missing or malformed files fall back to defaults; a bad file is reported, not fa
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +28,11 @@ def config_dir() -> Path:
 
 def cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir(APP_NAME))
+
+
+def brain_cache_name(brain_path: Path | str) -> str:
+    """The name a brain's cache files go by: a hash of its real path (a symlink shares them)."""
+    return hashlib.sha256(os.path.realpath(str(brain_path)).encode("utf-8", "surrogatepass")).hexdigest()[:20]
 
 
 def config_path() -> Path:

@@ -58,6 +58,17 @@ async def test_hundred_thousand_rows_open_and_jump_to_end(big_brain_path):
     brain.close()
 
 
+async def _table_with_tags(app, pilot) -> LineTable:
+    """The Observations table, focused, once the tags and every worker are done."""
+    while app.session.tags is None:
+        await pilot.pause()
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+    table = app.screen.query_one("#obs-table", LineTable)
+    table.focus()
+    return table
+
+
 async def test_drawing_rows_does_not_recompute_pool_wide_protection(app, monkeypatch):
     """Each visible row's tags are read per frame: a row's lookup must not rebuild the
     protection column of the whole pool (at 1M rows that cost 4 ms a row, 130 ms a key)."""
@@ -72,12 +83,7 @@ async def test_drawing_rows_does_not_recompute_pool_wide_protection(app, monkeyp
 
     monkeypatch.setattr(BrainScan, "protected", property(counting))
     async with app.run_test(size=(120, 36)) as pilot:
-        while app.session.tags is None:
-            await pilot.pause()
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        table = app.screen.query_one("#obs-table", LineTable)
-        table.focus()
+        table = await _table_with_tags(app, pilot)
         computed.clear()
         for _ in range(5):
             await pilot.press("down")
@@ -97,12 +103,7 @@ async def test_moving_the_cursor_within_the_view_repaints_only_its_two_lines(app
         return draw(table, y)
 
     async with app.run_test(size=(120, 36)) as pilot:
-        while app.session.tags is None:
-            await pilot.pause()
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        table = app.screen.query_one("#obs-table", LineTable)
-        table.focus()
+        table = await _table_with_tags(app, pilot)
         await pilot.pause()
         monkeypatch.setattr(LineTable, "render_line", counting)
         await pilot.press("down")

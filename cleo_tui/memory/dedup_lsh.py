@@ -39,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-from cleo_tui.config import cache_dir
+from cleo_tui.config import brain_cache_name, cache_dir
 
 NUM_PERM = 64
 LSH_THRESHOLD = 0.5   # Jaccard of word sets where a pair becomes likely to be a candidate
@@ -229,9 +229,8 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
 def cache_path(brain_path: Path | str) -> Path:
-    """The scan cache file of one brain (named by a hash of its absolute path, and the version)."""
-    name = hashlib.sha256(os.path.abspath(str(brain_path)).encode("utf-8", "surrogatepass")).hexdigest()[:20]
-    return cache_dir() / "dedup" / f"{name}-{SIGNATURE_VERSION}.npz"
+    """The scan cache file of one brain (named by its path, `brain_cache_name`, and the version)."""
+    return cache_dir() / "dedup" / f"{brain_cache_name(brain_path)}-{SIGNATURE_VERSION}.npz"
 
 
 def pair_keys(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -33,7 +33,7 @@ from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.connection import decode_text
 from cleo_tui.brain.migrations import OVERRIDES
 from cleo_tui.brain.store import Brain
-from cleo_tui.config import cache_dir
+from cleo_tui.config import brain_cache_name, cache_dir
 from cleo_tui.memory import detectors, mapping
 from cleo_tui.memory.detectors import Findings
 from cleo_tui.memory.seed_types import render_line
@@ -287,8 +287,8 @@ class BrainScan:
         order = sorted(range(len(self.ids)), key=lambda i: (self.created[i], int(self.rowids[i])))
         take = np.array(order, dtype=np.int64)
         scan = BrainScan(
-            [self.ids[i] for i in order], [self.created[i] for i in order], [self.sessions[i] for i in order],
-            self.rowids[take], self.live[take], self.rules[take], [self.quality[i] for i in order],
+            _reordered(self.ids, take), _reordered(self.created, take), _reordered(self.sessions, take),
+            self.rowids[take], self.live[take], self.rules[take], _reordered(self.quality, take),
             self.findings[take], self.table, self.citations, self.reflection_counts, self.edges,
             None if self.units is None else self.units[take], self.unit_scope, self.count_stats,
             notes=_notes_of(self)[take], reflection_identifiers=self.reflection_identifiers,
@@ -710,8 +710,7 @@ class _FindingsFile:
     """The per-brain cache of findings by (rowid, content hash), next to the token cache."""
 
     def __init__(self, brain: Brain) -> None:
-        name = hashlib.sha256(os.path.abspath(str(brain.path)).encode("utf-8", "surrogatepass")).hexdigest()[:20]
-        self.path = cache_dir() / "row_findings" / f"{name}-{detectors.RULES_KEY}.npz"
+        self.path = cache_dir() / "row_findings" / f"{brain_cache_name(brain.path)}-{detectors.RULES_KEY}.npz"
         self.rowids = np.zeros(0, dtype=np.int64)
         self.keys = np.zeros(0, dtype=np.uint64)
         self.entries = np.zeros(0, dtype=np.int32)

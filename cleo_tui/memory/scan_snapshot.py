@@ -30,7 +30,7 @@ import orjson
 
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.store import Brain
-from cleo_tui.config import cache_dir
+from cleo_tui.config import brain_cache_name, cache_dir
 from cleo_tui.memory import detectors, pool_scan
 from cleo_tui.memory.pool_scan import BrainScan, EdgeSet
 
@@ -40,9 +40,8 @@ _MOST_CHANGED = 0.25  # more rows than this changed: a fresh scan costs less tha
 
 
 def snapshot_path(brain: Brain) -> Path:
-    """Where the brain's snapshot lives (by its real path, the detectors' rules and this format)."""
-    name = hashlib.sha256(os.path.realpath(str(brain.path)).encode("utf-8", "surrogatepass")).hexdigest()[:20]
-    return cache_dir() / "scan_snapshots" / f"{name}-{detectors.RULES_KEY}-{FORMAT}.npz"
+    """Where the brain's snapshot lives (by its path, the detectors' rules and this format)."""
+    return cache_dir() / "scan_snapshots" / f"{brain_cache_name(brain.path)}-{detectors.RULES_KEY}-{FORMAT}.npz"
 
 
 def _json(value: Any) -> np.ndarray:
@@ -153,9 +152,7 @@ def same_brain(brain: Brain, scan: BrainScan, sample: int = 64) -> bool:
         return True
     at = np.unique(np.linspace(0, len(scan) - 1, num=min(sample, len(scan))).astype(np.int64)).tolist()
     expected = {int(scan.rowids[i]): scan.ids[i] for i in at}
-    sql = (f"SELECT rowid, CAST(id AS TEXT) FROM {cs.OBSERVATIONS} "
-           "WHERE rowid IN (SELECT value FROM json_each(?))")
-    found = {r[0]: r[1] for r in brain.query(sql, [orjson.dumps(list(expected)).decode()])}
+    found = _ids_at(brain, list(expected))
     kept = sum(found.get(rowid) == oid for rowid, oid in expected.items())
     return bool(kept * 2 > len(expected))
 
@@ -220,14 +217,19 @@ def _with_ids(brain: Brain, rowids: list[int], was: list[str | None], gone: list
     the snapshot's is also gone (its old id must not linger); None if a changed row has no id."""
     if not rowids:
         return RowChanges([], gone)
-    sql = (f"SELECT rowid, CAST(id AS TEXT) FROM {cs.OBSERVATIONS} "
-           "WHERE rowid IN (SELECT value FROM json_each(?))")
-    now: dict[int, str | None] = {r[0]: r[1] for r in brain.query(sql, [orjson.dumps(rowids).decode()])}
+    now = _ids_at(brain, rowids)
     ids = [now.get(r) for r in rowids]
     if not all(ids):
         return None
     gone += [r for r, old, new in zip(rowids, was, ids, strict=True) if old is not None and old != new]
     return RowChanges([i for i in ids if i], gone)
+
+
+def _ids_at(brain: Brain, rowids: list[int]) -> dict[int, str | None]:
+    """The id each of those rowids holds now (a rowid no longer there is left out)."""
+    sql = (f"SELECT rowid, CAST(id AS TEXT) FROM {cs.OBSERVATIONS} "
+           "WHERE rowid IN (SELECT value FROM json_each(?))")
+    return {r[0]: r[1] for r in brain.query(sql, [orjson.dumps(rowids).decode()])}
 
 
 __all__ = ["RowChanges", "changed_rows", "load_snapshot", "same_brain", "save_snapshot", "snapshot_path"]
