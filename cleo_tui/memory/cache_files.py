@@ -1,0 +1,115 @@
+"""cleo-tui's per-brain cache files: where each lives, writing one, and sweeping away the files
+of brains that are gone and of formats no longer read (no Textual here).
+
+A cache file is `<cache dir>/<kind>/<brain name>-<version>.npz`, the brain's name being
+`config.brain_cache_name` (a hash of its real path). `brains.json` beside them maps each name
+back to its path, so a file whose brain no longer exists can be found. Losing any of these
+files costs only time: the next scan rebuilds it.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+import orjson
+
+from cleo_tui.config import brain_cache_name, cache_dir
+
+KINDS = ("row_findings", "scan_snapshots", "dedup")
+_UNKNOWN_MAX_AGE = 30 * 86400  # files of brains the registry does not know (older versions wrote them)
+_TMP_MAX_AGE = 86400           # a half-written file left by a killed process
+
+
+def brain_cache_file(kind: str, brain_path: Path | str, version: str) -> Path:
+    """Where one brain's cache of this kind and version lives."""
+    return cache_dir() / kind / f"{brain_cache_name(brain_path)}-{version}.npz"
+
+
+def write_npz(path: Path, brain_path: Path | str, arrays: dict[str, np.ndarray]) -> bool:
+    """Replace `path` with these arrays, atomically; then sweep the stale cache files.
+    False when the file could not be written (a full or read-only disk only costs speed)."""
+    tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp.npz")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        np.savez(tmp, allow_pickle=False, **arrays)
+        os.replace(tmp, path)
+    except OSError:
+        _remove(tmp)
+        return False
+    try:
+        sweep(path, brain_path)
+    except OSError:
+        pass  # housekeeping: never a reason to fail a scan
+    return True
+
+
+def _registry_path() -> Path:
+    return cache_dir() / "brains.json"
+
+
+def _read_registry() -> dict[str, str]:
+    try:
+        loaded = orjson.loads(_registry_path().read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return {}
+    if not isinstance(loaded, dict):
+        return {}
+    return {k: v for k, v in loaded.items() if isinstance(k, str) and isinstance(v, str)}
+
+
+def _write_registry(registry: dict[str, str]) -> None:
+    path = _registry_path()
+    tmp = path.with_name(f"brains.{os.getpid()}.tmp.json")
+    try:
+        tmp.write_bytes(orjson.dumps(registry, option=orjson.OPT_SORT_KEYS))
+        os.replace(tmp, path)
+    except OSError:
+        _remove(tmp)
+
+
+def _remove(path: Path) -> None:
+    """Delete a file if it is there (its folder may be missing, or a file)."""
+    try:
+        path.unlink()
+    except OSError:
+        pass
+
+
+def _is_stale(file: Path, name: str, registry: dict[str, str], just_written: Path, now: float) -> bool:
+    """Whether a cache file may go: a leftover temporary file, a file of a brain that no longer
+    exists, an older version of the file just written, or an old file of an unknown brain."""
+    age = now - file.stat().st_mtime
+    if ".tmp." in file.name:
+        return age > _TMP_MAX_AGE
+    if file.parent == just_written.parent and name == just_written.name.split("-", 1)[0]:
+        return file != just_written
+    owner = registry.get(name)
+    if owner is None:
+        return age > _UNKNOWN_MAX_AGE
+    return not os.path.exists(owner)
+
+
+def sweep(just_written: Path, brain_path: Path | str) -> list[Path]:
+    """Register the brain that owns `just_written`, then delete every stale cache file
+    (`_is_stale`) and forget brains that are gone. The files deleted."""
+    registry = _read_registry()
+    registry[brain_cache_name(brain_path)] = os.path.realpath(str(brain_path))
+    now, removed = time.time(), []
+    for kind in KINDS:
+        folder = cache_dir() / kind
+        if not folder.is_dir():
+            continue
+        for file in folder.iterdir():
+            name = file.name.split("-", 1)[0]
+            try:
+                if file.suffix == ".npz" and _is_stale(file, name, registry, just_written, now):
+                    file.unlink()
+                    removed.append(file)
+            except FileNotFoundError:
+                continue  # another process swept it first
+    gone = {name for name, owner in registry.items() if not os.path.exists(owner)}
+    _write_registry({name: owner for name, owner in registry.items() if name not in gone})
+    return removed
