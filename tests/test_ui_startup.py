@@ -61,6 +61,21 @@ async def test_a_new_pane_keeps_the_styles_it_was_mounted_with(brain, monkeypatc
         assert ("observations", True) in resumes
 
 
+async def test_footer_keys_are_styled_once(brain, monkeypatch):
+    """The footer's keys are not made compact and back (a restyle each); the palette's key stays compact."""
+    from textual.dom import DOMNode
+    from textual.widgets._footer import FooterKey
+
+    restyled = count_calls(monkeypatch, DOMNode, "update_node_styles")
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        keys = list(app.screen.query(FooterKey))
+        assert len(keys) > 5
+        assert [key.has_class("-compact") for key in keys] == [key.has_class("-command-palette") for key in keys]
+        assert sum(isinstance(node, FooterKey) for node in restyled) < len(keys)  # was 138 for 12 keys
+
+
 async def test_theme_change_restyles_a_pane_shown_later(brain):
     """A theme chosen in one pane reaches another pane already mounted when it is shown again."""
     app = CleoApp(brain=brain)
