@@ -35,12 +35,11 @@ from cleo_tui.memory.history import (
 from cleo_tui.safe_text import one_line
 from cleo_tui.ui.help import HISTORY_HELP
 from cleo_tui.ui.messages import BrainChanged
-from cleo_tui.ui.widgets.chrome import PaneScreen
+from cleo_tui.ui.widgets.chrome import HISTORY_PANE, PaneScreen
 from cleo_tui.ui.widgets.history_chart import HistoryChart
 from cleo_tui.ui.widgets.list_listing import ListListing
 from cleo_tui.ui.widgets.table import Column, LineTable
 
-HISTORY_PANE = "history"
 COLUMNS = [
     Column("day", "day", 10),
     Column("added", "added", 6, right=True),

@@ -87,6 +87,7 @@ class ObservationsScreen(PaneScreen):
                 tooltip="Jump to the newest rows (the \"N new\" mark: CLEO wrote them meanwhile)"),
     ]
     WRITE_ACTIONS = {"pin", "evict", "restore", "undo"}
+    AUTO_FOCUS = "#obs-table"  # as on_mount does: not the tabs first (each focus change restyles)
 
     @dataclass(eq=False)
     class DetailLoaded(Message):

@@ -8,6 +8,7 @@ from rich.cells import cell_len
 from rich.text import Text
 from textual import events
 from textual.app import App, ComposeResult
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Static, Tab, Tabs
 
@@ -30,6 +31,7 @@ PANES = (
     ("history", "6 History"),
 )
 PANE_NAMES = tuple(name for name, _ in PANES)
+HISTORY_PANE = "history"
 
 
 SWEEP_MARK = "CLEO is sweeping — writes paused"
@@ -174,6 +176,21 @@ class PaneScreen(ForwardWorkerErrors, Screen[None]):
     def session(self) -> BrainSession:
         """The open brain's session: brain, tags, overrides, summary, undo; curate/undo/reload."""
         return self.cleo.session
+
+    _shown = False  # resumed once: Textual has shown it
+
+    def post_message(self, message: Message) -> bool:
+        """A pane shown for the first time keeps the styles its widgets got when mounted.
+
+        Textual sends a new mode's screen two ScreenResume events, each restyling every
+        widget of the screen (about 0.1 s each on the Observations pane) though nothing
+        changed since they were mounted; later resumes restyle as Textual does."""
+        if isinstance(message, events.ScreenResume) and not self._shown:
+            message.refresh_styles = False
+        return super().post_message(message)
+
+    def on_screen_resume(self) -> None:
+        self._shown = True
 
     def on_mount(self) -> None:
         self.cleo.register_pane(self)

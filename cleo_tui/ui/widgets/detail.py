@@ -14,12 +14,12 @@ from textual.containers import Vertical, VerticalScroll
 from textual.geometry import Size
 from textual.message import Message
 from textual.screen import ModalScreen
+from textual.widget import Widget
 from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from cleo_tui.brain.numbers import quality_text
 from cleo_tui.memory.detail import ObservationDetail, observation_detail
-from cleo_tui.memory.history import MemoryLife, memory_life
 from cleo_tui.memory.mapping import content_of, derive_relevance
 from cleo_tui.safe_text import one_line, printable
 from cleo_tui.ui.session import BrainSession
@@ -27,7 +27,8 @@ from cleo_tui.ui.widgets.chrome import cleo_app
 from cleo_tui.ui.widgets.modals import TextViewer
 from cleo_tui.ui.widgets.worker_errors import ForwardWorkerErrors
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the memory's life is read in workers, after the first screen
+    from cleo_tui.memory.history import MemoryLife
     from cleo_tui.memory.tags import ObservationTags
 
 NARRATIVE_INLINE = 20_000  # longer narratives show their start; `v` opens all of it
@@ -42,6 +43,7 @@ class DetailWithLife(ObservationDetail):
 
 def load_detail(session: BrainSession, observation_id: str) -> ObservationDetail | None:
     """Read one observation's detail and its life (call from a worker thread)."""
+    from cleo_tui.memory.history import memory_life
     tag = session.tag(observation_id)
     citing = list(tag.citing) if tag is not None else None
     detail = observation_detail(session.brain, observation_id, citing)
@@ -74,16 +76,36 @@ def update_static(static: Static, content: str | Text) -> None:
         static.refresh(layout=True)
 
 
-class DetailView(VerticalScroll):
+class NoSecondLayout(Widget):
+    """Takes a new height from a layout pass without asking for another pass.
+
+    Textual sets a resized widget's virtual size as a reactive that lays the whole screen
+    out again on the next frame. When only the height changed (new text, same width), the
+    pass that measured it already placed everything: each new row's detail cost two layout
+    passes, the most expensive part of a keypress. A new width (a scrollbar came or went,
+    the terminal was resized) rewraps the text: that still takes the second pass."""
+
+    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
+        same_width = size.width == self.outer_size.width and container_size.width == self.container_size.width
+        return super()._size_updated(size, virtual_size, container_size, layout=layout and not same_width)
+
+
+class DetailPart(Static, NoSecondLayout):
+    """One part of the detail (meta, narrative, graph …): its height follows its text.
+
+    (Static first: Textual's CSS types follow the first base, and Static's rules apply.)"""
+
+
+class DetailView(VerticalScroll, NoSecondLayout):
     """Meta and tags with reasons, the narrative, citing reflections (openable), edges, history."""
 
     def compose(self) -> ComposeResult:
-        yield Static(Text("Select an observation to see its detail.", style="italic"), classes="detail-meta")
-        yield Static(classes="detail-life")
-        yield Static(classes="detail-narrative")
-        yield Static(classes="detail-citing-title")
+        yield DetailPart(Text("Select an observation to see its detail.", style="italic"), classes="detail-meta")
+        yield DetailPart(classes="detail-life")
+        yield DetailPart(classes="detail-narrative")
+        yield DetailPart(classes="detail-citing-title")
         yield OptionList(classes="detail-citing", compact=True)
-        yield Static(classes="detail-graph")
+        yield DetailPart(classes="detail-graph")
 
     def on_mount(self) -> None:
         self.detail: ObservationDetail | None = None
@@ -173,6 +195,7 @@ class ObservationModal(ForwardWorkerErrors, ModalScreen[None]):
 
     @work(thread=True, exit_on_error=False)
     def _load(self) -> None:
+        from cleo_tui.memory.history import memory_life
         session = cleo_app(self.app).session
         detail = load_detail(session, self.observation_id)
         self.post_message(self.Loaded(detail, None if detail else memory_life(session.brain, self.observation_id)))

@@ -18,6 +18,12 @@ class CleoFooter(Footer):
 
     def compose(self) -> ComposeResult:
         keys = list(super().compose())  # no binding of ours uses a key group, so the keys are flat
+        for key in keys:
+            if isinstance(key, FooterKey) and not key.has_class("-command-palette"):
+                # A key starts compact and its binding to the footer's `compact` makes it not compact
+                # when mounted: a class added then removed, each restyling it (over a hundred restyles
+                # per footer). The palette's key is not bound: it stays compact.
+                key.set_reactive(FooterKey.compact, self.compact)
         first = [k for k in keys if isinstance(k, FooterKey) and k.action in FIRST_ACTIONS]
         yield from first
         yield from (k for k in keys if k not in first)

@@ -1,0 +1,129 @@
+"""What the first screen and a keypress cost Textual: CSS parsed once, styles applied once, one
+layout per new row's detail; and the theme still restyles every pane."""
+
+from __future__ import annotations
+
+from textual import events
+from textual.css.stylesheet import Stylesheet
+from textual.screen import Screen
+
+from cleo_tui.ui.app import CleoApp
+from cleo_tui.ui.widgets.chrome import PaneScreen
+from cleo_tui.ui.widgets.table import LineTable
+from tests.ui_helpers import settle
+
+
+def count_calls(monkeypatch, owner: type, name: str) -> list[object]:
+    """Record each call of `owner.name` (its first argument) and still make it."""
+    calls: list[object] = []
+    original = getattr(owner, name)
+
+    def recording(self, *args, **kwargs):
+        calls.append(self)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(owner, name, recording)
+    return calls
+
+
+async def test_first_pane_parses_the_css_once(brain, monkeypatch):
+    """The theme is set before the app runs and the first switch of mode does not parse the CSS again."""
+    reparses = count_calls(monkeypatch, Stylesheet, "reparse")
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        assert app.theme == "cleo" and app.has_class("-theme-cleo")
+        assert app.screen.query_one("#status-line").styles.background == app.current_theme.to_color_system().surface
+        assert reparses == []
+
+
+async def test_a_new_pane_keeps_the_styles_it_was_mounted_with(brain, monkeypatch):
+    """Its first ScreenResume events do not restyle it; a later one (back from another pane) does."""
+    resumes: list[tuple[str, bool]] = []
+    original = PaneScreen.post_message
+
+    def posted(self, message):
+        sent = original(self, message)
+        if isinstance(message, events.ScreenResume):
+            resumes.append((self.PANE, message.refresh_styles))
+        return sent
+
+    monkeypatch.setattr(PaneScreen, "post_message", posted)
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        assert resumes and all(not refresh for pane, refresh in resumes if pane == "observations")
+        resumes.clear()
+        await pilot.press("2")
+        await settle(app, pilot)
+        await pilot.press("1")
+        await settle(app, pilot)
+        assert ("observations", True) in resumes
+
+
+async def test_footer_keys_are_styled_once(brain, monkeypatch):
+    """The footer's keys are not made compact and back (a restyle each); the palette's key stays compact."""
+    from textual.dom import DOMNode
+    from textual.widgets._footer import FooterKey
+
+    restyled = count_calls(monkeypatch, DOMNode, "update_node_styles")
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        keys = list(app.screen.query(FooterKey))
+        assert len(keys) > 5
+        assert [key.has_class("-compact") for key in keys] == [key.has_class("-command-palette") for key in keys]
+        assert sum(isinstance(node, FooterKey) for node in restyled) < len(keys)  # was 138 for 12 keys
+
+
+async def test_theme_change_restyles_a_pane_shown_later(brain):
+    """A theme chosen in one pane reaches another pane already mounted when it is shown again."""
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("2")
+        await settle(app, pilot)
+        prune = app.screen
+        await pilot.press("1")
+        await settle(app, pilot)
+        app.theme = "textual-light"
+        await settle(app, pilot)
+        observations = app.screen.query_one("#status-line")
+        light = app.current_theme.to_color_system().surface
+        assert observations.styles.background == light
+        await pilot.press("2")
+        await settle(app, pilot)
+        assert app.screen is prune
+        assert prune.query_one("#prune-status").styles.background == light
+
+
+async def detail_shown(app, pilot) -> None:
+    """Until the detail shows the row under the cursor (it loads 80 ms after the cursor stops)."""
+    table = app.screen.query_one("#obs-table", LineTable)
+    for _ in range(200):
+        detail = app.screen.detail
+        if detail is not None and detail.row["id"] == table.current_row()["id"]:
+            await settle(app, pilot)
+            return
+        await pilot.pause(0.02)
+    raise AssertionError("the detail never showed the cursor's row")
+
+
+async def test_a_new_rows_detail_takes_one_layout_pass(brain, monkeypatch):
+    """Moving to a row whose detail is another height lays the screen out once, not twice."""
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        app.screen.query_one("#obs-table", LineTable).focus()
+        await detail_shown(app, pilot)
+        layouts = count_calls(monkeypatch, Screen, "_refresh_layout")
+        moves = []
+        for _ in range(8):
+            heights = [part.size.height for part in app.screen.query_one("#detail").children]
+            before = len(layouts)
+            await pilot.press("down")
+            await detail_shown(app, pilot)
+            changed = heights != [part.size.height for part in app.screen.query_one("#detail").children]
+            moves.append((changed, len(layouts) - before))
+        assert any(changed for changed, _ in moves), "no row changed the detail's height"
+        assert all(passes <= 1 for _, passes in moves), moves
