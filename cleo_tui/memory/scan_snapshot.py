@@ -20,7 +20,7 @@ import itertools
 import os
 import zipfile
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -129,7 +129,7 @@ def _scan_of(data: Any) -> BrainScan | None:
         return None
     stored_edges = _from_json(data, "edges")
     edges = None
-    citations: dict[str, set[str]] = {}
+    citations: dict[str, Collection[str]] = {}
     if stored_edges is not None:
         sources: dict[str, str] = {}  # a few thousand reflections cite a million rows: one string each
         pairs = [(obs, sources.setdefault(source, source)) for part in _parts(data, "pairs") for obs, source in part]
