@@ -88,7 +88,6 @@ def test_line_units_in_arrays_equal_them_row_by_row():
     for dates in (created, ["2026-01-01 10:00:00é", *created[1:]]):  # a non-ASCII date: all row by row
         chunk = pool_scan._Chunk(list(range(n)), ids, dates, [None] * n, [1] * n, titles, narratives, rules,
                                  [None] * n, [0] * n)
-        relevance = [pool_scan._RULE_RELEVANCE[r] for r in rules]
-        expected = [pool_scan._line_units(chunk, i, relevance) for i in range(n)]
-        assert pool_scan._plain_line_units(chunk, relevance).tolist() == expected
+        expected = [pool_scan._line_units(chunk, i) for i in range(n)]
+        assert pool_scan._plain_line_units(chunk).tolist() == expected
         assert expected[0] == len("[O-1] 2026-01-01 10:00 [medium] plain")

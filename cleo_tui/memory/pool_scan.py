@@ -492,12 +492,29 @@ def _merged_table(table: list[Findings], extra: list[Findings],
 
 @dataclass
 class EdgeSet:
-    """The reflection edges of a brain as read: (observation id, reflection node id) pairs."""
+    """The reflection edges of a brain as read: each edge's observation id and reflection node id,
+    in two lists (a tuple per edge costs 56 bytes: 16 MB at 300,000 edges)."""
 
-    pairs: list[tuple[str, str]]
+    observations: list[str]
+    sources: list[str]
     high_water: int  # largest edge rowid read
     count: int       # edges of a reflection type then
     live: frozenset[str] = frozenset()  # the live reflections the citations were judged on
+
+    def __len__(self) -> int:
+        return len(self.observations)
+
+    def pairs(self) -> Iterator[tuple[str, str]]:
+        """(observation id, reflection node id) of each edge, in the order read."""
+        return zip(self.observations, self.sources, strict=True)
+
+    def plus(self, added: list[tuple[str, str]]) -> tuple[list[str], list[str]]:
+        """These edges' two lists with `added` pairs after them (self is left unchanged)."""
+        return self.observations + [o for o, _ in added], self.sources + [s for _, s in added]
+
+
+def _split_pairs(pairs: list[tuple[str, str]]) -> tuple[list[str], list[str]]:
+    return [o for o, _ in pairs], [s for _, s in pairs]
 
 
 def _edge_stats(brain: Brain) -> tuple[int, int]:
@@ -573,19 +590,19 @@ def _citations(brain: Brain, notes: Collection[str], previous: EdgeSet | None,
         added: list[tuple[str, str]] | None = None
         if previous is not None and high >= previous.high_water and count >= previous.count:
             added = _read_edges(brain, previous.high_water)
-            pairs = previous.pairs + added
+            observations, sources = previous.plus(added)
         else:
-            pairs = _read_edges(brain, 0)
+            observations, sources = _split_pairs(_read_edges(brain, 0))
     except sqlite3.OperationalError:  # no rowid to read by: read them all, as recall does
         return dict(mapping.reflection_citations(brain)), None, None
-    if len(pairs) != count:
+    if len(observations) != count:
         if previous is not None:  # edges were deleted and added: read all again
             return _citations(brain, notes, None)
-        return _cited_by(pairs, _live_reflections(brain, notes)), None, None
+        return _cited_by(zip(observations, sources, strict=True), _live_reflections(brain, notes)), None, None
     live = frozenset(_live_reflections(brain, notes))
-    edges = EdgeSet(pairs, high, count, live)
+    edges = EdgeSet(observations, sources, high, count, live)
     if added is None or previous is None or previous_cited is None:
-        return _cited_by(pairs, live), edges, None
+        return _cited_by(edges.pairs(), live), edges, None
     cited, touched = _cited_since(brain, previous_cited, previous, added, live)
     return cited, edges, touched
 
@@ -595,14 +612,20 @@ def _cited_by(pairs: Iterable[tuple[str, str]], live: Collection[str]) -> dict[s
     each as a tuple: a set per cited row costs 160 bytes more (35 MB at a million rows)."""
     cited: dict[str, set[str]] = {}
     for obs_id, source in pairs:
-        if source in live and source != f"observation:{obs_id}":
+        if source in live and not _self_citation(obs_id, source):
             cited.setdefault(obs_id, set()).add(source)
     return {obs_id: tuple(sources) for obs_id, sources in cited.items()}
 
 
+def _self_citation(obs_id: str, source: str) -> bool:
+    """Whether `source` is the node of the observation itself (`endswith` first: no string built
+    for the usual pattern or learning)."""
+    return source.endswith(obs_id) and source == f"observation:{obs_id}"
+
+
 def _cited_since(brain: Brain, before: dict[str, Collection[str]], previous: EdgeSet,
                  added: list[tuple[str, str]], live: frozenset[str]) -> tuple[dict[str, Collection[str]], set[str]]:
-    """`_cited_by(previous.pairs + added, live)` from `before` (`_cited_by(previous.pairs,
+    """`_cited_by(previous.pairs() + added, live)` from `before` (`_cited_by(previous.pairs(),
     previous.live)`), judging only what changed; `before` and its sets are left as they were."""
     gone, came = previous.live - live, live - previous.live
     cited = dict(before)
@@ -1018,14 +1041,14 @@ def _chunk_units(c: _Chunk, tokenizer: Tokenizer, session: str | None, cache: To
     in_scope = range(len(c.ids)) if session is None else [i for i, s in enumerate(c.sessions) if s == session]
     if not in_scope:
         return units
-    relevance = [_RULE_RELEVANCE[r] for r in c.rules]
     if not tokenizer.cached and session is None:  # chars4 over every row: in arrays where plain
-        values: Any = _plain_line_units(c, relevance)
+        values: Any = _plain_line_units(c)
         chunk_stats = CountStats(lines=len(values), counted=len(values))
     elif not tokenizer.cached:  # chars4: UTF-16 lengths, no line is built (cheaper here than in SQL)
-        values = [_line_units(c, i, relevance) for i in in_scope]
+        values = [_line_units(c, i) for i in in_scope]
         chunk_stats = CountStats(lines=len(values), counted=len(values))
     else:
+        relevance = [_RULE_RELEVANCE[r] for r in c.rules]
         lines = [render_line(c.ids[i], mapping.minute_timestamp(c.created[i]), relevance[i],
                              _content(c.titles[i], c.narratives[i])) for i in in_scope]
         values, chunk_stats = count_line_units(lines, tokenizer, None, cache)
@@ -1038,9 +1061,9 @@ def _chunk_units(c: _Chunk, tokenizer: Tokenizer, session: str | None, cache: To
     return units
 
 
-def _line_units(c: _Chunk, i: int, relevance: list[str]) -> int:
+def _line_units(c: _Chunk, i: int) -> int:
     """chars4 units (UTF-16 length) of row i's pool line `[id] YYYY-MM-DD HH:MM [relevance] content`."""
-    return (7 + utf16_length(c.ids[i]) + _minute_length(c.created[i]) + len(relevance[i])
+    return (7 + utf16_length(c.ids[i]) + _minute_length(c.created[i]) + int(_RELEVANCE_LENGTH[c.rules[i]])
             + _content_units(c.titles[i], c.narratives[i]))
 
 
@@ -1049,7 +1072,7 @@ _NOT_SPACE = np.ones(256, dtype=bool)
 _NOT_SPACE[[ord(ch) for ch in " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"]] = False  # str.isspace() in ASCII
 
 
-def _plain_line_units(c: _Chunk, relevance: list[str]) -> np.ndarray:
+def _plain_line_units(c: _Chunk) -> np.ndarray:
     """`_line_units` of every row of a chunk, in arrays for the usual rows (ASCII id, a date
     of the usual shape, an ASCII narrative that starts with no blank); row by row for the others."""
     count = len(c.ids)
@@ -1064,7 +1087,7 @@ def _plain_line_units(c: _Chunk, relevance: list[str]) -> np.ndarray:
         plain[filled] &= (np.maximum.reduceat(text, starts[filled]) < 128) & _NOT_SPACE[text[starts[filled]]]
     units = 7 + id_length + 16 + _RELEVANCE_LENGTH[np.array(c.rules, dtype=np.int64)] + narrative
     for i in np.flatnonzero(~plain).tolist():
-        units[i] = _line_units(c, i, relevance)
+        units[i] = _line_units(c, i)
     return units
 
 
