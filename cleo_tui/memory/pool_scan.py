@@ -20,6 +20,7 @@ import operator
 import os
 import sqlite3
 import zipfile
+import zlib
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -60,7 +61,7 @@ class BrainScan:
     quality: list[Any]      # quality_score of low-quality rows (for their reason), else None
     findings: np.ndarray    # int32 index into `table`
     table: list[Findings]   # distinct (identifiers, text reasons); table[0] is the empty one
-    citations: dict[str, set[str]]
+    citations: dict[str, Collection[str]]  # observation id → the live reflections citing it (a tuple each)
     reflection_counts: Counter[str]  # identifier → live patterns and learnings holding it
     edges: EdgeSet | None = None   # the reflection edges read, to read only new ones next time
     units: np.ndarray | None = None  # int64 line units, for the rows in `unit_scope`
@@ -71,7 +72,7 @@ class BrainScan:
     cited_touched: set[str] | None = None
     notes: np.ndarray | None = None  # bool: an observer note (a reflection, when live, that cites rows)
     reflection_identifiers: dict[str, frozenset[str]] = field(default_factory=dict)  # by reflection text
-    keys: np.ndarray | None = None  # uint64 hash of each row's title and narrative (only as scanned)
+    keys: np.ndarray | None = None  # uint64 `_content_keys` of each row (only as scanned)
     row_keys: np.ndarray | None = None  # uint64 hash of all a row's scanned columns (`row_keys=True`)
 
     def __len__(self) -> int:
@@ -82,9 +83,9 @@ class BrainScan:
         return int(self.rowids.max()) if len(self.rowids) else 0
 
     @cached_property
-    def index(self) -> dict[str, int]:
-        """Row index by id."""
-        return dict(zip(self.ids, range(len(self.ids)), strict=False))
+    def index(self) -> Mapping[str, int]:
+        """Row index by id (the last row, should an id repeat)."""
+        return HashIndex(self.ids)
 
     @cached_property
     def relevance(self) -> np.ndarray:
@@ -114,11 +115,10 @@ class BrainScan:
     def citation_counts(self) -> np.ndarray:
         """int32 count of distinct live reflections citing each row."""
         counts = np.zeros(len(self.ids), dtype=np.int32)
-        index = self.index
-        for obs_id, cited in self.citations.items():
-            i = index.get(obs_id)
-            if i is not None:
-                counts[i] = len(cited)
+        cited = self.citations
+        at = positions_of(self.index, list(cited))
+        found = at >= 0
+        counts[at[found]] = np.fromiter(map(len, cited.values()), dtype=np.int32, count=len(cited))[found]
         return counts
 
     def coverage_codes(self) -> np.ndarray:
@@ -134,8 +134,9 @@ class BrainScan:
         return np.array([bool(reasons) or not common.issuperset(ids) for ids, reasons in self.table], dtype=bool)
 
     @cached_property
-    def table_index(self) -> dict[Findings, int]:
-        return {entry: k for k, entry in enumerate(self.table)}
+    def table_index(self) -> Mapping[Findings, int]:
+        """Table entry → its position (what a fold's new findings are looked up in)."""
+        return HashIndex(self.table)
 
     @cached_property
     def entries_of_identifier(self) -> dict[str, list[int]]:
@@ -201,7 +202,7 @@ class BrainScan:
                          reflection_identifiers=delta.reflection_identifiers, cited_touched=None,
                          unit_scope=self.unit_scope, count_stats=delta.count_stats, **arrays)
         scan.__dict__["table_index"] = where
-        index_now = index if not new else _layered(index, {ids[i]: i for i in range(len(self.ids), len(ids))})
+        index_now = index if not new else _grown_index(index, ids, len(self.ids))
         scan.__dict__["index"] = index_now
         self._carry_counts(scan, [i for _, i in known], len(self.table))
         self._carry_citation_counts(scan, delta, [i for _, i in known])
@@ -297,6 +298,94 @@ class BrainScan:
             if name in self.__dict__:
                 scan.__dict__[name] = self.__dict__[name]
         return scan
+
+
+class HashIndex(Mapping[Any, int]):
+    """Position by value, as `dict(zip(values, range(len(values))))` answers it (the last
+    position of a repeated value), in two arrays instead of a dict entry per value (60 MB
+    for a million ids): a scan's ids, or its findings table.
+
+    The values' `hash()` sorted, with the position each came from: a lookup is a binary
+    search, confirmed by comparing the value. The hashes live only in this process."""
+
+    def __init__(self, ids: Sequence[Any]) -> None:
+        self.ids = ids
+        hashes = np.fromiter(map(hash, ids), dtype=np.int64, count=len(ids))
+        self.rows = np.argsort(hashes, kind="stable")  # equal hashes stay in row order
+        self.hashes = hashes[self.rows]
+        self.repeats = bool(len(ids) > 1 and (self.hashes[1:] == self.hashes[:-1]).any())
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        hashes, target = self.hashes, hash(key)
+        at = int(np.searchsorted(hashes, target))
+        if not self.repeats:
+            if at < len(hashes) and hashes[at] == target:
+                i = int(self.rows[at])
+                if self.ids[i] == key:
+                    return i
+            return default
+        end = int(np.searchsorted(hashes, target, side="right"))
+        found = [i for i in self.rows[at:end].tolist() if self.ids[i] == key]
+        return found[-1] if found else default
+
+    def __getitem__(self, key: Any) -> int:
+        i = self.get(key)
+        if i is None:
+            raise KeyError(key)
+        return int(i)
+
+    def __contains__(self, key: object) -> bool:
+        return self.get(key) is not None
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(dict.fromkeys(self.ids))
+
+    def __len__(self) -> int:
+        return len(set(self.ids)) if self.repeats else len(self.ids)
+
+    def positions(self, keys: Sequence[Any]) -> np.ndarray:
+        """int64 row of each key, -1 for a key not there (one binary search for all)."""
+        if self.repeats or not len(self.hashes):
+            return np.array([self.get(k, -1) for k in keys], dtype=np.int64)
+        targets = np.fromiter(map(hash, keys), dtype=np.int64, count=len(keys))
+        at = np.searchsorted(self.hashes, targets).clip(0, len(self.hashes) - 1)
+        rows = self.rows[at]
+        ids = self.ids
+        same = (self.hashes[at] == targets) & np.fromiter(
+            (ids[i] == k for i, k in zip(rows.tolist(), keys, strict=True)), dtype=bool, count=len(keys))
+        return np.where(same, rows, -1)
+
+
+    def over(self, ids: Sequence[Any]) -> HashIndex:
+        """This index for `ids`, a list starting with this one's values (a grown copy)."""
+        grown = object.__new__(HashIndex)
+        grown.ids, grown.rows, grown.hashes, grown.repeats = ids, self.rows, self.hashes, self.repeats
+        return grown
+
+
+def _grown_index(index: Mapping[Any, int], ids: list[Any], old: int) -> Mapping[Any, int]:
+    """`index` once the values from `old` on were appended to `ids`: those layered over it
+    (a few rows cost a few entries, not a copy), or an index built again when they are many."""
+    base, top = (index.base, dict(index.top)) if isinstance(index, _Layered) else (index, {})
+    top.update(zip(ids[old:], range(old, len(ids)), strict=True))
+    if not isinstance(base, HashIndex):
+        return _layered(base, top)
+    return HashIndex(ids) if len(top) > _LAYER_MAX else _Layered(base.over(ids), top)
+
+
+def positions_of(index: Mapping[str, int], keys: Sequence[Any]) -> np.ndarray:
+    """int64 row of each key in a scan's `index` (a layered one too), -1 where it is not."""
+    if isinstance(index, HashIndex):
+        return index.positions(keys)
+    if isinstance(index, _Layered) and isinstance(index.base, HashIndex):
+        top = index.top
+        at = index.base.positions(keys)
+        for n, key in enumerate(keys):
+            if key in top:
+                at[n] = top[key]
+        return at
+    get = index.get
+    return np.array([get(k, -1) for k in keys], dtype=np.int64)
 
 
 class _Layered(Mapping[Any, Any]):
@@ -398,17 +487,34 @@ def _merged_table(table: list[Findings], extra: list[Findings],
             at = added[entry] = len(merged)
             merged.append(entry)
         remap[k] = at
-    return merged, remap, _layered(where, added) if added else where
+    return merged, remap, _grown_index(where, merged, len(table)) if added else where
 
 
 @dataclass
 class EdgeSet:
-    """The reflection edges of a brain as read: (observation id, reflection node id) pairs."""
+    """The reflection edges of a brain as read: each edge's observation id and reflection node id,
+    in two lists (a tuple per edge costs 56 bytes: 16 MB at 300,000 edges)."""
 
-    pairs: list[tuple[str, str]]
+    observations: list[str]
+    sources: list[str]
     high_water: int  # largest edge rowid read
     count: int       # edges of a reflection type then
     live: frozenset[str] = frozenset()  # the live reflections the citations were judged on
+
+    def __len__(self) -> int:
+        return len(self.observations)
+
+    def pairs(self) -> Iterator[tuple[str, str]]:
+        """(observation id, reflection node id) of each edge, in the order read."""
+        return zip(self.observations, self.sources, strict=True)
+
+    def plus(self, added: list[tuple[str, str]]) -> tuple[list[str], list[str]]:
+        """These edges' two lists with `added` pairs after them (self is left unchanged)."""
+        return self.observations + [o for o, _ in added], self.sources + [s for _, s in added]
+
+
+def _split_pairs(pairs: list[tuple[str, str]]) -> tuple[list[str], list[str]]:
+    return [o for o, _ in pairs], [s for _, s in pairs]
 
 
 def _edge_stats(brain: Brain) -> tuple[int, int]:
@@ -466,8 +572,8 @@ def _live_reflections(brain: Brain, notes: Collection[str]) -> set[str]:
 
 
 def _citations(brain: Brain, notes: Collection[str], previous: EdgeSet | None,
-               previous_cited: dict[str, set[str]] | None = None
-               ) -> tuple[dict[str, set[str]], EdgeSet | None, set[str] | None]:
+               previous_cited: dict[str, Collection[str]] | None = None
+               ) -> tuple[dict[str, Collection[str]], EdgeSet | None, set[str] | None]:
     """mapping.reflection_citations, reading only the edges added since `previous` when edges
     were only added (the liveness of patterns and learnings is read again: a few thousand
     rows; the live observer notes `notes` come from the scan).
@@ -484,45 +590,52 @@ def _citations(brain: Brain, notes: Collection[str], previous: EdgeSet | None,
         added: list[tuple[str, str]] | None = None
         if previous is not None and high >= previous.high_water and count >= previous.count:
             added = _read_edges(brain, previous.high_water)
-            pairs = previous.pairs + added
+            observations, sources = previous.plus(added)
         else:
-            pairs = _read_edges(brain, 0)
+            observations, sources = _split_pairs(_read_edges(brain, 0))
     except sqlite3.OperationalError:  # no rowid to read by: read them all, as recall does
-        return mapping.reflection_citations(brain), None, None
-    if len(pairs) != count:
+        return dict(mapping.reflection_citations(brain)), None, None
+    if len(observations) != count:
         if previous is not None:  # edges were deleted and added: read all again
             return _citations(brain, notes, None)
-        return _cited_by(pairs, _live_reflections(brain, notes)), None, None
+        return _cited_by(zip(observations, sources, strict=True), _live_reflections(brain, notes)), None, None
     live = frozenset(_live_reflections(brain, notes))
-    edges = EdgeSet(pairs, high, count, live)
+    edges = EdgeSet(observations, sources, high, count, live)
     if added is None or previous is None or previous_cited is None:
-        return _cited_by(pairs, live), edges, None
+        return _cited_by(edges.pairs(), live), edges, None
     cited, touched = _cited_since(brain, previous_cited, previous, added, live)
     return cited, edges, touched
 
 
-def _cited_by(pairs: Iterable[tuple[str, str]], live: Collection[str]) -> dict[str, set[str]]:
-    """Observation id → the live reflections citing it (a note citing itself does not count)."""
+def _cited_by(pairs: Iterable[tuple[str, str]], live: Collection[str]) -> dict[str, Collection[str]]:
+    """Observation id → the live reflections citing it (a note citing itself does not count),
+    each as a tuple: a set per cited row costs 160 bytes more (35 MB at a million rows)."""
     cited: dict[str, set[str]] = {}
     for obs_id, source in pairs:
-        if source in live and source != f"observation:{obs_id}":
+        if source in live and not _self_citation(obs_id, source):
             cited.setdefault(obs_id, set()).add(source)
-    return cited
+    return {obs_id: tuple(sources) for obs_id, sources in cited.items()}
 
 
-def _cited_since(brain: Brain, before: dict[str, set[str]], previous: EdgeSet, added: list[tuple[str, str]],
-                 live: frozenset[str]) -> tuple[dict[str, set[str]], set[str]]:
-    """`_cited_by(previous.pairs + added, live)` from `before` (`_cited_by(previous.pairs,
+def _self_citation(obs_id: str, source: str) -> bool:
+    """Whether `source` is the node of the observation itself (`endswith` first: no string built
+    for the usual pattern or learning)."""
+    return source.endswith(obs_id) and source == f"observation:{obs_id}"
+
+
+def _cited_since(brain: Brain, before: dict[str, Collection[str]], previous: EdgeSet,
+                 added: list[tuple[str, str]], live: frozenset[str]) -> tuple[dict[str, Collection[str]], set[str]]:
+    """`_cited_by(previous.pairs() + added, live)` from `before` (`_cited_by(previous.pairs(),
     previous.live)`), judging only what changed; `before` and its sets are left as they were."""
     gone, came = previous.live - live, live - previous.live
     cited = dict(before)
-    touched: set[str] = set()
+    changing: dict[str, set[str]] = {}  # the touched rows' citations, as sets while they change
 
-    def own(obs_id: str) -> set[str]:  # a set of this dict, copied from `before` on first change
-        if obs_id not in touched:
-            touched.add(obs_id)
-            cited[obs_id] = set(cited.get(obs_id, ()))
-        return cited[obs_id]
+    def own(obs_id: str) -> set[str]:  # copied from `before` on first change
+        sources = changing.get(obs_id)
+        if sources is None:
+            sources = changing[obs_id] = set(cited.get(obs_id, ()))
+        return sources
 
     if gone or came:  # the old edges of those reflections, read again by their source (indexed)
         for obs_id, source in _read_edges(brain, 0, gone | came, previous.high_water):
@@ -533,10 +646,12 @@ def _cited_since(brain: Brain, before: dict[str, set[str]], previous: EdgeSet, a
     for obs_id, source in added:
         if source in live and source != f"observation:{obs_id}":
             own(obs_id).add(source)
-    for obs_id in touched:
-        if not cited[obs_id]:
-            del cited[obs_id]
-    return cited, touched
+    for obs_id, sources in changing.items():
+        if sources:
+            cited[obs_id] = tuple(sources)
+        else:
+            cited.pop(obs_id, None)
+    return cited, set(changing)
 
 
 # --- reading ---------------------------------------------------------------------------
@@ -637,8 +752,15 @@ def _fetch_chunks(brain: Brain, sql: str, params: Sequence[Any], strict: bool) -
             cursor.close()
 
 
-def _content_hash(title: bytes, narrative: bytes) -> bytes:
-    return hashlib.blake2b(title + b"\x00" + narrative, digest_size=8).digest()
+def _content_keys(titles: list[bytes], narratives: list[bytes]) -> np.ndarray:
+    """uint64 key of each row's title and narrative: the CRC-32 of the narrative beside the title's.
+
+    The findings cache is looked up by rowid and this key, so it only has to tell an edited
+    row from its cached self: two CRCs in C cost a third of a blake2b object per row."""
+    count = len(titles)
+    high = np.fromiter(map(zlib.crc32, narratives), dtype=np.uint64, count=count)
+    low = np.fromiter(map(zlib.crc32, titles), dtype=np.uint64, count=count)
+    return (high << np.uint64(32)) | low
 
 
 def shared_findings(findings: Findings, strings: dict[str, str]) -> Findings:
@@ -706,11 +828,15 @@ def _columns_of(rows: list[tuple]) -> _Chunk:
                   titles, narratives, rules, quality, notes, columns[10] if len(columns) > 10 else None)
 
 
+_KEYS_FORMAT = "crc2"  # how `_content_keys` hashes (a file of another kind is not read)
+
+
 class _FindingsFile:
-    """The per-brain cache of findings by (rowid, content hash), next to the token cache."""
+    """The per-brain cache of findings by (rowid, content key), next to the token cache."""
 
     def __init__(self, brain: Brain) -> None:
-        self.path = cache_dir() / "row_findings" / f"{brain_cache_name(brain.path)}-{detectors.RULES_KEY}.npz"
+        name = f"{brain_cache_name(brain.path)}-{detectors.RULES_KEY}-{_KEYS_FORMAT}.npz"
+        self.path = cache_dir() / "row_findings" / name
         self.rowids = np.zeros(0, dtype=np.int64)
         self.keys = np.zeros(0, dtype=np.uint64)
         self.entries = np.zeros(0, dtype=np.int32)
@@ -809,7 +935,7 @@ def _scan_pass(brain: Brain, where: str, params: Sequence[Any], tokenizer: Token
     """One reading of the rows, a chunk at a time (only a chunk's texts are held at once)."""
     table = list(stored.table) if stored else [_EMPTY]
     strings: dict[str, str] = {}
-    where_entry = {entry: k for k, entry in enumerate(table)}
+    where_entry: dict[Findings, int] | None = None  # built at the first row the cache lacks
     parts: dict[str, list] = {name: [] for name in ("rowids", "ids", "created", "sessions", "live", "rules",
                                                     "quality", "keys", "row_keys", "entries", "units", "notes")}
     fresh = 0
@@ -817,16 +943,19 @@ def _scan_pass(brain: Brain, where: str, params: Sequence[Any], tokenizer: Token
     cache = TokenCache() if tokenizer is not None and tokenizer.cached else None
     done = 0
     total = _count(brain, where, params) if progress and tokenizer is not None else 0
+    read_sessions = session is not None or tokenizer is None  # (a whole pool's prune does not need them)
     try:
-        sql = _scan_sql(brain, where, sessions=session is not None or tokenizer is None, row_keys=row_keys)
+        sql = _scan_sql(brain, where, sessions=read_sessions, row_keys=row_keys)
         for rows in _fetch_chunks(brain, sql, params, strict):
             c = _columns_of(rows)
             rowids = np.array(c.rowids, dtype=np.int64)
-            keys = np.frombuffer(b"".join(map(_content_hash, c.titles, c.narratives)), dtype=np.uint64)
+            keys = _content_keys(c.titles, c.narratives)
             entries = stored.lookup(rowids, keys) if stored else np.full(len(rowids), -1, dtype=np.int32)
             missing = np.flatnonzero(entries < 0).tolist()
             if missing:
                 fresh += len(missing)
+                if where_entry is None:
+                    where_entry = {entry: k for k, entry in enumerate(table)}
                 texts = [_judged_text(_decode(c.titles[i]), _decode(c.narratives[i])) for i in missing]
                 for i, findings in zip(missing, detectors.analyse_texts(texts), strict=False):
                     at = where_entry.get(findings)
@@ -860,7 +989,8 @@ def _scan_pass(brain: Brain, where: str, params: Sequence[Any], tokenizer: Token
     if order is not None:
         arrays = {name: column[order] if len(column) else column for name, column in arrays.items()}
     scan = BrainScan(
-        ids=lists["ids"], created=lists["created"], sessions=_shared(lists["sessions"]),
+        ids=lists["ids"], created=lists["created"], sessions=_shared(lists["sessions"]) if read_sessions
+        else lists["sessions"],
         rowids=arrays["rowids"], live=arrays["live"], notes=arrays["notes"], rules=arrays["rules"],
         quality=lists["quality"],
         findings=arrays["entries"], table=table,
@@ -870,7 +1000,8 @@ def _scan_pass(brain: Brain, where: str, params: Sequence[Any], tokenizer: Token
         brain, base.reflection_identifiers if base is not None else {})
     scan.keys = arrays["keys"]
     scan.row_keys = arrays["row_keys"] if row_keys else None
-    scan.__dict__["table_index"] = where_entry  # built above anyway
+    if where_entry is not None:
+        scan.__dict__["table_index"] = where_entry  # built above anyway
     return scan, fresh
 
 
@@ -910,12 +1041,14 @@ def _chunk_units(c: _Chunk, tokenizer: Tokenizer, session: str | None, cache: To
     in_scope = range(len(c.ids)) if session is None else [i for i, s in enumerate(c.sessions) if s == session]
     if not in_scope:
         return units
-    relevance = [_RULE_RELEVANCE[r] for r in c.rules]
-    if not tokenizer.cached:  # chars4: UTF-16 lengths, no line is built (cheaper here than in SQL)
-        values = [7 + utf16_length(c.ids[i]) + _minute_length(c.created[i]) + len(relevance[i])
-                  + _content_units(c.titles[i], c.narratives[i]) for i in in_scope]
+    if not tokenizer.cached and session is None:  # chars4 over every row: in arrays where plain
+        values: Any = _plain_line_units(c)
+        chunk_stats = CountStats(lines=len(values), counted=len(values))
+    elif not tokenizer.cached:  # chars4: UTF-16 lengths, no line is built (cheaper here than in SQL)
+        values = [_line_units(c, i) for i in in_scope]
         chunk_stats = CountStats(lines=len(values), counted=len(values))
     else:
+        relevance = [_RULE_RELEVANCE[r] for r in c.rules]
         lines = [render_line(c.ids[i], mapping.minute_timestamp(c.created[i]), relevance[i],
                              _content(c.titles[i], c.narratives[i])) for i in in_scope]
         values, chunk_stats = count_line_units(lines, tokenizer, None, cache)
@@ -926,6 +1059,52 @@ def _chunk_units(c: _Chunk, tokenizer: Tokenizer, session: str | None, cache: To
     stats.cache_used = stats.cache_used or chunk_stats.cache_used
     stats.seconds += chunk_stats.seconds
     return units
+
+
+def _line_units(c: _Chunk, i: int) -> int:
+    """chars4 units (UTF-16 length) of row i's pool line `[id] YYYY-MM-DD HH:MM [relevance] content`."""
+    return (7 + utf16_length(c.ids[i]) + _minute_length(c.created[i]) + int(_RELEVANCE_LENGTH[c.rules[i]])
+            + _content_units(c.titles[i], c.narratives[i]))
+
+
+_RELEVANCE_LENGTH = np.array([len(r) for r in _RULE_RELEVANCE], dtype=np.int64)
+_NOT_SPACE = np.ones(256, dtype=bool)
+_NOT_SPACE[[ord(ch) for ch in " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"]] = False  # str.isspace() in ASCII
+
+
+def _plain_line_units(c: _Chunk) -> np.ndarray:
+    """`_line_units` of every row of a chunk, in arrays for the usual rows (ASCII id, a date
+    of the usual shape, an ASCII narrative that starts with no blank); row by row for the others."""
+    count = len(c.ids)
+    ids_plain = np.fromiter(map(str.isascii, c.ids), dtype=bool, count=count)
+    id_length = np.fromiter(map(len, c.ids), dtype=np.int64, count=count)
+    narrative = np.fromiter(map(len, c.narratives), dtype=np.int64, count=count)
+    plain = ids_plain & (narrative > 0) & _usual_dates(c.created)
+    text = np.frombuffer(b"".join(c.narratives), dtype=np.uint8)
+    starts = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(narrative)[:-1]])
+    filled = np.flatnonzero(narrative > 0)
+    if len(filled):  # an ASCII narrative starting with a non-blank is its own content
+        plain[filled] &= (np.maximum.reduceat(text, starts[filled]) < 128) & _NOT_SPACE[text[starts[filled]]]
+    units = 7 + id_length + 16 + _RELEVANCE_LENGTH[np.array(c.rules, dtype=np.int64)] + narrative
+    for i in np.flatnonzero(~plain).tolist():
+        units[i] = _line_units(c, i)
+    return units
+
+
+def _usual_dates(created: list[str]) -> np.ndarray:
+    """bool per date: `_minute_length` is 16 (ASCII, YYYY-MM-DD?HH:MM…, no leading blank)."""
+    count = len(created)
+    length = np.fromiter(map(len, created), dtype=np.int64, count=count)
+    joined = "".join(created)
+    if not joined.isascii():  # (character offsets are not byte offsets): row by row
+        return np.zeros(count, dtype=bool)
+    text = np.frombuffer(joined.encode("ascii"), dtype=np.uint8)
+    starts = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(length)[:-1]])
+    usual = length >= 16
+    at = starts[usual]
+    usual[usual] = (text[at + 4] == ord("-")) & ((text[at + 10] == ord(" ")) | (text[at + 10] == ord("T"))) \
+        & _NOT_SPACE[text[at]]
+    return usual
 
 
 def _shared(values: list[str | None]) -> list[str | None]:

@@ -20,7 +20,7 @@ import itertools
 import os
 import zipfile
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,10 +52,24 @@ def _from_json(data: Any, name: str) -> Any:
     return orjson.loads(bytes(data[name]))
 
 
-def _in_parts(name: str, values: list[Any]) -> dict[str, np.ndarray]:
-    """`values` as JSON in parts of _PART items (`name_0`, `name_1`…): reading one back makes its
-    lists, not a million at once."""
+def _in_parts(name: str, values: Any) -> dict[str, np.ndarray]:
+    """`values` (a list, or anything sliced into lists) as JSON in parts of _PART items (`name_0`,
+    `name_1`…): reading one back makes its lists, not a million at once."""
     return {f"{name}_{k}": _json(values[start:start + _PART]) for k, start in enumerate(range(0, len(values), _PART))}
+
+
+class _Pairs:
+    """An EdgeSet's edges as (observation, source) pairs, sliced as `_in_parts` takes them (a
+    part's pairs are made when it is written, not all at once)."""
+
+    def __init__(self, edges: EdgeSet) -> None:
+        self.edges = edges
+
+    def __len__(self) -> int:
+        return len(self.edges)
+
+    def __getitem__(self, part: slice) -> list[tuple[str, str]]:
+        return list(zip(self.edges.observations[part], self.edges.sources[part], strict=True))
 
 
 def _parts(data: Any, name: str) -> Iterator[list[Any]]:
@@ -79,7 +93,7 @@ def save_snapshot(brain: Brain, scan: BrainScan) -> bool:
             "session_names": _json(sessions),
             "sessions": np.fromiter(map(where.__getitem__, scan.sessions), dtype=np.int32, count=len(scan)),
             **_in_parts("table", scan.table),
-            **_in_parts("pairs", [] if edges is None else edges.pairs),
+            **_in_parts("pairs", [] if edges is None else _Pairs(edges)),
             "reflection_counts": _json(dict(scan.reflection_counts)),
             "reflection_identifiers": _json({t: sorted(ids) for t, ids in scan.reflection_identifiers.items()}),
             "edges": _json(None if edges is None else
@@ -129,20 +143,35 @@ def _scan_of(data: Any) -> BrainScan | None:
         return None
     stored_edges = _from_json(data, "edges")
     edges = None
-    citations: dict[str, set[str]] = {}
+    citations: dict[str, Collection[str]] = {}
+    index = pool_scan.HashIndex(ids)
     if stored_edges is not None:
         sources: dict[str, str] = {}  # a few thousand reflections cite a million rows: one string each
-        pairs = [(obs, sources.setdefault(source, source)) for part in _parts(data, "pairs") for obs, source in part]
-        edges = EdgeSet(pairs, int(stored_edges["high_water"]), int(stored_edges["count"]),
+        share = sources.setdefault
+        observations: list[str] = []
+        cites: list[str] = []
+        for part in _parts(data, "pairs"):
+            observations += _shared_ids([obs for obs, _ in part], ids, index)
+            cites += [share(source, source) for _, source in part]
+        edges = EdgeSet(observations, cites, int(stored_edges["high_water"]), int(stored_edges["count"]),
                         frozenset(stored_edges["live"]))
-        citations = pool_scan._cited_by(pairs, edges.live)
-    return BrainScan(ids=ids, created=created, sessions=sessions, rowids=rowids.astype(np.int64),
+        citations = pool_scan._cited_by(edges.pairs(), edges.live)
+    scan = BrainScan(ids=ids, created=created, sessions=sessions, rowids=rowids.astype(np.int64),
                      live=live.astype(bool), rules=rules.astype(np.uint8), quality=quality,
                      findings=findings.astype(np.int32), table=table, citations=citations,
                      reflection_counts=Counter(_from_json(data, "reflection_counts")), edges=edges,
                      notes=notes.astype(bool), row_keys=keys.astype(np.uint64),
                      reflection_identifiers={t: frozenset(v) for t, v in
                                              _from_json(data, "reflection_identifiers").items()})
+    scan.__dict__["index"] = index  # built above anyway
+    return scan
+
+
+def _shared_ids(observations: list[str], ids: list[str], index: pool_scan.HashIndex) -> list[str]:
+    """The cited ids, each the scan's own string where the scan holds that id (one string per id,
+    not one more per edge: 18 MB at 300,000 edges)."""
+    at = index.positions(observations).tolist()
+    return [ids[i] if i >= 0 else obs for obs, i in zip(observations, at, strict=True)]
 
 
 def same_brain(brain: Brain, scan: BrainScan, sample: int = 64) -> bool:

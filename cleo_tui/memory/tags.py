@@ -132,6 +132,7 @@ def tag_protected_observations(observations: Sequence[ObservationRecord],
 from cleo_tui.memory.pool_scan import (  # noqa: E402  (below the seed-shaped part on purpose)
     BrainScan,
     live_reflection_texts,
+    positions_of,
     scan_brain,
     scan_rows_since,
 )
@@ -207,7 +208,10 @@ class TagTable(Mapping[str, ObservationTags]):
 
     def citation_counts(self) -> dict[str, int]:
         """Citation count of every cited observation."""
-        return {obs_id: len(cited) for obs_id, cited in self.scan.citations.items() if obs_id in self.scan.index}
+        cited = self.scan.citations
+        scanned = positions_of(self.scan.index, list(cited)) >= 0  # one search for all, not one per id
+        return {obs_id: len(by) for (obs_id, by), there in zip(cited.items(), scanned.tolist(), strict=True)
+                if there}
 
 
 _COVERAGE_CODE = {"reinforced": 0, "cited": 1, "uncited": 2}
