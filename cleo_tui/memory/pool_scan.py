@@ -355,7 +355,6 @@ class HashIndex(Mapping[Any, int]):
             (ids[i] == k for i, k in zip(rows.tolist(), keys, strict=True)), dtype=bool, count=len(keys))
         return np.where(same, rows, -1)
 
-
     def over(self, ids: Sequence[Any]) -> HashIndex:
         """This index for `ids`, a list starting with this one's values (a grown copy)."""
         grown = object.__new__(HashIndex)
