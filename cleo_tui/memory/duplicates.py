@@ -287,7 +287,10 @@ class DuplicateScan:
 
     def clusters(self, threshold: float = DEFAULT_THRESHOLD) -> list[Cluster]:
         """Clusters at `threshold`, most tokens saved first."""
+        with tags.gc_paused():  # 10,000s of members and pairs, no cycle: a collection would walk the whole scan
+            return self._clusters(threshold)
 
+    def _clusters(self, threshold: float) -> list[Cluster]:
         groups, group_of = self._groups(threshold)
         updates = np.nonzero((self.score >= threshold) & self.differs)[0]
         touching: dict[int, list[tuple[int, int, int]]] = {}
