@@ -109,22 +109,20 @@ def signatures(word_sets: Sequence[Iterable[str]]) -> np.ndarray:
     # several times quicker than the same with a row per word.
     table = np.zeros((NUM_PERM, 0), dtype=np.uint32)
     for start in range(0, len(word_sets), _BATCH):
-        unique = [set(words) for words in word_sets[start:start + _BATCH]]
+        unique = [w if isinstance(w, (set, frozenset)) else set(w) for w in word_sets[start:start + _BATCH]]
         words = list(itertools.chain.from_iterable(unique))
         if not words:
             continue
-        ids = list(map(vocabulary.get, words))
-        if None in ids:
-            new = [w for w, i in zip(words, ids, strict=True) if i is None]
-            new = list(dict.fromkeys(new))
+        new = list(set(words).difference(vocabulary))  # in any order: an id only names a column
+        if new:
             vocabulary.update(zip(new, range(len(vocabulary), len(vocabulary) + len(new)), strict=True))
             hashed = _permuted([zlib.crc32(w.encode("utf-8", "surrogatepass")) for w in new])
             table = np.concatenate((table, hashed.T), axis=1)
-            ids = list(map(vocabulary.__getitem__, words))
+        ids = np.fromiter(map(vocabulary.__getitem__, words), dtype=np.intp, count=len(words))
         sizes = np.fromiter(map(len, unique), dtype=np.int64, count=len(unique))
         filled = np.nonzero(sizes)[0]
         starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))[filled]
-        gathered = table.take(np.asarray(ids, dtype=np.intp), axis=1)
+        gathered = table.take(ids, axis=1)
         out[start + filled] = np.minimum.reduceat(gathered, starts, axis=1).T
     return out
 

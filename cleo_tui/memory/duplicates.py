@@ -29,6 +29,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -39,7 +40,6 @@ from cleo_tui.brain.store import Brain
 from cleo_tui.memory import dedup_lsh, detectors, mapping, tags
 from cleo_tui.memory.dedup_text import (
     LENGTH_GUARD,
-    PairVerdict,
     TextKey,
     comparable_counts,
     compare,
@@ -230,6 +230,19 @@ class DuplicateScan:
     _codes: Any = field(default=None, repr=False)   # sorted left * rows + right, to find a verified pair
     _order: Any = field(default=None, repr=False)   # the pair at each code
 
+    @cached_property
+    def _raw_list(self) -> list[float]:
+        """`raw` as Python floats (a cluster reads pairs one at a time: a list is quicker to index)."""
+        return self.raw.tolist()  # type: ignore[no-any-return]
+
+    @cached_property
+    def _differs_list(self) -> list[bool]:
+        return self.differs.tolist()  # type: ignore[no-any-return]
+
+    @cached_property
+    def _distinct_list(self) -> list[int]:
+        return self.distinct.tolist()  # type: ignore[no-any-return]
+
     def _key(self, index: int) -> TextKey:
         key = self._keys.get(index)
         if key is None:
@@ -326,22 +339,24 @@ class DuplicateScan:
     def _pair(self, i: int, j: int, known: int, threshold: float) -> Pair:
         """Rows i and j compared: from verified pair `known` when it is one (>= 0), else afresh.
 
-        A verified pair that differs in no detail has no differing words to work out."""
+        A verified pair needs no rapidfuzz: its similarity is known, and unless its detail words
+        are the same (then swapped words may differ) so are the words that differ."""
+        ids = self.rows[i].id, self.rows[j].id
         if known < 0:
             found = compare(self._key(i), self._key(j))
         else:
-            raw = float(self.raw[known])
-            guard = comparable_counts(int(self.distinct[i]), int(self.distinct[j]))
+            similarity = round(self._raw_list[known], 4)
+            distinct = self._distinct_list
+            alike = similarity >= threshold and comparable_counts(distinct[i], distinct[j])
+            if not self._differs_list[known]:
+                return Pair(*ids, similarity, "duplicate" if alike else "apart")
             details_i, details_j = self._details(i), self._details(j)
-            if not self.differs[known]:
-                found = PairVerdict(round(raw, 4), guard, (), ())
-            elif details_i != details_j:  # `verdict` without the words: no swapped words to look for
-                found = PairVerdict(round(raw, 4), guard, tuple(sorted(details_i - details_j)),
-                                    tuple(sorted(details_j - details_i)))
-            else:
-                found = verdict(self._key(i), self._key(j), raw)
+            if details_i != details_j:  # `verdict` without the words: no swapped words to look for
+                return Pair(*ids, similarity, "detail" if alike else "apart", tuple(sorted(details_i - details_j)),
+                            tuple(sorted(details_j - details_i)))
+            found = verdict(self._key(i), self._key(j), self._raw_list[known])
         kind = "duplicate" if found.is_duplicate(threshold) else "detail" if found.is_update(threshold) else "apart"
-        return Pair(self.rows[i].id, self.rows[j].id, found.similarity, kind, found.only_a, found.only_b)
+        return Pair(*ids, found.similarity, kind, found.only_a, found.only_b)
 
     def _cluster(self, group: list[int], detail_pairs: list[tuple[int, int, int]], threshold: float,
                  known: dict[tuple[int, int], int]) -> Cluster:
@@ -361,7 +376,11 @@ class DuplicateScan:
         details = [self._pair(i, j, k, threshold) for i, j, k in sorted(detail_pairs)]
         cluster = Cluster([members[i] for i in ordered], keeper.id, reason, pairs, details,
                           [self._member(i) for i in outside], merge, 0, self.tokenizer)
-        cluster.tokens_saved = cluster.tokens_saved_for(merge)
+        # `tokens_saved_for(merge)`, without looking each member up by id in the member list
+        units: dict[str, int] = {}
+        for b in ordered:
+            units.setdefault(self.rows[b].id, members[b].units)
+        cluster.tokens_saved = self.tokenizer.finish(sum(units[i] for i in set(merge)))
         return cluster
 
 
