@@ -207,9 +207,9 @@ def _hinted_tokens(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(start, end, found by the issue-number hint) of each whitespace-delimited token of `text`
     holding a hint, in order of their ends.
 
-    Every hint match runs to the end of its token, so a token is known by its end; the first
-    hint (in `_IDENTIFIER_HINTS` order) that finds it decides whether the token before it
-    is searched too. Positions are gathered a hint at a time and worked out with numpy.
+    Every hint match runs to the end of its token, so a token is known by its end; when the
+    issue-number hint is among the hints that find it, the token before it is searched too.
+    Positions are gathered a hint at a time and worked out with numpy.
     """
     if text.isascii():  # the usual case: bytes, and a byte table folds them (no decimal digit beyond ASCII)
         raw = text.encode("ascii")
@@ -231,8 +231,12 @@ def _hinted_tokens(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     span, rank = span[order], rank[order]
     first = np.ones(len(span), dtype=bool)
     first[1:] = span[1:, 1] != span[:-1, 1]
-    span, rank = span[first], rank[first]
-    return _token_starts(codes, span[:, 0]), span[:, 1].copy(), rank == _NUMBER_RANK
+    # The token before is searched too when the '#' hint is among its hints, first or not
+    # (`issue #12/x`: the '/' hint ends the token as well).
+    number = np.zeros(int(first.sum()), dtype=bool)
+    number[(np.cumsum(first) - 1)[rank == _NUMBER_RANK]] = True
+    span = span[first]
+    return _token_starts(codes, span[:, 0]), span[:, 1].copy(), number
 
 
 def _splitter(pattern: re.Pattern[str]) -> re.Pattern[str]:
@@ -358,7 +362,7 @@ _MEMO_LIMIT = 400_000
 _CHUNK = 4_000
 _memo: dict[tuple[int, int], tuple[tuple[str, ...], tuple[str, ...]]] = {}
 _memo_lock = threading.Lock()
-_FINDINGS_FORMAT = "2"
+_FINDINGS_FORMAT = "3"  # 3: an issue number found behind another hint of its token
 RULES_KEY = hashlib.sha256(repr((_FINDINGS_FORMAT, TEXT_DETECTORS, IDENTIFIER_KINDS)).encode()).hexdigest()[:16]
 Findings = tuple[tuple[str, ...], tuple[str, ...]]  # (identifiers, text reasons)
 
