@@ -233,10 +233,10 @@ def _hinted_tokens(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     first[1:] = span[1:, 1] != span[:-1, 1]
     # The token before is searched too when the '#' hint is among its hints, first or not
     # (`issue #12/x`: the '/' hint ends the token as well).
-    number = np.zeros(int(first.sum()), dtype=bool)
-    number[(np.cumsum(first) - 1)[rank == _NUMBER_RANK]] = True
+    by_number = np.zeros(int(first.sum()), dtype=bool)
+    by_number[(np.cumsum(first) - 1)[rank == _NUMBER_RANK]] = True
     span = span[first]
-    return _token_starts(codes, span[:, 0]), span[:, 1].copy(), number
+    return _token_starts(codes, span[:, 0]), span[:, 1].copy(), by_number
 
 
 def _splitter(pattern: re.Pattern[str]) -> re.Pattern[str]:
