@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from cleo_tui.memory import dedup_lsh
-from cleo_tui.memory.dedup_text import compare, text_key, word_diff
+from cleo_tui.memory.dedup_text import compare, text_key, word_diff, words_swapped
 from cleo_tui.memory.duplicates import ScanCancelled, parse_threshold, scan_duplicates
 from tests.pruner_fixtures import add_observation, add_pattern, new_brain
 
@@ -199,3 +199,21 @@ def test_a_name_swapped_behind_an_added_prefix_is_still_a_detail():
     verdict = compare(text_key("Note from the owner: The cli report grouped by local date instead of UTC."),
                       text_key("The invoices report grouped by local date instead of UTC."))
     assert verdict.differs_in_detail and "invoic" in verdict.only_b
+
+
+def test_the_scans_swapped_words_check_agrees_with_the_verdict():
+    # The scan judges pairs with equal details by `words_swapped` alone; it must say what `verdict` says.
+    pairs = [("Decision: use Playwright for storage rather than rolling our own.",
+              "Decision: use ruff for notifications rather than rolling our own."),
+             SAME_DEPLOY, SAME_FIXTURES, SAME_UV[:2],
+             ("The cli report grouped by local date instead of UTC.",
+              "The invoices report grouped by local date instead of UTC.")]
+    seen = set()
+    for text_a, text_b in pairs:
+        a, b = text_key(text_a), text_key(text_b)
+        assert a.details == b.details
+        expected = compare(a, b)
+        assert words_swapped(a.words, b.words, expected.similarity) == expected.differs_in_detail
+        seen.add(expected.differs_in_detail)
+    assert seen == {True, False}
+    assert not words_swapped(text_key(pairs[0][0]).words, text_key(pairs[0][1]).words, 0.4)  # below the floor

@@ -65,6 +65,12 @@ def test_identifier_kinds():
         "TS2345", "cleo_tui.memory.pruner", "refresh_token()", "/etc/hosts", "docs/api/v2"}
 
 
+def test_an_issue_number_takes_the_word_before_it_when_another_hint_ends_its_token_too():
+    # '/x' and '#12/x' both end the token: the '#' hint must still reach back to "issue".
+    assert detectors.identifiers_in("issue #12/x ") == {"issue #12"}
+    assert detectors.identifiers_of(["see PR #7/a", "T1 issue #3."]) == [{"PR #7"}, {"T1", "issue #3"}]
+
+
 _WORDS = ["the", "user", "said", "12/03/2026", "/etc/x", "a/b/c", "./x", "../y/z.md", "and/or", "prefers", "Task",
           "complete:", "merged", "TypeError:", "error:", "exit",
           "code", "2", "src/a.py", "a/b", "T12", "#7", "GH-3", "abc1234", "deadbeef", "ENOENT", "E0425",

@@ -109,32 +109,33 @@ def signatures(word_sets: Sequence[Iterable[str]]) -> np.ndarray:
     # several times quicker than the same with a row per word.
     table = np.zeros((NUM_PERM, 0), dtype=np.uint32)
     for start in range(0, len(word_sets), _BATCH):
-        unique = [set(words) for words in word_sets[start:start + _BATCH]]
+        unique = [w if isinstance(w, (set, frozenset)) else set(w) for w in word_sets[start:start + _BATCH]]
         words = list(itertools.chain.from_iterable(unique))
         if not words:
             continue
-        ids = list(map(vocabulary.get, words))
-        if None in ids:
-            new = [w for w, i in zip(words, ids, strict=True) if i is None]
-            new = list(dict.fromkeys(new))
+        new = list(set(words).difference(vocabulary))  # in any order: an id only names a column
+        if new:
             vocabulary.update(zip(new, range(len(vocabulary), len(vocabulary) + len(new)), strict=True))
             hashed = _permuted([zlib.crc32(w.encode("utf-8", "surrogatepass")) for w in new])
             table = np.concatenate((table, hashed.T), axis=1)
-            ids = list(map(vocabulary.__getitem__, words))
+        ids = np.fromiter(map(vocabulary.__getitem__, words), dtype=np.intp, count=len(words))
         sizes = np.fromiter(map(len, unique), dtype=np.int64, count=len(unique))
         filled = np.nonzero(sizes)[0]
         starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))[filled]
-        gathered = table.take(np.asarray(ids, dtype=np.intp), axis=1)
+        gathered = table.take(ids, axis=1)
         out[start + filled] = np.minimum.reduceat(gathered, starts, axis=1).T
     return out
 
 
-def _band_keys(sig: np.ndarray, start: int, stop: int) -> np.ndarray:
-    """One uint64 key per row for the signature columns start..stop (a hash; collisions only add candidates)."""
-    key = np.zeros(len(sig), dtype=np.uint64)
+def _band_keys(columns: np.ndarray, start: int, stop: int) -> np.ndarray:
+    """One uint64 key per row for the signature columns start..stop (a hash; collisions only add candidates).
+
+    `columns` is the signatures transposed (a row per permutation, contiguous): a column of
+    the signatures themselves would be read across the whole matrix."""
+    key = np.zeros(columns.shape[1], dtype=np.uint64)
     with np.errstate(over="ignore"):
         for column in range(start, stop):
-            key = (key ^ sig[:, column].astype(np.uint64)) * np.uint64(0x9E3779B97F4A7C15)
+            key = (key ^ columns[column].astype(np.uint64)) * np.uint64(0x9E3779B97F4A7C15)
     return key
 
 
@@ -180,12 +181,12 @@ def candidate_pairs(sig: np.ndarray, eligible: np.ndarray | None = None) -> tupl
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, np.zeros(0)
     bands, per_band = band_layout()
-    local = sig[rows]
+    columns = np.ascontiguousarray(sig.take(rows, axis=0).T)
     full_rank = np.empty(len(rows), dtype=np.int64)
-    full_rank[np.argsort(_band_keys(local, 0, NUM_PERM), kind="stable")] = np.arange(len(rows))
+    full_rank[np.argsort(_band_keys(columns, 0, NUM_PERM), kind="stable")] = np.arange(len(rows))
     found: list[tuple[np.ndarray, np.ndarray]] = []
     for band in range(bands):
-        keys = _band_keys(local, band * per_band, (band + 1) * per_band)
+        keys = _band_keys(columns, band * per_band, (band + 1) * per_band)
         order = np.argsort(keys, kind="stable")
         starts, lengths = _run_bounds(keys[order])
         found += _band_pairs(order, starts, lengths, full_rank)
@@ -198,25 +199,37 @@ def candidate_pairs(sig: np.ndarray, eligible: np.ndarray | None = None) -> tupl
     codes = np.sort(low * n + high)  # sorting beats np.unique's hash table here (ten times faster)
     codes = codes[np.concatenate(([True], codes[1:] != codes[:-1]))]
     low, high = codes // n, codes % n
-    estimate = np.concatenate([np.count_nonzero(sig[low[i:i + _ESTIMATE_CHUNK]] == sig[high[i:i + _ESTIMATE_CHUNK]],
-                                                axis=1) for i in range(0, len(low), _ESTIMATE_CHUNK)]) / NUM_PERM
+    agree = np.concatenate([_agreement(sig, low[i:i + _ESTIMATE_CHUNK], high[i:i + _ESTIMATE_CHUNK])
+                            for i in range(0, len(low), _ESTIMATE_CHUNK)])
+    estimate = agree / NUM_PERM
     keep = estimate >= EST_FLOOR
-    low, high, estimate = low[keep], high[keep], estimate[keep]
-    keep = _top_per_row(low, high, estimate, PER_ROW)
+    low, high, estimate, agree = low[keep], high[keep], estimate[keep], agree[keep]
+    keep = _top_per_row(low, high, agree, PER_ROW)
     return low[keep], high[keep], estimate[keep]
 
 
-def _top_per_row(low: np.ndarray, high: np.ndarray, estimate: np.ndarray, limit: int) -> np.ndarray:
-    """Mask of pairs that are among the `limit` most similar of either of their rows."""
+def _agreement(sig: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """How many signature values rows low[k] and high[k] share (`take` gathers rows several times
+    quicker than indexing with an array)."""
+    return np.asarray(np.count_nonzero(sig.take(low, axis=0) == sig.take(high, axis=0), axis=1))
 
-    by_similarity = np.argsort(-estimate, kind="stable")
+
+def _top_per_row(low: np.ndarray, high: np.ndarray, agree: np.ndarray, limit: int) -> np.ndarray:
+    """Mask of pairs that are among the `limit` most similar of either of their rows (by `agree`,
+    the signature values they share; ties in pair order)."""
+
+    # Most similar first: as uint8, numpy's stable sort is a radix sort.
+    by_similarity = np.argsort((NUM_PERM - agree).astype(np.uint8), kind="stable")
     keep = np.zeros(len(low), dtype=bool)
+    positions = np.arange(len(low))
     for ends in (low, high):
         ranked = ends[by_similarity]
         order = np.argsort(ranked, kind="stable")
         grouped = ranked[order]
-        starts = np.searchsorted(grouped, grouped, side="left")
-        rank = np.arange(len(grouped)) - starts
+        first = np.ones(len(grouped), dtype=bool)
+        first[1:] = grouped[1:] != grouped[:-1]
+        starts = np.maximum.accumulate(np.where(first, positions, 0))  # where each row's run starts
+        rank = positions - starts
         keep[by_similarity[order[rank < limit]]] = True
     return keep
 
@@ -359,7 +372,7 @@ def text_table(texts: Sequence[str], cache: ScanCache) -> TextTable:
     hit = np.flatnonzero(found >= 0)
     sig = np.empty((n, NUM_PERM), dtype=np.uint32)
     distinct = np.zeros(n, dtype=np.int32)
-    sig[hit] = cache.sig[found[hit]]
+    sig[hit] = cache.sig.take(found[hit], axis=0)
     distinct[hit] = cache.distinct[found[hit]]
     encoded = [""] * n
     words = cache.words

@@ -22,7 +22,8 @@ import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import numpy as np
@@ -210,6 +211,9 @@ class PairVerdict:
         return self.comparable and self.similarity >= threshold and self.differs_in_detail
 
 
+_SWAP = frozenset({("delete", "insert"), ("insert", "delete")})
+
+
 def _substitutions(a: Sequence[str], b: Sequence[str]) -> tuple[set[str], set[str]]:
     """Words swapped one-for-one in two texts that otherwise line up word by word.
 
@@ -218,23 +222,44 @@ def _substitutions(a: Sequence[str], b: Sequence[str]) -> tuple[set[str], set[st
     words around. So when most words align (`ALIGNED_SHARE`), a short deletion
     next to a short insertion is a substitution, and its words are details.
     """
-    from rapidfuzz.distance import Indel
-
-    ops = list(Indel.opcodes(a, b))
-    aligned = sum(op.src_end - op.src_start for op in ops if op.tag == "equal")
-    if not a or not b or aligned / max(len(a), len(b)) < ALIGNED_SHARE:
+    if not a or not b:
+        return set(), set()
+    # Opcodes as plain tuples (tag, src_start, src_end, dest_start, dest_end): this runs for
+    # every verified pair whose details agree, tens of thousands in a large brain.
+    ops = _indel().opcodes(a, b).as_list()
+    aligned = sum([op[2] - op[1] for op in ops if op[0] == "equal"])
+    if aligned / max(len(a), len(b)) < ALIGNED_SHARE:
         return set(), set()
     only_a: set[str] = set()
     only_b: set[str] = set()
     for first, second in itertools.pairwise(ops):
-        if {first.tag, second.tag} == {"delete", "insert"}:
-            removed = a[min(first.src_start, second.src_start):max(first.src_end, second.src_end)]
-            added = b[min(first.dest_start, second.dest_start):max(first.dest_end, second.dest_end)]
+        if (first[0], second[0]) in _SWAP:
+            removed = a[min(first[1], second[1]):max(first[2], second[2])]
+            added = b[min(first[3], second[3]):max(first[4], second[4])]
             shorter, longer = sorted((len(removed), len(added)))
             if 0 < shorter <= SUBSTITUTION_WORDS and longer <= 2 * SUBSTITUTION_WORDS:
                 only_a.update(removed)
                 only_b.update(added)
+    if not (only_a or only_b):
+        return only_a, only_b
     return only_a - set(b), only_b - set(a)
+
+
+@lru_cache(maxsize=1)
+def _indel() -> Any:
+    """rapidfuzz's Indel (imported on first use: the module is imported by the TUI at start-up)."""
+    from rapidfuzz.distance import Indel
+
+    return Indel
+
+
+def words_swapped(a: Sequence[str], b: Sequence[str], similarity: float) -> bool:
+    """Whether `verdict` finds a detail in two texts' words that pass the length guard and have
+    the same detail words: only swapped words can then differ (see `_substitutions`)."""
+    if similarity < SUBSTITUTION_FLOOR:
+        return False
+    only_a, only_b = _substitutions(a, b)
+    return bool(only_a or only_b)
 
 
 def comparable(a: TextKey, b: TextKey) -> bool:

@@ -15,7 +15,6 @@ from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from itertools import accumulate
 from typing import cast
 
 import numpy as np
@@ -132,7 +131,9 @@ class _Corpus:
 
     def __init__(self, texts: Sequence[str]) -> None:
         self.text = "\n".join(texts)
-        self.starts = [0, *accumulate(len(t) + 1 for t in texts)][:len(texts)]
+        # Each text starts one past the end of the one before (the newline); the lengths are summed by numpy.
+        ends = np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) + 1)
+        self.starts: list[int] = [0, *ends[:-1].tolist()] if len(texts) else []
         self._reversed = ""
         self._texts = texts
 
@@ -206,27 +207,57 @@ def _hinted_tokens(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(start, end, found by the issue-number hint) of each whitespace-delimited token of `text`
     holding a hint, in order of their ends.
 
-    Every hint match runs to the end of its token, so a token is known by its end; the first
-    hint (in `_IDENTIFIER_HINTS` order) that finds it decides whether the token before it
-    is searched too. Positions are gathered a hint at a time and worked out with numpy.
+    Every hint match runs to the end of its token, so a token is known by its end; when the
+    issue-number hint is among the hints that find it, the token before it is searched too.
+    Positions are gathered a hint at a time and worked out with numpy.
     """
-    codes = _codes(text)
-    folded = _folded(codes)
+    if text.isascii():  # the usual case: bytes, and a byte table folds them (no decimal digit beyond ASCII)
+        raw = text.encode("ascii")
+        codes: np.ndarray = np.frombuffer(raw, dtype=np.uint8)
+        folded: str | None = raw.translate(_ASCII_FOLD).decode("ascii")
+    else:
+        codes = _codes(text)
+        folded = _folded(codes)
     spans, ranks = [], []
-    for number, hint in enumerate(_IDENTIFIER_HINTS):
-        if folded is not None and number in _FOLDED_HINTS:
-            found = [end for match in _FOLDED_HINTS[number].finditer(folded) for end in match.span()]
+    for number, hint in enumerate(_IDENTIFIER_SPLITTERS):
+        if folded is not None and number in _FOLDED_SPLITTERS:
+            found = _match_spans(_FOLDED_SPLITTERS[number], folded)
         else:
-            found = [end for match in hint.finditer(text) for end in match.span()]
-        spans.append(np.array(found, dtype=np.int64).reshape(-1, 2))
-        ranks.append(np.full(len(found) // 2, number, dtype=np.int8))
+            found = _match_spans(hint, text)
+        spans.append(found)
+        ranks.append(np.full(len(found), number, dtype=np.int8))
     span, rank = np.concatenate(spans), np.concatenate(ranks)
     order = np.lexsort((rank, span[:, 1]))  # by end, then by hint order
     span, rank = span[order], rank[order]
     first = np.ones(len(span), dtype=bool)
     first[1:] = span[1:, 1] != span[:-1, 1]
-    span, rank = span[first], rank[first]
-    return _token_starts(codes, span[:, 0]), span[:, 1].copy(), rank == _NUMBER_RANK
+    # The token before is searched too when the '#' hint is among its hints, first or not
+    # (`issue #12/x`: the '/' hint ends the token as well).
+    by_number = np.zeros(int(first.sum()), dtype=bool)
+    by_number[(np.cumsum(first) - 1)[rank == _NUMBER_RANK]] = True
+    span = span[first]
+    return _token_starts(codes, span[:, 0]), span[:, 1].copy(), by_number
+
+
+def _splitter(pattern: re.Pattern[str]) -> re.Pattern[str]:
+    """The pattern as one capturing group, for `_match_spans` (the hints capture nothing themselves)."""
+    assert pattern.groups == 0
+    return re.compile(f"({pattern.pattern})", pattern.flags)
+
+
+_IDENTIFIER_SPLITTERS = tuple(map(_splitter, _IDENTIFIER_HINTS))
+_FOLDED_SPLITTERS = {number: _splitter(hint) for number, hint in _FOLDED_HINTS.items()}
+
+
+def _match_spans(splitter: re.Pattern[str], text: str) -> np.ndarray:
+    """(start, end) of each match of a `_splitter` pattern in `text`, as an n × 2 int64 array.
+
+    `split` alternates the text between matches and the matches; their lengths, summed, are
+    the positions (no Match object per match: there are 100,000s). No hint matches the empty
+    string, so the parts are exactly that."""
+    parts = splitter.split(text)
+    ends = np.cumsum(np.fromiter(map(len, parts), dtype=np.int64, count=len(parts)))
+    return np.asarray(ends[:-1].reshape(-1, 2))  # each pair: (end of the text before, end of the match)
 
 
 def _codes(text: str) -> np.ndarray:
@@ -245,10 +276,13 @@ def _folded(codes: np.ndarray) -> str | None:
     return folded.tobytes().decode("utf-32-le", "surrogatepass")
 
 
+_ASCII_FOLD = bytes(48 if 48 <= c <= 57 else 65 if 65 <= c <= 90 else c for c in range(256))  # `_folded` of ASCII
+
+
 def _token_starts(codes: np.ndarray, positions: np.ndarray) -> np.ndarray:
     """Where the whitespace-delimited token holding each position starts (positions on non-space),
-    from the text's code points."""
-    space = _SPACE_TABLE[np.minimum(codes, len(_SPACE_TABLE) - 1)]
+    from the text's code points (or its bytes, when it is ASCII)."""
+    space = _SPACE_TABLE[codes if codes.dtype == np.uint8 else np.minimum(codes, len(_SPACE_TABLE) - 1)]
     blanks = np.concatenate(([-1], np.flatnonzero(space)))  # -1: as if white space stood before the text
     return blanks[np.searchsorted(blanks, positions) - 1] + 1  # after the last white space before each
 
@@ -328,7 +362,7 @@ _MEMO_LIMIT = 400_000
 _CHUNK = 4_000
 _memo: dict[tuple[int, int], tuple[tuple[str, ...], tuple[str, ...]]] = {}
 _memo_lock = threading.Lock()
-_FINDINGS_FORMAT = "2"
+_FINDINGS_FORMAT = "3"  # 3: an issue number found behind another hint of its token
 RULES_KEY = hashlib.sha256(repr((_FINDINGS_FORMAT, TEXT_DETECTORS, IDENTIFIER_KINDS)).encode()).hexdigest()[:16]
 Findings = tuple[tuple[str, ...], tuple[str, ...]]  # (identifiers, text reasons)
 

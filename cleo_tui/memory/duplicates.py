@@ -24,10 +24,12 @@ and stops the scan with `ScanCancelled`.
 from __future__ import annotations
 
 import itertools
+import operator
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -38,12 +40,12 @@ from cleo_tui.brain.store import Brain
 from cleo_tui.memory import dedup_lsh, detectors, mapping, tags
 from cleo_tui.memory.dedup_text import (
     LENGTH_GUARD,
-    PairVerdict,
     TextKey,
     comparable_counts,
     compare,
     similarity_array,
     verdict,
+    words_swapped,
 )
 from cleo_tui.memory.seed_types import render_line
 from cleo_tui.memory.tokenizers import Tokenizer, get_tokenizer
@@ -228,6 +230,19 @@ class DuplicateScan:
     _codes: Any = field(default=None, repr=False)   # sorted left * rows + right, to find a verified pair
     _order: Any = field(default=None, repr=False)   # the pair at each code
 
+    @cached_property
+    def _raw_list(self) -> list[float]:
+        """`raw` as Python floats (a cluster reads pairs one at a time: a list is quicker to index)."""
+        return self.raw.tolist()  # type: ignore[no-any-return]
+
+    @cached_property
+    def _differs_list(self) -> list[bool]:
+        return self.differs.tolist()  # type: ignore[no-any-return]
+
+    @cached_property
+    def _distinct_list(self) -> list[int]:
+        return self.distinct.tolist()  # type: ignore[no-any-return]
+
     def _key(self, index: int) -> TextKey:
         key = self._keys.get(index)
         if key is None:
@@ -287,7 +302,10 @@ class DuplicateScan:
 
     def clusters(self, threshold: float = DEFAULT_THRESHOLD) -> list[Cluster]:
         """Clusters at `threshold`, most tokens saved first."""
+        with tags.gc_paused():  # 10,000s of members and pairs, no cycle: a collection would walk the whole scan
+            return self._clusters(threshold)
 
+    def _clusters(self, threshold: float) -> list[Cluster]:
         groups, group_of = self._groups(threshold)
         updates = np.nonzero((self.score >= threshold) & self.differs)[0]
         touching: dict[int, list[tuple[int, int, int]]] = {}
@@ -321,22 +339,24 @@ class DuplicateScan:
     def _pair(self, i: int, j: int, known: int, threshold: float) -> Pair:
         """Rows i and j compared: from verified pair `known` when it is one (>= 0), else afresh.
 
-        A verified pair that differs in no detail has no differing words to work out."""
+        A verified pair needs no rapidfuzz: its similarity is known, and unless its detail words
+        are the same (then swapped words may differ) so are the words that differ."""
+        ids = self.rows[i].id, self.rows[j].id
         if known < 0:
             found = compare(self._key(i), self._key(j))
         else:
-            raw = float(self.raw[known])
-            guard = comparable_counts(int(self.distinct[i]), int(self.distinct[j]))
+            similarity = round(self._raw_list[known], 4)
+            distinct = self._distinct_list
+            alike = similarity >= threshold and comparable_counts(distinct[i], distinct[j])
+            if not self._differs_list[known]:
+                return Pair(*ids, similarity, "duplicate" if alike else "apart")
             details_i, details_j = self._details(i), self._details(j)
-            if not self.differs[known]:
-                found = PairVerdict(round(raw, 4), guard, (), ())
-            elif details_i != details_j:  # `verdict` without the words: no swapped words to look for
-                found = PairVerdict(round(raw, 4), guard, tuple(sorted(details_i - details_j)),
-                                    tuple(sorted(details_j - details_i)))
-            else:
-                found = verdict(self._key(i), self._key(j), raw)
+            if details_i != details_j:  # `verdict` without the words: no swapped words to look for
+                return Pair(*ids, similarity, "detail" if alike else "apart", tuple(sorted(details_i - details_j)),
+                            tuple(sorted(details_j - details_i)))
+            found = verdict(self._key(i), self._key(j), self._raw_list[known])
         kind = "duplicate" if found.is_duplicate(threshold) else "detail" if found.is_update(threshold) else "apart"
-        return Pair(self.rows[i].id, self.rows[j].id, found.similarity, kind, found.only_a, found.only_b)
+        return Pair(*ids, found.similarity, kind, found.only_a, found.only_b)
 
     def _cluster(self, group: list[int], detail_pairs: list[tuple[int, int, int]], threshold: float,
                  known: dict[tuple[int, int], int]) -> Cluster:
@@ -356,7 +376,11 @@ class DuplicateScan:
         details = [self._pair(i, j, k, threshold) for i, j, k in sorted(detail_pairs)]
         cluster = Cluster([members[i] for i in ordered], keeper.id, reason, pairs, details,
                           [self._member(i) for i in outside], merge, 0, self.tokenizer)
-        cluster.tokens_saved = cluster.tokens_saved_for(merge)
+        # `tokens_saved_for(merge)`, without looking each member up by id in the member list
+        units: dict[str, int] = {}
+        for b in ordered:
+            units.setdefault(self.rows[b].id, members[b].units)
+        cluster.tokens_saved = self.tokenizer.finish(sum(units[i] for i in set(merge)))
         return cluster
 
 
@@ -481,8 +505,7 @@ def scan_duplicates(brain: Brain, tokenizer: str | Tokenizer = "chars4", progres
         left, right, _ = dedup_lsh.candidate_pairs(texts.sig, texts.has_words)
         stats.candidates = len(left)
         stats.seconds["candidates"] = time.perf_counter() - clock
-        keys: dict[int, TextKey] = {}
-        verified = _verify(texts, left, right, cache, keys, check, report)
+        verified = _verify(texts, left, right, cache, check, report)
         if texts.computed or verified.computed:
             cache.save(texts, verified.judged)
         left, right, raw, differs = verified.kept
@@ -492,7 +515,7 @@ def scan_duplicates(brain: Brain, tokenizer: str | Tokenizer = "chars4", progres
         stats.seconds["tags"] = time.perf_counter() - clock
     report(len(rows), len(rows), "done")
     return DuplicateScan(rows, texts.encoded, left, right, np.round(raw, 4), raw, differs, texts.distinct, tokenizer,
-                         stats, pool, keys)
+                         stats, pool)
 
 
 @dataclass
@@ -502,7 +525,7 @@ class _Verified:
     computed: int                      # pairs the cache did not have
 
 
-def _verify(texts: dedup_lsh.TextTable, left: Any, right: Any, cache: dedup_lsh.ScanCache, keys: dict[int, TextKey],
+def _verify(texts: dedup_lsh.TextTable, left: Any, right: Any, cache: dedup_lsh.ScanCache,
             check: Callable[[], None], report: ScanProgress) -> _Verified:
     """Verify candidate pairs: the length guard at once, then the cache's verdict or rapidfuzz's.
 
@@ -520,7 +543,9 @@ def _verify(texts: dedup_lsh.TextTable, left: Any, right: Any, cache: dedup_lsh.
     score[hit] = cache.pair_score[found[hit]]
     differs[hit] = cache.pair_differs[found[hit]]
     todo = np.flatnonzero(~hit)
-    judge = _Judge(texts.encoded, np.unique(np.concatenate((left[todo], right[todo]))).tolist(), keys)
+    needed = np.zeros(len(texts.encoded), dtype=bool)
+    needed[left[todo]] = needed[right[todo]] = True
+    judge = _Judge(texts.encoded, np.flatnonzero(needed))
     report(0, len(todo), "verifying")
     for start in range(0, len(todo), _VERIFY_BATCH):
         check()
@@ -539,36 +564,40 @@ class _Judge:
     words are sorted once here rather than once per pair inside rapidfuzz (the set ratio
     of sorted words is the same number too, and quicker). Each row's detail set gets a
     number, so pairs whose details differ are found at once; only pairs with the same
-    details are looked at word by word (for swapped words).
+    details are looked at word by word (for swapped words, as `verdict` does).
     """
 
-    def __init__(self, encoded: list[str], needed: Iterable[int], keys: dict[int, TextKey]) -> None:
-        self.encoded = encoded
-        self.keys = keys
-        self.sorted_words = [""] * len(encoded)
-        self.detail_id = np.full(len(encoded), -1, dtype=np.int64)
-        numbers: dict[str, int] = {}
-        for index in needed:
-            joined, _, details = encoded[index].partition("\x00")
-            self.sorted_words[index] = " ".join(sorted(joined.split(" ")))
-            self.detail_id[index] = numbers.setdefault(details, len(numbers))
-
-    def _key(self, index: int) -> TextKey:
-        found = self.keys.get(index)
-        if found is None:
-            found = self.keys[index] = TextKey.decode(self.encoded[index])
-        return found
+    def __init__(self, encoded: list[str], needed: Any) -> None:
+        """`needed`: a numpy array of the rows that pairs will name (each once)."""
+        rows = needed.tolist()
+        parts = [encoded[i].partition("\x00") for i in rows]
+        self.words = [p[0] for p in parts]  # joined, by slot
+        self.sorted_words = [" ".join(sorted(p[0].split(" "))) for p in parts]
+        details = [p[2] for p in parts]
+        numbers = dict(zip(dict.fromkeys(details), itertools.count()))
+        self.slot = np.full(len(encoded), -1, dtype=np.int64)   # each row's place in the lists above
+        self.slot[needed] = np.arange(len(rows))
+        self.detail_id = np.fromiter(map(numbers.__getitem__, details), dtype=np.int64, count=len(details))
 
     def __call__(self, left: Any, right: Any) -> tuple[Any, Any]:
-        words = self.sorted_words
-        scored = similarity_array([words[i] for i in left.tolist()], [words[j] for j in right.tolist()],
+        slot_a, slot_b = self.slot[left], self.slot[right]
+        scored = similarity_array(_picked(self.sorted_words, slot_a), _picked(self.sorted_words, slot_b),
                                   presorted=True)
-        differs = self.detail_id[left] != self.detail_id[right]
-        # Below MIN_THRESHOLD a pair is dropped, detail or not: only the others are looked at.
+        differs = self.detail_id[slot_a] != self.detail_id[slot_b]
+        # Below MIN_THRESHOLD a pair is dropped, detail or not: only the others are looked at. Their
+        # details are the same and they pass the length guard (`_verify`), so `verdict` would only
+        # look for swapped words.
+        words = self.words
         for n in np.flatnonzero(~differs & (scored >= MIN_THRESHOLD)).tolist():
-            i, j = int(left[n]), int(right[n])
-            differs[n] = verdict(self._key(i), self._key(j), float(scored[n])).differs_in_detail
+            differs[n] = words_swapped(words[slot_a[n]].split(" "), words[slot_b[n]].split(" "), float(scored[n]))
         return scored, differs
+
+
+def _picked(values: list[str], at: Any) -> list[str]:
+    """values[i] for each i of the numpy array `at` (in C: itemgetter)."""
+    if len(at) < 2:
+        return [values[i] for i in at.tolist()]
+    return list(operator.itemgetter(*at.tolist())(values))
 
 
 @dataclass
