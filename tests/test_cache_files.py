@@ -21,7 +21,7 @@ def _brain(tmp_path: Path, name: str) -> Path:
 
 def _write(kind: str, brain: Path, version: str) -> Path:
     path = brain_cache_file(kind, brain, version)
-    assert write_npz(path, brain, {"values": np.arange(3)})
+    assert write_npz(path, {"values": np.arange(3)})
     return path
 
 
@@ -67,7 +67,7 @@ def test_unknown_files_go_only_when_old_and_leftover_temporaries_after_a_day(tmp
         path.write_bytes(b"x")
     _age(old, 31)
     _age(stale_tmp, 2)
-    removed = sweep(written, brain)
+    removed = sweep(written)
     assert sorted(removed) == sorted([old, stale_tmp])
     assert recent.exists() and fresh_tmp.exists()
 
@@ -88,4 +88,21 @@ def test_an_unwritable_cache_only_returns_false(tmp_path: Path) -> None:
     blocker = cache_dir() / "dedup"
     blocker.parent.mkdir(parents=True)
     blocker.write_text("a file where the folder should be")
-    assert not write_npz(brain_cache_file("dedup", brain, "v1"), brain, {"values": np.arange(3)})
+    assert not write_npz(brain_cache_file("dedup", brain, "v1"), {"values": np.arange(3)})
+
+
+def test_tagging_a_brain_registers_it_and_sweeps_its_older_caches(tmp_path: Path) -> None:
+    from cleo_tui.memory.tags import tag_brain
+    from tests.pruner_fixtures import add_observation, new_brain
+
+    brain = new_brain(tmp_path)
+    add_observation(brain, "O-1", "a fact about the build")
+    older = brain_cache_file("scan_snapshots", brain.path, "rules-0-snapshot-0")
+    older.parent.mkdir(parents=True, exist_ok=True)
+    older.write_bytes(b"a snapshot of an older format")
+    tag_brain(brain)
+    assert not older.exists()
+    kept = list((cache_dir() / "scan_snapshots").glob("*.npz"))
+    assert len(kept) == 1 and kept[0].name.startswith(older.name.split("-", 1)[0])
+    registry = (cache_dir() / "brains.json").read_text()
+    assert os.path.realpath(brain.path) in registry

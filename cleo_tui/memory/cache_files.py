@@ -24,11 +24,18 @@ _TMP_MAX_AGE = 86400           # a half-written file left by a killed process
 
 
 def brain_cache_file(kind: str, brain_path: Path | str, version: str) -> Path:
-    """Where one brain's cache of this kind and version lives."""
-    return cache_dir() / kind / f"{brain_cache_name(brain_path)}-{version}.npz"
+    """Where one brain's cache of this kind and version lives (the brain is registered, so that
+    its files can be swept once it is gone)."""
+    name = brain_cache_name(brain_path)
+    registry = _read_registry()
+    real = os.path.realpath(str(brain_path))
+    if registry.get(name) != real:
+        registry[name] = real
+        _write_registry(registry)
+    return cache_dir() / kind / f"{name}-{version}.npz"
 
 
-def write_npz(path: Path, brain_path: Path | str, arrays: dict[str, np.ndarray]) -> bool:
+def write_npz(path: Path, arrays: dict[str, np.ndarray]) -> bool:
     """Replace `path` with these arrays, atomically; then sweep the stale cache files.
     False when the file could not be written (a full or read-only disk only costs speed)."""
     tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp.npz")
@@ -40,7 +47,7 @@ def write_npz(path: Path, brain_path: Path | str, arrays: dict[str, np.ndarray])
         _remove(tmp)
         return False
     try:
-        sweep(path, brain_path)
+        sweep(path)
     except OSError:
         pass  # housekeeping: never a reason to fail a scan
     return True
@@ -64,6 +71,7 @@ def _write_registry(registry: dict[str, str]) -> None:
     path = _registry_path()
     tmp = path.with_name(f"brains.{os.getpid()}.tmp.json")
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         tmp.write_bytes(orjson.dumps(registry, option=orjson.OPT_SORT_KEYS))
         os.replace(tmp, path)
     except OSError:
@@ -92,11 +100,9 @@ def _is_stale(file: Path, name: str, registry: dict[str, str], just_written: Pat
     return not os.path.exists(owner)
 
 
-def sweep(just_written: Path, brain_path: Path | str) -> list[Path]:
-    """Register the brain that owns `just_written`, then delete every stale cache file
-    (`_is_stale`) and forget brains that are gone. The files deleted."""
+def sweep(just_written: Path) -> list[Path]:
+    """Delete every stale cache file (`_is_stale`) and forget brains that are gone; the files deleted."""
     registry = _read_registry()
-    registry[brain_cache_name(brain_path)] = os.path.realpath(str(brain_path))
     now, removed = time.time(), []
     for kind in KINDS:
         folder = cache_dir() / kind
@@ -111,5 +117,6 @@ def sweep(just_written: Path, brain_path: Path | str) -> list[Path]:
             except FileNotFoundError:
                 continue  # another process swept it first
     gone = {name for name, owner in registry.items() if not os.path.exists(owner)}
-    _write_registry({name: owner for name, owner in registry.items() if name not in gone})
+    if gone:
+        _write_registry({name: owner for name, owner in registry.items() if name not in gone})
     return removed

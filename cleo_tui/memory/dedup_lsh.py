@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import os
 import zipfile
 import zlib
 from collections.abc import Callable, Iterable, Sequence
@@ -39,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from cleo_tui.config import brain_cache_name, cache_dir
+from cleo_tui.memory.cache_files import brain_cache_file, write_npz
 
 NUM_PERM = 64
 LSH_THRESHOLD = 0.5   # Jaccard of word sets where a pair becomes likely to be a candidate
@@ -243,7 +242,7 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 def cache_path(brain_path: Path | str) -> Path:
     """The scan cache file of one brain (named by its path, `brain_cache_name`, and the version)."""
-    return cache_dir() / "dedup" / f"{brain_cache_name(brain_path)}-{SIGNATURE_VERSION}.npz"
+    return brain_cache_file("dedup", brain_path, SIGNATURE_VERSION)
 
 
 def pair_keys(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -317,16 +316,10 @@ class ScanCache:
         low, high = np.minimum(a, b), np.maximum(a, b)
         keys, chosen = np.unique(pair_keys(low, high), return_index=True)
         blob = "\n".join(texts.encoded[i] for i in first.tolist()).encode("utf-8", "surrogatepass")
-        tmp = self.path.with_name(f"{self.path.stem}.{os.getpid()}.tmp.npz")
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            np.savez(tmp, hashes=hashes, lengths=texts.lengths[first], sig=texts.sig[first],
-                     distinct=texts.distinct[first], words=np.frombuffer(blob, dtype=np.uint8),
-                     pair_key=keys, pair_a=low[chosen], pair_b=high[chosen], pair_score=score[chosen],
-                     pair_differs=differs[chosen])
-            os.replace(tmp, self.path)
-        except OSError:
-            tmp.unlink(missing_ok=True)
+        write_npz(self.path, {"hashes": hashes, "lengths": texts.lengths[first], "sig": texts.sig[first],
+                              "distinct": texts.distinct[first], "words": np.frombuffer(blob, dtype=np.uint8),
+                              "pair_key": keys, "pair_a": low[chosen], "pair_b": high[chosen],
+                              "pair_score": score[chosen], "pair_differs": differs[chosen]})
 
 
 def _ascending(values: np.ndarray) -> bool:

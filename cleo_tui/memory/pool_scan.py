@@ -17,7 +17,6 @@ import hashlib
 import itertools
 import json
 import operator
-import os
 import sqlite3
 import zipfile
 import zlib
@@ -34,8 +33,8 @@ from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.connection import decode_text
 from cleo_tui.brain.migrations import OVERRIDES
 from cleo_tui.brain.store import Brain
-from cleo_tui.config import brain_cache_name, cache_dir
 from cleo_tui.memory import detectors, mapping
+from cleo_tui.memory.cache_files import brain_cache_file, write_npz
 from cleo_tui.memory.detectors import Findings
 from cleo_tui.memory.seed_types import render_line
 from cleo_tui.memory.token_cache import CountStats, Progress, TokenCache, count_line_units
@@ -834,8 +833,7 @@ class _FindingsFile:
     """The per-brain cache of findings by (rowid, content key), next to the token cache."""
 
     def __init__(self, brain: Brain) -> None:
-        name = f"{brain_cache_name(brain.path)}-{detectors.RULES_KEY}-{_KEYS_FORMAT}.npz"
-        self.path = cache_dir() / "row_findings" / name
+        self.path = brain_cache_file("row_findings", brain.path, f"{detectors.RULES_KEY}-{_KEYS_FORMAT}")
         self.rowids = np.zeros(0, dtype=np.int64)
         self.keys = np.zeros(0, dtype=np.uint64)
         self.entries = np.zeros(0, dtype=np.int32)
@@ -875,13 +873,8 @@ class _FindingsFile:
             keys = np.concatenate([keys, self.keys[keep]])
             entries = np.concatenate([entries, self.entries[keep]])
         blob = "\x1d".join(detectors._encode(t) for t in table).encode("utf-8", "surrogatepass")
-        tmp = self.path.with_name(f"{self.path.stem}.{os.getpid()}.tmp.npz")
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            np.savez(tmp, rowids=rowids, keys=keys, entries=entries, table=np.frombuffer(blob, dtype=np.uint8))
-            os.replace(tmp, self.path)
-        except OSError:
-            tmp.unlink(missing_ok=True)
+        write_npz(self.path, {"rowids": rowids, "keys": keys, "entries": entries,
+                              "table": np.frombuffer(blob, dtype=np.uint8)})
 
 
 def live_reflection_texts(brain: Brain) -> list[str]:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import os
 import zipfile
 from collections import Counter
 from collections.abc import Collection, Iterator
@@ -30,8 +29,8 @@ import orjson
 
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.store import Brain
-from cleo_tui.config import brain_cache_name, cache_dir
 from cleo_tui.memory import detectors, pool_scan
+from cleo_tui.memory.cache_files import brain_cache_file, write_npz
 from cleo_tui.memory.pool_scan import BrainScan, EdgeSet
 
 FORMAT = "1"
@@ -41,7 +40,7 @@ _MOST_CHANGED = 0.25  # more rows than this changed: a fresh scan costs less tha
 
 def snapshot_path(brain: Brain) -> Path:
     """Where the brain's snapshot lives (by its path, the detectors' rules and this format)."""
-    return cache_dir() / "scan_snapshots" / f"{brain_cache_name(brain.path)}-{detectors.RULES_KEY}-{FORMAT}.npz"
+    return brain_cache_file("scan_snapshots", brain.path, f"{detectors.RULES_KEY}-{FORMAT}")
 
 
 def _json(value: Any) -> np.ndarray:
@@ -101,18 +100,9 @@ def save_snapshot(brain: Brain, scan: BrainScan) -> bool:
         }
     except (TypeError, orjson.JSONEncodeError):  # e.g. a lone surrogate from undecodable bytes
         return False
-    path = snapshot_path(brain)
-    tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp.npz")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        columns.update(rowids=scan.rowids, live=scan.live, rules=scan.rules, findings=scan.findings,
-                       notes=pool_scan._notes_of(scan), row_keys=scan.row_keys)
-        np.savez(tmp, allow_pickle=False, **columns)
-        os.replace(tmp, path)
-    except OSError:
-        tmp.unlink(missing_ok=True)
-        return False
-    return True
+    columns.update(rowids=scan.rowids, live=scan.live, rules=scan.rules, findings=scan.findings,
+                   notes=pool_scan._notes_of(scan), row_keys=scan.row_keys)
+    return write_npz(snapshot_path(brain), columns)
 
 
 def load_snapshot(brain: Brain) -> BrainScan | None:
