@@ -79,9 +79,17 @@ class PreviewChanges:
 
     @classmethod
     def of_pool(cls, brain: Brain, pool: PreparedPool) -> PreviewChanges | None:
-        """A watch on every row of `pool`, read from `brain` (None: the pool has no rowids to watch)."""
+        """A watch on every row of `pool`, read from `brain` (None: no rowids to watch, or the read failed).
+
+        Without a watch nothing is lost but the notice: a commit still leaves changed rows alone.
+        """
         rowids = pool_rowids(pool)
-        return None if rowids is None else cls.start(brain, rowids)
+        if rowids is None:
+            return None
+        try:
+            return cls.start(brain, rowids)
+        except sqlite3.Error:
+            return None
 
     def fold(self, old: PreparedPool, new: PreparedPool) -> None:
         """Watch the rows `new` holds above `old`'s high water too (CLEO's rows folded in)."""
@@ -107,12 +115,18 @@ class PreviewChanges:
             self.rowids = np.union1d(self.rowids, np.asarray(rowids, dtype=np.int64))
 
     def check(self, brain: Brain) -> ChangedRows:
-        """Find the pool's rows evicted or deleted since `start` (cheap unless something moved)."""
+        """Find the pool's rows evicted or deleted since `start` (cheap unless something moved).
+
+        A read that fails (the file gone, busy) finds nothing new; the next check tries again.
+        """
         with self._lock:
-            with brain.lock, _snapshot(brain.conn) as conn:
-                if self._stamps:
-                    self._find_evicted(conn)
-                self._find_deleted(conn)
+            try:
+                with brain.lock, _snapshot(brain.conn) as conn:
+                    if self._stamps:
+                        self._find_evicted(conn)
+                    self._find_deleted(conn)
+            except sqlite3.Error:
+                pass
         return self.counts()
 
     def counts(self, dropped_rowids: np.ndarray | None = None) -> ChangedRows:

@@ -191,7 +191,13 @@ class PruneScreen(PaneScreen):
         generation: int
         pool: PreparedPool
         by_size: Sequence[PoolEntry]
-        changes: PreviewChanges | None = None  # watches the pool's rows for CLEO's evictions and deletions
+
+    @dataclass(eq=False)
+    class PoolWatched(Message):
+        """The watch on the pool's rows for CLEO's evictions and deletions (`PreviewChanges`), after PoolReady."""
+
+        generation: int
+        changes: PreviewChanges | None
 
     @dataclass(eq=False)
     class PoolFailed(Message):
@@ -307,14 +313,15 @@ class PruneScreen(PaneScreen):
         reader = self.session.brain.reader()  # its own connection: page reads elsewhere never wait on this
         try:
             pool = prepare_pool(reader, tokenizer, session, progress)
-            changes = PreviewChanges.of_pool(reader, pool)  # marks read right after the pool's rows
+            by_size = pool.protected_by_size()  # the largest stand most in the way
+            self.post_message(self.PoolReady(generation, pool, by_size))
+            # The watch's marks are read right after the pool's rows, once the preview is on its way.
+            self.post_message(self.PoolWatched(generation, PreviewChanges.of_pool(reader, pool)))
         except BrainError as exc:
             self.post_message(self.PoolFailed(generation, str(exc)))
             return
         finally:
             reader.close()
-        by_size = pool.protected_by_size()  # the largest stand most in the way
-        self.post_message(self.PoolReady(generation, pool, by_size, changes))
 
     def on_prune_screen_pool_progress(self, message: PoolProgress) -> None:
         if message.generation == self.generation:
@@ -327,7 +334,6 @@ class PruneScreen(PaneScreen):
         self.preparing = False
         self.query_one("#prune-progress", ProgressBar).display = False
         self.pool = pool
-        self.changes = message.changes
         self._blockers = list(message.by_size[:BLOCKERS_SHOWN])
         stats = pool.count_stats
         # No timings here: the status line must read the same on every run (snapshots).
@@ -339,6 +345,10 @@ class PruneScreen(PaneScreen):
             self.budget = default_budget(pool.tokens_before)
             self._show_budget_text()
         self.set_budget(self.budget)
+
+    def on_prune_screen_pool_watched(self, message: PoolWatched) -> None:
+        if message.generation == self.generation:
+            self.changes = message.changes
 
     def on_prune_screen_pool_failed(self, message: PoolFailed) -> None:
         if message.generation != self.generation:
