@@ -699,6 +699,7 @@ BUSY_DELAYS_MS = (1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50, 100)  # SQLite's sqli
 PAUSE_MARGIN = 0.005  # the waiting writer must also be scheduled and take the lock
 SLICE_SECONDS = 0.01  # one batch aims at this long, so the clock is read often enough
 FIRST_BATCH = 4       # items in a run's first batch, before any cost is known
+SLOW_SPELL = 2.0      # a chunk that held the lock this many times its budget: the disk is in a slow spell
 
 
 def poll_gap(waited: float) -> float:
@@ -738,17 +739,21 @@ class Pace:
         self.per_item: float | None = None  # seconds, a moving average
         self.commit = 0.0                   # seconds a COMMIT took, likewise
 
-    def learn(self, items: int, seconds: float) -> None:
+    def learn(self, items: int, seconds: float, cut: bool = False) -> None:
         """Take in what the last batch cost: a dearer one at once, a cheaper one averaged in.
 
         Dear rows come in spells (the disk busy with a full-text merge or a checkpoint),
         so the batch after a slow one must already be small; a cheaper batch only
-        brings the estimate down gradually.
+        brings the estimate down gradually. A batch its chunk's clock `cut` is averaged
+        in either way: it read all its rows but wrote only some, so its cost a row is
+        overstated, and the cut already keeps the chunk short (taken at once, it would
+        shrink the next batches to a row or two for many chunks, each paying a batch's
+        reads and a pause).
         """
         if items <= 0:
             return
         cost = seconds / items
-        if self.per_item is None or cost >= self.per_item:
+        if self.per_item is None or (cost >= self.per_item and not cut):
             self.per_item = cost
         else:
             self.per_item = 0.7 * self.per_item + 0.3 * cost
@@ -813,7 +818,7 @@ class Slice:
     def did(self, items: int) -> None:
         """`items` of the last batch were done: learn what they cost."""
         self.left -= items
-        self.pace.learn(items, time.perf_counter() - self._taken_at)
+        self.pace.learn(items, time.perf_counter() - self._taken_at, self.cut)
 
     @property
     def full(self) -> bool:
@@ -860,9 +865,10 @@ def run_chunks(target: ChunkTarget, step: ChunkStep, budget: ChunkBudget | None 
     the run lasts, garbage collection waits (a full collection of a big pool takes
     hundreds of ms, inside a chunk or making a pause long) and the WAL is
     checkpointed by this run between chunks, never by CLEO's next commit
-    (`_own_checkpoints`). After a chunk its rows cut short (a slow spell of the
-    disk), the lock stays free at least as long as that chunk held it: CLEO's own
-    writes are slow in the spell too, and a chunk right after them would stack on them.
+    (`_own_checkpoints`). After a chunk that held the lock `SLOW_SPELL` times its
+    budget (a slow spell of the disk), the lock stays free at least as long as that
+    chunk held it: CLEO's own writes are slow in the spell too, and a chunk right
+    after them would stack on them.
     """
     budget = budget or ChunkBudget()
     pace = Pace(budget)
@@ -889,7 +895,7 @@ def run_chunks(target: ChunkTarget, step: ChunkStep, budget: ChunkBudget | None 
             if done:
                 return stats
             rest = budget.pause_after(held)
-            if part.cut and budget.pause:
+            if budget.pause and held > SLOW_SPELL * budget.seconds:
                 rest = max(rest, held)
             stats.checkpoints += _rest(target, rest)
             if budget.pause and watch.went_quiet():
