@@ -248,6 +248,8 @@ def report(size: int, r: dict) -> list[str]:
                           "lock) vs bare UPDATE, wall", c["floor"][1], c["writing"], goal="≤ 1.5×"))
         lines.append(_row("  the same plus its checkpoints (in the pauses, lock free)", c["floor"][1],
                           c["writing"] + c["checkpoints"]))
+        lines.append(_row(f"commit {c['rows']:,} rows vs bare UPDATE, CPU (this process)", c["floor"][0],
+                          c["ours"][0]))
     if "tui" in r:
         u = r["tui"]
         first = u["first screen (pty)"]

@@ -693,7 +693,9 @@ def undo_run(conn: sqlite3.Connection, run_id: int, summary: str = "") -> tuple[
 # writer sleeps through the gap, waits for the whole next chunk and, its sleeps
 # growing, may starve. Batches inside a chunk are sized by what the last ones cost,
 # so a chunk ends near its deadline whatever a row costs (CLEO's full-text triggers
-# make an UPDATE cost ten times a plain one, and now and then far more).
+# make an UPDATE cost ten times a plain one, and now and then far more); inside a batch
+# the clock is read before every row (`Slice.while_time`), so a batch whose rows turn
+# slow ends the chunk one row past its deadline and the rest go into the next chunk.
 
 BUSY_DELAYS_MS = (1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50, 100)  # SQLite's sqliteDefaultBusyCallback
 PAUSE_MARGIN = 0.005  # the waiting writer must also be scheduled and take the lock
