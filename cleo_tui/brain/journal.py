@@ -52,6 +52,7 @@ from cleo_tui.brain.errors import BrainError
 from cleo_tui.brain.migrations import RUN_CHANGES, RUNS
 
 IN_PROGRESS, DONE = "in_progress", "done"
+LATER = "later"  # an undo's verdict for a change its chunk had no time left to write (tried again next)
 # Columns CLEO changes on its own (on a read, in consolidation); an undo does not
 # count them as "changed by someone else". For updated rows only the first two
 # matter (the others are never written by cleo-tui's updates).
@@ -99,6 +100,7 @@ class UndoOutcome:
     remaining: int = 0     # changes still not undone (a later undo may try them again)
     cursor: int | None = None  # the last change tried (changes are undone last first, or see `forward`)
     forward: bool = False  # first change first: for a run that changed each row once (`each_row_once`)
+    stats: RunStats | None = None  # a chunked undo's cost (`run_chunks`)
 
     @property
     def complete(self) -> bool:
@@ -110,8 +112,14 @@ class UndoOutcome:
                 "complete": self.complete}
 
 
+# One encoder each, made once: `json.dumps` with options builds a new encoder per call, which
+# a commit of 100,000 rows (two documents a row) would pay 200,000 times. Same output.
+_encode = json.JSONEncoder(ensure_ascii=False).encode
+_encode_sorted = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
+
+
 def _key_json(key: Mapping[str, Any]) -> str:
-    return json.dumps(dict(key), sort_keys=True, ensure_ascii=False)
+    return _encode_sorted(dict(key))
 
 
 def _where(key: Mapping[str, Any]) -> tuple[str, list[Any]]:
@@ -144,7 +152,7 @@ def finish_run(conn: sqlite3.Connection, run_id: int, summary: str | None = None
 
 
 def _json(value: Mapping[str, Any] | None) -> str | None:
-    return None if value is None else json.dumps(dict(value), ensure_ascii=False)
+    return None if value is None else _encode(dict(value))
 
 
 def next_seq(conn: sqlite3.Connection, run_id: int) -> int:
@@ -200,14 +208,15 @@ def update_row(conn: sqlite3.Connection, run_id: int, table: str, key: Mapping[s
 
 def update_many(conn: sqlite3.Connection, run_id: int, table: str, key_column: str, keys: Iterable[Any],
                 values: Mapping[str, Any], only_if: str | None = None,
-                before: Mapping[Any, Mapping[str, Any]] | None = None) -> list[Any]:
+                before: Mapping[Any, Mapping[str, Any]] | None = None, part: Slice | None = None) -> list[Any]:
     """`update_row` for many rows of one table keyed by one column, in a few statements; the keys updated.
 
     Inside the caller's write transaction the rows read are the rows updated (no
     other writer can come in between). `before` gives, by key, the rows the caller
     has just read in this transaction (holding at least the columns of `values`,
     and only rows that meet `only_if`): they are not read again. Keys are the
-    values as stored.
+    values as stored. With `part`, the rows are updated while its chunk's clock
+    allows (`Slice.while_time`): the keys updated are then a prefix of those found.
     """
     wanted = list(dict.fromkeys(keys))
     cols = list(values)
@@ -219,10 +228,28 @@ def update_many(conn: sqlite3.Connection, run_id: int, table: str, key_column: s
     sets = ", ".join(f'"{c}" = ?' for c in cols)
     new = list(values.values())
     extra = f" AND ({only_if})" if only_if else ""
-    conn.executemany(f'UPDATE "{table}" SET {sets} WHERE "{key_column}" = ?{extra}', [(*new, k) for k in done])
+    params = [(*new, k) for k in done]
+    ran = _executemany(conn, f'UPDATE "{table}" SET {sets} WHERE "{key_column}" = ?{extra}', params, part)
+    done = done[:ran]
     record_many(conn, run_id, table, [({key_column: k}, dict(zip(cols, found[k], strict=True)), None)
                                       for k in done], after_json=_json(values))
     return done
+
+
+def _executemany(conn: sqlite3.Connection, sql: str, params: list[tuple], part: Slice | None) -> int:
+    """`executemany` of `params` (all, or while `part`'s clock allows); how many ran."""
+    if part is None:
+        conn.executemany(sql, params)
+        return len(params)
+    ran = 0
+
+    def counted() -> Iterator[tuple]:
+        nonlocal ran
+        for one in part.while_time(params):
+            ran += 1
+            yield one
+    conn.executemany(sql, counted())  # sqlite3 takes the parameters one statement at a time
+    return ran
 
 
 def _read_where(conn: sqlite3.Connection, table: str, key_column: str, keys: list[Any], cols: list[str],
@@ -489,8 +516,17 @@ def undo_some(conn: sqlite3.Connection, outcome: UndoOutcome, part: Slice | None
         changes = _pending_changes(conn, outcome, count)
         if not changes:
             return True
+        verdicts = _reverse_batch(conn, outcome.undo_id, changes, part=part)
+        later = [c.seq for c, (verdict, _why) in zip(changes, verdicts, strict=True) if verdict == LATER]
+        # Cut short by the chunk's clock: the next batch goes on from the first change not tried;
+        # changes past it that were restored or found missing are marked and not read again,
+        # skipped ones are read again (and named then).
+        resume = None if not later else min(later) if outcome.forward else max(later)
         done_seqs = []
-        for change, (verdict, why) in zip(changes, _reverse_batch(conn, outcome.undo_id, changes), strict=True):
+        for change, (verdict, why) in zip(changes, verdicts, strict=True):
+            if verdict == LATER or (verdict == "skipped" and resume is not None
+                                    and (change.seq > resume if outcome.forward else change.seq < resume)):
+                continue
             if verdict == "restored":
                 outcome.restored += 1
                 done_seqs.append(change.seq)
@@ -501,6 +537,11 @@ def undo_some(conn: sqlite3.Connection, outcome: UndoOutcome, part: Slice | None
                 outcome.skipped.append({"id": _name(change.table, change.key), "why": why})
         conn.executemany(f"UPDATE {RUN_CHANGES} SET undone_by = ? WHERE run_id = ? AND seq = ?",
                          [(outcome.undo_id, outcome.run_id, s) for s in done_seqs])
+        if resume is not None:
+            outcome.cursor = resume - 1 if outcome.forward else resume + 1
+            if part is not None:
+                part.did(len(changes) - len(later))
+            return False
         outcome.cursor = changes[-1].seq
         if part is not None:
             part.did(len(changes))
@@ -509,11 +550,13 @@ def undo_some(conn: sqlite3.Connection, outcome: UndoOutcome, part: Slice | None
 
 
 def _reverse_batch(conn: sqlite3.Connection, undo_id: int | None, changes: list[_Change],
-                   exact: bool = False) -> list[tuple[str, str]]:
+                   exact: bool = False, part: Slice | None = None) -> list[tuple[str, str]]:
     """`reverse_change` for each of `changes`, in order, runs of one shape together; the verdicts.
 
     A run holds a row once at most (a second change of it ends the run: it must
-    see the first one's result).
+    see the first one's result). With `part`, rows are written while its chunk's
+    clock allows; the changes not tried then get the verdict LATER (nothing of them
+    was written).
     """
     verdicts: list[tuple[str, str]] = []
     group: list[_Change] = []
@@ -521,11 +564,15 @@ def _reverse_batch(conn: sqlite3.Connection, undo_id: int | None, changes: list[
 
     def flush() -> None:
         if group:
-            verdicts.extend(_reverse_updates(conn, undo_id, group, exact))
+            verdicts.extend(_reverse_updates(conn, undo_id, group, exact, part))
         group.clear()
         keys.clear()
 
     for change in changes:
+        if part is not None and part.cut:
+            flush()
+            verdicts.append((LATER, ""))
+            continue
         shape = change.shape
         key = _key_json(change.key)
         if group and (shape != group[0].shape or key in keys):
@@ -540,8 +587,11 @@ def _reverse_batch(conn: sqlite3.Connection, undo_id: int | None, changes: list[
 
 
 def _reverse_updates(conn: sqlite3.Connection, undo_id: int | None, changes: list[_Change],
-                     exact: bool) -> list[tuple[str, str]]:
-    """`reverse_change` of updated rows of one shape (table, key column, columns), in a few statements."""
+                     exact: bool, part: Slice | None = None) -> list[tuple[str, str]]:
+    """`reverse_change` of updated rows of one shape (table, key column, columns), in a few statements.
+
+    With `part` the rows are written while its clock allows; rows not written get LATER.
+    """
     table, key_column, after_columns, _before_columns = changes[0].shape or ("", "", (), ())
     owned = [c for c in after_columns if c not in READ_BOOKKEEPING]
     bookkeeping = [c for c in after_columns if c in READ_BOOKKEEPING]
@@ -552,9 +602,9 @@ def _reverse_updates(conn: sqlite3.Connection, undo_id: int | None, changes: lis
     keys = [c.key[key_column] for c in changes]
     rowids: dict[Any, Any] = {}
     for start in range(0, len(keys), IN_BATCH):
-        part = keys[start:start + IN_BATCH]
+        some = keys[start:start + IN_BATCH]
         for row in conn.execute(f'SELECT {select} FROM "{table}" WHERE "{key_column}" IN '
-                                f'({",".join("?" * len(part))})', part).fetchall():
+                                f'({",".join("?" * len(some))})', some).fetchall():
             current[row[0]] = dict(zip(after_columns, row[1:-1], strict=True))
             rowids[row[0]] = row[-1] if isinstance(row[-1], int) else 0
     now = cleo_timestamp() if "updated_at" in after_columns and not exact else None
@@ -579,13 +629,22 @@ def _reverse_updates(conn: sqlite3.Connection, undo_id: int | None, changes: lis
             values["updated_at"] = now
         if values:
             restore.setdefault(tuple(values), []).append((key, values, {c: row[c] for c in values}))
+    not_written: set[Any] = set()
     for columns, rows in restore.items():
         rows.sort(key=lambda r: rowids[r[0]])
+        if part is not None and part.cut:
+            not_written.update(key for key, _values, _was in rows)
+            continue
         sets = ", ".join(f'"{c}" = ?' for c in columns)
-        conn.executemany(f'UPDATE "{table}" SET {sets} WHERE "{key_column}" = ?',
-                         [(*values.values(), key) for key, values, _ in rows])
+        ran = _executemany(conn, f'UPDATE "{table}" SET {sets} WHERE "{key_column}" = ?',
+                           [(*values.values(), key) for key, values, _ in rows], part)
+        not_written.update(key for key, _values, _was in rows[ran:])
+        rows = rows[:ran]
         if undo_id is not None:
             record_many(conn, undo_id, table, [({key_column: key}, was, values) for key, values, was in rows])
+    if not_written:
+        verdicts = [(LATER, "") if verdict[0] == "restored" and change.key[key_column] in not_written else verdict
+                    for change, verdict in zip(changes, verdicts, strict=True)]
     return verdicts
 
 
@@ -634,12 +693,15 @@ def undo_run(conn: sqlite3.Connection, run_id: int, summary: str = "") -> tuple[
 # writer sleeps through the gap, waits for the whole next chunk and, its sleeps
 # growing, may starve. Batches inside a chunk are sized by what the last ones cost,
 # so a chunk ends near its deadline whatever a row costs (CLEO's full-text triggers
-# make an UPDATE cost ten times a plain one, and now and then far more).
+# make an UPDATE cost ten times a plain one, and now and then far more); inside a batch
+# the clock is read before every row (`Slice.while_time`), so a batch whose rows turn
+# slow ends the chunk one row past its deadline and the rest go into the next chunk.
 
 BUSY_DELAYS_MS = (1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50, 100)  # SQLite's sqliteDefaultBusyCallback
 PAUSE_MARGIN = 0.005  # the waiting writer must also be scheduled and take the lock
 SLICE_SECONDS = 0.01  # one batch aims at this long, so the clock is read often enough
 FIRST_BATCH = 4       # items in a run's first batch, before any cost is known
+SLOW_SPELL = 2.0      # a chunk that held the lock this many times its budget: the disk is in a slow spell
 
 
 def poll_gap(waited: float) -> float:
@@ -679,17 +741,21 @@ class Pace:
         self.per_item: float | None = None  # seconds, a moving average
         self.commit = 0.0                   # seconds a COMMIT took, likewise
 
-    def learn(self, items: int, seconds: float) -> None:
+    def learn(self, items: int, seconds: float, cut: bool = False) -> None:
         """Take in what the last batch cost: a dearer one at once, a cheaper one averaged in.
 
         Dear rows come in spells (the disk busy with a full-text merge or a checkpoint),
         so the batch after a slow one must already be small; a cheaper batch only
-        brings the estimate down gradually.
+        brings the estimate down gradually. A batch its chunk's clock `cut` is averaged
+        in either way: it read all its rows but wrote only some, so its cost a row is
+        overstated, and the cut already keeps the chunk short (taken at once, it would
+        shrink the next batches to a row or two for many chunks, each paying a batch's
+        reads and a pause).
         """
         if items <= 0:
             return
         cost = seconds / items
-        if self.per_item is None or cost >= self.per_item:
+        if self.per_item is None or (cost >= self.per_item and not cut):
             self.per_item = cost
         else:
             self.per_item = 0.7 * self.per_item + 0.3 * cost
@@ -709,7 +775,24 @@ class Slice:
     def __init__(self, pace: Pace, deadline: float, cap: int) -> None:
         self.pace, self.deadline, self.left = pace, deadline, cap
         self.batches = 0
+        self.cut = False  # a batch stopped at the deadline (its rows turned slow): the chunk ends
         self._taken_at = 0.0
+        self._rows = 0    # rows written in this chunk
+
+    def while_time(self, items: Iterable[Any]) -> Iterator[Any]:
+        """The items, one by one, until the deadline passes (the chunk's first always).
+
+        Rows come in slow spells (the disk busy: every statement, CLEO's own too,
+        costs tens of times the usual for a second or two): a batch sized on the last
+        ones' cost would then hold the lock many times the chunk's time. Reading the
+        clock before each row ends the chunk one row past its deadline instead.
+        """
+        for item in items:
+            if self._rows and time.perf_counter() >= self.deadline:
+                self.cut = True
+                return
+            self._rows += 1
+            yield item
 
     def take(self, available: int = IN_BATCH) -> int:
         """Items for the next batch (at most `available`); 0 when the chunk is full.
@@ -718,7 +801,7 @@ class Slice:
         """
         now = time.perf_counter()
         room = self.deadline - now
-        if self.batches and room <= 0:
+        if self.batches and (room <= 0 or self.cut):
             return 0
         per_item = self.pace.per_item
         if per_item is None:
@@ -737,11 +820,11 @@ class Slice:
     def did(self, items: int) -> None:
         """`items` of the last batch were done: learn what they cost."""
         self.left -= items
-        self.pace.learn(items, time.perf_counter() - self._taken_at)
+        self.pace.learn(items, time.perf_counter() - self._taken_at, self.cut)
 
     @property
     def full(self) -> bool:
-        return self.left <= 0 or time.perf_counter() >= self.deadline
+        return self.cut or self.left <= 0 or time.perf_counter() >= self.deadline
 
 
 class ChunkTarget(Protocol):
@@ -759,36 +842,69 @@ class ChunkTarget(Protocol):
 ChunkStep = Callable[[sqlite3.Connection, Slice, bool], bool]  # (conn, slice, first chunk) -> done
 
 
-def run_chunks(target: ChunkTarget, step: ChunkStep, budget: ChunkBudget | None = None) -> None:
-    """Call `step` in one short write transaction after another until it says it is done.
+@dataclass
+class RunStats:
+    """What a chunked run cost, measured by the run itself (`run_chunks`)."""
+
+    chunks: int = 0
+    held: float = 0.0     # seconds the write lock was held, from BEGIN's grant to COMMIT's end, all chunks
+    longest: float = 0.0  # the longest chunk, likewise
+    waited: float = 0.0   # seconds BEGIN waited for the lock (another writer held it)
+    paused: float = 0.0   # seconds between chunks (the checkpoints included)
+    checkpoints: float = 0.0  # seconds of the pauses spent checkpointing the WAL (the lock free)
+    cut: int = 0          # chunks ended at their deadline by rows that turned slow (`Slice.while_time`)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"chunks": self.chunks, "held_s": round(self.held, 3), "longest_ms": round(self.longest * 1000, 1),
+                "waited_s": round(self.waited, 3), "paused_s": round(self.paused, 3),
+                "checkpoints_s": round(self.checkpoints, 3), "cut": self.cut}
+
+
+def run_chunks(target: ChunkTarget, step: ChunkStep, budget: ChunkBudget | None = None) -> RunStats:
+    """Call `step` in one short write transaction after another until it says it is done; what it cost.
 
     The first chunk passes the sweep gate (a run that started also finishes). While
     the run lasts, garbage collection waits (a full collection of a big pool takes
     hundreds of ms, inside a chunk or making a pause long) and the WAL is
     checkpointed by this run between chunks, never by CLEO's next commit
-    (`_own_checkpoints`).
+    (`_own_checkpoints`). After a chunk that held the lock `SLOW_SPELL` times its
+    budget (a slow spell of the disk), the lock stays free at least as long as that
+    chunk held it: CLEO's own writes are slow in the spell too, and a chunk right
+    after them would stack on them.
     """
     budget = budget or ChunkBudget()
     pace = Pace(budget)
     watch = _Watch(target)
+    stats = RunStats()
     first = True
     with _own_checkpoints(target), _gc_paused():
         while True:
             asked = time.perf_counter()
             with target.write(sweep_check=first) as conn:
-                done = step(conn, pace.slice(time.perf_counter()), first)
+                began = time.perf_counter()
+                part = pace.slice(began)
+                done = step(conn, part, first)
                 committing = time.perf_counter()
             now = time.perf_counter()
             pace.learn_commit(now - committing)
+            held = now - began
+            stats.chunks += 1
+            stats.held += held
+            stats.longest = max(stats.longest, held)
+            stats.waited += began - asked
+            stats.cut += part.cut
             first = False
             if done:
-                return
-            held = now - asked
-            _rest(target, budget.pause_after(held))
+                return stats
+            rest = budget.pause_after(held)
+            if budget.pause and held > SLOW_SPELL * budget.seconds:
+                rest = max(rest, held)
+            stats.checkpoints += _rest(target, rest)
             if budget.pause and watch.went_quiet():
                 # CLEO wrote in the last pause but not in this one: a writer may have missed
                 # it (not scheduled in time); its sleeps have grown, so wait one out.
-                pause(poll_gap(held + budget.pause_after(held)) + PAUSE_MARGIN)
+                pause(poll_gap(held + rest) + PAUSE_MARGIN)
+            stats.paused += time.perf_counter() - now
 
 
 class _Watch:
@@ -815,14 +931,16 @@ class _Watch:
 
 
 def write_in_chunks(target: ChunkTarget, items: list[Any],
-                    step: Callable[[sqlite3.Connection, list[Any]], None],
+                    step: Callable[[sqlite3.Connection, list[Any], Slice], int | None],
                     start: Callable[[sqlite3.Connection], None],
                     finish: Callable[[sqlite3.Connection], None],
-                    budget: ChunkBudget | None = None) -> None:
+                    budget: ChunkBudget | None = None) -> RunStats:
     """Write `items` in short transactions (`run_chunks`): `start` in the first, `finish` in the last.
 
-    `step(conn, batch)` writes one batch; batches are sized so a chunk holds the
-    lock about `budget.seconds`.
+    `step(conn, batch, part)` writes one batch and returns how many of its items
+    it did (None: all); fewer when `part`'s clock ran out (`Slice.while_time`):
+    the rest go into the next chunk. Batches are sized so a chunk holds the lock
+    about `budget.seconds`.
     """
     position = 0
 
@@ -834,13 +952,16 @@ def write_in_chunks(target: ChunkTarget, items: list[Any],
             count = part.take(len(items) - position)
             if not count:
                 return False
-            step(conn, items[position:position + count])
-            position += count
-            part.did(count)
+            did = step(conn, items[position:position + count], part)
+            did = count if did is None else did
+            position += did
+            part.did(did)
+            if did < count:
+                return False
         finish(conn)
         return True
 
-    run_chunks(target, chunk, budget)
+    return run_chunks(target, chunk, budget)
 
 
 def pause(seconds: float | None = None) -> None:
@@ -848,19 +969,22 @@ def pause(seconds: float | None = None) -> None:
     time.sleep(CHUNK_PAUSE if seconds is None else seconds)  # not a synchronisation: the busy handler needs the gap
 
 
-def _rest(target: ChunkTarget, seconds: float) -> None:
-    """The pause between two chunks: checkpoint what the last one wrote, then sleep the rest."""
-    started = time.perf_counter()
+def _rest(target: ChunkTarget, seconds: float) -> float:
+    """The pause between two chunks: sleep, then checkpoint what the last chunks wrote; the checkpoint's seconds.
+
+    The sleep comes first: a writer that waited for the chunk takes the lock at its
+    next try and writes while the disk is not also busy with the checkpoint's pages.
+    """
     if seconds <= 0:
-        return
+        return 0.0
+    pause(seconds)
+    started = time.perf_counter()
     with target.lock:
         try:
             target.conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
         except sqlite3.OperationalError:
             pass  # busy or not in WAL mode: CLEO's connection or the next pause does it
-    left = seconds - (time.perf_counter() - started)
-    if left > 0:
-        pause(left)
+    return time.perf_counter() - started
 
 
 @contextmanager

@@ -97,14 +97,16 @@ def eviction_values(brain: Brain, now: str, extra: dict[str, Any] | None = None)
 
 def evict_rows(brain: Brain, conn: sqlite3.Connection, run_id: int, ids: Iterable[str],
                now: str, extra: dict[str, Any] | None = None,
-               read: dict[str, dict[str, Any]] | None = None) -> list[str]:
+               read: dict[str, dict[str, Any]] | None = None, part: journal.Slice | None = None) -> list[str]:
     """Soft-evict each live row of `ids` inside the caller's transaction; returns those evicted.
 
     Rows already evicted (by CLEO or anyone) or gone are skipped, not overwritten.
     Rows are addressed by the id as stored (see `stored_ids`). `read` gives, by
     id, the live rows the caller has just read in this transaction (their "id" as
     stored and at least the columns `eviction_values` sets): they are not read again.
-    `extra` adds columns to set with the eviction (e.g. quality_score).
+    `extra` adds columns to set with the eviction (e.g. quality_score). With `part`
+    the rows are written while its chunk's clock allows: those evicted are then a
+    prefix of the live rows of `ids` (`journal.update_many`).
     """
     values = eviction_values(brain, now, extra)
     wanted = list(ids)
@@ -115,7 +117,7 @@ def evict_rows(brain: Brain, conn: sqlite3.Connection, run_id: int, ids: Iterabl
         stored, before = stored_ids(conn, wanted), None
     present = [i for i in wanted if i in stored]
     done = set(journal.update_many(conn, run_id, cs.OBSERVATIONS, "id", [stored[i] for i in present], values,
-                                   only_if="invalid_at IS NULL", before=before))
+                                   only_if="invalid_at IS NULL", before=before, part=part))
     return [i for i in present if stored[i] in done]
 
 
@@ -216,7 +218,8 @@ def undo_detailed(brain: Brain, run_id: int, budget: journal.ChunkBudget | None 
         journal.end_undo(conn, outcomes[0])
         return True
 
-    journal.run_chunks(brain, chunk, budget)
+    stats = journal.run_chunks(brain, chunk, budget)
+    outcomes[0].stats = stats
     return outcomes[0]
 
 

@@ -636,6 +636,7 @@ class CommitResult:
     new_rows: int                   # live rows in scope that arrived after the preview
     new_tokens: int
     hidden_from_cleo: bool = False
+    stats: journal.RunStats | None = None  # what the chunks cost (time holding the write lock ...)
 
     @property
     def within_target(self) -> bool:
@@ -713,20 +714,37 @@ def commit_preview(brain: Brain, preview: PrunePreview, hide_from_cleo: bool = F
 
     also = [c for c in curation.eviction_values(brain, now, extra) if c not in tags.POOL_COLUMNS]
 
-    def step(conn: Any, chunk: list[tuple[str, int]]) -> None:
+    def step(conn: Any, chunk: list[tuple[str, int]], part: journal.Slice) -> int | None:
+        known = len(skipped)
         fresh = _still_as_previewed(brain, conn, chunk, preview.pool.tokenizer, skipped, changed_units, also)
-        evicted.extend(curation.evict_rows(brain, conn, run[0], list(fresh), now, extra, read=fresh))
+        done = curation.evict_rows(brain, conn, run[0], list(fresh), now, extra, read=fresh, part=part)
+        evicted.extend(done)
+        if len(done) == len(fresh):
+            return None
+        return _cut_at(chunk, done[-1] if done else None, skipped, known)
 
     def finish(conn: Any) -> None:
         journal.finish_run(conn, run[0], f"pruned {len(evicted)} observations to {preview.budget} tokens "
                                          f"({preview.tokenizer})" + (f", {len(skipped)} changed since left alone"
                                                                      if skipped else ""))
 
-    journal.write_in_chunks(brain, entries, step, start, finish, budget)
+    stats = journal.write_in_chunks(brain, entries, step, start, finish, budget)
     evicted, skipped = _in_drop_order(ids, evicted, skipped)
     tokens_now, new_rows, new_tokens = _pool_now(brain, preview, changed_units)
     return CommitResult(run[0], preview.budget, preview.target, evicted, skipped, tokens_now, new_rows,
-                        new_tokens, bool(extra))
+                        new_tokens, bool(extra), stats)
+
+
+def _cut_at(chunk: list[tuple[str, int]], last: str | None, skipped: list[dict[str, str]], known: int) -> int:
+    """A batch its chunk's clock cut after evicting `last`: how many of its items are done.
+
+    The rest go into the next chunk, which reads them again: the rows of the rest this
+    batch put into `skipped` (after its first `known`) come out.
+    """
+    done = 0 if last is None else next(k for k, (obs_id, _units) in enumerate(chunk) if obs_id == last) + 1
+    rest = {obs_id for obs_id, _units in chunk[done:]}
+    skipped[known:] = [s for s in skipped[known:] if s["id"] not in rest]
+    return done
 
 
 def _dropped_in_rowid_order(preview: PrunePreview) -> list[tuple[str, int]]:
@@ -746,6 +764,13 @@ def _dropped_in_rowid_order(preview: PrunePreview) -> list[tuple[str, int]]:
         return entries
     rowids = pool.scan.rowids[rows]  # type: ignore[union-attr]  # `_scan_rows` found a scan
     return [entries[k] for k in np.argsort(rowids, kind="stable").tolist()]
+
+
+def pool_rowids(pool: PreparedPool, dropped: int | None = None) -> np.ndarray | None:
+    """The rowids of the pool's rows (of its first `dropped` in drop order), or None without a scan."""
+    positions = np.arange(len(pool)) if dropped is None else pool.droppable.positions[:dropped]
+    rows = _scan_rows(pool, positions)
+    return None if rows is None else pool.scan.rowids[rows]  # type: ignore[union-attr]  # a scan was found
 
 
 def _scan_rows(pool: PreparedPool, positions: np.ndarray) -> np.ndarray | None:

@@ -105,8 +105,10 @@ scope; every budget change then re-previews at once from its drop order.
     notes="""\
 **FELL BACK** means the target cannot be met: every unprotected row is dropped and the
 protected rows alone are over the target; the rows named beside it are the largest of them.
-A commit is refused when the pool changed since the preview (CLEO wrote, or a pin); recompute
-and look again. On a read-only brain commit and undo are disabled.
+While CLEO writes, the status line says how many new observations joined the drop order
+and how many rows of this preview CLEO evicted or deleted since; a commit evicts only the
+previewed rows still as shown and lists the others. On a read-only brain commit and undo are
+disabled.
 """)
 
 REVIEW_HELP = PaneHelp(

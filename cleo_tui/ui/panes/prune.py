@@ -26,6 +26,7 @@ from cleo_tui.brain.observation_reads import live_sessions
 from cleo_tui.memory import curation
 from cleo_tui.memory.budget import budget_text, default_budget, default_export_name, nice_step, stepped, write_export
 from cleo_tui.memory.cleo_effects import eviction_in_cleo
+from cleo_tui.memory.preview_changes import PreviewChanges
 from cleo_tui.memory.pruner import (
     MAX_BUDGET,
     BadBudget,
@@ -35,6 +36,7 @@ from cleo_tui.memory.pruner import (
     PrunePreview,
     commit_preview,
     parse_budget,
+    pool_rowids,
     prepare_pool,
 )
 from cleo_tui.memory.tokenizers import CHARS4, TOKENIZER_NAMES
@@ -191,6 +193,13 @@ class PruneScreen(PaneScreen):
         by_size: Sequence[PoolEntry]
 
     @dataclass(eq=False)
+    class PoolWatched(Message):
+        """The watch on the pool's rows for CLEO's evictions and deletions (`PreviewChanges`), after PoolReady."""
+
+        generation: int
+        changes: PreviewChanges | None
+
+    @dataclass(eq=False)
     class PoolFailed(Message):
         generation: int
         error: str
@@ -237,6 +246,8 @@ class PruneScreen(PaneScreen):
         self._blockers: list[PoolEntry] = []
         self.live_rows = 0  # rows CLEO added since the preview was prepared (folded in)
         self.live_tokens = 0
+        self.changes: PreviewChanges | None = None  # rows of the pool CLEO evicted or deleted since
+        self._changed: tuple[object, int, str] = (None, 0, "")  # (preview, drop count, notice) last shown
 
     # -- layout -------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -286,6 +297,7 @@ class PruneScreen(PaneScreen):
         """
         self.generation += 1
         self.preparing = True
+        self.changes = None  # the next pool brings its own watch
         bar = self.query_one("#prune-progress", ProgressBar)
         bar.update(total=None, progress=0)
         bar.display = True
@@ -301,13 +313,15 @@ class PruneScreen(PaneScreen):
         reader = self.session.brain.reader()  # its own connection: page reads elsewhere never wait on this
         try:
             pool = prepare_pool(reader, tokenizer, session, progress)
+            by_size = pool.protected_by_size()  # the largest stand most in the way
+            self.post_message(self.PoolReady(generation, pool, by_size))
+            # The watch's marks are read right after the pool's rows, once the preview is on its way.
+            self.post_message(self.PoolWatched(generation, PreviewChanges.of_pool(reader, pool)))
         except BrainError as exc:
             self.post_message(self.PoolFailed(generation, str(exc)))
             return
         finally:
             reader.close()
-        by_size = pool.protected_by_size()  # the largest stand most in the way
-        self.post_message(self.PoolReady(generation, pool, by_size))
 
     def on_prune_screen_pool_progress(self, message: PoolProgress) -> None:
         if message.generation == self.generation:
@@ -331,6 +345,10 @@ class PruneScreen(PaneScreen):
             self.budget = default_budget(pool.tokens_before)
             self._show_budget_text()
         self.set_budget(self.budget)
+
+    def on_prune_screen_pool_watched(self, message: PoolWatched) -> None:
+        if message.generation == self.generation:
+            self.changes = message.changes
 
     def on_prune_screen_pool_failed(self, message: PoolFailed) -> None:
         if message.generation != self.generation:
@@ -451,6 +469,8 @@ class PruneScreen(PaneScreen):
         elif self.pool is not None:
             parts.append(f"{len(self.pool):,} live observations · {self.pool.tokenizer.name} · {scope}")
             parts += [self.live_notice()] if self.live_rows else []
+            changed = self.changed_notice()
+            parts += [changed] if changed else []
             if self.pool_note:
                 parts.append(self.pool_note)
         brain = self.session.brain
@@ -700,16 +720,34 @@ class PruneScreen(PaneScreen):
         return (f"{rows:,} new observation{'s' if rows != 1 else ''} since this preview, "
                 f"{self.live_tokens:+,} tokens (in the drop order now)")
 
+    def changed_notice(self) -> str:
+        """ "N rows of this preview changed since (evicted or deleted by CLEO)…", or "" (`PreviewChanges`)."""
+        preview, changes = self.preview, self.changes
+        if preview is None or changes is None:
+            return ""
+        shown_for, drop_count, notice = self._changed
+        if shown_for is not preview or drop_count != preview.drop_count:
+            found = changes.counts()
+            if found.total:  # which of them the preview drops: only worth reading when some changed
+                found = changes.counts(pool_rowids(preview.pool, preview.drop_count))
+            notice = found.notice()
+            self._changed = (preview, preview.drop_count, notice)
+        return notice
+
     def fold_new_rows(self) -> None:
-        """Fold the rows CLEO added into the prepared pool in a worker (never a full prepare)."""
+        """Fold the rows CLEO added into the prepared pool in a worker (never a full prepare);
+        look for rows of the pool CLEO evicted or deleted meanwhile."""
         if self.pool is not None:
-            self._fold(self.generation, self.pool)
+            self._fold(self.generation, self.pool, self.changes)
 
     @work(thread=True, exclusive=True, group="prune-fold", exit_on_error=False)
-    def _fold(self, generation: int, pool: PreparedPool) -> None:
+    def _fold(self, generation: int, pool: PreparedPool, changes: PreviewChanges | None) -> None:
         reader = self.session.brain.reader()
         try:
             folded = pool.refreshed(reader)
+            if changes is not None:
+                changes.fold(pool, folded)
+                changes.check(reader)
         finally:
             reader.close()
         by_size = folded.protected_by_size()
@@ -720,6 +758,7 @@ class PruneScreen(PaneScreen):
         if message.generation != self.generation or old is None or self.preparing:
             return  # prepared anew meanwhile
         pool = message.pool
+        self._changed = (None, 0, "")  # the checks may have found more: count again
         self.live_rows += len(pool) - len(old)
         self.live_tokens += pool.tokens_before - old.tokens_before
         self.pool = pool

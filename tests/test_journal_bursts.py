@@ -1,0 +1,96 @@
+"""Chunks under a slow spell of the disk: rows that turn slow mid-batch end the chunk at once.
+
+The clock is simulated (journal's `time` replaced): each row a chunk writes costs 1 ms,
+the rows of a "burst" 50 ms (a temporary trigger on the test's own connection ticks
+the clock per row; the brain file is not changed). Nothing sleeps.
+"""
+
+from __future__ import annotations
+
+import types
+
+import pytest
+
+from cleo_tui.brain import journal
+from cleo_tui.memory import curation
+from cleo_tui.memory.pruner import commit_preview, prepare_pool
+from tests.pruner_fixtures import add_observation, new_brain
+
+ROW, SLOW = 0.001, 0.050
+BURST = range(25, 60)  # the 25th to 59th row written in a run are slow
+
+
+class Clock:
+    """The simulated clock: rows advance it (`tick`), pauses too (`sleep`)."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.rows = 0
+
+    def perf_counter(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+    def tick(self, _rowid: int) -> None:
+        self.now += SLOW if self.rows in BURST else ROW
+        self.rows += 1
+
+
+@pytest.fixture
+def brain(tmp_path):
+    brain = new_brain(tmp_path)
+    for i in range(160):
+        add_observation(brain, f"O-{i:03d}", f"routine work item {i} " * 6,
+                        created_at=f"2026-01-{i % 28 + 1:02d} 10:00:00")
+    yield brain
+    brain.close()
+
+
+@pytest.fixture
+def clock(brain, monkeypatch):
+    clock = Clock()
+    monkeypatch.setattr(journal, "time", types.SimpleNamespace(perf_counter=clock.perf_counter, sleep=clock.sleep))
+    brain.conn.create_function("tick", 1, clock.tick)
+    brain.conn.execute("CREATE TEMP TRIGGER slow_row AFTER UPDATE OF invalid_at ON brain_observations "
+                       "BEGIN SELECT tick(new.rowid); END")
+    return clock
+
+
+def live(brain) -> set[str]:
+    return {r[0] for r in brain.query("SELECT id FROM brain_observations WHERE invalid_at IS NULL")}
+
+
+def test_a_burst_ends_the_chunk_one_row_past_its_deadline_and_the_commit_stays_exact(brain, clock):
+    preview = prepare_pool(brain).preview(400)
+    assert preview.drop_count > max(BURST)
+    taken = set(preview.dropped_ids[1::7])  # CLEO evicted some of them meanwhile: left alone, named once
+    with brain.write() as conn:
+        conn.executemany("UPDATE brain_observations SET invalid_at = '2026-02-01 00:00:00' WHERE id = ?",
+                         [(i,) for i in taken])
+    clock.rows = 0
+    result = commit_preview(brain, preview)
+    stats = result.stats
+    assert stats is not None and stats.cut >= 1
+    assert stats.longest <= journal.CHUNK_SECONDS + SLOW + 1e-9  # not a batch of slow rows (0.5 s and more)
+    assert set(result.evicted) == set(preview.dropped_ids) - taken
+    assert sorted(s["id"] for s in result.skipped) == sorted(taken)  # each once, though cut batches came back
+    assert stats.held == pytest.approx(clock.rows * ROW + len(BURST) * (SLOW - ROW))  # only rows cost here
+
+
+def test_an_undo_cut_by_a_burst_restores_every_row_once(brain, clock):
+    preview = prepare_pool(brain).preview(400)
+    before = live(brain)
+    run_id = commit_preview(brain, preview).run_id
+    changed = preview.dropped_ids[-3]  # changed by someone else since: skipped, named once
+    with brain.write() as conn:
+        conn.execute("UPDATE brain_observations SET invalid_at = '2026-03-01 00:00:00' WHERE id = ?", (changed,))
+    clock.rows = 0
+    outcome = curation.undo_detailed(brain, run_id)
+    assert outcome.stats is not None and outcome.stats.cut >= 1
+    assert outcome.stats.longest <= journal.CHUNK_SECONDS + SLOW + 1e-9
+    assert outcome.restored == preview.drop_count - 1
+    assert [s["id"] for s in outcome.skipped] == [changed] and outcome.remaining == 1
+    assert live(brain) == before - {changed}
+    assert journal.pending_count(brain.conn, run_id) == 1
