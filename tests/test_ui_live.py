@@ -131,7 +131,7 @@ async def test_a_prune_preview_folds_cleos_rows_and_the_commit_evicts_what_was_s
 async def test_a_prune_preview_says_which_of_its_rows_cleo_evicted_or_deleted(brain):
     path = Path(brain.path).resolve()
     app = CleoApp(brain=brain)
-    async with app.run_test(size=(140, 40)) as pilot:
+    async with app.run_test(size=(80, 24)) as pilot:
         await settle(app, pilot)
         poll(app)
         await pilot.press("2")
@@ -147,6 +147,8 @@ async def test_a_prune_preview_says_which_of_its_rows_cleo_evicted_or_deleted(br
         shown = str(pane.query_one("#prune-status").render())
         assert "2 rows of this preview changed since (1 evicted and 1 deleted by CLEO)" in shown
         assert "2 of them in the dropped list" in shown  # a commit leaves them alone (test_pruner)
+        status = pane.query_one("#prune-status")
+        assert status.content_size.height * status.content_size.width >= len(shown)  # wrapped, not cut off
 
 
 async def test_the_sweep_gate_shows_in_the_header_and_refuses_writes(brain):

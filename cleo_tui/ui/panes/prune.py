@@ -45,6 +45,7 @@ from cleo_tui.ui.help import PRUNE_HELP
 from cleo_tui.ui.messages import EXTERNAL, BrainChanged
 from cleo_tui.ui.widgets.budget_bar import BarFigures, BudgetBar
 from cleo_tui.ui.widgets.chrome import PaneScreen
+from cleo_tui.ui.widgets.detail import update_static
 from cleo_tui.ui.widgets.inputs import SafeInput
 from cleo_tui.ui.widgets.list_listing import ListListing
 from cleo_tui.ui.widgets.modals import ConfirmModal, MessageModal
@@ -476,7 +477,7 @@ class PruneScreen(PaneScreen):
         brain = self.session.brain
         if brain is not None and brain.read_only:
             parts.append(f"read-only ({brain.read_only_reason}): commit and undo are disabled")
-        self.query_one("#prune-status", Static).update(Text(" · ".join(parts)), layout=False)
+        update_static(self.query_one("#prune-status", Static), Text(" · ".join(parts)))
 
     def _show_budget_text(self) -> None:
         box = self.query_one("#prune-budget", BudgetInput)
