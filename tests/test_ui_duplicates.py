@@ -306,3 +306,18 @@ async def test_enter_opens_a_member_and_read_only_refuses_merge(planted):
         await settle(app, pilot)
         assert isinstance(app.screen, ObservationModal)
     assert live(planted) == live_before(dump(planted))
+
+
+async def test_the_status_counts_in_words_and_wraps_at_80_columns(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    brain = new_brain(tmp_path)
+    for n, text in enumerate(GROUPS["deploy"]):
+        add_observation(brain, f"O-deploy{n}", text, created_at=f"2026-01-0{n + 1} 10:00:00")
+    brain.close()
+    app = CleoApp(brain=open_brain(tmp_path / ".cleo" / "cleo.db"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_pane(app, pilot)
+        status = screen.query_one("#dup-status", Static)
+        shown = str(status.render())
+        assert shown.startswith("1 cluster at ≥ 0.85 ·") and "0 updates" in shown
+        assert status.content_size.height * status.content_size.width >= len(shown)  # wrapped, not cut off

@@ -112,7 +112,7 @@ class DuplicatesScreen(PaneScreen):
     #dup-controls Label { padding: 0 1; }
     #dup-threshold { width: 10; }
     #dup-threshold.bad-threshold { color: $error; text-style: bold; }
-    #dup-status { height: 1; color: $text-muted; background: $surface; padding: 0 1; }
+    #dup-status { height: auto; max-height: 3; color: $text-muted; background: $surface; padding: 0 1; }
     #dup-progress { height: 1; padding: 0 1; }
     #dup-clusters { height: 1fr; min-height: 4; }
     #dup-members { height: 6; border-top: solid $primary; }
@@ -423,9 +423,11 @@ class DuplicatesScreen(PaneScreen):
             parts.append("scanning the live pool for reworded duplicates… (esc cancels)")
         elif self.scan is not None:
             saved = sum(self.saved(c) for c in self.clusters)
-            parts.append(f"{len(self.clusters):,} clusters at ≥ {self.threshold:.2f} · saves {saved:,} tokens "
-                         f"({self.scan.tokenizer.name}) · {self.scan.update_count(self.threshold):,} updates "
-                         f"(never merged) · {self.scan.stats.rows:,} live scanned · {len(self.checked)} checked")
+            clusters, updates = len(self.clusters), self.scan.update_count(self.threshold)
+            parts.append(f"{clusters:,} cluster{'s' if clusters != 1 else ''} at ≥ {self.threshold:.2f} · saves "
+                         f"{saved:,} tokens ({self.scan.tokenizer.name}) · "
+                         f"{updates:,} update{'s' if updates != 1 else ''} (never merged) · "
+                         f"{self.scan.stats.rows:,} live scanned · {len(self.checked)} checked")
         brain = self.session.brain
         if brain.read_only:
             parts.append(f"read-only ({brain.read_only_reason}): merge and undo are disabled")
