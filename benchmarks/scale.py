@@ -42,6 +42,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+from benchmarks import with_bytecode
+
 FLOOR_SCRIPT = r'''
 import sqlite3, sys
 conn = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
@@ -67,14 +69,11 @@ _SETTINGS = {"cache_bytecode": True}
 
 
 def bench_env() -> dict[str, str]:
-    """The children's environment: bytecode cached (outside the tree), as an installed package has
-    it. With PYTHONDONTWRITEBYTECODE set, every run would compile each module again (0.15–0.2 s
-    of a prune's CPU), which no user's second run pays."""
+    """The children's environment: bytecode cached outside the tree (`with_bytecode`), unless
+    --compile-each-run."""
     if not _SETTINGS["cache_bytecode"]:
         return dict(os.environ)
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPYCACHEPREFIX"] = str(_PYCACHE)
-    return env
+    return with_bytecode(os.environ, _PYCACHE)
 
 
 def _run(command: list[str], out: Path | None = None, env: dict | None = None) -> tuple[float, float]:

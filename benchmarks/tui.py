@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from benchmarks import with_bytecode
 from benchmarks.prune import demo_brain
 from cleo_tui.brain import open_brain
 
@@ -84,9 +85,7 @@ def first_screen_seconds(path: Path, pycache: Path) -> tuple[float, float]:
 
 def start_environment(pycache: Path) -> dict[str, str]:
     """The command's environment: a terminal, and bytecode kept in `pycache` as an install keeps it."""
-    env = {**os.environ, "TERM": "xterm-256color", "PYTHONPYCACHEPREFIX": str(pycache)}
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    return env
+    return {**with_bytecode(os.environ, pycache), "TERM": "xterm-256color"}
 
 
 async def settle(app: App[Any], pilot: Pilot[Any]) -> None:
