@@ -100,15 +100,20 @@ async def test_not_at_the_top_a_new_mark_keeps_the_cursor_and_n_jumps(brain):
         assert "new (n jumps there)" not in status(app)
 
 
+async def watched_prune_pane(app, pilot):
+    """The Prune pane, opened once the watcher has read the brain's starting state."""
+    await settle(app, pilot)
+    poll(app)
+    await pilot.press("2")
+    await settle(app, pilot)
+    return app.screen
+
+
 async def test_a_prune_preview_folds_cleos_rows_and_the_commit_evicts_what_was_shown(brain):
     path = Path(brain.path).resolve()
     app = CleoApp(brain=brain)
     async with app.run_test(size=(140, 40)) as pilot:
-        await settle(app, pilot)
-        poll(app)
-        await pilot.press("2")
-        await settle(app, pilot)
-        pane = app.screen
+        pane = await watched_prune_pane(app, pilot)
         first = pane.pool
         cleo_writes(path, 5)
         poll(app)
@@ -132,11 +137,7 @@ async def test_a_prune_preview_says_which_of_its_rows_cleo_evicted_or_deleted(br
     path = Path(brain.path).resolve()
     app = CleoApp(brain=brain)
     async with app.run_test(size=(80, 24)) as pilot:
-        await settle(app, pilot)
-        poll(app)
-        await pilot.press("2")
-        await settle(app, pilot)
-        pane = app.screen
+        pane = await watched_prune_pane(app, pilot)
         evicted, deleted = pane.preview.dropped_ids[:2]
         conn = sqlite3.connect(path, isolation_level=None)  # CLEO's own connection: evicts one, deletes one
         conn.execute("UPDATE brain_observations SET invalid_at = datetime('now') WHERE id = ?", (evicted,))

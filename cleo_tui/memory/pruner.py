@@ -759,10 +759,9 @@ def _dropped_in_rowid_order(preview: PrunePreview) -> list[tuple[str, int]]:
     pool = preview.pool
     positions = pool.droppable.positions[:preview.drop_count]
     entries = list(zip(preview.dropped_ids, pool.columns.units[positions].tolist(), strict=True))
-    rows = _scan_rows(pool, positions)
-    if rows is None:
+    rowids = pool_rowids(pool, preview.drop_count)
+    if rowids is None:
         return entries
-    rowids = pool.scan.rowids[rows]  # type: ignore[union-attr]  # `_scan_rows` found a scan
     return [entries[k] for k in np.argsort(rowids, kind="stable").tolist()]
 
 
