@@ -15,7 +15,8 @@ insert took from BEGIN to the end of COMMIT. It runs:
 It prints, per size, the worst and 99th-percentile wait next to the floor's, the wall
 seconds of the commit and the undo, their longest chunk (as the runs measured it), and the
 load average before and after (the machine is shared: waits stretch with load); the bound
-is 250 ms. --json adds CPU seconds, how many writes waited 250 ms or more, and each run's
+is 250 ms. --json adds CPU seconds, how many writes waited 250 ms or more, the writer's
+longest COMMIT (a checkpoint of cleo-tui's pages would show there), and each run's
 own figures (chunks, seconds holding the lock, checkpoints, chunks cut by slow rows).
 """
 
@@ -41,7 +42,8 @@ def writer(db: str) -> None:
     """Insert one row every 10 ms until stdin closes; print each write's timing as JSON.
 
     Per write: when it started (`time.monotonic`, comparable across processes), how
-    long its BEGIN IMMEDIATE waited for the lock and how long the whole write took (ms).
+    long its BEGIN IMMEDIATE waited for the lock, how long its COMMIT took (SQLite's
+    auto-checkpoint runs there, when the WAL holds 1,000 frames) and the whole write (ms).
     """
     import threading
     stop = threading.Event()
@@ -54,6 +56,7 @@ def writer(db: str) -> None:
     conn = sqlite3.connect(db, isolation_level=None, timeout=30)
     conn.execute("PRAGMA busy_timeout = 30000")
     conn.execute("PRAGMA synchronous = NORMAL")
+    commits: list[float] = []
     starts: list[float] = []
     begins: list[float] = []
     waits: list[float] = []
@@ -67,14 +70,16 @@ def writer(db: str) -> None:
         conn.execute("INSERT INTO brain_observations(id, type, title, narrative, created_at, source_type) "
                      "VALUES (?, 'change', ?, ?, datetime('now'), 'agent')",
                      (f"O-live{os.getpid()}-{n}", f"live write {n}", f"CLEO wrote this while cleo-tui worked {n}"))
+        committing = time.perf_counter()
         conn.execute("COMMIT")
+        commits.append((time.perf_counter() - committing) * 1000)
         waits.append((time.perf_counter() - started) * 1000)
         n += 1
         rest = PERIOD_S - (time.perf_counter() - started)
         if rest > 0:
             stop.wait(rest)
     conn.close()
-    print(json.dumps({"waits": waits, "lock_waits": begins, "starts": starts}), flush=True)
+    print(json.dumps({"waits": waits, "lock_waits": begins, "starts": starts, "commits": commits}), flush=True)
 
 
 class Writer:
@@ -118,12 +123,14 @@ def _summary(timings: dict[str, list[float]]) -> dict:
     waits, lock_waits = timings["waits"], timings["lock_waits"]
     ordered = sorted(waits)
     own = sorted(w - b for w, b in zip(waits, lock_waits, strict=True))
+    commits = timings["commits"]
     return {"writes": len(waits), "worst_ms": round(ordered[-1], 1) if ordered else None,
             "p99_ms": round(ordered[int(0.99 * (len(ordered) - 1))], 1) if ordered else None,
             "median_ms": round(statistics.median(ordered), 2) if ordered else None,
             "over_bound": sum(1 for w in ordered if w >= BOUND_MS),
             "worst_lock_wait_ms": round(max(lock_waits), 1) if lock_waits else None,
-            "worst_own_ms": round(own[-1], 1) if own else None}
+            "worst_own_ms": round(own[-1], 1) if own else None,
+            "worst_commit_ms": round(max(commits), 1) if commits else None}
 
 
 def _timed(call):  # type: ignore[no-untyped-def]

@@ -7,6 +7,7 @@ the clock per row; the brain file is not changed). Nothing sleeps.
 
 from __future__ import annotations
 
+import struct
 import types
 
 import pytest
@@ -94,3 +95,36 @@ def test_an_undo_cut_by_a_burst_restores_every_row_once(brain, clock):
     assert [s["id"] for s in outcome.skipped] == [changed] and outcome.remaining == 1
     assert live(brain) == before - {changed}
     assert journal.pending_count(brain.conn, run_id) == 1
+
+
+def unbackfilled_frames(db_path) -> int:
+    """Frames in the WAL not yet copied into the database, read from SQLite's WAL-index (the -shm file).
+
+    The index header (48 bytes, kept twice) has mxFrame at byte 16; the checkpoint
+    info that follows has nBackfill first (byte 96). Native byte order.
+    """
+    header = (db_path.parent / (db_path.name + "-shm")).read_bytes()[:100]
+    max_frame, = struct.unpack_from("=I", header, 16)
+    backfilled, = struct.unpack_from("=I", header, 96)
+    return max_frame - backfilled
+
+
+def test_the_lock_goes_free_with_the_chunks_pages_already_checkpointed(brain, clock, monkeypatch):
+    """CLEO's commit in a pause must not copy our pages: its auto-checkpoint would charge it for them.
+
+    SQLite checkpoints in whichever connection's commit finds 1,000 frames in the WAL;
+    a CLEO writer that took the lock in a pause paid for copying the last chunk's pages
+    (hundreds of ms). So a pause checkpoints first and then sleeps.
+    """
+    path = brain.path
+    left_when_free: list[int] = []
+
+    def sleep(seconds: float) -> None:
+        left_when_free.append(unbackfilled_frames(path))
+        clock.sleep(seconds)
+
+    monkeypatch.setattr(journal, "time", types.SimpleNamespace(perf_counter=clock.perf_counter, sleep=sleep))
+    preview = prepare_pool(brain).preview(400)
+    result = commit_preview(brain, preview)
+    assert result.stats is not None and result.stats.chunks > 2
+    assert left_when_free and set(left_when_free) == {0}

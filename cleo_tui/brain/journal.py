@@ -849,6 +849,7 @@ class RunStats:
     chunks: int = 0
     held: float = 0.0     # seconds the write lock was held, from BEGIN's grant to COMMIT's end, all chunks
     longest: float = 0.0  # the longest chunk, likewise
+    longest_commit: float = 0.0  # the longest COMMIT (writing the chunk's pages to the WAL)
     waited: float = 0.0   # seconds BEGIN waited for the lock (another writer held it)
     paused: float = 0.0   # seconds between chunks (the checkpoints included)
     checkpoints: float = 0.0  # seconds of the pauses spent checkpointing the WAL (the lock free)
@@ -856,6 +857,7 @@ class RunStats:
 
     def to_json(self) -> dict[str, Any]:
         return {"chunks": self.chunks, "held_s": round(self.held, 3), "longest_ms": round(self.longest * 1000, 1),
+                "longest_commit_ms": round(self.longest_commit * 1000, 1),
                 "waited_s": round(self.waited, 3), "paused_s": round(self.paused, 3),
                 "checkpoints_s": round(self.checkpoints, 3), "cut": self.cut}
 
@@ -887,6 +889,7 @@ def run_chunks(target: ChunkTarget, step: ChunkStep, budget: ChunkBudget | None 
                 committing = time.perf_counter()
             now = time.perf_counter()
             pace.learn_commit(now - committing)
+            stats.longest_commit = max(stats.longest_commit, now - committing)
             held = now - began
             stats.chunks += 1
             stats.held += held
@@ -970,21 +973,37 @@ def pause(seconds: float | None = None) -> None:
 
 
 def _rest(target: ChunkTarget, seconds: float) -> float:
-    """The pause between two chunks: sleep, then checkpoint what the last chunks wrote; the checkpoint's seconds.
+    """The pause between two chunks: checkpoint what the last chunks wrote, then sleep; the checkpoint's seconds.
 
-    The sleep comes first: a writer that waited for the chunk takes the lock at its
-    next try and writes while the disk is not also busy with the checkpoint's pages.
+    The checkpoint comes first, right after the COMMIT: SQLite checkpoints in whichever
+    connection's commit finds 1,000 frames in the WAL, so a CLEO writer that took the
+    lock in the pause would otherwise copy our chunk's pages in its own commit
+    (measured: hundreds of ms). While ours runs, CLEO's commit skips its checkpoint
+    (the checkpoint lock is taken). A CLEO write during ours leaves its own frames
+    uncopied and keeps the WAL from starting over, so every later CLEO commit in the
+    pause would checkpoint (two fsyncs each): checkpoint again until all is copied,
+    for as long as the pause lasts. The checkpoints' time counts towards the pause
+    (the lock is free meanwhile).
     """
     if seconds <= 0:
         return 0.0
-    pause(seconds)
     started = time.perf_counter()
+    end = started + seconds
+    while not _checkpoint(target) and time.perf_counter() < end:
+        pass
+    checkpoint = time.perf_counter() - started
+    pause(max(0.0, end - time.perf_counter()))
+    return checkpoint
+
+
+def _checkpoint(target: ChunkTarget) -> bool:
+    """A passive checkpoint of the WAL; False when frames are left uncopied (a writer wrote meanwhile)."""
     with target.lock:
         try:
-            target.conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+            busy, frames, copied = target.conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
         except sqlite3.OperationalError:
-            pass  # busy or not in WAL mode: CLEO's connection or the next pause does it
-    return time.perf_counter() - started
+            return True  # busy or not in WAL mode: CLEO's connection or the next pause does it
+    return bool(busy) or frames == copied
 
 
 @contextmanager
