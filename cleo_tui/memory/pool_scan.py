@@ -34,6 +34,7 @@ from cleo_tui.brain.connection import decode_text
 from cleo_tui.brain.migrations import OVERRIDES
 from cleo_tui.brain.store import Brain
 from cleo_tui.memory import detectors, mapping
+from cleo_tui.memory import packed_strings as packed
 from cleo_tui.memory.cache_files import brain_cache_file, write_npz
 from cleo_tui.memory.detectors import Findings
 from cleo_tui.memory.seed_types import render_line
@@ -51,15 +52,15 @@ _REFLECTION_TEXT = ((cs.PATTERNS, "pattern || ' ' || coalesce(context, '')"), (c
 class BrainScan:
     """Observations in columns (index i is the i-th row scanned), with what tagging needs besides."""
 
-    ids: list[str]
-    created: list[str]
+    ids: Sequence[str]      # packed when they fit (`packed_strings`)
+    created: Sequence[str]  # packed when they fit
     sessions: list[str | None]
     rowids: np.ndarray      # int64
     live: np.ndarray        # bool
     rules: np.ndarray       # uint8, see mapping.relevance_rule_sql
     quality: list[Any]      # quality_score of low-quality rows (for their reason), else None
     findings: np.ndarray    # int32 index into `table`
-    table: list[Findings]   # distinct (identifiers, text reasons); table[0] is the empty one
+    table: Sequence[Findings]  # (identifiers, text reasons); table[0] is the empty one (a list, or `_Grown`)
     citations: dict[str, Collection[str]]  # observation id → the live reflections citing it (a tuple each)
     reflection_counts: Counter[str]  # identifier → live patterns and learnings holding it
     edges: EdgeSet | None = None   # the reflection edges read, to read only new ones next time
@@ -132,10 +133,16 @@ class BrainScan:
         common = {identifier for identifier, n in self.counts.items() if n > 1}
         return np.array([bool(reasons) or not common.issuperset(ids) for ids, reasons in self.table], dtype=bool)
 
-    @cached_property
+    @property
     def table_index(self) -> Mapping[Findings, int]:
-        """Table entry → its position (what a fold's new findings are looked up in)."""
-        return HashIndex(self.table)
+        """Positions of table entries a fold looks its new findings up in: every entry when a scan
+        built that index anyway (`_scan_pass`), else the empty one and those folds added.
+
+        Indexing the whole table (400,000 entries at a million rows) would cost a fold 0.13 s;
+        a new row whose findings equal an old row's instead gets an entry of its own (a tuple),
+        which counts and protection treat the same."""
+        where = self.__dict__.get("table_index")
+        return where if where is not None else {_EMPTY: 0}
 
     @cached_property
     def entries_of_identifier(self) -> dict[str, list[int]]:
@@ -161,33 +168,43 @@ class BrainScan:
         return reasons
 
     def ids_where(self, mask: np.ndarray) -> list[str]:
-        ids = self.ids
-        return [ids[i] for i in np.flatnonzero(mask).tolist()]
+        return packed.take(self.ids, np.flatnonzero(mask))
 
     def updated(self, delta: BrainScan) -> BrainScan:
         """This scan with `delta`'s rows put in (replacing rows of the same id, else appended),
-        and delta's citations and reflections; self is left unchanged."""
+        and delta's citations and reflections; self is left unchanged.
+
+        The cost is the delta's rows and a copy of the numpy columns (no Python object per row
+        is copied: the ids and dates are packed, the findings table is grown, not copied)."""
         index = self.index
-        known = [(j, index[d]) for j, d in enumerate(delta.ids) if d in index]
-        new = [j for j, d in enumerate(delta.ids) if d not in index]
+        delta_ids = list(delta.ids)
+        found = [index.get(d) for d in delta_ids]
+        known = [(j, i) for j, i in enumerate(found) if i is not None]
+        new = [j for j, i in enumerate(found) if i is None]
         table, remap, where = _merged_table(self.table, delta.table, self.table_index)
         delta_findings = remap[delta.findings] if len(delta.findings) else delta.findings
-        ids, created, sessions, quality = list(self.ids), list(self.created), list(self.sessions), list(self.quality)
-        arrays = {"rowids": self.rowids.copy(), "live": self.live.copy(), "rules": self.rules.copy(),
-                  "findings": self.findings.copy(), "notes": _notes_of(self).copy()}
+        delta_created = list(delta.created)
+        created = packed.replaced(self.created, {i: delta_created[j] for j, i in known})
+        sessions, quality = list(self.sessions), list(self.quality)
+        arrays = {"rowids": self.rowids, "live": self.live, "rules": self.rules,
+                  "findings": self.findings, "notes": _notes_of(self)}
         if self.row_keys is not None and delta.row_keys is not None:
-            arrays["row_keys"] = self.row_keys.copy()
-        units = None if self.units is None else self.units.copy()
+            arrays["row_keys"] = self.row_keys
+        units = self.units
+        if known:
+            arrays = {name: column.copy() for name, column in arrays.items()}
+            units = None if units is None else units.copy()
         for j, i in known:
-            created[i], sessions[i], quality[i] = delta.created[j], delta.sessions[j], delta.quality[j]
+            sessions[i], quality[i] = delta.sessions[j], delta.quality[j]
             for name, column in arrays.items():
                 column[i] = delta_findings[j] if name == "findings" else _column_of(delta, name)[j]
             if units is not None and delta.units is not None:
                 units[i] = delta.units[j]
+        ids: Sequence[str] = self.ids
         if new:
             take = np.array(new, dtype=np.int64)
-            ids += [delta.ids[j] for j in new]
-            created += [delta.created[j] for j in new]
+            ids = packed.appended(ids, [delta_ids[j] for j in new])
+            created = packed.appended(created, [delta_created[j] for j in new])
             sessions += [delta.sessions[j] for j in new]
             quality += [delta.quality[j] for j in new]
             for name in arrays:
@@ -275,7 +292,7 @@ class BrainScan:
         a `scan_rows_since` delta in afterwards for the citations of what remains."""
         keep = np.flatnonzero(~np.isin(self.rowids, np.fromiter(rowids, dtype=np.int64)))
         return BrainScan(
-            _reordered(self.ids, keep), _reordered(self.created, keep), _reordered(self.sessions, keep),
+            packed.reordered(self.ids, keep), packed.reordered(self.created, keep), _reordered(self.sessions, keep),
             self.rowids[keep], self.live[keep], self.rules[keep], _reordered(self.quality, keep),
             self.findings[keep], self.table, self.citations, self.reflection_counts, self.edges,
             None if self.units is None else self.units[keep], self.unit_scope, self.count_stats,
@@ -284,10 +301,9 @@ class BrainScan:
 
     def sorted_by_date(self) -> BrainScan:
         """The same rows oldest first (ties by rowid), as a full scan would hold them."""
-        order = sorted(range(len(self.ids)), key=lambda i: (self.created[i], int(self.rowids[i])))
-        take = np.array(order, dtype=np.int64)
+        take = packed.date_order(self.created, self.rowids)
         scan = BrainScan(
-            _reordered(self.ids, take), _reordered(self.created, take), _reordered(self.sessions, take),
+            packed.reordered(self.ids, take), packed.reordered(self.created, take), _reordered(self.sessions, take),
             self.rowids[take], self.live[take], self.rules[take], _reordered(self.quality, take),
             self.findings[take], self.table, self.citations, self.reflection_counts, self.edges,
             None if self.units is None else self.units[take], self.unit_scope, self.count_stats,
@@ -349,9 +365,10 @@ class HashIndex(Mapping[Any, int]):
         targets = np.fromiter(map(hash, keys), dtype=np.int64, count=len(keys))
         at = np.searchsorted(self.hashes, targets).clip(0, len(self.hashes) - 1)
         rows = self.rows[at]
-        ids = self.ids
+        values = self.ids.take(rows) if isinstance(self.ids, packed.PackedStrings) else \
+            [self.ids[i] for i in rows.tolist()]
         same = (self.hashes[at] == targets) & np.fromiter(
-            (ids[i] == k for i, k in zip(rows.tolist(), keys, strict=True)), dtype=bool, count=len(keys))
+            map(operator.eq, values, keys), dtype=bool, count=len(keys))
         return np.where(same, rows, -1)
 
     def over(self, ids: Sequence[Any]) -> HashIndex:
@@ -361,7 +378,7 @@ class HashIndex(Mapping[Any, int]):
         return grown
 
 
-def _grown_index(index: Mapping[Any, int], ids: list[Any], old: int) -> Mapping[Any, int]:
+def _grown_index(index: Mapping[Any, int], ids: Sequence[Any], old: int) -> Mapping[Any, int]:
     """`index` once the values from `old` on were appended to `ids`: those layered over it
     (a few rows cost a few entries, not a copy), or an index built again when they are many."""
     base, top = (index.base, dict(index.top)) if isinstance(index, _Layered) else (index, {})
@@ -439,7 +456,7 @@ def _live_notes(scan: BrainScan) -> frozenset[str]:
     if notes is None:
         ids = scan.ids
         notes = scan.__dict__["_live_notes"] = frozenset(
-            f"observation:{ids[i]}" for i in np.flatnonzero(scan.live & _notes_of(scan)).tolist())
+            f"observation:{obs_id}" for obs_id in packed.take(ids, np.flatnonzero(scan.live & _notes_of(scan))))
     return notes
 
 
@@ -458,7 +475,7 @@ def _live_notes_since(base: BrainScan, delta: BrainScan) -> frozenset[str]:
     return after
 
 
-def _dates_in_order(created: list[str], touched: list[int]) -> bool:
+def _dates_in_order(created: Sequence[str], touched: list[int]) -> bool:
     """Whether rows are still oldest first after the rows at `touched` changed or arrived."""
     last = len(created) - 1
     return all((i == 0 or created[i - 1] <= created[i]) and (i == last or created[i] <= created[i + 1])
@@ -470,11 +487,11 @@ def _reason_of_rule(code: int, quality: Any) -> str:
     return mapping.relevance_of_rule(code, quality)[1]
 
 
-def _merged_table(table: list[Findings], extra: list[Findings],
-                  where: Mapping[Findings, int]) -> tuple[list[Findings], np.ndarray, Mapping[Findings, int]]:
-    """`table` with the entries of `extra` it lacks appended, where each of extra's went, and the
-    merged table's index (`where` is not copied: the added entries are layered over it)."""
-    merged = list(table)
+def _merged_table(table: Sequence[Findings], extra: Sequence[Findings], where: Mapping[Findings, int]
+                  ) -> tuple[Sequence[Findings], np.ndarray, Mapping[Findings, int]]:
+    """`table` with the entries of `extra` that `where` does not know appended (as a `_Grown`
+    table: the old entries are not copied), where each of extra's went, and the merged table's
+    index (`where` is not copied either: the added entries are layered over it)."""
     remap = np.zeros(len(extra), dtype=np.int32)
     added: dict[Findings, int] = {}
     for k, entry in enumerate(extra):
@@ -482,10 +499,50 @@ def _merged_table(table: list[Findings], extra: list[Findings],
         if at is None:
             at = where.get(entry)
         if at is None:
-            at = added[entry] = len(merged)
-            merged.append(entry)
+            at = added[entry] = len(table) + len(added)
         remap[k] = at
-    return merged, remap, _grown_index(where, merged, len(table)) if added else where
+    if not added:
+        return table, remap, where
+    merged = _Grown.of(table, list(added))
+    return merged, remap, _grown_index(where, merged, len(table))
+
+
+class _Grown(Sequence[Any]):
+    """A list with more items after it, without copying the list (a findings table a fold grew).
+
+    Growing one again copies only its added items; past `_LAYER_MAX` of them it becomes one list."""
+
+    def __init__(self, base: list[Any], extra: list[Any]) -> None:
+        self.base, self.extra, self._split = base, extra, len(base)
+
+    @classmethod
+    def of(cls, items: Sequence[Any], more: list[Any]) -> Sequence[Any]:
+        base, extra = (items.base, [*items.extra, *more]) if isinstance(items, _Grown) else (items, more)
+        if not isinstance(base, list) or len(extra) > _LAYER_MAX:
+            return [*base, *extra]
+        return cls(base, extra)
+
+    def __len__(self) -> int:
+        return self._split + len(self.extra)
+
+    def __getitem__(self, k):  # type: ignore[no-untyped-def]
+        if isinstance(k, slice):
+            start, stop, step = k.indices(len(self))
+            if step != 1:
+                return [self[i] for i in range(start, stop, step)]
+            split = self._split
+            return [*self.base[start:min(stop, split)], *self.extra[max(start - split, 0):max(stop - split, 0)]]
+        if k < 0:
+            k += len(self)
+        return self.base[k] if k < self._split else self.extra[k - self._split]
+
+    def __iter__(self) -> Iterator[Any]:
+        return itertools.chain(self.base, self.extra)
+
+    def __eq__(self, other: object) -> bool:
+        return list(self) == list(other) if isinstance(other, (list, _Grown)) else NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 @dataclass
@@ -493,8 +550,8 @@ class EdgeSet:
     """The reflection edges of a brain as read: each edge's observation id and reflection node id,
     in two lists (a tuple per edge costs 56 bytes: 16 MB at 300,000 edges)."""
 
-    observations: list[str]
-    sources: list[str]
+    observations: Sequence[str]  # packed when they fit
+    sources: Sequence[str]       # (a few thousand reflections: their strings are shared)
     high_water: int  # largest edge rowid read
     count: int       # edges of a reflection type then
     live: frozenset[str] = frozenset()  # the live reflections the citations were judged on
@@ -506,9 +563,13 @@ class EdgeSet:
         """(observation id, reflection node id) of each edge, in the order read."""
         return zip(self.observations, self.sources, strict=True)
 
-    def plus(self, added: list[tuple[str, str]]) -> tuple[list[str], list[str]]:
-        """These edges' two lists with `added` pairs after them (self is left unchanged)."""
-        return self.observations + [o for o, _ in added], self.sources + [s for _, s in added]
+    def plus(self, added: list[tuple[str, str]]) -> tuple[Sequence[str], Sequence[str]]:
+        """These edges' two columns with `added` pairs after them (self is left unchanged; neither
+        column is copied as a list of objects)."""
+        if not added:
+            return self.observations, self.sources
+        return (packed.appended(self.observations, [o for o, _ in added]),
+                _Grown.of(self.sources, [s for _, s in added]))
 
 
 def _split_pairs(pairs: list[tuple[str, str]]) -> tuple[list[str], list[str]]:
@@ -598,7 +659,7 @@ def _citations(brain: Brain, notes: Collection[str], previous: EdgeSet | None,
             return _citations(brain, notes, None)
         return _cited_by(zip(observations, sources, strict=True), _live_reflections(brain, notes)), None, None
     live = frozenset(_live_reflections(brain, notes))
-    edges = EdgeSet(observations, sources, high, count, live)
+    edges = EdgeSet(packed.pack(observations) if added is None else observations, sources, high, count, live)
     if added is None or previous is None or previous_cited is None:
         return _cited_by(edges.pairs(), live), edges, None
     cited, touched = _cited_since(brain, previous_cited, previous, added, live)
@@ -864,7 +925,7 @@ class _FindingsFile:
         found[hit] = self.entries[at[hit]]
         return found
 
-    def save(self, rowids: np.ndarray, keys: np.ndarray, entries: np.ndarray, table: list[Findings]) -> None:
+    def save(self, rowids: np.ndarray, keys: np.ndarray, entries: np.ndarray, table: Sequence[Findings]) -> None:
         """Replace the file (atomically); a failure only costs speed next time."""
         # Rows this scan did not read (evicted ones, when only live rows were read) keep theirs.
         keep = ~np.isin(self.rowids, rowids)
@@ -981,8 +1042,8 @@ def _scan_pass(brain: Brain, where: str, params: Sequence[Any], tokenizer: Token
     if order is not None:
         arrays = {name: column[order] if len(column) else column for name, column in arrays.items()}
     scan = BrainScan(
-        ids=lists["ids"], created=lists["created"], sessions=_shared(lists["sessions"]) if read_sessions
-        else lists["sessions"],
+        ids=packed.pack(lists["ids"]), created=packed.pack(lists["created"]),
+        sessions=_shared(lists["sessions"]) if read_sessions else lists["sessions"],
         rowids=arrays["rowids"], live=arrays["live"], notes=arrays["notes"], rules=arrays["rules"],
         quality=lists["quality"],
         findings=arrays["entries"], table=table,
