@@ -54,11 +54,11 @@ class BrainScan:
 
     ids: Sequence[str]      # packed when they fit (`packed_strings`)
     created: Sequence[str]  # packed when they fit
-    sessions: list[str | None]
+    sessions: Sequence[str | None]  # a list, or `_Grown` by a fold (as `quality`)
     rowids: np.ndarray      # int64
     live: np.ndarray        # bool
     rules: np.ndarray       # uint8, see mapping.relevance_rule_sql
-    quality: list[Any]      # quality_score of low-quality rows (for their reason), else None
+    quality: Sequence[Any]  # quality_score of low-quality rows (for their reason), else None
     findings: np.ndarray    # int32 index into `table`
     table: Sequence[Findings]  # (identifiers, text reasons); table[0] is the empty one (a list, or `_Grown`)
     citations: dict[str, Collection[str]]  # observation id → the live reflections citing it (a tuple each)
@@ -185,7 +185,10 @@ class BrainScan:
         delta_findings = remap[delta.findings] if len(delta.findings) else delta.findings
         delta_created = list(delta.created)
         created = packed.replaced(self.created, {i: delta_created[j] for j, i in known})
-        sessions, quality = list(self.sessions), list(self.quality)
+        sessions: Sequence[str | None] = self.sessions
+        quality: Sequence[Any] = self.quality
+        if known:
+            sessions, quality = list(sessions), list(quality)
         arrays = {"rowids": self.rowids, "live": self.live, "rules": self.rules,
                   "findings": self.findings, "notes": _notes_of(self)}
         if self.row_keys is not None and delta.row_keys is not None:
@@ -195,7 +198,7 @@ class BrainScan:
             arrays = {name: column.copy() for name, column in arrays.items()}
             units = None if units is None else units.copy()
         for j, i in known:
-            sessions[i], quality[i] = delta.sessions[j], delta.quality[j]
+            sessions[i], quality[i] = delta.sessions[j], delta.quality[j]  # type: ignore[index]  # (lists here)
             for name, column in arrays.items():
                 column[i] = delta_findings[j] if name == "findings" else _column_of(delta, name)[j]
             if units is not None and delta.units is not None:
@@ -205,8 +208,8 @@ class BrainScan:
             take = np.array(new, dtype=np.int64)
             ids = packed.appended(ids, [delta_ids[j] for j in new])
             created = packed.appended(created, [delta_created[j] for j in new])
-            sessions += [delta.sessions[j] for j in new]
-            quality += [delta.quality[j] for j in new]
+            sessions = _Grown.of(sessions, [delta.sessions[j] for j in new])
+            quality = _Grown.of(quality, [delta.quality[j] for j in new])
             for name in arrays:
                 extra = delta_findings[take] if name == "findings" else _column_of(delta, name)[take]
                 arrays[name] = np.concatenate([arrays[name], extra])
@@ -261,9 +264,14 @@ class BrainScan:
     def _holders(self, scan: BrainScan, identifiers: set[str], old_table: int) -> set[int]:
         """The entries of `scan.table` (this table and entries from `old_table` on) holding any of
         `identifiers`; carries the identifier index to `scan` when this scan has built it."""
-        if "entries_of_identifier" not in self.__dict__:  # building it costs more than one pass
-            return {k for k, (ids, _) in enumerate(scan.table) if ids and not identifiers.isdisjoint(ids)} \
-                if identifiers else set()
+        if "entries_of_identifier" not in self.__dict__:  # (a dict of lists: 50 MB at a million rows)
+            if not identifiers:
+                return set()
+            index = self.__dict__.get("_holder_index")
+            if index is None or len(scan.table) - index.size > _LAYER_MAX:
+                index = _HolderIndex(scan.table)
+            scan.__dict__["_holder_index"] = index  # (the table only grows: its old entries stay put)
+            return index.holding(identifiers, scan.table)
         old_holders = self.entries_of_identifier
         grown: dict[str, list[int]] = {}
         for k in range(old_table, len(scan.table)):
@@ -309,7 +317,8 @@ class BrainScan:
             None if self.units is None else self.units[take], self.unit_scope, self.count_stats,
             notes=_notes_of(self)[take], reflection_identifiers=self.reflection_identifiers,
             row_keys=None if self.row_keys is None else self.row_keys[take])
-        for name in ("counts", "entry_protected", "entries_of_identifier", "table_index", "_live_notes"):
+        for name in ("counts", "entry_protected", "entries_of_identifier", "table_index", "_live_notes",
+                     "_holder_index"):
             if name in self.__dict__:
                 scan.__dict__[name] = self.__dict__[name]
         return scan
@@ -505,6 +514,30 @@ def _merged_table(table: Sequence[Findings], extra: Sequence[Findings], where: M
         return table, remap, where
     merged = _Grown.of(table, list(added))
     return merged, remap, _grown_index(where, merged, len(table))
+
+
+class _HolderIndex:
+    """The table entries holding each identifier, for the first `size` entries of a table: each
+    (identifier, entry) pair as the identifier's `hash()` sorted beside its entry (about 16 bytes
+    a pair, where a dict of lists costs 50 MB at a million rows). Built once, when a fold first
+    needs it (an identifier that stopped or started being unique); later folds carry it."""
+
+    def __init__(self, table: Sequence[Findings]) -> None:
+        lengths = np.fromiter((len(ids) for ids, _ in table), dtype=np.int64, count=len(table))
+        hashes = np.fromiter((hash(x) for ids, _ in table for x in ids), dtype=np.int64, count=int(lengths.sum()))
+        order = np.argsort(hashes, kind="stable")
+        self.hashes = hashes[order]
+        self.entries = np.repeat(np.arange(len(table), dtype=np.int32), lengths)[order]
+        self.size = len(table)
+
+    def holding(self, identifiers: set[str], table: Sequence[Findings]) -> set[int]:
+        """The entries of `table` (this index's and those after them) holding any of `identifiers`."""
+        targets = np.fromiter(map(hash, identifiers), dtype=np.int64, count=len(identifiers))
+        starts = np.searchsorted(self.hashes, targets, side="left").tolist()
+        ends = np.searchsorted(self.hashes, targets, side="right").tolist()
+        candidates = {k for a, b in zip(starts, ends, strict=True) for k in self.entries[a:b].tolist()}
+        candidates.update(range(self.size, len(table)))
+        return {k for k in candidates if not identifiers.isdisjoint(table[k][0])}  # (a hash is not proof)
 
 
 class _Grown(Sequence[Any]):
@@ -1066,10 +1099,10 @@ def _date_order(created: list[str], rowid_chunks: list[np.ndarray]) -> np.ndarra
     return np.array(sorted(range(len(created)), key=created.__getitem__), dtype=np.int64)  # stable: rowid ties
 
 
-def _reordered(values: list[Any], order: np.ndarray | None) -> list[Any]:
+def _reordered(values: Sequence[Any], order: np.ndarray | None) -> list[Any]:
     """values[i] for each i of order (all of them, as they are, when order is None)."""
     if order is None:
-        return values
+        return values if isinstance(values, list) else list(values)
     if len(order) < 2:
         return [values[i] for i in order.tolist()]
     return list(operator.itemgetter(*order.tolist())(values))

@@ -108,7 +108,7 @@ def save_snapshot(brain: Brain, scan: BrainScan) -> bool:
     edges = scan.edges
     try:
         columns = {
-            **_strings("ids", scan.ids), **_strings("created", scan.created), "quality": _json(scan.quality),
+            **_strings("ids", scan.ids), **_strings("created", scan.created), "quality": _json(list(scan.quality)),
             "session_names": _json(sessions),
             "sessions": np.fromiter(map(where.__getitem__, scan.sessions), dtype=np.int32, count=len(scan)),
             **_in_parts("table", scan.table),
