@@ -691,11 +691,11 @@ def _citations(brain: Brain, notes: Collection[str], previous: EdgeSet | None,
             return _citations(brain, notes, None)
         return _cited_by(zip(observations, sources, strict=True), _live_reflections(brain, notes)), None, None
     live = frozenset(_live_reflections(brain, notes))
-    edges = EdgeSet(packed.pack(observations) if added is None else observations, sources, high, count, live)
     if added is None or previous is None or previous_cited is None:
-        return _cited_by(edges.pairs(), live), edges, None
+        cited = _cited_by(zip(observations, sources, strict=True), live)  # (from the strings, before packing)
+        return cited, EdgeSet(packed.pack(observations), sources, high, count, live), None
     cited, touched = _cited_since(brain, previous_cited, previous, added, live)
-    return cited, edges, touched
+    return cited, EdgeSet(observations, sources, high, count, live), touched
 
 
 def _cited_by(pairs: Iterable[tuple[str, str]], live: Collection[str]) -> dict[str, Collection[str]]:

@@ -165,9 +165,10 @@ def _scan_of(data: Any) -> BrainScan | None:
         for part in _parts(data, "pairs"):
             observations += _shared_ids([obs for obs, _ in part], ids, index)
             cites += [share(source, source) for _, source in part]
+        live_reflections = frozenset(stored_edges["live"])
+        citations = pool_scan._cited_by(zip(observations, cites, strict=True), live_reflections)  # (before packing)
         edges = EdgeSet(packed.pack(observations), cites, int(stored_edges["high_water"]),
-                        int(stored_edges["count"]), frozenset(stored_edges["live"]))
-        citations = pool_scan._cited_by(edges.pairs(), edges.live)
+                        int(stored_edges["count"]), live_reflections)
     scan = BrainScan(ids=ids, created=created, sessions=sessions, rowids=rowids.astype(np.int64),
                      live=live.astype(bool), rules=rules.astype(np.uint8), quality=quality,
                      findings=findings.astype(np.int32), table=table, citations=citations,
