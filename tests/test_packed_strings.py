@@ -82,3 +82,8 @@ def test_folds_find_the_rows_whose_identifier_stopped_being_unique(tmp_path):
     fresh, folded = TagTable(scan_brain(brain)), TagTable(twice)
     assert {k: folded[k] for k in folded} == {k: fresh[k] for k in fresh}
     assert [k for k in folded if folded[k].protected] == ["O-0", "O-3", "O-newer"]
+
+
+def test_a_packed_column_hashes_as_its_strings():
+    values = [f"O-{n}" for n in range(70_000)]
+    assert packed.pack(values).hashes().tolist() == [hash(v) for v in values]  # type: ignore[attr-defined]

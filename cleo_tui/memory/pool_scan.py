@@ -334,7 +334,8 @@ class HashIndex(Mapping[Any, int]):
 
     def __init__(self, ids: Sequence[Any]) -> None:
         self.ids = ids
-        hashes = np.fromiter(map(hash, ids), dtype=np.int64, count=len(ids))
+        hashes = ids.hashes() if isinstance(ids, packed.PackedStrings) else \
+            np.fromiter(map(hash, ids), dtype=np.int64, count=len(ids))
         self.rows = np.argsort(hashes, kind="stable")  # equal hashes stay in row order
         self.hashes = hashes[self.rows]
         self.repeats = bool(len(ids) > 1 and (self.hashes[1:] == self.hashes[:-1]).any())
