@@ -53,7 +53,6 @@ def test_a_fold_grows_the_scan_without_copying_its_objects(tmp_path):
     for n in range(4):
         add_observation(brain, f"O-{n}", f"row {n} about src/app_{n}.py", created_at=f"2026-01-0{n + 1} 10:00:00")
     scan = scan_brain(brain)
-    scan.__dict__.pop("table_index", None)  # as a scan from the findings cache or a snapshot has it
     assert isinstance(scan.ids, PackedStrings) and isinstance(scan.created, PackedStrings)
     add_observation(brain, "O-new", "again about src/app_1.py", created_at="2026-02-01 10:00:00")
     add_observation(brain, "O-newer", "about src/app_2.py", created_at="2026-02-02 10:00:00")
