@@ -34,6 +34,7 @@ from cleo_tui.brain.connection import decode_text
 from cleo_tui.brain.migrations import OVERRIDES
 from cleo_tui.brain.store import Brain
 from cleo_tui.memory import detectors, mapping
+from cleo_tui.memory import packed_strings as packed
 from cleo_tui.memory.cache_files import brain_cache_file, write_npz
 from cleo_tui.memory.detectors import Findings
 from cleo_tui.memory.seed_types import render_line
@@ -51,15 +52,15 @@ _REFLECTION_TEXT = ((cs.PATTERNS, "pattern || ' ' || coalesce(context, '')"), (c
 class BrainScan:
     """Observations in columns (index i is the i-th row scanned), with what tagging needs besides."""
 
-    ids: list[str]
-    created: list[str]
-    sessions: list[str | None]
+    ids: Sequence[str]      # packed when they fit (`packed_strings`)
+    created: Sequence[str]  # packed when they fit
+    sessions: Sequence[str | None]  # a list, or `_Grown` by a fold (as `quality`)
     rowids: np.ndarray      # int64
     live: np.ndarray        # bool
     rules: np.ndarray       # uint8, see mapping.relevance_rule_sql
-    quality: list[Any]      # quality_score of low-quality rows (for their reason), else None
+    quality: Sequence[Any]  # quality_score of low-quality rows (for their reason), else None
     findings: np.ndarray    # int32 index into `table`
-    table: list[Findings]   # distinct (identifiers, text reasons); table[0] is the empty one
+    table: Sequence[Findings]  # (identifiers, text reasons); table[0] is the empty one (a list, or `_Grown`)
     citations: dict[str, Collection[str]]  # observation id → the live reflections citing it (a tuple each)
     reflection_counts: Counter[str]  # identifier → live patterns and learnings holding it
     edges: EdgeSet | None = None   # the reflection edges read, to read only new ones next time
@@ -132,10 +133,16 @@ class BrainScan:
         common = {identifier for identifier, n in self.counts.items() if n > 1}
         return np.array([bool(reasons) or not common.issuperset(ids) for ids, reasons in self.table], dtype=bool)
 
-    @cached_property
+    @property
     def table_index(self) -> Mapping[Findings, int]:
-        """Table entry → its position (what a fold's new findings are looked up in)."""
-        return HashIndex(self.table)
+        """Positions of the table entries a fold looks its new findings up in: the empty one and
+        those folds added.
+
+        Indexing the whole table (400,000 entries at a million rows) would cost a fold 0.13 s;
+        a new row whose findings equal an old row's instead gets an entry of its own (a tuple),
+        which counts and protection treat the same."""
+        where = self.__dict__.get("table_index")
+        return where if where is not None else {_EMPTY: 0}
 
     @cached_property
     def entries_of_identifier(self) -> dict[str, list[int]]:
@@ -161,35 +168,48 @@ class BrainScan:
         return reasons
 
     def ids_where(self, mask: np.ndarray) -> list[str]:
-        ids = self.ids
-        return [ids[i] for i in np.flatnonzero(mask).tolist()]
+        return packed.take(self.ids, np.flatnonzero(mask))
 
     def updated(self, delta: BrainScan) -> BrainScan:
         """This scan with `delta`'s rows put in (replacing rows of the same id, else appended),
-        and delta's citations and reflections; self is left unchanged."""
+        and delta's citations and reflections; self is left unchanged.
+
+        The cost is the delta's rows and a copy of the numpy columns (no Python object per row
+        is copied: the ids and dates are packed, the findings table is grown, not copied)."""
         index = self.index
-        known = [(j, index[d]) for j, d in enumerate(delta.ids) if d in index]
-        new = [j for j, d in enumerate(delta.ids) if d not in index]
+        delta_ids = list(delta.ids)
+        found = [index.get(d) for d in delta_ids]
+        known = [(j, i) for j, i in enumerate(found) if i is not None]
+        new = [j for j, i in enumerate(found) if i is None]
         table, remap, where = _merged_table(self.table, delta.table, self.table_index)
         delta_findings = remap[delta.findings] if len(delta.findings) else delta.findings
-        ids, created, sessions, quality = list(self.ids), list(self.created), list(self.sessions), list(self.quality)
-        arrays = {"rowids": self.rowids.copy(), "live": self.live.copy(), "rules": self.rules.copy(),
-                  "findings": self.findings.copy(), "notes": _notes_of(self).copy()}
+        delta_created = list(delta.created)
+        created = packed.replaced(self.created, {i: delta_created[j] for j, i in known})
+        sessions: Sequence[str | None] = self.sessions
+        quality: Sequence[Any] = self.quality
+        if known:
+            sessions, quality = list(sessions), list(quality)
+        arrays = {"rowids": self.rowids, "live": self.live, "rules": self.rules,
+                  "findings": self.findings, "notes": _notes_of(self)}
         if self.row_keys is not None and delta.row_keys is not None:
-            arrays["row_keys"] = self.row_keys.copy()
-        units = None if self.units is None else self.units.copy()
+            arrays["row_keys"] = self.row_keys
+        units = self.units
+        if known:
+            arrays = {name: column.copy() for name, column in arrays.items()}
+            units = None if units is None else units.copy()
         for j, i in known:
-            created[i], sessions[i], quality[i] = delta.created[j], delta.sessions[j], delta.quality[j]
+            sessions[i], quality[i] = delta.sessions[j], delta.quality[j]  # type: ignore[index]  # (lists here)
             for name, column in arrays.items():
                 column[i] = delta_findings[j] if name == "findings" else _column_of(delta, name)[j]
             if units is not None and delta.units is not None:
                 units[i] = delta.units[j]
+        ids: Sequence[str] = self.ids
         if new:
             take = np.array(new, dtype=np.int64)
-            ids += [delta.ids[j] for j in new]
-            created += [delta.created[j] for j in new]
-            sessions += [delta.sessions[j] for j in new]
-            quality += [delta.quality[j] for j in new]
+            ids = packed.appended(ids, [delta_ids[j] for j in new])
+            created = packed.appended(created, [delta_created[j] for j in new])
+            sessions = _Grown.of(sessions, [delta.sessions[j] for j in new])
+            quality = _Grown.of(quality, [delta.quality[j] for j in new])
             for name in arrays:
                 extra = delta_findings[take] if name == "findings" else _column_of(delta, name)[take]
                 arrays[name] = np.concatenate([arrays[name], extra])
@@ -244,9 +264,14 @@ class BrainScan:
     def _holders(self, scan: BrainScan, identifiers: set[str], old_table: int) -> set[int]:
         """The entries of `scan.table` (this table and entries from `old_table` on) holding any of
         `identifiers`; carries the identifier index to `scan` when this scan has built it."""
-        if "entries_of_identifier" not in self.__dict__:  # building it costs more than one pass
-            return {k for k, (ids, _) in enumerate(scan.table) if ids and not identifiers.isdisjoint(ids)} \
-                if identifiers else set()
+        if "entries_of_identifier" not in self.__dict__:  # (a dict of lists: 50 MB at a million rows)
+            if not identifiers:
+                return set()
+            index = self.__dict__.get("_holder_index")
+            if index is None or len(scan.table) - index.size > _LAYER_MAX:
+                index = _HolderIndex(scan.table)
+            scan.__dict__["_holder_index"] = index  # (the table only grows: its old entries stay put)
+            return index.holding(identifiers, scan.table)
         old_holders = self.entries_of_identifier
         grown: dict[str, list[int]] = {}
         for k in range(old_table, len(scan.table)):
@@ -275,7 +300,7 @@ class BrainScan:
         a `scan_rows_since` delta in afterwards for the citations of what remains."""
         keep = np.flatnonzero(~np.isin(self.rowids, np.fromiter(rowids, dtype=np.int64)))
         return BrainScan(
-            _reordered(self.ids, keep), _reordered(self.created, keep), _reordered(self.sessions, keep),
+            packed.reordered(self.ids, keep), packed.reordered(self.created, keep), _reordered(self.sessions, keep),
             self.rowids[keep], self.live[keep], self.rules[keep], _reordered(self.quality, keep),
             self.findings[keep], self.table, self.citations, self.reflection_counts, self.edges,
             None if self.units is None else self.units[keep], self.unit_scope, self.count_stats,
@@ -284,16 +309,16 @@ class BrainScan:
 
     def sorted_by_date(self) -> BrainScan:
         """The same rows oldest first (ties by rowid), as a full scan would hold them."""
-        order = sorted(range(len(self.ids)), key=lambda i: (self.created[i], int(self.rowids[i])))
-        take = np.array(order, dtype=np.int64)
+        take = packed.date_order(self.created, self.rowids)
         scan = BrainScan(
-            _reordered(self.ids, take), _reordered(self.created, take), _reordered(self.sessions, take),
+            packed.reordered(self.ids, take), packed.reordered(self.created, take), _reordered(self.sessions, take),
             self.rowids[take], self.live[take], self.rules[take], _reordered(self.quality, take),
             self.findings[take], self.table, self.citations, self.reflection_counts, self.edges,
             None if self.units is None else self.units[take], self.unit_scope, self.count_stats,
             notes=_notes_of(self)[take], reflection_identifiers=self.reflection_identifiers,
             row_keys=None if self.row_keys is None else self.row_keys[take])
-        for name in ("counts", "entry_protected", "entries_of_identifier", "table_index", "_live_notes"):
+        for name in ("counts", "entry_protected", "entries_of_identifier", "table_index", "_live_notes",
+                     "_holder_index"):
             if name in self.__dict__:
                 scan.__dict__[name] = self.__dict__[name]
         return scan
@@ -309,7 +334,8 @@ class HashIndex(Mapping[Any, int]):
 
     def __init__(self, ids: Sequence[Any]) -> None:
         self.ids = ids
-        hashes = np.fromiter(map(hash, ids), dtype=np.int64, count=len(ids))
+        hashes = ids.hashes() if isinstance(ids, packed.PackedStrings) else \
+            np.fromiter(map(hash, ids), dtype=np.int64, count=len(ids))
         self.rows = np.argsort(hashes, kind="stable")  # equal hashes stay in row order
         self.hashes = hashes[self.rows]
         self.repeats = bool(len(ids) > 1 and (self.hashes[1:] == self.hashes[:-1]).any())
@@ -349,9 +375,10 @@ class HashIndex(Mapping[Any, int]):
         targets = np.fromiter(map(hash, keys), dtype=np.int64, count=len(keys))
         at = np.searchsorted(self.hashes, targets).clip(0, len(self.hashes) - 1)
         rows = self.rows[at]
-        ids = self.ids
+        values = self.ids.take(rows) if isinstance(self.ids, packed.PackedStrings) else \
+            [self.ids[i] for i in rows.tolist()]
         same = (self.hashes[at] == targets) & np.fromiter(
-            (ids[i] == k for i, k in zip(rows.tolist(), keys, strict=True)), dtype=bool, count=len(keys))
+            map(operator.eq, values, keys), dtype=bool, count=len(keys))
         return np.where(same, rows, -1)
 
     def over(self, ids: Sequence[Any]) -> HashIndex:
@@ -361,7 +388,7 @@ class HashIndex(Mapping[Any, int]):
         return grown
 
 
-def _grown_index(index: Mapping[Any, int], ids: list[Any], old: int) -> Mapping[Any, int]:
+def _grown_index(index: Mapping[Any, int], ids: Sequence[Any], old: int) -> Mapping[Any, int]:
     """`index` once the values from `old` on were appended to `ids`: those layered over it
     (a few rows cost a few entries, not a copy), or an index built again when they are many."""
     base, top = (index.base, dict(index.top)) if isinstance(index, _Layered) else (index, {})
@@ -439,7 +466,7 @@ def _live_notes(scan: BrainScan) -> frozenset[str]:
     if notes is None:
         ids = scan.ids
         notes = scan.__dict__["_live_notes"] = frozenset(
-            f"observation:{ids[i]}" for i in np.flatnonzero(scan.live & _notes_of(scan)).tolist())
+            f"observation:{obs_id}" for obs_id in packed.take(ids, np.flatnonzero(scan.live & _notes_of(scan))))
     return notes
 
 
@@ -458,7 +485,7 @@ def _live_notes_since(base: BrainScan, delta: BrainScan) -> frozenset[str]:
     return after
 
 
-def _dates_in_order(created: list[str], touched: list[int]) -> bool:
+def _dates_in_order(created: Sequence[str], touched: list[int]) -> bool:
     """Whether rows are still oldest first after the rows at `touched` changed or arrived."""
     last = len(created) - 1
     return all((i == 0 or created[i - 1] <= created[i]) and (i == last or created[i] <= created[i + 1])
@@ -470,11 +497,11 @@ def _reason_of_rule(code: int, quality: Any) -> str:
     return mapping.relevance_of_rule(code, quality)[1]
 
 
-def _merged_table(table: list[Findings], extra: list[Findings],
-                  where: Mapping[Findings, int]) -> tuple[list[Findings], np.ndarray, Mapping[Findings, int]]:
-    """`table` with the entries of `extra` it lacks appended, where each of extra's went, and the
-    merged table's index (`where` is not copied: the added entries are layered over it)."""
-    merged = list(table)
+def _merged_table(table: Sequence[Findings], extra: Sequence[Findings], where: Mapping[Findings, int]
+                  ) -> tuple[Sequence[Findings], np.ndarray, Mapping[Findings, int]]:
+    """`table` with the entries of `extra` that `where` does not know appended (as a `_Grown`
+    table: the old entries are not copied), where each of extra's went, and the merged table's
+    index (`where` is not copied either: the added entries are layered over it)."""
     remap = np.zeros(len(extra), dtype=np.int32)
     added: dict[Findings, int] = {}
     for k, entry in enumerate(extra):
@@ -482,10 +509,73 @@ def _merged_table(table: list[Findings], extra: list[Findings],
         if at is None:
             at = where.get(entry)
         if at is None:
-            at = added[entry] = len(merged)
-            merged.append(entry)
+            at = added[entry] = len(table) + len(added)
         remap[k] = at
-    return merged, remap, _grown_index(where, merged, len(table)) if added else where
+    if not added:
+        return table, remap, where
+    merged = _Grown.of(table, list(added))
+    return merged, remap, _grown_index(where, merged, len(table))
+
+
+class _HolderIndex:
+    """The table entries holding each identifier, for the first `size` entries of a table: each
+    (identifier, entry) pair as the identifier's `hash()` beside its entry (12 bytes a pair, where
+    a dict of lists costs 50 MB at a million rows). A lookup compares every hash in one numpy pass
+    (a millisecond or two per identifier: a fold looks up a few); nothing is sorted. Built when a
+    fold first needs it (an identifier that stopped or started being unique); later folds carry it."""
+
+    def __init__(self, table: Sequence[Findings]) -> None:
+        identifiers = list(map(operator.itemgetter(0), table))
+        lengths = np.fromiter(map(len, identifiers), dtype=np.int64, count=len(identifiers))
+        self.hashes = np.fromiter(map(hash, itertools.chain.from_iterable(identifiers)), dtype=np.int64,
+                                  count=int(lengths.sum()))
+        self.entries = np.repeat(np.arange(len(table), dtype=np.int32), lengths)
+        self.size = len(table)
+
+    def holding(self, identifiers: set[str], table: Sequence[Findings]) -> set[int]:
+        """The entries of `table` (this index's and those after them) holding any of `identifiers`."""
+        targets = np.fromiter(map(hash, identifiers), dtype=np.int64, count=len(identifiers))
+        candidates = set(self.entries[np.isin(self.hashes, targets)].tolist())
+        candidates.update(range(self.size, len(table)))
+        return {k for k in candidates if not identifiers.isdisjoint(table[k][0])}  # (a hash is not proof)
+
+
+class _Grown(Sequence[Any]):
+    """A list with more items after it, without copying the list (a findings table a fold grew).
+
+    Growing one again copies only its added items; past `_LAYER_MAX` of them it becomes one list."""
+
+    def __init__(self, base: list[Any], extra: list[Any]) -> None:
+        self.base, self.extra, self._split = base, extra, len(base)
+
+    @classmethod
+    def of(cls, items: Sequence[Any], more: list[Any]) -> Sequence[Any]:
+        base, extra = (items.base, [*items.extra, *more]) if isinstance(items, _Grown) else (items, more)
+        if not isinstance(base, list) or len(extra) > _LAYER_MAX:
+            return [*base, *extra]
+        return cls(base, extra)
+
+    def __len__(self) -> int:
+        return self._split + len(self.extra)
+
+    def __getitem__(self, k):  # type: ignore[no-untyped-def]
+        if isinstance(k, slice):
+            start, stop, step = k.indices(len(self))
+            if step != 1:
+                return [self[i] for i in range(start, stop, step)]
+            split = self._split
+            return [*self.base[start:min(stop, split)], *self.extra[max(start - split, 0):max(stop - split, 0)]]
+        if k < 0:
+            k += len(self)
+        return self.base[k] if k < self._split else self.extra[k - self._split]
+
+    def __iter__(self) -> Iterator[Any]:
+        return itertools.chain(self.base, self.extra)
+
+    def __eq__(self, other: object) -> bool:
+        return list(self) == list(other) if isinstance(other, (list, _Grown)) else NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 @dataclass
@@ -493,8 +583,8 @@ class EdgeSet:
     """The reflection edges of a brain as read: each edge's observation id and reflection node id,
     in two lists (a tuple per edge costs 56 bytes: 16 MB at 300,000 edges)."""
 
-    observations: list[str]
-    sources: list[str]
+    observations: Sequence[str]  # packed when they fit
+    sources: Sequence[str]       # (a few thousand reflections: their strings are shared)
     high_water: int  # largest edge rowid read
     count: int       # edges of a reflection type then
     live: frozenset[str] = frozenset()  # the live reflections the citations were judged on
@@ -506,9 +596,13 @@ class EdgeSet:
         """(observation id, reflection node id) of each edge, in the order read."""
         return zip(self.observations, self.sources, strict=True)
 
-    def plus(self, added: list[tuple[str, str]]) -> tuple[list[str], list[str]]:
-        """These edges' two lists with `added` pairs after them (self is left unchanged)."""
-        return self.observations + [o for o, _ in added], self.sources + [s for _, s in added]
+    def plus(self, added: list[tuple[str, str]]) -> tuple[Sequence[str], Sequence[str]]:
+        """These edges' two columns with `added` pairs after them (self is left unchanged; neither
+        column is copied as a list of objects)."""
+        if not added:
+            return self.observations, self.sources
+        return (packed.appended(self.observations, [o for o, _ in added]),
+                _Grown.of(self.sources, [s for _, s in added]))
 
 
 def _split_pairs(pairs: list[tuple[str, str]]) -> tuple[list[str], list[str]]:
@@ -598,11 +692,11 @@ def _citations(brain: Brain, notes: Collection[str], previous: EdgeSet | None,
             return _citations(brain, notes, None)
         return _cited_by(zip(observations, sources, strict=True), _live_reflections(brain, notes)), None, None
     live = frozenset(_live_reflections(brain, notes))
-    edges = EdgeSet(observations, sources, high, count, live)
     if added is None or previous is None or previous_cited is None:
-        return _cited_by(edges.pairs(), live), edges, None
+        cited = _cited_by(zip(observations, sources, strict=True), live)  # (from the strings, before packing)
+        return cited, EdgeSet(packed.pack(observations), sources, high, count, live), None
     cited, touched = _cited_since(brain, previous_cited, previous, added, live)
-    return cited, edges, touched
+    return cited, EdgeSet(observations, sources, high, count, live), touched
 
 
 def _cited_by(pairs: Iterable[tuple[str, str]], live: Collection[str]) -> dict[str, Collection[str]]:
@@ -864,7 +958,7 @@ class _FindingsFile:
         found[hit] = self.entries[at[hit]]
         return found
 
-    def save(self, rowids: np.ndarray, keys: np.ndarray, entries: np.ndarray, table: list[Findings]) -> None:
+    def save(self, rowids: np.ndarray, keys: np.ndarray, entries: np.ndarray, table: Sequence[Findings]) -> None:
         """Replace the file (atomically); a failure only costs speed next time."""
         # Rows this scan did not read (evicted ones, when only live rows were read) keep theirs.
         keep = ~np.isin(self.rowids, rowids)
@@ -981,8 +1075,8 @@ def _scan_pass(brain: Brain, where: str, params: Sequence[Any], tokenizer: Token
     if order is not None:
         arrays = {name: column[order] if len(column) else column for name, column in arrays.items()}
     scan = BrainScan(
-        ids=lists["ids"], created=lists["created"], sessions=_shared(lists["sessions"]) if read_sessions
-        else lists["sessions"],
+        ids=packed.pack(lists["ids"]), created=packed.pack(lists["created"]),
+        sessions=_shared(lists["sessions"]) if read_sessions else lists["sessions"],
         rowids=arrays["rowids"], live=arrays["live"], notes=arrays["notes"], rules=arrays["rules"],
         quality=lists["quality"],
         findings=arrays["entries"], table=table,
@@ -992,9 +1086,7 @@ def _scan_pass(brain: Brain, where: str, params: Sequence[Any], tokenizer: Token
         brain, base.reflection_identifiers if base is not None else {})
     scan.keys = arrays["keys"]
     scan.row_keys = arrays["row_keys"] if row_keys else None
-    if where_entry is not None:
-        scan.__dict__["table_index"] = where_entry  # built above anyway
-    return scan, fresh
+    return scan, fresh  # (not `where_entry` as its table_index: a dict of every entry, 40 MB at a million rows)
 
 
 def _date_order(created: list[str], rowid_chunks: list[np.ndarray]) -> np.ndarray | None:
@@ -1005,10 +1097,10 @@ def _date_order(created: list[str], rowid_chunks: list[np.ndarray]) -> np.ndarra
     return np.array(sorted(range(len(created)), key=created.__getitem__), dtype=np.int64)  # stable: rowid ties
 
 
-def _reordered(values: list[Any], order: np.ndarray | None) -> list[Any]:
+def _reordered(values: Sequence[Any], order: np.ndarray | None) -> list[Any]:
     """values[i] for each i of order (all of them, as they are, when order is None)."""
     if order is None:
-        return values
+        return values if isinstance(values, list) else list(values)
     if len(order) < 2:
         return [values[i] for i in order.tolist()]
     return list(operator.itemgetter(*order.tolist())(values))

@@ -38,6 +38,7 @@ from cleo_tui.brain.errors import BrainError
 from cleo_tui.brain.migrations import OVERRIDES
 from cleo_tui.brain.store import Brain
 from cleo_tui.memory import curation, mapping, tags
+from cleo_tui.memory import packed_strings as packed
 from cleo_tui.memory.seed_types import (
     COVERAGE_TAGS,
     DROP_RELEVANCE,
@@ -247,8 +248,9 @@ class PoolColumns:
 
     def protected_json(self) -> list[dict[str, Any]]:
         """The JSON rows of the protected entries, in pool order (id and reasons)."""
-        ids, reasons_at = self.ids, self.reasons_at
-        return [{"id": ids[k], "reasons": list(reasons_at(k))} for k in self.protected.tolist()]
+        at, reasons_at = self.protected.tolist(), self.reasons_at
+        return [{"id": obs_id, "reasons": list(reasons_at(k))}
+                for obs_id, k in zip(_take(self.ids, at), at, strict=True)]
 
     @classmethod
     def of_entries(cls, entries: Sequence[PoolEntry]) -> PoolColumns:
@@ -274,14 +276,14 @@ class PoolColumns:
 
 def _take(column: Any, positions: list[int]) -> list[Any]:
     """column[k] for each position: a list, a _Picked or _Names view, scan reasons or a callable column."""
-    if isinstance(column, _ScanReasons):
+    if isinstance(column, (_ScanReasons, packed.PackedStrings)):
         return column.take(positions)
     if isinstance(column, _Names):
         names = column.names
         return [names[c] for c in column.codes[positions].tolist()]
     if isinstance(column, _Picked):
         values, picks = column.values, column.picks
-        if isinstance(values, _ScanReasons):
+        if isinstance(values, (_ScanReasons, packed.PackedStrings)):
             return values.take([picks[k] for k in positions])
         return [values[picks[k]] for k in positions]
     if callable(column):
@@ -375,8 +377,7 @@ class EntryView(Sequence[PoolEntry]):
 
     def ids(self, count: int | None = None) -> list[str]:
         """Ids of the first `count` entries (all when None), without making entries."""
-        ids = self.columns.ids
-        return [ids[k] for k in self.positions[:count].tolist()]
+        return _take(self.columns.ids, self.positions[:count].tolist())
 
 
 class PreparedPool:

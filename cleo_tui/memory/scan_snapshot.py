@@ -30,10 +30,11 @@ import orjson
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.store import Brain
 from cleo_tui.memory import detectors, pool_scan
+from cleo_tui.memory import packed_strings as packed
 from cleo_tui.memory.cache_files import brain_cache_file, write_npz
 from cleo_tui.memory.pool_scan import BrainScan, EdgeSet
 
-FORMAT = "1"
+FORMAT = "2"  # 2: ids, dates and cited ids stored packed (`packed_strings`) where they fit
 _PART = 50_000
 _MOST_CHANGED = 0.25  # more rows than this changed: a fresh scan costs less than folding them
 
@@ -41,6 +42,25 @@ _MOST_CHANGED = 0.25  # more rows than this changed: a fresh scan costs less tha
 def snapshot_path(brain: Brain) -> Path:
     """Where the brain's snapshot lives (by its path, the detectors' rules and this format)."""
     return brain_cache_file("scan_snapshots", brain.path, f"{detectors.RULES_KEY}-{FORMAT}")
+
+
+def _strings(name: str, values: Any) -> dict[str, np.ndarray]:
+    """A column of strings: its packed bytes as they are (`name_packed`), else as JSON (`name`)."""
+    if isinstance(values, packed.PackedStrings):
+        return {f"{name}_packed": values.data}
+    return {name: _json(list(values))}
+
+
+def _strings_of(data: Any, name: str) -> Any:
+    """The column `_strings` wrote (packed if it fits, whichever way it was stored)."""
+    key = f"{name}_packed"
+    if key in data.files:
+        column = data[key]
+        if column.dtype.kind != "S":
+            raise ValueError("damaged")
+        return packed.PackedStrings(column)
+    values = _from_json(data, name)
+    return packed.pack(values) if isinstance(values, list) else values
 
 
 def _json(value: Any) -> np.ndarray:
@@ -88,7 +108,7 @@ def save_snapshot(brain: Brain, scan: BrainScan) -> bool:
     edges = scan.edges
     try:
         columns = {
-            "ids": _json(scan.ids), "created": _json(scan.created), "quality": _json(scan.quality),
+            **_strings("ids", scan.ids), **_strings("created", scan.created), "quality": _json(list(scan.quality)),
             "session_names": _json(sessions),
             "sessions": np.fromiter(map(where.__getitem__, scan.sessions), dtype=np.int32, count=len(scan)),
             **_in_parts("table", scan.table),
@@ -117,7 +137,8 @@ def load_snapshot(brain: Brain) -> BrainScan | None:
 
 def _scan_of(data: Any) -> BrainScan | None:
     """The BrainScan an open snapshot file holds (None, or an error, if it does not add up)."""
-    ids, created, quality = (_from_json(data, n) for n in ("ids", "created", "quality"))
+    ids, created = _strings_of(data, "ids"), _strings_of(data, "created")
+    quality = _from_json(data, "quality")
     names = _from_json(data, "session_names")
     rowids, live, rules, findings, notes, keys = (data[n] for n in
                                                  ("rowids", "live", "rules", "findings", "notes", "row_keys"))
@@ -125,7 +146,8 @@ def _scan_of(data: Any) -> BrainScan | None:
     table = [pool_scan.shared_findings((i, r), strings) for part in _parts(data, "table") for i, r in part]
     sessions = [names[k] for k in data["sessions"].tolist()]
     n = len(ids)
-    lists_fit = all(isinstance(v, list) for v in (ids, created, quality, names)) and \
+    lists_fit = all(isinstance(v, (list, packed.PackedStrings)) for v in (ids, created)) and \
+        all(isinstance(v, list) for v in (quality, names)) and \
         len(created) == len(quality) == len(sessions) == n
     arrays_fit = all(len(a) == n for a in (rowids, live, rules, findings, notes, keys)) and \
         (not n or 0 <= int(findings.min()) <= int(findings.max()) < len(table))
@@ -143,9 +165,10 @@ def _scan_of(data: Any) -> BrainScan | None:
         for part in _parts(data, "pairs"):
             observations += _shared_ids([obs for obs, _ in part], ids, index)
             cites += [share(source, source) for _, source in part]
-        edges = EdgeSet(observations, cites, int(stored_edges["high_water"]), int(stored_edges["count"]),
-                        frozenset(stored_edges["live"]))
-        citations = pool_scan._cited_by(edges.pairs(), edges.live)
+        live_reflections = frozenset(stored_edges["live"])
+        citations = pool_scan._cited_by(zip(observations, cites, strict=True), live_reflections)  # (before packing)
+        edges = EdgeSet(packed.pack(observations), cites, int(stored_edges["high_water"]),
+                        int(stored_edges["count"]), live_reflections)
     scan = BrainScan(ids=ids, created=created, sessions=sessions, rowids=rowids.astype(np.int64),
                      live=live.astype(bool), rules=rules.astype(np.uint8), quality=quality,
                      findings=findings.astype(np.int32), table=table, citations=citations,
@@ -157,9 +180,12 @@ def _scan_of(data: Any) -> BrainScan | None:
     return scan
 
 
-def _shared_ids(observations: list[str], ids: list[str], index: pool_scan.HashIndex) -> list[str]:
+def _shared_ids(observations: list[str], ids: Any, index: pool_scan.HashIndex) -> list[str]:
     """The cited ids, each the scan's own string where the scan holds that id (one string per id,
-    not one more per edge: 18 MB at 300,000 edges)."""
+    not one more per edge: 18 MB at 300,000 edges); as they are when the scan's ids are packed
+    (they are packed too, then)."""
+    if isinstance(ids, packed.PackedStrings):
+        return observations
     at = index.positions(observations).tolist()
     return [ids[i] if i >= 0 else obs for obs, i in zip(observations, at, strict=True)]
 
