@@ -12,6 +12,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
 from textual.timer import Timer
+from textual.widget import Widget
 from textual.widgets import Input, Select, Static
 
 from cleo_tui.brain.listing import ObservationListing
@@ -23,6 +24,7 @@ from cleo_tui.memory.mapping import derive_relevance
 from cleo_tui.safe_text import one_line
 from cleo_tui.ui.help import OBSERVATIONS_HELP
 from cleo_tui.ui.messages import EXTERNAL, BrainChanged, TagsReady
+from cleo_tui.ui.session import BACKGROUND_BY
 from cleo_tui.ui.widgets.chrome import PaneScreen
 from cleo_tui.ui.widgets.detail import DetailView, load_detail
 from cleo_tui.ui.widgets.inputs import SafeInput
@@ -49,6 +51,8 @@ COLUMNS = [
 SORTS = [("date", True, "date ↓"), ("date", False, "date ↑"), ("quality", True, "quality ↓"),
          ("coverage", True, "coverage ↓")]
 ANY = "any"
+FILTER_OF_SELECT = {"f-state": "state", "f-type": "type", "f-coverage": "coverage", "f-protected": "protected",
+                    "f-tier": "tier", "f-session": "session"}  # each select's field of Filters
 COVERAGE_SHORT = {"reinforced": "reinf."}
 
 
@@ -108,21 +112,12 @@ class ObservationsScreen(PaneScreen):
         self._search_timer: Timer | None = None
         self._detail_timer: Timer | None = None
         self.new_count = 0  # rows CLEO wrote that arrived above a cursor not at the top
+        self.filter_bar_mounted = False  # see mount_filter_bar
 
     # -- layout ---------------------------------------------------------------
     def compose(self) -> ComposeResult:
         yield from self.compose_chrome_top()
-        with Horizontal(id="filter-bar"):
-            yield SafeInput(placeholder="/ search", id="search", compact=True)
-            yield Select([("live", "live"), ("evicted", "evicted")], prompt="all states", id="f-state",
-                         compact=True, tooltip="State: live or soft-evicted")
-            yield Select([], prompt="all types", id="f-type", compact=True, tooltip="Observation type")
-            yield Select([(c, c) for c in ("reinforced", "cited", "uncited")], prompt="any coverage",
-                         id="f-coverage", compact=True, tooltip="How many reflections cite it")
-            yield Select([("protected", "yes"), ("unprotected", "no")], prompt="protected?",
-                         id="f-protected", compact=True, tooltip="Protected rows never drop in a prune")
-            yield Select([], prompt="all tiers", id="f-tier", compact=True, tooltip="Memory tier")
-            yield Select([], prompt="all sessions", id="f-session", compact=True, tooltip="CLEO session")
+        yield Horizontal(id="filter-bar")  # filled once the first rows are drawn: mount_filter_bar
         yield Static(id="status-line")
         yield LineTable(COLUMNS, self.format_row, id="obs-table")
         yield DetailView(id="detail")
@@ -130,8 +125,33 @@ class ObservationsScreen(PaneScreen):
 
     def on_mount(self) -> None:
         self.query_one("#obs-table", LineTable).focus()
-        self.load_filter_options()
         self.reload()
+        self.set_timer(BACKGROUND_BY, self.mount_filter_bar)  # by then if no rows are ever drawn
+
+    @staticmethod
+    def filter_widgets() -> list[Widget]:
+        """The search input and the six filters, blank (only they change the filters they show)."""
+        return [
+            SafeInput(placeholder="/ search", id="search", compact=True),
+            Select([("live", "live"), ("evicted", "evicted")], prompt="all states", id="f-state",
+                   compact=True, tooltip="State: live or soft-evicted"),
+            Select([], prompt="all types", id="f-type", compact=True, tooltip="Observation type"),
+            Select([(c, c) for c in ("reinforced", "cited", "uncited")], prompt="any coverage",
+                   id="f-coverage", compact=True, tooltip="How many reflections cite it"),
+            Select([("protected", "yes"), ("unprotected", "no")], prompt="protected?",
+                   id="f-protected", compact=True, tooltip="Protected rows never drop in a prune"),
+            Select([], prompt="all tiers", id="f-tier", compact=True, tooltip="Memory tier"),
+            Select([], prompt="all sessions", id="f-session", compact=True, tooltip="CLEO session"),
+        ]
+
+    def mount_filter_bar(self) -> None:
+        """Mount the filter bar's widgets, once: after the first rows are drawn, since composing,
+        styling and laying out its 30-odd widgets took about 70 ms of the first screen."""
+        if self.filter_bar_mounted:
+            return
+        self.filter_bar_mounted = True
+        self.query_one("#filter-bar", Horizontal).mount_all(self.filter_widgets())
+        self.load_filter_options()
 
     @property
     def table(self) -> LineTable:
@@ -206,7 +226,12 @@ class ObservationsScreen(PaneScreen):
             table.scroll_to(y=top + message.shift, animate=False, immediate=True)
             table.cursor = min(message.cursor, max(0, table.total - 1))
         self.update_status()
-        self.call_after_refresh(self.cleo.first_rows_shown)  # once these rows are drawn
+        self.call_after_refresh(self.first_rows_drawn)
+
+    def first_rows_drawn(self) -> None:
+        """Rows are on screen: now the filter bar, and the app's reads over the whole brain."""
+        self.mount_filter_bar()
+        self.cleo.first_rows_shown()
 
     # -- the live brain: CLEO's new rows -------------------------------------------------
     @property
@@ -282,8 +307,7 @@ class ObservationsScreen(PaneScreen):
 
     @on(Select.Changed)
     def filter_changed(self, event: Select.Changed) -> None:
-        key = {"f-state": "state", "f-type": "type", "f-coverage": "coverage", "f-protected": "protected",
-               "f-tier": "tier", "f-session": "session"}.get(event.select.id or "")
+        key = FILTER_OF_SELECT.get(event.select.id or "")
         if key is None:
             return
         value = event.value
@@ -311,7 +335,11 @@ class ObservationsScreen(PaneScreen):
             self.reload()
 
     def action_focus_search(self) -> None:
-        self.query_one("#search", Input).focus()
+        if self.filter_bar_mounted:
+            self.query_one("#search", Input).focus()
+        else:  # pressed before the first rows were drawn
+            self.mount_filter_bar()
+            self.call_after_refresh(lambda: self.query_one("#search", Input).focus())
 
     def action_cycle_sort(self) -> None:
         self.sort_index = (self.sort_index + 1) % len(SORTS)
@@ -321,18 +349,21 @@ class ObservationsScreen(PaneScreen):
 
     def action_clear_filters(self) -> None:
         self.filters = Filters()
-        for select in self.query(Select):
-            select.clear()
-        self.query_one("#search", Input).value = ""
+        self._clear_filter_bar()
         self.reload()
 
     def show_day(self, day: str) -> None:
         """Only the observations created on `day` (YYYY-MM-DD), every other filter cleared."""
         self.filters = Filters(day=day)
+        self._clear_filter_bar()
+        self.reload()
+
+    def _clear_filter_bar(self) -> None:
+        """Every filter widget blank (none yet before the bar is mounted: it mounts blank)."""
         for select in self.query(Select):
             select.clear()
-        self.query_one("#search", Input).value = ""
-        self.reload()
+        for search in self.query("#search").results(Input):
+            search.value = ""
 
     # -- detail -------------------------------------------------------------------
     @property
