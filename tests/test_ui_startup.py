@@ -189,3 +189,31 @@ async def test_filters_set_before_the_filter_bar_is_mounted(brain, monkeypatch):
         search = screen.query_one("#search", Input)
         assert search.value == "" and search.has_focus
         assert all(select.is_blank() for select in screen.query(Select))
+
+
+async def test_the_first_rows_are_read_ahead_before_the_counts(brain, monkeypatch):
+    """The first listing is read once, in a thread started before the pane is composed, and the
+    header's counts are read after it (both need the brain's lock; the rows come first)."""
+    from cleo_tui.brain.listing import ObservationListing
+    from cleo_tui.ui import session as session_module
+
+    reads: list[str] = []
+    count, summary = ObservationListing.count, session_module.brain_summary
+
+    def counted(self):
+        if self._rest_count is None:
+            reads.append("rows")
+        return count(self)
+
+    def summarised(brain):
+        reads.append("counts")
+        return summary(brain)
+
+    monkeypatch.setattr(ObservationListing, "count", counted)
+    monkeypatch.setattr(session_module, "brain_summary", summarised)
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        assert reads == ["rows", "counts"]
+        assert app.screen.query_one("#obs-table", LineTable).total == app.session.summary["observations"]["live"] + \
+            app.session.summary["observations"]["evicted"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -19,6 +20,7 @@ from cleo_tui.brain.listing import ObservationListing
 from cleo_tui.brain.numbers import quality_text
 from cleo_tui.brain.observation_reads import observation_exists
 from cleo_tui.brain.observations import ObservationQuery, distinct_values, page_observations
+from cleo_tui.brain.store import Brain
 from cleo_tui.memory.detail import ObservationDetail
 from cleo_tui.memory.mapping import derive_relevance
 from cleo_tui.safe_text import one_line
@@ -196,24 +198,24 @@ class ObservationsScreen(PaneScreen):
     # -- building the listing ---------------------------------------------------
     def reload(self, keep_cursor: bool = False, anchor: tuple[str, int, int] | None = None) -> None:
         """Build the listing again; `anchor` (row id, its index, rows new above it) keeps the cursor on that row."""
+        ahead = self.session.take_first_rows()  # read ahead for the default filters (see first_listing)
+        if ahead is not None and (self.filters, self.sort_index, self.session.tags) != (Filters(), 0, None):
+            ahead = None
+        if ahead is not None and ahead.done() and ahead.exception() is None:
+            self.on_observations_screen_listing_ready(self.ListingReady(ahead.result(), keep_cursor))
+            return
         self.update_status(counting=True)
-        self._build_listing(replace(self.filters), self.sort_index, self.session.tags, keep_cursor, anchor)
+        self._build_listing(replace(self.filters), self.sort_index, self.session.tags, keep_cursor, anchor, ahead)
 
     @work(thread=True, exclusive=True, group="obs-listing", exit_on_error=False)
     def _build_listing(self, filters: Filters, sort_index: int, tags: TagTable | None, keep_cursor: bool,
-                       anchor: tuple[str, int, int] | None = None) -> None:
-        brain = self.session.brain
-        q, lead = query_for(filters, sort_index, tags)  # walks every tag: not on the UI thread
-        exact = q.search.strip()
-        if exact and observation_exists(brain, exact):
-            lead = [exact] + [i for i in (lead or []) if i != exact]  # searching an id shows it first
-        if lead:
-            # The lead must honour the filters too: keep the ids that match them.
-            matching = {r["id"] for r in page_observations(brain, q.with_(ids_in=tuple(lead)), None, len(lead))}
-            lead = [i for i in lead if i in matching]
-        listing = ObservationListing(brain, q, lead=lead)
-        listing.count()
-        listing.page(0)
+                       anchor: tuple[str, int, int] | None = None,
+                       ahead: Future[ObservationListing] | None = None) -> None:
+        listing = None
+        if ahead is not None and ahead.exception() is None:  # waits for the read started ahead
+            listing = ahead.result()
+        if listing is None:
+            listing = build_listing(self.session.brain, filters, sort_index, tags)
         cursor, shift = (None, 0) if anchor is None else anchored_cursor(listing, *anchor)
         self.post_message(self.ListingReady(listing, keep_cursor, cursor, shift))
 
@@ -459,6 +461,27 @@ class ObservationsScreen(PaneScreen):
             self.live_change()
             return
         self.reload(keep_cursor=True)
+
+
+def first_listing(brain: Brain) -> ObservationListing:
+    """The pane's first listing (no filter, newest first): the app reads it ahead (BrainSession.read_first_rows)."""
+    return build_listing(brain, Filters(), 0, None)
+
+
+def build_listing(brain: Brain, filters: Filters, sort_index: int, tags: TagTable | None) -> ObservationListing:
+    """The listing of `filters` in the sort `sort_index`, counted and its first page read (slow: in a worker)."""
+    q, lead = query_for(filters, sort_index, tags)  # walks every tag: not on the UI thread
+    exact = q.search.strip()
+    if exact and observation_exists(brain, exact):
+        lead = [exact] + [i for i in (lead or []) if i != exact]  # searching an id shows it first
+    if lead:
+        # The lead must honour the filters too: keep the ids that match them.
+        matching = {r["id"] for r in page_observations(brain, q.with_(ids_in=tuple(lead)), None, len(lead))}
+        lead = [i for i in lead if i in matching]
+    listing = ObservationListing(brain, q, lead=lead)
+    listing.count()
+    listing.page(0)
+    return listing
 
 
 def anchored_cursor(listing: ObservationListing, row_id: str, index: int, shift: int) -> tuple[int | None, int]:
