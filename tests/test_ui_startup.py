@@ -217,3 +217,14 @@ async def test_the_first_rows_are_read_ahead_before_the_counts(brain, monkeypatc
         assert reads == ["rows", "counts"]
         assert app.screen.query_one("#obs-table", LineTable).total == app.session.summary["observations"]["live"] + \
             app.session.summary["observations"]["evicted"]
+
+
+def test_the_terminal_gets_the_first_rows_before_the_filter_bar(brain, tmp_path):
+    """On a real terminal the first rows are sent before the filter bar is drawn (they are what
+    the first screen waits for; see also ObservationsScreen.first_rows_drawn)."""
+    from tests.pty_capture import python_argv, run_in_pty
+
+    output = run_in_pty(python_argv("--db", str(brain.path)), [(b"all states", b"q")], cwd=str(tmp_path))
+    status = output.find("observations ·".encode())
+    assert status >= 0
+    assert 0 <= output.find(b"O-", status) < output.find(b"all states")
