@@ -228,3 +228,23 @@ def test_the_terminal_gets_the_first_rows_before_the_filter_bar(brain, tmp_path)
     status = output.find("observations ·".encode())
     assert status >= 0
     assert 0 <= output.find(b"O-", status) < output.find(b"all states")
+
+
+async def test_nothing_is_rendered_while_textual_holds_frames_back(brain, monkeypatch):
+    """While the app starts and just after a switch of mode Textual throws its frames away:
+    the pane renders none then (it was a whole screen), and draws it in the next frame."""
+    from textual._compositor import Compositor
+
+    thrown: list[bool] = []
+    original = Compositor._render_chops
+
+    def render_chops(self, *args, **kwargs):
+        thrown.append(bool(app._batch_count))
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Compositor, "_render_chops", render_chops)
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        assert app.screen.query_one("#obs-table", LineTable).total
+    assert thrown and not any(thrown)

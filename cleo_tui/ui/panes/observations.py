@@ -115,7 +115,6 @@ class ObservationsScreen(PaneScreen):
         self._detail_timer: Timer | None = None
         self.new_count = 0  # rows CLEO wrote that arrived above a cursor not at the top
         self.filter_bar_mounted = False  # see mount_filter_bar
-        self._frame_held = False  # see first_rows_drawn
 
     # -- layout ---------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -229,18 +228,14 @@ class ObservationsScreen(PaneScreen):
             table.scroll_to(y=top + message.shift, animate=False, immediate=True)
             table.cursor = min(message.cursor, max(0, table.total - 1))
         self.update_status()
-        # Textual holds every frame back while it starts and for a moment after a switch of mode,
-        # then draws only what changes after: rows read ahead are often laid out meanwhile.
-        self._frame_held = self.app._batch_count > 0  # then the whole screen is drawn again
         self.call_after_refresh(self.first_rows_drawn)
 
     def first_rows_drawn(self) -> None:
         """Rows are on screen: now the filter bar, and the app's reads over the whole brain."""
-        if self._frame_held:
-            self._frame_held = False
-            for widget in self.query("*"):  # the screen's own refresh, or a layout, sends only what changed
-                widget.refresh()
-            self.call_after_refresh(self.first_rows_drawn)
+        if self.frame_held:  # not yet: they go out with the first frame Textual lets through
+            if not self.app._batch_count:
+                self.refresh()
+            self.set_timer(1 / 60, lambda: self.call_after_refresh(self.first_rows_drawn))
             return
         self.mount_filter_bar()
         self.cleo.first_rows_shown()
