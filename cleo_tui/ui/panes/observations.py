@@ -232,7 +232,7 @@ class ObservationsScreen(PaneScreen):
 
     def first_rows_drawn(self) -> None:
         """Rows are on screen: now the filter bar, and the app's reads over the whole brain."""
-        if self.frame_held:  # not yet: they go out with the first frame Textual lets through
+        if self.frame_held and self.is_current:  # not yet: they go out with the first frame let through
             if not self.app._batch_count:
                 self.refresh()
             self.set_timer(1 / 60, lambda: self.call_after_refresh(self.first_rows_drawn))
