@@ -127,3 +127,124 @@ async def test_a_new_rows_detail_takes_one_layout_pass(brain, monkeypatch):
             moves.append((changed, len(layouts) - before))
         assert any(changed for changed, _ in moves), "no row changed the detail's height"
         assert all(passes <= 1 for _, passes in moves), moves
+
+
+async def test_the_filter_bar_is_mounted_after_the_first_rows(brain, monkeypatch):
+    """The first rows are drawn before the filter bar's input and selects exist (about 30 widgets
+    composed, styled and laid out: 70 ms of the first screen); then the bar is there and filters."""
+    from textual.widgets import Input, Select
+
+    from cleo_tui.brain.observations import ObservationQuery, count_observations
+    from cleo_tui.ui.panes.observations import ObservationsScreen
+
+    seen: list[tuple[int, int]] = []  # (rows in the table, widgets in the bar) when the rows are drawn
+    original = ObservationsScreen.first_rows_drawn
+
+    def first_rows_drawn(self):
+        seen.append((self.table.total, len(self.query("#filter-bar > *"))))
+        original(self)
+
+    monkeypatch.setattr(ObservationsScreen, "first_rows_drawn", first_rows_drawn)
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        assert seen[0][0] > 0 and seen[0][1] == 0
+        bar = app.screen.query_one("#filter-bar")
+        assert [type(w) for w in bar.children].count(Select) == 6 and isinstance(bar.children[0], Input)
+        assert app.screen.query_one("#f-session", Select)._options[1:]  # its options were read
+        app.screen.query_one("#f-state", Select).value = "evicted"
+        await settle(app, pilot)
+        table = app.screen.query_one("#obs-table", LineTable)
+        assert table.total == count_observations(brain, ObservationQuery(state="evicted"))
+
+
+async def test_filters_set_before_the_filter_bar_is_mounted(brain, monkeypatch):
+    """Clearing the filters, a day from the History pane and `/` work before the bar exists
+    (right after the pane mounts); the bar then mounts blank, the search focused."""
+    from textual.widgets import Input, Select
+
+    from cleo_tui.ui.panes.observations import ObservationsScreen
+
+    day = str(brain.scalar("SELECT substr(max(created_at), 1, 10) FROM brain_observations"))
+    before: list[int] = []
+    original = ObservationsScreen.on_mount
+
+    def on_mount(self):
+        original(self)
+        before.append(len(self.query("#filter-bar > *")))
+        self.action_clear_filters()
+        self.show_day(day)
+        self.action_focus_search()
+
+    monkeypatch.setattr(ObservationsScreen, "on_mount", on_mount)
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        screen = app.screen
+        assert before == [0]
+        assert screen.filters.day == day
+        table = screen.query_one("#obs-table", LineTable)
+        on_day = brain.scalar("SELECT count(*) FROM brain_observations WHERE substr(created_at, 1, 10) = ?", (day,))
+        assert 0 < table.total == on_day
+        search = screen.query_one("#search", Input)
+        assert search.value == "" and search.has_focus
+        assert all(select.is_blank() for select in screen.query(Select))
+
+
+async def test_the_first_rows_are_read_ahead_before_the_counts(brain, monkeypatch):
+    """The first listing is read once, in a thread started before the pane is composed, and the
+    header's counts are read after it (both need the brain's lock; the rows come first)."""
+    from cleo_tui.brain.listing import ObservationListing
+    from cleo_tui.ui import session as session_module
+
+    reads: list[str] = []
+    count, summary = ObservationListing.count, session_module.brain_summary
+
+    def counted(self):
+        if self._rest_count is None:
+            reads.append("rows")
+        return count(self)
+
+    def summarised(brain):
+        reads.append("counts")
+        return summary(brain)
+
+    monkeypatch.setattr(ObservationListing, "count", counted)
+    monkeypatch.setattr(session_module, "brain_summary", summarised)
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        assert reads == ["rows", "counts"]
+        assert app.screen.query_one("#obs-table", LineTable).total == app.session.summary["observations"]["live"] + \
+            app.session.summary["observations"]["evicted"]
+
+
+def test_the_terminal_gets_the_first_rows_before_the_filter_bar(brain, tmp_path):
+    """On a real terminal the first rows are sent before the filter bar is drawn (they are what
+    the first screen waits for; see also ObservationsScreen.first_rows_drawn)."""
+    from tests.pty_capture import python_argv, run_in_pty
+
+    output = run_in_pty(python_argv("--db", str(brain.path)), [(b"all states", b"q")], cwd=str(tmp_path))
+    status = output.find("observations ·".encode())
+    assert status >= 0
+    assert 0 <= output.find(b"O-", status) < output.find(b"all states")
+
+
+async def test_nothing_is_rendered_while_textual_holds_frames_back(brain, monkeypatch):
+    """While the app starts and just after a switch of mode Textual throws its frames away:
+    the pane renders none then (it was a whole screen), and draws it in the next frame."""
+    from textual._compositor import Compositor
+
+    thrown: list[bool] = []
+    original = Compositor._render_chops
+
+    def render_chops(self, *args, **kwargs):
+        thrown.append(bool(app._batch_count))
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Compositor, "_render_chops", render_chops)
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        assert app.screen.query_one("#obs-table", LineTable).total
+    assert thrown and not any(thrown)

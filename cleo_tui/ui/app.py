@@ -30,7 +30,7 @@ from cleo_tui.ui.help import help_markdown
 from cleo_tui.ui.messages import SessionMessage, SessionReplaced
 from cleo_tui.ui.palette import CleoCommands
 from cleo_tui.ui.panes.hippo_notice import TRACES_PANE, HippoNoticeScreen
-from cleo_tui.ui.panes.observations import ObservationsScreen
+from cleo_tui.ui.panes.observations import ObservationsScreen, first_listing
 from cleo_tui.ui.panes.welcome import WelcomeScreen
 from cleo_tui.ui.session import BACKGROUND_BY, BrainSession
 from cleo_tui.ui.widgets.chrome import HISTORY_PANE, PANE_NAMES, PaneScreen
@@ -246,6 +246,8 @@ class CleoApp(App[None]):
         if isinstance(self.screen, WelcomeScreen):
             self.pop_screen()
         start = TRACES_PANE if self._session.is_hippo else "observations"
+        if start == "observations":
+            self._session.read_first_rows(first_listing)  # while the panes are made
         if old is None and self.current_mode not in PANE_NAMES:
             self._install_panes(brain, start)
         else:

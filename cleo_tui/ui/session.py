@@ -15,7 +15,8 @@ from __future__ import annotations
 import gc
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from concurrent.futures import Future, wait
+from typing import TYPE_CHECKING, Any
 
 from cleo_tui.brain import Brain
 from cleo_tui.brain.store import KIND_HIPPO, WAITING_MESSAGE
@@ -68,6 +69,8 @@ class BrainSession:
         self.last_live: PollResult | None = None  # what the watcher last reported (new ids, deletions)
         self._own_version: int | None = None  # brain.conn's data_version: moves only for other writers
         self._waiting_cancel: threading.Event | None = None  # set while a write waits for CLEO's lock
+        self._first_rows: Future[Any] | None = None  # the first pane's rows, read ahead (read_first_rows)
+        self._first_rows_taken = False
 
     # -- what panes read -----------------------------------------------------------
     @property
@@ -91,6 +94,30 @@ class BrainSession:
         return self.overrides.get(observation_id) == "critical"
 
     # -- loading ----------------------------------------------------------------------
+    def read_first_rows(self, read: Callable[[Brain], Any]) -> None:
+        """Start `read(brain)` in a thread now, before the first pane is even composed.
+
+        The pane takes its result with `take_first_rows` when mounted; read by then (as a
+        rule), its first frame shows the rows. The counts wait for it: both need the
+        brain's lock, and the rows come first."""
+        future: Future[Any] = Future()
+
+        def run() -> None:
+            try:
+                future.set_result(read(self.brain))
+            except BaseException as exc:  # the pane reads again in a worker, which reports it
+                future.set_exception(exc)
+
+        self._first_rows = future
+        threading.Thread(target=run, name="cleo-tui first rows", daemon=True).start()
+
+    def take_first_rows(self) -> Future[Any] | None:
+        """What `read_first_rows` started (done or not), once; None after that or if none was."""
+        if self._first_rows_taken:
+            return None
+        self._first_rows_taken = True
+        return self._first_rows
+
     def start(self) -> None:
         """Read the counts now; the tags start with the first rows (or by BACKGROUND_BY); watch the file."""
         self.load_summary()
@@ -212,6 +239,8 @@ class BrainSession:
         self.app.run_worker(self._read_summary, thread=True, exclusive=True, group="summary", exit_on_error=False)
 
     def _read_summary(self) -> None:
+        if self._first_rows is not None:
+            wait([self._first_rows])
         summary, overrides = brain_summary(self.brain), relevance_overrides(self.brain)
         self.app.call_from_thread(self._set_summary, summary, overrides)
 

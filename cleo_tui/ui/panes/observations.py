@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -12,17 +13,20 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
 from textual.timer import Timer
+from textual.widget import Widget
 from textual.widgets import Input, Select, Static
 
 from cleo_tui.brain.listing import ObservationListing
 from cleo_tui.brain.numbers import quality_text
 from cleo_tui.brain.observation_reads import observation_exists
 from cleo_tui.brain.observations import ObservationQuery, distinct_values, page_observations
+from cleo_tui.brain.store import Brain
 from cleo_tui.memory.detail import ObservationDetail
 from cleo_tui.memory.mapping import derive_relevance
 from cleo_tui.safe_text import one_line
 from cleo_tui.ui.help import OBSERVATIONS_HELP
 from cleo_tui.ui.messages import EXTERNAL, BrainChanged, TagsReady
+from cleo_tui.ui.session import BACKGROUND_BY
 from cleo_tui.ui.widgets.chrome import PaneScreen
 from cleo_tui.ui.widgets.detail import DetailView, load_detail
 from cleo_tui.ui.widgets.inputs import SafeInput
@@ -49,6 +53,8 @@ COLUMNS = [
 SORTS = [("date", True, "date ↓"), ("date", False, "date ↑"), ("quality", True, "quality ↓"),
          ("coverage", True, "coverage ↓")]
 ANY = "any"
+FILTER_OF_SELECT = {"f-state": "state", "f-type": "type", "f-coverage": "coverage", "f-protected": "protected",
+                    "f-tier": "tier", "f-session": "session"}  # each select's field of Filters
 COVERAGE_SHORT = {"reinforced": "reinf."}
 
 
@@ -108,21 +114,12 @@ class ObservationsScreen(PaneScreen):
         self._search_timer: Timer | None = None
         self._detail_timer: Timer | None = None
         self.new_count = 0  # rows CLEO wrote that arrived above a cursor not at the top
+        self.filter_bar_mounted = False  # see mount_filter_bar
 
     # -- layout ---------------------------------------------------------------
     def compose(self) -> ComposeResult:
         yield from self.compose_chrome_top()
-        with Horizontal(id="filter-bar"):
-            yield SafeInput(placeholder="/ search", id="search", compact=True)
-            yield Select([("live", "live"), ("evicted", "evicted")], prompt="all states", id="f-state",
-                         compact=True, tooltip="State: live or soft-evicted")
-            yield Select([], prompt="all types", id="f-type", compact=True, tooltip="Observation type")
-            yield Select([(c, c) for c in ("reinforced", "cited", "uncited")], prompt="any coverage",
-                         id="f-coverage", compact=True, tooltip="How many reflections cite it")
-            yield Select([("protected", "yes"), ("unprotected", "no")], prompt="protected?",
-                         id="f-protected", compact=True, tooltip="Protected rows never drop in a prune")
-            yield Select([], prompt="all tiers", id="f-tier", compact=True, tooltip="Memory tier")
-            yield Select([], prompt="all sessions", id="f-session", compact=True, tooltip="CLEO session")
+        yield Horizontal(id="filter-bar")  # filled once the first rows are drawn: mount_filter_bar
         yield Static(id="status-line")
         yield LineTable(COLUMNS, self.format_row, id="obs-table")
         yield DetailView(id="detail")
@@ -130,8 +127,33 @@ class ObservationsScreen(PaneScreen):
 
     def on_mount(self) -> None:
         self.query_one("#obs-table", LineTable).focus()
-        self.load_filter_options()
         self.reload()
+        self.set_timer(BACKGROUND_BY, self.mount_filter_bar)  # by then if no rows are ever drawn
+
+    @staticmethod
+    def filter_widgets() -> list[Widget]:
+        """The search input and the six filters, blank (only they change the filters they show)."""
+        return [
+            SafeInput(placeholder="/ search", id="search", compact=True),
+            Select([("live", "live"), ("evicted", "evicted")], prompt="all states", id="f-state",
+                   compact=True, tooltip="State: live or soft-evicted"),
+            Select([], prompt="all types", id="f-type", compact=True, tooltip="Observation type"),
+            Select([(c, c) for c in ("reinforced", "cited", "uncited")], prompt="any coverage",
+                   id="f-coverage", compact=True, tooltip="How many reflections cite it"),
+            Select([("protected", "yes"), ("unprotected", "no")], prompt="protected?",
+                   id="f-protected", compact=True, tooltip="Protected rows never drop in a prune"),
+            Select([], prompt="all tiers", id="f-tier", compact=True, tooltip="Memory tier"),
+            Select([], prompt="all sessions", id="f-session", compact=True, tooltip="CLEO session"),
+        ]
+
+    def mount_filter_bar(self) -> None:
+        """Mount the filter bar's widgets, once: after the first rows are drawn, since composing,
+        styling and laying out its 30-odd widgets took about 70 ms of the first screen."""
+        if self.filter_bar_mounted:
+            return
+        self.filter_bar_mounted = True
+        self.query_one("#filter-bar", Horizontal).mount_all(self.filter_widgets())
+        self.load_filter_options()
 
     @property
     def table(self) -> LineTable:
@@ -176,24 +198,24 @@ class ObservationsScreen(PaneScreen):
     # -- building the listing ---------------------------------------------------
     def reload(self, keep_cursor: bool = False, anchor: tuple[str, int, int] | None = None) -> None:
         """Build the listing again; `anchor` (row id, its index, rows new above it) keeps the cursor on that row."""
+        ahead = self.session.take_first_rows()  # read ahead for the default filters (see first_listing)
+        if ahead is not None and (self.filters, self.sort_index, self.session.tags) != (Filters(), 0, None):
+            ahead = None
+        if ahead is not None and ahead.done() and ahead.exception() is None:
+            self.on_observations_screen_listing_ready(self.ListingReady(ahead.result(), keep_cursor))
+            return
         self.update_status(counting=True)
-        self._build_listing(replace(self.filters), self.sort_index, self.session.tags, keep_cursor, anchor)
+        self._build_listing(replace(self.filters), self.sort_index, self.session.tags, keep_cursor, anchor, ahead)
 
     @work(thread=True, exclusive=True, group="obs-listing", exit_on_error=False)
     def _build_listing(self, filters: Filters, sort_index: int, tags: TagTable | None, keep_cursor: bool,
-                       anchor: tuple[str, int, int] | None = None) -> None:
-        brain = self.session.brain
-        q, lead = query_for(filters, sort_index, tags)  # walks every tag: not on the UI thread
-        exact = q.search.strip()
-        if exact and observation_exists(brain, exact):
-            lead = [exact] + [i for i in (lead or []) if i != exact]  # searching an id shows it first
-        if lead:
-            # The lead must honour the filters too: keep the ids that match them.
-            matching = {r["id"] for r in page_observations(brain, q.with_(ids_in=tuple(lead)), None, len(lead))}
-            lead = [i for i in lead if i in matching]
-        listing = ObservationListing(brain, q, lead=lead)
-        listing.count()
-        listing.page(0)
+                       anchor: tuple[str, int, int] | None = None,
+                       ahead: Future[ObservationListing] | None = None) -> None:
+        listing = None
+        if ahead is not None and ahead.exception() is None:  # waits for the read started ahead
+            listing = ahead.result()
+        if listing is None:
+            listing = build_listing(self.session.brain, filters, sort_index, tags)
         cursor, shift = (None, 0) if anchor is None else anchored_cursor(listing, *anchor)
         self.post_message(self.ListingReady(listing, keep_cursor, cursor, shift))
 
@@ -206,7 +228,17 @@ class ObservationsScreen(PaneScreen):
             table.scroll_to(y=top + message.shift, animate=False, immediate=True)
             table.cursor = min(message.cursor, max(0, table.total - 1))
         self.update_status()
-        self.call_after_refresh(self.cleo.first_rows_shown)  # once these rows are drawn
+        self.call_after_refresh(self.first_rows_drawn)
+
+    def first_rows_drawn(self) -> None:
+        """Rows are on screen: now the filter bar, and the app's reads over the whole brain."""
+        if self.frame_held and self.is_current:  # not yet: they go out with the first frame let through
+            if not self.app._batch_count:
+                self.refresh()
+            self.set_timer(1 / 60, lambda: self.call_after_refresh(self.first_rows_drawn))
+            return
+        self.mount_filter_bar()
+        self.cleo.first_rows_shown()
 
     # -- the live brain: CLEO's new rows -------------------------------------------------
     @property
@@ -282,8 +314,7 @@ class ObservationsScreen(PaneScreen):
 
     @on(Select.Changed)
     def filter_changed(self, event: Select.Changed) -> None:
-        key = {"f-state": "state", "f-type": "type", "f-coverage": "coverage", "f-protected": "protected",
-               "f-tier": "tier", "f-session": "session"}.get(event.select.id or "")
+        key = FILTER_OF_SELECT.get(event.select.id or "")
         if key is None:
             return
         value = event.value
@@ -311,7 +342,11 @@ class ObservationsScreen(PaneScreen):
             self.reload()
 
     def action_focus_search(self) -> None:
-        self.query_one("#search", Input).focus()
+        if self.filter_bar_mounted:
+            self.query_one("#search", Input).focus()
+        else:  # pressed before the first rows were drawn
+            self.mount_filter_bar()
+            self.call_after_refresh(lambda: self.query_one("#search", Input).focus())
 
     def action_cycle_sort(self) -> None:
         self.sort_index = (self.sort_index + 1) % len(SORTS)
@@ -321,18 +356,21 @@ class ObservationsScreen(PaneScreen):
 
     def action_clear_filters(self) -> None:
         self.filters = Filters()
-        for select in self.query(Select):
-            select.clear()
-        self.query_one("#search", Input).value = ""
+        self._clear_filter_bar()
         self.reload()
 
     def show_day(self, day: str) -> None:
         """Only the observations created on `day` (YYYY-MM-DD), every other filter cleared."""
         self.filters = Filters(day=day)
+        self._clear_filter_bar()
+        self.reload()
+
+    def _clear_filter_bar(self) -> None:
+        """Every filter widget blank (none yet before the bar is mounted: it mounts blank)."""
         for select in self.query(Select):
             select.clear()
-        self.query_one("#search", Input).value = ""
-        self.reload()
+        for search in self.query("#search").results(Input):
+            search.value = ""
 
     # -- detail -------------------------------------------------------------------
     @property
@@ -428,6 +466,27 @@ class ObservationsScreen(PaneScreen):
             self.live_change()
             return
         self.reload(keep_cursor=True)
+
+
+def first_listing(brain: Brain) -> ObservationListing:
+    """The pane's first listing (no filter, newest first): the app reads it ahead (BrainSession.read_first_rows)."""
+    return build_listing(brain, Filters(), 0, None)
+
+
+def build_listing(brain: Brain, filters: Filters, sort_index: int, tags: TagTable | None) -> ObservationListing:
+    """The listing of `filters` in the sort `sort_index`, counted and its first page read (slow: in a worker)."""
+    q, lead = query_for(filters, sort_index, tags)  # walks every tag: not on the UI thread
+    exact = q.search.strip()
+    if exact and observation_exists(brain, exact):
+        lead = [exact] + [i for i in (lead or []) if i != exact]  # searching an id shows it first
+    if lead:
+        # The lead must honour the filters too: keep the ids that match them.
+        matching = {r["id"] for r in page_observations(brain, q.with_(ids_in=tuple(lead)), None, len(lead))}
+        lead = [i for i in lead if i in matching]
+    listing = ObservationListing(brain, q, lead=lead)
+    listing.count()
+    listing.page(0)
+    return listing
 
 
 def anchored_cursor(listing: ObservationListing, row_id: str, index: int, shift: int) -> tuple[int | None, int]:

@@ -192,6 +192,21 @@ class PaneScreen(ForwardWorkerErrors, Screen[None]):
     def on_screen_resume(self) -> None:
         self._shown = True
 
+    frame_held = False  # a frame was held back and not drawn yet (see _compositor_refresh)
+
+    def _compositor_refresh(self) -> None:
+        """Draw nothing while Textual holds frames back (the app starting, a moment after a
+        switch of mode): what was to be drawn stays to be drawn, in the first frame that goes out.
+
+        Textual renders those frames and throws them away, then draws only what changed
+        since: the first frame of a pane cost two full renders, and rows laid out meanwhile
+        reached the terminal only with a later layout."""
+        if self.app._batch_count and self is self.app.screen:
+            self.frame_held = True
+            return
+        self.frame_held = False
+        super()._compositor_refresh()
+
     def on_mount(self) -> None:
         self.cleo.register_pane(self)
 
