@@ -91,9 +91,10 @@ def pack(values: Sequence[str]) -> Sequence[str]:
 
 
 def _packable(values: Sequence[Any]) -> bool:
-    if not all(type(v) is str for v in values):
+    try:
+        joined = "".join(values)  # (a TypeError for a value that is no string: in C, not a loop in Python)
+    except TypeError:
         return False
-    joined = "".join(values)
     return joined.isascii() and "\x00" not in joined and max(map(len, values), default=0) <= PACK_WIDTH_MAX
 
 
