@@ -161,3 +161,17 @@ def test_apply_text_says_what_eviction_does_in_cleo(project, capsys):
     code, out, _ = run(capsys, "prune", "--db", str(db), "--budget", "500", "--apply", "--yes")
     assert code == 0 and "Committed as run 1" in out and "The pool is now" in out
     assert "still return evicted rows" in out and "--hide-from-cleo" in out
+
+
+def test_a_command_runs_without_cyclic_collection_and_puts_the_collector_back(project, capsys, monkeypatch):
+    """A one-shot command's pool lives to its end: full collections would only walk it (see cli.collector_off)."""
+    import gc
+
+    from cleo_tui.commands import prune_cmd
+    seen = []
+    real = prune_cmd.cmd_prune
+    monkeypatch.setattr(prune_cmd, "cmd_prune", lambda args: (seen.append(gc.isenabled()), real(args))[1])
+    assert gc.isenabled()
+    code, out, _ = run(capsys, "prune", "--db", str(project / ".cleo" / "cleo.db"), "--budget", "400", "--json")
+    assert code == 0 and json.loads(out)["budget"] == 400
+    assert seen == [False] and gc.isenabled()
