@@ -15,6 +15,16 @@ def new_brain(tmp_path: Path) -> Brain:
     return create_brain(tmp_path / ".cleo" / "cleo.db")
 
 
+def routine_brain(tmp_path: Path, count: int) -> Brain:
+    """A new brain of `count` alike rows ("routine work item N", ids O-00, O-01 … as wide as `count` needs)."""
+    brain = new_brain(tmp_path)
+    width = max(2, len(str(count - 1)))
+    for i in range(count):
+        add_observation(brain, f"O-{i:0{width}d}", f"routine work item {i} " * 6,
+                        created_at=f"2026-01-{i % 28 + 1:02d} 10:00:00")
+    return brain
+
+
 def add_observation(brain: Brain, id: str, narrative: str = "", created_at: str = "2026-01-01 10:00:00",
                     **columns: Any) -> None:
     """Insert one observation (type 'discovery', title from the narrative unless given)."""

@@ -15,7 +15,7 @@ import pytest
 from cleo_tui.brain import journal
 from cleo_tui.memory import curation
 from cleo_tui.memory.pruner import commit_preview, prepare_pool
-from tests.pruner_fixtures import add_observation, new_brain
+from tests.pruner_fixtures import routine_brain
 
 ROW, SLOW = 0.001, 0.050
 BURST = range(25, 60)  # the 25th to 59th row written in a run are slow
@@ -41,10 +41,7 @@ class Clock:
 
 @pytest.fixture
 def brain(tmp_path):
-    brain = new_brain(tmp_path)
-    for i in range(160):
-        add_observation(brain, f"O-{i:03d}", f"routine work item {i} " * 6,
-                        created_at=f"2026-01-{i % 28 + 1:02d} 10:00:00")
+    brain = routine_brain(tmp_path, 160)
     yield brain
     brain.close()
 

@@ -10,15 +10,12 @@ import pytest
 from cleo_tui.brain import journal
 from cleo_tui.memory import curation
 from cleo_tui.memory.pruner import commit_preview, prepare_pool
-from tests.pruner_fixtures import add_observation, new_brain
+from tests.pruner_fixtures import routine_brain
 
 
 @pytest.fixture
 def brain(tmp_path):
-    brain = new_brain(tmp_path)
-    for i in range(30):
-        add_observation(brain, f"O-{i:02d}", f"routine work item {i} " * 6,
-                        created_at=f"2026-01-{i % 28 + 1:02d} 10:00:00")
+    brain = routine_brain(tmp_path, 30)
     yield brain
     brain.close()
 

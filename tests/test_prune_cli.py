@@ -164,7 +164,7 @@ def test_apply_text_says_what_eviction_does_in_cleo(project, capsys):
 
 
 def test_a_command_runs_without_cyclic_collection_and_puts_the_collector_back(project, capsys, monkeypatch):
-    """A one-shot command's pool lives to its end: full collections would only walk it (see cli.collector_off)."""
+    """A one-shot command's pool lives to its end: full collections would only walk it (see cli.dispatch)."""
     import gc
 
     from cleo_tui.commands import prune_cmd

@@ -11,7 +11,7 @@ import sys
 
 from cleo_tui.commands.argtypes import sqlite_int
 from cleo_tui.commands.common import AddCommand, UsageError, add_brain_options, brain_from_args, emit_json, print_undo
-from cleo_tui.memory import curation, tags
+from cleo_tui.memory import curation
 from cleo_tui.memory.dedup_merge import RUN_KIND, MergeRequest, merge_duplicates
 from cleo_tui.memory.duplicates import (
     DEFAULT_THRESHOLD,
@@ -58,8 +58,7 @@ def cmd_dedup(args: argparse.Namespace) -> int:
         threshold = parse_threshold(args.threshold)
     except BadThreshold as exc:
         raise UsageError(str(exc)) from None
-    with tags.gc_paused():  # the scan's and the report's objects hold no cycle: collections would only walk them
-        return _scan_and_report(args, threshold)
+    return _scan_and_report(args, threshold)  # (no cyclic collection in a command: cli.dispatch)
 
 
 def _scan_and_report(args: argparse.Namespace, threshold: float) -> int:

@@ -13,14 +13,14 @@ are computed as if they were live again (what restoring one would protect), but
 
 from __future__ import annotations
 
-import gc
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from cleo_tui import collector
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.store import Brain
 from cleo_tui.memory import detectors, mapping
@@ -141,26 +141,10 @@ __all__ = ["BrainScan", "TagTable", "judged_text", "live_reflection_texts", "sca
            "tag_brain", "update_tags"]
 
 
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while building 100,000s of objects.
-
-    Each full collection walks every live object; building a large pool would
-    trigger many of them (about 20% of the time) while creating no cycles.
-
-    On the way out the young generation (what was built meanwhile) is collected at
-    once, explicitly: the automatic collection the next allocation would start can
-    escalate into a full one (0.1-0.25 s at a million rows), which then lands inside
-    a 10-row fold; an explicit young collection never escalates.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.collect(0)
-            gc.enable()
+def gc_paused() -> AbstractContextManager[None]:
+    """The collector paused while building 100,000s of objects, its young generation collected after
+    (`collector.paused`)."""
+    return collector.paused(collect_young=True)
 
 
 class TagTable(Mapping[str, ObservationTags]):
