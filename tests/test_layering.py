@@ -1,6 +1,6 @@
 """The layers of cleo_tui, read from the source with `ast` (lazy imports inside functions count too).
 
-    safe_text, config           utilities
+    safe_text, config, collector  utilities
     brain                       opening, schema, migrations, queries
     memory                      tokenizers, tags, pruner, curation
     llm, recall                 the observer and reflector; recall and traces (independent of each other)
@@ -18,9 +18,10 @@ import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "cleo_tui"
-BASE = {"cleo_tui", "safe_text", "config"}  # the package root holds only __version__
+BASE = {"cleo_tui", "safe_text", "config", "collector"}  # the package root holds only __version__
 ALLOWED: dict[str, set[str]] = {
     "safe_text": set(),
+    "collector": set(),  # pausing the garbage collector
     "config": {"safe_text"},
     "files": {"safe_text", "brain"},  # guarded file writing; its errors are BrainErrors
     "brain": set(BASE),
