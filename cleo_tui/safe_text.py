@@ -48,6 +48,19 @@ def one_line(text: object, width: int | None = None) -> str:
     return out
 
 
+SHOWN_NAMES = 20  # names a report lists of one kind; --json lists them all
+
+
+def titled_lines(title: str, lines: list[str], shown: int = SHOWN_NAMES) -> list[str]:
+    """A titled list of at most `shown` lines, each cut to one safe line; nothing when `lines` is empty."""
+    if not lines:
+        return []
+    out = [title, *(f"  {one_line(line, 200)}" for line in lines[:shown])]
+    if len(lines) > shown:
+        out.append(f"  … and {len(lines) - shown:,} more (--json lists them all)")
+    return out
+
+
 def safe_text(text: object, width: int = 400) -> str:
     """An exception's text or any message part: printable, one line, at most `width` characters."""
     return one_line(text, width)

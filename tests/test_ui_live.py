@@ -10,6 +10,7 @@ import json
 import sqlite3
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -220,6 +221,41 @@ async def test_own_writes_are_not_reported_as_cleos(brain):
         result = poll(app)
         assert result is not None and result.changed  # the file did change...
         assert app.session.last_live is None  # ...but by cleo-tui itself: no external change
+
+
+async def test_own_writes_are_not_reported_while_a_worker_holds_the_brain(brain):
+    """The watcher's report can come while a worker reads the brain (the tags after a write): the
+    session cannot read its own connection then, and must not take the write for CLEO's."""
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        poll(app)
+        table = app.screen.query_one("#obs-table", LineTable)
+        table.focus()
+        await pilot.press("e", "y")
+        await settle(app, pilot)
+        held, release = threading.Event(), threading.Event()
+
+        def hold() -> None:
+            with app.session.brain.lock:
+                held.set()
+                release.wait()
+        worker = threading.Thread(target=hold)
+        worker.start()
+        held.wait()
+        try:
+            result = poll(app)
+        finally:
+            release.set()
+            worker.join()
+        assert result is not None and result.changed
+        assert app.session.unjudged is result  # not yet told: the brain was busy
+        for _ in range(100):  # the session asks its connection again once the lock is free: await it, bounded
+            if app.session.unjudged is None:
+                break
+            await pilot.pause(0.02)
+        assert app.session.unjudged is None
+        assert app.session.last_live is None
 
 
 async def test_waiting_for_cleos_write_lock_is_shown_and_esc_cancels(brain):

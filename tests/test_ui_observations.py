@@ -68,6 +68,18 @@ async def test_state_filter_and_search(brain):
         assert "retry" in (str(row["title"]) + str(row["narrative_preview"])).lower()
 
 
+async def test_escape_leaves_the_search_with_what_was_typed_applied(brain):
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("slash", *"retry")
+        assert isinstance(app.focused, Input)
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert app.focused is table_of(app)
+        assert table_of(app).total == count_observations(brain, ObservationQuery(search="retry"))
+
+
 async def test_coverage_and_protected_filters_use_tags(brain):
     app = CleoApp(brain=brain)
     async with app.run_test(size=(120, 36)) as pilot:

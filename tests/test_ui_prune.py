@@ -170,6 +170,32 @@ async def test_commit_evicts_and_undo_restores(brain):
         assert screen.preview.drop_count == len(ids)
 
 
+async def test_an_undo_after_cleo_deleted_some_rows_names_them(brain):
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = await open_prune(app, pilot)
+        ids = list(screen.preview.dropped_ids)
+        await pilot.press("c")
+        await pilot.pause()
+        await pilot.press("y")
+        await settle(app, pilot)
+        await pilot.press("escape")  # the commit's result
+        gone = ids[:2]
+        cleo = sqlite3.connect(brain.path)  # CLEO's consolidation hard-deletes two of them
+        with cleo:
+            cleo.executemany("DELETE FROM brain_observations WHERE id = ?", [(i,) for i in gone])
+        cleo.close()
+
+        await pilot.press("u")
+        await pilot.pause()
+        await pilot.press("y")
+        await settle(app, pilot)
+        assert set(ids[2:]) <= live_ids(brain)
+        assert isinstance(app.screen, MessageModal)
+        assert f"{len(ids) - 2:,} rows restored" in app.screen.body
+        assert all(i in app.screen.body for i in gone) and "Deleted since" in app.screen.body
+
+
 def quality(brain, observation_id: str):
     return brain.scalar("SELECT quality_score FROM brain_observations WHERE id = ?", (observation_id,))
 

@@ -50,6 +50,7 @@ from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.clock import cleo_timestamp
 from cleo_tui.brain.errors import BrainError
 from cleo_tui.brain.migrations import RUN_CHANGES, RUNS
+from cleo_tui.safe_text import titled_lines
 
 IN_PROGRESS, DONE = "in_progress", "done"
 LATER = "later"  # an undo's verdict for a change its chunk had no time left to write (tried again next)
@@ -105,6 +106,22 @@ class UndoOutcome:
     @property
     def complete(self) -> bool:
         return self.remaining == 0
+
+    @property
+    def clean(self) -> bool:
+        """Every change of the run undone: nothing skipped, nothing deleted meanwhile."""
+        return self.complete and not self.skipped and not self.missing
+
+    def lines(self, again: str) -> list[str]:
+        """The outcome in words, for the CLI and the TUI, naming the rows it could not restore;
+        `again` says how to try the changes left (a command, a key)."""
+        out = [f"Undid run {self.run_id}: {self.restored:,} rows restored (recorded as run {self.undo_id})."]
+        out += titled_lines("Changed since by someone else, left as they are:",
+                            [f"{s['id']}: {s['why']}" for s in self.skipped])
+        out += titled_lines("Deleted since (by CLEO's consolidation?), not restored:", [s["id"] for s in self.missing])
+        if self.remaining:
+            out.append(f"{self.remaining:,} changes of run {self.run_id} are not undone; {again} tries them again.")
+        return out
 
     def to_json(self) -> dict[str, Any]:
         return {"undone": self.run_id, "run_id": self.undo_id, "restored": self.restored,

@@ -16,7 +16,7 @@ import orjson
 
 from cleo_tui.brain import Brain, BrainError, locate_brain, open_brain
 from cleo_tui.brain.journal import UndoOutcome
-from cleo_tui.safe_text import one_line
+from cleo_tui.safe_text import one_line, titled_lines
 
 EXIT_USER_ERROR = 2
 EXIT_INTERNAL = 70
@@ -97,25 +97,12 @@ def int_option(value: str, flag: str, low: int, high: int) -> int:
     return number
 
 
-SHOWN_ROWS = 20
-
-
 def print_rows(title: str, lines: list[str]) -> None:
-    """A titled list of at most SHOWN_ROWS lines, each cut to one safe line."""
-    if not lines:
-        return
-    print(title)
-    for line in lines[:SHOWN_ROWS]:
-        print("  " + one_line(line, 200))
-    if len(lines) > SHOWN_ROWS:
-        print(f"  … and {len(lines) - SHOWN_ROWS:,} more (--json lists them all)")
+    """A titled list of at most SHOWN_NAMES lines, each cut to one safe line."""
+    for line in titled_lines(title, lines):
+        print(line)
 
 
 def print_undo(outcome: UndoOutcome, again: str) -> None:
     """What an undo restored, and by name what it skipped or found deleted; `again` retries the rest."""
-    print(f"Undid run {outcome.run_id}: {outcome.restored:,} rows restored (recorded as run {outcome.undo_id}).")
-    print_rows("Changed since by someone else, left as they are:",
-               [f"{s['id']}: {s['why']}" for s in outcome.skipped])
-    print_rows("Deleted since (by CLEO's consolidation?), not restored:", [s["id"] for s in outcome.missing])
-    if outcome.remaining:
-        print(f"{outcome.remaining:,} changes of run {outcome.run_id} are not undone; `{again}` tries them again.")
+    print("\n".join(outcome.lines(f"`{again}`")))

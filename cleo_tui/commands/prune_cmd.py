@@ -33,8 +33,6 @@ from cleo_tui.memory.pruner import (
 from cleo_tui.memory.tokenizers import TOKENIZER_NAMES
 from cleo_tui.safe_text import one_line
 
-SHOWN_ROWS = 20
-
 EVICTION_IN_CLEO = eviction_in_cleo("commit with --hide-from-cleo")
 
 

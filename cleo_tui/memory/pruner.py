@@ -49,7 +49,7 @@ from cleo_tui.memory.seed_types import (
 )
 from cleo_tui.memory.token_cache import CountStats, Progress, count_line_units
 from cleo_tui.memory.tokenizers import Tokenizer, get_tokenizer
-from cleo_tui.safe_text import one_line
+from cleo_tui.safe_text import one_line, titled_lines
 
 if TYPE_CHECKING:
     from cleo_tui.memory.pool_scan import BrainScan
@@ -646,11 +646,8 @@ class CommitResult:
     def lines(self) -> list[str]:
         """The result in words, for the CLI and the TUI."""
         out = [f"Committed as run {self.run_id}: {len(self.evicted):,} observations evicted."]
-        if self.skipped:
-            out.append(f"{len(self.skipped):,} rows of the preview changed since and were left alone:")
-            out += [f"  {one_line(s['id'], 80)}: {s['why']}" for s in self.skipped[:20]]
-            if len(self.skipped) > 20:
-                out.append(f"  … and {len(self.skipped) - 20:,} more (--json lists them all)")
+        out += titled_lines(f"{len(self.skipped):,} rows of the preview changed since and were left alone:",
+                            [f"{s['id']}: {s['why']}" for s in self.skipped])
         state = "within" if self.within_target else "over"
         if self.new_rows:
             out.append(f"{self.new_rows:,} new rows since the preview (+{self.new_tokens:,} tokens): "

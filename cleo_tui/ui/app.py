@@ -423,13 +423,17 @@ class CleoApp(App[None]):
         if event.state == WorkerState.ERROR:
             self.report_worker_failure(event.worker)
 
+    def tell(self, title: str, body: str, error: bool = False) -> None:
+        """The one message pattern: a dialog the user closes, its text shown literally."""
+        self.push_screen(MessageModal(title, body, error=error))
+
     def report_worker_failure(self, worker: Worker) -> None:
         """A worker's failure becomes a popup with its message, never a traceback."""
         error = worker.error
         if error is None:
             return
         if isinstance(error, BrainError):
-            self.push_screen(MessageModal("That did not work", str(error)))
+            self.tell("That did not work", str(error), error=True)
             return
         where = log_failure(error)
         if is_database_error(error):
@@ -439,7 +443,7 @@ class CleoApp(App[None]):
                                                    "unless a message said so.")
         if where:
             body += f"\n\nDetails were written to {where}."
-        self.push_screen(MessageModal(title, body))
+        self.tell(title, body, error=True)
 
 
 def log_failure(error: BaseException) -> Path | None:

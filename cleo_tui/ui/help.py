@@ -63,7 +63,8 @@ OBSERVATIONS_HELP = PaneHelp(
           ("enter", "into the detail's citing reflections; enter again opens the highlighted reflection "
                     "(↑ ↓ choose); with none, into the detail to scroll it")),
     texts={
-        "obs.search": "search (FTS5 where the brain has it, else a plain text match)",
+        "obs.search": "search (FTS5 where the brain has it, else a plain text match); Enter or Esc goes "
+                      "back to the list",
         "obs.sort": "cycle the sort: date ↓, date ↑, quality ↓, coverage ↓",
         "obs.clear": "clear every filter",
         "obs.view": "read the whole narrative",

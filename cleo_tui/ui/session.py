@@ -19,6 +19,7 @@ from concurrent.futures import Future, wait
 from typing import TYPE_CHECKING, Any
 
 from cleo_tui.brain import Brain
+from cleo_tui.brain.journal import UndoOutcome
 from cleo_tui.brain.store import KIND_HIPPO, WAITING_MESSAGE
 from cleo_tui.brain.summary import brain_summary
 from cleo_tui.brain.sweep_gate import sweep_active
@@ -36,6 +37,10 @@ WAITING_NOTICE = WAITING_MESSAGE  # "waiting for CLEO's write lock…"
 # Seconds after opening by which the reads over the whole brain (tags, liveness) start even if
 # no pane has shown its first rows (they normally start then: before, they slow the first screen).
 BACKGROUND_BY = 3.0
+# A change the watcher saw while a worker held the brain is judged ours or CLEO's this often, up to
+# this many times (a worker holds the brain for a read, rarely a second); then it counts as CLEO's.
+OWN_CHECK_GAP_S = 0.05
+OWN_CHECK_TRIES = 40
 CurationKind = str  # one of CURATION_STEPS
 CURATION_STEPS: dict[str, Callable[[Brain, str], int]] = {
     "pin": curation.pin_observation,
@@ -68,6 +73,7 @@ class BrainSession:
         self.sweep: str | None = None  # CLEO's sweep sentence while its gate is up (writes refused)
         self.last_live: PollResult | None = None  # what the watcher last reported (new ids, deletions)
         self._own_version: int | None = None  # brain.conn's data_version: moves only for other writers
+        self.unjudged: PollResult | None = None  # a change not yet told ours or CLEO's (the brain was busy)
         self._waiting_cancel: threading.Event | None = None  # set while a write waits for CLEO's lock
         self._first_rows: Future[Any] | None = None  # the first pane's rows, read ahead (read_first_rows)
         self._first_rows_taken = False
@@ -154,9 +160,22 @@ class BrainSession:
             self.app.sweep = self.sweep
             if self.sweep is None:
                 self.app.notify("CLEO's sweep finished: writes are possible again.")
-        if not result.changed:
-            return
+        if result.changed:
+            self._judge_change(result)
+
+    def _judge_change(self, result: PollResult, tries: int = 0) -> None:
+        """Tell cleo-tui's own writes from another program's, then report the latter to every pane.
+
+        Our connection's data_version moves only for other writers' commits. While a worker
+        holds the brain it cannot be read: ask again shortly (the change may be ours) rather
+        than take it for CLEO's; after OWN_CHECK_TRIES it counts as another program's.
+        """
         version = self._brain_version()
+        if version is None and tries < OWN_CHECK_TRIES:
+            self.unjudged = result
+            self.app.set_timer(OWN_CHECK_GAP_S, lambda: self._judge_change(result, tries + 1))
+            return
+        self.unjudged = None
         ours = (version is not None and version == self._own_version and not result.new_ids
                 and not result.deleted)
         self._own_version = version
@@ -337,11 +356,20 @@ class BrainSession:
         def write() -> None:
             if not self.wait_for_lock():
                 return
-            _, restored = curation.undo(self.brain, run_id)
-            self.app.call_from_thread(self._announce_change, UNDO, f"undo of run {run_id} ({restored} row(s))", None,
-                                      None)
+            outcome = curation.undo_detailed(self.brain, run_id)
+            self.app.call_from_thread(self._undone, outcome)
 
         self.app.run_worker(write, thread=True, exclusive=True, group="curation", exit_on_error=False)
+
+    def _undone(self, outcome: UndoOutcome) -> None:
+        """Announce an undo: a toast when all of it was undone, else a dialog naming the rows it could not
+        restore (CLEO deleted or changed them meanwhile); a run with changes left can be undone again."""
+        self._announce_change(UNDO, f"undo of run {outcome.run_id} ({outcome.restored:,} row(s))", None, None,
+                              notify=outcome.clean)
+        if outcome.remaining:
+            self.undo_stack.append(outcome.run_id)
+        if not outcome.clean:
+            self.app.tell("Undo: some rows could not be restored", "\n".join(outcome.lines("undoing it again (u)")))
 
     def record_write(self, what: str, run_id: int | None, source: str | None = None, notify: bool = True) -> None:
         """A write made elsewhere (a pane's own worker): remember its run for undo and announce it.

@@ -29,7 +29,7 @@ from cleo_tui.ui.messages import EXTERNAL, BrainChanged, TagsReady
 from cleo_tui.ui.session import BACKGROUND_BY
 from cleo_tui.ui.widgets.chrome import PaneScreen
 from cleo_tui.ui.widgets.detail import DetailView, load_detail
-from cleo_tui.ui.widgets.inputs import SafeInput
+from cleo_tui.ui.widgets.inputs import SearchInput
 from cleo_tui.ui.widgets.table import Column, LineTable
 
 if TYPE_CHECKING:  # numpy loads with the tags, after the first screen
@@ -134,7 +134,7 @@ class ObservationsScreen(PaneScreen):
     def filter_widgets() -> list[Widget]:
         """The search input and the six filters, blank (only they change the filters they show)."""
         return [
-            SafeInput(placeholder="/ search", id="search", compact=True),
+            SearchInput(placeholder="/ search", id="search", compact=True),
             Select([("live", "live"), ("evicted", "evicted")], prompt="all states", id="f-state",
                    compact=True, tooltip="State: live or soft-evicted"),
             Select([], prompt="all types", id="f-type", compact=True, tooltip="Observation type"),

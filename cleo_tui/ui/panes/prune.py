@@ -48,7 +48,7 @@ from cleo_tui.ui.widgets.chrome import PaneScreen
 from cleo_tui.ui.widgets.detail import update_static
 from cleo_tui.ui.widgets.inputs import SafeInput
 from cleo_tui.ui.widgets.list_listing import ListListing
-from cleo_tui.ui.widgets.modals import ConfirmModal, MessageModal
+from cleo_tui.ui.widgets.modals import ConfirmModal
 from cleo_tui.ui.widgets.path_prompt import PathPrompt
 from cleo_tui.ui.widgets.prune_chart import PruneChart
 from cleo_tui.ui.widgets.table import Column, LineTable
@@ -698,7 +698,7 @@ class PruneScreen(PaneScreen):
         hidden = ", hidden from CLEO's search" if result.hidden_from_cleo else ""
         self.session.record_write(f"prune run {result.run_id} evicted {len(result.evicted):,} observations{hidden}",
                                   result.run_id, source=self.PANE)
-        self.app.push_screen(MessageModal("Prune committed", "\n".join(result.lines()), error=False))
+        self.cleo.tell("Prune committed", "\n".join(result.lines()))
 
     def action_recompute(self) -> None:
         self.reload()
