@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import sqlite3
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -131,3 +132,31 @@ def insert_observations(path: Path, rows: Iterable[Mapping[str, Any]]) -> None:
 def file_digest(path: Path) -> str:
     """sha256 of a file's bytes (the -wal/-shm beside it are not part of it)."""
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def add_cleo_recall_logs(path: Path, retrievals: Iterable[Mapping[str, Any]] = (),
+                         usage: Iterable[Mapping[str, Any]] = ()) -> None:
+    """CLEO's `brain_retrieval_log` and `brain_usage_log` (its DDL), with rows written as CLEO writes them.
+
+    A retrieval row needs `query` and `entry_ids` (a list is JSON-encoded as CLEO does; a string
+    is stored as it is, so a test can plant a malformed one); `source` defaults to `find-rrf`,
+    `entry_count` to the list's length, `tokens_used` to 50 a result.
+    """
+    conn = _connect(path)
+    for sql in (*cs.RETRIEVAL_LOG_SQL, *cs.USAGE_LOG_SQL):
+        conn.execute(sql)
+    conn.execute("BEGIN")
+    for row in retrievals:
+        ids = row["entry_ids"]
+        values = {"source": "find-rrf", **row,
+                  "entry_ids": ids if isinstance(ids, str | None) else json.dumps(list(ids)),
+                  "entry_count": row.get("entry_count", 0 if isinstance(ids, str | None) else len(ids))}
+        values.setdefault("tokens_used", 50 * values["entry_count"])
+        cols = ", ".join(values)
+        conn.execute(f"INSERT INTO {cs.RETRIEVAL_LOG} ({cols}) VALUES ({', '.join('?' for _ in values)})",
+                     list(values.values()))
+    for row in usage:
+        cols = ", ".join(row)
+        conn.execute(f"INSERT INTO {cs.USAGE_LOG} ({cols}) VALUES ({', '.join('?' for _ in row)})", list(row.values()))
+    conn.execute("COMMIT")
+    conn.close()

@@ -22,6 +22,27 @@ EDGES = "brain_page_edges"
 MEMORY_LINKS = "brain_memory_links"
 SCHEMA_META = "brain_schema_meta"
 OBSERVATIONS_FTS = "brain_observations_fts"
+RETRIEVAL_LOG = "brain_retrieval_log"
+USAGE_LOG = "brain_usage_log"
+
+# CLEO's two recall logs, as its consolidated schema declares them (store/schema/cleo-shared/brain.ts);
+# the reference layout predates them. Only a brain cleo-tui creates (demo, tests) gets them from here.
+RETRIEVAL_LOG_SQL = [
+    f"""CREATE TABLE IF NOT EXISTS {RETRIEVAL_LOG} (id INTEGER PRIMARY KEY AUTOINCREMENT, query TEXT NOT NULL,
+        entry_ids TEXT NOT NULL, entry_count INTEGER NOT NULL, source TEXT NOT NULL, tokens_used INTEGER,
+        session_id TEXT, created_at TEXT NOT NULL DEFAULT (datetime('now')), retrieval_order INTEGER,
+        delta_ms INTEGER, reward_signal REAL)""",
+    f"CREATE INDEX IF NOT EXISTS idx_retrieval_log_created ON {RETRIEVAL_LOG}(created_at)",
+    f"CREATE INDEX IF NOT EXISTS idx_retrieval_log_source ON {RETRIEVAL_LOG}(source)",
+    f"CREATE INDEX IF NOT EXISTS idx_retrieval_log_session ON {RETRIEVAL_LOG}(session_id)",
+]
+USAGE_LOG_SQL = [
+    f"""CREATE TABLE IF NOT EXISTS {USAGE_LOG} (id INTEGER PRIMARY KEY AUTOINCREMENT, entry_id TEXT NOT NULL,
+        task_id TEXT, used INTEGER NOT NULL DEFAULT 0, outcome TEXT NOT NULL DEFAULT 'unknown',
+        created_at TEXT NOT NULL DEFAULT (datetime('now')))""",
+    f"CREATE INDEX IF NOT EXISTS idx_brain_usage_log_entry_id ON {USAGE_LOG}(entry_id)",
+    f"CREATE INDEX IF NOT EXISTS idx_brain_usage_log_task_id ON {USAGE_LOG}(task_id)",
+]
 
 # Where CLEO only says "partial", the predicate below is cleo-tui's reading.
 _PARTIAL_WHERE = {
