@@ -112,8 +112,8 @@ def _wrap(text: str, indent: str = "") -> list[str]:
 def bridge_lines(bridge: Bridge, budget: int | None = None) -> list[str]:
     """The bridge as text of at most 80 columns: each section's items with tokens and marks, then notes."""
     extra = f", {bridge.tokenizer_tokens:,} {bridge.tokenizer}" if bridge.tokenizer else ""
-    lines = [f"CLEO's memory bridge at {bridge.generated_at}: {len(bridge.items)} items, "
-             f"{bridge.tokens:,} tokens (4 chars a token{extra})"]
+    lines = _wrap(f"CLEO's memory bridge at {bridge.generated_at}: {len(bridge.items)} items, "
+                  f"{bridge.tokens:,} tokens (4 chars a token{extra})")
     lines += _wrap(bridge.settings.mode_note + ".")
     handoff = bridge.handoff
     lines.append(f"Last Session ({handoff.tokens} tok): "
