@@ -438,19 +438,21 @@ def mark_items(brain: Brain, sections: Iterable[BridgeSection], evicting: frozen
     for item in (i for s in sections for i in s.items):
         by_table.setdefault(item.table, []).append(item.id)
     states: dict[tuple[str, str], tuple[bool, bool]] = {}
+    read: set[str] = set()
     for table, ids in by_table.items():
         try:
-            for ident, state in _row_states(brain, table, ids).items():
-                states[(table, ident)] = state
+            for ident, found in _row_states(brain, table, ids).items():
+                states[(table, ident)] = found
         except sqlite3.DatabaseError:
             continue  # the rows were read a moment ago; no marks rather than a failure
+        read.add(table)
     out = []
     for section in sections:
         items = []
         for item in section.items:
             state = states.get((item.table, item.id))
             items.append(replace(item, evicted=bool(state and state[0]), hidden=bool(state and state[1]),
-                                 missing=state is None, evicting=item.id in evicting))
+                                 missing=state is None and item.table in read, evicting=item.id in evicting))
         out.append(replace(section, items=tuple(items)))
     return out
 
@@ -533,7 +535,7 @@ def _sessions_source(brain: Brain) -> tuple[sqlite3.Connection | None, str, bool
     if Path(brain.path).parent.name == ".cleo" and beside.is_file():
         try:
             return connect(beside, True), f"{beside.name}'s sessions", True
-        except Exception:  # noqa: BLE001 - an unreadable side file: the handoff is unknown, said below
+        except Exception:
             return None, str(beside.name), False
     return None, "", False
 

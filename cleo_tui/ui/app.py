@@ -122,6 +122,8 @@ class CleoApp(App[None]):
         Binding("q", "quit", "Quit", id="app.quit", tooltip="Leave cleo-tui"),
         Binding("escape", "cancel_wait", "Stop waiting", id="app.cancel_wait", show=False,
                 tooltip="Stop waiting for CLEO's write lock (nothing is written)"),
+        Binding("i", "bridge", "What CLEO injects", id="app.bridge", show=False,
+                tooltip="CLEO's memory bridge: what the agent reads at session start, with tokens and marks"),
     ]
 
     summary: reactive[dict | None] = reactive(None)  # the session's counts, for the header to watch
@@ -406,6 +408,14 @@ class CleoApp(App[None]):
         """Show one observation's detail over the current pane."""
         from cleo_tui.ui.widgets.detail import ObservationModal
         self.push_screen(ObservationModal(observation_id))
+
+    def action_bridge(self, evicting: frozenset[str] = frozenset(), step: str | None = None) -> None:
+        """Show what CLEO's memory bridge injects (and, from a pane with a pending step, after it)."""
+        if self._session is None or self._session.is_hippo:
+            self.notify("CLEO's memory bridge is read from a CLEO brain; open one first.", severity="warning")
+            return
+        from cleo_tui.ui.widgets.bridge_view import BridgeScreen
+        self.push_screen(BridgeScreen(self._session.brain, evicting, step, self.settings.get("tokenizer")))
 
     def confirm(self, title: str, body: str, on_yes: Callable[[], object], danger: bool = False) -> None:
         """The one confirm pattern: ask, then run `on_yes` only on an explicit yes.

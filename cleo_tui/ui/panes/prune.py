@@ -177,6 +177,8 @@ class PruneScreen(PaneScreen):
         Binding("x", "export", "Export", id="prune.export", tooltip="Write this preview as JSON (the CLI's shape)"),
         Binding("r", "recompute", "Recompute", id="prune.recompute", show=False,
                 tooltip="Read the brain again and prepare the pool anew"),
+        Binding("i", "bridge", "What CLEO injects", id="prune.bridge", show=False,
+                tooltip="CLEO's memory bridge now and after this preview (it ignores eviction)"),
     ]
     WRITE_ACTIONS = {"commit", "undo_run"}
 
@@ -803,3 +805,13 @@ class PruneScreen(PaneScreen):
         self.message = f"exported to {message.path} ({message.dropped:,} dropped)"
         self.update_status()
         self.notify(self.message, markup=False)
+
+    # -- what CLEO injects ----------------------------------------------------------------
+    def action_bridge(self) -> None:
+        """CLEO's memory bridge, marked with the rows this preview would evict."""
+        preview = self.preview
+        if preview is None:
+            self.cleo.action_bridge()
+            return
+        self.cleo.action_bridge(frozenset(preview.dropped_ids),
+                                f"this preview at {preview.budget:,} tokens ({preview.drop_count:,} evicted)")
