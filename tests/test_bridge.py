@@ -339,3 +339,22 @@ def test_a_date_time_without_a_zone_is_local_time_as_node_reads_it(monkeypatch):
     time.tzset()
     assert js_date_ms("2026-06-01 11:00:00") == NOW.timestamp() * 1000
     assert js_date_ms("2026-06-01") == NOW.replace(hour=0).timestamp() * 1000  # a date alone stays UTC
+
+
+def test_the_file_on_disk_is_compared_without_its_stamp_and_another_tokenizer_counts_too(db):
+    from cleo_tui.memory.tokenizers import get_tokenizer
+
+    insert(db, "brain_observations", [obs("O-1", "found it", 1)])
+    bridge = bridge_of(db)
+    assert not bridge.on_disk.exists
+    stored = bridge.text.replace("2026-06-01T09:00:00", "2026-05-30T08:00:00")  # CLEO wrote it earlier
+    (db.parent / "memory-bridge.md").write_text(stored)
+    again = bridge_of(db)
+    assert again.on_disk.exists and again.on_disk.matches and again.on_disk.written_at == "2026-05-30T08:00:00"
+    insert(db, "brain_observations", [obs("O-2", "found another", 0.5)])
+    assert bridge_of(db).on_disk.matches is False
+    brain = open_brain(db, read_only=True)
+    counted = build_bridge(brain, NOW, count_tokens=get_tokenizer("o200k_base").count_text, tokenizer_name="o200k_base")
+    brain.close()
+    assert counted.to_json()["tokenizer"] == "o200k_base" and 0 < counted.tokenizer_tokens < counted.tokens * 2
+    assert all(i.tokenizer_tokens for i in counted.items)

@@ -281,10 +281,19 @@ class Bridge:
     def marked(self, mark: str) -> list[BridgeItem]:
         return [i for i in self.items if mark in i.marks]
 
+    def after_line(self, step: str = "this step") -> str:
+        """What a pending step (its ids in `evicting`) changes in the bridge: nothing, and which rows that hides."""
+        evicting = self.marked("evicting")
+        same = f"After {step} CLEO injects the same {len(self.items)} rows (its bridge ignores invalid_at)"
+        if not evicting:
+            return f"{same}; none of them is among the {self.evicting_count:,} rows the step evicts."
+        return (f"{same}: {len(evicting)} of them are among the {self.evicting_count:,} rows the step evicts, "
+                "and CLEO will still inject them.")
+
     def summary_lines(self) -> list[str]:
         """Sentences about the marks: what eviction does not change in what CLEO injects."""
         lines = []
-        evicted, hidden, evicting = self.marked("evicted"), self.marked("hidden"), self.marked("evicting")
+        evicted, hidden = self.marked("evicted"), self.marked("hidden")
         if evicted:
             lines.append(f"{len(evicted)} injected row(s) are evicted: CLEO's bridge ignores invalid_at, "
                          "so the agent still reads them.")
@@ -292,9 +301,7 @@ class Bridge:
             lines.append(f"{len(hidden)} injected row(s) are hidden from CLEO's search (quality below 0.3); "
                          "the bridge injects them anyway.")
         if self.evicting_count:
-            lines.append(f"After this step CLEO injects the same {len(self.items)} rows: the step evicts "
-                         f"{len(evicting)} of them (of {self.evicting_count:,} it evicts), and CLEO will "
-                         "still inject them.")
+            lines.append(self.after_line())
         if self.failure:
             lines.append(f"CLEO's generator would stop here and write no bridge: {self.failure}.")
         return lines

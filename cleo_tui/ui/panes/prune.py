@@ -814,4 +814,4 @@ class PruneScreen(PaneScreen):
             self.cleo.action_bridge()
             return
         self.cleo.action_bridge(frozenset(preview.dropped_ids),
-                                f"this preview at {preview.budget:,} tokens ({preview.drop_count:,} evicted)")
+                                f"the preview at {preview.budget:,} tokens")

@@ -73,9 +73,10 @@ def bridge_text(bridge: Bridge, view: str, step: str | None) -> Text:
     text.append(f"{len(bridge.items)} items · {bridge.tokens:,} tokens (4 chars a token{extra})", style="bold")
     text.append(f" · as CLEO would write it at {bridge.generated_at}\n")
     if after and step:
-        text.append(f"After {one_line(step)}: ", style="bold")
+        text.append(one_line(bridge.after_line(step)) + "\n", style="bold yellow")
+    after_line = bridge.after_line() if bridge.evicting_count else None
     for line in bridge.summary_lines():
-        if after or not line.startswith("After this step"):
+        if line != after_line:
             text.append(one_line(line) + "\n", style="yellow")
     text.append(one_line(bridge.settings.mode_note) + ".\n", style="dim")
     disk = bridge.on_disk
@@ -109,8 +110,6 @@ class BridgeScreen(ForwardWorkerErrors, ModalScreen[None]):
 
     DEFAULT_CSS = """
     BridgeScreen #bridge-scroll { height: 1fr; }
-    BridgeScreen #bridge-title { margin-bottom: 0; }
-    BridgeScreen #bridge-hint { margin-top: 0; }
     """
 
     BINDINGS = [
@@ -153,6 +152,8 @@ class BridgeScreen(ForwardWorkerErrors, ModalScreen[None]):
         return Text(" · ".join(keys))
 
     def on_mount(self) -> None:
+        for part in ("#bridge-title", "#bridge-hint"):  # the app's dialog margins: rows an 80×24 screen needs
+            self.query_one(part).styles.margin = 0
         self.load()
 
     def load(self) -> None:
