@@ -358,3 +358,17 @@ def test_the_file_on_disk_is_compared_without_its_stamp_and_another_tokenizer_co
     brain.close()
     assert counted.to_json()["tokenizer"] == "o200k_base" and 0 < counted.tokenizer_tokens < counted.tokens * 2
     assert all(i.tokenizer_tokens for i in counted.items)
+
+
+def test_injected_counts_from_cleo_tuis_clock(db, monkeypatch):
+    from cleo_tui.memory.bridge import injected
+
+    insert(db, "brain_learnings", [learning("L-1", "Sure about it ninety days before the clock", 0.9, 0)])
+    brain = open_brain(db, read_only=True)
+    try:
+        assert injected(brain).ids(LEARNINGS) == ["L-1"]  # CLEO_TUI_NOW is NOW (tests/conftest.py)
+        monkeypatch.setenv("CLEO_TUI_NOW", (NOW + timedelta(days=90)).isoformat())
+        later = injected(brain, {"L-1"})
+        assert later.ids(LEARNINGS) == [] and later.generated_at == "2026-08-30T09:00:00"
+    finally:
+        brain.close()

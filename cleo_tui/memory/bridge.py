@@ -38,7 +38,7 @@ import math
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +71,7 @@ DEFAULT_MODE = "cli"
 SEARCH_QUALITY_FLOOR = 0.3  # CLEO's `memory find` drops rows whose quality_score is below this
 BRIDGE_FILE = "memory-bridge.md"
 REFRESH_COMMAND = ("cleo", "refresh-memory")
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 DECISIONS, LEARNINGS, FOLLOW, AVOID, OBSERVATIONS = (
     "decisions", "learnings", "patterns_follow", "patterns_avoid", "observations")
@@ -631,7 +632,7 @@ def build_bridge(brain: Brain, now: datetime, evicting: Iterable[str] = frozense
     chosen tokenizer beside CLEO's 4-characters-a-token estimate.
     """
     evicting = frozenset(str(i) for i in evicting)
-    now_ms = math.floor(now.timestamp() * 1000)
+    now_ms = float((now - EPOCH) // timedelta(milliseconds=1))  # Date.now(): whole milliseconds
     sections = [read_section(brain, query, now_ms) for query in SECTION_QUERIES]
     sections = mark_items(brain, sections, evicting)
     if count_tokens is not None:
@@ -643,6 +644,14 @@ def build_bridge(brain: Brain, now: datetime, evicting: Iterable[str] = frozense
     if count_tokens is not None:
         bridge = replace(bridge, tokenizer=tokenizer_name, tokenizer_tokens=count_tokens(bridge.text))
     return bridge
+
+
+def injected(brain: Brain, evicting: Iterable[str] = frozenset(), now: datetime | None = None) -> Bridge:
+    """What CLEO injects now (cleo-tui's clock: $CLEO_TUI_NOW in tests), marked with the rows `evicting`
+    (a pending step's ids) would evict — for any pane or command that asks."""
+    from cleo_tui.brain.clock import current_time
+
+    return build_bridge(brain, now or current_time(), evicting)
 
 
 def read_bridge(brain: Brain, now: datetime, evicting: Iterable[str] = frozenset(),

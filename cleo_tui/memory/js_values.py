@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
@@ -163,7 +163,10 @@ def js_date_ms(value: Any) -> float:
         aware = moment.astimezone()  # local time, as V8 reads a date-time without a zone
     else:
         aware = datetime.fromisoformat(moment.isoformat() + _iso_zone(zone))
-    return math.floor(aware.timestamp() * 1000)
+    return float((aware - _EPOCH) // timedelta(milliseconds=1))  # whole milliseconds, as a Date holds them
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def _iso_zone(zone: str) -> str:
