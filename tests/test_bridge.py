@@ -372,3 +372,22 @@ def test_injected_counts_from_cleo_tuis_clock(db, monkeypatch):
         assert later.ids(LEARNINGS) == [] and later.generated_at == "2026-08-30T09:00:00"
     finally:
         brain.close()
+
+
+def test_as_eviction_intends_leaves_evicted_rows_out_and_takes_the_next(db):
+    insert(db, "brain_observations", [obs(f"O-{i:02d}", f"finding {i}", i) for i in range(13)]
+           + [obs("O-gone", "evicted already", 0.5, invalid_at=ago(0))])
+    insert(db, "brain_learnings", [learning("L-1", "Fresh and sure about it", 0.9, 0),
+                                   learning("L-2", "Fresh and fairly sure too", 0.8, 0)])
+    brain = open_brain(db, read_only=True)
+    try:
+        bridge = build_bridge(brain, NOW, {"O-01", "L-1"}, with_intended=True)
+    finally:
+        brain.close()
+    assert bridge.ids(OBSERVATIONS)[:3] == ["O-00", "O-gone", "O-01"]  # CLEO: evicted or not
+    intended = bridge.intended
+    assert intended is not None and intended.honours_eviction
+    assert intended.ids(OBSERVATIONS) == ["O-00"] + [f"O-{i:02d}" for i in range(2, 11)]
+    assert intended.ids(LEARNINGS) == ["L-2"]
+    brief = bridge.to_json()["as_eviction_intends"]
+    assert brief["left_out"] == ["L-1", "O-gone", "O-01"] and brief["instead"] == ["O-09", "O-10"]

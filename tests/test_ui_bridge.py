@@ -44,8 +44,13 @@ async def test_bridge_view_from_the_prune_preview(brain, tmp_path, monkeypatch):
         assert "Recent Observations" in after and "evicting" in after and "still inject" in after
         assert "␛[31m[bold red]x[/] and [link=http://example.com]click[/link]" in after  # literal, not markup
 
-        await pilot.press("a")  # now: the same rows, without the step's marks
+        await pilot.press("a")  # as eviction intends: the step's rows left out, the next ones in their places
+        intended = body(screen)
+        assert "Not what CLEO does" in intended and "instead" in intended
+        assert not any(f"[{i}]" in intended for i in evicting)
+        await pilot.press("a")  # now: CLEO's rows, without the step's marks
         assert "evicting" not in body(screen).replace("evicting = this step", "")
+        assert all(f"[{i}]" in body(screen) for i in evicting)
 
         await pilot.press("g")
         await pilot.pause()

@@ -70,7 +70,8 @@ def cmd_bridge(args: argparse.Namespace) -> int:
         if budget is not None:
             evicting = prepare_pool(brain, tokenizer_name).preview(budget).dropped_ids
         counter = None if tokenizer_name == CHARS4 else get_tokenizer(tokenizer_name).count_text
-        bridge = build_bridge(brain, current_time(), evicting, counter, None if counter is None else tokenizer_name)
+        bridge = build_bridge(brain, current_time(), evicting, counter, None if counter is None else tokenizer_name,
+                              with_intended=True)
     finally:
         brain.close()
     outcome = None
@@ -134,6 +135,12 @@ def bridge_lines(bridge: Bridge, budget: int | None = None) -> list[str]:
     if budget is not None and not bridge.evicting_count:
         lines.append(f"{after}the prune preview drops nothing.")
     lines += [line for text in bridge.summary_lines() for line in _wrap(text)]
+    brief = bridge.intended_json()
+    if brief is not None and (brief["left_out"] or brief["instead"]):
+        lines += _wrap(f"As eviction intends (evicted rows{' and the step' + chr(39) + 's' if budget else ''} left "
+                       f"out, {brief['tokens']:,} tokens): {len(brief['left_out'])} left out "
+                       f"({', '.join(brief['left_out'][:6])}{'…' if len(brief['left_out']) > 6 else ''}), "
+                       f"{len(brief['instead'])} in their places. CLEO does not do this; --json lists them.")
     disk = bridge.on_disk
     if disk.exists:
         lines += _wrap(f"On disk: {disk.path} (written {disk.written_at or '?'}) "

@@ -23,6 +23,8 @@ same lines, so each item's text, and so its token count, is what the agent reads
 None of these queries looks at `invalid_at` (nor at `quality_score`): rows cleo-tui evicted,
 and rows hidden from CLEO's search, are injected all the same. `Bridge` marks them, and the
 rows a pending step would evict (`evicting`): the step does not change what CLEO injects.
+Beside it, `Bridge.intended` is the bridge *as eviction intends* (evicted rows and the step's left
+out, the next rows in CLEO's order in their places): not what CLEO does, what a user may expect.
 
 Not reproduced: CLEO's context-aware variant (`generateContextAwareContent`: up to 5
 `hybridSearch` hits and a cut to `brain.memoryBridge.maxTokens` at 4 characters a token) — no
@@ -76,44 +78,44 @@ EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 DECISIONS, LEARNINGS, FOLLOW, AVOID, OBSERVATIONS = (
     "decisions", "learnings", "patterns_follow", "patterns_avoid", "observations")
 
-_PATTERN_NOISE = ("AND pattern NOT LIKE 'Recurring label%' AND pattern NOT LIKE 'Test pattern%' "
-                  "AND pattern NOT LIKE 'test' AND pattern NOT LIKE 'Audit probe:%' AND LENGTH(pattern) > 20")
+_PATTERN_NOISE = ("pattern NOT LIKE 'Recurring label%'", "pattern NOT LIKE 'Test pattern%'", "pattern NOT LIKE 'test'",
+                  "pattern NOT LIKE 'Audit probe:%'", "LENGTH(pattern) > 20")
 
 
 @dataclass(frozen=True)
 class SectionQuery:
-    """One section of the bridge: CLEO's heading, table, query and how many rows it asks for."""
+    """One section of the bridge: CLEO's heading, and its query in parts (columns, conditions, order, limit)."""
 
     name: str
     heading: str
     table: str
-    sql: str
+    columns: str
+    where: tuple[str, ...]
+    order: str
     limit: int
+
+    def sql(self, live_only: bool = False) -> str:
+        """CLEO's query (`LIMIT ?`); `live_only`: also without evicted rows, and unlimited (the caller stops)."""
+        where = [*self.where, *(["invalid_at IS NULL"] if live_only else [])]
+        clause = f" WHERE {' AND '.join(where)}" if where else ""
+        return (f"SELECT {self.columns} FROM {self.table}{clause} ORDER BY {self.order}"
+                + ("" if live_only else " LIMIT ?"))
 
 
 SECTION_QUERIES: tuple[SectionQuery, ...] = (
-    SectionQuery(DECISIONS, "## Recent Decisions", cs.DECISIONS,
-                 f"SELECT id, decision, created_at FROM {cs.DECISIONS} ORDER BY created_at DESC LIMIT ?",
-                 MAX_DECISIONS),
-    SectionQuery(LEARNINGS, "## Key Learnings", cs.LEARNINGS,
-                 f"SELECT id, insight, confidence, created_at, updated_at FROM {cs.LEARNINGS} "
-                 "WHERE CAST(confidence AS REAL) >= 0.3 AND insight NOT LIKE 'Completed:%' "
-                 "ORDER BY confidence DESC, created_at DESC LIMIT ?",
-                 MAX_LEARNINGS * 3),
-    SectionQuery(FOLLOW, "## Patterns to Follow", cs.PATTERNS,
-                 f"SELECT id, pattern, type, impact, extracted_at FROM {cs.PATTERNS} "
-                 f"WHERE type IN ('success', 'workflow', 'optimization') {_PATTERN_NOISE} "
-                 "ORDER BY extracted_at DESC LIMIT ?",
+    SectionQuery(DECISIONS, "## Recent Decisions", cs.DECISIONS, "id, decision, created_at", (),
+                 "created_at DESC", MAX_DECISIONS),
+    SectionQuery(LEARNINGS, "## Key Learnings", cs.LEARNINGS, "id, insight, confidence, created_at, updated_at",
+                 ("CAST(confidence AS REAL) >= 0.3", "insight NOT LIKE 'Completed:%'"),
+                 "confidence DESC, created_at DESC", MAX_LEARNINGS * 3),
+    SectionQuery(FOLLOW, "## Patterns to Follow", cs.PATTERNS, "id, pattern, type, impact, extracted_at",
+                 ("type IN ('success', 'workflow', 'optimization')", *_PATTERN_NOISE), "extracted_at DESC",
                  MAX_PATTERNS),
-    SectionQuery(AVOID, "## Anti-Patterns to Avoid", cs.PATTERNS,
-                 f"SELECT id, pattern, type, impact, extracted_at FROM {cs.PATTERNS} "
-                 f"WHERE type IN ('failure', 'blocker') {_PATTERN_NOISE} ORDER BY extracted_at DESC LIMIT ?",
-                 MAX_PATTERNS),
-    SectionQuery(OBSERVATIONS, "## Recent Observations", cs.OBSERVATIONS,
-                 f"SELECT id, title, type, created_at FROM {cs.OBSERVATIONS} WHERE type != 'change' "
-                 "AND title NOT LIKE 'File changed:%' AND title NOT LIKE 'Task start:%' "
-                 "AND title NOT LIKE 'Task complete:%' AND title NOT LIKE '[hook]%' "
-                 "ORDER BY created_at DESC LIMIT ?",
+    SectionQuery(AVOID, "## Anti-Patterns to Avoid", cs.PATTERNS, "id, pattern, type, impact, extracted_at",
+                 ("type IN ('failure', 'blocker')", *_PATTERN_NOISE), "extracted_at DESC", MAX_PATTERNS),
+    SectionQuery(OBSERVATIONS, "## Recent Observations", cs.OBSERVATIONS, "id, title, type, created_at",
+                 ("type != 'change'", "title NOT LIKE 'File changed:%'", "title NOT LIKE 'Task start:%'",
+                  "title NOT LIKE 'Task complete:%'", "title NOT LIKE '[hook]%'"), "created_at DESC",
                  MAX_OBSERVATIONS),
 )
 SECTION_TITLES = {q.name: q.heading.removeprefix("## ") for q in SECTION_QUERIES}
@@ -248,6 +250,8 @@ class Bridge:
     evicting_count: int = 0  # how many ids the pending step evicts (0: no step)
     tokenizer: str | None = None  # cleo-tui's tokenizer, when one other than chars4 was asked for
     tokenizer_tokens: int | None = None
+    honours_eviction: bool = False  # built as eviction intends: evicted rows (and the step's) left out
+    intended: Bridge | None = None  # the same bridge as eviction intends, when asked for
 
     def section(self, name: str) -> BridgeSection:
         return next(s for s in self.sections if s.name == name)
@@ -307,6 +311,21 @@ class Bridge:
             lines.append(f"CLEO's generator would stop here and write no bridge: {self.failure}.")
         return lines
 
+    def differences(self, other: Bridge) -> tuple[list[str], list[str]]:
+        """(ids this bridge injects that `other` does not, ids `other` injects that this one does not)."""
+        mine, theirs = [i.id for i in self.items], [i.id for i in other.items]
+        return [i for i in mine if i not in set(theirs)], [i for i in theirs if i not in set(mine)]
+
+    def intended_json(self) -> dict[str, Any] | None:
+        """The bridge as eviction intends, in brief: ids per section, tokens, what leaves and what comes in."""
+        if self.intended is None:
+            return None
+        other = self.intended
+        gone, instead = self.differences(other)
+        return {"observations": other.ids(OBSERVATIONS), "learnings": other.ids(LEARNINGS),
+                "patterns": other.ids(FOLLOW, AVOID), "decisions": other.ids(DECISIONS), "tokens": other.tokens,
+                "left_out": gone, "instead": instead}
+
     def to_json(self) -> dict[str, Any]:
         """`bridge --json`: ids per section (the contract), then the detail."""
         out: dict[str, Any] = {
@@ -332,6 +351,8 @@ class Bridge:
             "on_disk": self.on_disk.to_json(),
             "text": self.text,
         }
+        if self.intended is not None:
+            out["as_eviction_intends"] = self.intended_json()
         if self.tokenizer:
             out["tokenizer"] = self.tokenizer
             out["tokenizer_tokens"] = self.tokenizer_tokens
@@ -395,19 +416,35 @@ def _details(name: str, row: sqlite3.Row) -> dict[str, Any]:
     return {"created_at": row["created_at"]}
 
 
-def _query_section(brain: Brain, query: SectionQuery) -> tuple[list[sqlite3.Row], str | None]:
-    """CLEO's rows for a section; a failing query gives none, as CLEO's try/catch does, with the reason."""
+def _query_section(brain: Brain, query: SectionQuery,
+                   skip: frozenset[str] | None = None) -> tuple[list[sqlite3.Row], str | None]:
+    """CLEO's rows for a section; a failing query gives none, as CLEO's try/catch does, with the reason.
+
+    `skip` (not None): as eviction intends — without evicted rows and without the ids in `skip`,
+    the first `limit` of what is left in CLEO's order.
+    """
     if not brain.features.has_table(query.table):
         return [], f"no {query.table} table: CLEO's query fails, so it writes no section"
     try:
-        return brain.query(query.sql, (query.limit,)), None
+        if skip is None:
+            return brain.query(query.sql(), (query.limit,)), None
+        live_only = brain.features.has_column(query.table, "invalid_at")
+        rows: list[sqlite3.Row] = []
+        with brain.lock:
+            for row in brain.conn.execute(query.sql(live_only=live_only)):
+                if js_text(row[0]) not in skip:
+                    rows.append(row)
+                    if len(rows) == query.limit:
+                        break
+        return rows, None
     except sqlite3.DatabaseError as exc:
         return [], f"CLEO's query fails here ({one_line(exc, 120)}), so it writes no section"
 
 
-def read_section(brain: Brain, query: SectionQuery, now_ms: float) -> BridgeSection:
-    """One section's items as CLEO would write them (marks are added later)."""
-    rows, note = _query_section(brain, query)
+def read_section(brain: Brain, query: SectionQuery, now_ms: float,
+                 skip: frozenset[str] | None = None) -> BridgeSection:
+    """One section's items as CLEO would write them (marks are added later); `skip`: see _query_section."""
+    rows, note = _query_section(brain, query, skip)
     chosen = (_learnings(rows, now_ms) if query.name == LEARNINGS
               else [(row, _details(query.name, row)) for row in rows[:query.limit]])
     items = []
@@ -625,24 +662,32 @@ def read_on_disk(brain: Brain, text: str) -> OnDisk:
 
 
 def build_bridge(brain: Brain, now: datetime, evicting: Iterable[str] = frozenset(),
-                 count_tokens: Callable[[str], int] | None = None, tokenizer_name: str | None = None) -> Bridge:
+                 count_tokens: Callable[[str], int] | None = None, tokenizer_name: str | None = None,
+                 with_intended: bool = False, honour_eviction: bool = False) -> Bridge:
     """The bridge CLEO would write at `now`, marked; `evicting`: ids a pending step would evict.
 
     `count_tokens` (with `tokenizer_name`) adds each line's and the document's count with cleo-tui's
-    chosen tokenizer beside CLEO's 4-characters-a-token estimate.
+    chosen tokenizer beside CLEO's 4-characters-a-token estimate. `with_intended` also builds
+    `intended`: the bridge as eviction intends (`honour_eviction`: evicted rows and the step's left out,
+    the next rows in CLEO's order taking their places) — not what CLEO does, what the user may expect.
     """
     evicting = frozenset(str(i) for i in evicting)
     now_ms = float((now - EPOCH) // timedelta(milliseconds=1))  # Date.now(): whole milliseconds
-    sections = [read_section(brain, query, now_ms) for query in SECTION_QUERIES]
+    skip = evicting if honour_eviction else None
+    sections = [read_section(brain, query, now_ms, skip) for query in SECTION_QUERIES]
     sections = mark_items(brain, sections, evicting)
     if count_tokens is not None:
         sections = [replace(s, items=tuple(replace(i, tokenizer_tokens=count_tokens(i.line)) for i in s.items))
                     for s in sections]
     bridge = Bridge(js_iso_seconds(now), read_handoff(brain), tuple(sections), bridge_settings(brain),
-                    evicting_count=len(evicting))
-    bridge = replace(bridge, on_disk=read_on_disk(brain, bridge.text))
+                    evicting_count=len(evicting), honours_eviction=honour_eviction)
+    if not honour_eviction:
+        bridge = replace(bridge, on_disk=read_on_disk(brain, bridge.text))
     if count_tokens is not None:
         bridge = replace(bridge, tokenizer=tokenizer_name, tokenizer_tokens=count_tokens(bridge.text))
+    if with_intended and not honour_eviction:
+        bridge = replace(bridge, intended=build_bridge(brain, now, evicting, count_tokens, tokenizer_name,
+                                                       honour_eviction=True))
     return bridge
 
 
@@ -655,11 +700,12 @@ def injected(brain: Brain, evicting: Iterable[str] = frozenset(), now: datetime 
 
 
 def read_bridge(brain: Brain, now: datetime, evicting: Iterable[str] = frozenset(),
-                count_tokens: Callable[[str], int] | None = None, tokenizer_name: str | None = None) -> Bridge:
+                count_tokens: Callable[[str], int] | None = None, tokenizer_name: str | None = None,
+                with_intended: bool = False) -> Bridge:
     """`build_bridge` on a reader connection of its own (for a worker thread)."""
     reader = brain.reader()
     try:
-        return build_bridge(reader, now, evicting, count_tokens, tokenizer_name)
+        return build_bridge(reader, now, evicting, count_tokens, tokenizer_name, with_intended)
     finally:
         reader.close()
 

@@ -39,7 +39,7 @@ from cleo_tui.ui.widgets.modals import ConfirmModal, MessageModal, TextViewer
 from cleo_tui.ui.widgets.worker_errors import ForwardWorkerErrors
 
 MARK_STYLES = {"evicted": "bold yellow", "hidden": "magenta", "evicting": "bold red", "missing": "dim"}
-NOW, AFTER = "now", "after"
+NOW, AFTER, INTENDED = "now", "after", "intended"
 
 
 @dataclass(eq=False)
@@ -50,8 +50,9 @@ class BridgeRead(Message):
     bridge: Bridge
 
 
-def item_text(item: BridgeItem, show_evicting: bool, tokenizer: str | None) -> Text:
-    """One item: its tokens, CLEO's line (literal, on one line), then its marks."""
+def item_text(item: BridgeItem, show_evicting: bool, tokenizer: str | None, instead: bool = False) -> Text:
+    """One item: its tokens, CLEO's line (literal, on one line), then its marks (`instead`: it takes the
+    place of a row left out, as eviction intends)."""
     text = Text(f"{item.tokens:>4} ", style="dim")
     if tokenizer and item.tokenizer_tokens is not None:
         text.append(f"{item.tokenizer_tokens:>4} ", style="dim italic")
@@ -60,22 +61,34 @@ def item_text(item: BridgeItem, show_evicting: bool, tokenizer: str | None) -> T
         if mark == "evicting" and not show_evicting:
             continue
         text.append(f"  {mark}", style=MARK_STYLES[mark])
+    if instead:
+        text.append("  instead", style="bold green")
     if item.problem:
         text.append(f"  CLEO stops here: {one_line(item.problem)}", style="bold red")
     return text
 
 
 def bridge_text(bridge: Bridge, view: str, step: str | None) -> Text:
-    """The whole view: the headline, CLEO's mode, the handoff, each section, then what the marks mean."""
+    """The whole view: the headline, CLEO's mode, the handoff, each section, then what the marks mean.
+
+    `view`: NOW (CLEO's bridge, marks of evicted and hidden rows), AFTER (the same, with the rows the
+    step evicts marked) or INTENDED (`bridge.intended`: evicted rows and the step's left out)."""
     after = view == AFTER
+    shown = bridge.intended if view == INTENDED and bridge.intended is not None else bridge
+    instead: set[str] = set(bridge.differences(shown)[1]) if shown is not bridge else set()
     text = Text()
-    extra = f" · {bridge.tokenizer_tokens:,} {bridge.tokenizer}" if bridge.tokenizer else ""
-    text.append(f"{len(bridge.items)} items · {bridge.tokens:,} tokens (4 chars a token{extra})", style="bold")
+    extra = f" · {shown.tokenizer_tokens:,} {shown.tokenizer}" if shown.tokenizer else ""
+    text.append(f"{len(shown.items)} items · {shown.tokens:,} tokens (4 chars a token{extra})", style="bold")
     text.append(f" · as CLEO would write it at {bridge.generated_at}\n")
+    if shown is not bridge:
+        left_out = bridge.differences(shown)[0]
+        text.append(one_line(f"Not what CLEO does: evicted rows{' and the step' + chr(39) + 's' if step else ''} "
+                             f"left out ({len(left_out)} of CLEO's), the next rows in CLEO's order in their "
+                             f"places ({len(instead)}, marked instead).") + "\n", style="bold yellow")
     if after and step:
         text.append(one_line(bridge.after_line(step)) + "\n", style="bold yellow")
     after_line = bridge.after_line() if bridge.evicting_count else None
-    for line in bridge.summary_lines():
+    for line in shown.summary_lines():
         if line != after_line:
             text.append(one_line(line) + "\n", style="yellow")
     text.append(one_line(bridge.settings.mode_note) + ".\n", style="dim")
@@ -92,12 +105,12 @@ def bridge_text(bridge: Bridge, view: str, step: str | None) -> Text:
         text.append(f"     CLEO stops here: {one_line(handoff.problem)}\n", style="bold red")
     elif handoff.state != "found" and handoff.note:
         text.append(f"     {one_line(handoff.note)}\n", style="dim")
-    for section in bridge.sections:
+    for section in shown.sections:
         text.append(f"\n{section.title} · {len(section.items)} · {section.tokens} tok\n", style="bold")
         if section.note:
             text.append(f"     {one_line(section.note)}\n", style="dim")
         for item in section.items:
-            text.append_text(item_text(item, after, bridge.tokenizer))
+            text.append_text(item_text(item, after, shown.tokenizer, item.id in instead))
             text.append("\n")
     text.append("\nMarks: evicted = invalid_at is set · hidden = quality below CLEO's search floor (0.3) · "
                 "evicting = this step evicts it — CLEO's bridge reads neither, so it injects them all.",
@@ -114,7 +127,8 @@ class BridgeScreen(ForwardWorkerErrors, ModalScreen[None]):
 
     BINDINGS = [
         Binding("escape,q", "close", "Close", id="bridge.close"),
-        Binding("a", "toggle_view", "Now/after", id="bridge.view", tooltip="The bridge now, or after the pending step"),
+        Binding("a", "toggle_view", "Next view", id="bridge.view",
+                tooltip="Now · after the pending step · as eviction intends (evicted rows left out)"),
         Binding("v", "view_text", "As written", id="bridge.text", tooltip="The whole file as CLEO writes it"),
         Binding("g", "regenerate", "Regenerate", id="bridge.regenerate",
                 tooltip="Ask CLEO to regenerate its bridge (`cleo refresh-memory`; asks first)"),
@@ -140,13 +154,15 @@ class BridgeScreen(ForwardWorkerErrors, ModalScreen[None]):
             yield Label(self._hint(), id="bridge-hint", classes="dialog-hint")
 
     def _title(self) -> Text:
-        where = (f"after {one_line(self.step, 60)}" if self.view == AFTER and self.step else "now")
-        return Text(f"What CLEO injects at session start — {where}")
+        where = {AFTER: f"after {one_line(self.step or '', 60)}", INTENDED: "as eviction intends (not CLEO)"}
+        return Text(f"What CLEO injects at session start — {where.get(self.view, 'now')}")
+
+    def views(self) -> list[str]:
+        """The views this screen offers, in the order `a` steps through them."""
+        return [NOW, *([AFTER] if self.step else []), INTENDED]
 
     def _hint(self) -> Text:
-        keys = ["esc close", "v as written", "r reload"]
-        if self.step:
-            keys.insert(1, "a now/after")
+        keys = ["esc close", "a next view", "v as written", "r reload"]
         if cleo_executable() and project_dir(self.brain) is not None:
             keys.append("g regenerate through CLEO")
         return Text(" · ".join(keys))
@@ -163,7 +179,7 @@ class BridgeScreen(ForwardWorkerErrors, ModalScreen[None]):
     @work(thread=True, group="bridge", exclusive=True, exit_on_error=False)
     def _read(self, generation: int) -> None:
         counter = get_tokenizer(self.tokenizer).count_text if self.tokenizer else None
-        bridge = read_bridge(self.brain, current_time(), self.evicting, counter, self.tokenizer)
+        bridge = read_bridge(self.brain, current_time(), self.evicting, counter, self.tokenizer, with_intended=True)
         self.post_message(BridgeRead(generation, bridge))
 
     def on_bridge_read(self, message: BridgeRead) -> None:
@@ -181,15 +197,17 @@ class BridgeScreen(ForwardWorkerErrors, ModalScreen[None]):
         self.dismiss(None)
 
     def action_toggle_view(self) -> None:
-        if not self.step:
-            self.notify("No pending step: open this view from the Prune pane to see the bridge after a preview.")
-            return
-        self.view = NOW if self.view == AFTER else AFTER
+        views = self.views()
+        self.view = views[(views.index(self.view) + 1) % len(views)] if self.view in views else NOW
         self.show()
 
     def action_view_text(self) -> None:
         if self.bridge is not None:
-            self.app.push_screen(TextViewer("The memory bridge as CLEO writes it", self.bridge.text))
+            if self.view == INTENDED and self.bridge.intended is not None:
+                self.app.push_screen(TextViewer("The memory bridge as eviction intends (CLEO does not write this)",
+                                                self.bridge.intended.text))
+            else:
+                self.app.push_screen(TextViewer("The memory bridge as CLEO writes it", self.bridge.text))
 
     def action_reload(self) -> None:
         self.load()
