@@ -79,7 +79,8 @@ def bridge_text(bridge: Bridge, view: str, step: str | None) -> Text:
     text = Text()
     extra = f" · {shown.tokenizer_tokens:,} {shown.tokenizer}" if shown.tokenizer else ""
     text.append(f"{len(shown.items)} items · {shown.tokens:,} tokens (4 chars a token{extra})", style="bold")
-    text.append(f" · as CLEO would write it at {bridge.generated_at}\n")
+    text.append(f" · at {bridge.generated_at}, " + ("as CLEO would write it\n" if shown is bridge else
+                                                   "had CLEO's queries skipped evicted rows\n"))
     if shown is not bridge:
         left_out = bridge.differences(shown)[0]
         text.append(one_line(f"Not what CLEO does: evicted rows{' and the step' + chr(39) + 's' if step else ''} "
@@ -87,7 +88,7 @@ def bridge_text(bridge: Bridge, view: str, step: str | None) -> Text:
                              f"places ({len(instead)}, marked instead).") + "\n", style="bold yellow")
     if after and step:
         text.append(one_line(bridge.after_line(step)) + "\n", style="bold yellow")
-    after_line = bridge.after_line() if bridge.evicting_count else None
+    after_line = shown.after_line() if shown.evicting_count else None
     for line in shown.summary_lines():
         if line != after_line:
             text.append(one_line(line) + "\n", style="yellow")
@@ -162,9 +163,9 @@ class BridgeScreen(ForwardWorkerErrors, ModalScreen[None]):
         return [NOW, *([AFTER] if self.step else []), INTENDED]
 
     def _hint(self) -> Text:
-        keys = ["esc close", "a next view", "v as written", "r reload"]
+        keys = ["esc close", "a view", "v text", "r reload"]
         if cleo_executable() and project_dir(self.brain) is not None:
-            keys.append("g regenerate through CLEO")
+            keys.append("g regenerate (CLEO)")
         return Text(" · ".join(keys))
 
     def on_mount(self) -> None:
