@@ -177,7 +177,7 @@ class PruneScreen(PaneScreen):
         Binding("x", "export", "Export", id="prune.export", tooltip="Write this preview as JSON (the CLI's shape)"),
         Binding("r", "recompute", "Recompute", id="prune.recompute", show=False,
                 tooltip="Read the brain again and prepare the pool anew"),
-        Binding("i", "bridge", "What CLEO injects", id="prune.bridge", show=False,
+        Binding("i", "bridge", "What CLEO injects after this preview", id="prune.bridge", show=False,
                 tooltip="CLEO's memory bridge now and after this preview (it ignores eviction)"),
     ]
     WRITE_ACTIONS = {"commit", "undo_run"}
