@@ -391,3 +391,18 @@ def test_as_eviction_intends_leaves_evicted_rows_out_and_takes_the_next(db):
     assert intended.ids(LEARNINGS) == ["L-2"]
     brief = bridge.to_json()["as_eviction_intends"]
     assert brief["left_out"] == ["L-1", "O-gone", "O-01"] and brief["instead"] == ["O-09", "O-10"]
+
+
+def test_an_old_brain_db_reads_its_handoff_from_tasks_db_beside_it(tmp_path):
+    from tests.brain_fixtures import make_cleo_legacy
+
+    db = make_cleo_legacy(tmp_path / ".cleo" / "brain.db")
+    tasks = sqlite3.connect(tmp_path / ".cleo" / "tasks.db")
+    tasks.execute(SESSIONS_SQL.replace("sessions_cleo", "sessions"))
+    tasks.execute("INSERT INTO sessions (id, status, ended_at, handoff_json) VALUES ('ses_legacy', 'ended', "
+                  "'2026-05-01 10:00:00', '{\"tasksCompleted\": [], \"nextSuggested\": [], \"openBlockers\": []}')")
+    tasks.commit()
+    tasks.close()
+    handoff = bridge_of(db).handoff
+    assert (handoff.state, handoff.session_id, handoff.note) == ("found", "ses_legacy", "from tasks.db's sessions")
+    assert handoff.lines == ("## Last Session", "", "- **Session**: ses_legacy", "")
