@@ -164,7 +164,7 @@ class BridgeScreen(ForwardWorkerErrors, ModalScreen[None]):
 
     def _hint(self) -> Text:
         keys = ["esc close", "a view", "v text", "r reload"]
-        if cleo_executable() and project_dir(self.brain) is not None:
+        if cleo_executable() and project_dir(self.brain) is not None and not self.brain.read_only:
             keys.append("g regenerate (CLEO)")
         return Text(" · ".join(keys))
 
@@ -214,6 +214,10 @@ class BridgeScreen(ForwardWorkerErrors, ModalScreen[None]):
         self.load()
 
     def action_regenerate(self) -> None:
+        if self.brain.read_only:
+            self.notify(f"This brain is open read-only ({self.brain.read_only_reason}): cleo-tui does not start "
+                        "CLEO's writes either. Run `cleo refresh-memory` yourself.", severity="warning")
+            return
         project = project_dir(self.brain)
         if project is None:
             self.notify("This brain is not in a CLEO project's .cleo folder: CLEO cannot regenerate its bridge "
