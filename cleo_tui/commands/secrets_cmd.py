@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections import Counter
+from pathlib import Path
 
 from cleo_tui.commands.common import AddCommand, UsageError, add_brain_options, brain_from_args, emit_json
-from cleo_tui.memory.redaction import redact, vacuum_estimate
+from cleo_tui.memory.redaction import redact, redaction_question, scan_summary
 from cleo_tui.memory.secrets import SecretScan, scan_brain
 from cleo_tui.safe_text import one_line
 
@@ -48,19 +48,8 @@ def cmd_secrets(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(scan.to_json() | {"redaction": result.to_json()})
         return 0
-    print(f"Redacted {result.secrets:,} secret(s) in {result.rows:,} row(s) (run {result.run_id}); "
-          f"full-text indexes merged: {', '.join(result.fts_merged) or 'none'}; the file was rewritten "
-          f"in {result.vacuum_seconds:.1f} s; cleo-tui cache entries removed: {result.caches_removed}.")
-    for problem in result.problems:
-        print(f"Note: {problem}")
+    print("\n".join(result.lines()))
     return 0
-
-
-def _summary(scan: SecretScan) -> list[str]:
-    kinds = Counter(f.kind for f in scan.findings)
-    places = Counter(f"{f.table}.{f.column}" for f in scan.findings)
-    return [", ".join(f"{n} {kind}" for kind, n in kinds.most_common()),
-            "in " + ", ".join(f"{place} ({n})" for place, n in places.most_common())]
 
 
 def _report(scan: SecretScan, as_json: bool) -> None:
@@ -71,7 +60,7 @@ def _report(scan: SecretScan, as_json: bool) -> None:
         print(f"No secrets found in {scan.scanned_rows:,} rows of {len(scan.tables)} tables.")
         return
     print(f"{len(scan.findings):,} possible secret(s) in {scan.scanned_rows:,} rows scanned: "
-          + "; ".join(_summary(scan)))
+          + scan_summary(scan))
     for f in scan.findings[:200]:
         print(f"  {one_line(f.table, 30)}  {one_line(f.row_id, 40)}  {one_line(f.column, 24)}  {f.kind}  "
               f"{one_line(f.preview, 60)}")
@@ -80,16 +69,10 @@ def _report(scan: SecretScan, as_json: bool) -> None:
     print("Nothing was written. Remove them with `cleo-tui secrets --redact --yes`.")
 
 
-def _confirm(scan: SecretScan, path: object, yes: bool) -> None:
-    rows = len({(f.table, f.row_id) for f in scan.findings})
-    wait = vacuum_estimate(path)  # type: ignore[arg-type]
-    question = (f"Redact {len(scan.findings):,} secret(s) in {rows:,} row(s) ({'; '.join(_summary(scan))}). Each is "
-                "replaced by a marker such as [redacted:aws-access-key] in the rows, the full-text index, the "
-                f"WAL and the free space of the file, which is rewritten at the end: CLEO's writes wait about "
-                f"{max(wait, 0.1):.1f} s then. This CANNOT be undone. Proceed? [y/N] ")
+def _confirm(scan: SecretScan, path: Path, yes: bool) -> None:
     if yes:
         return
     if not sys.stdin.isatty():
         raise UsageError("--redact needs --yes when not run from a terminal; nothing was written.")
-    if input(question).strip().lower() not in ("y", "yes"):
+    if input(redaction_question(scan, path) + " Proceed? [y/N] ").strip().lower() not in ("y", "yes"):
         raise UsageError("Not confirmed; nothing was written.")

@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import time
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -38,7 +39,7 @@ from cleo_tui.brain.store import Brain
 from cleo_tui.config import brain_cache_name, cache_dir
 from cleo_tui.memory.cache_files import KINDS as CACHE_KINDS
 from cleo_tui.memory.mapping import as_text
-from cleo_tui.memory.secrets import Finding, key_columns, may_hold_text, redact_text, row_key_values
+from cleo_tui.memory.secrets import Finding, SecretScan, key_columns, may_hold_text, redact_text, row_key_values
 from cleo_tui.memory.token_cache import cache_path as token_cache_path
 
 REDACT_KIND = "redact"
@@ -63,13 +64,24 @@ class RedactionResult:
     secrets: int = 0
     fts_merged: list[str] = field(default_factory=list)
     vacuum_seconds: float = 0.0
+    longest_chunk_ms: float = 0.0  # the longest the rows' and the index's short steps held CLEO's writes
     wal_truncated: bool = False
     caches_removed: int = 0
     problems: list[str] = field(default_factory=list)
 
+    def lines(self) -> list[str]:
+        """What was done, in words (the CLI and the TUI)."""
+        out = [f"Redacted {self.secrets:,} secret(s) in {self.rows:,} row(s) (run {self.run_id}; it cannot be "
+               "undone).",
+               f"Full-text indexes merged: {', '.join(self.fts_merged) or 'none'}; the longest step held CLEO's "
+               f"writes {self.longest_chunk_ms:.0f} ms; the file was rewritten in {self.vacuum_seconds:.1f} s.",
+               f"cleo-tui cache files and entries removed: {self.caches_removed}."]
+        return out + [f"Note: {p}" for p in self.problems]
+
     def to_json(self) -> dict[str, object]:
         return {"run_id": self.run_id, "rows": self.rows, "secrets": self.secrets, "fts_merged": self.fts_merged,
-                "vacuum_seconds": round(self.vacuum_seconds, 3), "wal_truncated": self.wal_truncated,
+                "vacuum_seconds": round(self.vacuum_seconds, 3),
+                "longest_chunk_ms": round(self.longest_chunk_ms, 1), "wal_truncated": self.wal_truncated,
                 "caches_removed": self.caches_removed, "problems": self.problems}
 
 
@@ -89,6 +101,25 @@ def vacuum_estimate(path: Path) -> float:
     except OSError:
         return 0.0
     return size / VACUUM_BYTES_PER_SECOND
+
+
+def scan_summary(scan: SecretScan) -> str:
+    """"3 aws-access-key, 1 jwt in brain_observations.narrative (3), brain_retrieval_log.query (1)"."""
+    kinds = Counter(f.kind for f in scan.findings)
+    places = Counter(f"{f.table}.{f.column}" for f in scan.findings)
+    return (", ".join(f"{n} {kind}" for kind, n in kinds.most_common()) + " in "
+            + ", ".join(f"{place} ({n})" for place, n in places.most_common(8))
+            + (", …" if len(places) > 8 else ""))
+
+
+def redaction_question(scan: SecretScan, path: Path) -> str:
+    """What the confirmation says before a redaction (the CLI and the TUI alike)."""
+    rows = len({(f.table, f.row_id) for f in scan.findings})
+    return (f"Redact {len(scan.findings):,} secret(s) in {rows:,} row(s): {scan_summary(scan)}. Each is replaced "
+            "by a marker such as [redacted:aws-access-key] in the rows, the full-text index, the WAL and the "
+            "free space of the file, which is rewritten at the end: CLEO's writes wait about "
+            f"{max(vacuum_estimate(path), 0.1):.1f} s then. cleo-tui's caches of this brain are deleted. "
+            "This CANNOT be undone: the secrets are not kept anywhere.")
 
 
 def _rows(findings: Iterable[Finding]) -> list[tuple[str, str]]:
@@ -151,23 +182,24 @@ def fts_tables(brain: Brain) -> list[str]:
         "ORDER BY name")]
 
 
-def merge_fts(brain: Brain, table: str) -> int:
-    """Merge one FTS5 index into a single segment in short steps; how many steps changed it.
+def merge_fts(brain: Brain, table: str) -> float:
+    """Merge one FTS5 index into a single segment in short steps; the longest step, in seconds.
 
     A negative `merge` argument merges segments whatever their level. The index is one
     segment, with every deleted token dropped, once a step leaves its structure record
     (row 10 of the `_data` shadow table) as it was.
     """
     structure = f'SELECT block FROM "{table}_data" WHERE id = 10'
-    steps = 0
+    longest = 0.0
     while True:
+        started = time.perf_counter()
         with brain.write(sweep_check=False) as conn:
             before = conn.execute(structure).fetchone()
             conn.execute(f'INSERT INTO "{table}"("{table}", rank) VALUES (\'merge\', ?)', (-MERGE_PAGES,))
             changed = conn.execute(structure).fetchone() != before
+        longest = max(longest, time.perf_counter() - started)
         if not changed:
-            return steps
-        steps += 1
+            return longest
 
 
 def _vacuum(brain: Brain) -> float:
@@ -254,9 +286,10 @@ def redact(brain: Brain, findings: list[Finding], vacuum: bool = True) -> Redact
         result.run_id = run_id
 
     with _secure_delete(brain):  # bytes our writes free are zeroed at once, VACUUM or not
-        write_in_chunks(brain, rows, step, start, finish)
+        stats = write_in_chunks(brain, rows, step, start, finish)
+        result.longest_chunk_ms = stats.longest * 1000
         for table in fts_tables(brain):
-            merge_fts(brain, table)
+            result.longest_chunk_ms = max(result.longest_chunk_ms, merge_fts(brain, table) * 1000)
             result.fts_merged.append(table)
         if vacuum:
             result.vacuum_seconds = _vacuum(brain)

@@ -53,6 +53,11 @@ _SECRET_GROUP = {"aws-secret-key": "aws", "authorization-header": "auth", "conne
                  "password-assignment": "pw"}
 _SCAN = re.compile("|".join(f"(?P<k{i}>{pattern})" for i, pattern in enumerate(_SHAPES.values())), re.DOTALL)
 _KINDS = tuple(_SHAPES)
+# Every shape starts with one of these (matched on the lower-cased text), or is a long token: most rows
+# are ruled out by two searches of their text (a case-insensitive alternation is five times slower).
+_MAYBE_PREFIX = re.compile(r"akia|asia|abia|acca|gh[pousr]_|github_pat_|glpat-|xox|hooks\.slack|sk_|rk_|whsec_|sk-|"
+                           r"aiza|eyj|-----begin|passw|pwd|secret|api.?key|token|authoriz|://")
+_MAYBE_TOKEN = re.compile(r"[A-Za-z0-9+/_\-]{32}")
 # A long token that may be random: base64/base64url characters, 32 or more of them.
 _TOKEN = re.compile(r"(?<![A-Za-z0-9+/_\-])[A-Za-z0-9+/_\-]{32,}={0,2}")
 _HEX_LIKE = re.compile(r"[0-9a-fA-F\-]+")
@@ -254,10 +259,12 @@ def iter_rows(brain: Brain, table: str, key: tuple[str, ...], columns: list[str]
 def scan_values(table: str, row_id: str, columns: Iterable[str], values: Iterable[object]) -> list[Finding]:
     """The findings in one row's values (text and blobs decoded leniently)."""
     found: list[Finding] = []
-    for column, value in zip(columns, values, strict=True):
-        if value is None or isinstance(value, int | float):
-            continue
-        text = as_text(value)
+    texts = [(c, v if isinstance(v, str) else as_text(v)) for c, v in zip(columns, values, strict=True)
+             if v is not None and not isinstance(v, int | float)]
+    joined = "\n".join(t for _c, t in texts)
+    if not _MAYBE_PREFIX.search(joined.lower()) and not _MAYBE_TOKEN.search(joined):
+        return found
+    for column, text in texts:
         for match in find_secrets(text):
             found.append(Finding(table, row_id, column, match.kind, mask(match.kind, text[match.start:match.end])))
     return found

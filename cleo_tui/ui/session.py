@@ -30,6 +30,8 @@ from cleo_tui.ui.messages import CURATION, EXTERNAL, RELOAD, UNDO, BrainChanged,
 
 if TYPE_CHECKING:
     from cleo_tui.brain.live_poll import PollResult
+    from cleo_tui.memory.redaction import RedactionResult
+    from cleo_tui.memory.secrets import Finding
     from cleo_tui.memory.tags import ObservationTags, TagTable
     from cleo_tui.ui.app import CleoApp
 
@@ -338,6 +340,24 @@ class BrainSession:
             self.app.call_from_thread(self.record_write, f"{kind} {observation_id}", run_id)
 
         self.app.run_worker(write, thread=True, exclusive=True, group="curation", exit_on_error=False)
+
+    def redact_secrets(self, findings: list[Finding]) -> None:
+        """Redact the secrets of these findings' rows in a worker (cannot be undone); a dialog says what was done."""
+        if self.refuse_write():
+            return
+
+        def write() -> None:
+            from cleo_tui.memory.redaction import redact
+            if not self.wait_for_lock():
+                return
+            result = redact(self.brain, findings)
+            self.app.call_from_thread(self._redacted, result)
+
+        self.app.run_worker(write, thread=True, exclusive=True, group="curation", exit_on_error=False)
+
+    def _redacted(self, result: RedactionResult) -> None:
+        self._announce_change(CURATION, f"redaction of {result.secrets:,} secret(s)", None, None, notify=False)
+        self.app.tell("Secrets redacted", "\n".join(result.lines()))
 
     def undo(self) -> None:
         """Undo the latest run made in this session (says so when there is none)."""
