@@ -17,4 +17,5 @@ COMMANDS: dict[str, str] = {
     "dedup": "cleo_tui.commands.dedup_cmd",
     "history": "cleo_tui.commands.history_cmd",
     "secrets": "cleo_tui.commands.secrets_cmd",
+    "serve": "cleo_tui.commands.serve_cmd",
 }
