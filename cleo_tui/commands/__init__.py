@@ -18,4 +18,8 @@ COMMANDS: dict[str, str] = {
     "history": "cleo_tui.commands.history_cmd",
     "secrets": "cleo_tui.commands.secrets_cmd",
     "serve": "cleo_tui.commands.serve_cmd",
+    "evict": "cleo_tui.commands.bulk_cmds",
+    "restore": "cleo_tui.commands.bulk_cmds",
+    "pin": "cleo_tui.commands.bulk_cmds",
+    "export": "cleo_tui.commands.bulk_cmds",
 }

@@ -1,0 +1,95 @@
+"""Evict, restore or pin every observation a selection shows, as one journalled run.
+
+Large selections are written in short chunks (`journal.write_in_chunks`), so CLEO never waits
+long; the run is 'in_progress' until its last chunk, so an interrupted one is rolled back on the
+next open, and `undo` reverses it as any other run. A row that changed state since it was
+selected (CLEO evicted it, someone pinned it) is left alone and counted.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from typing import Literal
+
+from cleo_tui.brain import cleo_schema as cs
+from cleo_tui.brain import journal
+from cleo_tui.brain.clock import cleo_timestamp
+from cleo_tui.brain.migrations import OVERRIDES
+from cleo_tui.brain.store import Brain
+from cleo_tui.memory import curation
+
+BulkAction = Literal["evict", "restore", "pin"]
+ACTIONS: tuple[BulkAction, ...] = ("evict", "restore", "pin")
+PAST = {"evict": "evicted", "restore": "restored", "pin": "pinned"}
+
+
+@dataclass
+class BulkResult:
+    """What a bulk step did: its run, the ids written, and how many were left as they were."""
+
+    action: BulkAction
+    run_id: int | None = None
+    done: list[str] = field(default_factory=list)
+    left: int = 0
+    stats: journal.RunStats | None = None
+
+    def to_json(self) -> dict[str, object]:
+        return {"action": self.action, "run_id": self.run_id, "count": len(self.done), "left_alone": self.left,
+                "writes": None if self.stats is None else self.stats.to_json()}
+
+
+def _pin_rows(conn: sqlite3.Connection, run_id: int, ids: list[str], now: str) -> list[str]:
+    """Pin each of `ids` not already pinned (an override of another relevance is replaced, journalled)."""
+    current = dict(conn.execute(f"SELECT observation_id, relevance FROM {OVERRIDES} WHERE observation_id IN "
+                                "(SELECT value FROM json_each(?))", (json.dumps(ids),)).fetchall())
+    pinned = []
+    for observation_id in ids:
+        if current.get(observation_id) == curation.PIN_RELEVANCE:
+            continue
+        if observation_id in current:
+            journal.delete_row(conn, run_id, OVERRIDES, {"observation_id": observation_id})
+        journal.insert_row(conn, run_id, OVERRIDES, {"observation_id": observation_id,
+                                                    "relevance": curation.PIN_RELEVANCE,
+                                                    "reason": "pinned in cleo-tui (bulk)", "created_at": now},
+                           ("observation_id",))
+        pinned.append(observation_id)
+    return pinned
+
+
+def apply_bulk(brain: Brain, action: BulkAction, ids: list[str], described: str,
+               budget: journal.ChunkBudget | None = None) -> BulkResult:
+    """Evict, restore or pin `ids` (the selection `described`) in short chunks under one run."""
+    if action != "pin":
+        curation.require_eviction_columns(brain)
+    result = BulkResult(action)
+    now = cleo_timestamp()
+    restore_values = curation.eviction_values(brain, now, {}) | {"invalid_at": None}
+
+    def start(conn: sqlite3.Connection) -> None:
+        result.run_id = journal.start_run(conn, action, f"{PAST[action]} {len(ids):,} observations: {described}",
+                                          {"selection": described, "count": len(ids)}, status=journal.IN_PROGRESS)
+
+    def step(conn: sqlite3.Connection, batch: list[str], part: journal.Slice) -> int | None:
+        assert result.run_id is not None
+        if action == "evict":
+            done = curation.evict_rows(brain, conn, result.run_id, batch, now)
+        elif action == "restore":
+            stored = curation.stored_ids(conn, batch)
+            done_stored = set(journal.update_many(conn, result.run_id, cs.OBSERVATIONS, "id",
+                                                  [stored[i] for i in batch if i in stored], restore_values,
+                                                  only_if="invalid_at IS NOT NULL"))
+            done = [i for i in batch if stored.get(i) in done_stored]
+        else:
+            done = _pin_rows(conn, result.run_id, batch, now)
+        result.done.extend(done)
+        return None  # a batch is sized to the chunk's time (write_in_chunks): all of it, every time
+
+    def finish(conn: sqlite3.Connection) -> None:
+        assert result.run_id is not None
+        journal.finish_run(conn, result.run_id, f"{PAST[action]} {len(result.done):,} observations: {described}")
+
+    result.stats = journal.write_in_chunks(brain, ids, step, start, finish, budget)
+    result.left = len(ids) - len(result.done)
+    return result
