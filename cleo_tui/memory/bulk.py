@@ -19,6 +19,8 @@ from cleo_tui.brain.clock import cleo_timestamp
 from cleo_tui.brain.migrations import OVERRIDES
 from cleo_tui.brain.store import Brain
 from cleo_tui.memory import curation
+from cleo_tui.memory.selection import Selection, selected_rows
+from cleo_tui.memory.tags import TagTable
 
 BulkAction = Literal["evict", "restore", "pin"]
 ACTIONS: tuple[BulkAction, ...] = ("evict", "restore", "pin")
@@ -38,6 +40,42 @@ class BulkResult:
     def to_json(self) -> dict[str, object]:
         return {"action": self.action, "run_id": self.run_id, "count": len(self.done), "left_alone": self.left,
                 "writes": None if self.stats is None else self.stats.to_json()}
+
+
+@dataclass(frozen=True)
+class SelectionPlan:
+    """What a bulk step on a selection would touch: ids, their tokens (chars/4), the protected among them."""
+
+    selection: Selection
+    ids: list[str]
+    tokens: int
+    protected: dict[str, list[str]]  # protected id → its reasons
+
+    @property
+    def described(self) -> str:
+        return self.selection.describe()
+
+    def headline(self) -> str:
+        """"412 observations selected by: type diary, before 2026-06-01, live"."""
+        return f"{len(self.ids):,} observation{'' if len(self.ids) == 1 else 's'} selected by: {self.described}"
+
+    def unprotected(self) -> list[str]:
+        return [i for i in self.ids if i not in self.protected]
+
+
+def plan_selection(brain: Brain, selection: Selection, tags: TagTable | None) -> SelectionPlan:
+    """Read what `selection` shows now (ids in list order, tokens, protection from `tags`)."""
+    ids: list[str] = []
+    tokens = 0
+    protected: dict[str, list[str]] = {}
+    for row in selected_rows(brain, selection, tags):
+        observation_id = str(row["id"])
+        ids.append(observation_id)
+        tokens += int(row.get("narrative_length") or len(str(row.get("title") or ""))) // 4
+        tag = tags.get(observation_id) if tags is not None else None
+        if tag is not None and tag.protected:
+            protected[observation_id] = list(tag.reasons)
+    return SelectionPlan(selection, ids, tokens, protected)
 
 
 def _pin_rows(conn: sqlite3.Connection, run_id: int, ids: list[str], now: str) -> list[str]:

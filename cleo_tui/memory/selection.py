@@ -34,6 +34,7 @@ class Selection:
     search: str = ""
     since: str | None = None
     before: str | None = None
+    day: str | None = None  # YYYY-MM-DD: created that day (the History pane's "show this day")
 
     @property
     def needs_tags(self) -> bool:
@@ -45,7 +46,7 @@ class Selection:
                  {True: "protected", False: "not protected", None: ""}[self.protected],
                  f"tier {self.tier}" if self.tier else "", f"session {self.session}" if self.session else "",
                  f"search '{self.search}'" if self.search else "", f"since {self.since}" if self.since else "",
-                 f"before {self.before}" if self.before else "",
+                 f"before {self.before}" if self.before else "", f"created {self.day}" if self.day else "",
                  {"live": "live", "evicted": "evicted", "all": "live and evicted"}.get(self.state, self.state)]
         return one_line(", ".join(p for p in parts if p), 300)
 
@@ -53,7 +54,7 @@ class Selection:
         """The SQL-side query, coverage and protection turned into id lists from `tags`."""
         q = ObservationQuery(state=self.state, types=(self.type,) if self.type else (), tier=self.tier,
                              session=self.session, search=self.search, since=self.since, before=self.before,
-                             sort="date", descending=True)
+                             day=self.day, sort="date", descending=True)
         if not self.needs_tags or tags is None:
             return q
         ids_in: set[str] | None = None
