@@ -455,6 +455,8 @@ def _check_undoable(conn: sqlite3.Connection, run_id: int) -> Run:
         raise BrainError(f"Run {run_id} was already undone (by run {run.undone_by}).")
     if run.kind == "undo":
         raise BrainError(f"Run {run_id} is itself an undo; undo is not undone again.")
+    if run.kind == "redact":
+        raise BrainError(f"Run {run_id} redacted secrets; a redaction cannot be undone (the journal never kept them).")
     if run.status != DONE:
         raise BrainError(f"Run {run_id} is still being written (or was interrupted and is recovered when "
                          "the brain is next opened); try again in a moment.")

@@ -42,6 +42,8 @@ class ObservationQuery:
     ids_in: tuple[str, ...] | None = None
     ids_not_in: tuple[str, ...] | None = None
     day: str | None = None  # YYYY-MM-DD: created on that UTC day (as the History pane counts days)
+    since: str | None = None  # created at or after (text compare with created_at: a date or a timestamp)
+    before: str | None = None  # created before
     sort: str = "date"
     descending: bool = True
     # True when few rows match: SQLite may then use the filters' indexes and sort the
@@ -128,6 +130,10 @@ def _filters(brain: Brain, q: ObservationQuery, walk: bool = False) -> tuple[lis
         where.append("created_at >= ? AND created_at < ? AND substr(created_at, 1, 10) = ?"
                      if "created_at" in have else "0")
         params += [q.day, q.day + "~", q.day] if "created_at" in have else []
+    for bound, op in ((q.since, ">="), (q.before, "<")):
+        if bound is not None:
+            where.append(f"created_at {op} ?" if "created_at" in have else "0")
+            params += [bound] if "created_at" in have else []
     if q.ids_in is not None:
         where.append(f"{plus}id IN (SELECT value FROM json_each(?))")
         params.append(json.dumps(list(q.ids_in)))

@@ -17,4 +17,10 @@ COMMANDS: dict[str, str] = {
     "dedup": "cleo_tui.commands.dedup_cmd",
     "history": "cleo_tui.commands.history_cmd",
     "bridge": "cleo_tui.commands.bridge_cmd",
+    "secrets": "cleo_tui.commands.secrets_cmd",
+    "serve": "cleo_tui.commands.serve_cmd",
+    "evict": "cleo_tui.commands.bulk_cmds",
+    "restore": "cleo_tui.commands.bulk_cmds",
+    "pin": "cleo_tui.commands.bulk_cmds",
+    "export": "cleo_tui.commands.bulk_cmds",
 }

@@ -39,6 +39,7 @@ from cleo_tui.ui.widgets.path_prompt import PathPrompt
 
 if TYPE_CHECKING:
     from cleo_tui.memory.history import Liveness
+    from cleo_tui.memory.secrets import SecretScan
 
 # Pane modules by mode. Only the Observations pane is imported at start: each other pane's
 # module (and what it pulls in: numpy, the LLM clients…) loads when the pane is first shown,
@@ -120,6 +121,8 @@ class CleoApp(App[None]):
         Binding("6", "pane('history')", "History", id="pane.history", show=False),
         Binding("f1,question_mark", "help", "Help", id="app.help", tooltip="Panes, keys and tag rules"),
         Binding("q", "quit", "Quit", id="app.quit", tooltip="Leave cleo-tui"),
+        Binding("S", "secrets", "Secrets", id="app.secrets", show=False,
+                tooltip="Find API keys, tokens and passwords stored in the brain; redact them"),
         Binding("escape", "cancel_wait", "Stop waiting", id="app.cancel_wait", show=False,
                 tooltip="Stop waiting for CLEO's write lock (nothing is written)"),
         Binding("i", "bridge", "What CLEO injects", id="app.bridge", show=False,
@@ -355,6 +358,23 @@ class CleoApp(App[None]):
                                     "project directory (its brain is found as at start-up).",
                                     str(self.project), hint="enter to open · esc to cancel"),
                          self._open_answered)
+
+    def action_secrets(self) -> None:
+        """Scan the brain for secrets; from the list, redact them after a confirmation."""
+        session = self._session
+        if session is None or session.is_hippo:
+            self.notify("Secrets are scanned in CLEO brains; open one first.", severity="warning")
+            return
+        from cleo_tui.ui.widgets.secrets_view import SecretsScreen
+        self.push_screen(SecretsScreen(session.brain.reader, session.read_only_reason), self._redact_asked)
+
+    def _redact_asked(self, scan: SecretScan | None) -> None:
+        session = self._session
+        if scan is None or session is None:
+            return
+        from cleo_tui.memory.redaction import redaction_question
+        self.confirm("Redact secrets — this cannot be undone", redaction_question(scan, session.brain.path),
+                     lambda: session.redact_secrets(scan.findings), danger=True)
 
     def action_open_global_store(self) -> None:
         """Open CLEO's global store ($XDG_DATA_HOME/cleo/cleo.db)."""

@@ -30,6 +30,9 @@ from cleo_tui.ui.messages import CURATION, EXTERNAL, RELOAD, UNDO, BrainChanged,
 
 if TYPE_CHECKING:
     from cleo_tui.brain.live_poll import PollResult
+    from cleo_tui.memory.bulk import BulkAction
+    from cleo_tui.memory.redaction import RedactionResult
+    from cleo_tui.memory.secrets import Finding
     from cleo_tui.memory.tags import ObservationTags, TagTable
     from cleo_tui.ui.app import CleoApp
 
@@ -338,6 +341,40 @@ class BrainSession:
             self.app.call_from_thread(self.record_write, f"{kind} {observation_id}", run_id)
 
         self.app.run_worker(write, thread=True, exclusive=True, group="curation", exit_on_error=False)
+
+    def bulk(self, action: BulkAction, ids: list[str], described: str) -> None:
+        """Evict, restore or pin `ids` (a filter's rows, `described`) as one run in a worker; u undoes it."""
+        if self.refuse_write():
+            return
+
+        def write() -> None:
+            from cleo_tui.memory.bulk import apply_bulk
+            if not self.wait_for_lock():
+                return
+            result = apply_bulk(self.brain, action, ids, described)
+            left = f"; {result.left:,} had changed and were left alone" if result.left else ""
+            self.app.call_from_thread(self.record_write, f"{action} of {len(result.done):,} observation"
+                                      f"{'' if len(result.done) == 1 else 's'} ({described}){left}", result.run_id)
+
+        self.app.run_worker(write, thread=True, exclusive=True, group="curation", exit_on_error=False)
+
+    def redact_secrets(self, findings: list[Finding]) -> None:
+        """Redact the secrets of these findings' rows in a worker (cannot be undone); a dialog says what was done."""
+        if self.refuse_write():
+            return
+
+        def write() -> None:
+            from cleo_tui.memory.redaction import redact
+            if not self.wait_for_lock():
+                return
+            result = redact(self.brain, findings)
+            self.app.call_from_thread(self._redacted, result)
+
+        self.app.run_worker(write, thread=True, exclusive=True, group="curation", exit_on_error=False)
+
+    def _redacted(self, result: RedactionResult) -> None:
+        self._announce_change(CURATION, f"redaction of {result.secrets:,} secret(s)", None, None, notify=False)
+        self.app.tell("Secrets redacted", "\n".join(result.lines()))
 
     def undo(self) -> None:
         """Undo the latest run made in this session (says so when there is none)."""

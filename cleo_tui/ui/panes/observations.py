@@ -26,6 +26,7 @@ from cleo_tui.memory.mapping import derive_relevance
 from cleo_tui.safe_text import one_line
 from cleo_tui.ui.help import OBSERVATIONS_HELP
 from cleo_tui.ui.messages import EXTERNAL, BrainChanged, TagsReady
+from cleo_tui.ui.panes.observations_bulk import FilterActions
 from cleo_tui.ui.session import BACKGROUND_BY
 from cleo_tui.ui.widgets.chrome import PaneScreen
 from cleo_tui.ui.widgets.detail import DetailView, load_detail
@@ -75,7 +76,7 @@ class Filters:
     day: str = ""  # YYYY-MM-DD: only rows created that day (set by the History pane's show_day)
 
 
-class ObservationsScreen(PaneScreen):
+class ObservationsScreen(FilterActions, PaneScreen):
     PANE = "observations"
     PANE_HELP = OBSERVATIONS_HELP
     BINDINGS = [
@@ -89,6 +90,10 @@ class ObservationsScreen(PaneScreen):
         Binding("v", "view_text", "Full text", id="obs.view", tooltip="Open the whole narrative"),
         Binding("t", "records", "Patterns…", id="obs.records", tooltip="Browse patterns, learnings and decisions"),
         Binding("x", "clear_filters", "Clear filters", id="obs.clear", show=False),
+        Binding("A", "act_on_filter", "All shown…", id="obs.bulk", show=False,
+                tooltip="Evict, restore or pin every observation the filter shows, as one undoable run"),
+        Binding("X", "export_shown", "Export", id="obs.export", show=False,
+                tooltip="Export what the filter shows as JSON, JSONL or Markdown"),
         Binding("n", "jump_new", "New rows", id="obs.jump_new",
                 tooltip="Jump to the newest rows (the \"N new\" mark: CLEO wrote them meanwhile)"),
     ]

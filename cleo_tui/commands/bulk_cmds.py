@@ -1,0 +1,140 @@
+"""`cleo-tui evict|restore|pin [filters]` and `cleo-tui export [filters]`: act on every observation a
+filter shows, with the Observations pane's filters."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from cleo_tui.commands.common import (
+    AddCommand,
+    UsageError,
+    add_brain_options,
+    brain_from_args,
+    emit_json,
+    print_undo,
+)
+from cleo_tui.memory.bulk import ACTIONS, PAST, BulkAction, apply_bulk
+from cleo_tui.memory.export_rows import FORMATS, export_rows
+from cleo_tui.memory.selection import COVERAGES, Selection, selected_rows, whole_rows
+from cleo_tui.memory.tags import TagTable, tag_brain
+
+
+def _add_filters(parser: argparse.ArgumentParser, state: str) -> None:
+    parser.add_argument("--state", choices=("live", "evicted", "all"), default=state,
+                        help=f"live, evicted or all observations (default: {state})")
+    parser.add_argument("--type", help="only this type (discovery, decision, diary, …)")
+    parser.add_argument("--coverage", choices=COVERAGES, help="only uncited, cited or reinforced observations")
+    parser.add_argument("--protected", choices=("yes", "no"), help="only protected (yes) or unprotected (no) ones")
+    parser.add_argument("--tier", help="only this memory tier (short, medium, long)")
+    parser.add_argument("--session", help="only this session's observations")
+    parser.add_argument("--search", default="", help="only those matching this text (full-text where the brain has it)")
+    parser.add_argument("--since", type=_date, help="created on or after this date (YYYY-MM-DD)")
+    parser.add_argument("--before", type=_date, help="created before this date (YYYY-MM-DD)")
+
+
+def _date(value: str) -> str:
+    from datetime import date
+    try:
+        return date.fromisoformat(value.strip()).isoformat()
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a date: {value!r} (use YYYY-MM-DD)") from None
+
+
+def register(add: AddCommand) -> None:
+    for action, state in zip(ACTIONS, ("live", "evicted", "live"), strict=True):
+        parser = add(action, help=f"{action} every observation a filter shows, as one undoable run",
+                     description=f"{action.capitalize()} every observation the filters select, as one journalled "
+                                 "run written in short chunks (CLEO never waits long). Without --yes, prints the "
+                                 "plan and writes nothing. Undo with --undo RUN_ID.")
+        add_brain_options(parser, read_only_flag=False)
+        _add_filters(parser, state)
+        parser.add_argument("--yes", action="store_true", help="write (without it: the plan only)")
+        parser.add_argument("--json", action="store_true", help="print JSON")
+        if action == "evict":
+            parser.add_argument("--include-protected", action="store_true",
+                                help="evict protected observations too (left out otherwise)")
+        parser.add_argument("--undo", metavar="RUN_ID", type=int, help="undo an earlier run instead")
+        parser.set_defaults(func=cmd_bulk, action=action)
+    export = add("export", help="write the observations a filter shows as JSON, JSONL or Markdown",
+                 description="Export the observations the filters select, each with its tags and their reasons. "
+                             "Never writes over a brain or any SQLite file; asks for --force to replace a file.")
+    add_brain_options(export)
+    _add_filters(export, "all")
+    export.add_argument("--format", choices=FORMATS, required=True, help="json, jsonl or md (Markdown)")
+    export.add_argument("--out", required=True, metavar="FILE", help="the file to write")
+    export.add_argument("--force", action="store_true", help="replace FILE if it exists")
+    export.set_defaults(func=cmd_export)
+
+
+def selection_of(args: argparse.Namespace) -> Selection:
+    return Selection(state=args.state, type=args.type or None, coverage=args.coverage,
+                     protected=None if args.protected is None else args.protected == "yes",
+                     tier=args.tier or None, session=args.session or None, search=args.search or "",
+                     since=args.since, before=args.before)
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    if not args.out.strip():
+        raise UsageError("--out needs a file name; nothing was written.")
+    selection = selection_of(args)
+    brain = brain_from_args(args)
+    try:
+        tags = tag_brain(brain)
+        count = export_rows(args.out, whole_rows(brain, selected_rows(brain, selection, tags)), args.format, tags,
+                            selection.describe(), brain.path, args.force)
+    finally:
+        brain.close()
+    print(f"Wrote {count:,} observation(s) ({selection.describe()}) to {args.out} as {args.format}.")
+    return 0
+
+
+def _plan(action: BulkAction, rows: list[dict], tags: TagTable, include_protected: bool) -> tuple[list[str], int]:
+    """The ids to write and how many protected rows are left out."""
+    ids = [str(r["id"]) for r in rows]
+    if action != "evict" or include_protected:
+        return ids, 0
+    protected = {i for i in ids if i in tags and tags[i].protected}
+    return [i for i in ids if i not in protected], len(protected)
+
+
+def cmd_bulk(args: argparse.Namespace) -> int:
+    action: BulkAction = args.action
+    if args.undo is not None:
+        from cleo_tui.memory.curation import undo_detailed
+        brain = brain_from_args(args, read_only=False)
+        try:
+            print_undo(undo_detailed(brain, args.undo), f"cleo-tui {action} --undo {args.undo}")
+        finally:
+            brain.close()
+        return 0
+    selection = selection_of(args)
+    brain = brain_from_args(args, read_only=not args.yes)
+    try:
+        tags = tag_brain(brain)
+        rows = list(selected_rows(brain, selection, tags))
+        ids, left_out = _plan(action, rows, tags, getattr(args, "include_protected", False))
+        tokens = sum(len(str(r.get("narrative") or r.get("title") or "")) for r in rows if str(r["id"]) in ids) // 4
+        plan = {"action": action, "selection": selection.describe(), "count": len(ids), "tokens": tokens,
+                "protected_left_out": left_out}
+        if not args.yes or not ids:
+            if args.json:
+                emit_json(plan | {"ids": ids, "run_id": None})
+            else:
+                print(f"Would {action} {len(ids):,} observation(s) ({selection.describe()}), about {tokens:,} tokens"
+                      + (f"; {left_out:,} protected left out (--include-protected takes them)" if left_out else "")
+                      + ("." if ids else ". Nothing to do.") + ("\nNothing was written. Run again with --yes."
+                                                              if ids else ""))
+            return 0
+        result = apply_bulk(brain, action, ids, selection.describe())
+    finally:
+        brain.close()
+    if args.json:
+        emit_json(plan | result.to_json())
+    else:
+        print(f"{PAST[action].capitalize()} {len(result.done):,} observation(s) ({selection.describe()}) as run "
+              f"{result.run_id}" + (f"; {result.left:,} had changed and were left alone" if result.left else "")
+              + f". Undo with `cleo-tui {action} --undo {result.run_id}`.")
+        if action == "evict":
+            print("CLEO's own memory find and fetch still return evicted rows.", file=sys.stderr)
+    return 0

@@ -1,0 +1,100 @@
+"""A selection: the observations one set of filters shows, the same in the Observations pane and the
+CLI (`evict|restore|pin|export [filters]`), with a sentence naming it.
+
+State, type, tier, session, search and dates filter in SQL; coverage and protection come from the
+tags (`TagTable`), as the pane's filter bar does.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from cleo_tui.brain import cleo_schema as cs
+from cleo_tui.brain.observations import ObservationQuery, iter_observations
+from cleo_tui.brain.store import Brain
+from cleo_tui.memory.tags import TagTable, tag_brain
+from cleo_tui.safe_text import one_line
+
+COVERAGES = ("uncited", "cited", "reinforced")
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which observations: None (or "all") means no filter on that field."""
+
+    state: str = "live"  # live, evicted or all
+    type: str | None = None
+    coverage: str | None = None
+    protected: bool | None = None
+    tier: str | None = None
+    session: str | None = None
+    search: str = ""
+    since: str | None = None
+    before: str | None = None
+    day: str | None = None  # YYYY-MM-DD: created that day (the History pane's "show this day")
+
+    @property
+    def needs_tags(self) -> bool:
+        return self.coverage is not None or self.protected is not None
+
+    def describe(self) -> str:
+        """"type diary, before 2026-06-01, live" — what a confirmation names."""
+        parts = [f"type {self.type}" if self.type else "", f"coverage {self.coverage}" if self.coverage else "",
+                 {True: "protected", False: "not protected", None: ""}[self.protected],
+                 f"tier {self.tier}" if self.tier else "", f"session {self.session}" if self.session else "",
+                 f"search '{self.search}'" if self.search else "", f"since {self.since}" if self.since else "",
+                 f"before {self.before}" if self.before else "", f"created {self.day}" if self.day else "",
+                 {"live": "live", "evicted": "evicted", "all": "live and evicted"}.get(self.state, self.state)]
+        return one_line(", ".join(p for p in parts if p), 300)
+
+    def query(self, tags: TagTable | None) -> ObservationQuery:
+        """The SQL-side query, coverage and protection turned into id lists from `tags`."""
+        q = ObservationQuery(state=self.state, types=(self.type,) if self.type else (), tier=self.tier,
+                             session=self.session, search=self.search, since=self.since, before=self.before,
+                             day=self.day, sort="date", descending=True)
+        if not self.needs_tags or tags is None:
+            return q
+        ids_in: set[str] | None = None
+        ids_out: set[str] = set()
+        if self.coverage == "uncited":
+            ids_out |= {i for c in ("cited", "reinforced") for i in tags.ids_with_coverage(c)}
+        elif self.coverage is not None:
+            ids_in = set(tags.ids_with_coverage(self.coverage))
+        if self.protected is not None:
+            protected = set(tags.protected_ids())
+            if self.protected:
+                ids_in = protected if ids_in is None else ids_in & protected
+            else:
+                ids_out |= protected
+        if ids_in is not None:
+            return q.with_(ids_in=tuple(sorted(ids_in - ids_out)))
+        return q.with_(ids_not_in=tuple(sorted(ids_out))) if ids_out else q
+
+
+def selected_rows(brain: Brain, selection: Selection, tags: TagTable | None = None) -> Iterator[dict]:
+    """Every row the selection shows, newest first, with the listing's columns (tags computed here
+    when it needs them)."""
+    if selection.needs_tags and tags is None:
+        tags = tag_brain(brain)
+    return iter_observations(brain, selection.query(tags))
+
+
+def whole_rows(brain: Brain, rows: Iterable[dict], batch: int = 500) -> Iterator[dict]:
+    """Every column of each of `rows` (the listing's rows hold some columns, the narrative cut), in order."""
+    ids: list[Any] = []
+
+    def read() -> Iterator[dict]:
+        found = {r["id"]: {k: r[k] for k in r.keys()} for r in brain.query(
+            f"SELECT * FROM {cs.OBSERVATIONS} WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(ids),))}
+        yield from (found[i] for i in ids if i in found)
+
+    for row in rows:
+        ids.append(row["id"])
+        if len(ids) >= batch:
+            yield from read()
+            ids = []
+    if ids:
+        yield from read()

@@ -1,0 +1,139 @@
+"""The Observations pane's actions on everything its filter shows: evict, restore or pin them all as
+one undoable run (`A`), and export them as JSON, JSONL or Markdown (`X`)."""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from textual import work
+
+from cleo_tui.files import ExportExists
+from cleo_tui.memory.bulk import BulkAction, SelectionPlan, plan_selection
+from cleo_tui.memory.export_rows import ExportFormat, export_rows
+from cleo_tui.memory.selection import Selection, selected_rows, whole_rows
+from cleo_tui.safe_text import titled_lines
+from cleo_tui.ui.widgets.filter_actions import BulkScreen, ExportScreen, plan_text
+from cleo_tui.ui.widgets.modals import ConfirmModal
+
+if TYPE_CHECKING:
+    from cleo_tui.ui.session import BrainSession
+
+ANY = "any"
+ANY_STATE = "all"
+
+
+def selection_of(filters: Any) -> Selection:
+    """The pane's filter bar as a selection (the CLI's `--type`, `--coverage`, … take the same)."""
+    def value(name: str) -> str | None:
+        v = getattr(filters, name)
+        return None if v in (ANY, "") else str(v)
+    protected = value("protected")
+    return Selection(state=filters.state, type=value("type"), coverage=value("coverage"),
+                     protected=None if protected is None else protected == "yes", tier=value("tier"),
+                     session=value("session"), search=filters.search, day=value("day"))
+
+
+class FilterActions:
+    """Mixed into the Observations pane: it provides `filters`, `session`, `app` and `notify`."""
+
+    filters: Any
+    session: BrainSession
+    app: Any
+
+    def action_act_on_filter(self) -> None:
+        if self.session.read_only:
+            self.app.notify(f"This brain is read-only ({self.session.read_only_reason}).", severity="warning",
+                            markup=False)
+            return
+        self._plan_bulk(selection_of(self.filters))
+
+    @work(thread=True, exclusive=True, group="obs-bulk", exit_on_error=False)
+    def _plan_bulk(self, selection: Selection) -> None:
+        reader = self.session.brain.reader()
+        try:
+            plan = plan_selection(reader, selection, self.session.tags)
+        finally:
+            reader.close()
+        self.app.call_from_thread(self._bulk_planned, plan)
+
+    def _bulk_planned(self, plan: SelectionPlan) -> None:
+        if not plan.ids:
+            self.app.notify(f"The filter shows no observations ({plan.described}).", severity="warning")
+            return
+        self.app.push_screen(BulkScreen(plan), partial(self._bulk_chosen, plan))
+
+    def _bulk_chosen(self, plan: SelectionPlan, action: BulkAction | None) -> None:
+        if action is None:
+            return
+        if action != "evict":
+            self._ask(f"{action.capitalize()} {len(plan.ids):,} observations",
+                      f"{plan_text(plan)}\n\nOne run: u (or Runs) undoes it.", plan.ids, plan, action)
+            return
+        free = plan.unprotected()
+        body = (f"{plan_text(plan)}\n\nThey stay in the brain with invalid_at set; one run, undone with u. CLEO's "
+                "own memory find and fetch still return evicted rows.")
+        if not plan.protected:
+            self._ask(f"Evict {len(free):,} observations", body, free, plan, action)
+            return
+        reasons = [f"{i}: {'; '.join(r)}" for i, r in plan.protected.items()]
+        question = "\n".join(titled_lines(f"Also evict the {len(plan.protected):,} protected ones?", reasons))
+
+        def protected_answered(yes: bool | None) -> None:
+            ids = plan.ids if yes else free
+            if ids:
+                self._write(action, ids, plan)
+        if not free:
+            self.app.push_screen(ConfirmModal("Evict protected observations", question, danger=True),
+                                 protected_answered)
+            return
+        self.app.confirm(f"Evict {len(free):,} observations", body + f"\n\nThe {len(plan.protected):,} protected "
+                         "ones are asked about next.",
+                         lambda: self.app.push_screen(ConfirmModal("Evict protected observations too?", question,
+                                                                   confirm_label="Evict them too", danger=True),
+                                                      protected_answered), danger=True)
+
+    def _ask(self, title: str, body: str, ids: list[str], plan: SelectionPlan, action: BulkAction) -> None:
+        self.app.confirm(title, body, lambda: self._write(action, ids, plan), danger=action == "evict")
+
+    def _write(self, action: BulkAction, ids: list[str], plan: SelectionPlan) -> None:
+        self.session.bulk(action, ids, plan.described)
+
+    def action_export_shown(self) -> None:
+        self._count_for_export(selection_of(self.filters))
+
+    @work(thread=True, exclusive=True, group="obs-bulk", exit_on_error=False)
+    def _count_for_export(self, selection: Selection) -> None:
+        reader = self.session.brain.reader()
+        try:
+            plan = plan_selection(reader, selection, self.session.tags)
+        finally:
+            reader.close()
+        self.app.call_from_thread(lambda: self.app.push_screen(ExportScreen(plan.headline(), Path.cwd()),
+                                                               partial(self._export_chosen, selection)))
+
+    def _export_chosen(self, selection: Selection, answer: tuple[ExportFormat, str] | None,
+                       force: bool = False) -> None:
+        if answer is not None:
+            self._export(selection, answer, force)
+
+    @work(thread=True, group="obs-export", exit_on_error=False)
+    def _export(self, selection: Selection, answer: tuple[ExportFormat, str], force: bool) -> None:
+        fmt, path = answer
+        reader = self.session.brain.reader()
+        try:
+            tags = self.session.tags
+            count = export_rows(path, whole_rows(reader, selected_rows(reader, selection, tags)), fmt, tags,
+                                selection.describe(), self.session.brain.path, force)
+        except ExportExists:
+            self.app.call_from_thread(
+                self.app.confirm, "Replace the file?", f"{path} exists. Replace it with this export?",
+                lambda: self._export_chosen(selection, answer, force=True))
+            return
+        finally:
+            reader.close()
+        self.app.call_from_thread(self.app.notify, f"Exported {count:,} observation(s) to {path}.", markup=False)
+
+
+

@@ -1,0 +1,96 @@
+"""Acting on everything a filter shows: the plan of a bulk step, and the observations export dialog.
+
+`BulkScreen` shows what the filter selects (count, tokens, protected) and dismisses with the
+action chosen; the pane then confirms and asks the session to write. `ExportScreen` asks for a
+format and a path (shown absolute) and dismisses with both; the pane writes in a worker.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, Label, Select, Static
+
+from cleo_tui.memory.bulk import BulkAction, SelectionPlan
+from cleo_tui.memory.export_rows import FORMATS, ExportFormat
+from cleo_tui.safe_text import one_line
+from cleo_tui.ui.widgets.inputs import SafeInput
+
+
+def plan_text(plan: SelectionPlan) -> str:
+    text = f"{plan.headline()}, about {plan.tokens:,} tokens."
+    if plan.protected:
+        text += f" {len(plan.protected):,} of them protected: an eviction asks again before it takes those."
+    return text
+
+
+class BulkScreen(ModalScreen[BulkAction | None]):
+    """What the filter selects; e evicts, r restores, p pins them all (each asks first), esc cancels."""
+
+    BINDINGS: ClassVar = [
+        Binding("e", "choose('evict')", "Evict all", id="bulk.evict"),
+        Binding("r", "choose('restore')", "Restore all", id="bulk.restore"),
+        Binding("p", "choose('pin')", "Pin all", id="bulk.pin"),
+        Binding("escape", "choose('')", "Cancel", id="bulk.cancel"),
+    ]
+
+    def __init__(self, plan: SelectionPlan) -> None:
+        super().__init__(classes="modal")
+        self.plan = plan
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(Text("Act on everything the filter shows"), classes="dialog-title")
+            yield Static(Text(plan_text(self.plan)), classes="dialog-body")
+            yield Label(Text("e evict all · r restore all · p pin all · esc cancel (each asks first; u undoes)"),
+                        classes="dialog-hint")
+
+    def action_choose(self, action: str) -> None:
+        self.dismiss(action or None)  # type: ignore[arg-type]
+
+
+class ExportScreen(ModalScreen[tuple[ExportFormat, str] | None]):
+    """Format and file for an export of what the filter shows; enter writes, esc cancels."""
+
+    BINDINGS: ClassVar = [Binding("escape", "cancel", "Cancel", show=False)]
+
+    def __init__(self, headline: str, directory: Path) -> None:
+        super().__init__(classes="modal")
+        self.headline = headline
+        self.directory = directory
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(Text("Export observations"), classes="dialog-title")
+            yield Static(Text(f"Write the {one_line(self.headline, 300)}, each with its tags and their reasons."),
+                         classes="dialog-body")
+            yield Select([(f, f) for f in FORMATS], value="md", allow_blank=False, id="export-format")
+            yield SafeInput(str(self.directory / "observations.md"), id="export-path")
+            yield Label(Text("enter to write (asks before replacing a file; never over a brain) · esc cancel"),
+                        classes="dialog-hint")
+
+    def on_mount(self) -> None:
+        self.query_one("#export-path", Input).focus()
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        box = self.query_one("#export-path", Input)
+        path = Path(box.value)
+        if path.suffix.lstrip(".") in FORMATS:
+            box.value = str(path.with_suffix(f".{event.value}"))
+        self.query_one("#export-path", Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        value = event.value.strip()
+        if value:
+            fmt = self.query_one("#export-format", Select).value
+            self.dismiss((str(fmt), str(Path(value).expanduser().resolve())))  # type: ignore[arg-type]
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

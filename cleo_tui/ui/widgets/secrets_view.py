@@ -1,0 +1,101 @@
+"""The secrets view: what a scan of every text column found, masked; `r` asks to redact them.
+
+The screen is given a way to open a read-only view of the brain (it scans in a worker) and
+dismisses with the scan when the user asks to redact, so the owner confirms and writes: the
+view itself never writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import ClassVar
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Label, Static
+
+from cleo_tui.brain.store import Brain
+from cleo_tui.memory.secrets import SecretScan, scan_brain
+from cleo_tui.safe_text import one_line
+
+SHOWN = 2000  # rows listed; `cleo-tui secrets --json` lists every finding
+
+
+class SecretsScreen(ModalScreen[SecretScan | None]):
+    """Findings of a secrets scan; dismisses with the scan on `r` (redact) or None on Esc."""
+
+    DEFAULT_CSS = """
+    SecretsScreen { align: center middle; }
+    SecretsScreen > Vertical { width: 100%; max-width: 130; height: 90%; border: thick $warning;
+                               background: $surface; padding: 0 1; }
+    SecretsScreen #secrets-status { height: auto; }
+    SecretsScreen DataTable { height: 1fr; }
+    SecretsScreen #secrets-keys { height: auto; color: $text-muted; }
+    """
+    BINDINGS: ClassVar = [
+        Binding("r", "redact", "Redact all", id="secrets.redact"),
+        Binding("escape,q", "close", "Close", id="secrets.close"),
+    ]
+
+    def __init__(self, open_reader: Callable[[], Brain], read_only_reason: str | None = None) -> None:
+        super().__init__()
+        self.open_reader = open_reader
+        self.read_only_reason = read_only_reason
+        self.scan: SecretScan | None = None
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(Text("Secrets in the brain"), classes="dialog-title")
+            yield Static(Text("Scanning every text column…"), id="secrets-status")
+            yield DataTable(cursor_type="row", zebra_stripes=True)
+            yield Static(Text("r redact all (asks first; cannot be undone) · esc close"), id="secrets-keys")
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_columns("table", "row", "column", "kind", "preview (masked)")
+        table.focus()
+        self.run_scan()
+
+    @work(thread=True, exclusive=True, exit_on_error=False)
+    def run_scan(self) -> None:
+        reader = self.open_reader()
+        try:
+            scan = scan_brain(reader)
+        finally:
+            reader.close()
+        self.app.call_from_thread(self.show, scan)
+
+    def show(self, scan: SecretScan) -> None:
+        """List the findings (at most SHOWN) and say what was scanned."""
+        self.scan = scan
+        table = self.query_one(DataTable)
+        table.clear()
+        for f in scan.findings[:SHOWN]:
+            table.add_row(*(Text(one_line(v, w)) for v, w in ((f.table, 28), (f.row_id, 24), (f.column, 20),
+                                                              (f.kind, 22), (f.preview, 40))))
+        more = len(scan.findings) - SHOWN
+        status = (f"{len(scan.findings):,} possible secret(s) in {scan.scanned_rows:,} rows of "
+                  f"{len(scan.tables)} tables; previews are masked."
+                  if scan.findings else f"No secrets found in {scan.scanned_rows:,} rows of {len(scan.tables)} tables.")
+        if more > 0:
+            status += f" The first {SHOWN:,} are listed; `cleo-tui secrets --json` lists all."
+        if scan.findings and self.read_only_reason:
+            status += f" Read-only ({self.read_only_reason}): redaction is not possible here."
+        self.query_one("#secrets-status", Static).update(Text(status))
+
+    def action_redact(self) -> None:
+        if self.scan is None:
+            self.notify("Still scanning.", severity="warning")
+        elif not self.scan.findings:
+            self.notify("Nothing to redact.")
+        elif self.read_only_reason:
+            self.notify(f"This brain is read-only ({self.read_only_reason}).", severity="warning", markup=False)
+        else:
+            self.dismiss(self.scan)
+
+    def action_close(self) -> None:
+        self.dismiss(None)

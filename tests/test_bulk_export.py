@@ -1,0 +1,75 @@
+"""Act on a filter: evict/restore/pin everything it shows as one undoable run; export it as JSON, JSONL, Markdown."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from cleo_tui.cli import main
+from tests.ui_helpers import copy_demo
+
+HOSTILE = "[bold]x[/bold] \x1b[31mred\x1b[0m ``` fence ``` end"
+
+
+@pytest.fixture
+def db(tmp_path) -> Path:
+    path = copy_demo(tmp_path)
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE brain_observations SET narrative = ? WHERE id = (SELECT id FROM brain_observations "
+                     "WHERE type = 'diary' ORDER BY rowid LIMIT 1)", (HOSTILE,))
+    return path
+
+
+def _live_diary(db: Path) -> set[str]:
+    with sqlite3.connect(db) as conn:
+        return {r[0] for r in conn.execute("SELECT id FROM brain_observations WHERE type = 'diary' "
+                                           "AND invalid_at IS NULL")}
+
+
+def test_a_filters_rows_are_evicted_as_one_run_after_the_plan_and_undone(db, capsys):
+    diary = _live_diary(db)
+    assert len(diary) > 5
+    assert main(["evict", "--db", str(db), "--type", "diary", "--include-protected", "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["run_id"] is None and set(plan["ids"]) == diary and plan["selection"] == "type diary, live"
+    assert _live_diary(db) == diary  # the plan wrote nothing
+    assert main(["evict", "--db", str(db), "--type", "diary", "--include-protected", "--yes", "--json"]) == 0
+    done = json.loads(capsys.readouterr().out)
+    assert done["count"] == len(diary) and _live_diary(db) == set()
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM cleo_tui_runs WHERE id = ?", (done["run_id"],)).fetchone()[0] == 1
+    assert main(["evict", "--db", str(db), "--undo", str(done["run_id"])]) == 0
+    assert _live_diary(db) == diary
+
+
+def test_pin_and_restore_take_the_same_filters(db, capsys):
+    assert main(["pin", "--db", str(db), "--type", "diary", "--yes", "--json"]) == 0
+    pinned = json.loads(capsys.readouterr().out)["count"]
+    with sqlite3.connect(db) as conn:
+        overrides = conn.execute("SELECT count(*) FROM cleo_tui_relevance_overrides WHERE relevance = 'critical'")
+        assert overrides.fetchone()[0] >= pinned > 0
+    assert main(["restore", "--db", str(db), "--since", "2026-13-01"]) == 2  # a date must parse
+
+
+def test_export_round_trips_the_rows_and_markdown_keeps_hostile_text_as_data(db, tmp_path, capsys):
+    with sqlite3.connect(db) as conn:
+        conn.row_factory = sqlite3.Row
+        rows = {r["id"]: dict(r) for r in conn.execute("SELECT * FROM brain_observations WHERE type = 'diary'")}
+    for fmt in ("json", "jsonl"):
+        out = tmp_path / f"diary.{fmt}"
+        assert main(["export", "--db", str(db), "--type", "diary", "--format", fmt, "--out", str(out)]) == 0
+        text = out.read_text()
+        records = json.loads(text) if fmt == "json" else [json.loads(line) for line in text.splitlines()]
+        assert {r["id"]: {k: v for k, v in r.items() if k != "tags"} for r in records} == rows
+        assert all("coverage" in r["tags"] and "protection_reasons" in r["tags"] for r in records)
+    md = tmp_path / "diary.md"
+    assert main(["export", "--db", str(db), "--type", "diary", "--format", "md", "--out", str(md)]) == 0
+    text = md.read_text()
+    assert "\x1b" not in text  # no terminal control survives
+    assert "````text\n[bold]x[/bold] ␛[31mred" in text  # a fence longer than any run inside the text
+    assert main(["export", "--db", str(db), "--format", "json", "--out", str(md)]) == 2  # asks for --force
+    assert main(["export", "--db", str(db), "--format", "json", "--out", str(db)]) == 2  # never over a brain
+    capsys.readouterr()

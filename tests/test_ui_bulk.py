@@ -1,0 +1,70 @@
+"""Act on everything the Observations filter shows: A names the selection; evict asks again for the
+protected rows; one run, undone with u; X exports what the filter shows."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from cleo_tui.ui.app import CleoApp
+from cleo_tui.ui.widgets.filter_actions import BulkScreen, ExportScreen
+from cleo_tui.ui.widgets.modals import ConfirmModal
+from tests.ui_helpers import settle
+
+
+def live_of_type(path: Path, kind: str) -> set[str]:
+    with sqlite3.connect(path) as conn:
+        return {r[0] for r in conn.execute("SELECT id FROM brain_observations WHERE type = ? AND invalid_at IS NULL",
+                                           (kind,))}
+
+
+async def test_evicting_what_the_filter_shows_asks_about_protected_rows_and_undoes_as_one_run(brain, tmp_path):
+    path = Path(brain.path).resolve()
+    diary = live_of_type(path, "diary")
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        pane = app.screen
+        pane.filters.type = "diary"
+        pane.filters.state = "live"
+        pane.reload()
+        await settle(app, pilot)
+        await pilot.press("A")
+        await settle(app, pilot)
+        assert isinstance(app.screen, BulkScreen)
+        plan = app.screen.plan
+        assert set(plan.ids) == diary and plan.protected  # the demo's diary rows include a protected one
+        assert plan.headline() == f"{len(diary)} observations selected by: type diary, live"
+        await pilot.press("e")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ConfirmModal) and "protected ones are asked about next" in app.screen.body
+        app.screen.action_answer(True)
+        await settle(app, pilot)
+        assert isinstance(app.screen, ConfirmModal) and "Also evict the" in app.screen.body
+        app.screen.action_answer(False)  # keep the protected ones
+        await settle(app, pilot)
+        assert live_of_type(path, "diary") == set(plan.protected)
+        await pilot.press("u")
+        await settle(app, pilot)
+        assert live_of_type(path, "diary") == diary  # one run, undone at once
+
+
+async def test_export_writes_what_the_filter_shows(brain, tmp_path):
+    app = CleoApp(brain=brain)
+    out = tmp_path / "diary.json"
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        pane = app.screen
+        pane.filters.type = "diary"
+        pane.reload()
+        await settle(app, pilot)
+        await pilot.press("X")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ExportScreen)
+        app.screen.dismiss(("json", str(out)))
+        await settle(app, pilot)
+    records = json.loads(out.read_text())
+    with sqlite3.connect(Path(brain.path)) as conn:
+        assert {r["id"] for r in records} == {r[0] for r in conn.execute(
+            "SELECT id FROM brain_observations WHERE type = 'diary'")}
