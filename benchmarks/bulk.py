@@ -28,6 +28,7 @@ def export_floor(db: Path, out: Path) -> float:
     started = time.perf_counter()
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     conn.row_factory = sqlite3.Row
+    conn.text_factory = lambda b: b.decode("utf-8", "replace")  # the demo plants invalid UTF-8
     with open(out, "wb") as handle:
         for row in conn.execute("SELECT * FROM brain_observations"):
             handle.write(orjson.dumps(dict(row)) + b"\n")
