@@ -34,6 +34,7 @@ OUTCOMES = ("success", "success", "verified", "failure", "unknown")
 HOSTILE_QUERY = "[bold red]webhook[/] retry \x1b[31mbackoff\x1b[0m [link=http://example.com]docs[/link]"
 PASTED_QUERY = ("TypeError: Cannot read properties of undefined (reading 'amount')\n"
                 + "".join(f"    at processInvoice (src/billing/invoice.ts:{40 + i}:{7 + i})\n" for i in range(60)))
+ODD_QUERIES = {7: (HOSTILE_QUERY, "webhook"), 20: (PASTED_QUERY, "invoice")}
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]{4,}")
 _PLAIN = frozenset({"about", "added", "after", "again", "already", "before", "being", "every", "fixed", "their",
                     "there", "these", "those", "which", "while", "where", "would", "could", "should", "never",
@@ -113,7 +114,9 @@ def add_demo_cleo_retrievals(brain: Brain, seed: int, count: int = RETRIEVALS) -
         at += timedelta(minutes=rng.randint(60, int(SPAN.total_seconds() / 60 / count * 1.8)))
         source = FORCED.get(index) or rng.choices(sources, weights)[0]
         query, ids = _returned(pools, rng, index, source)
-        query = HOSTILE_QUERY if index == 7 else PASTED_QUERY if index == 20 else query
+        if index in ODD_QUERIES:  # what an agent pasted: its results are those of the word it is about
+            query, word = ODD_QUERIES[index]
+            ids = [i for i, t in pools.live if word in t.lower()][:6] or ids
         if not ids:
             continue
         session = rng.choice(pools.sessions) if pools.sessions and rng.random() < 0.4 else None

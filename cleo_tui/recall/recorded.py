@@ -285,6 +285,14 @@ def cleo_sources(brain: Brain, limit: int = SOURCES_LIMIT) -> list[str]:
                                                "WHERE source IS NOT NULL ORDER BY 1 LIMIT ?", (int(limit),))]
 
 
+def cleo_sessions(brain: Brain, limit: int = 200) -> list[str]:
+    """The distinct non-NULL session ids of CLEO's log, sorted (filter choices)."""
+    if not has_retrieval_log(brain) or not brain.features.has_column(RETRIEVAL_LOG, "session_id"):
+        return []
+    return [as_text(r[0]) for r in brain.query(f"SELECT DISTINCT session_id FROM {RETRIEVAL_LOG} "
+                                               "WHERE session_id IS NOT NULL ORDER BY 1 LIMIT ?", (int(limit),))]
+
+
 @dataclass(frozen=True)
 class UsageEvent:
     """One `brain_usage_log` row: a task used (or did not use) an entry, with the task's outcome."""

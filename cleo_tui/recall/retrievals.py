@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from cleo_tui.brain.store import KIND_HIPPO, Brain
 from cleo_tui.recall.reader import TraceFilter, TraceSummary, count_traces, trace_times, traces_by_id
 from cleo_tui.recall.recorded import (
+    QUERY_PREVIEW,
     CleoFilter,
     EntryUse,
     RecordedRetrieval,
@@ -117,10 +118,11 @@ def merged_order(brain: Brain, flt: RetrievalFilter) -> list[Ref]:
     return list(heapq.merge(cleo, traces, key=lambda ref: ref[0], reverse=True))
 
 
-def read_refs(brain: Brain, refs: Iterable[Ref]) -> list[Listed]:
-    """The rows of these refs, in their order (rows deleted meanwhile are left out)."""
+def read_refs(brain: Brain, refs: Iterable[Ref], query_chars: int | None = QUERY_PREVIEW) -> list[Listed]:
+    """The rows of these refs, in their order (rows deleted meanwhile are left out); CLEO's queries
+    cut to `query_chars` characters (None: whole)."""
     refs = list(refs)
-    cleo = cleo_retrievals_by_id(brain, [r[2] for r in refs if r[1] == 0])
+    cleo = cleo_retrievals_by_id(brain, [r[2] for r in refs if r[1] == 0], query_chars)
     traces = traces_by_id(brain, [r[2] for r in refs if r[1] == 1])
     kind = trace_kind(brain)
     out: list[Listed] = []
@@ -139,19 +141,20 @@ def count_retrievals(brain: Brain, flt: RetrievalFilter = RetrievalFilter()) -> 
             count_traces(brain, trace_flt) if trace_flt else 0)
 
 
-def list_retrievals(brain: Brain, flt: RetrievalFilter = RetrievalFilter(), limit: int = 50) -> list[Listed]:
+def list_retrievals(brain: Brain, flt: RetrievalFilter = RetrievalFilter(), limit: int = 50,
+                    query_chars: int | None = QUERY_PREVIEW) -> list[Listed]:
     """The newest `limit` retrievals of both kinds matching `flt`."""
-    return read_refs(brain, merged_order(brain, flt)[:max(0, limit)])
+    return read_refs(brain, merged_order(brain, flt)[:max(0, limit)], query_chars)
 
 
 def iter_retrievals(brain: Brain, flt: RetrievalFilter = RetrievalFilter(), oldest_first: bool = False,
-                    page: int = 500) -> Iterator[Listed]:
+                    page: int = 500, query_chars: int | None = QUERY_PREVIEW) -> Iterator[Listed]:
     """Every matching retrieval, newest (or oldest) first, read a page at a time."""
     order = merged_order(brain, flt)
     if oldest_first:
         order.reverse()
     for start in range(0, len(order), page):
-        yield from read_refs(brain, order[start:start + page])
+        yield from read_refs(brain, order[start:start + page], query_chars)
 
 
 # -- one CLEO retrieval, opened ------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""A LineTable listing over recall traces: pages of `list_traces`, newest first, cached.
+"""LineTable listings over recall traces (`TraceListing`) and over CLEO's retrievals beside them
+(`RetrievalListing`, what the Traces pane shows): pages newest first, cached.
 
 A page next to a cached one is read by keyset (`before_id` = the last id of the
 page above), so scrolling down costs the same at any depth; only a jump into an
@@ -11,6 +12,7 @@ from __future__ import annotations
 from cleo_tui.brain.listing import PAGE_SIZE, PagedListing
 from cleo_tui.brain.store import Brain
 from cleo_tui.recall.reader import TraceFilter, count_traces, list_traces
+from cleo_tui.recall.retrievals import Listed, Ref, RetrievalFilter, merged_order, parse_key, read_refs, trace_kind
 
 
 class TraceListing(PagedListing):
@@ -44,3 +46,62 @@ class TraceListing(PagedListing):
         else:
             traces = list_traces(self.brain, self.filter, offset=page_no * self.page_size, limit=self.page_size)
         return [{"id": t.id, "trace": t} for t in traces]
+
+
+def listed_row(listed: Listed) -> dict:
+    """A listing row: a trace keeps its number as "id"; a CLEO retrieval is "cleo:N"."""
+    return {"id": listed.id if listed.cleo is None else listed.key, "kind": listed.kind,
+            "trace": listed.trace, "cleo": listed.cleo}
+
+
+class RetrievalListing(PagedListing):
+    """CLEO's retrievals and the traces matching `flt` by position (0 = the newest).
+
+    The order — each kind by id, the two merged by time — is read once, as (time, id) pairs
+    (`merged_order`); a page is then read by id, so any page costs the same. A row deleted
+    after the order was read stays in its place, marked gone.
+    """
+
+    def __init__(self, brain: Brain, flt: RetrievalFilter, page_size: int = PAGE_SIZE) -> None:
+        super().__init__(page_size)
+        self.brain = brain
+        self.filter = flt
+        self._order: list[Ref] | None = None
+
+    def count(self) -> int:
+        if self._order is None:
+            self._order = merged_order(self.brain, self.filter)
+        return len(self._order)
+
+    def kinds(self) -> tuple[int, int]:
+        """(CLEO's retrievals, traces) listed."""
+        self.count()
+        cleo = sum(1 for ref in self._order or () if ref[1] == 0)
+        return cleo, self.count() - cleo
+
+    def index_of(self, row_id: int | str) -> int | None:
+        """Position of a row (a trace's number, or "cleo:N") in the listing."""
+        if isinstance(row_id, str):
+            key = parse_key(row_id)
+            if key is None:
+                return None
+            wanted = (0 if key[0] == "cleo" else 1, key[1])
+        else:
+            wanted = (1, int(row_id))
+        for index, ref in enumerate(self._order or ()):
+            if (ref[1], ref[2]) == wanted:
+                return index
+        return None
+
+    def _read_page(self, page_no: int) -> list[dict]:
+        self.count()
+        refs = (self._order or [])[page_no * self.page_size:(page_no + 1) * self.page_size]
+        found = {(0 if x.cleo is not None else 1, x.id): x for x in read_refs(self.brain, refs)}
+        kind = trace_kind(self.brain)
+        rows = []
+        for _, which, ident in refs:
+            listed = found.get((which, ident))
+            rows.append(listed_row(listed) if listed is not None else
+                        {"id": f"cleo:{ident}" if which == 0 else ident, "kind": "cleo" if which == 0 else kind,
+                         "trace": None, "cleo": None})
+        return rows
