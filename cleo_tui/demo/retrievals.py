@@ -21,6 +21,7 @@ import re
 from datetime import datetime, timedelta
 
 from cleo_tui.brain import cleo_schema as cs
+from cleo_tui.brain.numbers import finite_or_none
 from cleo_tui.brain.store import Brain
 from cleo_tui.memory.mapping import as_text
 from cleo_tui.recall.rerank import parse_timestamp
@@ -44,21 +45,58 @@ _TIME = "%Y-%m-%d %H:%M:%S"  # CLEO's datetime('now')
 
 
 class _Pools:
-    """The rows a retrieval may return, read once in a stable order."""
+    """The rows a retrieval may return, read once in a stable order, each with its creation time:
+    a retrieval returns only rows that existed then (`at`), and an evicted one only if it was
+    evicted after."""
 
     def __init__(self, brain: Brain) -> None:
         o = cs.OBSERVATIONS
-        rows = brain.query(f"SELECT id, title, invalid_at IS NOT NULL, quality_score FROM {o} "
-                           "WHERE title IS NOT NULL ORDER BY rowid DESC LIMIT 1200")
-        self.live = [(as_text(r[0]), as_text(r[1])) for r in rows if not r[2] and (r[3] is None or r[3] >= 0.3)]
-        self.evicted = [as_text(r[0]) for r in rows if r[2]]
-        self.hidden = [as_text(r[0]) for r in rows if not r[2] and r[3] is not None and r[3] < 0.3]
-        self.learnings = [as_text(r[0]) for r in brain.query(f"SELECT id FROM {cs.LEARNINGS} ORDER BY rowid")]
-        self.patterns = [as_text(r[0]) for r in brain.query(f"SELECT id FROM {cs.PATTERNS} ORDER BY rowid")]
-        self.decisions = [as_text(r[0]) for r in brain.query(f"SELECT id FROM {cs.DECISIONS} ORDER BY rowid")]
+        rows = brain.query(f"SELECT id, title, created_at, invalid_at, quality_score FROM {o} "
+                           "WHERE title IS NOT NULL ORDER BY rowid DESC LIMIT 1500")
+        self.rows = [(as_text(r[0]), as_text(r[1]), as_text(r[2]), None if r[3] is None else as_text(r[3]),
+                      finite_or_none(r[4])) for r in rows]
+        self.at = ""
+        self.records = {kind: [(as_text(r[0]), as_text(r[1])) for r in brain.query(
+            f"SELECT id, {date} FROM {table} ORDER BY rowid")]
+            for kind, table, date in (("learning", cs.LEARNINGS, "created_at"), ("pattern", cs.PATTERNS,
+                                                                                   "extracted_at"),
+                                      ("decision", cs.DECISIONS, "created_at"))}
         sessions = brain.query(f"SELECT DISTINCT source_session_id FROM {o} WHERE source_session_id IS NOT NULL "
                                "ORDER BY 1 DESC LIMIT 6")
         self.sessions = [as_text(r[0]) for r in sessions]
+
+    def _existing(self) -> list[tuple[str, str, str, str | None, float | None]]:
+        return [r for r in self.rows if r[2][:19].replace("T", " ") <= self.at]
+
+    @property
+    def live(self) -> list[tuple[str, str]]:
+        """Live then and now, and found by CLEO's search (quality 0.3 or more)."""
+        return [(r[0], r[1]) for r in self._existing() if r[3] is None and (r[4] is None or r[4] >= 0.3)]
+
+    @property
+    def evicted(self) -> list[str]:
+        """Live then, evicted since."""
+        return [r[0] for r in self._existing() if r[3] is not None and r[3][:19].replace("T", " ") > self.at]
+
+    @property
+    def hidden(self) -> list[str]:
+        """Live, with a quality that now keeps it out of CLEO's search (it fell after the retrieval)."""
+        return [r[0] for r in self._existing() if r[3] is None and r[4] is not None and r[4] < 0.3]
+
+    def _records(self, kind: str) -> list[str]:
+        return [i for i, date in self.records[kind] if date[:19].replace("T", " ") <= self.at]
+
+    @property
+    def learnings(self) -> list[str]:
+        return self._records("learning")
+
+    @property
+    def patterns(self) -> list[str]:
+        return self._records("pattern")
+
+    @property
+    def decisions(self) -> list[str]:
+        return self._records("decision")
 
 
 def _words(title: str) -> list[str]:
@@ -66,31 +104,33 @@ def _words(title: str) -> list[str]:
     return [w for w in dict.fromkeys(w.lower() for w in _WORD.findall(title)) if w not in _PLAIN]
 
 
-def _query_and_matches(pools: _Pools, rng: random.Random) -> tuple[str, list[str]]:
+def _query_and_matches(live: list[tuple[str, str]], rng: random.Random) -> tuple[str, list[str]]:
     """Two or three words of a title, and the live observations whose titles hold the first."""
-    titles = [(i, t) for i, t in pools.live if len(_words(t)) >= 2]
+    titles = [(i, t) for i, t in live if len(_words(t)) >= 2]
     _, title = rng.choice(titles)
     words = _words(title)
     query = rng.sample(words, min(len(words), rng.choice((2, 2, 3))))
-    matches = [i for i, t in pools.live if query[0] in t.lower()]
+    matches = [i for i, t in live if query[0] in t.lower()]
     return " ".join(query), matches[: rng.randint(3, 8)]
 
 
 def _returned(pools: _Pools, rng: random.Random, index: int, source: str) -> tuple[str, list[str]]:
     """(query, ids in rank order) of one retrieval of `source`."""
+    live = pools.live
     if source == "fetch":
-        ids = [i for i, _ in rng.sample(pools.live, rng.randint(1, 3))]
+        ids = [i for i, _ in rng.sample(live, rng.randint(1, 3))]
         if index % 4 == 1 and pools.decisions:
             ids.append(rng.choice(pools.decisions))
         return ",".join(ids), ids
     if source == "timeline":
-        anchor = rng.randrange(2, len(pools.live) - 3)
-        return pools.live[anchor][0], [i for i, _ in pools.live[anchor - 2:anchor + 3]]
-    query, ids = _query_and_matches(pools, rng)
-    if pools.learnings and rng.random() < 0.5:  # CLEO's find ranks learnings among observations
-        ids.insert(rng.randint(0, min(2, len(ids))), rng.choice(pools.learnings))
-    if pools.patterns and rng.random() < 0.25:
-        ids.append(rng.choice(pools.patterns))
+        anchor = rng.randrange(2, len(live) - 3)
+        return live[anchor][0], [i for i, _ in live[anchor - 2:anchor + 3]]
+    query, ids = _query_and_matches(live, rng)
+    learnings, patterns = pools.learnings, pools.patterns
+    if learnings and rng.random() < 0.5:  # CLEO's find ranks learnings among observations
+        ids.insert(rng.randint(0, min(2, len(ids))), rng.choice(learnings))
+    if patterns and rng.random() < 0.25:
+        ids.append(rng.choice(patterns))
     for pool, every in ((pools.evicted, 3), (pools.hidden, 5)):
         if pool and index % every == 1:  # returned then; evicted or hidden from CLEO's search since
             ids.insert(rng.randint(0, len(ids)), rng.choice(pool))
@@ -104,6 +144,7 @@ def add_demo_cleo_retrievals(brain: Brain, seed: int, count: int = RETRIEVALS) -
     rng = random.Random(f"cleo-retrievals-{seed}")
     pools = _Pools(brain)
     newest = parse_timestamp(brain.scalar(f"SELECT max(created_at) FROM {cs.OBSERVATIONS}"))
+    pools.at = (newest - SPAN).strftime(_TIME) if newest else ""
     if newest is None or len(pools.live) < 10:
         return 0
     at: datetime = newest - SPAN
@@ -113,6 +154,7 @@ def add_demo_cleo_retrievals(brain: Brain, seed: int, count: int = RETRIEVALS) -
     for index in range(count):
         at += timedelta(minutes=rng.randint(60, int(SPAN.total_seconds() / 60 / count * 1.8)))
         source = FORCED.get(index) or rng.choices(sources, weights)[0]
+        pools.at = min(at, newest).strftime(_TIME)
         query, ids = _returned(pools, rng, index, source)
         if index in ODD_QUERIES:  # what an agent pasted: its results are those of the word it is about
             query, word = ODD_QUERIES[index]

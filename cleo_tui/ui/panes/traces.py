@@ -359,8 +359,9 @@ class TracesScreen(PaneScreen):
     def _show_cleo(self, opened: OpenCleoRetrieval, keep: int | None) -> None:
         """A CLEO retrieval: its query as data above, its ids in rank order, each as CLEO sees it now."""
         results = self.results_list
-        self.query_one("#trace-head", Static).update(cleo_heading(opened.retrieval, self.size.width))
-        title_width = max(16, results.size.width - 40)
+        head = self.query_one("#trace-head", Static)
+        head.update(cleo_heading(opened.retrieval, max(20, head.size.width - 2)))
+        title_width = max(16, results.size.width - 14)  # one line per title; the prefix takes 12 cells
         results.add_options(Option(cleo_result_prompt(r, title_width), id=str(i))
                             for i, r in enumerate(opened.results))
         if opened.results:

@@ -224,34 +224,32 @@ def usage_summary(use: EntryUse | None) -> str:
 
 
 def cleo_heading(r: RecordedRetrieval, width: int = 120) -> Text:
-    """Two lines above the results: which CLEO retrieval, and its query as data (cut visibly)."""
-    text = Text()
-    text.append(f"CLEO retrieval cleo:{r.id}", style="bold")
+    """Two lines above the results, each cut to `width`: which CLEO retrieval, then its query as
+    data (a long one cut visibly; the panel beside the results shows more of it)."""
     tokens = "" if r.tokens_used is None else f" · {r.tokens_used:,} tokens"
-    text.append(f"  {short_time(r.created_at)} · {one_line(r.source, 12)} · session "
-                f"{one_line(r.session_id or '-', 24)} · {len(r.returned)} results{tokens}")
-    if r.malformed:
-        text.append(" · entry_ids unreadable (not a JSON list)", style="bold red")
+    bad = " · entry_ids unreadable (not a JSON list)" if r.malformed else ""
+    first = (f"CLEO retrieval cleo:{r.id} · {one_line(r.source, 12)} · {short_time(r.created_at)} · "
+             f"{len(r.returned)} results{tokens}{bad} · session {one_line(r.session_id or '-', 30)}")
+    text = Text(one_line(first, width), style="bold")
     text.append("\nquery ", style="bold")
     line = query_cell(r.query)
-    size = len(r.query or "")
-    if r.query_cut or len(line) > max(20, width - 8):
-        line = one_line(line, max(20, width - 30))
-        text.append(line)
-        text.append(f" ({r.query_bytes or size:,} {'bytes' if r.query_bytes else 'characters'}; "
-                    "the panel shows more)", style="italic dim")
+    size = r.query_bytes if r.query_cut and r.query_bytes else len(r.query or "")
+    unit = "bytes" if r.query_cut and r.query_bytes else "characters"
+    room = max(10, width - 6)
+    if len(line) > room or r.query_cut:
+        note = f" ({size:,} {unit}; more beside)"
+        text.append(one_line(line, max(8, room - len(note))))
+        text.append(note, style="italic dim")
     else:
         text.append(line)
     return text
 
 
 def cleo_result_prompt(result: CleoResult, title_width: int = 48) -> Text:
-    """A CLEO result's lines: rank, state, usage, title; then the id and the kind."""
+    """A CLEO result's two lines: rank, state, title; then the id, its kind and its usage."""
     text = Text()
     text.append(f"#{result.rank:<3}", style="bold")
     text.append(f"{result.state:<8}", style=STATE_STYLES.get(result.state, ""))
-    usage = usage_summary(result.use)
-    text.append(f"{one_line(usage, 22):<23}", style="bold green" if result.use and result.use.used else "dim")
     if result.state == DELETED:
         label = Text("no row holds this id any more", style="italic red")
     else:
@@ -259,10 +257,14 @@ def cleo_result_prompt(result: CleoResult, title_width: int = 48) -> Text:
                      style="strike dim" if result.state == EVICTED else "")
     label.truncate(title_width, overflow="ellipsis")
     text.append_text(label)
-    text.append("\n     ")
-    text.append(one_line(result.memory_id, 40), style="bold dim")
-    text.append(f"  {result.memory.kind or 'unknown kind'}", style="dim")
-    return text
+    second = Text("\n     ")
+    second.append(one_line(result.memory_id, 40), style="bold dim")
+    second.append(f"  {result.memory.kind or 'unknown kind'}", style="dim")
+    usage = usage_summary(result.use)
+    if usage:
+        second.append(f" · {usage}", style="bold green" if result.use and result.use.used else "dim")
+    second.truncate(title_width + 13, overflow="ellipsis")  # as wide as the line above: never wraps
+    return text + second
 
 
 def cleo_result_text(result: CleoResult, retrieval: RecordedRetrieval) -> Text:
