@@ -11,16 +11,16 @@ from textual.widgets import Input, OptionList, Select, Static
 from cleo_tui.brain.migrations import TRACE_OUTCOMES, TRACES
 from cleo_tui.recall.export import read_export
 from cleo_tui.recall.reader import TraceFilter, count_traces, list_traces
-from cleo_tui.recall.retrievals import RetrievalFilter, count_retrievals
 from cleo_tui.recall.rerank import RerankStep
+from cleo_tui.recall.retrievals import RetrievalFilter, count_retrievals
 from cleo_tui.recall.traces import RecallTraceInput, TraceResultInput, write_recall_trace
 from cleo_tui.ui.app import CleoApp
 from cleo_tui.ui.panes.hippo_notice import HippoNoticeScreen
 from cleo_tui.ui.panes.traces import TracesScreen, time_bound
 from cleo_tui.ui.widgets.detail import ObservationModal
 from cleo_tui.ui.widgets.modals import ConfirmModal, HelpScreen, MessageModal, TextViewer
-from cleo_tui.ui.widgets.trace_export import TraceExportPrompt
 from cleo_tui.ui.widgets.table import LineTable
+from cleo_tui.ui.widgets.trace_export import TraceExportPrompt
 from cleo_tui.ui.widgets.trace_listing import TraceListing
 from cleo_tui.ui.widgets.trace_render import bar, outcome_summary
 from tests.recall_fixtures import make_brain, open_hippo

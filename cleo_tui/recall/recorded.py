@@ -12,6 +12,7 @@ marked, never raised.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal
@@ -173,10 +174,14 @@ class CleoFilter:
 CLEO_TIME_KEY = "replace(substr(created_at, 1, 19), ' ', 'T')"
 
 
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
+
+
 def time_key(stamp: object) -> str:
     """A stored time (CLEO's `2026-05-01 10:00:00` or a trace's `2026-05-01T10:00:00.000Z`) as the
-    text both sort by: `2026-05-01T10:00:00`."""
-    return as_text(stamp)[:19].replace(" ", "T")
+    text both sort by: `2026-05-01T10:00:00`; empty (oldest) when it is not a date."""
+    text = as_text(stamp)
+    return text[:19].replace(" ", "T") if _DATE.match(text) else ""
 
 
 def _cleo_where(flt: CleoFilter, before_id: int | None = None) -> tuple[str, list[object]]:
@@ -249,12 +254,13 @@ def count_cleo_retrievals(brain: Brain, flt: CleoFilter = CleoFilter()) -> int:
 
 
 def cleo_retrieval_times(brain: Brain, flt: CleoFilter = CleoFilter()) -> list[tuple[int, str]]:
-    """(id, time key) of every matching retrieval, newest first by id: what a listing merges by time."""
+    """(id, time key) of every matching retrieval, in no order (read through the created_at index when
+    CLEO has one): what a listing sorts by time."""
     if not has_retrieval_log(brain):
         return []
     where, params = _cleo_where(flt)
     return [(int(r[0]), time_key(r[1])) for r in
-            brain.query(f"SELECT id, created_at FROM {RETRIEVAL_LOG}{where} ORDER BY id DESC", params)]
+            brain.query(f"SELECT id, created_at FROM {RETRIEVAL_LOG}{where}", params)]  # any order: sorted after
 
 
 def cleo_retrievals_by_id(brain: Brain, ids: Iterable[int],

@@ -2,10 +2,10 @@
 
 CLEO logs every `memory find`, `fetch`, hybrid search and timeline in `brain_retrieval_log`
 (`cleo_tui.recall.recorded`); cleo-tui's recalls (or hippo's, in a hippo store) are traces
-(`cleo_tui.recall.reader`). A listing of one kind pages by keyset on its id, like the trace
-listing; a listing of both merges the two by time (CLEO's `2026-05-01 10:00:00` and a trace's
-`2026-05-01T10:00:00.000Z` compared to the second), each kind kept in its id order, from an
-order of (time, id) pairs read once per listing — two narrow scans, about 20 ms for 20,000 rows.
+(`cleo_tui.recall.reader`). The list sorts both by time, newest first (CLEO's
+`2026-05-01 10:00:00` and a trace's `2026-05-01T10:00:00.000Z` compared to the second),
+from an order of (time, id) pairs read once per listing — two narrow scans and a sort,
+tens of milliseconds for 20,000 rows — after which any page is read by id.
 
 Each row says whose it is (`kind`: "cleo", "cleo-tui" or "hippo"); keys like `cleo:12`
 name a CLEO retrieval where a bare number names a trace. Opening a CLEO retrieval resolves
@@ -15,7 +15,6 @@ hidden from its search, deleted) with what `brain_usage_log` says of each.
 
 from __future__ import annotations
 
-import heapq
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -111,11 +110,13 @@ Ref = tuple[str, int, int]
 
 
 def merged_order(brain: Brain, flt: RetrievalFilter) -> list[Ref]:
-    """Every matching retrieval of both kinds, newest first: the two id orders merged by time."""
+    """Every matching retrieval of both kinds, newest first (same second: CLEO's first, then the
+    higher id); a row whose time is not a date sorts last."""
     cleo_flt, trace_flt = flt.cleo_filter(), flt.trace_filter()
-    cleo = [(key, 0, i) for i, key in cleo_retrieval_times(brain, cleo_flt)] if cleo_flt else []
-    traces = [(time_key(ts), 1, i) for i, ts in trace_times(brain, trace_flt)] if trace_flt else []
-    return list(heapq.merge(cleo, traces, key=lambda ref: ref[0], reverse=True))
+    refs = [(key, 0, i) for i, key in cleo_retrieval_times(brain, cleo_flt)] if cleo_flt else []
+    refs += [(time_key(ts), 1, i) for i, ts in trace_times(brain, trace_flt)] if trace_flt else []
+    refs.sort(key=lambda ref: (ref[0], -ref[1], ref[2]), reverse=True)
+    return refs
 
 
 def read_refs(brain: Brain, refs: Iterable[Ref], query_chars: int | None = QUERY_PREVIEW) -> list[Listed]:
