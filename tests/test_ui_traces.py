@@ -82,7 +82,7 @@ async def test_lists_every_trace_newest_first_and_opens_the_top_one(brain):
         steps = steps_of(app)
         assert "recency" in steps and "final" in steps and "█" in steps
         text = screen_text(app)
-        for header in ("time (UTC)", "whose", "source", "session", "tenant", "query (CLEO: text", "results",
+        for header in ("time (UTC)", "whose", "source", "session", "tenant", "query (CLEO)", "results",
                        "explain", "outcome"):
             assert header in text
         await pilot.press("down")

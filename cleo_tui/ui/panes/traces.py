@@ -33,7 +33,7 @@ from cleo_tui.recall.reader import (
     trace_results,
 )
 from cleo_tui.recall.recall import DEFAULT_LIMIT, MAX_LIMIT
-from cleo_tui.recall.recorded import cleo_sessions, cleo_sources
+from cleo_tui.recall.recorded import cleo_sessions, cleo_sources, has_retrieval_log
 from cleo_tui.recall.resolve import FORGOTTEN
 from cleo_tui.recall.retrievals import CleoResult, OpenCleoRetrieval, RetrievalFilter, open_cleo_retrieval, trace_kind
 from cleo_tui.recall.traces import PIPELINES
@@ -71,7 +71,7 @@ COLUMNS = [
     Column("pipeline", "source", 9, drop=1),
     Column("session", "session", 14, min_width=8),
     Column("tenant", "tenant", 10, drop=4),
-    Column("query", "query (CLEO: text · trace: hash len)", None, min_width=16),
+    Column("query", "query (CLEO) · hash len", None, min_width=16),
     Column("results", "results", 7, right=True),
     Column("explain", "explain", 7, drop=2),
     Column("outcome", "outcome", 8),
@@ -234,8 +234,11 @@ class TracesScreen(PaneScreen):
         else:
             cleo, traces = listing.kinds()
             whose = WHOSE_LABELS[trace_kind(self.session.brain)]
-            parts = [f"{total:,} retrieval{'' if total == 1 else 's'}, newest first: {cleo:,} CLEO's, "
-                     f"{traces:,} {whose} trace{'' if traces == 1 else 's'}"]
+            if has_retrieval_log(self.session.brain):
+                parts = [f"{total:,} retrieval{'' if total == 1 else 's'}, newest first: {cleo:,} CLEO's, "
+                         f"{traces:,} {whose} trace{'' if traces == 1 else 's'}"]
+            else:  # no CLEO log here (hippo, an older CLEO): only traces, as ever
+                parts = [f"{total:,} trace{'' if total == 1 else 's'}, newest first"]
         bad = [name for name, value in (("since", self.filters.since), ("until", self.filters.until))
                if value.strip() and time_bound(value) is None]
         if bad:
