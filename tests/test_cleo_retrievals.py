@@ -318,3 +318,33 @@ def test_traces_export_and_mistakes_through_the_cli(cleo_db, capsys, tmp_path):
     with pytest.raises(SystemExit):
         run(capsys, "traces", "--help")
     assert "CLEO retrieval (cleo:12)" in capsys.readouterr().out
+
+
+def test_the_demo_brain_logs_cleo_retrievals_of_every_source_and_state(tmp_path):
+    from collections import Counter
+
+    from cleo_tui.demo.retrievals import HOSTILE_QUERY
+    from tests.ui_helpers import copy_demo
+
+    brain = open_brain(copy_demo(tmp_path), read_only=True)
+    try:
+        logged = list_cleo_retrievals(brain, limit=1000, query_chars=None)
+        assert 30 <= len(logged) <= 40
+        assert {"find-rrf", "find", "fetch", "hybrid", "timeline"} <= {r.source for r in logged}
+        assert any(r.query == HOSTILE_QUERY for r in logged) and not any(r.malformed for r in logged)
+        opened = [open_cleo_retrieval(brain, r.id) for r in logged]
+        results = [x for o in opened if o is not None for x in o.results]
+        states = Counter(x.state for x in results)
+        assert {"live", "evicted", "hidden", "deleted"} <= set(states) and states["live"] > states["evicted"]
+        assert {"observation", "learning", "pattern", "decision"} <= {x.memory.kind for x in results}
+        assert any(x.use is not None and x.use.used for x in results)  # tasks used some of what they got
+        fetches = [r for r in logged if r.source == "fetch"]
+        assert all(r.query == ",".join(r.returned) for r in fetches)  # CLEO logs a fetch's ids as its query
+        # Every returned memory existed when it was returned.
+        for o in opened:
+            assert o is not None
+            for x in o.results:
+                if x.memory.created_at:
+                    assert x.memory.created_at[:19].replace("T", " ") <= o.retrieval.created_at
+    finally:
+        brain.close()
