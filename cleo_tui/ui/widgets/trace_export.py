@@ -11,7 +11,7 @@ from textual.widgets import Checkbox, Input, Label, Static
 
 from cleo_tui.ui.widgets.inputs import SafeInput
 
-WITH_TEXT = "Include CLEO's raw query text (off: only its hash and length, as for traces)"
+WITH_TEXT = "Also write CLEO's raw query text (else: hash, length)"
 
 
 class TraceExportPrompt(ModalScreen[tuple[str, bool] | None]):
