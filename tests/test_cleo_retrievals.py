@@ -238,9 +238,11 @@ def test_twenty_thousand_retrievals_page_by_id_at_any_depth(tmp_path):
         listing = RetrievalListing(brain, RetrievalFilter())
         assert listing.count() == 20_000
         deep = listing.page(150)  # a jump: one read by id, no walk through the pages above
-        assert listing.pages_read == 1 and len(deep) == 100
+        assert listing.pages_read == 1 and len(deep) == 100 and not listing.merged  # one kind: by id
         assert [row["id"] for row in deep] == [f"cleo:{i}" for i in range(5000, 4900, -1)]  # newest first
         assert listing.index_of("cleo:5000") == 15_000
+        below = listing.page(151)  # next to a cached page: keyset on the id, no OFFSET
+        assert listing.keyset_reads == 1 and below[0]["id"] == "cleo:4900"
     finally:
         brain.close()
 

@@ -4,8 +4,9 @@ CLEO logs every `memory find`, `fetch`, hybrid search and timeline in `brain_ret
 (`cleo_tui.recall.recorded`); cleo-tui's recalls (or hippo's, in a hippo store) are traces
 (`cleo_tui.recall.reader`). The list sorts both by time, newest first (CLEO's
 `2026-05-01 10:00:00` and a trace's `2026-05-01T10:00:00.000Z` compared to the second),
-from an order of (time, id) pairs read once per listing — two narrow scans and a sort,
-tens of milliseconds for 20,000 rows — after which any page is read by id.
+from an order of (time, id) pairs read once per listing (two narrow scans and a sort),
+after which any page is read by id; a listing of one kind only pages by keyset on its id
+(`cleo_tui.ui.widgets.trace_listing.RetrievalListing`).
 
 Each row says whose it is (`kind`: "cleo", "cleo-tui" or "hippo"); keys like `cleo:12`
 name a CLEO retrieval where a bare number names a trace. Opening a CLEO retrieval resolves
