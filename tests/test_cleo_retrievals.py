@@ -105,6 +105,7 @@ def test_lists_newest_first_with_queries_cut_visibly_and_odd_rows_kept(brain):
     assert by_id[3].query_cut and len(by_id[3].query) == QUERY_PREVIEW and by_id[3].query_bytes == len(HUGE)
     assert by_id[4].query == HOSTILE and not by_id[4].query_cut  # NUL and controls kept: the face escapes them
     assert by_id[2].malformed and by_id[2].returned == () and by_id[6].malformed
+    assert by_id[6].query == ""  # empty, not NULL
     assert by_id[3].tokens_used is None and by_id[5].tokens_used == 1000
     assert [r.id for r in list_cleo_retrievals(brain, limit=2, before_id=5)] == [4, 3]  # keyset paging
     assert cleo_sources(brain) == ["fetch", "find-rrf", "hybrid", "timeline"]

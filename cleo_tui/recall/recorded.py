@@ -224,7 +224,10 @@ def _cleo_columns(brain: Brain, query_chars: int | None) -> str:
 def _cleo_row(row: object, query_chars: int | None) -> RecordedRetrieval:
     r = list(row)  # type: ignore[call-overload]
     ids, malformed = parse_entry_ids(r[5])
-    query = None if r[3] is None else cut_text(r[3], query_chars) if query_chars else as_text(r[3])
+    if r[3] is None:  # NULL, or an empty text (SQLite's substr of an empty blob is NULL)
+        query = "" if r[8] == 0 else None
+    else:
+        query = cut_text(r[3], query_chars) if query_chars else as_text(r[3])
     cut = query_chars is not None and r[8] is not None and int(r[8]) > len((query or "").encode("utf-8"))
     return RecordedRetrieval("cleo", int(r[0]), as_text(r[1]), as_text(r[2]), query,
                              None if r[4] is None else as_text(r[4]), ids, malformed,

@@ -246,7 +246,7 @@ def cleo_heading(r: RecordedRetrieval, width: int = 120) -> Text:
 
 
 def cleo_result_prompt(result: CleoResult, title_width: int = 48) -> Text:
-    """A CLEO result's two lines: rank, state, title; then the id, its kind and its usage."""
+    """A CLEO result's two lines: rank, state, title; then the id, its usage and its kind."""
     text = Text()
     text.append(f"#{result.rank:<3}", style="bold")
     text.append(f"{result.state:<8}", style=STATE_STYLES.get(result.state, ""))
@@ -259,10 +259,10 @@ def cleo_result_prompt(result: CleoResult, title_width: int = 48) -> Text:
     text.append_text(label)
     second = Text("\n     ")
     second.append(one_line(result.memory_id, 40), style="bold dim")
-    second.append(f"  {result.memory.kind or 'unknown kind'}", style="dim")
     usage = usage_summary(result.use)
-    if usage:
-        second.append(f" · {usage}", style="bold green" if result.use and result.use.used else "dim")
+    if usage:  # before the kind: on a narrow pane the usage is what must stay
+        second.append(f"  {usage}", style="bold green" if result.use and result.use.used else "dim")
+    second.append(f"  {result.memory.kind or 'unknown kind'}", style="dim")
     second.truncate(title_width + 13, overflow="ellipsis")  # as wide as the line above: never wraps
     return text + second
 
