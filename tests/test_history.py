@@ -259,8 +259,10 @@ def _sql_day(brain: Brain, day: str) -> dict:
         "reflections": brain.scalar("SELECT count(*) FROM brain_patterns WHERE substr(extracted_at, 1, 10) = ?",
                                     (day,)) + brain.scalar(
             "SELECT count(*) FROM brain_learnings WHERE substr(created_at, 1, 10) = ?", (day,)),
-        "recalls": brain.scalar("SELECT count(*) FROM recall_traces WHERE substr(ts, 1, 10) = ?", (day,))
-        if brain.features.has_table("recall_traces") else 0,
+        "recalls": (brain.scalar("SELECT count(*) FROM recall_traces WHERE substr(ts, 1, 10) = ?", (day,))
+                    if brain.features.has_table("recall_traces") else 0)
+        + (brain.scalar("SELECT count(*) FROM brain_retrieval_log WHERE substr(created_at, 1, 10) = ?", (day,))
+           if brain.features.has_table("brain_retrieval_log") else 0),  # CLEO's own retrievals count too
     }
 
 

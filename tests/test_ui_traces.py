@@ -12,20 +12,26 @@ from cleo_tui.brain.migrations import TRACE_OUTCOMES, TRACES
 from cleo_tui.recall.export import read_export
 from cleo_tui.recall.reader import TraceFilter, count_traces, list_traces
 from cleo_tui.recall.rerank import RerankStep
+from cleo_tui.recall.retrievals import RetrievalFilter, count_retrievals
 from cleo_tui.recall.traces import RecallTraceInput, TraceResultInput, write_recall_trace
 from cleo_tui.ui.app import CleoApp
 from cleo_tui.ui.panes.hippo_notice import HippoNoticeScreen
 from cleo_tui.ui.panes.traces import TracesScreen, time_bound
 from cleo_tui.ui.widgets.detail import ObservationModal
 from cleo_tui.ui.widgets.modals import ConfirmModal, HelpScreen, MessageModal, TextViewer
-from cleo_tui.ui.widgets.path_prompt import PathPrompt
 from cleo_tui.ui.widgets.table import LineTable
+from cleo_tui.ui.widgets.trace_export import TraceExportPrompt
 from cleo_tui.ui.widgets.trace_listing import TraceListing
 from cleo_tui.ui.widgets.trace_render import bar, outcome_summary
 from tests.recall_fixtures import make_brain, open_hippo
 from tests.ui_helpers import HOSTILE_TITLE, demo_brain, settle
 
 SIZE = (120, 36)
+
+
+def listed(brain, flt: TraceFilter = TraceFilter()) -> int:
+    """Rows the pane lists for the traces' filter `flt`: the traces and CLEO's retrievals it lets in."""
+    return sum(count_retrievals(brain, RetrievalFilter(trace=flt)))
 
 
 def table_of(app) -> LineTable:
@@ -64,7 +70,7 @@ async def test_lists_every_trace_newest_first_and_opens_the_top_one(brain):
         screen = await open_traces(app, pilot)
         table = table_of(app)
         newest = list_traces(brain, limit=1)[0]
-        assert table.total == count_traces(brain) > 5
+        assert table.total == listed(brain) > count_traces(brain) > 5  # CLEO's retrievals listed beside
         assert table.current_row()["id"] == newest.id
         assert screen.opened.trace.id == newest.id
         lines = result_lines(app)
@@ -76,8 +82,8 @@ async def test_lists_every_trace_newest_first_and_opens_the_top_one(brain):
         steps = steps_of(app)
         assert "recency" in steps and "final" in steps and "█" in steps
         text = screen_text(app)
-        for header in ("time (UTC)", "pipeline", "session", "tenant", "query hash", "results", "explain",
-                       "outcome"):
+        for header in ("time (UTC)", "whose", "source", "session", "tenant", "query (CLEO)", "results",
+                       "explain", "outcome"):
             assert header in text
         await pilot.press("down")
         await settle(app, pilot)
@@ -118,7 +124,7 @@ async def test_filters_by_pipeline_outcome_session_and_time(brain):
 
         await pilot.press("c")
         await settle(app, pilot)
-        assert table.total == count_traces(brain)
+        assert table.total == listed(brain)
         screen.query_one("#tf-outcome", Select).value = "with"
         await settle(app, pilot)
         assert table.total == count_traces(brain, TraceFilter(has_outcome=True)) > 0
@@ -128,7 +134,7 @@ async def test_filters_by_pipeline_outcome_session_and_time(brain):
         session = next(t.session_id for t in list_traces(brain) if t.session_id)
         screen.query_one("#tf-session", Select).value = session
         await settle(app, pilot)
-        assert table.total == count_traces(brain, TraceFilter(session_id=session)) > 0
+        assert table.total == listed(brain, TraceFilter(session_id=session)) > 0
 
         await pilot.press("c")
         await settle(app, pilot)
@@ -138,13 +144,13 @@ async def test_filters_by_pipeline_outcome_session_and_time(brain):
         since.focus()
         await pilot.press("enter")
         await settle(app, pilot)
-        assert table.total == count_traces(brain, TraceFilter(since=middle.ts[:16])) < count_traces(brain)
+        assert table.total == listed(brain, TraceFilter(since=middle.ts[:16])) < count_traces(brain)
 
         since.value = "last tuesday"
         since.focus()
         await pilot.press("enter")
         await settle(app, pilot)
-        assert table.total == count_traces(brain)
+        assert table.total == listed(brain)
         assert "ignored since" in status_of(app) and since.has_class("bad-time")
 
 
@@ -223,7 +229,7 @@ async def test_export_writes_the_listed_traces_and_says_where(brain, tmp_path):
         screen.query_one("#tf-pipeline", Select).value = "cli"
         await settle(app, pilot)
         await pilot.press("x")
-        assert isinstance(app.screen, PathPrompt)
+        assert isinstance(app.screen, TraceExportPrompt)
         app.screen.query_one("#path-input", Input).value = "out/cli.jsonl"
         (tmp_path / "out").mkdir()
         await pilot.press("enter")
@@ -358,7 +364,7 @@ def test_journaled_outcomes_refuse_bad_credits_and_never_reuse_an_id(tmp_path):
 
 async def export_to(app, pilot, path: str) -> None:
     await pilot.press("x")
-    assert isinstance(app.screen, PathPrompt)
+    assert isinstance(app.screen, TraceExportPrompt)
     app.screen.query_one("#path-input", Input).value = path
     await pilot.press("enter")
     await settle(app, pilot)
@@ -381,7 +387,7 @@ async def test_export_asks_before_replacing_a_file_and_keeps_it_when_cancelled(b
         assert isinstance(app.screen, ConfirmModal)
         await pilot.press("y")
         await settle(app, pilot)
-        assert len(read_export(target)) == count_traces(brain, TraceFilter()) > 0
+        assert len(read_export(target)) == listed(brain) > count_traces(brain) > 0
         assert target.stat().st_mode & 0o777 == 0o644
 
 

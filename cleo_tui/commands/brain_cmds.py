@@ -13,6 +13,7 @@ from cleo_tui.commands.history_cmd import liveness_lines
 from cleo_tui.demo import BATCH_ROWS as DEMO_BATCH_ROWS
 from cleo_tui.demo import DEFAULT_OBSERVATIONS, DEFAULT_SEED, MAX_OBSERVATIONS, MIN_OBSERVATIONS, generate_demo
 from cleo_tui.memory.liveness import brain_liveness
+from cleo_tui.recall.recorded import count_cleo_retrievals
 from cleo_tui.safe_text import one_line
 
 
@@ -52,6 +53,7 @@ def cmd_info(args: argparse.Namespace) -> int:
         summary["liveness"] = brain_liveness(brain).to_dict()  # issue 17: are the agents alive?
         summary["recovered"] = list(brain.recovered)  # interrupted runs rolled back (or waiting to be)
         summary["stale_reason"] = brain.stale_reason  # committed changes it could not read, if any
+        summary["cleo_retrievals"] = count_cleo_retrievals(brain)  # issue 27: CLEO's own brain_retrieval_log
     finally:
         brain.close()
     if args.json:
@@ -64,6 +66,7 @@ def cmd_info(args: argparse.Namespace) -> int:
         print(f"patterns:     {summary['patterns']}")
         print(f"learnings:    {summary['learnings']}")
         print(f"traces:       {summary['traces']}")
+        print(f"CLEO recalls: {summary['cleo_retrievals']} logged retrievals (cleo-tui traces --kind cleo)")
         if summary["stale_reason"]:
             print(f"stale:        {one_line(summary['stale_reason'], 1000)}")
         print("\n".join(liveness_lines(summary["liveness"])))

@@ -6,23 +6,33 @@ import argparse
 from dataclasses import asdict
 
 from cleo_tui.brain import Brain
-from cleo_tui.commands.argtypes import sqlite_int
+from cleo_tui.commands.argtypes import BadNumber, sqlite_int
 from cleo_tui.commands.common import AddCommand, UsageError, add_brain_options, brain_from_args, emit_json
-from cleo_tui.recall.export import export_traces
+from cleo_tui.recall.export import export_retrievals
 from cleo_tui.recall.last_recall import credit_last_recall, recall_and_record
 from cleo_tui.recall.reader import (
     TraceFilter,
     TraceSummary,
-    count_traces,
     get_trace,
-    list_traces,
     trace_outcomes,
     trace_results,
 )
 from cleo_tui.recall.recall import DEFAULT_LIMIT, MAX_LIMIT, RecallResult
+from cleo_tui.recall.recorded import EntryUse, RecordedRetrieval
 from cleo_tui.recall.rerank import RerankStep, format_chain
+from cleo_tui.recall.retrievals import (
+    KINDS,
+    Listed,
+    OpenCleoRetrieval,
+    RetrievalFilter,
+    count_retrievals,
+    list_retrievals,
+    open_cleo_retrieval,
+    parse_key,
+    trace_kind,
+)
 from cleo_tui.recall.traces import DEFAULT_TENANT, PIPELINES, query_hash
-from cleo_tui.safe_text import one_line
+from cleo_tui.safe_text import one_line, printable
 
 TITLE_WIDTH = 80
 
@@ -47,16 +57,29 @@ def register(add: AddCommand) -> None:
     add_brain_options(outcome, read_only_flag=False)
     outcome.set_defaults(func=cmd_outcome)
 
-    traces = add("traces", help="list recall traces, show one, or export them as JSONL")
+    traces = add("traces", help="list recall traces and CLEO's own retrievals, show one, or export them as JSONL",
+                 description="Recall traces (cleo-tui's, or hippo's in a hippo store) and, in a CLEO brain, "
+                             "CLEO's own retrievals (its brain_retrieval_log: every memory find, fetch, hybrid "
+                             "search and timeline), newest first; each says which kind it is. A trace is "
+                             "named by its number (12), a CLEO retrieval by cleo:NUMBER (cleo:12).")
     what = traces.add_mutually_exclusive_group()
-    what.add_argument("--show", type=sqlite_int("--show"), metavar="TRACE_ID",
-                      help="one trace's results, steps and outcomes")
-    what.add_argument("--export", metavar="FILE.jsonl", help="write (query hash, shown, outcomes) per trace")
+    what.add_argument("--show", type=retrieval_key, metavar="ID",
+                      help="one trace (12) or CLEO retrieval (cleo:12): its results in rank order, what each "
+                           "memory is now, and the trace's steps and outcomes or the usage CLEO logged")
+    what.add_argument("--export", metavar="FILE.jsonl",
+                      help="write (query hash, shown, outcomes) per trace and per CLEO retrieval")
+    traces.add_argument("--with-query-text", action="store_true",
+                        help="with --export: also write CLEO's raw query text (by default only its hash and "
+                             "length, as for traces)")
     traces.add_argument("--force", action="store_true", help="with --export: replace an existing file")
+    traces.add_argument("--kind", choices=KINDS,
+                        help="only this kind: cleo (CLEO's own retrievals), cleo-tui or hippo (the traces)")
+    traces.add_argument("--source", metavar="NAME",
+                        help="only CLEO's retrievals of this source (find-rrf, find, fetch, hybrid, timeline, …)")
     traces.add_argument("--limit", type=sqlite_int("--limit"), default=50, help="traces to list (default 50)")
-    traces.add_argument("--tenant", help="only this tenant")
+    traces.add_argument("--tenant", help="only traces of this tenant")
     traces.add_argument("--session", help="only this session")
-    traces.add_argument("--pipeline", choices=PIPELINES, help="only this pipeline")
+    traces.add_argument("--pipeline", choices=PIPELINES, help="only traces of this pipeline")
     traces.add_argument("--since", metavar="DATE", help="traces at or after this ISO date/time")
     traces.add_argument("--until", metavar="DATE", help="traces before this ISO date/time")
     had = traces.add_mutually_exclusive_group()
@@ -126,9 +149,26 @@ def cmd_outcome(args: argparse.Namespace) -> int:
     return 0
 
 
+def retrieval_key(value: str) -> tuple[str, int]:
+    """`--show`'s value: a trace's number (12, or cleo-tui:12 / hippo:12) or a CLEO retrieval (cleo:12)."""
+    key = parse_key(value)
+    if key is None:
+        raise BadNumber(f"--show wants a trace's number (12) or a CLEO retrieval as cleo:NUMBER (cleo:12), "
+                        f"not {one_line(value, 40)!r}.")
+    sqlite_int("--show")(str(key[1]))  # the number's range, in the usual words
+    return key
+
+
 def _filter(args: argparse.Namespace) -> TraceFilter:
     return TraceFilter(tenant_id=args.tenant, session_id=args.session, pipeline=args.pipeline,
                        since=args.since, until=args.until, has_outcome=args.has_outcome)
+
+
+def _retrieval_filter(args: argparse.Namespace, brain: Brain) -> RetrievalFilter:
+    """--kind picks CLEO's retrievals or the traces (cleo-tui's or hippo's: whichever this file holds)."""
+    kind = args.kind
+    return RetrievalFilter(cleo=kind in (None, "cleo"), traces=kind is None or kind == trace_kind(brain),
+                           source=args.source, trace=_filter(args))
 
 
 def _summary_line(t: TraceSummary) -> str:
@@ -137,6 +177,62 @@ def _summary_line(t: TraceSummary) -> str:
     return (f"#{t.id:<6} {one_line(t.ts, 24)}  {one_line(t.pipeline, 8):<7} {t.result_count:>3} results  "
             f"{'why' if t.explain_mode else '   '}  outcome {t.outcome:<8} session {session}  "
             f"hash {one_line(t.query_hash, 16)}{tenant}")
+
+
+QUERY_WIDTH = 60
+
+
+def _cleo_line(r: RecordedRetrieval) -> str:
+    session = one_line(r.session_id, 24) if r.session_id else "-"
+    count = "ids?" if r.malformed else f"{len(r.returned):>3} results"
+    return (f"cleo:{r.id:<6} {one_line(r.created_at, 24)}  {one_line(r.source, 9):<9} {count}  "
+            f"session {session}  query {one_line(r.query if r.query is not None else '(NULL)', QUERY_WIDTH)}")
+
+
+def cleo_json(r: RecordedRetrieval) -> dict:
+    """One CLEO retrieval as `traces --json` lists it (its query whole when `r` holds it whole)."""
+    return {"kind": "cleo", "key": f"cleo:{r.id}", "id": r.id, "created_at": r.created_at, "source": r.source,
+            "query": r.query, "query_truncated": r.query_cut, "query_bytes": r.query_bytes,
+            "entry_ids": list(r.returned), "entry_ids_malformed": r.malformed, "entry_count": r.entry_count,
+            "session_id": r.session_id, "tokens_used": r.tokens_used}
+
+
+def _listed_json(listed: Listed) -> dict:
+    if listed.cleo is not None:
+        return cleo_json(listed.cleo)
+    t = listed.trace
+    assert t is not None
+    return {**asdict(t), "outcome": t.outcome, "kind": listed.kind, "key": listed.key}
+
+
+def _use_text(result_use: EntryUse | None) -> str:
+    """What brain_usage_log says of an entry: each task, used or not, with its outcome."""
+    if result_use is None:
+        return "no usage logged"
+    parts = [f"{e.task_id or 'no task'} {'used' if e.used else 'not used'}"
+             + (f" ({e.outcome})" if e.used and e.outcome else "") for e in result_use.events]
+    return one_line("; ".join(parts), 100)
+
+
+def _show_cleo(opened: OpenCleoRetrieval, as_json: bool) -> int:
+    r = opened.retrieval
+    if as_json:
+        emit_json({"retrieval": cleo_json(r),
+                   "results": [{"rank": x.rank, "memory_id": x.memory_id, "state": x.state,
+                                "memory": asdict(x.memory),
+                                "usage": [asdict(e) for e in x.use.events] if x.use else []}
+                               for x in opened.results]})
+        return 0
+    print(_cleo_line(r).split("  query ")[0])
+    print("query (CLEO's raw text, shown as data):")
+    print(printable(r.query) if r.query is not None else "(NULL)")
+    if r.malformed:
+        print("entry_ids is not a JSON list of ids: CLEO's log row cannot say what it returned.")
+    for x in opened.results:
+        title = one_line(x.memory.title, TITLE_WIDTH) if x.memory.kind else ""
+        print(f"{x.rank:>3}. {one_line(x.memory_id, 40)}  [{x.memory.kind or '-'}, {x.state}]  {title}")
+        print(f"      usage: {_use_text(x.use)}")
+    return 0
 
 
 def _show_trace(brain: Brain, trace_id: int, as_json: bool) -> int:
@@ -168,29 +264,42 @@ def _show_trace(brain: Brain, trace_id: int, as_json: bool) -> int:
 
 
 def cmd_traces(args: argparse.Namespace) -> int:
+    if args.with_query_text and not args.export:
+        raise UsageError("--with-query-text goes with --export FILE.jsonl (the listing and --show print "
+                         "CLEO's query text already).")
     brain = brain_from_args(args, read_only=True)
     try:
         if args.show is not None:
-            return _show_trace(brain, args.show, args.json)
-        flt = _filter(args)
+            kind, number = args.show
+            if kind == "cleo":
+                opened = open_cleo_retrieval(brain, number)
+                if opened is None:
+                    raise UsageError(f"There is no CLEO retrieval cleo:{number}; `cleo-tui traces --kind cleo` "
+                                     "lists them.")
+                return _show_cleo(opened, args.json)
+            return _show_trace(brain, number, args.json)
+        flt = _retrieval_filter(args, brain)
         if args.export:
-            count = export_traces(brain, args.export, flt, force=args.force)
+            count = export_retrievals(brain, args.export, flt, with_query_text=args.with_query_text,
+                                      force=args.force)
             if args.json:
                 emit_json({"exported": count, "file": args.export})
             else:
                 print(f"Exported {count} trace{'s' if count != 1 else ''} to {one_line(args.export)}")
             return 0
-        traces = list_traces(brain, flt, limit=max(1, args.limit))
-        total = count_traces(brain, flt)
+        listed = list_retrievals(brain, flt, limit=max(1, args.limit), query_chars=None if args.json else QUERY_WIDTH)
+        cleo_total, trace_total = count_retrievals(brain, flt)
     finally:
         brain.close()
+    total = cleo_total + trace_total
     if args.json:
-        emit_json({"count": total, "traces": [{**asdict(t), "outcome": t.outcome} for t in traces]})
+        emit_json({"count": total, "cleo_retrievals": cleo_total, "recall_traces": trace_total,
+                   "traces": [_listed_json(x) for x in listed]})
         return 0
-    if not traces:
-        print("No recall traces match.")
-    for t in traces:
-        print(_summary_line(t))
-    if total > len(traces):
-        print(f"({len(traces)} of {total} shown; --limit N shows more)")
+    if not listed:
+        print("No recall traces or CLEO retrievals match.")
+    for x in listed:
+        print(_cleo_line(x.cleo) if x.cleo is not None else _summary_line(x.trace) if x.trace else "")
+    if total > len(listed):
+        print(f"({len(listed)} of {total} shown; --limit N shows more)")
     return 0

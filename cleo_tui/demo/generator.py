@@ -31,6 +31,7 @@ from cleo_tui.brain.create import create_brain, remove_database
 from cleo_tui.brain.errors import BrainError
 from cleo_tui.brain.store import Brain
 from cleo_tui.demo import text
+from cleo_tui.demo.retrievals import add_demo_cleo_retrievals
 from cleo_tui.demo.traces import add_demo_traces
 
 DEFAULT_OBSERVATIONS = 2000
@@ -649,5 +650,6 @@ def _fill(brain: Brain, observations: int, seed: int, progress: Progress | None)
         writer.write_batch()
     writer.finish()
     add_demo_traces(brain, writer.rng)
+    add_demo_cleo_retrievals(brain, seed)  # its own random stream: no other row changed
     brain.conn.execute("PRAGMA optimize")
     brain.conn.execute("PRAGMA journal_mode = WAL")  # as CLEO keeps its brains

@@ -39,7 +39,7 @@ class Day:
     live_tokens: int = 0
     observer_notes: int = 0
     reflections: int = 0
-    recalls: int = 0
+    recalls: int = 0  # recall traces and CLEO's logged retrievals (brain_retrieval_log)
 
     @property
     def evicted_total(self) -> int:
@@ -204,6 +204,7 @@ def brain_timeline(brain: Brain, since: str | None = None) -> Timeline:
         if not brain.features.has_column(cs.OBSERVATIONS, "invalid_at"):
             notes.append("this brain has no invalid_at column: nothing can be evicted")
     _simple_counts(brain, days, TRACES, "ts", "recalls")
+    _simple_counts(brain, days, cs.RETRIEVAL_LOG, "created_at", "recalls")  # CLEO's own retrievals count too
     ordered = _calendar(days.by_day)
     _accumulate(ordered, {k: v for k, v in gone.items()})
     if since is not None:

@@ -41,11 +41,11 @@ def trace_values(brain: Brain, column: str, limit: int = VALUE_LIMIT) -> list[st
 
 
 def memory_text(brain: Brain, memory: ResolvedMemory) -> str:
-    """The whole text of a pattern, learning or hippo memory (the resolved summary is cut short)."""
-    if memory.kind in ("pattern", "learning"):
+    """The whole text of a pattern, learning, decision or hippo memory (the resolved summary is cut short)."""
+    if memory.kind in ("pattern", "learning", "decision"):
         _, row = get_record(brain, f"{memory.kind}:{memory.memory_id}")
         if row is not None:
-            details = [f"{k}: {as_text(row[k])}" for k in ("context", "application", "source", "type")
+            details = [f"{k}: {as_text(row[k])}" for k in ("context", "application", "rationale", "source", "type")
                        if row.get(k) not in (None, "")]
             return "\n\n".join([record_text(memory.kind, row), *details])
     if memory.kind == "hippo" and brain.features.has_column(HIPPO_MEMORIES, "content"):

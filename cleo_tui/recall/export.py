@@ -10,6 +10,18 @@ Each line is one trace, oldest first:
 The raw query is never part of it (the trace tables do not hold it). The file
 is written beside its final name and renamed into place, so a failed export
 never leaves half a file.
+
+`export_retrievals` writes CLEO's own retrievals beside the traces, oldest first, each
+line saying whose it is ("kind": "cleo", "cleo-tui" or "hippo"). CLEO keeps the raw
+query; the export keeps the traces' convention all the same — its hash and length
+(`query_hash`, `query_length`, as a trace would have them) — and adds the text itself
+only when asked (`with_query_text`):
+
+    {"kind": "cleo", "retrieval_id": 12, "ts": "2026-05-01 10:00:00", "source": "find-rrf",
+     "session_id": null, "query_hash": "16 hex", "query_length": 14, "entry_count": 2,
+     "tokens_used": 100, "malformed_entry_ids": false,
+     "shown": [{"memory_id": "O-…", "rank": 1}, …], "outcomes": [],
+     "usage": [{"memory_id": "O-…", "task_id": "T12", "used": true, "outcome": "success", "ts": "…"}]}
 """
 
 from __future__ import annotations
@@ -22,6 +34,9 @@ from typing import IO
 from cleo_tui.brain.store import Brain
 from cleo_tui.files import write_export_atomically
 from cleo_tui.recall.reader import TraceFilter, TraceSummary, iter_traces, trace_outcomes, trace_results
+from cleo_tui.recall.recorded import RecordedRetrieval, usage_of
+from cleo_tui.recall.retrievals import RetrievalFilter, iter_retrievals
+from cleo_tui.recall.traces import query_hash, utf16_length
 
 
 def export_record(brain: Brain, trace: TraceSummary) -> dict:
@@ -61,3 +76,51 @@ def read_export(path: str | Path) -> list[dict]:
     """The records of an exported file (the reverse of export_traces)."""
     with open(Path(path).expanduser(), encoding="utf-8") as handle:
         return [json.loads(line) for line in handle if line.strip()]
+
+
+def cleo_export_record(brain: Brain, retrieval: RecordedRetrieval, with_query_text: bool = False) -> dict:
+    """The JSONL record of one of CLEO's retrievals (its query whole in `retrieval`)."""
+    query = retrieval.query
+    uses = usage_of(brain, retrieval.returned)
+    record = {
+        "kind": "cleo", "retrieval_id": retrieval.id, "ts": retrieval.created_at, "source": retrieval.source,
+        "session_id": retrieval.session_id, "query_hash": None if query is None else query_hash(query),
+        "query_length": None if query is None else utf16_length(query), "entry_count": retrieval.entry_count,
+        "tokens_used": retrieval.tokens_used, "malformed_entry_ids": retrieval.malformed,
+        "shown": [{"memory_id": memory_id, "rank": rank} for rank, memory_id in enumerate(retrieval.returned, 1)],
+        "outcomes": [],  # CLEO records no outcome against a retrieval; its usage log is per entry
+        "usage": [{"memory_id": memory_id, "task_id": e.task_id, "used": e.used, "outcome": e.outcome,
+                   "ts": e.created_at}
+                  for memory_id in dict.fromkeys(retrieval.returned) for e in (uses[memory_id].events
+                                                                                if memory_id in uses else ())],
+    }
+    if with_query_text:
+        record["query"] = query
+    return record
+
+
+def iter_retrieval_records(brain: Brain, flt: RetrievalFilter | None = None,
+                           with_query_text: bool = False) -> Iterator[dict]:
+    """Records of every matching retrieval of every kind (all without `flt`), oldest first."""
+    for listed in iter_retrievals(brain, flt or RetrievalFilter(), oldest_first=True, query_chars=None):
+        if listed.cleo is not None:
+            yield cleo_export_record(brain, listed.cleo, with_query_text)
+        elif listed.trace is not None:
+            yield {"kind": listed.kind, **export_record(brain, listed.trace)}
+
+
+def export_retrievals(brain: Brain, path: str | Path, flt: RetrievalFilter | None = None,
+                      with_query_text: bool = False, force: bool = False) -> int:
+    """Write CLEO's retrievals and the traces matching `flt` to `path` as JSONL; returns how many.
+
+    CLEO's raw queries are left out (hash and length only) unless `with_query_text`.
+    Guarded like `export_traces`.
+    """
+    def write(handle: IO[str]) -> int:
+        count = 0
+        for record in iter_retrieval_records(brain, flt, with_query_text):
+            handle.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+            count += 1
+        return count
+
+    return write_export_atomically(path, write, brain_path=brain.path, force=force)

@@ -250,3 +250,27 @@ def outcome_counts(brain: Brain, memory_ids: Iterable[str], tenant_id: str) -> d
             tally = counts.setdefault(memory_id, [0, 0])
             tally[0 if outcome == "positive" else 1] += 1
     return {k: (v[0], v[1]) for k, v in counts.items()}
+
+
+def trace_times(brain: Brain, flt: TraceFilter = TraceFilter()) -> list[tuple[int, str]]:
+    """(id, ts) of every matching trace, newest first by id: what a listing merges by time."""
+    if not has_traces(brain):
+        return []
+    where, params = _where(flt)
+    return [(int(r[0]), as_text(r[1])) for r in brain.query(f"SELECT t.id, t.ts FROM {TRACES} t{where} "
+                                                            "ORDER BY t.id DESC", params)]
+
+
+def traces_by_id(brain: Brain, ids: Iterable[int]) -> dict[int, TraceSummary]:
+    """The traces with these ids (those that exist)."""
+    wanted = [int(i) for i in dict.fromkeys(ids)]
+    if not wanted or not has_traces(brain):
+        return {}
+    found: dict[int, TraceSummary] = {}
+    for start in range(0, len(wanted), CHUNK):
+        chunk = wanted[start:start + CHUNK]
+        for row in brain.query(f"SELECT {_SUMMARY_COLUMNS} FROM {TRACES} t WHERE t.id IN "
+                               f"({','.join('?' for _ in chunk)})", chunk):
+            summary = _summary(row)
+            found[summary.id] = summary
+    return found

@@ -162,9 +162,10 @@ memories.
         "traces.undo": "undo the last change made in this session (an outcome too)",
         "traces.open": "open the selected result's memory: an observation's detail, or the text of a pattern, "
                        "learning or hippo memory",
-        "traces.export": "export the listed traces as JSONL (one line each: query hash, results shown, outcomes); "
+        "traces.export": "export the listed traces and CLEO retrievals as JSONL (one line each: query hash, "
+                         "results shown, outcomes; CLEO's query text only if you tick the box); "
                          "asks before replacing a file, never writes over a brain or a SQLite file",
-        "traces.clear": "clear the filters (pipeline, session, tenant, outcome, since/until dates in UTC)",
+        "traces.clear": "clear the filters (whose, pipeline, session, tenant, outcome, since/until dates in UTC)",
         "traces.back": "back to the trace list",
     },
     notes="""\
@@ -173,6 +174,14 @@ what its id is now: live, `evicted` (soft-evicted; superseded in hippo) or `forg
 with that id any more). The box on the right draws its rerank chain step by step, every bar on
 the trace's common scale. On a read-only brain (a hippo store is always one) recall, outcomes
 and undo are disabled.
+
+On a CLEO brain, CLEO's own retrievals (its `brain_retrieval_log`: every `memory find`,
+`fetch`, hybrid search and timeline) are listed beside the traces, by time; the *whose*
+column and filter tell them apart (CLEO by source, the traces by pipeline). CLEO keeps the
+raw query, shown as data. Its results show what each id is now as CLEO sees it — live,
+`evicted` (CLEO's find still returns it), `hidden` (live, quality below the 0.3 CLEO's search
+requires) or `deleted` — with the tasks that used it (CLEO's `brain_usage_log`). They take no
+outcome. The export leaves CLEO's query text out (hash and length only) unless its box is ticked.
 """)
 
 DUPLICATES_HELP = PaneHelp(

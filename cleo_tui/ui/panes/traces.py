@@ -1,5 +1,7 @@
-"""The Traces pane: recall traces, one trace's ranked results with their rerank chains and
-outcomes, recall from the pane, outcome credits (undoable) and a JSONL export."""
+"""The Traces pane: recall traces and CLEO's own retrievals (its brain_retrieval_log) side by side,
+one trace's ranked results with their rerank chains and outcomes, or one CLEO retrieval's results
+resolved to what each memory is now with the usage CLEO logged; recall from the pane, outcome
+credits (undoable) and a JSONL export."""
 
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from textual.widgets.option_list import Option
 from cleo_tui.brain.errors import BrainError
 from cleo_tui.files import ExportExists
 from cleo_tui.recall.browse import memory_text, record_outcome_undoable, trace_values
-from cleo_tui.recall.export import export_traces
+from cleo_tui.recall.export import export_retrievals
 from cleo_tui.recall.last_recall import RecordedRecall, recall_and_record
 from cleo_tui.recall.reader import (
     TraceFilter,
@@ -31,7 +33,9 @@ from cleo_tui.recall.reader import (
     trace_results,
 )
 from cleo_tui.recall.recall import DEFAULT_LIMIT, MAX_LIMIT
+from cleo_tui.recall.recorded import cleo_sessions, cleo_sources, has_retrieval_log
 from cleo_tui.recall.resolve import FORGOTTEN
+from cleo_tui.recall.retrievals import CleoResult, OpenCleoRetrieval, RetrievalFilter, open_cleo_retrieval, trace_kind
 from cleo_tui.recall.traces import PIPELINES
 from cleo_tui.safe_text import one_line
 from cleo_tui.ui.help import TRACES_HELP
@@ -39,27 +43,35 @@ from cleo_tui.ui.messages import BrainChanged
 from cleo_tui.ui.widgets.chrome import PaneScreen
 from cleo_tui.ui.widgets.inputs import SafeInput
 from cleo_tui.ui.widgets.modals import TextViewer
-from cleo_tui.ui.widgets.path_prompt import PathPrompt
 from cleo_tui.ui.widgets.table import Column, LineTable
-from cleo_tui.ui.widgets.trace_listing import TraceListing
+from cleo_tui.ui.widgets.trace_export import TraceExportPrompt
+from cleo_tui.ui.widgets.trace_listing import RetrievalListing
 from cleo_tui.ui.widgets.trace_render import (
+    WHOSE_LABELS,
     chain_scale,
+    cleo_heading,
+    cleo_result_prompt,
+    cleo_result_text,
     credits,
     result_prompt,
+    retrieval_cells,
     steps_text,
-    trace_cells,
     trace_heading,
 )
 
-# On a narrow terminal the session shrinks first, then tenant, query hash and explain give
-# way (the heading above the results shows them); id, time, results and outcome stay.
+# Whose each row is: CLEO's own retrievals (its source: find-rrf, fetch, …) beside cleo-tui's
+# or hippo's traces (their pipeline). The query column holds CLEO's raw text (as data) or a
+# trace's hash and length. On a narrow terminal session and query shrink first, then tenant,
+# explain and source give way (the heading above the results shows them); id, time, whose,
+# results and outcome stay.
 COLUMNS = [
-    Column("id", "trace", 6, right=True),
+    Column("id", "id", 6, right=True),
     Column("time", "time (UTC)", 19),
-    Column("pipeline", "pipeline", 8, drop=1),
-    Column("session", "session", None, min_width=10),
+    Column("whose", "whose", 8),
+    Column("pipeline", "source", 9, drop=1),
+    Column("session", "session", 14, min_width=8),
     Column("tenant", "tenant", 10, drop=4),
-    Column("query", "query hash        len", 21, drop=3),
+    Column("query", "query (CLEO) · hash len", None, min_width=16),
     Column("results", "results", 7, right=True),
     Column("explain", "explain", 7, drop=2),
     Column("outcome", "outcome", 8),
@@ -78,6 +90,7 @@ def time_bound(text: str) -> str | None:
 
 @dataclass
 class TraceFilters:
+    whose: str = ANY  # "cleo", "cleo/SOURCE" or "traces"
     pipeline: str = ANY
     session: str = ANY
     tenant: str = ANY
@@ -93,6 +106,12 @@ class TraceFilters:
             tenant_id=None if self.tenant == ANY else self.tenant,
             has_outcome=None if self.outcome == ANY else self.outcome == "with",
             since=time_bound(self.since), until=time_bound(self.until))
+
+    def to_retrieval_filter(self) -> RetrievalFilter:
+        """Whose rows to list (CLEO's, of one source, or the traces) with the traces' filter."""
+        whose, _, source = self.whose.partition("/")
+        return RetrievalFilter(cleo=whose in (ANY, "cleo"), traces=whose in (ANY, "traces"),
+                               source=source or None, trace=self.to_filter())
 
     def is_set(self) -> bool:
         return self != TraceFilters()
@@ -124,19 +143,19 @@ class TracesScreen(PaneScreen):
 
     @dataclass(eq=False)
     class ListingReady(Message):
-        listing: TraceListing
-        select_id: int | None
+        listing: RetrievalListing
+        select_id: int | str | None
         keep_cursor: bool
 
     @dataclass(eq=False)
     class TraceLoaded(Message):
-        opened: OpenTrace | None
-        trace_id: int
+        opened: OpenTrace | OpenCleoRetrieval | None
+        trace_id: int | str  # the row's id: a trace's number or "cleo:N"
 
     def __init__(self) -> None:
         super().__init__(id="pane-traces")
         self.filters = TraceFilters()
-        self.opened: OpenTrace | None = None
+        self.opened: OpenTrace | OpenCleoRetrieval | None = None
         self.last_export: str | None = None
         self._focus_results_for: int | None = None
 
@@ -149,8 +168,10 @@ class TracesScreen(PaneScreen):
                         id="trace-recall", compact=True, disabled=read_only)
             yield SafeInput(str(DEFAULT_LIMIT), id="trace-limit", compact=True, type="integer",
                             disabled=read_only, tooltip=f"How many results a recall returns (1–{MAX_LIMIT:,})")
+            yield Select([], prompt="everyone's", id="tf-whose", compact=True,
+                         tooltip="Whose retrievals: CLEO's own (by source) or the recall traces")
             yield Select([(p, p) for p in PIPELINES], prompt="all pipelines", id="tf-pipeline", compact=True,
-                         tooltip="Which path wrote the trace")
+                         tooltip="Which path wrote the trace (CLEO's retrievals have none: choosing one hides them)")
             yield Select([], prompt="all sessions", id="tf-session", compact=True, tooltip="Session id")
             yield Select([], prompt="all tenants", id="tf-tenant", compact=True, tooltip="Tenant id")
             yield Select([("with outcome", "with"), ("no outcome", "without")], prompt="any outcome",
@@ -159,7 +180,7 @@ class TracesScreen(PaneScreen):
                         tooltip="From this date or time (UTC), e.g. 2026-05-01 or 2026-05-01 13:00")
             yield SafeInput(placeholder="until", id="tf-until", compact=True, tooltip="Before this date or time (UTC)")
         yield Static(id="trace-status")
-        yield LineTable(COLUMNS, trace_cells, id="trace-table")
+        yield LineTable(COLUMNS, retrieval_cells, id="trace-table")
         yield Static(id="trace-head")
         with Horizontal(id="trace-detail"):
             yield OptionList(id="trace-results", compact=True)
@@ -169,7 +190,8 @@ class TracesScreen(PaneScreen):
 
     def on_mount(self) -> None:
         self.table.focus()
-        self.query_one("#trace-head", Static).update(Text("Select a trace to see its ranked results.", style="italic"))
+        self.query_one("#trace-head", Static).update(Text("Select a trace or a CLEO retrieval to see its ranked "
+                                                          "results.", style="italic"))
         self.load_filter_options()
         self.reload()
 
@@ -182,13 +204,13 @@ class TracesScreen(PaneScreen):
         return self.query_one("#trace-results", OptionList)
 
     # -- the trace list -----------------------------------------------------------
-    def reload(self, keep_cursor: bool = False, select_id: int | None = None) -> None:
+    def reload(self, keep_cursor: bool = False, select_id: int | str | None = None) -> None:
         self.update_status(counting=True)
-        self._build_listing(self.filters.to_filter(), select_id, keep_cursor)
+        self._build_listing(self.filters.to_retrieval_filter(), select_id, keep_cursor)
 
     @work(thread=True, exclusive=True, group="trace-listing", exit_on_error=False)
-    def _build_listing(self, flt: TraceFilter, select_id: int | None, keep_cursor: bool) -> None:
-        listing = TraceListing(self.session.brain, flt)
+    def _build_listing(self, flt: RetrievalFilter, select_id: int | str | None, keep_cursor: bool) -> None:
+        listing = RetrievalListing(self.session.brain, flt)
         listing.count()
         listing.page(0)
         self.post_message(self.ListingReady(listing, select_id, keep_cursor))
@@ -206,7 +228,17 @@ class TracesScreen(PaneScreen):
 
     def update_status(self, counting: bool = False) -> None:
         total = self.table.total
-        parts = ["counting…" if counting else f"{total:,} trace{'' if total == 1 else 's'}, newest first"]
+        listing = self.table.listing
+        if counting or not isinstance(listing, RetrievalListing):
+            parts = ["counting…"]
+        else:
+            cleo, traces = listing.kinds()
+            whose = WHOSE_LABELS[trace_kind(self.session.brain)]
+            if has_retrieval_log(self.session.brain):
+                parts = [f"{total:,} retrieval{'' if total == 1 else 's'}, newest first: {cleo:,} CLEO's, "
+                         f"{traces:,} {whose} trace{'' if traces == 1 else 's'}"]
+            else:  # no CLEO log here (hippo, an older CLEO): only traces, as ever
+                parts = [f"{total:,} trace{'' if total == 1 else 's'}, newest first"]
         bad = [name for name, value in (("since", self.filters.since), ("until", self.filters.until))
                if value.strip() and time_bound(value) is None]
         if bad:
@@ -222,17 +254,23 @@ class TracesScreen(PaneScreen):
     @work(thread=True, group="trace-options", exit_on_error=False)
     def load_filter_options(self) -> None:
         brain = self.session.brain
-        options = {"tf-session": trace_values(brain, "session_id"), "tf-tenant": trace_values(brain, "tenant_id")}
+        sessions = sorted(set(trace_values(brain, "session_id")) | set(cleo_sessions(brain)))
+        whose = [(f"CLEO: {one_line(source, 20)}", f"cleo/{source}") for source in cleo_sources(brain)]
+        if whose:
+            whose.insert(0, ("CLEO: any source", "cleo"))
+        whose.append((f"{WHOSE_LABELS[trace_kind(brain)]} traces", "traces"))
+        options = {"tf-session": [(v, v) for v in sessions],
+                   "tf-tenant": [(v, v) for v in trace_values(brain, "tenant_id")], "tf-whose": whose}
         self.app.call_from_thread(self._set_filter_options, options)
 
-    def _set_filter_options(self, options: dict[str, list[str]]) -> None:
+    def _set_filter_options(self, options: dict[str, list[tuple[str, str]]]) -> None:
         for select_id, values in options.items():
-            self.query_one(f"#{select_id}", Select).set_options((Text(one_line(v, 40)), v) for v in values)
+            self.query_one(f"#{select_id}", Select).set_options((Text(one_line(label, 40)), v) for label, v in values)
 
     @on(Select.Changed)
     def filter_changed(self, event: Select.Changed) -> None:
         key = {"tf-pipeline": "pipeline", "tf-session": "session", "tf-tenant": "tenant",
-               "tf-outcome": "outcome"}.get(event.select.id or "")
+               "tf-outcome": "outcome", "tf-whose": "whose"}.get(event.select.id or "")
         if key is None:
             return
         blank = event.value is Select.NULL or event.value is None
@@ -274,12 +312,17 @@ class TracesScreen(PaneScreen):
         self.results_list.focus()
 
     @work(thread=True, exclusive=True, group="trace-detail", exit_on_error=False)
-    def _load_trace(self, trace_id: int) -> None:
+    def _load_trace(self, row_id: int | str) -> None:
+        """Open the row: a trace (its number) or a CLEO retrieval ("cleo:N")."""
         brain = self.session.brain
-        trace = get_trace(brain, trace_id)
-        opened = None if trace is None else OpenTrace(trace, trace_results(brain, trace_id),
-                                                      trace_outcomes(brain, trace_id))
-        self.post_message(self.TraceLoaded(opened, trace_id))
+        opened: OpenTrace | OpenCleoRetrieval | None
+        if isinstance(row_id, str):
+            opened = open_cleo_retrieval(brain, int(row_id.removeprefix("cleo:")))
+        else:
+            trace = get_trace(brain, row_id)
+            opened = None if trace is None else OpenTrace(trace, trace_results(brain, row_id),
+                                                          trace_outcomes(brain, row_id))
+        self.post_message(self.TraceLoaded(opened, row_id))
 
     def on_traces_screen_trace_loaded(self, message: TraceLoaded) -> None:
         row = self.table.current_row()
@@ -290,17 +333,21 @@ class TracesScreen(PaneScreen):
             self._focus_results_for = None
             self.results_list.focus()
 
-    def _show(self, opened: OpenTrace | None) -> None:
-        """Fill the heading, the results list and the steps of the first result."""
+    def _show(self, opened: OpenTrace | OpenCleoRetrieval | None) -> None:
+        """Fill the heading, the results list and the steps (or detail) of the first result."""
         keep = self.results_list.highlighted if (self.opened and opened
-                                                  and self.opened.trace.id == opened.trace.id) else None
+                                                  and _opened_key(self.opened) == _opened_key(opened)) else None
         self.opened = opened
         results = self.results_list
         results.clear_options()
         head = self.query_one("#trace-head", Static)
         if opened is None:
-            head.update(Text("No trace selected." if self.table.total else "No traces match.", style="italic"))
+            head.update(Text("Nothing selected." if self.table.total else "No traces or CLEO retrievals match.",
+                             style="italic"))
             self.query_one("#trace-steps", Static).update("")
+            return
+        if isinstance(opened, OpenCleoRetrieval):
+            self._show_cleo(opened, keep)
             return
         head.update(trace_heading(opened.trace, opened.outcomes))
         credit = credits(opened.outcomes)
@@ -312,7 +359,22 @@ class TracesScreen(PaneScreen):
         else:
             self.query_one("#trace-steps", Static).update(Text("This trace returned nothing.", style="italic"))
 
-    def selected_result(self) -> TraceResult | None:
+    def _show_cleo(self, opened: OpenCleoRetrieval, keep: int | None) -> None:
+        """A CLEO retrieval: its query as data above, its ids in rank order, each as CLEO sees it now."""
+        results = self.results_list
+        head = self.query_one("#trace-head", Static)
+        head.update(cleo_heading(opened.retrieval, max(20, head.size.width - 2)))
+        title_width = max(16, results.size.width - 14)  # one line per title; the prefix takes 12 cells
+        results.add_options(Option(cleo_result_prompt(r, title_width), id=str(i))
+                            for i, r in enumerate(opened.results))
+        if opened.results:
+            results.highlighted = min(keep or 0, len(opened.results) - 1)
+        else:
+            why = ("Its entry_ids is not a JSON list of ids: what it returned cannot be read."
+                   if opened.retrieval.malformed else "This retrieval returned nothing.")
+            self.query_one("#trace-steps", Static).update(Text(why, style="italic"))
+
+    def selected_result(self) -> TraceResult | CleoResult | None:
         index = self.results_list.highlighted
         if self.opened is None or index is None or index >= len(self.opened.results):
             return None
@@ -322,6 +384,11 @@ class TracesScreen(PaneScreen):
     def result_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         result = self.selected_result()
         if result is None or self.opened is None:
+            return
+        if isinstance(result, CleoResult) and isinstance(self.opened, OpenCleoRetrieval):
+            self.query_one("#trace-steps", Static).update(cleo_result_text(result, self.opened.retrieval))
+            return
+        if not isinstance(result, TraceResult) or not isinstance(self.opened, OpenTrace):
             return
         credit = credits(self.opened.outcomes).get(result.memory_id, (0, 0))
         self.query_one("#trace-steps", Static).update(steps_text(result, chain_scale(self.opened.results), credit))
@@ -345,7 +412,7 @@ class TracesScreen(PaneScreen):
             self._open_text(result)
 
     @work(thread=True, group="trace-memory", exit_on_error=False)
-    def _open_text(self, result: TraceResult) -> None:
+    def _open_text(self, result: TraceResult | CleoResult) -> None:
         memory = result.memory
         text = memory_text(self.session.brain, memory)
         title = f"{memory.kind} {one_line(result.memory_id, 60)} ({memory.state})"
@@ -407,8 +474,13 @@ class TracesScreen(PaneScreen):
         self._ask_outcome("negative")
 
     def _ask_outcome(self, outcome: str) -> None:
+        if isinstance(self.opened, OpenCleoRetrieval):
+            self.notify("This is CLEO's own retrieval: outcomes are recorded against cleo-tui's traces. CLEO "
+                        "keeps what a task used in its brain_usage_log, shown beside each result.",
+                        severity="warning")
+            return
         result = self.selected_result()
-        if result is None or self.opened is None:
+        if not isinstance(result, TraceResult) or not isinstance(self.opened, OpenTrace):
             self.notify("Open a trace and select one of its results first.", severity="warning")
             return
         trace = self.opened.trace
@@ -439,35 +511,40 @@ class TracesScreen(PaneScreen):
 
     # -- export --------------------------------------------------------------------------
     def action_export_traces(self) -> None:
-        flt = self.filters.to_filter()
-        what = "every trace" if flt == TraceFilter() else "the traces the filters list"
+        flt = self.filters.to_retrieval_filter()
+        what = "every trace and CLEO retrieval" if not self.filters.is_set() else "the rows the filters list"
 
-        def chosen(path: str | None) -> None:
-            if path:
-                self._export(path, flt)
+        def chosen(answer: tuple[str, bool] | None) -> None:
+            if answer:
+                self._export(answer[0], flt, answer[1])
 
-        self.app.push_screen(PathPrompt("Export traces as JSONL",
-                                        f"Write {what}, oldest first, one JSON line each: query hash, "
-                                        "results shown, outcomes (the raw query is never stored).",
-                                        EXPORT_DEFAULT), chosen)
+        self.app.push_screen(TraceExportPrompt(
+            "Export traces as JSONL",
+            f"Write {what}, oldest first, one JSON line each: query hash and length, results shown, outcomes "
+            "(a trace never stores its query; CLEO's raw query text is left out unless you tick the box).",
+            EXPORT_DEFAULT), chosen)
 
     @work(thread=True, exclusive=True, group="trace-export", exit_on_error=False)
-    def _export(self, path: str, flt: TraceFilter, force: bool = False) -> None:
+    def _export(self, path: str, flt: RetrievalFilter, with_text: bool, force: bool = False) -> None:
         try:
-            count = export_traces(self.session.brain, path, flt, force=force)
+            count = export_retrievals(self.session.brain, path, flt, with_query_text=with_text, force=force)
         except ExportExists:  # an ordinary file: ask, then write over it (keeping its mode)
-            self.app.call_from_thread(self._ask_replace, path, flt)
+            self.app.call_from_thread(self._ask_replace, path, flt, with_text)
             return
         where = str(Path(path).expanduser().resolve())
         self.app.call_from_thread(self._exported, count, where)
 
-    def _ask_replace(self, path: str, flt: TraceFilter) -> None:
+    def _ask_replace(self, path: str, flt: RetrievalFilter, with_text: bool) -> None:
         """The one confirm pattern before an existing file is replaced; the guard still refuses a
         brain, a SQLite file or a device when the write runs."""
         self.cleo.confirm("Replace file", f"{one_line(path, 200)} exists. Replace it with the exported traces?",
-                          lambda: self._export(path, flt, force=True), danger=True)
+                          lambda: self._export(path, flt, with_text, force=True), danger=True)
 
     def _exported(self, count: int, where: str) -> None:
         self.last_export = f"exported {count:,} traces to {one_line(where, 80)}"
         self.notify(f"Exported {count:,} trace(s) to {one_line(where, 200)}.")
         self.update_status()
+
+
+def _opened_key(opened: OpenTrace | OpenCleoRetrieval) -> str:
+    return f"cleo:{opened.retrieval.id}" if isinstance(opened, OpenCleoRetrieval) else str(opened.trace.id)

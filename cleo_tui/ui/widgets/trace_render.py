@@ -10,9 +10,11 @@ from __future__ import annotations
 from rich.text import Text
 
 from cleo_tui.recall.reader import TraceOutcome, TraceResult, TraceSummary
+from cleo_tui.recall.recorded import EntryUse, RecordedRetrieval
 from cleo_tui.recall.rerank import format_chain, format_factor
-from cleo_tui.recall.resolve import EVICTED, FORGOTTEN
-from cleo_tui.safe_text import one_line
+from cleo_tui.recall.resolve import DELETED, EVICTED, FORGOTTEN, HIDDEN, LIVE
+from cleo_tui.recall.retrievals import CleoResult
+from cleo_tui.safe_text import one_line, printable
 from cleo_tui.ui.widgets.cells import fit_cells
 
 BAR_WIDTH = 14
@@ -167,4 +169,135 @@ def trace_heading(trace: TraceSummary, outcomes: list[TraceOutcome]) -> Text:
             text.append(f"{sign} {short_time(o.ts)[11:16]} ",
                         style="green" if o.outcome == "positive" else "red")
             text.append("malformed ids" if o.malformed else one_line(", ".join(o.memory_ids), 60))
+    return text
+
+
+# -- CLEO's own retrievals beside the traces ---------------------------------------------------
+
+WHOSE_LABELS = {"cleo": "CLEO", "cleo-tui": "cleo-tui", "hippo": "hippo"}
+STATE_STYLES = {LIVE: "green", EVICTED: "yellow", HIDDEN: "magenta", DELETED: "red"}
+STATE_WORDS = {
+    LIVE: "live: CLEO's find can still return it",
+    EVICTED: "evicted, yet CLEO's find, fetch and timeline still return it (they ignore invalid_at)",
+    HIDDEN: "live, but hidden from CLEO's search: quality_score below the 0.3 its find requires",
+    DELETED: "deleted: no row holds this id any more",
+}
+QUERY_SHOWN = 2000  # characters of a query the detail shows; `traces --show cleo:N` prints it whole
+
+
+def query_cell(query: str | None) -> str:
+    """CLEO's query on one line, as data (a NULL says so)."""
+    return "(NULL query)" if query is None else one_line(query) or "(empty query)"
+
+
+def retrieval_cells(row: dict) -> dict[str, tuple[str, str]]:
+    """The Traces table's cells for a trace or a CLEO retrieval (or a row deleted since it was listed)."""
+    whose = (WHOSE_LABELS.get(row.get("kind") or "", row.get("kind") or ""), "")
+    r: RecordedRetrieval | None = row.get("cleo")
+    if r is not None:
+        return {
+            "id": (str(r.id), "table--muted"), "time": (short_time(r.created_at), ""), "whose": whose,
+            "pipeline": (one_line(r.source), ""),
+            "session": (one_line(r.session_id) if r.session_id else "-", "" if r.session_id else "table--muted"),
+            "tenant": ("-", "table--muted"), "query": (query_cell(r.query), ""),
+            "results": ("ids?" if r.malformed else str(len(r.returned)), "table--critical" if r.malformed else ""),
+            "explain": ("-", "table--muted"), "outcome": ("-", "table--muted"),
+        }
+    if row.get("trace") is None:
+        gone = str(row["id"])
+        return {"id": (gone.removeprefix("cleo:"), "table--muted"), "whose": whose,
+                "query": ("(deleted since listed)", "table--muted")}
+    return {**trace_cells(row), "whose": whose}
+
+
+def usage_summary(use: EntryUse | None) -> str:
+    """`used ×2 (success, verified)`, `not used ×1`, or empty without usage rows."""
+    if use is None:
+        return ""
+    outcomes = sorted({e.outcome for e in use.events if e.used and e.outcome and e.outcome != "unknown"})
+    parts = []
+    if use.used:
+        parts.append(f"used ×{use.used}" + (f" ({', '.join(one_line(o, 12) for o in outcomes)})" if outcomes else ""))
+    if use.not_used:
+        parts.append(f"not used ×{use.not_used}")
+    return ", ".join(parts)
+
+
+def cleo_heading(r: RecordedRetrieval, width: int = 120) -> Text:
+    """Two lines above the results, each cut to `width`: which CLEO retrieval, then its query as
+    data (a long one cut visibly; the panel beside the results shows more of it)."""
+    tokens = "" if r.tokens_used is None else f" · {r.tokens_used:,} tokens"
+    bad = " · entry_ids unreadable (not a JSON list)" if r.malformed else ""
+    first = (f"CLEO retrieval cleo:{r.id} · {one_line(r.source, 12)} · {short_time(r.created_at)} · "
+             f"{len(r.returned)} results{tokens}{bad} · session {one_line(r.session_id or '-', 30)}")
+    text = Text(one_line(first, width), style="bold")
+    text.append("\nquery ", style="bold")
+    line = query_cell(r.query)
+    size = r.query_bytes if r.query_cut and r.query_bytes else len(r.query or "")
+    unit = "bytes" if r.query_cut and r.query_bytes else "characters"
+    room = max(10, width - 6)
+    if len(line) > room or r.query_cut:
+        note = f" ({size:,} {unit}; more beside)"
+        text.append(one_line(line, max(8, room - len(note))))
+        text.append(note, style="italic dim")
+    else:
+        text.append(line)
+    return text
+
+
+def cleo_result_prompt(result: CleoResult, title_width: int = 48) -> Text:
+    """A CLEO result's two lines: rank, state, title; then the id, its usage and its kind."""
+    text = Text()
+    text.append(f"#{result.rank:<3}", style="bold")
+    text.append(f"{result.state:<8}", style=STATE_STYLES.get(result.state, ""))
+    if result.state == DELETED:
+        label = Text("no row holds this id any more", style="italic red")
+    else:
+        label = Text(one_line(result.memory.title or result.memory.summary or "(no text)", 200),
+                     style="strike dim" if result.state == EVICTED else "")
+    label.truncate(title_width, overflow="ellipsis")
+    text.append_text(label)
+    second = Text("\n     ")
+    second.append(one_line(result.memory_id, 40), style="bold dim")
+    usage = usage_summary(result.use)
+    if usage:  # before the kind: on a narrow pane the usage is what must stay
+        second.append(f"  {usage}", style="bold green" if result.use and result.use.used else "dim")
+    second.append(f"  {result.memory.kind or 'unknown kind'}", style="dim")
+    second.truncate(title_width + 13, overflow="ellipsis")  # as wide as the line above: never wraps
+    return text + second
+
+
+def cleo_result_text(result: CleoResult, retrieval: RecordedRetrieval) -> Text:
+    """The detail of one CLEO result: what the memory is now, the usage log's rows, then the query."""
+    memory = result.memory
+    text = Text()
+    text.append(f"#{result.rank} {one_line(result.memory_id, 40)}\n", style="bold")
+    text.append(f"{memory.kind or 'unknown kind'} · ")
+    text.append(result.state, style=STATE_STYLES.get(result.state, ""))
+    if memory.created_at:
+        text.append(f" · {short_time(memory.created_at)}")
+    if memory.quality is not None:
+        text.append(f" · quality {memory.quality:.2f}")
+    text.append(f"\n{STATE_WORDS.get(result.state, '')}\n", style="italic")
+    text.append("usage    ", style="bold")
+    if result.use is None:
+        text.append("no brain_usage_log row names it\n", style="dim")
+    else:
+        text.append("\n")
+        for e in result.use.events:
+            text.append(f"  {short_time(e.created_at or '')}  {one_line(e.task_id or 'no task', 16)}  "
+                        f"{'used' if e.used else 'not used'}"
+                        + (f"  {one_line(e.outcome, 12)}" if e.outcome else "") + "\n")
+    text.append("enter opens the memory\n" if result.state != DELETED else "", style="dim")
+    text.append("\nquery (CLEO's raw text, as data)\n", style="bold")
+    query = retrieval.query
+    if query is None:
+        text.append("(NULL)", style="italic")
+    else:
+        text.append(printable(query[:QUERY_SHOWN]))
+        total = retrieval.query_bytes if retrieval.query_cut else len(query)
+        if len(query) > QUERY_SHOWN or retrieval.query_cut:
+            text.append(f"\n… the first {QUERY_SHOWN:,} characters of {total:,}"
+                        f"{' bytes' if retrieval.query_cut else ''}; `cleo-tui traces --show cleo:{retrieval.id}` "
+                        "prints it whole", style="italic dim")
     return text
