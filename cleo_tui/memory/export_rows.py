@@ -27,13 +27,12 @@ _INTERNAL = ("_rowid", "narrative_length")
 
 
 def _record(row: dict[str, Any], tags: TagTable | None) -> dict[str, Any]:
-    out = {k: (v.decode("utf-8", "replace") if isinstance(v, bytes) else v)
-           for k, v in row.items() if k not in _INTERNAL}
-    tag = tags.get(str(row.get("id"))) if tags is not None else None
-    if tag is not None:
-        out["tags"] = {"coverage": tag.coverage, "citations": tag.citation_count, "relevance": tag.relevance,
-                       "relevance_reason": tag.relevance_reason, "protected": tag.protected,
-                       "protection_reasons": list(tag.reasons)}
+    out = {k: v.decode("utf-8", "replace") if isinstance(v, bytes) else v for k, v in row.items()}
+    for name in _INTERNAL:
+        out.pop(name, None)
+    fields = tags.fields(str(row.get("id"))) if tags is not None else None
+    if fields is not None:
+        out["tags"] = fields
     return out
 
 

@@ -87,8 +87,10 @@ def whole_rows(brain: Brain, rows: Iterable[dict], batch: int = 500) -> Iterator
     ids: list[Any] = []
 
     def read() -> Iterator[dict]:
-        found = {r["id"]: {k: r[k] for k in r.keys()} for r in brain.query(
-            f"SELECT * FROM {cs.OBSERVATIONS} WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(ids),))}
+        rows = brain.query(f"SELECT * FROM {cs.OBSERVATIONS} WHERE id IN (SELECT value FROM json_each(?))",
+                           (json.dumps(ids),))
+        names = rows[0].keys() if rows else []
+        found = {r["id"]: dict(zip(names, r, strict=True)) for r in rows}
         yield from (found[i] for i in ids if i in found)
 
     for row in rows:

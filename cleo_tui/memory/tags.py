@@ -183,6 +183,18 @@ class TagTable(Mapping[str, ObservationTags]):
             relevance_reason=scan.relevance_reason_of(i), protected=bool(self._protected[i]),
             reasons=list(scan.reasons_of(i)))
 
+    def fields(self, key: str) -> dict[str, object] | None:
+        """One row's tags as plain values (coverage, citations, relevance and why, protection and why),
+        read from the scan's columns without building an ObservationTags (an export asks for every row)."""
+        i = self.scan.index.get(key)
+        if i is None:
+            return None
+        citations = int(self.scan.citation_counts[i])
+        protected = bool(self._protected[i])
+        return {"coverage": mapping.coverage_tag(citations), "citations": citations,
+                "relevance": self.scan.relevance_of(i), "relevance_reason": self.scan.relevance_reason_of(i),
+                "protected": protected, "protection_reasons": list(self.scan.reasons_of(i)) if protected else []}
+
     @property
     def high_water(self) -> int:
         """The largest rowid scanned: rows above it arrived later (see `update_tags`)."""
