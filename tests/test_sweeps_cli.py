@@ -86,7 +86,7 @@ def test_approve_runs_cleos_command_and_reads_the_brain_again(project, capsys, m
 def test_rollback_runs_cleos_command(project, capsys, monkeypatch, tmp_path):
     log = write_stand_in_cleo(tmp_path / "bin")
     monkeypatch.setenv("PATH", str(tmp_path / "bin"))
-    code, out, err = run(capsys, "sweeps", "--project", str(project), "--rollback", RUN, "--yes")
+    code, _out, err = run(capsys, "sweeps", "--project", str(project), "--rollback", RUN, "--yes")
     assert code == 0, err
     assert logged_calls(log) == [["memory", "sweep", "--rollback", RUN]]
     conn = sqlite3.connect(project / ".cleo" / "cleo.db")
@@ -120,5 +120,5 @@ def test_info_json_counts_cleos_marks_and_history_names_them(project, capsys):
     data = json.loads(out)
     assert (data["at_risk"], data["hidden_from_cleo_search"]) == (1, 2)
     code, out, err = run(capsys, "history", "O-1", "--project", str(project))
-    assert "CLEO's next consolidation will delete it" in out and "runPruneSweep" in out
-    assert "invisible to CLEO's search" in out
+    assert "CLEO: its next consolidation will delete it" in out and "runPruneSweep" in out
+    assert "invisible to its search" in out

@@ -117,7 +117,7 @@ def cleo_marks(brain: Brain, observation_id: str) -> list[CleoMark]:
         flag = ("prune_candidate = 1 already" if row["flagged"] else
                 "prune_candidate not set yet: correlateOutcomes sets it in the same run, just before")
         marks.append(CleoMark(
-            r.AT_RISK, "CLEO's next consolidation will delete it (hard DELETE, no undo)",
+            r.AT_RISK, "its next consolidation will delete it (hard DELETE, no undo)",
             f"quality {_quality(quality)} < {r.HARD_DELETE_QUALITY}, {citations or 0} citations, created "
             f"{float(age):.0f} days ago (> {r.PRUNE_AGE_DAYS}); {flag}",
             HARD_DELETE_RULE, f"at CLEO's next consolidation ({_last_consolidation(brain)})"))
@@ -126,7 +126,7 @@ def cleo_marks(brain: Brain, observation_id: str) -> list[CleoMark]:
         created = as_text(row["created_at"])
         from_day = _plus_days(created, r.PRUNE_AGE_DAYS)
         marks.append(CleoMark(
-            AT_RISK_LATER, "CLEO's consolidation will delete it once it is 30 days old",
+            AT_RISK_LATER, "its consolidation will delete it once it is 30 days old",
             f"quality {_quality(quality)} < {r.HARD_DELETE_QUALITY}, no citations, created {float(age):.0f} days ago",
             HARD_DELETE_RULE, f"at the first consolidation after {from_day}"))
     if row["hidden"]:
@@ -135,7 +135,7 @@ def cleo_marks(brain: Brain, observation_id: str) -> list[CleoMark]:
             extra = ("; and as a medium-tier row older than 30 days, CLEO's next consolidation soft-evicts it "
                      "(softEvictLowQualityMedium, step 5: quality < 0.30)")
         marks.append(CleoMark(
-            r.HIDDEN, "invisible to CLEO's search: `cleo memory find` never returns it",
+            r.HIDDEN, "invisible to its search: `cleo memory find` never returns it",
             f"live, quality {_quality(quality)} < {r.SEARCH_QUALITY}{extra}", SEARCH_RULE, "now"))
     return marks
 
@@ -196,7 +196,7 @@ def keep_advice(brain: Brain, observation_id: str, marks: list[CleoMark] | None 
     if penalties:
         return KeepAdvice(False, pin + " Raising its quality would not last: " + "; ".join(penalties) + ".",
                           tuple(penalties))
-    return KeepAdvice(True, pin + f" k raises its quality_score to {r.KEEP_QUALITY} (the value CLEO's own "
+    return KeepAdvice(True, pin + f" K raises its quality_score to {r.KEEP_QUALITY} (the value CLEO's own "
                       "preserve step gives a row it keeps): above CLEO's delete and search cuts, and no recurring "
                       "CLEO penalty applies to it, so its consolidation keeps it. Journalled: undo puts the old "
                       "quality back.")

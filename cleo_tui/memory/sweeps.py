@@ -68,7 +68,8 @@ class StagedRow:
     text: str = ""
 
     def to_dict(self, full: bool = False) -> dict[str, Any]:
-        out = {"id": self.id, "source_table": self.source_table, "source_id": self.source_id, "action": self.action,
+        out: dict[str, Any] = {"id": self.id, "source_table": self.source_table, "source_id": self.source_id,
+               "action": self.action,
                "new_quality_score": self.new_quality_score, "new_invalid_at": self.new_invalid_at,
                "validation_status": self.validation_status}
         if full:
@@ -211,7 +212,8 @@ def run_for_eviction(brain: Brain, source_table: str, source_id: str, invalid_at
     run = SweepRun(as_text(found[0]), as_text(found[1]), as_text(found[2]), _text(found[3]), _text(found[4]),
                    _text(found[5]), _int(found[6]), _text(found[7]))
     if has_sweeps(brain):
-        run.rows = [r for r in staged_rows(brain, run.id) if r.source_id == source_id and r.source_table == source_table]
+        run.rows = [r for r in staged_rows(brain, run.id)
+                    if r.source_id == source_id and r.source_table == source_table]
     return run
 
 
@@ -221,8 +223,9 @@ def veto_row(brain: Brain, staging_id: str) -> int:
     if not has_sweeps(brain):
         raise SweepError("This brain has no CLEO sweep tables (brain_backfill_runs, brain_observations_staging).")
     with brain.write() as conn:
-        row = conn.execute(f"SELECT s.validation_status, r.status, s.sweep_run_id, s.source_id FROM {cs.SWEEP_STAGING} s "
-                           f"LEFT JOIN {cs.BACKFILL_RUNS} r ON r.id = s.sweep_run_id WHERE s.id = ?",
+        row = conn.execute(f"SELECT s.validation_status, r.status, s.sweep_run_id, s.source_id "
+                           f"FROM {cs.SWEEP_STAGING} s LEFT JOIN {cs.BACKFILL_RUNS} r ON r.id = s.sweep_run_id "
+                           "WHERE s.id = ?",
                            (staging_id,)).fetchone()
         shown = one_line(staging_id, 60)
         if row is None:

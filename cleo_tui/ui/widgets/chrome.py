@@ -29,6 +29,7 @@ PANES = (
     ("traces", "4 Traces"),
     ("duplicates", "5 Duplicates"),
     ("history", "6 History"),
+    ("sweeps", "7 Sweeps"),
 )
 PANE_NAMES = tuple(name for name, _ in PANES)
 HISTORY_PANE = "history"
@@ -50,8 +51,14 @@ def _header_tail(summary: dict | None, kind_label: str | None, read_only: str | 
         tail.append(f"  {alert}", style="bold yellow")
     if summary:
         obs = summary["observations"]
-        tail.append(f"  {obs['live']:,} live · {obs['evicted']:,} evicted · {summary['patterns']:,} patterns"
-                    f" · {summary['learnings']:,} learnings · {summary['traces']:,} traces")
+        tail.append(f"  {obs['live']:,} live · {obs['evicted']:,} evicted")
+        at_risk, hidden = summary.get("at_risk", 0), summary.get("hidden_from_cleo_search", 0)
+        if at_risk:  # CLEO's own rules (brain/cleo_rules.py): its next consolidation deletes these
+            tail.append(f" · ⚠ {at_risk:,} at risk", style="bold red")
+        if hidden:  # ... and its search never returns these
+            tail.append(f" · {hidden:,} hidden", style="yellow")
+        tail.append(f" · {summary['patterns']:,} patterns · {summary['learnings']:,} learnings"
+                    f" · {summary['traces']:,} traces")
     if read_only is not None:
         tail.append("  READ-ONLY", style="bold reverse")
         if read_only:
