@@ -33,7 +33,7 @@ from cleo_tui.memory.sweeps import (
     what_approve_writes,
 )
 from cleo_tui.recall.sweep_impact import RecallImpact, sweep_recall_impact
-from cleo_tui.safe_text import one_line
+from cleo_tui.safe_text import one_line, printable
 from cleo_tui.ui.help import SWEEPS_HELP
 from cleo_tui.ui.messages import BrainChanged, TagsReady
 from cleo_tui.ui.widgets.chrome import PaneScreen
@@ -75,8 +75,8 @@ def run_cells(row: dict) -> dict[str, tuple[str, str]]:
     run = view.run
     counts = ", ".join(f"{n} {status}" for status, n in sorted(run.counts().items()))
     return {
-        "id": (run.id, ""),
-        "status": (run.status, "table--high" if run.status == STAGED else "table--muted"),
+        "id": (one_line(run.id, 60), ""),
+        "status": (one_line(run.status, 20), "table--high" if run.status == STAGED else "table--muted"),
         "created": (one_line(run.created_at or "", 19), ""),
         "approved": (one_line(run.approved_at or "", 19), ""),
         "rows": (f"{len(run.rows):,}: {counts}" if run.rows else "no rows", ""),
@@ -120,8 +120,8 @@ def row_detail(staged: StagedRow, impact: RecallImpact, tag: object | None) -> T
     the recall impact, the target's tags and its whole text (shown literally)."""
     text = Text()
     text.append(f"{staged.action} ", style="bold red" if staged.action == PURGE else "bold")
-    text.append(f"{staged.source_table} {staged.source_id}", style="bold")
-    text.append(f"  candidate {staged.id} · {staged.validation_status}\n")
+    text.append(f"{one_line(staged.source_table, 40)} {one_line(staged.source_id, 80)}", style="bold")
+    text.append(f"  candidate {one_line(staged.id, 60)} · {one_line(staged.validation_status, 20)}\n")
     current = staged.current
     if current is None:
         text.append("the target row is gone (deleted since the sweep staged it)\n", style="italic")
@@ -157,7 +157,7 @@ def row_detail(staged: StagedRow, impact: RecallImpact, tag: object | None) -> T
     body = staged.text or staged.title
     if body:
         text.append("\n")
-        text.append(body[:TEXT_CHARS])  # Text.append: data, never markup
+        text.append(printable(body[:TEXT_CHARS]))  # Text.append: data, never markup; printable: no escapes
         if len(body) > TEXT_CHARS:
             text.append(f"\n… {len(body) - TEXT_CHARS:,} more characters", style="italic")
     return text
