@@ -347,3 +347,15 @@ def test_a_legacy_brain_without_the_columns_marks_nothing(tmp_path):
         assert brain_summary(brain)["at_risk"] == 0 and cleo_marks(brain, "O-old")[0].mark == cleo_rules.HIDDEN
     finally:
         brain.close()
+
+
+def test_the_day_chart_draws_a_sweep_in_its_own_colour():
+    from cleo_tui.memory.history import Day
+    from cleo_tui.ui.widgets.history_chart import LEGEND, SWEEP, cause_style, chart_rows
+
+    days = [Day("2026-05-30", added=5, live=5, live_tokens=100),
+            Day("2026-05-31", live=2, live_tokens=40, evicted={causes.CLEO_SWEEP: 3})]
+    rows = chart_rows(days, 40)
+    assert cause_style(causes.CLEO_SWEEP) == SWEEP
+    assert SWEEP in {c.style for r in rows.evictions for c in r}
+    assert LEGEND[SWEEP] in "".join(c.char for c in rows.title)
