@@ -91,7 +91,8 @@ def hidden_sql(brain: Brain, alias: str = "") -> str:
     if not can_hide(brain):
         return "0"
     p = f"{alias}." if alias else ""
-    return f"({p}invalid_at IS NULL AND {p}quality_score < {SEARCH_QUALITY})"
+    # "+": walk the quality index (few rows below 0.3), not the invalid_at one (most rows are live).
+    return f"(+{p}invalid_at IS NULL AND {p}quality_score < {SEARCH_QUALITY})"
 
 
 def mark_sql(brain: Brain, mark: str, now: str | None = None, alias: str = "") -> str:
