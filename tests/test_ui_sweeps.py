@@ -87,7 +87,7 @@ async def test_without_cleo_the_pane_shows_the_command_and_writes_nothing(brain,
 
 async def test_the_cleo_marks_filter_and_state_column(brain):
     app = CleoApp(brain=brain)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=(140, 40)) as pilot:
         await settle(app, pilot)
         pane = app.screen
         assert isinstance(pane, ObservationsScreen)
