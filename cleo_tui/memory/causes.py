@@ -52,7 +52,7 @@ HIPPO_SUPERSEDE = "hippo-supersede"
 CAUSE_LABELS = {
     CLEO_REFLECTOR: "CLEO's reflector superseded it",
     CLEO_CONSOLIDATION: "CLEO's consolidation evicted it",
-    CLEO_SWEEP: "CLEO's noise sweep purged it (an approved `cleo memory sweep` run)",
+    CLEO_SWEEP: "CLEO's noise sweep purged it (an approved sweep run)",
     UNKNOWN: "cause unknown",
     DELETED_OUTSIDE: "deleted outside cleo-tui (no row holds this id)",
     HIPPO_FORGET: "forgotten by hippo (no memories row holds this id)",

@@ -58,7 +58,7 @@ ROW_COLUMNS = [
     Column("quality", "qual→", 9, drop=2),
     Column("recalls", "recalls", 7, right=True),
     Column("title", "title", None, min_width=10),
-    Column("id", "candidate", 20, drop=1),
+    Column("id", "candidate", 20, drop=3),
 ]
 
 
