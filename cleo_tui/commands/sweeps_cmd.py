@@ -9,6 +9,7 @@ staged run to `skipped`, which CLEO's approve leaves out (journalled: `cleo-tui 
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 import textwrap
 
@@ -93,7 +94,10 @@ def run_lines(brain: Brain, runs: list[SweepRun]) -> list[str]:
             lines += _wrap(f"recall impact of approving: {impact.affected_retrievals} of {impact.retrievals} "
                            f"recorded retrievals returned a row it purges; {impact.affected_used} of them a task "
                            "used")
-            lines += _wrap(f"approve: {sweep_command(brain.path, APPROVE, run.id).shown}")
+            command = sweep_command(brain.path, APPROVE, run.id)
+            where = f" in {command.cwd}" if command.cwd is not None else ""
+            lines += _wrap(f"approve{where} with:")  # the command itself unwrapped, to copy
+            lines.append("    " + one_line(" ".join(shlex.quote(a) for a in ("cleo", *command.argv[1:])), 200))
         for row in run.rows:
             now = row.current
             state = "gone" if now is None else ("evicted" if now.get("invalid_at") else "live")
@@ -107,7 +111,7 @@ def run_lines(brain: Brain, runs: list[SweepRun]) -> list[str]:
 
 def _confirm(command: CleoCommand, run: SweepRun | None, action: str) -> None:
     what = (f"{len(purge_ids(run))} purge(s) of {len(run.rows)} row(s)" if run is not None else "this run")
-    question = f"Run `{command.shown}` ({action} {what})? [y/N] "
+    question = f"Run `{one_line(command.shown)}` ({action} {what})? [y/N] "
     if not sys.stdin.isatty():
         raise UsageError(f"--{action} needs --yes when not run from a terminal; nothing was run.")
     if input(question).strip().lower() not in ("y", "yes"):
@@ -128,12 +132,13 @@ def _through_cleo(args: argparse.Namespace, action: str, run_id: str) -> int:
         raise UsageError(f"Run {one_line(run_id, 60)} is {one_line(runs[0].status, 20)}: CLEO approves or rolls "
                          "back only a staged run. Nothing was run.")
     if not command.runnable:
-        print(f"Not run ({command.why_not}). Nothing was written. The command is:\n  {command.shown}")
+        print(f"Not run ({one_line(command.why_not)}). Nothing was written. The command is:\n  "
+              f"{one_line(command.shown)}")
         return 0
     if not args.yes:
         _confirm(command, runs[0], action)
     answer = run_cleo(command)
-    print(f"$ {command.shown}")
+    print(f"$ {one_line(command.shown)}")
     print(_literal(answer.text()))
     if not answer.ok:
         return EXIT_CLEO_FAILED
