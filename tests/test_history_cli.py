@@ -68,7 +68,7 @@ def test_one_memory_json(project, capsys):
     assert code == 0, err
     data = json.loads(out)
     assert set(data) == {"id", "kind", "state", "title", "written", "journal", "edges", "cause", "mentions",
-                         "traces"}
+                         "traces", "cleo_marks", "keep_in_cleo"}
     assert data["state"] == "evicted" and data["cause"]["cause"] == "cleo-reflector"
     assert data["cause"]["reflections"][0]["node_id"] == "pattern:P-1"
     assert set(data["written"]) == {"at", "source_type", "session_id", "agent", "type", "source_confidence"}

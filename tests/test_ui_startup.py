@@ -150,7 +150,7 @@ async def test_the_filter_bar_is_mounted_after_the_first_rows(brain, monkeypatch
         await settle(app, pilot)
         assert seen[0][0] > 0 and seen[0][1] == 0
         bar = app.screen.query_one("#filter-bar")
-        assert [type(w) for w in bar.children].count(Select) == 6 and isinstance(bar.children[0], Input)
+        assert [type(w) for w in bar.children].count(Select) == 7 and isinstance(bar.children[0], Input)
         assert app.screen.query_one("#f-session", Select)._options[1:]  # its options were read
         app.screen.query_one("#f-state", Select).value = "evicted"
         await settle(app, pilot)

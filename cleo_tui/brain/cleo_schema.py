@@ -24,6 +24,8 @@ SCHEMA_META = "brain_schema_meta"
 OBSERVATIONS_FTS = "brain_observations_fts"
 RETRIEVAL_LOG = "brain_retrieval_log"
 USAGE_LOG = "brain_usage_log"
+BACKFILL_RUNS = "brain_backfill_runs"
+SWEEP_STAGING = "brain_observations_staging"
 
 # CLEO's two recall logs, as its consolidated schema declares them (store/schema/cleo-shared/brain.ts);
 # the reference layout predates them. Only a brain cleo-tui creates (demo, tests) gets them from here.
@@ -43,6 +45,29 @@ USAGE_LOG_SQL = [
     f"CREATE INDEX IF NOT EXISTS idx_brain_usage_log_entry_id ON {USAGE_LOG}(entry_id)",
     f"CREATE INDEX IF NOT EXISTS idx_brain_usage_log_task_id ON {USAGE_LOG}(task_id)",
 ]
+
+# CLEO's staged-run log and the noise sweep's candidates, as its consolidated schema declares them
+# (migration t11363-consolidation-cleo-project; store/schema/memory-schema.ts `brainBackfillRuns`,
+# `brainObservationsStaging`). Only a brain cleo-tui creates for tests or a demo gets them from here.
+SWEEP_TABLES_SQL = [
+    f"""CREATE TABLE IF NOT EXISTS {BACKFILL_RUNS} (id TEXT PRIMARY KEY, kind TEXT NOT NULL,
+        status TEXT DEFAULT 'staged' NOT NULL, created_at TEXT DEFAULT (datetime('now')) NOT NULL,
+        approved_at TEXT, rows_affected INTEGER DEFAULT 0 NOT NULL, rollback_snapshot_json TEXT,
+        source TEXT DEFAULT 'unknown' NOT NULL, target_table TEXT DEFAULT 'brain_observations' NOT NULL,
+        approved_by TEXT)""",
+    f"CREATE INDEX IF NOT EXISTS idx_backfill_runs_status ON {BACKFILL_RUNS}(status)",
+    f"CREATE INDEX IF NOT EXISTS idx_backfill_runs_kind ON {BACKFILL_RUNS}(kind)",
+    f"CREATE INDEX IF NOT EXISTS idx_backfill_runs_created_at ON {BACKFILL_RUNS}(created_at)",
+    f"""CREATE TABLE IF NOT EXISTS {SWEEP_STAGING} (id TEXT PRIMARY KEY, source_table TEXT NOT NULL,
+        source_id TEXT NOT NULL, sweep_run_id TEXT NOT NULL, action TEXT NOT NULL, new_quality_score REAL,
+        new_invalid_at TEXT, new_provenance_class TEXT, validation_status TEXT DEFAULT 'pending' NOT NULL,
+        created_at TEXT DEFAULT (datetime('now')) NOT NULL)""",
+    f"CREATE INDEX IF NOT EXISTS idx_bos_sweep_run ON {SWEEP_STAGING}(sweep_run_id)",
+    f"CREATE INDEX IF NOT EXISTS idx_bos_source ON {SWEEP_STAGING}(source_table, source_id)",
+    f"CREATE INDEX IF NOT EXISTS idx_bos_status ON {SWEEP_STAGING}(validation_status)",
+]
+# CLEO adds this column itself, at run time (quality-feedback.ts ensurePruneCandidateColumn).
+PRUNE_CANDIDATE_SQL = "ALTER TABLE {table} ADD COLUMN prune_candidate INTEGER DEFAULT 0"
 
 # Where CLEO only says "partial", the predicate below is cleo-tui's reading.
 _PARTIAL_WHERE = {

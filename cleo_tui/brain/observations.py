@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
+from cleo_tui.brain import cleo_rules
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.store import Brain
 
@@ -50,6 +51,7 @@ class ObservationQuery:
     # matches. Otherwise pages walk the sort column's index and filter as they go,
     # which stays fast however deep the page (a 96%-live filter must not sort 1M rows).
     narrow: bool = False
+    cleo_mark: str | None = None  # cleo_rules.AT_RISK or HIDDEN: only rows CLEO's rules mark so
 
     def with_(self, **changes: Any) -> ObservationQuery:
         return replace(self, **changes)
@@ -88,6 +90,10 @@ def _select_list(brain: Brain) -> str:
     parts.append(f"substr(narrative, 1, {NARRATIVE_PREVIEW}) AS narrative_preview"
                  if "narrative" in have else "NULL AS narrative_preview")
     parts.append("length(narrative) AS narrative_length" if "narrative" in have else "0 AS narrative_length")
+    now = cleo_rules.now_text()  # CLEO's marks, per row of the page (cleo_rules)
+    parts.append(f"{cleo_rules.at_risk_sql(brain, now)} AS cleo_at_risk")
+    parts.append(f"{cleo_rules.flagged_sql(brain)} AS cleo_flagged")
+    parts.append(f"{cleo_rules.hidden_sql(brain)} AS cleo_hidden")
     parts.append("rowid AS _rowid")
     return ", ".join(parts)
 
@@ -134,6 +140,8 @@ def _filters(brain: Brain, q: ObservationQuery, walk: bool = False) -> tuple[lis
         if bound is not None:
             where.append(f"created_at {op} ?" if "created_at" in have else "0")
             params += [bound] if "created_at" in have else []
+    if q.cleo_mark is not None:
+        where.append(cleo_rules.mark_sql(brain, q.cleo_mark))
     if q.ids_in is not None:
         where.append(f"{plus}id IN (SELECT value FROM json_each(?))")
         params.append(json.dumps(list(q.ids_in)))

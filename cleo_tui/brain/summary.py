@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from cleo_tui.brain import cleo_rules
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.migrations import TRACES
 from cleo_tui.brain.store import KIND_LABELS, Brain
@@ -14,7 +15,8 @@ def _count(brain: Brain, table: str, where: str = "") -> int:
 
 
 def brain_summary(brain: Brain) -> dict:
-    """`{"db", "kind", "observations": {"live", "evicted"}, "patterns", "learnings", "traces"}`."""
+    """`{"db", "kind", "observations": {"live", "evicted"}, "patterns", "learnings", "traces", "at_risk",
+    "hidden_from_cleo_search"}` (the last two: CLEO's own rules, brain/cleo_rules.py)."""
     has_invalid = brain.features.has_column(cs.OBSERVATIONS, "invalid_at")
     if brain.features.has_table(cs.OBSERVATIONS):
         live = _count(brain, cs.OBSERVATIONS, "invalid_at IS NULL" if has_invalid else "")
@@ -31,4 +33,5 @@ def brain_summary(brain: Brain) -> dict:
         "patterns": _count(brain, cs.PATTERNS),
         "learnings": _count(brain, cs.LEARNINGS),
         "traces": _count(brain, TRACES),
+        **cleo_rules.mark_counts(brain),  # issue 28: "at_risk", "hidden_from_cleo_search"
     }

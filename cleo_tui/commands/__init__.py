@@ -23,4 +23,5 @@ COMMANDS: dict[str, str] = {
     "restore": "cleo_tui.commands.bulk_cmds",
     "pin": "cleo_tui.commands.bulk_cmds",
     "export": "cleo_tui.commands.bulk_cmds",
+    "sweeps": "cleo_tui.commands.sweeps_cmd",
 }

@@ -67,6 +67,8 @@ def cmd_info(args: argparse.Namespace) -> int:
         print(f"learnings:    {summary['learnings']}")
         print(f"traces:       {summary['traces']}")
         print(f"CLEO recalls: {summary['cleo_retrievals']} logged retrievals (cleo-tui traces --kind cleo)")
+        print(f"CLEO marks:   {summary.get('at_risk', 0)} at risk (its next consolidation deletes them), "
+              f"{summary.get('hidden_from_cleo_search', 0)} hidden from its search")
         if summary["stale_reason"]:
             print(f"stale:        {one_line(summary['stale_reason'], 1000)}")
         print("\n".join(liveness_lines(summary["liveness"])))

@@ -101,6 +101,12 @@ def life_lines(life: MemoryLife) -> list[str]:
         lines.append(f"gone{' at ' + one_line(cause.at, 30) if cause.at else ''}: {one_line(cause.label, 60)}")
         lines += [line for text in cause.evidence for line in _wrap("evidence: " + text)]
         lines += [line for text in cause.checked for line in _wrap("checked: " + text)]
+    for mark in life.cleo_marks:
+        lines += _wrap(f"CLEO: {mark.title} — {mark.when}", "")
+        lines += _wrap(f"reason: {mark.reason}")
+        lines += _wrap(f"rule: {mark.rule}")
+    if life.keep is not None:
+        lines += _wrap(("keep: " if life.keep.offered else "keep (not offered): ") + life.keep.text)
     lines += _section("cleo-tui journal", (f"run {s.run_id} {s.kind} at {s.at}: {s.summary}"
                                            + (f" (undone by run {s.undone_by})" if s.undone_by else "")
                                            for s in life.journal))

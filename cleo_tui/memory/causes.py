@@ -3,16 +3,21 @@
 The cause of a soft eviction is inferred, in this order (the first that fits wins):
 
 1. **cleo-tui** (`cleo-tui:<run kind>`): a journal run set this row's `invalid_at`
-   to the value it holds now (exact evidence: cleo-tui recorded it).
-2. **CLEO's reflector** (`cleo-reflector`): a `supersedes` edge from a pattern or
+   to the value it holds now (exact evidence: cleo-tui recorded it). An undo is never a
+   cause: it only puts back a value something else wrote first (undoing a restore of a row
+   evicted earlier puts back that earlier eviction, whose cause stays).
+2. **CLEO's noise sweep** (`cleo-sweep`): `provenance_class = 'noise-purged'` and a
+   `brain_backfill_runs` row whose `approved_at` equals the row's `invalid_at` (CLEO's
+   `executeSweep` writes one timestamp to both; exact evidence).
+3. **CLEO's reflector** (`cleo-reflector`): a `supersedes` edge from a pattern or
    learning to the row, created within `REFLECTOR_WINDOW_S` seconds of its
    `invalid_at` (CLEO writes the edges and the eviction together; its edges carry
    provenance `reflector-synthesized:…`, older brains and the demo may not).
-3. **CLEO's consolidation** (`cleo-consolidation`): a `brain_consolidation_events`
+4. **CLEO's consolidation** (`cleo-consolidation`): a `brain_consolidation_events`
    run was under way at `invalid_at` (from `started_at` to `started_at` +
    `duration_ms` + `CONSOLIDATION_SLACK_S`; `UNKNOWN_DURATION_S` when it has no
    duration). Every column of that table is optional.
-4. **unknown**, with what was checked.
+5. **unknown**, with what was checked.
 
 The rule is one SQL `CASE` expression (`cause_sql`), so the timeline's counts per
 cause and the life of a single memory can never disagree.
@@ -36,6 +41,9 @@ UNKNOWN_DURATION_S = 600
 CLEO_TUI_PREFIX = "cleo-tui:"
 CLEO_REFLECTOR = "cleo-reflector"
 CLEO_CONSOLIDATION = "cleo-consolidation"
+CLEO_SWEEP = "cleo-sweep"
+NOISE_PURGED = "noise-purged"  # the provenance_class CLEO's approved sweep gives a purged row
+UNDO_KIND = "undo"
 UNKNOWN = "unknown"
 DELETED_OUTSIDE = "deleted-outside"
 HIPPO_FORGET = "hippo-forget"
@@ -44,6 +52,7 @@ HIPPO_SUPERSEDE = "hippo-supersede"
 CAUSE_LABELS = {
     CLEO_REFLECTOR: "CLEO's reflector superseded it",
     CLEO_CONSOLIDATION: "CLEO's consolidation evicted it",
+    CLEO_SWEEP: "CLEO's noise sweep purged it (an approved sweep run)",
     UNKNOWN: "cause unknown",
     DELETED_OUTSIDE: "deleted outside cleo-tui (no row holds this id)",
     HIPPO_FORGET: "forgotten by hippo (no memories row holds this id)",
@@ -75,6 +84,18 @@ def has_journal(brain: Brain) -> bool:
     return brain.features.has_table(RUNS) and brain.features.has_table(RUN_CHANGES)
 
 
+def has_sweep_runs(brain: Brain) -> bool:
+    """The brain has CLEO's backfill-run log with approval times, and the provenance column a sweep sets."""
+    return (brain.features.has_column(cs.BACKFILL_RUNS, "approved_at")
+            and brain.features.has_column(cs.OBSERVATIONS, "provenance_class"))
+
+
+def sweep_condition(alias: str = "o") -> str:
+    """Purged by an approved CLEO sweep: its provenance, and a run approved at the row's invalid_at."""
+    return (f"({alias}.provenance_class = '{NOISE_PURGED}' AND EXISTS (SELECT 1 FROM {cs.BACKFILL_RUNS} b "
+            f"WHERE b.approved_at = {alias}.invalid_at))")
+
+
 def has_consolidation_times(brain: Brain) -> bool:
     """The consolidation log exists and says when its runs started."""
     return brain.features.has_column(CONSOLIDATION_EVENTS, "started_at")
@@ -97,6 +118,7 @@ def journal_run(alias: str = "o") -> str:
     return (f"(SELECT c.run_id FROM {RUN_CHANGES} c INDEXED BY {JOURNAL_ROW_INDEX} "
             f"WHERE c.table_name = '{cs.OBSERVATIONS}' "
             f"AND c.row_key = '{{\"id\": ' || json_quote({alias}.id) || '}}' AND {inv} = {alias}.invalid_at "
+            f"AND NOT EXISTS (SELECT 1 FROM {RUNS} u WHERE u.id = c.run_id AND u.kind = '{UNDO_KIND}') "
             "ORDER BY c.run_id DESC LIMIT 1)")
 
 
@@ -133,6 +155,8 @@ def cause_sql(brain: Brain, alias: str = "o") -> CauseSql:
         joins = f" LEFT JOIN {RUNS} tui ON tui.id = {journal_run(alias)}"
         branches.append(f"WHEN tui.kind IS NOT NULL THEN '{CLEO_TUI_PREFIX}' || tui.kind")
         run_id = "tui.id"
+    if has_sweep_runs(brain):
+        branches.append(f"WHEN {sweep_condition(alias)} THEN '{CLEO_SWEEP}'")
     if brain.features.has_table(cs.EDGES):
         branches.append(f"WHEN {reflector_condition(alias)} THEN '{CLEO_REFLECTOR}'")
     if has_consolidation_times(brain):

@@ -13,6 +13,7 @@ from cleo_tui.brain.records import get_record, record_text
 from cleo_tui.brain.store import Brain
 from cleo_tui.memory import causes as c
 from cleo_tui.memory.mapping import as_text
+from cleo_tui.memory.sweeps import SweepRun, run_for_eviction
 
 TEXT_CHARS = 160
 
@@ -61,12 +62,14 @@ class EvictionCause:
     run_kind: str | None = None
     reflections: tuple[Reflection, ...] = ()
     consolidation: tuple[ConsolidationEvent, ...] = field(default=())
+    sweep: SweepRun | None = None  # CLEO's approved sweep run that purged it (cause cleo-sweep)
 
     def to_dict(self) -> dict[str, Any]:
         return {"cause": self.cause, "label": self.label, "at": self.at, "evidence": list(self.evidence),
                 "checked": list(self.checked), "run_id": self.run_id, "run_kind": self.run_kind,
                 "reflections": [r.__dict__ for r in self.reflections],
-                "consolidation": [e.to_dict() for e in self.consolidation]}
+                "consolidation": [e.to_dict() for e in self.consolidation],
+                "sweep_run": None if self.sweep is None else self.sweep.to_dict()}
 
 
 def _opt_int(value: Any) -> int | None:
@@ -172,6 +175,9 @@ def _checked(brain: Brain, at: str, reflections: list[Reflection]) -> list[str]:
         out.append(f"cleo-tui's journal: no run set this row's invalid_at to {at}")
     else:
         out.append(f"cleo-tui's journal: this brain has no {RUNS} table")
+    if c.has_sweep_runs(brain):
+        out.append(f"CLEO's sweeps: no run of {cs.BACKFILL_RUNS} was approved at {at} with this row marked "
+                   f"{c.NOISE_PURGED}")
     if not brain.features.has_table(cs.EDGES):
         out.append(f"graph: this brain has no {cs.EDGES} table")
     elif reflections:
@@ -202,6 +208,8 @@ def explain_eviction(brain: Brain, observation_id: str, invalid_at: str) -> Evic
         evidence, kind = _journal_evidence(brain, run_id, invalid_at)
         return EvictionCause(cause, c.cause_label(cause), invalid_at, tuple(evidence), (), run_id, kind,
                              tuple(reflections))
+    if cause == c.CLEO_SWEEP:
+        return sweep_cause(brain, cs.OBSERVATIONS, observation_id, invalid_at, tuple(reflections))
     if cause == c.CLEO_REFLECTOR:
         near = [r for r in reflections if r.seconds_from_eviction is not None
                 and r.seconds_from_eviction <= c.REFLECTOR_WINDOW_S]
@@ -217,3 +225,16 @@ def explain_eviction(brain: Brain, observation_id: str, invalid_at: str) -> Evic
                              tuple(reflections), tuple(events))
     return EvictionCause(c.UNKNOWN, c.cause_label(c.UNKNOWN), invalid_at, (),
                          tuple(_checked(brain, invalid_at, reflections)), None, None, tuple(reflections))
+
+
+def sweep_cause(brain: Brain, table: str, row_id: str, invalid_at: str,
+                reflections: tuple[Reflection, ...] = ()) -> EvictionCause:
+    """The cleo-sweep cause with its run as evidence (the run approved at `invalid_at`)."""
+    run = run_for_eviction(brain, table, row_id, invalid_at)
+    evidence = [f"provenance_class = {c.NOISE_PURGED}, as CLEO's executeSweep writes it"]
+    if run is not None:
+        evidence.append(f"sweep run {run.id} ({run.kind}, created {run.created_at or '?'}) approved at "
+                        f"{run.approved_at} by {run.approved_by or '?'}: the same time as invalid_at")
+        evidence += [f"its staging row {r.id}: action {r.action}, {r.validation_status}" for r in run.rows]
+    return EvictionCause(c.CLEO_SWEEP, c.cause_label(c.CLEO_SWEEP), invalid_at, tuple(evidence), (), None, None,
+                         reflections, sweep=run)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from cleo_tui.memory.causes import (
     CLEO_CONSOLIDATION,
     CLEO_REFLECTOR,
+    CLEO_SWEEP,
     CLEO_TUI_PREFIX,
     DELETED_OUTSIDE,
     HIPPO_FORGET,
@@ -38,7 +39,7 @@ from cleo_tui.memory.liveness import DreamState, Liveness, brain_liveness
 from cleo_tui.memory.timeline import Day, Timeline, brain_timeline, is_day
 
 __all__ = [
-    "CLEO_CONSOLIDATION", "CLEO_REFLECTOR", "CLEO_TUI_PREFIX", "DELETED_OUTSIDE", "HIPPO_FORGET",
+    "CLEO_CONSOLIDATION", "CLEO_REFLECTOR", "CLEO_SWEEP", "CLEO_TUI_PREFIX", "DELETED_OUTSIDE", "HIPPO_FORGET",
     "HIPPO_SUPERSEDE", "UNKNOWN", "ConsolidationEvent", "Day", "DreamState", "EdgeRef", "EvictionCause",
     "JournalStep", "Liveness", "MemoryLife", "Mention", "MissingId", "Reflection", "Timeline", "TraceHit", "Written",
     "brain_liveness", "brain_timeline", "cause_label", "evicted_with_causes", "is_day", "memory_life",

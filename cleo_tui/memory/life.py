@@ -17,7 +17,8 @@ from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.migrations import RUN_CHANGES, RUNS, TRACE_OUTCOMES, TRACE_RESULTS, TRACES
 from cleo_tui.brain.store import KIND_HIPPO, Brain
 from cleo_tui.memory import causes as c
-from cleo_tui.memory.evidence import EvictionCause, consolidation_events, explain_eviction
+from cleo_tui.memory.cleo_marks import CleoMark, KeepAdvice, cleo_marks, keep_advice
+from cleo_tui.memory.evidence import EvictionCause, consolidation_events, explain_eviction, sweep_cause
 from cleo_tui.memory.mapping import as_text
 
 LIVE, EVICTED, MISSING, FORGOTTEN, SUPERSEDED = "live", "evicted", "missing", "forgotten", "superseded"
@@ -96,6 +97,8 @@ class MemoryLife:
     cause: EvictionCause | None = None
     mentions: list[Mention] = field(default_factory=list)
     traces: list[TraceHit] = field(default_factory=list)
+    cleo_marks: list[CleoMark] = field(default_factory=list)  # what CLEO's automation will do to it
+    keep: KeepAdvice | None = None  # and whether cleo-tui can make CLEO keep it
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -104,6 +107,8 @@ class MemoryLife:
             "journal": [s.__dict__ for s in self.journal], "edges": [e.__dict__ for e in self.edges],
             "cause": None if self.cause is None else self.cause.to_dict(),
             "mentions": [m.__dict__ for m in self.mentions], "traces": [t.__dict__ for t in self.traces],
+            "cleo_marks": [m.to_dict() for m in self.cleo_marks],
+            "keep_in_cleo": None if self.keep is None else self.keep.to_dict(),
         }
 
 
@@ -311,25 +316,41 @@ def memory_life(brain: Brain, memory_id: str) -> MemoryLife | None:
                                        (f"superseded_by = {as_text(gone)}",))
         return life
     life.edges = edges_of_node(brain, f"{spec.kind}:{memory_id}")
+    if spec.kind == "observation":
+        life.cleo_marks = cleo_marks(brain, memory_id)
+        life.keep = keep_advice(brain, memory_id, life.cleo_marks) if life.cleo_marks else None
     if gone is not None:
         if spec.kind == "observation":
             life.cause = explain_eviction(brain, memory_id, as_text(gone))
         else:
-            life.cause = _journal_only_cause(life, as_text(gone))
+            life.cause = _journal_only_cause(life, as_text(gone), brain, spec.table)
     return life
 
 
-def _journal_only_cause(life: MemoryLife, at: str) -> EvictionCause:
-    """Patterns and learnings: cleo-tui's journal is the only record of who evicted them."""
+def _journal_only_cause(life: MemoryLife, at: str, brain: Brain | None = None,
+                        table: str | None = None) -> EvictionCause:
+    """Patterns and learnings: cleo-tui's journal, and CLEO's sweeps, are the only records of who evicted them
+    (an undo is never a cause: it puts back what something else wrote)."""
     for step in reversed(life.journal):
-        if step.after and step.after.get("invalid_at") == at:
+        if step.kind != c.UNDO_KIND and step.after and step.after.get("invalid_at") == at:
             cause = c.CLEO_TUI_PREFIX + step.kind
             return EvictionCause(cause, c.cause_label(cause), at,
                                  (f"cleo-tui run {step.run_id} ({step.kind}, {step.at}) set invalid_at = {at}",),
                                  (), step.run_id, step.kind)
+    if brain is not None and table is not None and _swept(brain, table, life.id, at):
+        return sweep_cause(brain, table, life.id, at)
     return EvictionCause(c.UNKNOWN, c.cause_label(c.UNKNOWN), at, (),
                          (f"cleo-tui's journal: no run set this row's invalid_at to {at}",
                           "CLEO's reflector and consolidation evict observations, not patterns or learnings"))
+
+
+def _swept(brain: Brain, table: str, row_id: str, at: str) -> bool:
+    """The row carries CLEO's noise-purged provenance and a backfill run was approved at its invalid_at."""
+    if not (brain.features.has_column(table, "provenance_class")
+            and brain.features.has_column(cs.BACKFILL_RUNS, "approved_at")):
+        return False
+    return brain.query_one(f'SELECT 1 FROM "{table}" t WHERE t.id = ? AND t.invalid_at = ? AND '
+                           f"{c.sweep_condition('t')}", (row_id, at)) is not None
 
 
 @dataclass(frozen=True)

@@ -51,6 +51,7 @@ PANE_MODULES: dict[str, tuple[str, str]] = {
     "traces": ("cleo_tui.ui.panes.traces", "TracesScreen"),
     "duplicates": ("cleo_tui.ui.panes.duplicates", "DuplicatesScreen"),
     HISTORY_PANE: ("cleo_tui.ui.panes.history", "HistoryScreen"),
+    "sweeps": ("cleo_tui.ui.panes.sweeps", "SweepsScreen"),
 }
 
 
@@ -119,6 +120,7 @@ class CleoApp(App[None]):
         Binding("4", "pane('traces')", "Traces", id="pane.traces", show=False),
         Binding("5", "pane('duplicates')", "Duplicates", id="pane.duplicates", show=False),
         Binding("6", "pane('history')", "History", id="pane.history", show=False),
+        Binding("7", "pane('sweeps')", "Sweeps", id="pane.sweeps", show=False),
         Binding("f1,question_mark", "help", "Help", id="app.help", tooltip="Panes, keys and tag rules"),
         Binding("q", "quit", "Quit", id="app.quit", tooltip="Leave cleo-tui"),
         Binding("S", "secrets", "Secrets", id="app.secrets", show=False,

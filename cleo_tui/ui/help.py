@@ -52,6 +52,7 @@ PANES_MARKDOWN = """\
 | {traces} | **Traces** | recall traces: ranked results, rerank steps, outcomes |
 | {duplicates} | **Duplicates** | reworded duplicates in clusters: choose the keeper, merge (undoable) |
 | {history} | **History** | the brain's days: live tokens, evictions by cause; whether its agents still run |
+| {sweeps} | **Sweeps** | CLEO's staged noise sweeps row by row, with recall impact; approve or roll back via CLEO |
 
 Click a pane's name to switch too. `ctrl+p` opens the command palette: every action by name.
 """
@@ -73,8 +74,19 @@ OBSERVATIONS_HELP = PaneHelp(
         "obs.evict": "evict (soft: invalid_at is set)",
         "obs.restore": "restore an evicted observation",
         "obs.undo": "undo the last curation step made in this session",
+        "obs.cleo_marks": "CLEO marks filter: at risk (its next consolidation deletes them), hidden from its "
+                           "search, all",
+        "obs.keep_cleo": "keep in CLEO: raise quality_score to 0.5 so CLEO's consolidation and search keep it "
+                         "(only when that lasts; undoable)",
     },
     notes="""\
+The state column also shows CLEO's own rules: ⚠live / ⚠evicted — CLEO's next consolidation hard-deletes it
+(runConsolidation: correlateOutcomes flags uncited rows older than 30 days, then runPruneSweep deletes flagged
+rows with quality < 0.2, no citations, older than 30 days, evicted ones too); hidden — live, but quality below 0.3,
+so CLEO's search (searchBrain, QUALITY_SCORE_THRESHOLD) never returns it. The "CLEO marks" filter picks either;
+the detail gives the reason and the rule. A pin protects a row in cleo-tui only; K raises its quality_score to 0.5
+(CLEO's own keep value) so CLEO keeps it — offered only when no CLEO step lowers it again each consolidation
+(detectContradictions, correlateOutcomes); undo puts the old quality back.
 On a read-only brain the writing keys are disabled and the status line says why.
 Text from the brain is always shown literally: markup, escape sequences and control
 characters appear as visible characters (ESC as ␛), never as formatting.
@@ -232,6 +244,35 @@ CLEO's dream state, and warns when one has gone quiet while observations kept ar
 Live tokens are chars/4 of each row's content, for the chart only (the Prune pane counts with
 the tokenizer you choose). `cleo-tui history` prints the same days; `cleo-tui history ID` and
 the detail view show why one memory is gone.
+""")
+
+SWEEPS_HELP = PaneHelp(
+    "Keys in the Sweeps pane",
+    intro="""\
+`cleo memory sweep` stages a noise sweep (CLEO's `detectNoiseCandidates`: live, unverified rows with quality
+NULL or below 0.3) as a run in `brain_backfill_runs` and its candidates in `brain_observations_staging`, and
+waits for `--approve`. Each run is listed with its rows: the action, the target's values now beside the staged
+ones, what CLEO's approve will write (`executeSweep`: a purge sets invalid_at to the approval time and
+provenance_class noise-purged; other actions only set provenance_class swept-clean — the staged quality is not
+written), the recall impact (recorded retrievals that returned the row, tasks that used it), the row's tags
+and its whole text. Approve and roll back run CLEO's own command in the brain's project directory, after a
+confirmation, and show its answer; without `cleo` on PATH the command is shown and nothing is written.
+""",
+    rows=(("↑ ↓ j k, enter", "move in the runs; enter goes to the run's rows"),),
+    texts={
+        "sweeps.switch": "move between the runs and the rows",
+        "sweeps.approve": "approve the staged run: `cleo memory sweep --approve RUN` (CLEO writes)",
+        "sweeps.rollback": "roll the staged run back: `cleo memory sweep --rollback RUN` (its pending rows "
+                           "become skipped; nothing was applied, so nothing is reverted)",
+        "sweeps.veto": "veto a pending row: it becomes skipped, and CLEO's approve (which loads only pending rows) "
+                       "leaves it out; journalled, u undoes it",
+        "sweeps.undo": "undo the last step made in this session",
+        "sweeps.reload": "read the runs again",
+    },
+    notes="""\
+A purge by an approved sweep is named in History as "CLEO's noise sweep" with its run (the row's
+provenance_class is noise-purged and the run's approved_at equals its invalid_at). CLEO's rollback works only on a
+staged run: an approved sweep cannot be rolled back through CLEO (restore rows one by one in Observations).
 """)
 
 APP_HELP = PaneHelp("Keys everywhere", texts={"app.help": "this help", "app.quit": "quit"},

@@ -23,7 +23,7 @@ from cleo_tui.brain.journal import UndoOutcome
 from cleo_tui.brain.store import KIND_HIPPO, WAITING_MESSAGE
 from cleo_tui.brain.summary import brain_summary
 from cleo_tui.brain.sweep_gate import sweep_active
-from cleo_tui.memory import curation
+from cleo_tui.memory import cleo_marks, curation, sweeps
 from cleo_tui.memory.mapping import relevance_overrides
 from cleo_tui.ui.live import BrainWatcher
 from cleo_tui.ui.messages import CURATION, EXTERNAL, RELOAD, UNDO, BrainChanged, ChangeKind, SummaryReady, TagsReady
@@ -50,6 +50,8 @@ CURATION_STEPS: dict[str, Callable[[Brain, str], int]] = {
     "unpin": curation.unpin_observation,
     "evict": curation.evict_observation,
     "restore": curation.restore_observation,
+    "keep-in-cleo": cleo_marks.keep_in_cleo,  # issue 28: quality raised so CLEO keeps it (undoable)
+    "sweep-veto": sweeps.veto_row,  # issue 28: a staged sweep row left out of CLEO's approve (undoable)
 }
 
 

@@ -25,6 +25,7 @@ from cleo_tui.brain.store import Brain
 from cleo_tui.memory.history import (
     CLEO_CONSOLIDATION,
     CLEO_REFLECTOR,
+    CLEO_SWEEP,
     CLEO_TUI_PREFIX,
     Day,
     Liveness,
@@ -83,7 +84,7 @@ def cause_short(cause: str) -> str:
     """A cause id in a few letters for the table: prune, reflect, CLEO-refl, consol, unknown."""
     if cause.startswith(CLEO_TUI_PREFIX):
         return cause[len(CLEO_TUI_PREFIX):]
-    return {CLEO_REFLECTOR: "CLEO-refl", CLEO_CONSOLIDATION: "consol"}.get(cause, "unknown")
+    return {CLEO_REFLECTOR: "CLEO-refl", CLEO_CONSOLIDATION: "consol", CLEO_SWEEP: "sweep"}.get(cause, "unknown")
 
 
 def _counts(counts: dict[str, int], short: Callable[[str], str]) -> str:

@@ -16,6 +16,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Input, Select, Static
 
+from cleo_tui.brain import cleo_rules
 from cleo_tui.brain.listing import ObservationListing
 from cleo_tui.brain.numbers import quality_text
 from cleo_tui.brain.observation_reads import observation_exists
@@ -49,13 +50,13 @@ COLUMNS = [
     Column("tier", "tier", 6, drop=1),
     Column("quality", "qual", 4, right=True, drop=2),
     Column("source", "source", 8, drop=5),
-    Column("state", "state", 7),
+    Column("state", "state", 8),  # live / evicted, and CLEO's marks: ⚠ at risk, "hidden" from its search
 ]
 SORTS = [("date", True, "date ↓"), ("date", False, "date ↑"), ("quality", True, "quality ↓"),
          ("coverage", True, "coverage ↓")]
 ANY = "any"
 FILTER_OF_SELECT = {"f-state": "state", "f-type": "type", "f-coverage": "coverage", "f-protected": "protected",
-                    "f-tier": "tier", "f-session": "session"}  # each select's field of Filters
+                    "f-tier": "tier", "f-session": "session", "f-cleo": "cleo"}  # each select's field of Filters
 COVERAGE_SHORT = {"reinforced": "reinf."}
 
 
@@ -74,6 +75,7 @@ class Filters:
     session: str = ANY
     search: str = ""
     day: str = ""  # YYYY-MM-DD: only rows created that day (set by the History pane's show_day)
+    cleo: str = ANY  # cleo_rules.AT_RISK or HIDDEN: what CLEO's own rules mark (issue 28)
 
 
 class ObservationsScreen(FilterActions, PaneScreen):
@@ -96,8 +98,12 @@ class ObservationsScreen(FilterActions, PaneScreen):
                 tooltip="Export what the filter shows as JSON, JSONL or Markdown"),
         Binding("n", "jump_new", "New rows", id="obs.jump_new",
                 tooltip="Jump to the newest rows (the \"N new\" mark: CLEO wrote them meanwhile)"),
+        Binding("c", "cycle_cleo_marks", "CLEO marks", id="obs.cleo_marks",
+                tooltip="Show only rows CLEO's next consolidation deletes, then rows its search cannot find, then all"),
+        Binding("K", "keep_in_cleo", "Keep in CLEO", id="obs.keep_cleo", show=False,
+                tooltip="Raise the quality so CLEO's consolidation and search keep it (undoable), when that lasts"),
     ]
-    WRITE_ACTIONS = {"pin", "evict", "restore", "undo"}
+    WRITE_ACTIONS = {"pin", "evict", "restore", "undo", "keep_in_cleo"}
     AUTO_FOCUS = "#obs-table"  # as on_mount does: not the tabs first (each focus change restyles)
 
     @dataclass(eq=False)
@@ -149,6 +155,9 @@ class ObservationsScreen(FilterActions, PaneScreen):
                    id="f-protected", compact=True, tooltip="Protected rows never drop in a prune"),
             Select([], prompt="all tiers", id="f-tier", compact=True, tooltip="Memory tier"),
             Select([], prompt="all sessions", id="f-session", compact=True, tooltip="CLEO session"),
+            Select([("CLEO deletes", cleo_rules.AT_RISK), ("CLEO can't find", cleo_rules.HIDDEN)],
+                   prompt="CLEO marks", id="f-cleo", compact=True,
+                   tooltip="At risk: CLEO's next consolidation deletes it. Hidden: CLEO's search never returns it"),
         ]
 
     def mount_filter_bar(self) -> None:
@@ -197,7 +206,7 @@ class ObservationsScreen(FilterActions, PaneScreen):
             "tier": (str(row.get("memory_tier") or ""), ""),
             "quality": (quality_text(quality, compact=True), ""),
             "source": (str(row.get("source_type") or ""), ""),
-            "state": ("evicted" if evicted else "live", "table--muted" if evicted else ""),
+            "state": state_cell(row),
         }
 
     # -- building the listing ---------------------------------------------------
@@ -285,6 +294,9 @@ class ObservationsScreen(FilterActions, PaneScreen):
         parts.append(f"sorted by {SORTS[self.sort_index][2]}")
         if self.filters.day:
             parts.append(f"created on {self.filters.day} (x clears)")
+        if self.filters.cleo != ANY:
+            parts.append("CLEO's next consolidation deletes these" if self.filters.cleo == cleo_rules.AT_RISK
+                         else "CLEO's search never returns these")
         if self.session.tags is None:
             parts.append("tags: computing…")
         if self.new_count:
@@ -465,12 +477,55 @@ class ObservationsScreen(FilterActions, PaneScreen):
     def action_undo(self) -> None:
         self.session.undo()
 
+    def action_cycle_cleo_marks(self) -> None:
+        """any → at risk → hidden from CLEO's search → any (the "CLEO marks" filter, reachable at any width)."""
+        order = [ANY, cleo_rules.AT_RISK, cleo_rules.HIDDEN]
+        self.filters.cleo = order[(order.index(self.filters.cleo) + 1) % len(order)]
+        for select in self.query("#f-cleo").results(Select):
+            with select.prevent(Select.Changed):
+                if self.filters.cleo == ANY:
+                    select.clear()
+                else:
+                    select.value = self.filters.cleo
+        self.reload()
+
+    def action_keep_in_cleo(self) -> None:
+        """Raise the row's quality to CLEO's keep value, when CLEO's rules say it lasts (memory/cleo_marks.py)."""
+        row = self._selected_row()
+        if row is None:
+            return
+        detail = self.detail
+        life = getattr(detail, "life", None)
+        keep = getattr(life, "keep", None)
+        if life is None or getattr(life, "id", None) != row["id"]:
+            self.notify("The detail is still being read; try again in a moment.", severity="warning")
+            return
+        if keep is None:
+            self.notify(f"CLEO's rules leave {row['id']} alone: nothing to keep.", severity="information")
+            return
+        if not keep.offered:
+            self.cleo.tell("Keep in CLEO: not offered", keep.text)
+            return
+        self.cleo.confirm("Keep in CLEO", f"{row['id']}: {keep.text}",
+                          lambda: self.session.curate("keep-in-cleo", row["id"]))
+
     def on_brain_changed(self, message: BrainChanged) -> None:
         """After a write (here, in another pane, or by CLEO): reread the rows around the cursor and the detail."""
         if message.kind == EXTERNAL:
             self.live_change()
             return
         self.reload(keep_cursor=True)
+
+
+def state_cell(row: dict) -> tuple[str, str]:
+    """live / evicted, marked with CLEO's rules: "⚠" CLEO's next consolidation deletes it, "hidden" its search
+    never returns it (brain/cleo_rules.py; the detail says why)."""
+    evicted = row.get("invalid_at") is not None
+    if row.get("cleo_at_risk"):
+        return ("⚠" + ("evicted" if evicted else "live"), "table--critical")
+    if row.get("cleo_hidden"):
+        return ("hidden", "table--high")
+    return ("evicted" if evicted else "live", "table--muted" if evicted else "")
 
 
 def first_listing(brain: Brain) -> ObservationListing:
@@ -518,6 +573,7 @@ def query_for(f: Filters, sort_index: int, tags: TagTable | None) -> tuple[Obser
         state=f.state, types=() if f.type == ANY else (f.type,),
         tier=None if f.tier == ANY else f.tier, session=None if f.session == ANY else f.session,
         search=f.search, day=f.day or None, sort="date" if sort == "coverage" else sort, descending=descending,
+        cleo_mark=None if f.cleo == ANY else f.cleo,
     )
     ids_in: set[str] | None = None
     ids_out: set[str] = set()

@@ -29,6 +29,7 @@ PANES = (
     ("traces", "4 Traces"),
     ("duplicates", "5 Duplicates"),
     ("history", "6 History"),
+    ("sweeps", "7 Sweeps"),
 )
 PANE_NAMES = tuple(name for name, _ in PANES)
 HISTORY_PANE = "history"
@@ -40,7 +41,7 @@ STALE_HINT = "its -wal cannot be read here; `cleo-tui info` says why"  # Brain.s
 
 
 def _header_tail(summary: dict | None, kind_label: str | None, read_only: str | None,
-                 live: str | None = None, alert: str = "", stale: str | None = None) -> Text:
+                 live: str | None = None, alert: str = "", stale: str | None = None, hidden_count: bool = True) -> Text:
     tail = Text()
     if live:
         tail.append(f"  {live}", style="bold reverse")
@@ -50,8 +51,14 @@ def _header_tail(summary: dict | None, kind_label: str | None, read_only: str | 
         tail.append(f"  {alert}", style="bold yellow")
     if summary:
         obs = summary["observations"]
-        tail.append(f"  {obs['live']:,} live · {obs['evicted']:,} evicted · {summary['patterns']:,} patterns"
-                    f" · {summary['learnings']:,} learnings · {summary['traces']:,} traces")
+        tail.append(f"  {obs['live']:,} live · {obs['evicted']:,} evicted")
+        at_risk, hidden = summary.get("at_risk", 0), summary.get("hidden_from_cleo_search", 0)
+        if at_risk:  # CLEO's own rules (brain/cleo_rules.py): its next consolidation deletes these
+            tail.append(f" · ⚠ {at_risk:,} at risk", style="bold red")
+        if hidden and hidden_count:  # ... and its search never returns these
+            tail.append(f" · {hidden:,} hidden", style="yellow")
+        tail.append(f" · {summary['patterns']:,} patterns · {summary['learnings']:,} learnings"
+                    f" · {summary['traces']:,} traces")
     if read_only is not None:
         tail.append("  READ-ONLY", style="bold reverse")
         if read_only:
@@ -82,8 +89,11 @@ def header_text(summary: dict | None, path: str, kind_label: str, read_only_reas
     choices = [(kind_label, read_only_reason, alert, stale), (kind_label, read_only_reason, alert, stale_mark),
                (kind_label, mark, alert, stale_mark), (kind_label, mark, "", stale_mark),
                (None, mark, "", stale_mark)]
-    for kind, read_only, warning, stale_shown in choices:
-        tail = _header_tail(summary, kind, read_only, live, warning, stale_shown)
+    # CLEO's marks: the hidden count gives way before anything else does (the at-risk count stays).
+    levels = [(kind, read_only, warning, stale_shown, hidden) for kind, read_only, warning, stale_shown in choices
+              for hidden in (True, False)]
+    for kind, read_only, warning, stale_shown, hidden in levels:
+        tail = _header_tail(summary, kind, read_only, live, warning, stale_shown, hidden)
         room = (width or 10**6) - len(prefix) - tail.cell_len
         if room >= min(cell_len(shown), 16):
             break

@@ -288,9 +288,28 @@ def _mark_missing(text: Text, detail: ObservationDetail, node_id: str) -> None:
 LIFE_ITEMS = 8  # steps and mentions listed in the detail; `cleo-tui history ID` lists them all
 
 
-def render_life(life: MemoryLife | None) -> Text:
-    """The life of a memory that is gone: how it was written, cleo-tui's steps, why it is gone (with evidence)."""
+def render_cleo_marks(life: MemoryLife) -> Text:
+    """What CLEO's automation will do to the row (its next consolidation, its search), the rule, and the
+    keep-in-CLEO step or why it is not offered (memory/cleo_marks.py)."""
     text = Text()
+    for mark in life.cleo_marks:
+        text.append("CLEO: ", style="bold")
+        text.append(one_line(mark.title, 100), style="bold red" if mark.mark == "at-risk" else "bold yellow")
+        text.append(f" — {one_line(mark.when, 100)}\n")
+        text.append(f"  why: {one_line(mark.reason, 200)}\n")
+        text.append(f"  rule: {one_line(mark.rule, 400)}\n", style="dim")
+    if life.keep is not None:
+        text.append("  keep: " if life.keep.offered else "  keep (no step offered): ", style="bold")
+        text.append(one_line(life.keep.text, 600) + "\n")
+    return text
+
+
+def render_life(life: MemoryLife | None) -> Text:
+    """The life of a memory that is gone: how it was written, cleo-tui's steps, why it is gone (with evidence);
+    for any row, what CLEO's automation will do to it."""
+    text = Text()
+    if life is not None and life.cleo_marks:
+        text.append_text(render_cleo_marks(life))
     if life is None or life.cause is None:
         return text  # a live row: its meta line and History section already say it all
     text.append("Life", style="bold")

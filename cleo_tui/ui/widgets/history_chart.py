@@ -21,7 +21,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Sparkline, Static
 
-from cleo_tui.memory.history import CLEO_CONSOLIDATION, CLEO_REFLECTOR, CLEO_TUI_PREFIX, Day
+from cleo_tui.memory.history import CLEO_CONSOLIDATION, CLEO_REFLECTOR, CLEO_SWEEP, CLEO_TUI_PREFIX, Day
 
 LEVELS = " ▁▂▃▄▅▆▇█"
 LABEL = 8  # width of the row labels on the left
@@ -31,16 +31,17 @@ TICK_GAP = 2  # at least this many blanks between two date labels
 # style keys of the cells; the widget maps them to its component classes
 TOKENS, LABEL_STYLE, AXIS, TUI, REFLECTOR, CONSOLIDATION, UNKNOWN_STYLE = (
     "tokens", "label", "axis", "tui", "reflector", "consolidation", "unknown")
-CAUSE_ORDER = (TUI, REFLECTOR, CONSOLIDATION, UNKNOWN_STYLE)
+SWEEP = "sweep"
+CAUSE_ORDER = (TUI, REFLECTOR, CONSOLIDATION, SWEEP, UNKNOWN_STYLE)
 LEGEND = {TUI: "cleo-tui", REFLECTOR: "CLEO reflector", CONSOLIDATION: "CLEO consolidation",
-          UNKNOWN_STYLE: "unknown"}
+          UNKNOWN_STYLE: "unknown", SWEEP: "CLEO sweep"}
 
 
 def cause_style(cause: str) -> str:
     """The style key of an eviction cause id."""
     if cause.startswith(CLEO_TUI_PREFIX):
         return TUI
-    return {CLEO_REFLECTOR: REFLECTOR, CLEO_CONSOLIDATION: CONSOLIDATION}.get(cause, UNKNOWN_STYLE)
+    return {CLEO_REFLECTOR: REFLECTOR, CLEO_CONSOLIDATION: CONSOLIDATION, CLEO_SWEEP: SWEEP}.get(cause, UNKNOWN_STYLE)
 
 
 @dataclass(frozen=True)
@@ -217,6 +218,7 @@ class HistoryChart(Vertical):
     HistoryChart > .history-chart--reflector { color: $warning; }
     HistoryChart > .history-chart--consolidation { color: $secondary; }
     HistoryChart > .history-chart--unknown { color: $error; }
+    HistoryChart > .history-chart--sweep { color: $success; }
     """
 
     def __init__(self, **kwargs: Any) -> None:
