@@ -52,13 +52,15 @@ def main() -> None:
     brain = open_brain(db)
     try:
         started = time.perf_counter()
-        tags = tag_brain(brain)
-        rows = list(whole_rows(brain, selected_rows(brain, Selection(state="all"), tags)))
-        export_rows(workdir / "all.jsonl", rows, "jsonl", tags, "all")
+        tags = tag_brain(brain)  # a first open's tags (the app and a warm CLI have them already)
+        tags_s = time.perf_counter() - started
+        started = time.perf_counter()
+        count = export_rows(workdir / "all.jsonl", whole_rows(brain, selected_rows(brain, Selection(state="all"), tags)),
+                            "jsonl", tags, "all")
         export_s = time.perf_counter() - started
         floor_s = export_floor(db, workdir / "floor.jsonl")
-        print(f"export of {len(rows):,} observations as JSONL with tags: {export_s:.2f} s "
-              f"(floor {floor_s:.2f} s, ratio {export_s / floor_s:.1f}x; target < 5 s)")
+        print(f"export of {count:,} observations as JSONL with tags: {export_s:.2f} s (floor {floor_s:.2f} s, "
+              f"ratio {export_s / floor_s:.1f}x; target < 5 s), after the tags of a cold brain: {tags_s:.2f} s")
         stop_at = time.perf_counter() + 3
         floor = Writer(db)
         while time.perf_counter() < stop_at:
