@@ -55,8 +55,8 @@ def main() -> None:
         tags = tag_brain(brain)  # a first open's tags (the app and a warm CLI have them already)
         tags_s = time.perf_counter() - started
         started = time.perf_counter()
-        count = export_rows(workdir / "all.jsonl", whole_rows(brain, selected_rows(brain, Selection(state="all"), tags)),
-                            "jsonl", tags, "all")
+        rows = whole_rows(brain, selected_rows(brain, Selection(state="all"), tags))
+        count = export_rows(workdir / "all.jsonl", rows, "jsonl", tags, "all")
         export_s = time.perf_counter() - started
         floor_s = export_floor(db, workdir / "floor.jsonl")
         print(f"export of {count:,} observations as JSONL with tags: {export_s:.2f} s (floor {floor_s:.2f} s, "
