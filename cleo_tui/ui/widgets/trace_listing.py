@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from cleo_tui.brain.listing import PAGE_SIZE, PagedListing
 from cleo_tui.brain.store import Brain
-from cleo_tui.recall.reader import TraceFilter, count_traces, list_traces
+from cleo_tui.recall.reader import TraceFilter, count_traces, list_traces, trace_position
 
 
 class TraceListing(PagedListing):
@@ -29,6 +29,10 @@ class TraceListing(PagedListing):
         return self._count
 
     def index_of(self, trace_id: int) -> int | None:
+        """Position of a trace in this listing, or None (reads the brain: in a worker)."""
+        return trace_position(self.brain, self.filter, trace_id)
+
+    def cached_index(self, trace_id: int) -> int | None:
         """Position of a trace among the cached rows, if it is cached."""
         for page_no, rows in self._pages.items():
             for offset, row in enumerate(rows):
