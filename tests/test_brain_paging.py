@@ -128,7 +128,8 @@ def test_listing_lead_ids_come_first_then_the_rest_once(brain):
     assert ids[3:] == [i for i in expected if i not in lead]
 
 
-@pytest.mark.parametrize("q", QUERIES + [ObservationQuery(ids_in=("O-test00003-3", "O-test00010-a", "O-test00012-c"), sort="quality")])
+@pytest.mark.parametrize("q", [*QUERIES, ObservationQuery(ids_in=("O-test00003-3", "O-test00010-a", "O-test00012-c"),
+                                                           sort="quality")])
 def test_position_of_finds_each_row_where_the_order_has_it(brain, q):
     """The cursor's anchor (a row found again by id after CLEO wrote): NULL segments and ties included."""
     expected = _expected(brain, q)
