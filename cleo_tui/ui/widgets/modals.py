@@ -133,7 +133,7 @@ class TextViewer(ModalScreen[None]):
 
 
 class HelpScreen(ModalScreen[None]):
-    """F1 / ?: the panes, the keys, the tag rules and how the seeds map onto a brain."""
+    """F1 / ?: the panes, the keys, the tag rules and what the app's words mean in a CLEO brain."""
 
     BINDINGS = [Binding("escape,q,f1,question_mark", "close", "Close")]
 
