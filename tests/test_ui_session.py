@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from textual.command import CommandPalette
-from textual.widgets import Footer, Input, Markdown
+from textual.widgets import Footer, Input
 
 from cleo_tui.config import config_path
 from cleo_tui.ui.app import CleoApp
@@ -168,7 +168,7 @@ async def test_a_remapped_key_shows_in_footer_help_and_palette(brain):
         await pilot.press("f1")
         await settle(app, pilot)
         assert isinstance(app.screen, HelpScreen)
-        help_text = app.screen.query_one("#help-text", Markdown).source
+        help_text = app.screen.markdown
         assert "| E | evict (soft" in help_text and "| e | evict" not in help_text
         await pilot.press("escape")
         await settle(app, pilot)

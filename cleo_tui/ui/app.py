@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import threading
 import traceback
 from collections.abc import Callable, Iterable
 from dataclasses import replace
@@ -34,6 +35,7 @@ from cleo_tui.ui.panes.observations import ObservationsScreen, first_listing
 from cleo_tui.ui.panes.welcome import WelcomeScreen
 from cleo_tui.ui.session import BACKGROUND_BY, BrainSession
 from cleo_tui.ui.widgets.chrome import HISTORY_PANE, PANE_NAMES, PaneScreen
+from cleo_tui.ui.widgets.help_view import HelpRender, help_text_width
 from cleo_tui.ui.widgets.modals import ConfirmModal, HelpScreen, MessageModal
 from cleo_tui.ui.widgets.path_prompt import PathPrompt
 
@@ -148,6 +150,8 @@ class CleoApp(App[None]):
         self.add_mode(OPENING, OpeningScreen)
         self._css_key: tuple[Any, ...] | None = None  # what the stylesheet was last parsed with (refresh_css)
         self._css_behind: WeakSet[Screen[Any]] = WeakSet()  # screens not restyled since the key changed
+        self.help_render = HelpRender()  # the help's rendered lines, kept (see prepare_help)
+        self._help: tuple[tuple[tuple[str, str], ...], str] | None = None  # (keymap, the help's Markdown)
         self._start_theme()
 
     # -- the theme and the CSS ---------------------------------------------------------
@@ -311,6 +315,31 @@ class CleoApp(App[None]):
         if self._session is not None:
             self._session.start_tags()
             self._start_liveness(self._session)
+        self.set_timer(BACKGROUND_BY, self.prepare_help)
+
+    # -- the help ---------------------------------------------------------------------
+    def help_text(self) -> str:
+        """The help's Markdown for the keymap in force (made once per keymap; imports every pane)."""
+        key = tuple(sorted(self.keymap.items()))
+        if self._help is None or self._help[0] != key:
+            classes = [pane_class(pane) for pane in PANE_MODULES]
+            panes = [(cls.PANE_HELP, cls.BINDINGS) for cls in classes if cls.PANE_HELP is not None]
+            self._help = (key, help_markdown(self, panes, self.keymap))
+        return self._help[1]
+
+    def prepare_help(self) -> None:
+        """Make and render the help in a thread, for the present screen width, so F1 opens it at once.
+
+        A plain daemon thread, as the watcher: waiting for workers (tests, shutdown) does not wait for it."""
+        width = help_text_width(self.size.width)
+
+        def prepare() -> None:
+            try:
+                self.help_render.lines(self.help_text(), width)
+            except Exception:  # the help then renders when opened, and says what failed there
+                return
+
+        threading.Thread(target=prepare, name="cleo-tui help", daemon=True).start()
 
     def close_brains(self) -> None:
         """Close every brain this app opened (the current one and those replaced)."""
@@ -328,9 +357,7 @@ class CleoApp(App[None]):
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            classes = [pane_class(pane) for pane in PANE_MODULES]
-            panes = [(cls.PANE_HELP, cls.BINDINGS) for cls in classes if cls.PANE_HELP is not None]
-            self.push_screen(HelpScreen(help_markdown(self, panes, self.keymap)))
+            self.push_screen(HelpScreen(self.help_text(), self.help_render))
 
     def pane_on_top(self) -> PaneScreen | None:
         """The pane under whatever modal is shown (the one the user is working in)."""
