@@ -125,6 +125,7 @@ async def cpu_to_open(pilot: Pilot[Any], app: App[Any], open_it: Any, shown: Any
         await open_it()
         while not shown():
             await pilot.pause()
+        await pilot.pause()  # and drawn
         times.append(time.process_time() - started)
         await pilot.press("escape")
         await pilot.pause()
@@ -144,6 +145,7 @@ async def help_figures(app: Any, pilot: Pilot[Any]) -> dict[str, float]:
 
     async def open_floor() -> None:
         app.push_screen(MessageModal("floor", "an empty dialog"))
+        await pilot.pause()
 
     async def open_help() -> None:
         await pilot.press("f1")

@@ -416,3 +416,40 @@ async def test_enter_then_enter_opens_a_citing_reflection_as_the_help_says(brain
         assert isinstance(app.screen, TextViewer)
         pane = app.screen_stack[-2]
         assert app.screen.title_text.startswith(pane.detail.citing[0].node_id)
+
+
+async def test_a_filter_chosen_with_the_mouse_gives_the_keys_back_to_the_table_and_focus_shows(brain):
+    from textual.widgets import Select
+    from textual.widgets._select import SelectOverlay
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        table = table_of(app)
+        select = app.screen.query_one("#f-state", Select)
+        await pilot.click(select)
+        await pilot.pause()
+        assert select.expanded
+        overlay = select.query_one(SelectOverlay)
+        await pilot.click(overlay, offset=(2, 2))  # under its focus border: "all states", then "live"
+        await settle(app, pilot)
+        assert select.value == "live" and not select.expanded
+        assert app.focused is table  # the keys go to the rows again
+        await pilot.press("j")
+        assert table.cursor == 1
+        # Focus is visible on every focusable widget of the pane: each looks different focused.
+        for widget in [w for w in app.screen.focus_chain if w.region.area]:
+            app.set_focus(None)
+            await pilot.pause()
+            unfocused = app.export_screenshot()
+            widget.focus()
+            await pilot.pause()
+            assert app.export_screenshot() != unfocused, widget
+        # ...and clearly so on the filter bar (a 5% tint was all Textual's compact widgets showed).
+        from textual.widgets._select import SelectCurrent
+        for widget, painted in ((select, select.query_one(SelectCurrent)), (app.screen.query_one("#search"),) * 2):
+            app.set_focus(None)
+            await pilot.pause()
+            unfocused = painted.styles.background
+            widget.focus()
+            await pilot.pause()
+            assert painted.styles.background != unfocused, widget

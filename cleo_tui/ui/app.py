@@ -26,8 +26,9 @@ from textual.worker import Worker, WorkerState
 from cleo_tui.brain import Brain, BrainError, BrainNotFound, locate_brain, open_brain
 from cleo_tui.brain.observation_reads import database_failure_text, is_database_error
 from cleo_tui.brain.store import KIND_HIPPO, global_brain_path
-from cleo_tui.config import cache_dir, load_config, save_setting
+from cleo_tui.config import cache_dir, config_path, load_config, save_setting
 from cleo_tui.ui.help import help_markdown
+from cleo_tui.ui.keys import check_keymap
 from cleo_tui.ui.messages import SessionMessage, SessionReplaced
 from cleo_tui.ui.palette import CleoCommands
 from cleo_tui.ui.panes.hippo_notice import TRACES_PANE, HippoNoticeScreen
@@ -143,7 +144,9 @@ class CleoApp(App[None]):
         self.problem = problem
         self.settings, self.config_problem = load_config()
         keys = self.settings.get("keys")
-        self.keymap: dict[str, str] = ({str(k): str(v) for k, v in keys.items()} if isinstance(keys, dict) else {})
+        self.keymap: dict[str, str] = {}  # the config's remaps once checked (check_keys), then in force
+        self._asked_keys: dict[Any, Any] = keys if isinstance(keys, dict) else {}
+        self.setting_problems: list[str] = []  # a bad theme, key clashes…: told once at start
         self.read_only = read_only  # --read-only: every brain opened in this app opens read-only
         for name, factory in pane_screens().items():
             self.add_mode(name, factory)
@@ -162,7 +165,13 @@ class CleoApp(App[None]):
         after the first pane was composed (see refresh_css)."""
         self.register_theme(CLEO_THEME)
         theme = self.settings.get("theme")
-        self.settings["theme"] = theme if theme in self.available_themes else "cleo"
+        if theme not in self.available_themes:
+            if theme is not None and theme != "cleo":
+                self.setting_problems.append(
+                    f"theme: {str(theme)[:80]!r} is not a theme; using cleo. Choose one with the palette "
+                    f"(ctrl+p, Change theme): {', '.join(sorted(self.available_themes))}.")
+            theme = "cleo"
+        self.settings["theme"] = theme
         self.theme = self.settings["theme"]
         self.stylesheet.set_variables(self.get_css_variables())
         self._css_key = self._css_inputs()
@@ -227,14 +236,42 @@ class CleoApp(App[None]):
 
     # -- start-up ------------------------------------------------------------------
     def on_mount(self) -> None:
-        if self.keymap:
-            self.set_keymap(self.keymap)
+        if self._asked_keys:  # the theme's problem is told with the keys', once they are checked
+            self.run_worker(self._check_keys, thread=True, group="keys", exit_on_error=False)
+        else:
+            self.tell_setting_problems([])
         if self.config_problem:
             self.notify(self.config_problem, severity="warning", timeout=8)
         if self._first_brain is None:
             self.push_screen(WelcomeScreen(self.project, self.problem))
         else:
             self.open_brain_session(self._first_brain)
+
+    def _check_keys(self) -> None:
+        """Check the config's key remaps against every pane's keys (imports the panes: in a thread),
+        then put in force those that hold and say why the others were dropped."""
+        from cleo_tui.ui.widgets.table import LineTable
+        app_bindings = [*App.BINDINGS, *Screen.BINDINGS, *type(self).BINDINGS]
+        scopes = {f"the {pane} pane": [*pane_class(pane).BINDINGS, *LineTable.BINDINGS, *app_bindings]
+                  for pane in PANE_MODULES}
+        checked = check_keymap(self._asked_keys, scopes)
+        self.call_from_thread(self._set_keys, checked.keymap, checked.problems)
+
+    def _set_keys(self, keymap: dict[str, str], problems: list[str]) -> None:
+        self.keymap = keymap
+        if keymap:
+            self.set_keymap(keymap)
+        self.tell_setting_problems(problems)
+
+    def tell_setting_problems(self, problems: list[str]) -> None:
+        """Say the settings' problems (the theme's and `problems`) once, together: a notification, and
+        Textual's log (`textual console`)."""
+        self.setting_problems = [*self.setting_problems, *problems]
+        if self.setting_problems:
+            text = "\n".join(self.setting_problems)
+            self.log.warning(f"{config_path()}: {text}")
+            self.notify(f"In {config_path()}:\n{text}", title="Settings ignored", severity="warning",
+                        timeout=12, markup=False)
 
     def watch_theme(self, theme: str) -> None:
         """Remember a theme chosen in the palette for the next start."""

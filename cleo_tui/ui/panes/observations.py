@@ -318,6 +318,11 @@ class ObservationsScreen(PaneScreen):
         blank = value is Select.NULL or value is None
         setattr(self.filters, key, ("all" if key == "state" else ANY) if blank else str(value))
         self.reload()
+        focused = self.focused
+        if focused is not None and event.select in (focused, *focused.ancestors):
+            # Chosen by the user (mouse or keys): the keys go back to the rows. After the select
+            # has taken the focus back itself (it does so once the choice is made).
+            self.call_after_refresh(self.table.focus)
 
     @on(Input.Changed, "#search")
     def search_typed(self, event: Input.Changed) -> None:
