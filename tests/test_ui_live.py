@@ -408,6 +408,7 @@ async def test_the_cursor_and_view_stay_on_their_row_while_cleo_writes_and_its_l
         await pilot.press("e")
         await settle(app, pilot)
         assert not isinstance(app.screen, ConfirmModal) and live_ids(path) == before
+        assert any(f"{here} left this list: nothing is selected" in n.message for n in app._notifications)
         await pilot.press("down")  # the row that took its place is selected again
         await settle(app, pilot)
         assert table.current_row() is not None and table.cursor == top + line + 3

@@ -423,8 +423,11 @@ class ObservationsScreen(PaneScreen):
     # -- curation -------------------------------------------------------------------
     def _selected_row(self) -> dict | None:
         row = self.table.current_row()
+        gone = self.table.gone
         if row is None:
-            self.notify("No observation is selected.", severity="warning")
+            self.notify("No observation is selected." if gone is None else
+                        f"{one_line(gone.row_id, 80)} left this list: nothing is selected; move the cursor to "
+                        "choose a row.", severity="warning", markup=False)
         return row
 
     def action_pin(self) -> None:
