@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import os
 import sys
@@ -167,9 +168,10 @@ class CleoApp(App[None]):
         theme = self.settings.get("theme")
         if theme not in self.available_themes:
             if theme is not None and theme != "cleo":
+                near = difflib.get_close_matches(str(theme), sorted(self.available_themes), n=1)
                 self.setting_problems.append(
-                    f"theme: {str(theme)[:80]!r} is not a theme; using cleo. Choose one with the palette "
-                    f"(ctrl+p, Change theme): {', '.join(sorted(self.available_themes))}.")
+                    f"theme: {str(theme)[:80]!r} is not a theme" + (f" (did you mean {near[0]}?)" if near else "")
+                    + "; using cleo. The palette's Change theme… (ctrl+p) lists them.")
             theme = "cleo"
         self.settings["theme"] = theme
         self.theme = self.settings["theme"]
