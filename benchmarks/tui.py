@@ -133,7 +133,8 @@ async def cpu_to_open(pilot: Pilot[Any], app: App[Any], open_it: Any, shown: Any
 
 
 async def help_figures(app: Any, pilot: Pilot[Any]) -> dict[str, float]:
-    """The help's opening (F1) against the floor: an empty dialog opened over the same pane.
+    """The help's opening (F1) against a floor: an empty dialog opened over the same pane (which
+    draws the pane beneath through its translucent backdrop; the help is opaque).
 
     The help is prepared first, as the app does in the background a few seconds after start."""
     from cleo_tui.ui.widgets.help_view import HelpText, help_text_width
@@ -154,7 +155,7 @@ async def help_figures(app: Any, pilot: Pilot[Any]) -> dict[str, float]:
     help_open = await cpu_to_open(pilot, app, open_help, lambda: isinstance(app.screen, HelpScreen)
                                   and app.screen.query_one(HelpText).ready)
     return {"help: prepared (background)": prepared, "help: open, F1 (CPU)": help_open,
-            "dialog: open (floor, CPU)": floor}
+            "empty dialog: open (floor, CPU)": floor}
 
 
 async def measure(path: Path, pycache: Path = PYCACHE) -> dict[str, float]:
