@@ -407,8 +407,9 @@ class PruneScreen(PaneScreen):
         shown = table.listing
         if not isinstance(shown, ListListing) or (shown.items, shown.start, shown.stop) != (
                 window.items, window.start, window.stop):
-            # A budget change moves rows between the lists quietly; CLEO's change (a fold) says so.
-            table.set_listing(window, keep_cursor=True, quiet=not self.folding)
+            # A budget change keeps the cursor's place (O(1): no search of a million-row window);
+            # CLEO's rows folded in keep it on its row, and say so when the row left the list.
+            table.set_listing(window, keep_cursor=True, by_index=not self.folding)
 
     def _label_runs_tab(self) -> None:
         # Counts of dropped/kept rows are in the summary: relabelling tabs on every budget

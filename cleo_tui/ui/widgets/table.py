@@ -132,11 +132,15 @@ def locate(listing: Listing, anchor: Anchor, read: bool = True) -> Located:
     only rows already in memory are looked at (for the UI thread). Slow with `read`: in a worker.
     """
     exact = getattr(listing, "index_of", None)
-    if exact is not None and (read or getattr(listing, "in_memory", False)):
+    in_memory = getattr(listing, "in_memory", False)
+    if exact is not None and read and not in_memory:
         return Located(anchor, exact(anchor.row_id))
     total = listing.count()
     near = range(max(0, anchor.index - NEAR_ROWS), min(total, anchor.index + NEAR_ROWS + 1))
     order = sorted(near, key=lambda i: abs(i - anchor.index))
+    if exact is not None and in_memory:  # the rows near the old place first, then an exact search
+        found = next((i for i in order if (listing.cached_row(i) or {}).get("id") == anchor.row_id), None)
+        return Located(anchor, found if found is not None else exact(anchor.row_id))
     for index in [*order, *(i for i in range(total) if i not in near)]:
         row = listing.cached_row(index)
         if row is None and read:
