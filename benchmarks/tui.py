@@ -137,12 +137,14 @@ async def help_figures(app: Any, pilot: Pilot[Any]) -> dict[str, float]:
     draws the pane beneath through its translucent backdrop; the help is opaque).
 
     The help is prepared first, as the app does in the background a few seconds after start."""
-    from cleo_tui.ui.widgets.help_view import HelpText, help_text_width
+    from cleo_tui.ui.widgets.help_view import HelpRender, HelpText, help_text_width
     from cleo_tui.ui.widgets.modals import HelpScreen, MessageModal
 
+    width = help_text_width(app.size.width)
     started = time.perf_counter()
-    app.help_render.lines(app.help_text(), help_text_width(app.size.width))
+    HelpRender().lines(app.help_text(), width)  # what the background thread does (timed afresh)
     prepared = time.perf_counter() - started
+    app.help_render.lines(app.help_text(), width)
 
     async def open_floor() -> None:
         app.push_screen(MessageModal("floor", "an empty dialog"))
