@@ -10,7 +10,8 @@ PYTHONDONTWRITEBYTECODE is set: else every start compiled cleo_tui's modules afr
 Textual's Pilot in this process. Pilot waits for screen refreshes between keys,
 so wall time mostly measures Pilot; the table gives the CPU time this process
 (UI thread and workers) spends per key, less what a key the app does not bind
-costs ("unbound key"). A filter or a search is timed on the wall clock until
+costs ("unbound key"). The help's opening is timed in CPU too, beside its floor: an
+empty dialog opened over the same pane. A filter or a search is timed on the wall clock until
 its new rows are on screen; the detail panel and the tags fill in afterwards.
 """
 
@@ -116,6 +117,49 @@ async def cpu_per_press(pilot: Pilot[Any], table: LineTable, key: str) -> float:
     return (time.process_time() - started) / presses
 
 
+async def cpu_to_open(pilot: Pilot[Any], app: App[Any], open_it: Any, shown: Any) -> float:
+    """CPU seconds (median of PRESSES) from `open_it()` until `shown()`, then esc closes it."""
+    times = []
+    for _ in range(PRESSES):
+        started = time.process_time()
+        await open_it()
+        while not shown():
+            await pilot.pause()
+        await pilot.pause()  # and drawn
+        times.append(time.process_time() - started)
+        await pilot.press("escape")
+        await pilot.pause()
+    return statistics.median(times)
+
+
+async def help_figures(app: Any, pilot: Pilot[Any]) -> dict[str, float]:
+    """The help's opening (F1) against a floor: an empty dialog opened over the same pane (which
+    draws the pane beneath through its translucent backdrop; the help is opaque).
+
+    The help is prepared first, as the app does in the background a few seconds after start."""
+    from cleo_tui.ui.widgets.help_view import HelpRender, HelpText, help_text_width
+    from cleo_tui.ui.widgets.modals import HelpScreen, MessageModal
+
+    width = help_text_width(app.size.width)
+    started = time.perf_counter()
+    HelpRender().lines(app.help_text(), width)  # what the background thread does (timed afresh)
+    prepared = time.perf_counter() - started
+    app.help_render.lines(app.help_text(), width)
+
+    async def open_floor() -> None:
+        app.push_screen(MessageModal("floor", "an empty dialog"))
+        await pilot.pause()
+
+    async def open_help() -> None:
+        await pilot.press("f1")
+
+    floor = await cpu_to_open(pilot, app, open_floor, lambda: isinstance(app.screen, MessageModal))
+    help_open = await cpu_to_open(pilot, app, open_help, lambda: isinstance(app.screen, HelpScreen)
+                                  and app.screen.query_one(HelpText).ready)
+    return {"help: prepared (background)": prepared, "help: open, F1 (CPU)": help_open,
+            "empty dialog: open (floor, CPU)": floor}
+
+
 async def measure(path: Path, pycache: Path = PYCACHE) -> dict[str, float]:
     from textual.widgets import Input
 
@@ -152,6 +196,7 @@ async def measure(path: Path, pycache: Path = PYCACHE) -> dict[str, float]:
             await rows_shown(table, pilot, old)
             figures[label] = time.perf_counter() - t0
             await settle(app, pilot)
+        figures.update(await help_figures(app, pilot))
     brain.close()
     return figures
 

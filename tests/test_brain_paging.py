@@ -15,6 +15,7 @@ from cleo_tui.brain.observations import (
     iter_observations,
     page_at_offset,
     page_observations,
+    position_of,
 )
 from tests.brain_fixtures import insert_observations, make_cleo_consolidated, observation
 
@@ -125,3 +126,14 @@ def test_listing_lead_ids_come_first_then_the_rest_once(brain):
     ids = [listing.row(i)["id"] for i in range(listing.count())]
     assert ids[:3] == lead
     assert ids[3:] == [i for i in expected if i not in lead]
+
+
+@pytest.mark.parametrize("q", [*QUERIES, ObservationQuery(ids_in=("O-test00003-3", "O-test00010-a", "O-test00012-c"),
+                                                           sort="quality")])
+def test_position_of_finds_each_row_where_the_order_has_it(brain, q):
+    """The cursor's anchor (a row found again by id after CLEO wrote): NULL segments and ties included."""
+    expected = _expected(brain, q)
+    assert [position_of(brain, q, i) for i in expected] == list(range(len(expected)))
+    outside = {r["id"] for r in iter_observations(brain)} - set(expected)
+    assert all(position_of(brain, q, i) is None for i in list(outside)[:10])
+    assert position_of(brain, q, "O-no-such") is None

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cleo_tui.memory import curation, detectors
-from cleo_tui.memory.mapping import MAPPING_TABLE
+from cleo_tui.memory.mapping import MAPPING_MARKDOWN
 from cleo_tui.memory.rules import RULES_MARKDOWN
 from cleo_tui.memory.seed_types import ObservationRecord, ReflectionRecord
 from cleo_tui.memory.tags import compute_coverage_tags, tag_brain, tag_protected_observations
@@ -147,7 +147,7 @@ def test_tag_brain_reads_coverage_relevance_and_protection_from_the_brain(tmp_pa
 
 
 def test_rules_text_documents_every_rule():
-    assert MAPPING_TABLE.strip().splitlines()[2] in RULES_MARKDOWN
+    assert MAPPING_MARKDOWN.strip().splitlines()[2] in RULES_MARKDOWN
     for name, _, _, _ in detectors.TEXT_DETECTORS:
         assert f"| {name} |" in RULES_MARKDOWN
     for kind, _, _ in detectors.IDENTIFIER_KINDS:

@@ -18,6 +18,7 @@ from cleo_tui.recall.reader import (
     iter_traces,
     list_traces,
     trace_outcomes,
+    trace_position,
     trace_results,
 )
 from cleo_tui.recall.rerank import RerankStep, format_chain
@@ -83,6 +84,15 @@ def test_list_is_newest_first_with_outcome_counts(brain, traces):
 def test_filters(brain, traces, flt, expected):
     assert _ids(list_traces(brain, flt)) == [traces[i] for i in expected]
     assert count_traces(brain, flt) == len(expected)
+
+
+@pytest.mark.parametrize("flt", [TraceFilter(), TraceFilter(session_id="s1"), TraceFilter(has_outcome=False)])
+def test_trace_position_is_where_the_list_has_it(brain, traces, flt):
+    """The Traces pane finds the cursor's trace again by id after new traces arrived."""
+    listed = _ids(list_traces(brain, flt))
+    assert [trace_position(brain, flt, i) for i in listed] == list(range(len(listed)))
+    assert all(trace_position(brain, flt, i) is None for i in set(traces) - set(listed))
+    assert trace_position(brain, flt, 999) is None
 
 
 def test_keyset_and_offset_paging_cover_everything_once(brain, traces):

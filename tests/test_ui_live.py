@@ -366,3 +366,49 @@ async def test_a_duplicates_merge_waits_for_cleos_lock_says_so_and_esc_cancels(t
         assert not screen.session.undo_stack  # and no run recorded
     with sqlite3.connect(path) as conn:
         assert conn.execute("SELECT count(*) FROM brain_page_edges WHERE edge_type = 'supersedes'").fetchone()[0] == 0
+
+
+async def test_the_cursor_and_view_stay_on_their_row_while_cleo_writes_and_its_loss_is_said(brain):
+    """Scrolled down, newest first: CLEO inserts rows on top and deletes one above the cursor; the
+    cursor, the detail and the row's line in the view stay on the same observation. When CLEO deletes
+    that row, the app says so, selects nothing, and `e` evicts nothing."""
+    from tests.brain_fixtures import insert_observations
+    path = Path(brain.path).resolve()
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        poll(app)
+        pane = app.screen
+        table = pane.query_one("#obs-table", LineTable)
+        table.focus()
+        await pilot.press("pagedown", "pagedown", "down", "down")
+        await settle(app, pilot)
+        here = table.current_row()["id"]
+        top = int(table.scroll_offset.y)
+        line = table.cursor - top
+        assert top > 0 and pane.detail.row["id"] == here
+        above = table.listing.cached_row(3)["id"]
+        insert_observations(path, [{"id": f"O-new{i}", "type": "change", "title": f"new {i}",
+                                    "narrative": "n", "created_at": "2099-01-01 00:00:0" + str(i)} for i in range(4)])
+        with sqlite3.connect(path, isolation_level=None) as conn:
+            conn.execute("DELETE FROM brain_observations WHERE id = ?", (above,))
+        poll(app)
+        await settle(app, pilot)
+        assert table.current_row()["id"] == here and pane.detail.row["id"] == here
+        assert table.cursor - int(table.scroll_offset.y) == line and int(table.scroll_offset.y) == top + 3
+        assert table.cursor == top + line + 3  # four rows arrived above it, one went
+        with sqlite3.connect(path, isolation_level=None) as conn:
+            conn.execute("DELETE FROM brain_observations WHERE id = ?", (here,))
+        before = live_ids(path)
+        poll(app)
+        await settle(app, pilot)
+        assert table.current_row() is None and table.gone is not None and table.gone.row_id == here
+        assert any(here in n.message and "left this list" in n.message for n in app._notifications)
+        assert f"{here} is gone from this list: it was deleted" in screen_text(app)
+        await pilot.press("e")
+        await settle(app, pilot)
+        assert not isinstance(app.screen, ConfirmModal) and live_ids(path) == before
+        assert any(f"{here} left this list: nothing is selected" in n.message for n in app._notifications)
+        await pilot.press("down")  # the row that took its place is selected again
+        await settle(app, pilot)
+        assert table.current_row() is not None and table.cursor == top + line + 3

@@ -182,15 +182,28 @@ async def test_hostile_text_is_shown_literally(brain):
         assert HOSTILE_TITLE in str(app.screen.query_one("#detail .detail-meta", Static).render())
 
 
-async def test_help_screen_explains_tags(brain):
+async def test_help_screen_explains_tags_and_opens_from_lines_rendered_in_the_background(brain):
+    from cleo_tui.ui.widgets.help_view import HelpText, help_text_width
     app = CleoApp(brain=brain)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(app, pilot)
-        await pilot.press("f1")
-        assert isinstance(app.screen, HelpScreen)
-        assert "unique identifier" in app.screen.markdown and "reinforced" in app.screen.markdown
-        await pilot.press("escape")
-        assert not isinstance(app.screen, HelpScreen)
+        app.prepare_help()  # what the app does a few seconds after its first rows
+        for _ in range(400):  # a thread renders it: await it, bounded
+            if app.help_render.cached(app.help_text(), help_text_width(120)) is not None:
+                break
+            await pilot.pause(0.02)
+        renders = app.help_render.renders
+        assert renders == 1
+        for _ in range(2):
+            await pilot.press("f1")
+            assert isinstance(app.screen, HelpScreen)
+            await pilot.pause()
+            assert app.screen.query_one(HelpText).ready  # drawn at once from the kept lines
+            assert app.help_render.renders == renders
+            assert "unique identifier" in app.screen.markdown and "reinforced" in app.screen.markdown
+            assert "unique identifier" in screen_text(app) or "Panes" in screen_text(app)
+            await pilot.press("escape")
+            assert not isinstance(app.screen, HelpScreen)
 
 
 async def test_worker_failure_becomes_popup(brain):
@@ -403,3 +416,40 @@ async def test_enter_then_enter_opens_a_citing_reflection_as_the_help_says(brain
         assert isinstance(app.screen, TextViewer)
         pane = app.screen_stack[-2]
         assert app.screen.title_text.startswith(pane.detail.citing[0].node_id)
+
+
+async def test_a_filter_chosen_with_the_mouse_gives_the_keys_back_to_the_table_and_focus_shows(brain):
+    from textual.widgets import Select
+    from textual.widgets._select import SelectOverlay
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        table = table_of(app)
+        select = app.screen.query_one("#f-state", Select)
+        await pilot.click(select)
+        await pilot.pause()
+        assert select.expanded
+        overlay = select.query_one(SelectOverlay)
+        await pilot.click(overlay, offset=(2, 2))  # under its focus border: "all states", then "live"
+        await settle(app, pilot)
+        assert select.value == "live" and not select.expanded
+        assert app.focused is table  # the keys go to the rows again
+        await pilot.press("j")
+        assert table.cursor == 1
+        # Focus is visible on every focusable widget of the pane: each looks different focused.
+        for widget in [w for w in app.screen.focus_chain if w.region.area]:
+            app.set_focus(None)
+            await pilot.pause()
+            unfocused = app.export_screenshot()
+            widget.focus()
+            await pilot.pause()
+            assert app.export_screenshot() != unfocused, widget
+        # ...and clearly so on the filter bar (a 5% tint was all Textual's compact widgets showed).
+        from textual.widgets._select import SelectCurrent
+        for widget, painted in ((select, select.query_one(SelectCurrent)), (app.screen.query_one("#search"),) * 2):
+            app.set_focus(None)
+            await pilot.pause()
+            unfocused = painted.styles.background
+            widget.focus()
+            await pilot.pause()
+            assert painted.styles.background != unfocused, widget

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from textual.command import CommandPalette
-from textual.widgets import Footer, Input, Markdown
+from textual.widgets import Footer, Input
 
 from cleo_tui.config import config_path
 from cleo_tui.ui.app import CleoApp
@@ -168,7 +168,7 @@ async def test_a_remapped_key_shows_in_footer_help_and_palette(brain):
         await pilot.press("f1")
         await settle(app, pilot)
         assert isinstance(app.screen, HelpScreen)
-        help_text = app.screen.query_one("#help-text", Markdown).source
+        help_text = app.screen.markdown
         assert "| E | evict (soft" in help_text and "| e | evict" not in help_text
         await pilot.press("escape")
         await settle(app, pilot)
@@ -249,3 +249,30 @@ async def test_no_global_store_entry_without_the_file(brain):
         await settle(app, pilot)
         assert not any("global store" in e.name for e in palette_entries(app, app.screen))
 
+
+
+async def test_bad_settings_are_said_once_at_start_and_the_palette_changes_the_theme(brain):
+    config_path().parent.mkdir(parents=True, exist_ok=True)
+    config_path().write_text(json.dumps({"theme": "nosuch", "keys": {"obs.evict": "p", "obs.nosuch": "z",
+                                                                     "obs.view": "V"}}))
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(160, 36)) as pilot:
+        await settle(app, pilot)
+        assert app.theme == "cleo" and app.keymap == {"obs.view": "V"}  # the defaults for the bad ones
+        told = [n.message for n in app._notifications if n.title == "Settings ignored"]
+        assert len(told) == 1
+        assert "'nosuch' is not a theme; using cleo" in told[0]
+        assert '"obs.evict" → p clashes with Pin (the observations pane); Evict keeps its default key e' in told[0]
+        assert '"obs.nosuch" is not an action of cleo-tui' in told[0]
+        footer_keys = {str(item.key_display): item.description for item in app.screen.query("FooterKey")}
+        assert footer_keys.get("e") == "Evict" and footer_keys.get("p") == "Pin" and footer_keys.get("V") == "Full text"
+
+        entry = next(e for e in palette_entries(app, app.screen) if e.name == "Change theme…")
+        entry.run()
+        await settle(app, pilot)
+        assert isinstance(app.screen, CommandPalette)  # Textual's theme picker
+        app.theme = "nord"  # what choosing "nord" in it does
+        await pilot.press("escape")
+        await settle(app, pilot)
+    assert json.loads(config_path().read_text())["theme"] == "nord"  # and the next start uses it
+    assert CleoApp(brain=None).theme == "nord"

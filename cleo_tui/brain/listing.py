@@ -18,6 +18,7 @@ from cleo_tui.brain.observations import (
     cursor_of,
     page_at_offset,
     page_observations,
+    position_of,
 )
 from cleo_tui.brain.store import Brain
 
@@ -91,6 +92,13 @@ class ObservationListing(PagedListing):
             if self._rest_count < NARROW_BELOW:
                 self.rest_query = self.rest_query.with_(narrow=True)
         return len(self.lead) + self._rest_count
+
+    def index_of(self, observation_id: str) -> int | None:
+        """Where `observation_id` is in this listing now, or None (deleted, or not matching): reads the brain."""
+        if observation_id in self.lead:
+            return self.lead.index(observation_id)
+        found = position_of(self.brain, self.rest_query, observation_id)
+        return None if found is None else len(self.lead) + found
 
     def _read_page(self, page_no: int) -> list[dict]:
         start = page_no * self.page_size

@@ -198,6 +198,32 @@ def cursor_of(brain: Brain, q: ObservationQuery, row: dict) -> Cursor:
     return Cursor(row["_rowid"] if col == "rowid" else row.get(col), row["_rowid"])
 
 
+def position_of(brain: Brain, q: ObservationQuery, observation_id: str) -> int | None:
+    """Where `observation_id` is in the query's order (0 = first), or None when it does not match
+    (deleted, or filtered out). One count over the rows that sort before it."""
+    if q.ids_in is not None and observation_id not in q.ids_in:
+        return None
+    found = page_observations(brain, q.with_(ids_in=(observation_id,)), None, 1)
+    if not found:
+        return None
+    row = found[0]
+    col = _sort_column(brain, q)
+    where, params = _filters(brain, q)
+    op = ">" if q.descending else "<"
+    value = row["_rowid"] if col == "rowid" else row.get(col)
+    if col == "rowid":
+        where.append(f"rowid {op} ?")
+        params.append(value)
+    elif value is None:  # NULLs come last in a descending order, first in an ascending one
+        where.append(f"({col} IS NOT NULL OR rowid {op} ?)" if q.descending else f"({col} IS NULL AND rowid {op} ?)")
+        params.append(row["_rowid"])
+    else:
+        before = f"({col} {op} ? OR ({col} = ? AND rowid {op} ?))"
+        where.append(before if q.descending else f"({col} IS NULL OR {before})")
+        params += [value, value, row["_rowid"]]
+    return int(brain.scalar(f"SELECT count(*) FROM {cs.OBSERVATIONS} WHERE " + " AND ".join(where), params))
+
+
 def page_observations(brain: Brain, q: ObservationQuery = ObservationQuery(),
                       after: Cursor | None = None, limit: int = 100,
                       backwards: bool = False) -> list[dict]:

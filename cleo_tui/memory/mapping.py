@@ -10,7 +10,11 @@
 |                           | REFLECTION_EDGE_TYPES type to the observation                 |
 | coverage                  | distinct reflections citing it: 0 uncited, 1-3 cited, 4+      |
 |                           | reinforced                                                    |
-| soft eviction             | invalid_at and updated_at set; undo restores both             |
+| soft eviction             | invalid_at and updated_at set to now; an undo clears          |
+|                           | invalid_at and sets updated_at to the undo's time (so CLEO    |
+|                           | sees the row changed), it does not restore the old updated_at |
+
+The help shows users `MAPPING_MARKDOWN` (below), the same facts in their words.
 """
 
 from __future__ import annotations
@@ -31,6 +35,20 @@ OBSERVER_SOURCE_TYPE = "observer-compressed"
 REINFORCED_AT = 4
 
 MAPPING_TABLE = __doc__
+
+MAPPING_MARKDOWN = f"""\
+| in cleo-tui | in the CLEO brain |
+|---|---|
+| the observation pool | the live rows of `brain_observations` (`invalid_at` empty) |
+| an observation's text | its `narrative`, or its `title` when the narrative is empty |
+| its time | `created_at`, shown as YYYY-MM-DD HH:MM |
+| relevance | your pin or override, else the observation's own data (see **Relevance**) |
+| a reflection | a live pattern, learning or observer note linked to the observation by an edge of type \
+{", ".join(f"`{t}`" for t in REFLECTION_EDGE_TYPES)} |
+| coverage | how many distinct reflections cite it (see **Coverage**) |
+| eviction | soft: `invalid_at` and `updated_at` set to now; an undo clears `invalid_at` and sets \
+`updated_at` to the time of the undo (so CLEO sees the row changed), not back to its old value |
+"""
 
 _OBSERVER_TITLE = re.compile(r"^\[Observer p([1-5])\]")
 _PRIORITY_RELEVANCE = {1: "critical", 2: "high", 3: "medium", 4: "low", 5: "low"}

@@ -7,7 +7,7 @@ disagree with what the code does.
 from __future__ import annotations
 
 from cleo_tui.memory.detectors import IDENTIFIER_KINDS, MAX_LISTED_IDENTIFIERS, TEXT_DETECTORS
-from cleo_tui.memory.mapping import MAPPING_TABLE, REINFORCED_AT
+from cleo_tui.memory.mapping import MAPPING_MARKDOWN, REINFORCED_AT
 from cleo_tui.memory.pruner import TARGET_SHARE
 
 
@@ -23,9 +23,9 @@ def _identifier_rows() -> str:
     return "\n".join(f"| {kind} | {_cell(examples)} |" for kind, examples, _ in IDENTIFIER_KINDS)
 
 
-RULES_MARKDOWN = f"""## How the seeds map onto a brain
+RULES_MARKDOWN = f"""## What cleo-tui's words mean in a CLEO brain
 
-{MAPPING_TABLE.strip()}
+{MAPPING_MARKDOWN.strip()}
 
 ## Coverage
 
@@ -96,6 +96,7 @@ newline. Counts are cached outside the brain, in cleo-tui's cache directory.
 
 Committing a preview soft-evicts the dropped rows (`invalid_at` and `updated_at` set)
 and records the run in one transaction. A preview of a pool that has changed since
-(new rows, evictions, pins, citations) is refused. Undo restores exactly the rows
-that run evicted and that are still as it left them, and is recorded as a run too.
+(new rows, evictions, pins, citations) is refused. Undo makes live again exactly the rows
+that run evicted and that are still as it left them, setting their `updated_at` to the time of the undo
+(so CLEO sees them change), and is recorded as a run too.
 """

@@ -173,6 +173,17 @@ def count_traces(brain: Brain, flt: TraceFilter = TraceFilter()) -> int:
     return int(brain.scalar(f"SELECT count(*) FROM {TRACES} t{where}", params))
 
 
+def trace_position(brain: Brain, flt: TraceFilter, trace_id: int) -> int | None:
+    """Where trace `trace_id` is among the traces matching `flt`, newest first (None: not among them)."""
+    if not has_traces(brain):
+        return None
+    where, params = _where(flt)
+    also = " AND " if where else " WHERE "
+    if not brain.scalar(f"SELECT count(*) FROM {TRACES} t{where}{also}t.id = ?", [*params, int(trace_id)]):
+        return None
+    return int(brain.scalar(f"SELECT count(*) FROM {TRACES} t{where}{also}t.id > ?", [*params, int(trace_id)]))
+
+
 def get_trace(brain: Brain, trace_id: int) -> TraceSummary | None:
     if not has_traces(brain):
         return None

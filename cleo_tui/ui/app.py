@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import os
 import sys
+import threading
 import traceback
 from collections.abc import Callable, Iterable
 from dataclasses import replace
@@ -25,8 +27,9 @@ from textual.worker import Worker, WorkerState
 from cleo_tui.brain import Brain, BrainError, BrainNotFound, locate_brain, open_brain
 from cleo_tui.brain.observation_reads import database_failure_text, is_database_error
 from cleo_tui.brain.store import KIND_HIPPO, global_brain_path
-from cleo_tui.config import cache_dir, load_config, save_setting
+from cleo_tui.config import cache_dir, config_path, load_config, save_setting
 from cleo_tui.ui.help import help_markdown
+from cleo_tui.ui.keys import check_keymap
 from cleo_tui.ui.messages import SessionMessage, SessionReplaced
 from cleo_tui.ui.palette import CleoCommands
 from cleo_tui.ui.panes.hippo_notice import TRACES_PANE, HippoNoticeScreen
@@ -34,6 +37,7 @@ from cleo_tui.ui.panes.observations import ObservationsScreen, first_listing
 from cleo_tui.ui.panes.welcome import WelcomeScreen
 from cleo_tui.ui.session import BACKGROUND_BY, BrainSession
 from cleo_tui.ui.widgets.chrome import HISTORY_PANE, PANE_NAMES, PaneScreen
+from cleo_tui.ui.widgets.help_view import HelpRender, help_text_width
 from cleo_tui.ui.widgets.modals import ConfirmModal, HelpScreen, MessageModal
 from cleo_tui.ui.widgets.path_prompt import PathPrompt
 
@@ -148,13 +152,17 @@ class CleoApp(App[None]):
         self.problem = problem
         self.settings, self.config_problem = load_config()
         keys = self.settings.get("keys")
-        self.keymap: dict[str, str] = ({str(k): str(v) for k, v in keys.items()} if isinstance(keys, dict) else {})
+        self.keymap: dict[str, str] = {}  # the config's remaps once checked (check_keys), then in force
+        self._asked_keys: dict[Any, Any] = keys if isinstance(keys, dict) else {}
+        self.setting_problems: list[str] = []  # a bad theme, key clashes…: told once at start
         self.read_only = read_only  # --read-only: every brain opened in this app opens read-only
         for name, factory in pane_screens().items():
             self.add_mode(name, factory)
         self.add_mode(OPENING, OpeningScreen)
         self._css_key: tuple[Any, ...] | None = None  # what the stylesheet was last parsed with (refresh_css)
         self._css_behind: WeakSet[Screen[Any]] = WeakSet()  # screens not restyled since the key changed
+        self.help_render = HelpRender()  # the help's rendered lines, kept (see prepare_help)
+        self._help: tuple[tuple[tuple[str, str], ...], str] | None = None  # (keymap, the help's Markdown)
         self._start_theme()
 
     # -- the theme and the CSS ---------------------------------------------------------
@@ -165,7 +173,14 @@ class CleoApp(App[None]):
         after the first pane was composed (see refresh_css)."""
         self.register_theme(CLEO_THEME)
         theme = self.settings.get("theme")
-        self.settings["theme"] = theme if theme in self.available_themes else "cleo"
+        if theme not in self.available_themes:
+            if theme is not None and theme != "cleo":
+                near = difflib.get_close_matches(str(theme), sorted(self.available_themes), n=1)
+                self.setting_problems.append(
+                    f"theme: {str(theme)[:80]!r} is not a theme" + (f" (did you mean {near[0]}?)" if near else "")
+                    + "; using cleo. The palette's Change theme… (ctrl+p) lists them.")
+            theme = "cleo"
+        self.settings["theme"] = theme
         self.theme = self.settings["theme"]
         self.stylesheet.set_variables(self.get_css_variables())
         self._css_key = self._css_inputs()
@@ -230,14 +245,42 @@ class CleoApp(App[None]):
 
     # -- start-up ------------------------------------------------------------------
     def on_mount(self) -> None:
-        if self.keymap:
-            self.set_keymap(self.keymap)
+        if self._asked_keys:  # the theme's problem is told with the keys', once they are checked
+            self.run_worker(self._check_keys, thread=True, group="keys", exit_on_error=False)
+        else:
+            self.tell_setting_problems([])
         if self.config_problem:
             self.notify(self.config_problem, severity="warning", timeout=8)
         if self._first_brain is None:
             self.push_screen(WelcomeScreen(self.project, self.problem))
         else:
             self.open_brain_session(self._first_brain)
+
+    def _check_keys(self) -> None:
+        """Check the config's key remaps against every pane's keys (imports the panes: in a thread),
+        then put in force those that hold and say why the others were dropped."""
+        from cleo_tui.ui.widgets.table import LineTable
+        app_bindings = [*App.BINDINGS, *Screen.BINDINGS, *type(self).BINDINGS]
+        scopes = {f"the {pane} pane": [*pane_class(pane).BINDINGS, *LineTable.BINDINGS, *app_bindings]
+                  for pane in PANE_MODULES}
+        checked = check_keymap(self._asked_keys, scopes)
+        self.call_from_thread(self._set_keys, checked.keymap, checked.problems)
+
+    def _set_keys(self, keymap: dict[str, str], problems: list[str]) -> None:
+        self.keymap = keymap
+        if keymap:
+            self.set_keymap(keymap)
+        self.tell_setting_problems(problems)
+
+    def tell_setting_problems(self, problems: list[str]) -> None:
+        """Say the settings' problems (the theme's and `problems`) once, together: a notification, and
+        Textual's log (`textual console`)."""
+        self.setting_problems = [*self.setting_problems, *problems]
+        if self.setting_problems:
+            text = "\n".join(self.setting_problems)
+            self.log.warning(f"{config_path()}: {text}")
+            self.notify(f"In {config_path()}:\n{text}", title="Settings ignored", severity="warning",
+                        timeout=12, markup=False)
 
     def watch_theme(self, theme: str) -> None:
         """Remember a theme chosen in the palette for the next start."""
@@ -318,6 +361,31 @@ class CleoApp(App[None]):
         if self._session is not None:
             self._session.start_tags()
             self._start_liveness(self._session)
+        self.set_timer(BACKGROUND_BY, self.prepare_help)
+
+    # -- the help ---------------------------------------------------------------------
+    def help_text(self) -> str:
+        """The help's Markdown for the keymap in force (made once per keymap; imports every pane)."""
+        key = tuple(sorted(self.keymap.items()))
+        if self._help is None or self._help[0] != key:
+            classes = [pane_class(pane) for pane in PANE_MODULES]
+            panes = [(cls.PANE_HELP, cls.BINDINGS) for cls in classes if cls.PANE_HELP is not None]
+            self._help = (key, help_markdown(self, panes, self.keymap))
+        return self._help[1]
+
+    def prepare_help(self) -> None:
+        """Make and render the help in a thread, for the present screen width, so F1 opens it at once.
+
+        A plain daemon thread, as the watcher: waiting for workers (tests, shutdown) does not wait for it."""
+        width = help_text_width(self.size.width)
+
+        def prepare() -> None:
+            try:
+                self.help_render.lines(self.help_text(), width)
+            except Exception:  # the help then renders when opened, and says what failed there
+                return
+
+        threading.Thread(target=prepare, name="cleo-tui help", daemon=True).start()
 
     def close_brains(self) -> None:
         """Close every brain this app opened (the current one and those replaced)."""
@@ -335,9 +403,7 @@ class CleoApp(App[None]):
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            classes = [pane_class(pane) for pane in PANE_MODULES]
-            panes = [(cls.PANE_HELP, cls.BINDINGS) for cls in classes if cls.PANE_HELP is not None]
-            self.push_screen(HelpScreen(help_markdown(self, panes, self.keymap)))
+            self.push_screen(HelpScreen(self.help_text(), self.help_render))
 
     def pane_on_top(self) -> PaneScreen | None:
         """The pane under whatever modal is shown (the one the user is working in)."""

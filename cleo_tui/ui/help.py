@@ -15,7 +15,7 @@ from typing import Any
 from textual.app import App
 from textual.binding import BindingType
 
-from cleo_tui.memory.mapping import MAPPING_TABLE
+from cleo_tui.memory.mapping import MAPPING_MARKDOWN
 from cleo_tui.recall.rerank import RERANK_MARKDOWN
 from cleo_tui.ui.keys import declared_bindings, key_label, keyed_actions, keys_table, md_key
 
@@ -285,7 +285,7 @@ def help_markdown(app: App[Any], panes: Iterable[tuple[PaneHelp, Iterable[Bindin
     try:
         from cleo_tui.memory.rules import RULES_MARKDOWN
     except ImportError:  # rules arrive with the pruner; the mapping is always here
-        RULES_MARKDOWN = "## How the seeds map onto a brain\n\n" + MAPPING_TABLE
+        RULES_MARKDOWN = "## What cleo-tui's words mean in a CLEO brain\n\n" + MAPPING_MARKDOWN
     pane_keys = {b.id.removeprefix("pane."): md_key(key_label(app, b, keymap, every=True))
                  for b in declared_bindings(type(app).BINDINGS) if b.id and b.id.startswith("pane.")}
     sections = [PANES_MARKDOWN.format_map(pane_keys), APP_HELP.markdown(app, type(app).BINDINGS, keymap)]

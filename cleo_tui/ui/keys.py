@@ -9,6 +9,7 @@ the same keymap applied, so a remapped key reads the same everywhere.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -80,3 +81,63 @@ def keys_table(actions: Iterable[KeyedAction], extra_rows: Iterable[tuple[str, s
 def md_key(key: str) -> str:
     """A key label that cannot break a markdown table cell."""
     return key.replace("|", "\\|")
+
+
+@dataclass(frozen=True)
+class KeymapCheck:
+    """The remaps kept (`keymap`) and, for each one dropped, a sentence saying why (`problems`)."""
+
+    keymap: dict[str, str]
+    problems: list[str]
+
+
+def binding_keys(binding: BindingType, keymap: Mapping[str, str]) -> list[str]:
+    """The keys any binding (a declared one, one without an id, or a tuple) answers to now."""
+    if isinstance(binding, Binding):
+        return live_keys(binding, keymap) if binding.id else [k.strip() for k in binding.key.split(",") if k.strip()]
+    return [k.strip() for k in str(binding[0]).split(",") if k.strip()]
+
+
+def check_keymap(keymap: Mapping[Any, Any], scopes: Mapping[str, Iterable[BindingType]]) -> KeymapCheck:
+    """Keep the remaps that name a known action with keys no other binding answers to in any
+    `scope` it belongs to (a scope: the bindings active together, e.g. a pane's, the app's and its
+    table's). A remap naming an unknown action, giving no key, or clashing is dropped: that
+    action keeps its default key, and the sentence says so."""
+    kept: dict[str, str] = {}
+    problems: list[str] = []
+    scoped = {name: list(bindings) for name, bindings in scopes.items()}
+    known = {b.id for bindings in scoped.values() for b in declared_bindings(bindings)}
+    for action, keys in keymap.items():
+        action_id, wanted = str(action), keys if isinstance(keys, str) else ""
+        new_keys = [k.strip() for k in wanted.split(",") if k.strip()]
+        if action_id not in known:
+            near = difflib.get_close_matches(action_id, sorted(i for i in known if i), n=1)
+            problems.append(f'keys: "{action_id}" is not an action of cleo-tui; the remap is ignored'
+                            + (f" (did you mean {near[0]}?)" if near else "") + ".")
+            continue
+        if not new_keys:
+            problems.append(f'keys: "{action_id}" is given no key; it keeps its default key.')
+            continue
+        clash = None
+        for name, bindings in scoped.items():
+            owner = next((b for b in declared_bindings(bindings) if b.id == action_id), None)
+            if owner is None:
+                continue
+            trial = {**kept, action_id: ",".join(new_keys)}
+            for other in bindings:
+                if isinstance(other, Binding) and other.id == action_id:
+                    continue
+                taken = set(binding_keys(other, trial)) & set(new_keys)
+                if taken:
+                    what = other.description if isinstance(other, Binding) else str(other[-1])
+                    clash = (", ".join(sorted(taken)), what or "another key", name, owner)
+                    break
+            if clash:
+                break
+        if clash is not None:
+            key, what, name, owner = clash
+            problems.append(f'keys: "{action_id}" → {key} clashes with {what} ({name}); '
+                            f"{owner.description} keeps its default key {owner.key}.")
+            continue
+        kept[action_id] = ",".join(new_keys)
+    return KeymapCheck(kept, problems)

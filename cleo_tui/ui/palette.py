@@ -50,7 +50,8 @@ def palette_entries(app: CleoApp, screen: Screen[Any]) -> list[PaletteEntry]:
                                     partial(app.call_later, app.run_action, action.binding.action)))
     unbound = [("Undo last change", "Undo the last curation step made in this session", "undo_last"),
                ("Reload brain", "Re-read counts, tags and every pane (after CLEO wrote)", "reload_brain"),
-               ("Open brain…", "Another brain file or project directory, in place of this one", "open_brain")]
+               ("Open brain…", "Another brain file or project directory, in place of this one", "open_brain"),
+               ("Change theme…", "Pick a colour theme (kept for the next start)", "change_theme")]
     if global_brain_path().is_file():
         unbound.append(("Open CLEO's global store", str(global_brain_path()), "open_global_store"))
     for name, help_text, action_name in unbound:

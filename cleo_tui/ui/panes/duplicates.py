@@ -39,7 +39,7 @@ from cleo_tui.memory.duplicates import (
 )
 from cleo_tui.safe_text import one_line
 from cleo_tui.ui.help import DUPLICATES_HELP
-from cleo_tui.ui.messages import BrainChanged
+from cleo_tui.ui.messages import EXTERNAL, BrainChanged
 from cleo_tui.ui.widgets.chrome import PaneScreen
 from cleo_tui.ui.widgets.dup_render import compare_view, pair_similarity, updates_text
 from cleo_tui.ui.widgets.inputs import SafeInput
@@ -150,6 +150,7 @@ class DuplicatesScreen(PaneScreen):
         self.clusters: list[Cluster] = []
         self.update_pairs: list[Pair] = []
         self.threshold = DEFAULT_THRESHOLD
+        self.cleo_rescan = False  # the scan under way follows a write of CLEO's (see show_clusters)
         self.generation = 0
         self.scanning = False
         self.message = ""
@@ -252,6 +253,7 @@ class DuplicatesScreen(PaneScreen):
 
     def on_brain_changed(self, message: BrainChanged) -> None:
         """A write (a merge here, an undo, another pane's) changed the pool: scan again."""
+        self.cleo_rescan = message.kind == EXTERNAL  # a cluster CLEO's write took away is said gone
         self.rescan()
 
     # -- clusters at a threshold ------------------------------------------------------
@@ -264,7 +266,9 @@ class DuplicatesScreen(PaneScreen):
         keys = {cluster_key(c.ids) for c in self.clusters}
         self.checked &= keys
         items: list[Cluster | UpdateRow] = [*self.clusters, *(UpdateRow(p) for p in self.update_pairs)]
-        self.table("clusters").set_listing(ListListing(items, self._cluster_row), keep_cursor=True)
+        self.table("clusters").set_listing(ListListing(items, self._cluster_row), keep_cursor=True,
+                                           quiet=not self.cleo_rescan)
+        self.cleo_rescan = False
         self.show_cluster()
         self.update_status()
 
@@ -336,7 +340,7 @@ class DuplicatesScreen(PaneScreen):
             members = [{"id": m.id, "member": m, "cluster": item} for m in (*item.members, *item.related)]
         elif isinstance(item, UpdateRow) and self.scan is not None:
             members = [{"id": i, "pair": item.pair} for i in (item.pair.a, item.pair.b)]
-        self.table("members").set_listing(ListListing(members, lambda _, row: row), keep_cursor=True)
+        self.table("members").set_listing(ListListing(members, lambda _, row: row), keep_cursor=True, quiet=True)
         self.show_compare()
 
     def role(self, cluster: Cluster, member: Member) -> tuple[str, str]:

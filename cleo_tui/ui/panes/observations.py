@@ -32,7 +32,7 @@ from cleo_tui.ui.session import BACKGROUND_BY
 from cleo_tui.ui.widgets.chrome import PaneScreen
 from cleo_tui.ui.widgets.detail import DetailView, load_detail
 from cleo_tui.ui.widgets.inputs import SearchInput
-from cleo_tui.ui.widgets.table import Column, LineTable
+from cleo_tui.ui.widgets.table import Anchor, Column, LineTable, Located, locate
 
 if TYPE_CHECKING:  # numpy loads with the tags, after the first screen
     from cleo_tui.memory.tags import TagTable
@@ -115,8 +115,9 @@ class ObservationsScreen(FilterActions, PaneScreen):
     class ListingReady(Message):
         listing: ObservationListing
         keep_cursor: bool
-        cursor: int | None = None  # live rows arrived: the cursor's row is now here (see live_change)
-        shift: int = 0  # rows that arrived above it
+        located: Located | None = None  # where the cursor's row is in the new listing (see reload)
+        by_index: bool = False  # keep the cursor's index, not its row (following the newest rows)
+        quiet: bool = False  # a write of this app's: a row that left the list gives way silently
 
     def __init__(self) -> None:
         super().__init__(id="pane-observations")
@@ -210,8 +211,9 @@ class ObservationsScreen(FilterActions, PaneScreen):
         }
 
     # -- building the listing ---------------------------------------------------
-    def reload(self, keep_cursor: bool = False, anchor: tuple[str, int, int] | None = None) -> None:
-        """Build the listing again; `anchor` (row id, its index, rows new above it) keeps the cursor on that row."""
+    def reload(self, keep_cursor: bool = False, by_index: bool = False, quiet: bool = False) -> None:
+        """Build the listing again; `keep_cursor` keeps the cursor and the view on the same row (found by its
+        id in the worker), or on the same index with `by_index`; see LineTable.set_listing for `quiet`."""
         ahead = self.session.take_first_rows()  # read ahead for the default filters (see first_listing)
         if ahead is not None and (self.filters, self.sort_index, self.session.tags) != (Filters(), 0, None):
             ahead = None
@@ -219,28 +221,25 @@ class ObservationsScreen(FilterActions, PaneScreen):
             self.on_observations_screen_listing_ready(self.ListingReady(ahead.result(), keep_cursor))
             return
         self.update_status(counting=True)
-        self._build_listing(replace(self.filters), self.sort_index, self.session.tags, keep_cursor, anchor, ahead)
+        anchor = self.table.cursor_anchor() if keep_cursor and not by_index else None
+        self._build_listing(replace(self.filters), self.sort_index, self.session.tags, keep_cursor, anchor, ahead,
+                            (by_index, quiet))
 
     @work(thread=True, exclusive=True, group="obs-listing", exit_on_error=False)
     def _build_listing(self, filters: Filters, sort_index: int, tags: TagTable | None, keep_cursor: bool,
-                       anchor: tuple[str, int, int] | None = None,
-                       ahead: Future[ObservationListing] | None = None) -> None:
+                       anchor: Anchor | None = None, ahead: Future[ObservationListing] | None = None,
+                       how: tuple[bool, bool] = (False, False)) -> None:
         listing = None
         if ahead is not None and ahead.exception() is None:  # waits for the read started ahead
             listing = ahead.result()
         if listing is None:
             listing = build_listing(self.session.brain, filters, sort_index, tags)
-        cursor, shift = (None, 0) if anchor is None else anchored_cursor(listing, *anchor)
-        self.post_message(self.ListingReady(listing, keep_cursor, cursor, shift))
+        located = None if anchor is None else locate(listing, anchor)
+        self.post_message(self.ListingReady(listing, keep_cursor, located, *how))
 
     def on_observations_screen_listing_ready(self, message: ListingReady) -> None:
-        table = self.table
-        top = int(table.scroll_offset.y)
-        table.set_listing(message.listing, keep_cursor=message.keep_cursor)
-        if message.cursor is not None:
-            # Rows arrived above the cursor: keep it, and the view, on the same rows.
-            table.scroll_to(y=top + message.shift, animate=False, immediate=True)
-            table.cursor = min(message.cursor, max(0, table.total - 1))
+        self.table.set_listing(message.listing, keep_cursor=message.keep_cursor, by_index=message.by_index,
+                               located=message.located, quiet=message.quiet)
         self.update_status()
         self.call_after_refresh(self.first_rows_drawn)
 
@@ -265,14 +264,12 @@ class ObservationsScreen(FilterActions, PaneScreen):
         """CLEO wrote: follow at the top, else keep the cursor on its row and count the new ones."""
         live = self.session.last_live
         new = len(live.new_ids) if live is not None else 0
-        row = self.table.current_row()
-        if self.following or row is None:
+        if self.following or self.table.cursor_anchor() is None:
             self.new_count = 0
-            self.reload(keep_cursor=True)
+            self.reload(keep_cursor=True, by_index=True)
             return
-        newest_first = SORTS[self.sort_index][:2] == ("date", True)
         self.new_count += new
-        self.reload(keep_cursor=True, anchor=(str(row["id"]), self.table.cursor, new if newest_first else 0))
+        self.reload(keep_cursor=True)  # the cursor and the view stay on its row, wherever it went
 
     def action_jump_new(self) -> None:
         """To the newest rows: sorted by date, newest first, cursor on top."""
@@ -338,6 +335,11 @@ class ObservationsScreen(FilterActions, PaneScreen):
         blank = value is Select.NULL or value is None
         setattr(self.filters, key, ("all" if key == "state" else ANY) if blank else str(value))
         self.reload()
+        focused = self.focused
+        if focused is not None and event.select in (focused, *focused.ancestors):
+            # Chosen by the user (mouse or keys): the keys go back to the rows. After the select
+            # has taken the focus back itself (it does so once the choice is made).
+            self.call_after_refresh(self.table.focus)
 
     @on(Input.Changed, "#search")
     def search_typed(self, event: Input.Changed) -> None:
@@ -402,10 +404,10 @@ class ObservationsScreen(FilterActions, PaneScreen):
     def row_highlighted(self, event: LineTable.Highlighted) -> None:
         if self._detail_timer is not None:
             self._detail_timer.stop()
-        if event.row is None:
+        if event.row is None and event.gone is None:
             self.detail_view.show(None, None)
             return
-        observation_id = event.row["id"]
+        observation_id = event.row["id"] if event.row is not None else str(event.gone)
         self._detail_timer = self.set_timer(0.08, lambda: self._load_detail(observation_id))
 
     @on(LineTable.Selected)
@@ -420,7 +422,10 @@ class ObservationsScreen(FilterActions, PaneScreen):
         detail = message.detail
         tag = self.session.tag(message.observation_id)
         self.detail_view.show(detail, tag)
-        if detail is None:
+        gone = self.table.gone
+        if gone is not None and gone.row_id == message.observation_id:
+            self.detail_view.query_one(".detail-meta", Static).update(gone_notice(message.observation_id, detail))
+        elif detail is None:
             self.detail_view.query_one(".detail-meta", Static).update(Text(
                 f"{one_line(message.observation_id, 80)} is gone: it was deleted from the brain since this "
                 "list was read (CLEO's consolidation deletes old, uncited rows).", style="bold"))
@@ -435,8 +440,11 @@ class ObservationsScreen(FilterActions, PaneScreen):
     # -- curation -------------------------------------------------------------------
     def _selected_row(self) -> dict | None:
         row = self.table.current_row()
+        gone = self.table.gone
         if row is None:
-            self.notify("No observation is selected.", severity="warning")
+            self.notify("No observation is selected." if gone is None else
+                        f"{one_line(gone.row_id, 80)} left this list: nothing is selected; move the cursor to "
+                        "choose a row.", severity="warning", markup=False)
         return row
 
     def action_pin(self) -> None:
@@ -514,7 +522,19 @@ class ObservationsScreen(FilterActions, PaneScreen):
         if message.kind == EXTERNAL:
             self.live_change()
             return
-        self.reload(keep_cursor=True)
+        self.reload(keep_cursor=True, quiet=True)
+
+
+def gone_notice(observation_id: str, detail: ObservationDetail | None) -> Text:
+    """What the detail says when the highlighted observation left the list: why, as far as the brain tells."""
+    if detail is None:
+        why = "it was deleted from the brain (CLEO's consolidation deletes old, uncited rows)"
+    elif detail.row.get("invalid_at") is not None:
+        why = f"it was evicted (at {one_line(detail.row.get('invalid_at'), 40)})"
+    else:
+        why = "it no longer matches the filters or the search"
+    return Text(f"{one_line(observation_id, 80)} is gone from this list: {why}. Nothing is selected; "
+                "move the cursor to choose another row.", style="bold")
 
 
 def state_cell(row: dict) -> tuple[str, str]:
@@ -547,19 +567,6 @@ def build_listing(brain: Brain, filters: Filters, sort_index: int, tags: TagTabl
     listing.count()
     listing.page(0)
     return listing
-
-
-def anchored_cursor(listing: ObservationListing, row_id: str, index: int, shift: int) -> tuple[int | None, int]:
-    """Where the row `row_id` (at `index` before `shift` rows arrived above it) is now: (index, shift).
-
-    Looks where it should be, then where it was; (None, 0) when it is in neither place (gone).
-    Reads at most two pages (in a worker).
-    """
-    for guess, moved in ((index + shift, shift), (index, 0)):
-        row = listing.row(guess) if 0 <= guess < listing.count() else None
-        if row is not None and str(row.get("id")) == row_id:
-            return guess, moved
-    return None, 0
 
 
 def query_for(f: Filters, sort_index: int, tags: TagTable | None) -> tuple[ObservationQuery, list[str] | None]:

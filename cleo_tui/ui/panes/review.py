@@ -597,8 +597,7 @@ class ReviewScreen(PaneScreen):
         if p is None or p.status != APPLIED:
             self.notify("Select an applied proposal to undo it.", severity="warning")
             return
-        self.cleo.confirm("Undo proposal", f"Undo proposal {p.id} ({decision_text(p)})? What it stored is removed "
-                         "and what it evicted is live again, exactly as before.",
+        self.cleo.confirm("Undo proposal", undo_proposal_question(p.id, decision_text(p)),
                          lambda: self._write(lambda b: undo_proposal(b, p.id), f"undid proposal {p.id}", p.id))
 
     @work(thread=True, exclusive=True, group="review-write", exit_on_error=False)
@@ -679,3 +678,10 @@ class ReviewScreen(PaneScreen):
         self.query_one("#review-status", Static).update(text)
         for button in ("review-run", "review-approve-all", "review-apply", "review-discard", "review-undo"):
             self.query_one(f"#{button}", Button).disabled = self.read_only or (button == "review-run" and self.running)
+
+
+def undo_proposal_question(proposal_id: int, decision: str) -> str:
+    """The undo dialog's question: what an undo of an applied proposal does (the rows come back
+    marked as updated now, so CLEO sees the change)."""
+    return (f"Undo proposal {proposal_id} ({decision})? What it stored is removed and what it evicted is live "
+            "again, marked as updated now so CLEO sees the change.")

@@ -43,7 +43,7 @@ from cleo_tui.ui.messages import BrainChanged
 from cleo_tui.ui.widgets.chrome import PaneScreen
 from cleo_tui.ui.widgets.inputs import SafeInput
 from cleo_tui.ui.widgets.modals import TextViewer
-from cleo_tui.ui.widgets.table import Column, LineTable
+from cleo_tui.ui.widgets.table import Anchor, Column, LineTable, Located, locate
 from cleo_tui.ui.widgets.trace_export import TraceExportPrompt
 from cleo_tui.ui.widgets.trace_listing import RetrievalListing
 from cleo_tui.ui.widgets.trace_render import (
@@ -146,6 +146,7 @@ class TracesScreen(PaneScreen):
         listing: RetrievalListing
         select_id: int | str | None
         keep_cursor: bool
+        located: Located | None = None  # where the cursor's trace is in the new listing
 
     @dataclass(eq=False)
     class TraceLoaded(Message):
@@ -206,18 +207,21 @@ class TracesScreen(PaneScreen):
     # -- the trace list -----------------------------------------------------------
     def reload(self, keep_cursor: bool = False, select_id: int | str | None = None) -> None:
         self.update_status(counting=True)
-        self._build_listing(self.filters.to_retrieval_filter(), select_id, keep_cursor)
+        anchor = self.table.cursor_anchor() if keep_cursor else None
+        self._build_listing(self.filters.to_retrieval_filter(), select_id, keep_cursor, anchor)
 
     @work(thread=True, exclusive=True, group="trace-listing", exit_on_error=False)
-    def _build_listing(self, flt: RetrievalFilter, select_id: int | str | None, keep_cursor: bool) -> None:
+    def _build_listing(self, flt: RetrievalFilter, select_id: int | str | None, keep_cursor: bool,
+                       anchor: Anchor | None = None) -> None:
         listing = RetrievalListing(self.session.brain, flt)
         listing.count()
         listing.page(0)
-        self.post_message(self.ListingReady(listing, select_id, keep_cursor))
+        located = locate(listing, anchor) if anchor is not None else None
+        self.post_message(self.ListingReady(listing, select_id, keep_cursor, located))
 
     def on_traces_screen_listing_ready(self, message: ListingReady) -> None:
         table = self.table
-        table.set_listing(message.listing, keep_cursor=message.keep_cursor)
+        table.set_listing(message.listing, keep_cursor=message.keep_cursor, located=message.located)
         if message.select_id is not None:
             index = message.listing.index_of(message.select_id)
             if index is not None:

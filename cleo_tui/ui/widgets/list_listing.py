@@ -17,6 +17,7 @@ class ListListing:
     """Rows `start..stop` of `items`; `to_row(index, item)` makes the dict the table draws (needs "id")."""
 
     page_size = PAGE_SIZE
+    in_memory = True  # `index_of` may run on the UI thread (see table.locate)
 
     def __init__(self, items: Sequence[Any], to_row: Callable[[int, Any], dict],
                  start: int = 0, stop: int | None = None) -> None:
@@ -39,3 +40,16 @@ class ListListing:
         first = page_no * self.page_size
         rows = (self.cached_row(i) for i in range(first, min(first + self.page_size, self.count())))
         return [row for row in rows if row is not None]
+
+    def index_of(self, row_id: Any) -> int | None:
+        """The position of the row whose id is `row_id` in the window, or None. Items that can list
+        their ids (the prune pool's `EntryView.ids`) are searched without making a row per item."""
+        ids = getattr(self.items, "ids", None)
+        if callable(ids):
+            window = ids(self.stop)[self.start:]
+            return window.index(row_id) if row_id in window else None
+        for index in range(self.count()):
+            row = self.cached_row(index)
+            if row is not None and row.get("id") == row_id:
+                return index
+        return None

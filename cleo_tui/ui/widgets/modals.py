@@ -14,6 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
 from cleo_tui.safe_text import printable
+from cleo_tui.ui.widgets.help_view import HelpRender, HelpText
 
 
 class ConfirmModal(ModalScreen[bool]):
@@ -133,22 +134,25 @@ class TextViewer(ModalScreen[None]):
 
 
 class HelpScreen(ModalScreen[None]):
-    """F1 / ?: the panes, the keys, the tag rules and how the seeds map onto a brain."""
+    """F1 / ?: the panes, the keys, the tag rules and what the app's words mean in a CLEO brain.
+
+    The text comes rendered from `render` (kept across openings; see widgets/help_view.py)."""
 
     BINDINGS = [Binding("escape,q,f1,question_mark", "close", "Close")]
 
-    def __init__(self, markdown: str) -> None:
+    def __init__(self, markdown: str, render: HelpRender | None = None) -> None:
         super().__init__(classes="modal")
         self.markdown = markdown
+        self.help_render = render or HelpRender()
 
     def compose(self) -> ComposeResult:
-        from textual.widgets import Markdown  # with markdown_it, about 50 ms off the first screen
-
         with Vertical(classes="dialog help"):
             yield Label("cleo-tui help", classes="dialog-title")
-            with VerticalScroll():
-                yield Markdown(self.markdown, id="help-text")
-            yield Label("esc to close", classes="dialog-hint")
+            yield HelpText(self.markdown, self.help_render, id="help-text")
+            yield Label("esc to close · ↑ ↓ page up/down scroll", classes="dialog-hint")
+
+    def on_mount(self) -> None:
+        self.query_one(HelpText).focus()
 
     def action_close(self) -> None:
         self.dismiss(None)

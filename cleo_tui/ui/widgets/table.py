@@ -104,6 +104,53 @@ class Listing(Protocol):
     def page(self, page_no: int) -> list[Row]: ...
 
 
+@dataclass(frozen=True)
+class Anchor:
+    """The cursor's row, to find again in a new listing: its id, its index, and its line in the view."""
+
+    row_id: Any
+    index: int
+    line: int  # index - the view's first row
+
+
+@dataclass(frozen=True)
+class Located:
+    """Where an anchor's row is in a listing (`index` None: it is not there any more)."""
+
+    anchor: Anchor
+    index: int | None
+
+
+NEAR_ROWS = 300  # rows either side of the old place searched first (reads at most a few pages)
+
+
+def locate(listing: Listing, anchor: Anchor, read: bool = True) -> Located:
+    """Find `anchor`'s row in `listing` by its id.
+
+    A listing with an `index_of(row_id)` (an exact search, e.g. the observations' SQL count) is
+    asked; otherwise the rows near the old place, then every row, are compared. Without `read`
+    only rows already in memory are looked at (for the UI thread). Slow with `read`: in a worker.
+    """
+    exact = getattr(listing, "index_of", None)
+    in_memory = getattr(listing, "in_memory", False)
+    if exact is not None and read and not in_memory:
+        return Located(anchor, exact(anchor.row_id))
+    total = listing.count()
+    near = range(max(0, anchor.index - NEAR_ROWS), min(total, anchor.index + NEAR_ROWS + 1))
+    order = sorted(near, key=lambda i: abs(i - anchor.index))
+    if exact is not None and in_memory:  # the rows near the old place first, then an exact search
+        found = next((i for i in order if (listing.cached_row(i) or {}).get("id") == anchor.row_id), None)
+        return Located(anchor, found if found is not None else exact(anchor.row_id))
+    for index in [*order, *(i for i in range(total) if i not in near)]:
+        row = listing.cached_row(index)
+        if row is None and read:
+            listing.page(index // listing.page_size)
+            row = listing.cached_row(index)
+        if row is not None and row.get("id") == anchor.row_id:
+            return Located(anchor, index)
+    return Located(anchor, None)
+
+
 class LineTable(ForwardWorkerErrors, ScrollView, can_focus=True):
     """Virtual table: `listing` supplies rows by position, `formatter` turns a row into cells."""
 
@@ -139,10 +186,11 @@ class LineTable(ForwardWorkerErrors, ScrollView, can_focus=True):
 
     @dataclass(eq=False)
     class Highlighted(Message):
-        """The cursor is on another row (None: the listing is empty)."""
+        """The cursor is on another row (None: the listing is empty, or the row left it: `gone`)."""
 
         table: LineTable
         row: Row | None
+        gone: Any = None  # the id of the highlighted row, when it left the list (see set_listing)
 
     @dataclass(eq=False)
     class Selected(Message):
@@ -162,24 +210,56 @@ class LineTable(ForwardWorkerErrors, ScrollView, can_focus=True):
         self._announced: object = object()
         self._fitted: tuple[int, list[int]] = (-1, [])  # (table width, column widths) last fitted
         self._pass_styles: dict[tuple[str | None, bool], Style] | None = None  # see render_lines
+        self.gone: Anchor | None = None  # the highlighted row left the list: nothing is selected
 
     # -- data ---------------------------------------------------------------
-    def set_listing(self, listing: Listing, keep_cursor: bool = False) -> None:
-        """Show a new listing (its count already read)."""
+    def set_listing(self, listing: Listing, keep_cursor: bool = False, *, by_index: bool = False,
+                    located: Located | None = None, quiet: bool = False) -> None:
+        """Show a new listing (its count already read).
+
+        `keep_cursor` keeps the cursor on the same row, found by its id, on the same line of the
+        view (rows CLEO wrote meanwhile move neither). `located` is where a worker found it
+        (`locate`); without it, or when the cursor moved since, only rows in memory are searched.
+        When the row left the list, nothing is selected until the cursor moves (`gone`), with a
+        notice, unless `quiet` (a write of this app's: the next row takes its place silently).
+        `by_index` keeps the cursor's index instead (a list following its newest rows).
+        """
+        anchor = self.cursor_anchor() if keep_cursor and not by_index else None
+        if anchor is not None and (located is None or located.anchor.row_id != anchor.row_id):
+            located = locate(listing, anchor, read=False)
+        previous_gone = self.gone
         self.listing = listing
         self.total = listing.count()
         self._wanted.clear()
         self.virtual_size = Size(self.size.width, self.total + 1)
         cursor = min(self.cursor, max(0, self.total - 1)) if keep_cursor else 0
-        if not keep_cursor:
-            self.scroll_to(y=0, animate=False)
+        top = int(self.scroll_offset.y) if keep_cursor else 0
+        self.gone = previous_gone if keep_cursor and anchor is None else None
+        if anchor is not None and located is not None:
+            if located.index is not None:
+                cursor, top = located.index, located.index - anchor.line
+            elif not quiet:
+                self.gone = anchor
+                if previous_gone is None or previous_gone.row_id != anchor.row_id:  # said once
+                    self.notify(f"{anchor.row_id} left this list (CLEO changed or deleted it, or it no longer "
+                                "matches the filters): nothing is selected until you move the cursor.",
+                                severity="warning", markup=False, timeout=8)
+        top = max(0, min(top, self.total - self._visible_rows))
+        self.scroll_to(y=top, animate=False, immediate=True)
         self.set_reactive(LineTable.cursor, cursor)
         self._announced = object()
         self.refresh()
         self._announce()
 
+    def cursor_anchor(self) -> Anchor | None:
+        """The cursor's row as an `Anchor` (None when no row is highlighted)."""
+        row = self.current_row()
+        if row is None:
+            return self.gone
+        return Anchor(row.get("id"), self.cursor, self.cursor - int(self.scroll_offset.y))
+
     def current_row(self) -> Row | None:
-        if self.listing is None or self.total == 0:
+        if self.listing is None or self.total == 0 or self.gone is not None:
             return None
         return self.listing.cached_row(self.cursor)
 
@@ -247,7 +327,7 @@ class LineTable(ForwardWorkerErrors, ScrollView, can_focus=True):
             return Strip.blank(width, base)
         row = self.listing.cached_row(index)
         line_style = base
-        if index == self.cursor:
+        if index == self.cursor and self.gone is None:
             line_style = base + self._style("table--cursor")
         if row is None:
             self._want(index // self.listing.page_size)
@@ -313,6 +393,12 @@ class LineTable(ForwardWorkerErrors, ScrollView, can_focus=True):
             self.refresh(Region(0, index - top + 1, self.size.width, 1))
 
     def _announce(self, force: bool = False) -> None:
+        if self.gone is not None:
+            key: object = ("gone", self.gone.row_id)
+            if force or key != self._announced:
+                self._announced = key
+                self.post_message(self.Highlighted(self, None, gone=self.gone.row_id))
+            return
         row = self.current_row()
         if row is None and self.listing is not None and self.total:
             self._want(self.cursor // self.listing.page_size)
@@ -323,6 +409,11 @@ class LineTable(ForwardWorkerErrors, ScrollView, can_focus=True):
             self.post_message(self.Highlighted(self, row))
 
     def _move(self, to: int) -> None:
+        if self.gone is not None:  # the first move after the row left selects again
+            self.gone = None
+            self._refresh_row(self.cursor, int(self.scroll_offset.y))
+            if self.total and max(0, min(self.total - 1, to)) == self.cursor:
+                self._announce()
         if self.total:
             self.cursor = max(0, min(self.total - 1, to))
 
@@ -330,7 +421,8 @@ class LineTable(ForwardWorkerErrors, ScrollView, can_focus=True):
         self._move(self.cursor - 1)
 
     def action_cursor_down(self) -> None:
-        self._move(self.cursor + 1)
+        # After the row left the list, the row that took its place is the next one.
+        self._move(self.cursor + (0 if self.gone is not None else 1))
 
     def action_page_up(self) -> None:
         self._move(self.cursor - self._visible_rows)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from cleo_tui.brain.listing import PAGE_SIZE, PagedListing
 from cleo_tui.brain.store import Brain
-from cleo_tui.recall.reader import TraceFilter, count_traces, list_traces
+from cleo_tui.recall.reader import TraceFilter, count_traces, list_traces, trace_position
 from cleo_tui.recall.recorded import list_cleo_retrievals
 from cleo_tui.recall.retrievals import (
     Listed,
@@ -41,6 +41,10 @@ class TraceListing(PagedListing):
         return self._count
 
     def index_of(self, trace_id: int) -> int | None:
+        """Position of a trace in this listing, or None (reads the brain: in a worker)."""
+        return trace_position(self.brain, self.filter, trace_id)
+
+    def cached_index(self, trace_id: int) -> int | None:
         """Position of a trace among the cached rows, if it is cached."""
         for page_no, rows in self._pages.items():
             for offset, row in enumerate(rows):
@@ -102,10 +106,18 @@ class RetrievalListing(PagedListing):
         return self._order is not None
 
     def index_of(self, row_id: int | str) -> int | None:
-        """Position of a row (a trace's number, or "cleo:N"): anywhere when merged, else among the cached pages."""
+        """Position of a row (a trace's number, or "cleo:N"), or None when the listing does not hold it.
+
+        Merged, from the order read up front; else the cached pages first, then page by page (one kind is
+        listed newest first by id, a page a millisecond: call it in a worker).
+        """
         if not self.merged:
-            for page_no, rows in self._pages.items():
+            for page_no, rows in list(self._pages.items()):
                 for offset, row in enumerate(rows):
+                    if row["id"] == row_id:
+                        return page_no * self.page_size + offset
+            for page_no in range(-(-self.count() // self.page_size)):
+                for offset, row in enumerate(self.page(page_no)):
                     if row["id"] == row_id:
                         return page_no * self.page_size + offset
             return None

@@ -1,0 +1,25 @@
+"""The help and the dialogs speak to users: no developer-internal names, and undo described as it is."""
+
+from __future__ import annotations
+
+from cleo_tui.memory.rules import RULES_MARKDOWN
+from cleo_tui.ui.panes.review import undo_proposal_question
+
+INTERNAL = ("ObservationRecord", "derive_relevance", "REFLECTION_EDGE_TYPES", "the one place that decides",
+            "seed concept", "How the seeds map")
+
+
+def test_the_rules_in_the_help_name_no_code_and_say_what_an_undo_sets():
+    for word in INTERNAL:
+        assert word not in RULES_MARKDOWN
+    assert "restores both" not in RULES_MARKDOWN and "exactly as before" not in RULES_MARKDOWN
+    # An undo clears invalid_at and sets updated_at to its own time (CLEO must see the change).
+    assert RULES_MARKDOWN.count("`updated_at` to the time of the undo") == 2
+    for concept in ("narrative", "created_at", "pattern, learning or observer note", "supersedes"):
+        assert concept in RULES_MARKDOWN
+
+
+def test_the_proposal_undo_does_not_promise_an_exact_return():
+    question = undo_proposal_question(7, "apply 2 patterns")
+    assert "exactly as before" not in question
+    assert "`updated_at`" not in question and "updated" in question and "7" in question
