@@ -16,4 +16,5 @@ COMMANDS: dict[str, str] = {
     "traces": "cleo_tui.commands.recall_cmds",
     "dedup": "cleo_tui.commands.dedup_cmd",
     "history": "cleo_tui.commands.history_cmd",
+    "replay": "cleo_tui.commands.replay_cmd",
 }
