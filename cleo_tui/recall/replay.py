@@ -268,7 +268,8 @@ def reasons_for(item: LoggedQuery, replayed: Sequence[str], agreement: Agreement
         return ["the log row's entry_ids is not a JSON list of ids"]
     out: list[str] = []
     logged = list(row.returned)
-    if agreement == "prefix":
+    extra = list(replayed[len(logged):])
+    if agreement == "prefix" and not all(facts.added.get(i, "") > _stamp(row.created_at) for i in extra):
         out.append(f"CLEO returned the first {len(logged)}: it ran with a smaller --limit (the limit is not logged)")
     gone = [i for i in logged if i not in facts.added]
     if gone:
