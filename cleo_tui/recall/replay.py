@@ -287,11 +287,10 @@ def reasons_for(item: LoggedQuery, replayed: Sequence[str], agreement: Agreement
         out.append("logged as `find` (no rank fusion): CLEO ran it with --agent, whose value is not logged")
     if agreement == "same-set" and not (later or low):
         out.append("same rows in another order: bm25 ties")
-    fts_notes = [s.note for s in setup.sources if s.note and s.where != "brain"]
-    if fts_notes:
-        out.append("; ".join(fts_notes))
     if not out:
-        out.append("not known from the brain (an FTS index out of step with its rows, or vector hits)")
+        rebuilt = [s.spec.fts for s in setup.sources if s.where == "memory"]
+        out.append(f"not known from the brain: {', '.join(rebuilt)} rebuilt in memory (see the notes)" if rebuilt
+                   else "not known from the brain (an FTS index out of step with its rows, or vector hits)")
     return out
 
 

@@ -34,7 +34,6 @@ from cleo_tui.recall.replay import (
     query_details,
     query_heading,
     replay,
-    summary_lines,
 )
 from cleo_tui.safe_text import one_line, printable
 from cleo_tui.ui.widgets.inputs import SafeInput
@@ -70,6 +69,34 @@ def query_text(q: QueryReplay) -> Text:
     return text
 
 
+def compact_summary(report: ReplayReport) -> Text:
+    """The totals in as few lines as fit a small terminal (the CLI prints the long form)."""
+    counts = report.agreement_counts()
+    today, intends = report.summary("cleo_today"), report.summary("intends")
+    step = report.step
+    text = Text(f"{len(report.queries):,} distinct queries of {report.logged_rows:,} logged rows, newest first "
+                f"(bound {report.bound:,})")
+    text.append(" · no step" if step.empty else
+                f" · step: {one_line(step.label, 80)}{', hidden from CLEO' if step.hide else ''}")
+    text.append(f"\nagreement with CLEO's log: {counts['exact']:,} exact · {counts['prefix']:,} prefix · "
+                f"{counts['same-set']:,} reordered · ")
+    text.append(f"{counts['differs']:,} differ", style="bold red" if counts["differs"] else "")
+    text.append(f" · {counts['unreadable']:,} unreadable")
+    text.append(f"\nlose a result: {today.affected:,} as CLEO behaves today "
+                f"(recall {_recall(today.mean_recall).strip()}) · {intends.affected:,} as eviction intends "
+                f"(recall {_recall(intends.mean_recall).strip()})")
+    if not report.logged_rows:
+        text.append("\nCLEO has logged no retrievals in this brain.", style="italic")
+    return text
+
+
+def notes_text(report: ReplayReport) -> Text:
+    """What differs from CLEO on this brain, and the log rows not replayed."""
+    lines = [f"note: {n}" for n in report.notes]
+    lines += [f"skipped: {count:,} log rows, {reason}" for reason, count in report.skipped.items()]
+    return Text("\n" + printable("\n".join(lines)), style="italic") if lines else Text()
+
+
 @dataclass(frozen=True)
 class ReplayRequest:
     budget: int | None
@@ -81,16 +108,22 @@ class ReplayView(ForwardWorkerErrors, ModalScreen[None]):
     """Per query: agreement with CLEO's log, recall@k after the step in both modes, lost results."""
 
     DEFAULT_CSS = """
-    ReplayView #replay-bar { height: 1; margin-bottom: 1; }
+    ReplayView #replay-dialog { width: 96%; height: 94%; border: thick $primary; background: $surface;
+                                padding: 0 1; }
+    ReplayView #replay-title { text-style: bold; width: 100%; }
+    ReplayView #replay-hint { color: $text-muted; height: 1; }
+    ReplayView #replay-bar { height: 1; }
     ReplayView #replay-bar Label { padding: 0 1 0 0; }
     ReplayView #replay-budget { width: 12; }
     ReplayView #replay-bound { width: 8; margin-left: 1; }
     ReplayView #replay-hide { margin-left: 2; border: none; height: 1; padding: 0; }
-    ReplayView #replay-summary { height: auto; max-height: 8; }
+    ReplayView #replay-summary { height: auto; max-height: 6; }
+    ReplayView #replay-head { margin-top: 1; height: 1; }
     ReplayView #replay-queries { height: 1fr; min-height: 3; }
-    ReplayView #replay-detail-box { height: 35%; min-height: 4; border-top: solid $primary; }
+    ReplayView #replay-detail-box { height: 30%; min-height: 4; border-top: solid $primary; }
     """
     BINDINGS = [Binding("escape", "close", "Close", show=False),
+                Binding("b", "focus_budget", "Budget", show=False),
                 Binding("ctrl+r", "rerun", "Replay again", show=False)]
 
     @dataclass(eq=False)
@@ -114,8 +147,8 @@ class ReplayView(ForwardWorkerErrors, ModalScreen[None]):
         self._cancel = threading.Event()
 
     def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog wide", id="replay-dialog"):
-            yield Label(Text("Replay of CLEO's logged queries (CLEO's own find semantics)"), classes="dialog-title")
+        with Vertical(id="replay-dialog"):
+            yield Label(Text("Replay of CLEO's logged queries (CLEO's own find semantics)"), id="replay-title")
             with Horizontal(id="replay-bar"):
                 yield Label("step: prune at")
                 yield SafeInput(placeholder="budget", id="replay-budget", compact=True,
@@ -126,11 +159,12 @@ class ReplayView(ForwardWorkerErrors, ModalScreen[None]):
                 yield Checkbox("hide from CLEO's search", id="replay-hide", compact=True)
             yield ProgressBar(id="replay-progress", show_eta=False)
             yield Static(id="replay-summary")
+            yield Label(Text("agreement  today intended  n  query (CLEO's text)", style="bold"), id="replay-head")
             yield OptionList(id="replay-queries", compact=True)
             with VerticalScroll(id="replay-detail-box"):
                 yield Static(id="replay-detail")
-            yield Label(Text("enter in a box replays again · ↑↓ a query · esc closes · nothing is written"),
-                        classes="dialog-hint")
+            yield Label(Text("b: budget, enter replays · ↑↓ a query · esc closes · nothing is written"),
+                        id="replay-hint")
 
     def on_mount(self) -> None:
         self.start(ReplayRequest(None, self.bound, False))
@@ -204,7 +238,7 @@ class ReplayView(ForwardWorkerErrors, ModalScreen[None]):
     # -- showing ---------------------------------------------------------------------------
     def show(self, report: ReplayReport) -> None:
         self.report = report
-        self.query_one("#replay-summary", Static).update(Text(printable("\n".join(summary_lines(report)))))
+        self.query_one("#replay-summary", Static).update(compact_summary(report))
         queries = self.query_one("#replay-queries", OptionList)
         queries.clear_options()
         width = max(40, queries.size.width or self.app.size.width - 10)
@@ -213,13 +247,17 @@ class ReplayView(ForwardWorkerErrors, ModalScreen[None]):
             queries.highlighted = 0
             queries.focus()
         else:
-            self.query_one("#replay-detail", Static).update(Text("No CLEO query to replay.", style="italic"))
+            detail = Text("No CLEO query to replay.", style="italic")
+            detail.append_text(notes_text(report))
+            self.query_one("#replay-detail", Static).update(detail)
 
     @on(OptionList.OptionHighlighted, "#replay-queries")
     def query_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         index = event.option_index
         if self.report is not None and 0 <= index < len(self.report.queries):
-            self.query_one("#replay-detail", Static).update(query_text(self.report.queries[index]))
+            detail = query_text(self.report.queries[index])
+            detail.append_text(notes_text(self.report))
+            self.query_one("#replay-detail", Static).update(detail)
 
     @on(Input.Submitted, "#replay-budget, #replay-bound")
     def box_submitted(self, event: Input.Submitted) -> None:
@@ -230,6 +268,9 @@ class ReplayView(ForwardWorkerErrors, ModalScreen[None]):
         request = self.request()
         if request is not None:
             self.start(request)
+
+    def action_focus_budget(self) -> None:
+        self.query_one("#replay-budget", Input).focus()
 
     def action_close(self) -> None:
         self._cancel.set()
