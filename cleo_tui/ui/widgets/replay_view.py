@@ -144,6 +144,7 @@ class ReplayView(ForwardWorkerErrors, ModalScreen[None]):
         self.bound = bound
         self.report: ReplayReport | None = None
         self.generation = 0
+        self.finished = 0  # the generation whose replay was last shown (or failed)
         self._cancel = threading.Event()
 
     def compose(self) -> ComposeResult:
@@ -229,6 +230,7 @@ class ReplayView(ForwardWorkerErrors, ModalScreen[None]):
     def on_replay_view_finished(self, message: Finished) -> None:
         if message.generation != self.generation:
             return
+        self.finished = message.generation
         self.query_one("#replay-progress", ProgressBar).display = False
         if message.report is None:
             self.query_one("#replay-summary", Static).update(Text(one_line(message.error, 400), style="bold red"))
