@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from cleo_tui.brain.store import open_brain
-from cleo_tui.recall.replay import Step, replay, step_of
+from cleo_tui.recall.replay import NO_STEP, Step, replay, step_of
 from tests.brain_fixtures import add_cleo_recall_logs
 from tests.replay_fixtures import add_rows, cleo_brain, observations
 
@@ -42,7 +42,7 @@ def logged_brain(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def run(path: Path, step: Step = Step(), bound: int = 200):  # type: ignore[no-untyped-def]
+def run(path: Path, step: Step = NO_STEP, bound: int = 200):  # type: ignore[no-untyped-def]
     brain = open_brain(path, read_only=True)
     try:
         return replay(brain, step, bound)

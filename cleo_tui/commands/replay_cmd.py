@@ -14,6 +14,7 @@ from cleo_tui.memory.pruner import BadBudget, parse_budget
 from cleo_tui.memory.tokenizers import TOKENIZER_NAMES
 from cleo_tui.recall.replay import (
     DEFAULT_QUERIES,
+    NO_STEP,
     BrainFacts,
     ReplayReport,
     Step,
@@ -85,7 +86,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         elif args.evict is not None:
             step = _evict_step(brain, parse_ids(args.evict), args.hide_from_cleo)
         else:
-            step = Step()
+            step = NO_STEP
         report = replay(brain, step, args.limit)
     finally:
         brain.close()

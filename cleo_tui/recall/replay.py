@@ -57,6 +57,9 @@ class Step:
         return not self.evict and not self.hide
 
 
+NO_STEP = Step()
+
+
 @dataclass(frozen=True)
 class LoggedQuery:
     """The newest log row of one distinct (source, query), and how often CLEO ran it."""
@@ -324,7 +327,7 @@ def replay_limit(logged: Sequence[str]) -> int:
 class Replayer:
     """Replays logged queries on one brain; build once, then `replay_one` each query."""
 
-    def __init__(self, brain: Brain, step: Step = Step()) -> None:
+    def __init__(self, brain: Brain, step: Step = NO_STEP) -> None:
         self.brain = brain
         self.step = step
         self.setup = prepare_find(brain)
@@ -360,7 +363,7 @@ class Replayer:
                            mode_result(today, after_intends, self.step, evicted))
 
 
-def replay(brain: Brain, step: Step = Step(), bound: int = DEFAULT_QUERIES,
+def replay(brain: Brain, step: Step = NO_STEP, bound: int = DEFAULT_QUERIES,
            progress: Progress | None = None, cancelled: Callable[[], bool] | None = None) -> ReplayReport:
     """Replay up to `bound` distinct logged queries, newest first, against the brain and the step."""
     queries, skipped, total = distinct_queries(brain, bound)
