@@ -204,3 +204,31 @@ def test_fusion_and_interleaving_helpers() -> None:
 def test_fetch_returns_existing_ids_grouped_by_kind() -> None:
     assert fetch_order(["O-1", "L-1", "D-1", "zz", "P-1", "O-gone"], {"O-1", "L-1", "D-1", "P-1", "zz"}) == [
         "D-1", "P-1", "L-1", "O-1"]
+
+
+def test_ranking_the_index_alone_gives_cleos_statement_order(tmp_path: Path) -> None:
+    """CLEO's own statement (join, quality filter, ORDER BY bm25, LIMIT) is the oracle: many ties,
+    quality NULL, below, at and above 0.3, and a text quality (SQLite orders text above numbers)."""
+    path = cleo_brain(tmp_path / "cleo.db")
+    texts = ["alpha beta", "alpha beta", "alpha gamma delta", "alpha", "beta alpha alpha"]
+    qualities = [None, 0.2, 0.3, 0.8, "high", 0.29999]
+    add_rows(path, "brain_observations", [
+        {"id": f"O-{i:03d}", "narrative": texts[i % 5], "title": texts[(i * 7) % 5],
+         "quality_score": qualities[(i * 3) % 6]} for i in range(300)])
+    conn = sqlite3.connect(path)
+    brain = open_brain(path, read_only=True)
+    try:
+        setup = prepare_find(brain)
+        source = setup.sources[3]
+        for query in ("alpha", "alpha beta", "gamma beta", "zzz"):
+            expressions = fts_queries(query)
+            for limit in (1, 10, 60, 500):
+                oracle = [r[0] for r in conn.execute(
+                    "SELECT o.id FROM brain_observations_fts fts JOIN brain_observations o ON o.rowid = fts.rowid "
+                    "WHERE brain_observations_fts MATCH ? AND (o.quality_score IS NULL OR o.quality_score >= ?) "
+                    "ORDER BY bm25(brain_observations_fts) LIMIT ?", (expressions.conjunctive, 0.3, limit))]
+                with PreparedQuery(setup, query) as prepared:
+                    assert prepared._kept(source, expressions.conjunctive, limit, ()) == oracle, (query, limit)
+    finally:
+        brain.close()
+        conn.close()

@@ -29,8 +29,10 @@ What CLEO does (packages/core/src/memory, v2026.8.9), restated:
   that matches the rows. Here a missing or out-of-date index is rebuilt in memory instead
   (the brain is never written), and the result says so.
 
-Ids to leave out (rows a step would hide or evict) are filtered from each table's ranked
-list, fetching deeper where needed, so the order among the rows that stay is CLEO's.
+Here each table's FTS index is ranked once per MATCH expression (rowids by bm25, read lazily)
+and the rows CLEO's join and quality filter would drop are skipped by rowid: the same order as
+CLEO's statement (ties stay in rowid order either way), for every limit. Ids to leave out (rows a
+step would hide or evict) are skipped the same way, so the order among the rows that stay is CLEO's.
 """
 
 from __future__ import annotations
@@ -138,24 +140,27 @@ def fts_ddl(spec: TableSpec) -> list[str]:
 
 @dataclass
 class TableSource:
-    """Where one table is searched: the brain's own FTS index, an in-memory rebuild, or nowhere."""
+    """Where one table is searched: the brain's own FTS index, an in-memory rebuild, or nowhere.
+
+    `ids` maps the rowid of every row CLEO's search may return (quality NULL or at least 0.3, as
+    its SQL compares) to its id: ranking the FTS index alone and keeping those rowids gives
+    CLEO's statement's order (its join and filter only drop rows; ties stay in rowid order).
+    """
 
     spec: TableSpec
     conn: sqlite3.Connection | None  # None: the table is missing
     where: Literal["brain", "memory", "missing"]
     quality_filter: bool
     note: str | None = None
+    ids: dict[int, str] = field(default_factory=dict)
 
-    def ranked(self, expression: str, limit: int) -> list[str]:
-        """The ids CLEO's statement returns for one MATCH expression, best first."""
+    def rank(self, expression: str) -> sqlite3.Cursor | None:
+        """A cursor over the FTS index's rowids for one MATCH expression, best bm25 first (raises
+        sqlite3.DatabaseError where CLEO's statement would fail and fall back to LIKE)."""
         if self.conn is None:
-            return []
-        spec = self.spec
-        quality = (f"AND (t.quality_score IS NULL OR t.quality_score >= {QUALITY_THRESHOLD!r})"
-                   if self.quality_filter else "")
-        sql = (f"SELECT t.id FROM {spec.fts} fts JOIN {spec.table} t ON t.rowid = fts.rowid "
-               f"WHERE {spec.fts} MATCH ? {quality} ORDER BY bm25({spec.fts}) LIMIT ?")
-        return [as_text(r[0]) for r in self.conn.execute(sql, (expression, limit)).fetchall()]
+            return None
+        fts = self.spec.fts
+        return self.conn.execute(f"SELECT rowid FROM {fts} WHERE {fts} MATCH ? ORDER BY bm25({fts})", (expression,))
 
 
 @dataclass
@@ -176,18 +181,22 @@ def _docs_indexed(brain: Brain, spec: TableSpec) -> int | None:
         return None
 
 
-def _memory_index(brain: Brain, spec: TableSpec) -> sqlite3.Connection:
+def _searchable(quality: bool) -> str:
+    return f"WHERE quality_score IS NULL OR quality_score >= {QUALITY_THRESHOLD!r}" if quality else ""
+
+
+def _memory_index(brain: Brain, spec: TableSpec, quality: bool) -> sqlite3.Connection:
     """The table's rows and CLEO's FTS5 index over them, in memory (what CLEO's rebuild gives)."""
     first, second = spec.text_columns
     mem = sqlite3.connect(":memory:", check_same_thread=False)
     mem.text_factory = lambda raw: raw.decode("utf-8", "replace")
-    mem.execute(f"CREATE TABLE {spec.table} (id TEXT, quality_score REAL, {first} TEXT, {second} TEXT)")
+    mem.execute(f"CREATE TABLE {spec.table} (id TEXT, {first} TEXT, {second} TEXT)")
     mem.execute(f"CREATE VIRTUAL TABLE {spec.fts} USING fts5(id, {first}, {second}, "
                 f"content={spec.table}, content_rowid=rowid)")
     columns = brain.features.columns(spec.table)
-    picked = ", ".join(c if c in columns else "NULL" for c in ("id", "quality_score", first, second))
+    picked = ", ".join(c if c in columns else "NULL" for c in ("id", first, second))
     rows = brain.query(f"SELECT rowid, {picked} FROM {spec.table}")
-    mem.executemany(f"INSERT INTO {spec.table}(rowid, id, quality_score, {first}, {second}) VALUES (?, ?, ?, ?, ?)",
+    mem.executemany(f"INSERT INTO {spec.table}(rowid, id, {first}, {second}) VALUES (?, ?, ?, ?)",
                     [tuple(r) for r in rows])
     mem.execute(f"INSERT INTO {spec.fts}({spec.fts}) VALUES ('rebuild')")
     return mem
@@ -197,21 +206,22 @@ def _source(brain: Brain, spec: TableSpec) -> TableSource:
     features = brain.features
     if not features.has_table(spec.table) or "id" not in features.columns(spec.table):
         return TableSource(spec, None, "missing", False,
-                           f"{spec.table} is missing: CLEO's find would fail on this brain; replayed without it")
+                           note=f"{spec.table} is missing: CLEO's find would fail on this brain; replayed without it")
     quality = "quality_score" in features.columns(spec.table)
     note = None if quality else f"{spec.table} has no quality_score column: no quality filter on it"
+    ids = {int(r[0]): as_text(r[1]) for r in brain.query(f"SELECT rowid, id FROM {spec.table} {_searchable(quality)}")}
     if features.has_table(spec.fts):
         indexed = _docs_indexed(brain, spec)
         rows = brain.scalar(f"SELECT count(*) FROM {spec.table}")
         if indexed is not None and indexed == rows:
-            return TableSource(spec, brain.conn, "brain", quality, note)
+            return TableSource(spec, brain.conn, "brain", quality, note, ids)
         why = (f"{spec.fts} holds {indexed:,} of {rows:,} rows" if indexed is not None
                else f"{spec.fts} cannot be read here")
     else:
         why = f"{spec.fts} does not exist yet"
     extra = f"{why}: indexed in memory, as CLEO's first search would rebuild it"
-    return TableSource(spec, _memory_index(brain, spec), "memory", quality,
-                       f"{note}; {extra}" if note else extra)
+    return TableSource(spec, _memory_index(brain, spec, quality), "memory", quality,
+                       f"{note}; {extra}" if note else extra, ids)
 
 
 def prepare_find(brain: Brain) -> FindSetup:
@@ -226,14 +236,14 @@ def prepare_find(brain: Brain) -> FindSetup:
     return setup
 
 
-def _like_rows(conn: sqlite3.Connection, spec: TableSpec, query: str, limit: int, quality: bool) -> list[str]:
-    """CLEO's LIKE fallback for one table (after an FTS statement failed)."""
+def _like_rows(conn: sqlite3.Connection, spec: TableSpec, query: str, quality: bool) -> list[str]:
+    """CLEO's LIKE fallback for one table (after an FTS statement failed), every match in its order."""
     first, second = spec.text_columns
     pattern = f"%{query}%"
     where = f"AND (quality_score IS NULL OR quality_score >= {QUALITY_THRESHOLD!r})" if quality else ""
     try:
         rows = conn.execute(f"SELECT id FROM {spec.table} WHERE ({first} LIKE ? OR {second} LIKE ?) {where} "
-                            f"ORDER BY {spec.like_order} LIMIT ?", (pattern, pattern, limit)).fetchall()
+                            f"ORDER BY {spec.like_order}", (pattern, pattern)).fetchall()
     except sqlite3.DatabaseError:
         return []  # CLEO's whole search would fail here; nothing from this table
     return [as_text(r[0]) for r in rows]
@@ -255,11 +265,57 @@ def rrf_fuse(ranked_lists: Iterable[list[str]], k: int = RRF_K) -> list[str]:
     return [item for item, _ in sorted(scores.items(), key=lambda pair: -pair[1])]
 
 
-class PreparedQuery:
-    """One query against one brain: its per-table ranked lists are fetched once and reused.
+class _Ranking:
+    """One statement's ranking of searchable ids, read lazily and kept, so every mode reuses it."""
 
-    `find()` answers for any limit and any set of ids to leave out; the lists are only
-    fetched deeper when rows left out make a table's list too short.
+    BATCH = 256
+
+    def __init__(self, cursor: sqlite3.Cursor | None, ids: dict[int, str], listed: list[str] | None = None) -> None:
+        self.cursor = cursor
+        self.rowids = ids
+        self.ids: list[str] = list(listed or [])
+        self.complete = cursor is None
+
+    def _more(self) -> bool:
+        """Read the next batch; False when the ranking is exhausted."""
+        while not self.complete:
+            try:
+                batch = self.cursor.fetchmany(self.BATCH) if self.cursor is not None else []
+            except sqlite3.DatabaseError:
+                batch = []
+            if len(batch) < self.BATCH:
+                self.close()
+            found = [self.rowids[r[0]] for r in batch if r[0] in self.rowids]
+            if found:
+                self.ids += found
+                return True
+        return False
+
+    def first(self, depth: int, leave_out: Collection[str]) -> list[str]:
+        """The first `depth` ids once `leave_out` ids are removed."""
+        kept: list[str] = []
+        i = 0
+        while len(kept) < depth:
+            if i == len(self.ids) and not self._more():
+                break
+            item = self.ids[i]
+            i += 1
+            if item not in leave_out:
+                kept.append(item)
+        return kept
+
+    def close(self) -> None:
+        self.complete = True
+        if self.cursor is not None:
+            self.cursor.close()
+            self.cursor = None
+
+
+class PreparedQuery:
+    """One query against one brain: each table's ranking runs once and serves every limit and mode.
+
+    `find()` answers for any limit and any set of ids to leave out. Close it (or use it as a
+    context manager) so no statement stays open.
     """
 
     def __init__(self, setup: FindSetup, query: str) -> None:
@@ -267,35 +323,37 @@ class PreparedQuery:
         self.query = query
         self.blank = not js_trim(query)
         self.expressions = fts_queries(query)
-        self._fetched: dict[tuple[str, str], tuple[int, list[str]]] = {}  # (table, expression) → (limit, ids)
+        self._rankings: dict[tuple[str, str], _Ranking] = {}
         self.fell_back: set[str] = set()  # tables whose FTS statement failed (LIKE used, as CLEO does)
         self._graph: list[str] | None = None
 
-    def _rows(self, source: TableSource, expression: str, limit: int) -> tuple[list[str], bool]:
-        """At least the first `limit` ids of one statement (more when fetched deeper before), and
-        whether that is every row it has."""
+    def __enter__(self) -> PreparedQuery:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for ranking in self._rankings.values():
+            ranking.close()
+
+    def _ranking(self, source: TableSource, expression: str) -> _Ranking:
         key = (source.spec.name, expression)
-        fetched, ids = self._fetched.get(key, (0, []))
-        if fetched < limit:
-            fetched = limit
+        ranking = self._rankings.get(key)
+        if ranking is None:
             try:
-                ids = source.ranked(expression, limit)
+                ranking = _Ranking(source.rank(expression), source.ids)
             except sqlite3.DatabaseError:  # CLEO falls back to LIKE for this table
                 self.fell_back.add(source.spec.name)
-                ids = ([] if self.setup.like_conn is None else
-                       _like_rows(self.setup.like_conn, source.spec, self.query, limit, source.quality_filter))
-            self._fetched[key] = (fetched, ids)
-        return ids, len(ids) < fetched
+                listed = ([] if self.setup.like_conn is None else
+                          _like_rows(self.setup.like_conn, source.spec, self.query, source.quality_filter))
+                ranking = _Ranking(None, source.ids, listed)
+            self._rankings[key] = ranking
+        return ranking
 
     def _kept(self, source: TableSource, expression: str, depth: int, leave_out: Collection[str]) -> list[str]:
         """The first `depth` ids of one statement's ranking once `leave_out` ids are removed."""
-        want = depth
-        while True:
-            ids, complete = self._rows(source, expression, want)
-            kept = [i for i in ids if i not in leave_out] if leave_out else ids
-            if len(kept) >= depth or complete:
-                return kept[:depth]
-            want = max(want, len(ids)) * 4
+        return self._ranking(source, expression).first(depth, leave_out)
 
     def table_hits(self, source: TableSource, depth: int, leave_out: Collection[str] = ()) -> list[str]:
         """`matchConjunctiveFirst` for one table: AND, else (two terms or more) OR."""
@@ -338,7 +396,8 @@ class PreparedQuery:
 def cleo_find(brain: Brain, query: str, limit: int = DEFAULT_LIMIT, path: FindPath = "rrf",
               leave_out: Collection[str] = ()) -> list[str]:
     """One `cleo memory find QUERY --limit N` on this brain, as CLEO would answer it (ids in rank order)."""
-    return PreparedQuery(prepare_find(brain), query).find(limit, path, leave_out)
+    with PreparedQuery(prepare_find(brain), query) as prepared:
+        return prepared.find(limit, path, leave_out)
 
 
 def fetch_order(ids: Iterable[str], present: Collection[str]) -> list[str]:

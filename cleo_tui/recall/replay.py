@@ -341,10 +341,10 @@ class Replayer:
         if item.row.source == FETCH:
             return self._fetch(item, limit)
         path = FIND_SOURCES[row.source]
-        prepared = PreparedQuery(self.setup, item.query)
-        today = prepared.find(limit, path)
-        after_today = prepared.find(limit, path, self.today_leave_out) if self.today_leave_out else today
-        after_intends = prepared.find(limit, path, self.intends_leave_out) if self.intends_leave_out else today
+        with PreparedQuery(self.setup, item.query) as prepared:
+            today = prepared.find(limit, path)
+            after_today = prepared.find(limit, path, self.today_leave_out) if self.today_leave_out else today
+            after_intends = prepared.find(limit, path, self.intends_leave_out) if self.intends_leave_out else today
         return self._result(item, path, limit, today, after_today, after_intends)
 
     def _fetch(self, item: LoggedQuery, limit: int) -> QueryReplay:
