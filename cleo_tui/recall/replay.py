@@ -284,7 +284,7 @@ def reasons_for(item: LoggedQuery, replayed: Sequence[str], agreement: Agreement
     if newer:
         out.append(f"added after the query: {', '.join(newer[:5])}")
     later = facts.added_after(row.created_at)
-    if later and not newer and agreement != "prefix":
+    if later and not out and agreement != "prefix":  # nothing else explains it
         out.append(f"{later:,} rows added after the query change bm25's statistics (ranking)")
     if path == "fts":
         out.append("logged as `find` (no rank fusion): CLEO ran it with --agent, whose value is not logged")
