@@ -117,7 +117,7 @@ class TracesScreen(PaneScreen):
         Binding("u", "undo", "Undo", id="traces.undo", tooltip="Undo the last change made in this session"),
         Binding("o", "open_memory", "Open memory", id="traces.open", tooltip="The selected result's memory in full"),
         Binding("x", "export_traces", "Export", id="traces.export", tooltip="Write the listed traces as JSONL"),
-        Binding("R", "replay_cleo", "Replay", id="traces.replay",
+        Binding("R", "replay_cleo", "Replay", id="traces.replay", show=False,  # help and palette list it
                 tooltip="Replay CLEO's logged queries with CLEO's find semantics, now and after a prune"),
         Binding("c", "clear_trace_filters", "Clear filters", id="traces.clear", show=False),
         Binding("escape", "focus_traces", "Traces", id="traces.back", show=False),
