@@ -211,33 +211,48 @@ def _stamp(text: str) -> str:
     return text.replace("T", " ")[:19]
 
 
-@dataclass
 class BrainFacts:
-    """What the reasons need about rows: which exist, when each was added, its quality, evicted or not."""
+    """What the reasons need about rows: which exist, when each was added, its quality, evicted or not.
 
-    added: dict[str, str] = field(default_factory=dict)
-    quality: dict[str, float | None] = field(default_factory=dict)
-    evicted: set[str] = field(default_factory=set)
-    _dates: list[str] | None = None
-    brain: Brain | None = None
+    The evicted ids are read at once (an indexed column); every row's date and quality only when a
+    reason or a fetch first needs them, so a replay whose queries all agree never reads them.
+    """
+
+    def __init__(self, brain: Brain) -> None:
+        self.brain = brain
+        self.evicted: set[str] = set()
+        for spec in TABLES:
+            if {"id", "invalid_at"} <= self.brain.features.columns(spec.table):
+                self.evicted.update(as_text(r[0]) for r in brain.query(
+                    f"SELECT id FROM {spec.table} WHERE invalid_at IS NOT NULL"))
+        self._added: dict[str, str] | None = None
+        self._quality: dict[str, float | None] = {}
+        self._dates: list[str] | None = None
 
     @classmethod
     def read(cls, brain: Brain) -> BrainFacts:
-        facts = cls(brain=brain)
+        return cls(brain)
+
+    def _load(self) -> dict[str, str]:
+        added: dict[str, str] = {}
         for spec in TABLES:
-            columns = brain.features.columns(spec.table)
+            columns = self.brain.features.columns(spec.table)
             if "id" not in columns:
                 continue
             date = spec.date_column if spec.date_column in columns else "NULL"
             quality = "quality_score" if "quality_score" in columns else "NULL"
-            invalid = "invalid_at IS NOT NULL" if "invalid_at" in columns else "0"
-            for row in brain.query(f"SELECT id, {date}, {quality}, {invalid} FROM {spec.table}"):
+            for row in self.brain.query(f"SELECT id, {date}, {quality} FROM {spec.table}"):
                 key = as_text(row[0])
-                facts.added[key] = "" if row[1] is None else _stamp(as_text(row[1]))
-                facts.quality[key] = row[2] if isinstance(row[2], int | float) else None
-                if row[3]:
-                    facts.evicted.add(key)
-        return facts
+                added[key] = "" if row[1] is None else _stamp(as_text(row[1]))
+                self._quality[key] = row[2] if isinstance(row[2], int | float) else None
+        return added
+
+    @property
+    def added(self) -> dict[str, str]:
+        """Every row's id (the four tables) → when it was added (`YYYY-MM-DD HH:MM:SS`, or "")."""
+        if self._added is None:
+            self._added = self._load()
+        return self._added
 
     def added_after(self, stamp: str) -> int:
         """How many rows (of the four tables) were added after `stamp`."""
@@ -246,7 +261,9 @@ class BrainFacts:
         return len(self._dates) - bisect.bisect_right(self._dates, _stamp(stamp))
 
     def below_threshold(self, item: str) -> bool:
-        value = self.quality.get(item)
+        if self._added is None:  # the qualities are read with the dates
+            self._added = self._load()
+        value = self._quality.get(item)
         return value is not None and value < QUALITY_THRESHOLD
 
 
