@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from cleo_tui.brain.store import open_brain
-from cleo_tui.recall.replay import NO_STEP, Step, replay, step_of
+from cleo_tui.recall.replay import NO_STEP, Step, query_heading, replay, step_of
 from tests.brain_fixtures import add_cleo_recall_logs
 from tests.replay_fixtures import add_rows, cleo_brain, observations
 
@@ -151,6 +151,9 @@ def test_hostile_log_rows_are_replayed_or_skipped_never_raised(tmp_path: Path) -
     assert stripe.reasons[0] == "deleted since (no row holds them): 7"
     assert report.queries[0].today == () and report.queries[2].today == ()
     assert report.queries[3].today == ("O-1",)  # 100 kB of one word: one term
+    heading = query_heading(report.queries[3])
+    assert len(heading) < 400 and "(105,000 characters)" in heading
+    assert "\\x1b[31m\\x00\\x07" in query_heading(report.queries[2])  # control bytes shown as escapes
     assert report.skipped == {"no query text": 1, "source '' (not find or fetch)": 1}
     json.dumps(report.to_json())
 

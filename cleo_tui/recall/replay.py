@@ -447,12 +447,19 @@ def summary_lines(report: ReplayReport) -> list[str]:
     return lines
 
 
+def shown_query(query: str, chars: int = 200) -> str:
+    """CLEO's query text as data: quoted with escapes (control bytes visible), long ones cut with their length."""
+    if len(query) <= chars:
+        return repr(query)
+    return f"{query[:chars]!r}… ({len(query):,} characters)"
+
+
 def query_heading(q: QueryReplay) -> str:
     """One line for a replayed query: id, time, source, query, results, agreement, both recalls."""
     row = q.logged.row
     times = f" ×{q.logged.times}" if q.logged.times > 1 else ""
-    return (f"#{row.id} {row.created_at[:19]} {row.source} {q.logged.query!r}{times}: {len(q.today)} results, "
-            f"{q.agreement}; recall {_recall_text(q.cleo_today.recall)} today / "
+    return (f"#{row.id} {row.created_at[:19]} {row.source} {shown_query(q.logged.query)}{times}: "
+            f"{len(q.today)} results, {q.agreement}; recall {_recall_text(q.cleo_today.recall)} today / "
             f"{_recall_text(q.intends.recall)} intended")
 
 

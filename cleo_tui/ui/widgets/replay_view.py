@@ -34,6 +34,7 @@ from cleo_tui.recall.replay import (
     query_details,
     query_heading,
     replay,
+    shown_query,
 )
 from cleo_tui.safe_text import one_line, printable
 from cleo_tui.ui.widgets.inputs import SafeInput
@@ -54,7 +55,7 @@ def query_prompt(q: QueryReplay, width: int) -> Text:
     text = Text()
     text.append(f"{q.agreement:<10}", style=AGREEMENT_STYLE.get(q.agreement, ""))
     text.append(f" {_recall(q.cleo_today.recall)} {_recall(q.intends.recall)} {len(q.today):>3}  ")
-    text.append(one_line(repr(q.logged.query), max(8, width - 30)))
+    text.append(one_line(shown_query(q.logged.query, width), max(8, width - 30)))
     return text
 
 
