@@ -24,4 +24,5 @@ COMMANDS: dict[str, str] = {
     "pin": "cleo_tui.commands.bulk_cmds",
     "export": "cleo_tui.commands.bulk_cmds",
     "sweeps": "cleo_tui.commands.sweeps_cmd",
+    "replay": "cleo_tui.commands.replay_cmd",
 }

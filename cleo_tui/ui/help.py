@@ -179,6 +179,9 @@ memories.
                          "asks before replacing a file, never writes over a brain or a SQLite file",
         "traces.clear": "clear the filters (whose, pipeline, session, tenant, outcome, since/until dates in UTC)",
         "traces.back": "back to the trace list",
+        "traces.replay": "replay CLEO's logged `memory find` queries with CLEO's own semantics: the agreement with "
+                         "the ids CLEO logged, and what each query loses after the prune preview at a budget "
+                         "(as CLEO behaves today, and as eviction intends); reads only",
     },
     notes="""\
 Each result shows its rank, its score, the outcomes of this trace that credit it (+/−), and

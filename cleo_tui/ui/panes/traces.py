@@ -136,6 +136,8 @@ class TracesScreen(PaneScreen):
         Binding("u", "undo", "Undo", id="traces.undo", tooltip="Undo the last change made in this session"),
         Binding("o", "open_memory", "Open memory", id="traces.open", tooltip="The selected result's memory in full"),
         Binding("x", "export_traces", "Export", id="traces.export", tooltip="Write the listed traces as JSONL"),
+        Binding("R", "replay_cleo", "Replay", id="traces.replay", show=False,  # help and palette list it
+                tooltip="Replay CLEO's logged queries with CLEO's find semantics, now and after a prune"),
         Binding("c", "clear_trace_filters", "Clear filters", id="traces.clear", show=False),
         Binding("escape", "focus_traces", "Traces", id="traces.back", show=False),
     ]
@@ -548,6 +550,12 @@ class TracesScreen(PaneScreen):
         self.last_export = f"exported {count:,} traces to {one_line(where, 80)}"
         self.notify(f"Exported {count:,} trace(s) to {one_line(where, 200)}.")
         self.update_status()
+
+    # -- replay of CLEO's queries ------------------------------------------------------------
+    def action_replay_cleo(self) -> None:
+        from cleo_tui.ui.widgets.replay_view import ReplayView  # built when first opened
+
+        self.app.push_screen(ReplayView(self.session.brain))
 
 
 def _opened_key(opened: OpenTrace | OpenCleoRetrieval) -> str:
