@@ -247,7 +247,8 @@ async def test_welcome_screen_creates_an_empty_brain(tmp_path):
         assert "No brain found" in str(app.screen.query_one("#welcome-problem", Static).render())
         app.screen.query_one("#empty", Button).press()
         await settle(app, pilot)
-        assert (tmp_path / ".cleo" / "cleo.db").is_file()
+        assert (tmp_path / ".cleo-tui" / "brain.db").is_file()  # init's rule: no .git, so never .cleo/
+        assert not (tmp_path / ".cleo").exists()
         assert app.current_mode == "observations" and app.session.brain.kind == "cleo-tui"
         assert table_of(app).total == 0
         app.session.brain.close()
