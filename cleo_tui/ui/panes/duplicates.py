@@ -106,6 +106,7 @@ class DuplicatesScreen(PaneScreen):
                 tooltip="Stop the scan under way"),
     ]
     WRITE_ACTIONS = {"merge", "merge_checked", "undo"}
+    FOOTER_FIRST = ("merge", "check", "merge_checked", "keep", "toggle_member", "undo")
 
     DEFAULT_CSS = """
     #dup-controls { height: 1; }

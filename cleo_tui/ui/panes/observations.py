@@ -93,6 +93,7 @@ class ObservationsScreen(PaneScreen):
                 tooltip="Jump to the newest rows (the \"N new\" mark: CLEO wrote them meanwhile)"),
     ]
     WRITE_ACTIONS = {"pin", "evict", "restore", "undo"}
+    FOOTER_FIRST = ("focus_search", "evict", "restore", "pin", "undo", "view_text", "records", "jump_new")
     AUTO_FOCUS = "#obs-table"  # as on_mount does: not the tabs first (each focus change restyles)
 
     @dataclass(eq=False)

@@ -179,6 +179,7 @@ class PruneScreen(PaneScreen):
                 tooltip="Read the brain again and prepare the pool anew"),
     ]
     WRITE_ACTIONS = {"commit", "undo_run"}
+    FOOTER_FIRST = ("focus_budget", "commit", "undo_run", "next_list", "export", "step")
 
     # -- messages from workers ---------------------------------------------------
     @dataclass(eq=False)

@@ -89,6 +89,7 @@ class ReviewScreen(PaneScreen):
     PANE = "review"
     PANE_HELP = REVIEW_HELP
     WRITE_ACTIONS = WRITE_ACTIONS
+    FOOTER_FIRST = ("run_llm", "toggle_item", "apply_proposal", "approve_all", "undo_proposal")
     BINDINGS = [
         Binding("r", "run_llm", "Run", id="review.run", tooltip="Ask the chosen model (observer or reflector)"),
         Binding("escape", "cancel_run", "Cancel", id="review.cancel", tooltip="Cancel the call under way"),

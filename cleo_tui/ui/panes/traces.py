@@ -121,6 +121,7 @@ class TracesScreen(PaneScreen):
         Binding("escape", "focus_traces", "Traces", id="traces.back", show=False),
     ]
     WRITE_ACTIONS = {"focus_recall", "record_good", "record_bad", "undo"}
+    FOOTER_FIRST = ("focus_recall", "open_memory", "record_good", "record_bad", "export_traces")
 
     @dataclass(eq=False)
     class ListingReady(Message):

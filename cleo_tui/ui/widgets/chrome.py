@@ -166,6 +166,7 @@ class PaneScreen(ForwardWorkerErrors, Screen[None]):
     PANE = "observations"
     WRITE_ACTIONS: ClassVar[set[str]] = set()  # actions that write: disabled on a read-only brain
     PANE_HELP: ClassVar[PaneHelp | None] = None  # this pane's section of the help (keys from BINDINGS)
+    FOOTER_FIRST: ClassVar[tuple[str, ...]] = ()  # actions the footer shows first (after Help) when narrow
 
     @property
     def cleo(self) -> CleoApp:

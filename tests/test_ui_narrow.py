@@ -1,0 +1,38 @@
+"""80×24 is first class (issue 29 item 3): what a narrow terminal keeps, pane by pane."""
+
+from __future__ import annotations
+
+from textual.widgets._footer import FooterKey
+
+from cleo_tui.ui.app import CleoApp
+from cleo_tui.ui.widgets.footer import footer_priority, keys_that_fit
+from tests.ui_helpers import settle
+
+
+def test_footer_order_is_help_then_the_panes_first_keys_then_the_rest():
+    first = ("commit", "undo_run", "step")
+    actions = ["focus_budget", "step(1, 0)", "commit", "help", "undo_run", "export"]
+    ordered = sorted(actions, key=lambda a: footer_priority(a, first))
+    assert ordered == ["help", "commit", "undo_run", "step(1, 0)", "focus_budget", "export"]
+    assert keys_that_fit([9, 9, 9], 26) == 2 and keys_that_fit([9, 9], 18) == 2 and keys_that_fit([], 5) == 0
+
+
+def shown_footer(app) -> list[tuple[str, bool]]:
+    """(action, wholly on screen) for every footer key that is displayed, palette excluded."""
+    width = app.screen.size.width
+    return [(key.action, key.region.width > 0 and key.region.right <= width)
+            for key in app.screen.query(FooterKey) if key.display and not key.has_class("-command-palette")]
+
+
+async def test_at_80_columns_the_footer_shows_the_panes_main_keys_whole(brain):
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        keys = shown_footer(app)
+        assert all(whole for _, whole in keys)  # no key cut in half
+        assert [a for a, _ in keys][:4] == ["help", "focus_search", "evict", "restore"]
+        await pilot.press("2")
+        await settle(app, pilot)
+        keys = shown_footer(app)
+        assert all(whole for _, whole in keys)
+        assert {"help", "commit", "undo_run", "export"} <= {a for a, _ in keys}
