@@ -36,3 +36,14 @@ async def test_at_80_columns_the_footer_shows_the_panes_main_keys_whole(brain):
         keys = shown_footer(app)
         assert all(whole for _, whole in keys)
         assert {"help", "commit", "undo_run", "export"} <= {a for a, _ in keys}
+
+
+def test_at_80_columns_the_header_keeps_the_path_tail_the_kind_and_the_warning():
+    from cleo_tui.ui.widgets.chrome import header_text
+
+    summary = {"observations": {"live": 1920, "evicted": 80}, "patterns": 19, "learnings": 21, "traces": 13}
+    text = header_text(summary, "/tmp/some/demo/.cleo/cleo.db", "cleo-tui brain", None, 80,
+                       alert="⚠ observer idle 191 d").plain
+    assert len(text) <= 80
+    assert ".cleo/cleo.db" in text and "cleo-tui brain" in text and "⚠ observer idle 191 d" in text
+    assert "1,920 live" in text

@@ -39,8 +39,16 @@ STALE_MARK = "MAY BE STALE"
 STALE_HINT = "its -wal cannot be read here; `cleo-tui info` says why"  # Brain.stale_reason is too long
 
 
+def _counts(summary: dict, counts: int) -> str:
+    """The header's counts: all five (3), live and evicted (2), or live only (1)."""
+    obs = summary["observations"]
+    parts = [f"{obs['live']:,} live", f"{obs['evicted']:,} evicted", f"{summary['patterns']:,} patterns",
+             f"{summary['learnings']:,} learnings", f"{summary['traces']:,} traces"]
+    return " · ".join(parts if counts >= 3 else parts[:counts])
+
+
 def _header_tail(summary: dict | None, kind_label: str | None, read_only: str | None,
-                 live: str | None = None, alert: str = "", stale: str | None = None) -> Text:
+                 live: str | None = None, alert: str = "", stale: str | None = None, counts: int = 3) -> Text:
     tail = Text()
     if live:
         tail.append(f"  {live}", style="bold reverse")
@@ -49,9 +57,7 @@ def _header_tail(summary: dict | None, kind_label: str | None, read_only: str | 
     if alert:  # the agents' liveness warning, before the counts: on a narrow screen it stays in view
         tail.append(f"  {alert}", style="bold yellow")
     if summary:
-        obs = summary["observations"]
-        tail.append(f"  {obs['live']:,} live · {obs['evicted']:,} evicted · {summary['patterns']:,} patterns"
-                    f" · {summary['learnings']:,} learnings · {summary['traces']:,} traces")
+        tail.append(f"  {_counts(summary, counts)}")
     if read_only is not None:
         tail.append("  READ-ONLY", style="bold reverse")
         if read_only:
@@ -70,20 +76,22 @@ def header_text(summary: dict | None, path: str, kind_label: str, read_only_reas
     `stale`: why the brain's latest writes may be missing (Brain.stale_reason).
 
     When `width` is too narrow for all of it, the path gives way first (its start
-    becomes "…"), then the stale and read-only reasons (`info` and each pane's status
-    line have them), then the agents' warning (the History pane has it), then the
-    kind: the counts and the read-only and stale marks matter most.
+    becomes "…", keeping at least its last 16 cells), then the stale and read-only
+    reasons (`info` and each pane's status line have them), then the counts (to live and
+    evicted, then live only; `info` has them all), then the agents' warning (the History
+    pane has it), then the kind: the live count and the read-only and stale marks stay.
     """
     prefix = " cleo-tui  "
     shown = one_line(path)
     mark = None if read_only_reason is None else ""
     stale_mark = None if stale is None else ""
     stale = None if stale is None else one_line(stale)
-    choices = [(kind_label, read_only_reason, alert, stale), (kind_label, read_only_reason, alert, stale_mark),
-               (kind_label, mark, alert, stale_mark), (kind_label, mark, "", stale_mark),
-               (None, mark, "", stale_mark)]
-    for kind, read_only, warning, stale_shown in choices:
-        tail = _header_tail(summary, kind, read_only, live, warning, stale_shown)
+    choices = [(kind_label, read_only_reason, alert, stale, 3), (kind_label, read_only_reason, alert, stale_mark, 3),
+               (kind_label, mark, alert, stale_mark, 3), (kind_label, mark, alert, stale_mark, 2),
+               (kind_label, mark, alert, stale_mark, 1), (kind_label, mark, "", stale_mark, 1),
+               (None, mark, "", stale_mark, 1)]
+    for kind, read_only, warning, stale_shown, counts in choices:
+        tail = _header_tail(summary, kind, read_only, live, warning, stale_shown, counts)
         room = (width or 10**6) - len(prefix) - tail.cell_len
         if room >= min(cell_len(shown), 16):
             break
