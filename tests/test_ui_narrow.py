@@ -47,3 +47,17 @@ def test_at_80_columns_the_header_keeps_the_path_tail_the_kind_and_the_warning()
     assert len(text) <= 80
     assert ".cleo/cleo.db" in text and "cleo-tui brain" in text and "⚠ observer idle 191 d" in text
     assert "1,920 live" in text
+
+
+def test_ids_shortened_from_the_middle_keep_their_distinct_tail():
+    from rich.cells import cell_len
+
+    from cleo_tui.ui.widgets.cells import cut_cells, cut_cells_middle
+
+    ids = ["O-mx3abcdb2eu0-0", "O-mx3abcdb2eu0-1", "O-mx3abcdb2eu0-a"]
+    assert len({cut_cells(i, 12) for i in ids}) == 1  # cut at the end, they read the same
+    shortened = [cut_cells_middle(i, 12) for i in ids]
+    assert len(set(shortened)) == 3 and all(cell_len(s) == 12 for s in shortened)
+    assert shortened[0].startswith("O-mx") and shortened[0].endswith("b2eu0-0") and "…" in shortened[0]
+    assert cut_cells_middle("O-short", 12) == "O-short"
+    assert cell_len(cut_cells_middle("漢字漢字漢字漢字", 7)) <= 7

@@ -297,8 +297,11 @@ async def test_small_terminal_keeps_state_relevance_coverage_protection_and_help
         await settle(app, pilot)
         shown = table_of(app).shown_columns()
         assert {"id", "title", "state", "relevance", "coverage", "protection"} <= set(shown)
-        assert {"tier", "quality"} <= set(shown)  # still room for these at 80 columns
-        assert "source" not in shown and "type" not in shown  # these give way first
+        assert not {"source", "type", "date", "tier", "quality"} & set(shown)  # these give way to the title
+        widths = dict(zip([c.key for c in table_of(app).columns], table_of(app)._widths(), strict=True))
+        assert widths["title"] >= 24  # a readable title
+        ids = [table_of(app).render_line(y).text.split(" ")[0] for y in range(1, 6)]
+        assert len(set(ids)) == len(ids)  # ids cut in the middle: their distinct tails stay
         header = table_of(app).render_line(0).text
         assert header.rstrip().endswith("state")  # the last column is whole, not clipped
         assert "help" in footer_keys_on_screen(app)

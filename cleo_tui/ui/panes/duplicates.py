@@ -53,12 +53,12 @@ CLUSTER_COLUMNS = [
     Column("saved", "saves", 7, right=True),
     Column("size", "rows", 4, right=True),
     Column("similarity", "sim.", 5, right=True),
-    Column("keep", "keeper", 18),
+    Column("keep", "keeper", 18, middle=True),
     Column("title", "what it says", None),
 ]
 MEMBER_COLUMNS = [
     Column("role", "role", 10),
-    Column("id", "id", 18),
+    Column("id", "id", 18, middle=True),
     Column("similarity", "sim.", 5, right=True),
     Column("tokens", "tok", 5, right=True),
     Column("cited", "cited", 5, right=True),

@@ -38,10 +38,10 @@ if TYPE_CHECKING:  # numpy loads with the tags, after the first screen
 # On a narrow terminal the id and title shrink first, then date, type and source give way
 # (the detail below shows them); state, relevance, coverage and protection always stay.
 COLUMNS = [
-    Column("id", "id", 14, min_width=10),
+    Column("id", "id", 14, min_width=12, middle=True),
     Column("date", "date", 10, drop=3),
     Column("type", "type", 8, drop=4),
-    Column("title", "title", None, min_width=12),
+    Column("title", "title", None, min_width=24),  # 80 columns: tier, quality go
     Column("relevance", "relev.", 8),
     Column("coverage", "coverage", 9),
     Column("protection", "protection", 12),

@@ -60,7 +60,7 @@ LISTS = ("dropped", "protected", "kept", "runs")
 
 ENTRY_COLUMNS = [
     Column("rank", "#", 6, right=True),
-    Column("id", "id", 16),
+    Column("id", "id", 16, middle=True),
     Column("coverage", "coverage", 10),
     Column("relevance", "relev.", 8),
     Column("created", "created", 10),
@@ -68,7 +68,7 @@ ENTRY_COLUMNS = [
     Column("why", "why it ranks here (relevance from…)", None),
 ]
 PROTECTED_COLUMNS = [
-    Column("id", "id", 16),
+    Column("id", "id", 16, middle=True),
     Column("relevance", "relev.", 8),
     Column("tokens", "tokens↓", 7, right=True),
     Column("reasons", "protected because", None),

@@ -25,9 +25,9 @@ def cut_cells(text: object, width: int) -> str:
     return set_cell_size(out, width - 1).rstrip(" ") + ELLIPSIS if width > 1 else ELLIPSIS
 
 
-def fit_cells(text: object, width: int, right: bool = False) -> str:
-    """`text` cut to `width` cells (see cut_cells) and padded to exactly `width` cells."""
-    out = cut_cells(text, width)
+def fit_cells(text: object, width: int, right: bool = False, middle: bool = False) -> str:
+    """`text` cut to `width` cells (see cut_cells; `middle`: cut_cells_middle) and padded to exactly `width` cells."""
+    out = cut_cells_middle(text, width) if middle else cut_cells(text, width)
     pad = " " * max(0, width - cell_len(out))
     return pad + out if right else out + pad
 
@@ -47,3 +47,22 @@ def cut_cells_start(text: object, width: int) -> str:
             break
         kept.append(char)
     return ELLIPSIS + "".join(reversed(kept))
+
+
+def cut_cells_middle(text: object, width: int) -> str:
+    """Like cut_cells, but the middle gives way: ids keep their start and their distinct tail.
+
+    CLEO's ids (`O-<time in base 36>-<sequence>`) written close together differ only at
+    the end: cut at the end, they all read the same. The tail keeps three fifths of the room.
+    """
+    out = one_line(text)
+    if width <= 0:
+        return ""
+    if cell_len(out) <= width:
+        return out
+    if width < 4:
+        return cut_cells(out, width)
+    room = width - 1
+    tail = cut_cells_start(out, room - room * 2 // 5 + 1)[1:]  # without its own "…"
+    head = set_cell_size(out, room - cell_len(tail)).rstrip(" ")
+    return head + ELLIPSIS + tail

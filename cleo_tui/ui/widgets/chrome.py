@@ -76,7 +76,7 @@ def header_text(summary: dict | None, path: str, kind_label: str, read_only_reas
     `stale`: why the brain's latest writes may be missing (Brain.stale_reason).
 
     When `width` is too narrow for all of it, the path gives way first (its start
-    becomes "…", keeping at least its last 16 cells), then the stale and read-only
+    becomes "…", keeping at least its last 14 cells), then the stale and read-only
     reasons (`info` and each pane's status line have them), then the counts (to live and
     evicted, then live only; `info` has them all), then the agents' warning (the History
     pane has it), then the kind: the live count and the read-only and stale marks stay.
@@ -93,7 +93,7 @@ def header_text(summary: dict | None, path: str, kind_label: str, read_only_reas
     for kind, read_only, warning, stale_shown, counts in choices:
         tail = _header_tail(summary, kind, read_only, live, warning, stale_shown, counts)
         room = (width or 10**6) - len(prefix) - tail.cell_len
-        if room >= min(cell_len(shown), 16):
+        if room >= min(cell_len(shown), 14):  # "…" and ".cleo/cleo.db" at the least
             break
     if width is not None:
         shown = cut_cells_start(shown, max(2, room))
