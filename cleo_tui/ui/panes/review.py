@@ -71,8 +71,8 @@ AUTO = "\x00auto"          # the provider Select's value for "resolve from confi
 
 PROPOSAL_COLUMNS = [
     Column("id", "#", 3, right=True),
-    Column("kind", "kind", 9),
-    Column("status", "status", 9),
+    Column("kind", "kind", 9, min_width=8),
+    Column("status", "status", 9, min_width=7),
     Column("what", "proposed", None),
 ]
 ITEM_COLUMNS = [
