@@ -65,6 +65,8 @@ from cleo_tui.llm.storage import (
     REFLECTION_PROVENANCE,
     add_edge,
     evict,
+    matching_learning,
+    matching_pattern,
     store_learning,
     store_pattern,
 )
@@ -203,6 +205,18 @@ def superseded_details(brain: Brain, proposal: Proposal) -> list[dict[str, Any]]
         out.append({**item, "exists": row is not None,
                     "live": row is not None and found.get("invalid_at") is None, "row": found, **guard.to_dict()})
     return out
+
+
+def merge_targets(brain: Brain, proposal: Proposal, patterns: Iterable[int],
+                  learnings: Iterable[int]) -> tuple[dict[int, str], dict[int, str]]:
+    """Which accepted patterns and learnings would merge into a stored row (index → its id), as
+    `apply_reflection` merges them: the apply dialog says "merge into P-…", not "store"."""
+    with brain.lock:
+        merged_patterns = {i: found[0] for i in patterns
+                           if (found := matching_pattern(brain.conn, brain, proposal.patterns[i]["pattern"]))}
+        merged_learnings = {i: found[0] for i in learnings
+                            if (found := matching_learning(brain.conn, brain, proposal.learnings[i]["insight"]))}
+    return merged_patterns, merged_learnings
 
 
 class ProtectedEviction(ProposalError):

@@ -37,7 +37,13 @@ from cleo_tui.llm.proposals import (
     undo_proposal,
 )
 from cleo_tui.llm.providers import CancelToken
-from cleo_tui.llm.reflector import ProtectedEviction, Protection, apply_marked_reflection, propose_reflection
+from cleo_tui.llm.reflector import (
+    ProtectedEviction,
+    Protection,
+    apply_marked_reflection,
+    merge_targets,
+    propose_reflection,
+)
 from cleo_tui.llm.resolve import PROVIDERS, describe_provider
 from cleo_tui.llm.review_reads import (
     LEARNING,
@@ -56,7 +62,7 @@ from cleo_tui.llm.review_reads import (
     review_items,
 )
 from cleo_tui.memory.cleo_effects import EVICTION_IN_CLEO
-from cleo_tui.safe_text import one_line
+from cleo_tui.safe_text import one_line, plural
 from cleo_tui.ui.help import REVIEW_HELP
 from cleo_tui.ui.messages import BrainChanged
 from cleo_tui.ui.widgets.chrome import PaneScreen
@@ -82,6 +88,36 @@ ITEM_COLUMNS = [
 ]
 STATUS_STYLE = {PENDING: "table--high", APPLIED: "table--cited"}
 WRITE_ACTIONS = {"run_llm", "approve_all", "apply_proposal", "discard_proposal", "undo_proposal"}
+
+
+def apply_body(p: Proposal, patterns: list[int], learnings: list[int],
+               merges: tuple[dict[int, str], dict[int, str]], evict: list[str], guarded: int) -> str:
+    """The apply confirmation: what is stored new, what merges into which stored row, what is evicted."""
+    merged_patterns, merged_learnings = merges
+    new_patterns = len(patterns) - len(merged_patterns)
+    new_learnings = len(learnings) - len(merged_learnings)
+    parts = []
+    if new_patterns or new_learnings or not (merged_patterns or merged_learnings):
+        parts.append(f"store {plural(new_patterns, 'new pattern')} and {plural(new_learnings, 'new learning')}")
+    if merged_patterns:
+        parts.append("merge into " + ", ".join(f"{one_line(i, 40)} (its frequency + 1)"
+                                               for i in merged_patterns.values()))
+    if merged_learnings:
+        parts.append("merge into " + ", ".join(f"{one_line(i, 40)} (the higher confidence kept)"
+                                               for i in merged_learnings.values()))
+    body = f"Apply proposal {p.id} ({len(patterns)} of {len(p.patterns)} patterns, {len(learnings)} of " \
+           f"{len(p.learnings)} learnings accepted): " + "; ".join(parts)
+    body += (f"; soft-evict {plural(len(evict), 'observation')}: {one_line(', '.join(evict), 300)}" if evict
+             else "; evict nothing")
+    keep = len(p.superseded) - len(evict)
+    body += f"; keep {keep} proposed for eviction live." if keep else "."
+    if guarded:
+        body += f"\n\n{guarded} of them {'is' if guarded == 1 else 'are'} protected; you will be asked about " \
+                f"{'it' if guarded == 1 else 'them'} a second time."
+    body += "\n\nu undoes it."
+    if evict:
+        body += f"\n\n{EVICTION_IN_CLEO}"
+    return body
 
 
 class ReviewScreen(PaneScreen):
@@ -546,20 +582,18 @@ class ReviewScreen(PaneScreen):
         if not (patterns or learnings or evict):
             self.notify("Nothing is accepted: space accepts an item, d discards the proposal.", severity="warning")
             return
-        keep = len(p.superseded) - len(evict)
-        body = (f"Apply proposal {p.id}: store {len(patterns)} of {len(p.patterns)} pattern(s) and "
-                f"{len(learnings)} of {len(p.learnings)} learning(s)")
-        body += (f"; soft-evict {len(evict)} observation(s): {one_line(', '.join(evict), 300)}" if evict
-                 else "; evict nothing")
-        body += f"; keep {keep} proposed for eviction live." if keep else "."
         guarded = [item for item in self.items if item.kind == SUPERSEDED and self.marks.get(item.key)
                    and self.protection(item) is not None]
-        if guarded:
-            body += (f"\n\n{len(guarded)} of them are protected; you will be asked about them a second time.")
-        body += "\n\nu undoes it."
-        if evict:
-            body += f"\n\n{EVICTION_IN_CLEO}"
-        self.cleo.confirm("Apply reflection", body, lambda: self._apply_reflection(p.id, []), danger=bool(evict))
+        self._ask_apply(p, patterns, learnings, evict, len(guarded))
+
+    @work(thread=True, exclusive=True, group="review-ask", exit_on_error=False)
+    def _ask_apply(self, p: Proposal, patterns: list[int], learnings: list[int], evict: list[str],
+                   guarded: int) -> None:
+        """Which accepted items merge into stored rows (a read), then the apply confirmation."""
+        merges = merge_targets(self.session.brain, p, patterns, learnings)
+        body = apply_body(p, patterns, learnings, merges, evict, guarded)
+        self.app.call_from_thread(self.cleo.confirm, "Apply reflection", body,
+                                  lambda: self._apply_reflection(p.id, []), danger=bool(evict))
 
     @work(thread=True, exclusive=True, group="review-write", exit_on_error=False)
     def _apply_reflection(self, proposal_id: int, confirmed: list[str]) -> None:
