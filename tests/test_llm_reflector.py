@@ -244,7 +244,7 @@ def test_cli_apply_names_the_rows_merged_into(brain, provider, capsys):
     assert main(["reflect", "--project", project, "--apply", "--proposal", str(outcome.proposal.id),
                  "--confirm-protected", brain.ids[2]]) == 0
     out = capsys.readouterr().out
-    assert "stored 1 new pattern(s), 1 new learning(s)" in out
+    assert "stored 1 new pattern, 1 new learning" in out
     assert "merged into existing pattern P-existing, learning L-existing" in out
 
 

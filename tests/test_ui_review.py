@@ -340,7 +340,7 @@ async def test_pending_proposal_survives_restart_and_read_only_disables_writing(
             screen = await open_review(app, pilot)
             assert screen.current is not None and screen.current.id == outcome.proposal.id
             assert screen.current.status == "pending" and [i.key for i in screen.items] == ["pattern:0", "pattern:1"]
-            assert "1 unknown id(s) dropped" in text_of(screen, "#review-head")
+            assert "1 unknown id dropped" in text_of(screen, "#review-head")
             for action in ("run_llm", "apply_proposal", "approve_all", "discard_proposal", "undo_proposal"):
                 assert screen.check_action(action, ()) is None
             assert "read-only" in text_of(screen, "#review-status")

@@ -41,6 +41,7 @@ import os
 import sqlite3
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
@@ -102,6 +103,8 @@ class UndoOutcome:
     cursor: int | None = None  # the last change tried (changes are undone last first, or see `forward`)
     forward: bool = False  # first change first: for a run that changed each row once (`each_row_once`)
     stats: RunStats | None = None  # a chunked undo's cost (`run_chunks`)
+    undone: str = ""       # the undone run's summary ("pinned O-…"): what the undo took back
+    restored_in: Counter[str] = field(default_factory=Counter)  # rows restored, by table
 
     @property
     def complete(self) -> bool:
@@ -546,6 +549,7 @@ def undo_some(conn: sqlite3.Connection, outcome: UndoOutcome, part: Slice | None
                 continue
             if verdict == "restored":
                 outcome.restored += 1
+                outcome.restored_in[change.table] += 1
                 done_seqs.append(change.seq)
             elif verdict == "missing":
                 outcome.missing.append({"id": _name(change.table, change.key), "why": why})
@@ -684,8 +688,8 @@ def end_undo(conn: sqlite3.Connection, outcome: UndoOutcome) -> None:
 
 def undo_changes(conn: sqlite3.Connection, run_id: int, summary: str = "") -> UndoOutcome:
     """Reverse one run inside the caller's one transaction (see the module docstring)."""
-    _run, undo_id = begin_undo(conn, run_id, summary)
-    outcome = UndoOutcome(run_id, undo_id)
+    run, undo_id = begin_undo(conn, run_id, summary)
+    outcome = UndoOutcome(run_id, undo_id, undone=run.summary or "")
     undo_some(conn, outcome)
     end_undo(conn, outcome)
     return outcome

@@ -72,6 +72,7 @@ from cleo_tui.llm.storage import (
 )
 from cleo_tui.memory import detectors, mapping, pool_scan, tags
 from cleo_tui.memory.mapping import as_text
+from cleo_tui.safe_text import plural
 
 RUN_KIND = "reflect"
 
@@ -97,7 +98,8 @@ def propose_reflection(brain: Brain, session_id: str | None = None, provider: st
     selection = reflector_selection(brain, session_id)
     if len(selection.rows) < REFLECTOR_MIN_ROWS:
         return r.ProposeOutcome(False, None, r.Problem(
-            r.TOO_FEW_ROWS, f"Only {len(selection.rows)} live observation(s) to reflect on ({selection.scope}); "
+            r.TOO_FEW_ROWS, f"Only {plural(len(selection.rows), 'live observation')} to reflect on "
+                            f"({selection.scope}); "
                             f"the reflector needs {REFLECTOR_MIN_ROWS}.",
             {"count": len(selection.rows), "minimum": REFLECTOR_MIN_ROWS, "scope": selection.scope}), described)
     problem = read_only_problem(brain)
@@ -227,7 +229,7 @@ class ProtectedEviction(ProposalError):
         named = "; ".join(f"{i} ({', '.join(p.reasons[:2])}{' …' if len(p.reasons) > 2 else ''})"
                           for i, p in refused.items())
         super().__init__(
-            f"Reflector proposal {proposal_id} would evict {len(refused)} protected observation(s): {named}. "
+            f"Reflector proposal {proposal_id} would evict {plural(len(refused), 'protected observation')}: {named}. "
             "Nothing was written. Confirm each one a second time (`--confirm-protected "
             f"{','.join(refused)}`), or keep them live.")
 

@@ -4,7 +4,7 @@ The live pool is scanned once in a worker (a progress bar; Esc cancels); the
 scan's verified pairs do not depend on the threshold, so a new threshold only
 re-clusters (`DuplicateScan.clusters`). For the highlighted cluster the members
 are listed with their role (keep, merge, stay) and the highlighted member is
-compared with the keeper word by word. A merge asks once for the cluster(s),
+compared with the keeper word by word. A merge asks once for the clusters,
 then once more for each protected member it would evict, runs in a worker, and
 is recorded with the session (u undoes it; every pane reloads).
 """
@@ -37,7 +37,7 @@ from cleo_tui.memory.duplicates import (
     parse_threshold,
     scan_duplicates,
 )
-from cleo_tui.safe_text import one_line
+from cleo_tui.safe_text import one_line, plural
 from cleo_tui.ui.help import DUPLICATES_HELP
 from cleo_tui.ui.messages import BrainChanged
 from cleo_tui.ui.widgets.chrome import PaneScreen
@@ -544,7 +544,7 @@ class DuplicatesScreen(PaneScreen):
         if len(requests) > 8:
             lines.append(f"… and {len(requests) - 8} more clusters")
         protected = [(o, why) for r in requests for o, why in r.protected.items()]
-        body = (f"Soft-evict {count:,} duplicate observation(s) in {len(requests):,} cluster(s), saving "
+        body = (f"Soft-evict {plural(count, 'duplicate observation')} in {plural(len(requests), 'cluster')}, saving "
                 f"{saved:,} tokens?\n\n" + "\n".join(lines) +
                 "\n\nEach keeper gets a supersedes edge to every row it absorbs. One run: u undoes it exactly."
                 + (f"\n\n{len(protected)} of them are protected: each asks again on its own." if protected else "")

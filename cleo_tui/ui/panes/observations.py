@@ -23,7 +23,7 @@ from cleo_tui.brain.observations import ObservationQuery, distinct_values, page_
 from cleo_tui.brain.store import Brain
 from cleo_tui.memory.detail import ObservationDetail
 from cleo_tui.memory.mapping import derive_relevance
-from cleo_tui.safe_text import one_line
+from cleo_tui.safe_text import one_line, plural
 from cleo_tui.ui.help import OBSERVATIONS_HELP
 from cleo_tui.ui.messages import EXTERNAL, BrainChanged, TagsReady
 from cleo_tui.ui.session import BACKGROUND_BY
@@ -277,7 +277,7 @@ class ObservationsScreen(PaneScreen):
     def update_status(self, counting: bool = False) -> None:
         table = self.table
         parts = []
-        parts.append("counting…" if counting else f"{table.total:,} observations")
+        parts.append("counting…" if counting else plural(table.total, "observation"))
         parts.append(f"sorted by {SORTS[self.sort_index][2]}")
         if self.filters.day:
             parts.append(f"created on {self.filters.day} (x clears)")

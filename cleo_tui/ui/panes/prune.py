@@ -40,7 +40,7 @@ from cleo_tui.memory.pruner import (
     prepare_pool,
 )
 from cleo_tui.memory.tokenizers import CHARS4, TOKENIZER_NAMES
-from cleo_tui.safe_text import one_line
+from cleo_tui.safe_text import one_line, plural
 from cleo_tui.ui.help import PRUNE_HELP
 from cleo_tui.ui.messages import EXTERNAL, BrainChanged
 from cleo_tui.ui.widgets.budget_bar import BarFigures, BudgetBar
@@ -672,7 +672,7 @@ class PruneScreen(PaneScreen):
         if not preview.drop_count:
             self.notify("This budget drops nothing: the pool is within its target.", severity="warning")
             return
-        body = (f"Soft-evict {preview.drop_count:,} observations?\n\n"
+        body = (f"Soft-evict {plural(preview.drop_count, 'observation')}?\n\n"
                 f"Tokens {preview.tokens_before:,} → {preview.tokens_after:,} at a budget of "
                 f"{preview.budget:,} ({preview.tokenizer}).")
         if preview.fell_back:
@@ -697,7 +697,8 @@ class PruneScreen(PaneScreen):
         result = message.result
         self.result = result
         hidden = ", hidden from CLEO's search" if result.hidden_from_cleo else ""
-        self.session.record_write(f"prune run {result.run_id} evicted {len(result.evicted):,} observations{hidden}",
+        evicted = plural(len(result.evicted), "observation")
+        self.session.record_write(f"prune run {result.run_id} evicted {evicted}{hidden}",
                                   result.run_id, source=self.PANE)
         self.cleo.tell("Prune committed", "\n".join(result.lines()))
 

@@ -138,7 +138,7 @@ class ReviewScreen(PaneScreen):
         Binding("d", "discard_proposal", "Discard", id="review.discard", tooltip="Set the pending proposal aside"),
         Binding("u", "undo_proposal", "Undo", id="review.undo", tooltip="Undo an applied proposal"),
         Binding("v", "raw_answer", "Raw answer", id="review.raw", tooltip="The model's answer exactly as it came"),
-        Binding("o", "open_source", "Open obs.", id="review.open", tooltip="Open the observation(s) behind the item"),
+        Binding("o", "open_source", "Open obs.", id="review.open", tooltip="Open the observations behind the item"),
         Binding("t", "toggle_kind", "Observer/Reflector", id="review.kind", show=False),
     ]
 
@@ -535,9 +535,10 @@ class ReviewScreen(PaneScreen):
         count = len(p.superseded)
         self.cleo.confirm(
             "Approve everything?",
-            f"Accept all {len(p.patterns)} pattern(s) and {len(p.learnings)} learning(s), and approve soft-evicting "
-            f"all {count} superseded observation(s) of proposal {p.id}?\n\nNothing is written yet: s applies, and "
-            "asks again. Look at each superseded observation first if you have not.",
+            f"Accept all {plural(len(p.patterns), 'pattern')} and {plural(len(p.learnings), 'learning')}, and approve "
+            f"soft-evicting all {plural(count, 'superseded observation')} of proposal {p.id}?\n\n"
+            "Nothing is written yet: s applies, and asks again. Look at each superseded observation first "
+            "if you have not.",
             self._mark_all, danger=count > 0)
 
     def _keep_mark(self, key: str, value: bool) -> None:
@@ -571,11 +572,11 @@ class ReviewScreen(PaneScreen):
                 return
             self.cleo.confirm(
                 "Store observer notes",
-                f"Store {len(notes)} of {len(p.notes)} note(s) of proposal {p.id} as observations "
+                f"Store {len(notes)} of {plural(len(p.notes), 'note')} of proposal {p.id} as observations "
                 "(observer-compressed, with supersedes edges to their sources)? The sources stay live. "
                 "u undoes it.",
                 lambda: self._write(lambda b: store_marked_notes(b, p.id),
-                                    f"stored {len(notes)} note(s) of proposal {p.id}", p.id))
+                                    f"stored {plural(len(notes), 'note')} of proposal {p.id}", p.id))
             return
         patterns, learnings = chosen(self.items, self.marks, PATTERN), chosen(self.items, self.marks, LEARNING)
         evict = approved_ids(self.items, self.marks)
@@ -613,7 +614,7 @@ class ReviewScreen(PaneScreen):
         confirmed = list(message.refused)
         self.cleo.confirm(
             "Evict protected observations?",
-            f"Proposal {message.proposal_id} would also soft-evict {len(confirmed)} protected observation(s):\n"
+            f"Proposal {message.proposal_id} would also soft-evict {plural(len(confirmed), 'protected observation')}:\n"
             f"{named}\n\nProtected rows are kept by the pruner for these reasons. Evict them anyway? "
             "(No writes nothing at all; reject them with space and apply again to keep them.)",
             lambda: self._apply_reflection(message.proposal_id, confirmed), danger=True)

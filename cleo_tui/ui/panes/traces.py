@@ -33,7 +33,7 @@ from cleo_tui.recall.reader import (
 from cleo_tui.recall.recall import DEFAULT_LIMIT, MAX_LIMIT
 from cleo_tui.recall.resolve import FORGOTTEN
 from cleo_tui.recall.traces import PIPELINES
-from cleo_tui.safe_text import one_line
+from cleo_tui.safe_text import one_line, plural
 from cleo_tui.ui.help import TRACES_HELP
 from cleo_tui.ui.messages import BrainChanged
 from cleo_tui.ui.widgets.chrome import PaneScreen
@@ -381,7 +381,7 @@ class TracesScreen(PaneScreen):
         brain.ensure_writable()
         recorded = recall_and_record(brain, query, limit, explain=True, pipeline=RECALL_PIPELINE)
         if recorded.trace_id is None:
-            raise BrainError(f"The recall found {len(recorded.results)} result(s), but its trace could not be "
+            raise BrainError(f"The recall found {plural(len(recorded.results), 'result')}, but its trace could not be "
                              "written, so there is nothing to show here. `cleo-tui recall QUERY --why` shows "
                              "the results without a trace.")
         self.app.call_from_thread(self._recalled, recorded.trace_id, recorded)
@@ -392,7 +392,7 @@ class TracesScreen(PaneScreen):
             self.action_clear_trace_filters()  # the new trace must be listed to open it
         if recorded.can_credit:
             self._focus_results_for = trace_id
-            self.notify(f"Recalled {len(recorded.results)} result(s); trace {trace_id} written. "
+            self.notify(f"Recalled {plural(len(recorded.results), 'result')}; trace {trace_id} written. "
                         "+ / - record an outcome.")
         else:  # nothing to credit: say so, and do not offer + / -
             self.notify(f"The recall matched nothing; trace {trace_id} written with no results.",
@@ -469,6 +469,6 @@ class TracesScreen(PaneScreen):
                           lambda: self._export(path, flt, force=True), danger=True)
 
     def _exported(self, count: int, where: str) -> None:
-        self.last_export = f"exported {count:,} traces to {one_line(where, 80)}"
-        self.notify(f"Exported {count:,} trace(s) to {one_line(where, 200)}.")
+        self.last_export = f"exported {plural(count, 'trace')} to {one_line(where, 80)}"
+        self.notify(f"Exported {plural(count, 'trace')} to {one_line(where, 200)}.")
         self.update_status()

@@ -15,7 +15,6 @@ from textual.widgets import Button, Label, Static
 
 from cleo_tui.safe_text import printable
 
-
 SHORT_SCREEN = 30  # rows: below this a dialog drops its padding and its body takes every free row
 SCROLL_KEYS = [
     Binding("up", "scroll_body('up')", "Scroll up", show=False),

@@ -24,7 +24,7 @@ from cleo_tui.llm.review_reads import (
     still_covering,
 )
 from cleo_tui.memory.mapping import as_text
-from cleo_tui.safe_text import one_line, printable
+from cleo_tui.safe_text import one_line, plural, printable
 
 NARRATIVE_INLINE = 20_000  # longer narratives show their start here; `o` opens all of it
 MARK_TEXT = {NOTE: ("✓ store", "✗ skip"), PATTERN: ("✓ accept", "✗ reject"),
@@ -83,7 +83,7 @@ def head_text(p: Proposal | None) -> Text:
                 f"{usage.get('input_tokens', 0)}/{usage.get('output_tokens', 0)} · {len(p.input)} input rows")
     dropped = p.items.get("dropped_ids") or []
     if dropped:
-        text.append(f" · {len(dropped)} unknown id(s) dropped", style="italic")
+        text.append(f" · {plural(len(dropped), 'unknown id')} dropped", style="italic")
     text.append("\nDecision: ", style="bold")
     if p.status == PENDING:
         text.append("pending — nothing is written until you store or apply it")
@@ -109,7 +109,7 @@ def describe_item(item: ReviewItem, items: list[ReviewItem], marks: dict[str, bo
         body.append(printable(as_text(d.get("observation"))))
         body.append_text(decision)
         sources = [(as_text(s), titles.get(as_text(s), "")) for s in d.get("source_ids", [])]
-        aside = Text(f"Compresses {len(sources)} observation(s) — enter or click opens one:", style="bold")
+        aside = Text(f"Compresses {plural(len(sources), 'observation')} — enter or click opens one:", style="bold")
         return body, aside, sources
     if item.kind == PATTERN:
         body = Text(f"Pattern {item.index} (stored as a workflow pattern)\n\n", style="bold")
