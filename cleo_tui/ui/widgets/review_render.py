@@ -34,10 +34,26 @@ NOT_RUN = (r.DISABLED, r.NO_CREDENTIAL, r.UNDER_THRESHOLD, r.TOO_FEW_ROWS, r.REA
 Openable = list[tuple[str, str]]  # (observation id, label) the reviewer can open
 
 
+# The llm layer's advice names the CLI's flags; in the TUI the same choice is a control of the Review pane.
+CLI_TO_TUI = (
+    ("(or choose another provider with --provider)", "(or choose another provider in the provider list above)"),
+    ("Lower it with --threshold to run anyway.", "Lower the threshold field above to run anyway."),
+    ("set OPENAI_BASE_URL, pass --base-url, or put", "set OPENAI_BASE_URL (then start cleo-tui again) or put"),
+    ("llm.allow_hosts in cleo-tui's config file, or --base-url.", "or llm.allow_hosts in cleo-tui's config file."),
+)
+
+
+def tui_wording(message: str) -> str:
+    """`message` with the CLI's flags replaced by what to do in the TUI."""
+    for cli, tui in CLI_TO_TUI:
+        message = message.replace(cli, tui)
+    return message
+
+
 def problem_text(problem: r.Problem) -> Text:
     """Why the observer or reflector did nothing, with the figures the kind carries."""
     text = Text("Did not run: " if problem.kind in NOT_RUN else "No proposal: ", style="bold")
-    text.append(one_line(problem.message, 400))
+    text.append(one_line(tui_wording(problem.message), 400))
     details = problem.details
     if problem.kind == r.UNDER_THRESHOLD:
         text.append(f"  [count {details.get('count')} < threshold {details.get('threshold')}]", style="bold")
