@@ -443,10 +443,32 @@ class ObservationsScreen(PaneScreen):
         if row.get("invalid_at") is not None:
             self.notify(f"{row['id']} is already evicted; r restores it.", severity="warning")
             return
+        reasons = self._protection_reasons(row["id"])
+        guard = f"\n\nIt is protected ({one_line('; '.join(reasons), 300)}): you will be asked again." if reasons else ""
         self.cleo.confirm("Evict observation",
                          f"Soft-evict {row['id']}?\n\n{one_line(row.get('title'), 200)}\n\n"
-                         "It stays in the brain with invalid_at set; undo (u) or restore (r) brings it back.",
-                         lambda: self.session.curate("evict", row["id"]), danger=True)
+                         "It stays in the brain with invalid_at set; undo (u) or restore (r) brings it back."
+                         f"{guard}",
+                         lambda: self._confirm_protected_evict(row["id"], reasons), danger=True)
+
+    def _protection_reasons(self, observation_id: str) -> list[str]:
+        """Why the row is protected (a pin counts even before the tags are computed); empty when it is not."""
+        tag = self.session.tag(observation_id)
+        reasons = list(tag.reasons) if tag is not None and tag.protected else []
+        pinned = self.session.overrides.get(observation_id)
+        if pinned and not any("set by you" in r or "pinned" in r for r in reasons):
+            reasons.insert(0, f"pinned by you (relevance {pinned})")
+        return reasons
+
+    def _confirm_protected_evict(self, observation_id: str, reasons: list[str]) -> None:
+        """A protected row asks a second time, naming why it is protected (as a duplicate merge does)."""
+        if not reasons:
+            self.session.curate("evict", observation_id)
+            return
+        self.cleo.confirm("Evict a protected observation",
+                          f"{one_line(observation_id, 60)} is protected: {one_line('; '.join(reasons), 400)}.\n\n"
+                          "The pruner never drops it. Evict it anyway? Cancel writes nothing.",
+                          lambda: self.session.curate("evict", observation_id), danger=True)
 
     def action_restore(self) -> None:
         row = self._selected_row()
