@@ -24,3 +24,24 @@ async def test_evicting_a_pinned_row_asks_a_second_time_naming_the_pin(brain):
         await pilot.press("n")
         await settle(app, pilot)
         assert brain.scalar("SELECT invalid_at FROM brain_observations WHERE id = ?", (row_id,)) is None
+
+
+async def test_the_export_dialogs_default_path_is_absolute(brain, tmp_path):
+    from pathlib import Path
+
+    from textual.widgets import Input
+
+    from cleo_tui.ui.widgets.path_prompt import PathPrompt
+
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        for pane in ("2", "4"):
+            await pilot.press(pane)
+            await settle(app, pilot)
+            await pilot.press("x")
+            await settle(app, pilot)
+            assert isinstance(app.screen, PathPrompt)
+            shown = Path(app.screen.query_one("#path-input", Input).value)
+            assert shown.is_absolute() and shown.parent == Path.cwd() == tmp_path
+            await pilot.press("escape")

@@ -782,7 +782,7 @@ class PruneScreen(PaneScreen):
             PathPrompt("Export preview as JSON",
                        "The file gets `cleo-tui prune --json`'s document for this budget and tokenizer. "
                        "A relative path is taken from the current directory.",
-                       default_export_name(preview)),
+                       str(Path.cwd() / default_export_name(preview))),  # absolute: the user sees where
             lambda answer: self._export_to(answer, preview))
 
     def _export_to(self, answer: str | None, preview: PrunePreview) -> None:

@@ -450,7 +450,7 @@ class TracesScreen(PaneScreen):
         self.app.push_screen(PathPrompt("Export traces as JSONL",
                                         f"Write {what}, oldest first, one JSON line each: query hash, "
                                         "results shown, outcomes (the raw query is never stored).",
-                                        EXPORT_DEFAULT), chosen)
+                                        str(Path.cwd() / EXPORT_DEFAULT)), chosen)  # absolute: the user sees where
 
     @work(thread=True, exclusive=True, group="trace-export", exit_on_error=False)
     def _export(self, path: str, flt: TraceFilter, force: bool = False) -> None:
