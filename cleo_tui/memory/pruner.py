@@ -80,6 +80,9 @@ def parse_budget(text: str | int) -> int:
         value = float(number) * scale
     except ValueError:
         value = float("nan")
+    if value > MAX_BUDGET and value != float("inf"):
+        raise BadBudget(f"The budget {one_line(str(text), 40)!r} is too large: the largest allowed budget is "
+                        f"{MAX_BUDGET:,} tokens.")
     if not (1 <= value <= MAX_BUDGET) or value != int(value):
         raise BadBudget(f"The budget must be a positive whole number of tokens such as 8000 or 12k; "
                         f"got {one_line(str(text), 40)!r}.")

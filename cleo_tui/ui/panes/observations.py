@@ -444,7 +444,8 @@ class ObservationsScreen(PaneScreen):
             self.notify(f"{row['id']} is already evicted; r restores it.", severity="warning")
             return
         reasons = self._protection_reasons(row["id"])
-        guard = f"\n\nIt is protected ({one_line('; '.join(reasons), 300)}): you will be asked again." if reasons else ""
+        why = one_line("; ".join(reasons), 300)
+        guard = f"\n\nIt is protected ({why}): you will be asked again." if reasons else ""
         self.cleo.confirm("Evict observation",
                          f"Soft-evict {row['id']}?\n\n{one_line(row.get('title'), 200)}\n\n"
                          "It stays in the brain with invalid_at set; undo (u) or restore (r) brings it back."

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -28,7 +28,6 @@ from cleo_tui.memory.budget import budget_text, default_budget, default_export_n
 from cleo_tui.memory.cleo_effects import eviction_in_cleo
 from cleo_tui.memory.preview_changes import PreviewChanges
 from cleo_tui.memory.pruner import (
-    MAX_BUDGET,
     BadBudget,
     CommitResult,
     PoolEntry,
@@ -122,10 +121,7 @@ def budget_problem(text: str) -> str | None:
     try:
         parse_budget(text)
     except BadBudget as exc:
-        message = str(exc)
-        if "largest" not in message:
-            message += f" The largest allowed budget is {MAX_BUDGET:,} tokens."
-        return message
+        return str(exc)  # names the largest allowed budget only when the number is too large
     return None
 
 
@@ -377,8 +373,9 @@ class PruneScreen(PaneScreen):
         preview = self.preview
         chart = self.query_one("#prune-chart", PruneChart)
         bar = self.query_one("#prune-bar", BudgetBar)
-        # Its size is fixed in the CSS, so a new text needs no re-layout of the screen.
-        self.query_one("#prune-summary", Static).update(self.summary_text(), layout=False)
+        # Its size is fixed in the CSS, so a new text needs no re-layout of the screen; on a narrow
+        # terminal it is as tall as its text (no blank rows where the chart was), so it needs one.
+        self.query_one("#prune-summary", Static).update(self.summary_text(), layout=self.has_class("-narrow"))
         if preview is None:
             bar.show(None)
         else:
@@ -495,7 +492,11 @@ class PruneScreen(PaneScreen):
         if problem is not None:
             # The preview stays on screen but is marked invalid, and `c` refuses (issue 13.1).
             self.budget_error = problem
-            self.message = problem if event.value.strip() else ""
+            self.message = ""  # the summary says it, once
+            if self.settled_budget is not None and self.settled_budget != self.budget:
+                # Typing "99999999999999" passed through valid budgets ("9999…" up to the largest allowed):
+                # the preview goes back to the budget from before this edit, not the last keystroke's.
+                self.set_budget(self.settled_budget)
             self._show_preview()
             return
         self.budget_error = None
@@ -508,7 +509,15 @@ class PruneScreen(PaneScreen):
 
     @on(Input.Submitted, "#prune-budget")
     def budget_submitted(self, event: Input.Submitted) -> None:
+        if self.budget_error is None:
+            self.settled_budget = self.budget
         self.table(self.current_list()).focus()
+
+    settled_budget: int | None = None  # the budget before the box's present edit (an invalid box returns to it)
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        if event.widget.id == "prune-budget" and self.budget_error is None:
+            self.settled_budget = self.budget
 
     def action_focus_budget(self) -> None:
         self.query_one("#prune-budget", BudgetInput).focus()
@@ -518,6 +527,7 @@ class PruneScreen(PaneScreen):
             return
         step = nice_step(self.pool.tokens_before, COARSE if coarse else FINE)
         self.budget = stepped(self.budget, step, direction)
+        self.settled_budget = self.budget
         self._show_budget_text()
         self.set_budget(self.budget)
 
