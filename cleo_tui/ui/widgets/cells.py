@@ -1,13 +1,16 @@
 """Fitting text into terminal cells, not code points.
 
-A CJK character or an emoji takes two cells; cutting or padding by `len` would
-push every later column of a table to the right and clip the last one. Every
-place in the UI that fits text to a width goes through these two functions.
+A CJK character or an emoji takes two cells, and so does an emoji ZWJ sequence
+(👨‍👩‍👧: three emoji joined, one grapheme cluster) as terminals draw it; cutting or
+padding by `len`, or by code point, would push every later column of a table to the
+right and clip the last one. Every place in the UI that fits text to a width goes
+through these functions, which measure and cut by grapheme cluster (Rich's `cell_len`,
+`set_cell_size` and `split_graphemes`; rich is pinned for them in pyproject.toml).
 """
 
 from __future__ import annotations
 
-from rich.cells import cell_len, set_cell_size
+from rich.cells import cell_len, set_cell_size, split_graphemes
 
 from cleo_tui.safe_text import one_line
 
@@ -39,14 +42,16 @@ def cut_cells_start(text: object, width: int) -> str:
         return ""
     if cell_len(out) <= width:
         return out
-    kept: list[str] = []
+    # Whole grapheme clusters from the end: a ZWJ sequence (👨‍👩‍👧, two cells) is never split.
+    spans, _ = split_graphemes(out)
     room = width - 1
-    for char in reversed(out):
-        room -= cell_len(char)
-        if room < 0:
+    start = len(out)
+    for begin, _end, cells in reversed(spans):
+        if cells > room:
             break
-        kept.append(char)
-    return ELLIPSIS + "".join(reversed(kept))
+        room -= cells
+        start = begin
+    return ELLIPSIS + out[start:]
 
 
 def cut_cells_middle(text: object, width: int) -> str:
