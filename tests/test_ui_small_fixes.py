@@ -45,3 +45,23 @@ async def test_the_export_dialogs_default_path_is_absolute(brain, tmp_path):
             shown = Path(app.screen.query_one("#path-input", Input).value)
             assert shown.is_absolute() and shown.parent == Path.cwd() == tmp_path
             await pilot.press("escape")
+
+
+async def test_a_hippo_store_hides_the_write_keys_and_still_says_why_when_one_is_pressed(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from textual.widgets._footer import FooterKey
+
+    from tests.recall_fixtures import open_hippo
+
+    monkeypatch.chdir(tmp_path)
+    brain = open_hippo(Path("hippo.db"))
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(app, pilot)
+        shown = {k.action for k in app.screen.query(FooterKey)}
+        assert not shown & app.screen.WRITE_ACTIONS and "export_traces" in shown
+        await pilot.press("plus")
+        await settle(app, pilot)
+        assert any("read-only" in n.message for n in app._notifications)
+    brain.close()

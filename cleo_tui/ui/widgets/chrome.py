@@ -225,6 +225,8 @@ class PaneScreen(ForwardWorkerErrors, Screen[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         app = self.cleo
         if action in self.WRITE_ACTIONS and app.has_session and app.session.read_only:
+            if app.session.is_hippo:
+                return False  # a hippo store is never written: its write keys are not shown at all
             return None  # shown disabled in the footer; the pane's status line says why
         return True
 
@@ -234,8 +236,11 @@ class PaneScreen(ForwardWorkerErrors, Screen[None]):
         if not (self.WRITE_ACTIONS and app.has_session and app.session.read_only):
             return
         active = self.active_bindings.get(event.key)
-        if active is not None and active.node is self and active.binding.action.split("(")[0] in self.WRITE_ACTIONS:
-            what = active.binding.description or active.binding.action
+        binding = active.binding if active is not None and active.node is self else None
+        if binding is None and app.session.is_hippo:  # hidden, not disabled: not among the active bindings
+            binding = next(iter(self._bindings.key_to_bindings.get(event.key, [])), None)
+        if binding is not None and binding.action.split("(")[0] in self.WRITE_ACTIONS:
+            what = binding.description or binding.action
             self.notify(f"{what}: not possible, the brain is read-only ({app.session.read_only_reason}).",
                         severity="warning", markup=False)
 
