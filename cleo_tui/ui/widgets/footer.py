@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rich.cells import cell_len
 from textual import events
 from textual.app import ComposeResult
 from textual.widgets import Footer
@@ -42,6 +43,16 @@ def keys_that_fit(widths: Sequence[int], room: int) -> int:
     return len(widths)
 
 
+def key_width(key: FooterKey, compact: bool) -> int:
+    """Cells a footer key takes, margin included, as Textual's footer CSS draws it."""
+    label = cell_len(key.key_display)
+    if not key.description:
+        return label + (1 if compact else 0)
+    if compact:  # "k Desc" and a margin
+        return label + 1 + cell_len(key.description) + 1
+    return label + 2 + cell_len(key.description) + 1  # " k " and "Desc "
+
+
 class CleoFooter(Footer):
     """Footer with the keys in priority order, compact when narrow, showing only keys that fit whole."""
 
@@ -58,6 +69,9 @@ class CleoFooter(Footer):
         first = tuple(getattr(self.screen, "FOOTER_FIRST", ()))
         ordered = sorted((k for k in keys if isinstance(k, FooterKey)),
                          key=lambda k: (k.has_class("-command-palette"), footer_priority(k.action, first)))
+        # Fitted now, from the keys' texts (a footer recomposed under a dialog is not laid out until the
+        # dialog closes, and must not show a cut key meanwhile), and again on every resize.
+        self._fit_keys(ordered)
         yield from ordered
         yield from (k for k in keys if not isinstance(k, FooterKey))
 
@@ -79,13 +93,18 @@ class CleoFooter(Footer):
         self.call_after_refresh(self._fit)
 
     def _fit(self) -> None:
-        """Show the keys, in order, that fit whole beside the palette's key; hide the others."""
-        keys = [k for k in self.query(FooterKey) if not k.has_class("-command-palette")]
-        palette = [k for k in self.query(FooterKey) if k.has_class("-command-palette")]
-        room = self.size.width - sum(k.outer_size.width for k in palette) - 1  # a space before the palette
-        gap = 1 if self.compact else 0  # a compact key's margin-right
-        widths = [k.render().cell_len + gap for k in keys]
-        shown = keys_that_fit(widths, room)
-        for index, key in enumerate(keys):
+        self._fit_keys(list(self.query(FooterKey)))
+
+    def _fit_keys(self, keys: list[FooterKey]) -> None:
+        """Show the keys, in order, that fit whole beside the palette's key; hide the others.
+
+        Widths come from the keys' texts (`key_width`), not from layout: a key not laid out yet
+        (the palette's, while the footer is recomposed) would measure 0 and let a key be cut."""
+        pane_keys = [k for k in keys if not k.has_class("-command-palette")]
+        palette = [k for k in keys if k.has_class("-command-palette")]
+        width = self.size.width or self.app.size.width
+        room = width - sum(key_width(k, True) + 2 for k in palette) - 1  # its border and padding; a space
+        shown = keys_that_fit([key_width(k, self.compact) for k in pane_keys], room)
+        for index, key in enumerate(pane_keys):
             if key.display != (index < shown):
                 key.display = index < shown

@@ -168,6 +168,8 @@ class TextViewer(ModalScreen[None]):
 class HelpScreen(ModalScreen[None]):
     """F1 / ?: the panes, the keys, the tag rules and how the seeds map onto a brain."""
 
+    VERTICAL_BREAKPOINTS = ScrollingBody.VERTICAL_BREAKPOINTS  # fills an 80×24 screen
+
     BINDINGS = [Binding("escape,q,f1,question_mark", "close", "Close")]
 
     def __init__(self, markdown: str) -> None:
