@@ -37,7 +37,8 @@ class ScrollingBody:
     """A dialog whose `.dialog-scroll` body scrolls with ↑ ↓ page up/down home end while a
     button has focus: on an 80×24 terminal a long confirmation is read to its end."""
 
-    VERTICAL_BREAKPOINTS = [(0, "-short"), (SHORT_SCREEN, "-tall")]  # app.tcss: .modal.-short .dialog
+    VERTICAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [(0, "-short"), (SHORT_SCREEN, "-tall")]
+    # app.tcss: .modal.-short .dialog
 
     def action_scroll_body(self, how: str) -> None:
         body = self.query_one(".dialog-scroll", VerticalScroll)  # type: ignore[attr-defined]
