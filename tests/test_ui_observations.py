@@ -130,6 +130,9 @@ async def test_pin_evict_and_undo(brain):
         assert isinstance(app.screen, ConfirmModal)
         await pilot.press("y")
         await settle(app, pilot)
+        assert isinstance(app.screen, ConfirmModal)  # pinned, so protected: it asks a second time
+        await pilot.press("y")
+        await settle(app, pilot)
         assert brain.scalar("SELECT invalid_at FROM brain_observations WHERE id = ?", (target,)) is not None
 
         await pilot.press("u")  # undo the eviction
