@@ -51,7 +51,7 @@ from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.clock import cleo_timestamp
 from cleo_tui.brain.errors import BrainError
 from cleo_tui.brain.migrations import RUN_CHANGES, RUNS
-from cleo_tui.safe_text import titled_lines
+from cleo_tui.safe_text import plural, titled_lines
 
 IN_PROGRESS, DONE = "in_progress", "done"
 LATER = "later"  # an undo's verdict for a change its chunk had no time left to write (tried again next)
@@ -118,7 +118,7 @@ class UndoOutcome:
     def lines(self, again: str) -> list[str]:
         """The outcome in words, for the CLI and the TUI, naming the rows it could not restore;
         `again` says how to try the changes left (a command, a key)."""
-        out = [f"Undid run {self.run_id}: {self.restored:,} rows restored (recorded as run {self.undo_id})."]
+        out = [f"Undid run {self.run_id}: {plural(self.restored, 'row')} restored (recorded as run {self.undo_id})."]
         out += titled_lines("Changed since by someone else, left as they are:",
                             [f"{s['id']}: {s['why']}" for s in self.skipped])
         out += titled_lines("Deleted since (by CLEO's consolidation?), not restored:", [s["id"] for s in self.missing])
