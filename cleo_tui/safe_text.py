@@ -97,3 +97,16 @@ def cut_text(value: object, chars: int) -> str:
     else:
         text = str(value)
     return text[:chars]
+
+
+_IRREGULAR = {"was": "were", "reason": "reasons", "match": "matches", "its": "their"}
+
+
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """`count` and `word` as a person writes them: "1 observation", "2 observations", "1,024 rows".
+
+    `many` is the plural when adding "s" is wrong ("1 entry", "3 entries").
+    """
+    if count == 1:
+        return f"{count:,} {word}"
+    return f"{count:,} {many or _IRREGULAR.get(word) or word + 's'}"

@@ -244,7 +244,7 @@ def test_cli_apply_names_the_rows_merged_into(brain, provider, capsys):
     assert main(["reflect", "--project", project, "--apply", "--proposal", str(outcome.proposal.id),
                  "--confirm-protected", brain.ids[2]]) == 0
     out = capsys.readouterr().out
-    assert "stored 1 new pattern(s), 1 new learning(s)" in out
+    assert "stored 1 new pattern, 1 new learning" in out
     assert "merged into existing pattern P-existing, learning L-existing" in out
 
 
@@ -352,3 +352,22 @@ def test_cli_undo_names_the_rows_changed_or_deleted_since(brain, provider, capsy
     assert "Deleted since" in out and ids[3] in out
     assert f"reflect --undo {outcome.proposal.id}" in out  # the skipped change can be tried again
     assert get_proposal(brain, outcome.proposal.id).status == "applied"
+
+
+def test_the_apply_dialog_says_merge_into_when_a_pattern_only_raises_a_stored_ones_frequency(brain, monkeypatch):
+    from cleo_tui.llm.reflector import merge_targets
+    from cleo_tui.ui.panes.review import apply_body
+
+    monkeypatch.setenv(*KEYS["anthropic"])
+    fast_config()
+    outcome, _ = _propose(brain, [brain.ids[2]])
+    proposal = outcome.proposal
+    patterns, learnings = list(range(len(proposal.patterns))), list(range(len(proposal.learnings)))
+    merges = merge_targets(brain, proposal, patterns, learnings)
+    assert "P-existing" in merges[0].values() and "L-existing" in merges[1].values()
+    body = apply_body(proposal, patterns, learnings, merges, [brain.ids[2]], 0)
+    assert "merge into P-existing (its frequency + 1)" in body and "merge into L-existing" in body
+    merged_only = apply_body(proposal, [i for i, v in merges[0].items() if v == "P-existing"], [],
+                             ({i: v for i, v in merges[0].items() if v == "P-existing"}, {}), [], 0)
+    assert "store" not in merged_only and "merge into P-existing" in merged_only  # nothing new is stored
+    assert "(s)" not in body and "1 observations" not in body

@@ -231,6 +231,7 @@ def test_relevance_computed_in_sql_agrees_with_derive_relevance(tmp_path):
         "O-p4": {"title": "[Observer p4] minor", "source_type": "observer-compressed"},
         "O-px": {"title": "[Observer] no priority", "source_type": "observer-compressed", "quality_score": 0.1},
         "O-man": {"source_type": "manual"}, "O-own": {"source_confidence": "owner"},
+        "O-both": {"source_type": "manual", "source_confidence": "owner"},
         "O-dec": {"type": "decision"}, "O-low": {"quality_score": 0.25}, "O-int": {"quality_score": 0},
         "O-mid": {"quality_score": 0.4}, "O-txt": {"quality_score": "0.1"}, "O-none": {},
     }
@@ -243,4 +244,8 @@ def test_relevance_computed_in_sql_agrees_with_derive_relevance(tmp_path):
         row = {k: stored[k] for k in stored.keys()}
         expected = derive_relevance(row, "critical" if obs_id == "O-low" else None)
         assert (tags[obs_id].relevance, tags[obs_id].relevance_reason) == expected, obs_id
+    # the reason names only the condition that holds (issue 29 item 8)
+    assert tags["O-man"].relevance_reason.endswith("(source_type manual)")
+    assert tags["O-own"].relevance_reason.endswith("(source_confidence owner)")
+    assert tags["O-both"].relevance_reason.endswith("(source_type manual and source_confidence owner)")
     brain.close()

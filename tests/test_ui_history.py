@@ -104,10 +104,22 @@ def test_chart_rows_draw_tokens_from_zero_and_evictions_in_their_cause_colour():
     legend = "".join(c.char for c in rows.title)
     assert "cleo-tui" in legend and "CLEO reflector" in legend and "consolidation" not in legend
     assert "".join(c.char for c in rows.tokens[0][:8]).strip() == "400"
-    assert "".join(c.char for c in rows.evictions[0][:8]).strip() == "ev 4"  # the bars' peak
+    assert "".join(c.char for c in rows.evictions[0][:8]).strip() == "evicted"  # the word is not overwritten
+    assert "evicted (peak 4):" in legend  # one row: its scale is in the title
     two = chart_rows(days, width=48, token_rows=4, eviction_rows=2).evictions
     assert ["".join(c.char for c in r[:8]).strip() for r in two] == ["4", "evicted"]
     assert rows.added == [3] * 6 + [5] * 6 + [0] * 12
+
+
+def test_date_labels_never_collide_on_a_short_history():
+    two = [_day("2026-03-01", 100), _day("2026-03-02", 200)]
+    axis = "".join(c.char for c in chart_rows(two, width=8 + 70, token_rows=2).axis)
+    assert "2026-03-01" in axis and "2026-03-02" in axis  # both whole, apart
+    assert axis.index("2026-03-02") - axis.index("2026-03-01") >= len("2026-03-01") + 2
+    one = "".join(c.char for c in chart_rows(two[:1], width=8 + 70, token_rows=2).axis)
+    assert one.count("2026-03-01") == 1
+    narrow = "".join(c.char for c in chart_rows(two, width=8 + 15, token_rows=2).axis)
+    assert "2026-03-01" in narrow and "03-02" not in narrow  # no room for both: the first only, whole
 
 
 def test_more_days_than_columns_are_bucketed_and_every_column_used():

@@ -130,6 +130,9 @@ async def test_pin_evict_and_undo(brain):
         assert isinstance(app.screen, ConfirmModal)
         await pilot.press("y")
         await settle(app, pilot)
+        assert isinstance(app.screen, ConfirmModal)  # pinned, so protected: it asks a second time
+        await pilot.press("y")
+        await settle(app, pilot)
         assert brain.scalar("SELECT invalid_at FROM brain_observations WHERE id = ?", (target,)) is not None
 
         await pilot.press("u")  # undo the eviction
@@ -260,7 +263,8 @@ async def test_welcome_screen_creates_an_empty_brain(tmp_path):
         assert "No brain found" in str(app.screen.query_one("#welcome-problem", Static).render())
         app.screen.query_one("#empty", Button).press()
         await settle(app, pilot)
-        assert (tmp_path / ".cleo" / "cleo.db").is_file()
+        assert (tmp_path / ".cleo-tui" / "brain.db").is_file()  # init's rule: no .git, so never .cleo/
+        assert not (tmp_path / ".cleo").exists()
         assert app.current_mode == "observations" and app.session.brain.kind == "cleo-tui"
         assert table_of(app).total == 0
         app.session.brain.close()
@@ -309,8 +313,11 @@ async def test_small_terminal_keeps_state_relevance_coverage_protection_and_help
         await settle(app, pilot)
         shown = table_of(app).shown_columns()
         assert {"id", "title", "state", "relevance", "coverage", "protection"} <= set(shown)
-        assert {"tier", "quality"} <= set(shown)  # still room for these at 80 columns
-        assert "source" not in shown and "type" not in shown  # these give way first
+        assert not {"source", "type", "date", "tier", "quality"} & set(shown)  # these give way to the title
+        widths = dict(zip([c.key for c in table_of(app).columns], table_of(app)._widths(), strict=True))
+        assert widths["title"] >= 24  # a readable title
+        ids = [table_of(app).render_line(y).text.split(" ")[0] for y in range(1, 6)]
+        assert len(set(ids)) == len(ids)  # ids cut in the middle: their distinct tails stay
         header = table_of(app).render_line(0).text
         assert header.rstrip().endswith("state")  # the last column is whole, not clipped
         assert "help" in footer_keys_on_screen(app)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from pathlib import Path
 
 from textual.widgets import Input, Select, Static
 
@@ -125,10 +126,12 @@ async def test_budget_changes_update_the_lists_and_rows_open(brain):
         await settle(app, pilot)
         assert screen.pool is pool  # budget changes never prepare the pool again
 
+        before_edit = screen.budget
         await type_budget(screen, pilot, "9x")
         box = screen.query_one("#prune-budget", Input)
-        assert box.has_class("bad-budget") and screen.budget == 9  # the last budget that parsed
-        assert "positive whole number" in str(screen.query_one("#prune-status", Static).render())
+        assert box.has_class("bad-budget") and screen.budget == before_edit  # not "9", a keystroke's prefix
+        assert "positive whole number" in str(screen.query_one("#prune-summary", Static).render())
+        assert "positive whole number" not in str(screen.query_one("#prune-status", Static).render())  # once
         await type_budget(screen, pilot, "12k")
 
         first = screen.preview.dropped_ids[0]
@@ -210,19 +213,24 @@ async def test_an_invalid_budget_marks_the_preview_and_commit_is_refused(brain):
     async with app.run_test(size=(120, 36)) as pilot:
         screen = await open_prune(app, pilot)
         live_before = live_ids(brain)
-        for typed in ("1.2345k", "0.5", "abc"):
+        valid = screen.budget
+        for typed in ("1.2345k", "0.5", "abc", "2000000000000"):
             await type_budget(screen, pilot, typed)
+            assert screen.budget == valid  # the budget from before the edit, not a keystroke's prefix
+            status = str(screen.query_one("#prune-status", Static).render())
+            assert screen.budget_error not in status  # said once, in the summary
             summary = str(screen.query_one("#prune-summary", Static).render())
             assert "INVALID BUDGET" in summary and screen.budget_error is not None
             # The bar and the lists say they show the last valid budget's figures, not the box's.
             assert "last valid budget" in str(screen.query_one("#prune-bar", BudgetBar).render())
             assert screen.query_one("#prune-lists").has_class("stale")
-            assert f"{MAX_BUDGET:,}" in screen.budget_error  # the largest allowed budget is named
+            too_large = typed == "2000000000000"  # the largest allowed budget is named only when it matters
+            assert (f"{MAX_BUDGET:,}" in screen.budget_error) == too_large
             screen.table("dropped").focus()
             await pilot.press("c")
             await settle(app, pilot)
             assert app.screen is screen  # refused: no confirmation offered
-            assert "Not committed" in notices(app) and f"{MAX_BUDGET:,}" in notices(app)
+            assert "Not committed" in notices(app) and screen.budget_error in notices(app)
             app.clear_notifications()
             assert live_ids(brain) == live_before
         await type_budget(screen, pilot, "2k")
@@ -354,7 +362,7 @@ async def test_export_writes_the_cli_json(brain, tmp_path):
         await pilot.pause()
         assert isinstance(app.screen, PathPrompt)
         field = app.screen.query_one("#path-input", Input)
-        assert field.value == f"cleo-prune-{screen.budget}-chars4.json"
+        assert field.value == str(Path.cwd() / f"cleo-prune-{screen.budget}-chars4.json")
         field.value = "out/preview.json"
         await pilot.press("enter")
         await settle(app, pilot)

@@ -340,7 +340,7 @@ async def test_pending_proposal_survives_restart_and_read_only_disables_writing(
             screen = await open_review(app, pilot)
             assert screen.current is not None and screen.current.id == outcome.proposal.id
             assert screen.current.status == "pending" and [i.key for i in screen.items] == ["pattern:0", "pattern:1"]
-            assert "1 unknown id(s) dropped" in text_of(screen, "#review-head")
+            assert "1 unknown id dropped" in text_of(screen, "#review-head")
             for action in ("run_llm", "apply_proposal", "approve_all", "discard_proposal", "undo_proposal"):
                 assert screen.check_action(action, ()) is None
             assert "read-only" in text_of(screen, "#review-status")
@@ -471,3 +471,22 @@ async def test_every_control_is_reachable_at_80x24(brain, monkeypatch):
             region = widget.region
             assert widget.display and region.area > 0 and screen.region.contains_region(region), selector
         assert screen.query_one("#review-items").region.height >= 3  # room for a few items
+
+
+def test_the_tui_never_tells_the_user_to_pass_a_cli_flag():
+    from cleo_tui.llm import results as r
+    from cleo_tui.llm.resolve import COMPATIBLE, Resolved
+    from cleo_tui.ui.widgets.review_render import problem_text
+
+    def problem_for(**kw) -> str:
+        base = {"provider": "anthropic", "model": "m", "base_url": None, "api_key": None,
+                "key_env": "ANTHROPIC_API_KEY", "provider_source": "default", "model_source": "default"}
+        resolved = Resolved(**(base | kw))
+        return problem_text(r.Problem(r.NO_CREDENTIAL, resolved.missing_credential(), {})).plain
+
+    for text in (problem_for(), problem_for(provider=COMPATIBLE), problem_for(refused_host="evil.example")):
+        assert "--" not in text, text
+    assert "provider list above" in problem_for()
+    threshold = r.Problem(r.UNDER_THRESHOLD, "3 uncompressed observations in scope (all); the observer runs at 10. "
+                                             "Lower it with --threshold to run anyway.", {})
+    assert "threshold field above" in problem_text(threshold).plain and "--" not in problem_text(threshold).plain

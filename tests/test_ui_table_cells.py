@@ -5,11 +5,11 @@ from __future__ import annotations
 from rich.cells import cell_len
 from textual.app import App, ComposeResult
 
-from cleo_tui.ui.widgets.cells import cut_cells, fit_cells
+from cleo_tui.ui.widgets.cells import cut_cells, cut_cells_middle, cut_cells_start, fit_cells
 from cleo_tui.ui.widgets.list_listing import ListListing
 from cleo_tui.ui.widgets.table import Column, LineTable, fit_columns
 
-WIDE_TITLE = "漢字のタイトル 😀🎉 with emoji and more text than fits"
+WIDE_TITLE = "漢字のタイトル 😀🎉 👨‍👩‍👧 with emoji and more text than fits"  # 👨‍👩‍👧: a ZWJ sequence
 COLUMNS = [Column("id", "id", 6), Column("title", "title", None, min_width=8),
            Column("state", "state", 7), Column("last", "last", 6)]
 
@@ -74,3 +74,19 @@ def test_cut_cells_start_keeps_the_end():
     from cleo_tui.ui.widgets.cells import cut_cells_start
     assert cut_cells_start("abcdef", 4) == "…def"
     assert cut_cells_start("目录目录", 5) == "…目录" and cut_cells_start("ab", 5) == "ab"
+
+
+FAMILY = "\U0001F468\u200d\U0001F469\u200d\U0001F467"  # 👨‍👩‍👧: three emoji joined by ZWJ, one cluster
+
+
+def test_an_emoji_zwj_sequence_is_two_cells_and_never_split():
+    assert cell_len(FAMILY) == 2  # as terminals draw it (one glyph); code point by code point it is 6
+    text = f"ab{FAMILY}cd{FAMILY}ef"
+    for width in range(1, cell_len(text) + 2):
+        for cut in (cut_cells, cut_cells_start, cut_cells_middle):
+            out = cut(text, width)
+            assert cell_len(out) <= width, (cut.__name__, width, out)
+            # a cluster is whole or absent: no orphan joiner, no lone family member
+            assert out.count("\u200d") == 2 * out.count("\U0001F467"), (cut.__name__, width, out)
+        assert cell_len(fit_cells(text, width)) == width
+    assert cut_cells_start(text, 5) == f"…{FAMILY}ef"

@@ -1,6 +1,6 @@
 """Brains on disk: locating, opening, creating, reading. Imports nothing from Textual."""
 
-from cleo_tui.brain.create import CreatedBrain, create_brain, create_project_brain
+from cleo_tui.brain.create import BrainPlan, CreatedBrain, create_brain, create_project_brain, plan_project_brain
 from cleo_tui.brain.errors import (
     BrainError,
     BrainNotFound,
@@ -28,6 +28,7 @@ __all__ = [
     "Brain",
     "BrainError",
     "BrainNotFound",
+    "BrainPlan",
     "BrainUnreadable",
     "CreatedBrain",
     "NotABrain",
@@ -38,4 +39,5 @@ __all__ = [
     "create_project_brain",
     "locate_brain",
     "open_brain",
+    "plan_project_brain",
 ]

@@ -127,8 +127,6 @@ def _cleo_init(directory: Path, cleo: str) -> str | None:
 
 def _through_cleo(directory: Path, cleo: str) -> CreatedBrain | str:
     """The project set up by CLEO and opened once (adding cleo-tui's tables); or why not."""
-    if not (directory / ".git").exists():
-        return "CLEO sets up only git repositories and there is no .git here"
     problem = _cleo_init(directory, cleo)
     if problem:
         return problem
@@ -137,28 +135,64 @@ def _through_cleo(directory: Path, cleo: str) -> CreatedBrain | str:
     return CreatedBrain(path, True, f"CLEO set up the project (`cleo init`); its brain is {path}.")
 
 
+@dataclass(frozen=True)
+class BrainPlan:
+    """Where `create_project_brain` will put a project's new brain, and why there.
+
+    `cleo` is the `cleo` program that will set the project up, or None for cleo-tui's own
+    brain; then `reason` says why CLEO does not.
+    """
+
+    path: Path
+    cleo: str | None
+    reason: str
+
+    def describe(self) -> str:
+        """One sentence for the user: who makes the brain and where it will be."""
+        if self.cleo:
+            return f"CLEO sets the project up (`cleo init`); its brain will be {self.path}."
+        return (f"cleo-tui makes its own brain at {self.path}, outside .cleo/ where CLEO never looks "
+                f"({self.reason}).")
+
+
+def plan_project_brain(directory: str | Path, cleo: CleoChoice = "auto") -> BrainPlan:
+    """Who would make the brain of the project at `directory`, and where (nothing is written).
+
+    CLEO's `cleo init` when `cleo` is on PATH and the directory is a git repository (CLEO sets
+    up only those) unless `cleo` is "never"; otherwise cleo-tui's own `.cleo-tui/brain.db`.
+    """
+    directory = Path(directory).expanduser().absolute()
+    if cleo == "never":
+        return BrainPlan(directory / OWN_BRAIN, None, "--standalone was given")
+    program = shutil.which("cleo")
+    if program is None:
+        return BrainPlan(directory / OWN_BRAIN, None, "there is no `cleo` on PATH")
+    if not (directory / ".git").exists():
+        return BrainPlan(directory / OWN_BRAIN, None, "CLEO sets up only git repositories and there is no .git here")
+    return BrainPlan(directory / CLEO_DB, program, "")
+
+
 def create_project_brain(directory: str | Path, cleo: CleoChoice = "auto") -> CreatedBrain:
     """A new, empty brain for the project at `directory`, made so CLEO keeps working there.
 
     `cleo`: "auto" uses `cleo init` when CLEO is on PATH and the project is a git
     repository, else makes cleo-tui's own brain at `.cleo-tui/brain.db`; "always"
-    requires CLEO; "never" always makes cleo-tui's own brain.
+    requires CLEO; "never" always makes cleo-tui's own brain (see `plan_project_brain`).
     """
     directory = Path(directory).expanduser().absolute()
     found = existing_project_brain(directory)
     if found is not None:
         raise BrainError(f"{found} already exists; nothing was changed. Open it with `cleo-tui {directory}`.")
-    reason = "--standalone was given" if cleo == "never" else "there is no `cleo` on PATH"
-    if cleo != "never":
-        program = shutil.which("cleo")
-        if program is not None:
-            outcome = _through_cleo(directory, program)
-            if isinstance(outcome, CreatedBrain):
-                return outcome
-            reason = outcome
-        if cleo == "always":
-            raise BrainError(f"Cannot set the project up through CLEO: {reason}. Nothing was changed; "
-                             "run `cleo-tui init --standalone` for cleo-tui's own brain.")
+    plan = plan_project_brain(directory, cleo)
+    reason = plan.reason
+    if plan.cleo is not None:
+        outcome = _through_cleo(directory, plan.cleo)
+        if isinstance(outcome, CreatedBrain):
+            return outcome
+        reason = outcome
+    if cleo == "always":
+        raise BrainError(f"Cannot set the project up through CLEO: {reason}. Nothing was changed; "
+                         "run `cleo-tui init --standalone` for cleo-tui's own brain.")
     path = directory / OWN_BRAIN
     create_brain(path).close()
     return CreatedBrain(path, False, (

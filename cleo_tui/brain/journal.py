@@ -41,6 +41,7 @@ import os
 import sqlite3
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
@@ -50,7 +51,7 @@ from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.clock import cleo_timestamp
 from cleo_tui.brain.errors import BrainError
 from cleo_tui.brain.migrations import RUN_CHANGES, RUNS
-from cleo_tui.safe_text import titled_lines
+from cleo_tui.safe_text import plural, titled_lines
 
 IN_PROGRESS, DONE = "in_progress", "done"
 LATER = "later"  # an undo's verdict for a change its chunk had no time left to write (tried again next)
@@ -102,6 +103,8 @@ class UndoOutcome:
     cursor: int | None = None  # the last change tried (changes are undone last first, or see `forward`)
     forward: bool = False  # first change first: for a run that changed each row once (`each_row_once`)
     stats: RunStats | None = None  # a chunked undo's cost (`run_chunks`)
+    undone: str = ""       # the undone run's summary ("pinned O-…"): what the undo took back
+    restored_in: Counter[str] = field(default_factory=Counter)  # rows restored, by table
 
     @property
     def complete(self) -> bool:
@@ -115,7 +118,7 @@ class UndoOutcome:
     def lines(self, again: str) -> list[str]:
         """The outcome in words, for the CLI and the TUI, naming the rows it could not restore;
         `again` says how to try the changes left (a command, a key)."""
-        out = [f"Undid run {self.run_id}: {self.restored:,} rows restored (recorded as run {self.undo_id})."]
+        out = [f"Undid run {self.run_id}: {plural(self.restored, 'row')} restored (recorded as run {self.undo_id})."]
         out += titled_lines("Changed since by someone else, left as they are:",
                             [f"{s['id']}: {s['why']}" for s in self.skipped])
         out += titled_lines("Deleted since (by CLEO's consolidation?), not restored:", [s["id"] for s in self.missing])
@@ -548,6 +551,7 @@ def undo_some(conn: sqlite3.Connection, outcome: UndoOutcome, part: Slice | None
                 continue
             if verdict == "restored":
                 outcome.restored += 1
+                outcome.restored_in[change.table] += 1
                 done_seqs.append(change.seq)
             elif verdict == "missing":
                 outcome.missing.append({"id": _name(change.table, change.key), "why": why})
@@ -686,8 +690,8 @@ def end_undo(conn: sqlite3.Connection, outcome: UndoOutcome) -> None:
 
 def undo_changes(conn: sqlite3.Connection, run_id: int, summary: str = "") -> UndoOutcome:
     """Reverse one run inside the caller's one transaction (see the module docstring)."""
-    _run, undo_id = begin_undo(conn, run_id, summary)
-    outcome = UndoOutcome(run_id, undo_id)
+    run, undo_id = begin_undo(conn, run_id, summary)
+    outcome = UndoOutcome(run_id, undo_id, undone=run.summary or "")
     undo_some(conn, outcome)
     end_undo(conn, outcome)
     return outcome

@@ -36,7 +36,7 @@ from cleo_tui.brain.errors import (
 from cleo_tui.brain.journal import interrupted_notes, recover_interrupted
 from cleo_tui.brain.migrations import LATEST_VERSION, META, MIGRATIONS, migrate, schema_version
 from cleo_tui.brain.sweep_gate import ensure_no_sweep, sweep_active
-from cleo_tui.safe_text import safe_path, safe_text
+from cleo_tui.safe_text import plural, safe_path, safe_text
 
 KIND_CLEO = "cleo"              # consolidated .cleo/cleo.db (brain beside tasks etc.)
 KIND_CLEO_LEGACY = "cleo-legacy"  # .cleo/brain.db of CLEO before 2026.6.0
@@ -572,7 +572,7 @@ def refuse_non_brain(path: Path) -> None:
     if names:
         shown = ", ".join(safe_text(n, 40) for n in names[:6]) + (" …" if len(names) > 6 else "")
         raise NotABrain(
-            f"{safe_path(path)} is a SQLite database with {len(names)} table(s) ({shown}) but no brain tables: "
+            f"{safe_path(path)} is a SQLite database with {plural(len(names), 'table')} ({shown}) but no brain tables: "
             "probably CLEO's project database before CLEO created its brain. cleo-tui will not write into it; "
             "let CLEO create its brain (run CLEO's memory commands once), or open another brain with --db FILE."
         )

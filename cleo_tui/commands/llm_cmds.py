@@ -50,7 +50,7 @@ from cleo_tui.llm.reflector import (
     superseded_details,
 )
 from cleo_tui.llm.resolve import PROVIDERS, Resolved
-from cleo_tui.safe_text import one_line
+from cleo_tui.safe_text import one_line, plural
 
 FAILURES = {r.NO_CREDENTIAL, r.PROVIDER_ERROR, r.UNPARSABLE, r.READ_ONLY, r.CANCELLED, r.ERROR}
 
@@ -143,14 +143,14 @@ def _print_observer(result: r.ObserverResult) -> None:
         print(f"    compresses: {one_line(', '.join(note['source_ids'])) or '(no known id)'}")
     if result.ran and result.problem is None:
         usage = f"; tokens in/out {result.usage.input_tokens}/{result.usage.output_tokens}" if result.usage else ""
-        print(f"stored {result.stored} note(s), run {result.run_id}{usage}")
+        print(f"stored {plural(result.stored, 'note')}, run {result.run_id}{usage}")
 
 
 def _print_proposal(proposal: Proposal, details: list[dict[str, Any]] | None = None) -> None:
     usage = proposal.usage or {}
     print(f"proposal {proposal.id} ({proposal.kind}, {proposal.status}) by {one_line(proposal.provider)} · "
           f"{one_line(proposal.model)}; tokens in/out {usage.get('input_tokens', 0)}/{usage.get('output_tokens', 0)}; "
-          f"{len(proposal.input)} input line(s)")
+          f"{plural(len(proposal.input), 'input line')}")
     for i, note in enumerate(proposal.notes):
         print(f"  note {i}: p{note['priority']} {note['date']} {one_line(note['observation'])} "
               f"[{one_line(', '.join(note['source_ids']))}]")
@@ -190,8 +190,9 @@ def _merged_text(result: r.ReflectorResult) -> str:
 def _print_reflector(result: r.ReflectorResult) -> None:
     _print_problem(result.problem)
     if result.ran and result.problem is None:
-        print(f"proposal {result.proposal_id} applied (run {result.run_id}): stored {result.patterns_stored} new "
-              f"pattern(s), {result.learnings_stored} new learning(s){_merged_text(result)}; "
+        print(f"proposal {result.proposal_id} applied (run {result.run_id}): stored "
+              f"{plural(result.patterns_stored, 'new pattern')}, {plural(result.learnings_stored, 'new learning')}"
+              f"{_merged_text(result)}; "
               f"evicted {len(result.superseded_ids)}: {one_line(', '.join(result.superseded_ids)) or '-'}")
 
 

@@ -10,8 +10,9 @@ from cleo_tui.demo.generator import (
     DEFAULT_SEED,
     MAX_OBSERVATIONS,
     MIN_OBSERVATIONS,
+    demo_directory_problem,
     generate_demo,
 )
 
 __all__ = ["BATCH_ROWS", "DEFAULT_OBSERVATIONS", "DEFAULT_SEED", "MAX_OBSERVATIONS", "MIN_OBSERVATIONS",
-           "generate_demo"]
+           "demo_directory_problem", "generate_demo"]

@@ -606,6 +606,27 @@ def demo_path(directory: str | Path) -> Path:
     return Path(directory).expanduser() / ".cleo" / "cleo.db"
 
 
+def demo_directory_problem(directory: str | Path) -> str | None:
+    """Why `directory` must not take a demo brain, or None when it may (it is new or empty).
+
+    A demo lives in a directory of its own: one that already holds files may be a project,
+    and a demo written into a project's `.cleo/` is a brain CLEO would re-migrate or adopt.
+    """
+    folder = Path(directory).expanduser()
+    if not folder.exists():
+        return None
+    if not folder.is_dir():
+        return f"{folder} is a file; a demo brain needs a directory of its own."
+    try:
+        holds_files = any(folder.iterdir())
+    except OSError as exc:
+        return f"Cannot read {folder}: {exc.strerror or exc}."
+    if holds_files:
+        return (f"{folder} already holds files (it may be a project): a demo brain goes to a new or empty "
+                "directory of its own, never into a project's .cleo/.")
+    return None
+
+
 def generate_demo(directory: str | Path, observations: int = DEFAULT_OBSERVATIONS, seed: int = DEFAULT_SEED,
                   progress: Progress | None = None) -> Path:
     """Write a deterministic demo brain to DIR/.cleo/cleo.db and return its path.

@@ -58,6 +58,7 @@ from cleo_tui.llm.proposals import (
 from cleo_tui.llm.providers import CancelToken, redact
 from cleo_tui.llm.resolve import Resolved, resolve_provider
 from cleo_tui.llm.storage import store_note
+from cleo_tui.safe_text import plural
 
 RUN_KIND = "observe"
 
@@ -76,12 +77,12 @@ def _gate(brain: Brain, resolved: Resolved, session_id: str | None,
     threshold = threshold_override if threshold_override is not None else settings.observer_threshold
     if selection.uncompressed < threshold:
         return None, r.Problem(r.UNDER_THRESHOLD,
-                               f"{selection.uncompressed} uncompressed observation(s) in scope "
+                               f"{plural(selection.uncompressed, 'uncompressed observation')} in scope "
                                f"({selection.scope}); the observer runs at {threshold}. Lower it with "
                                "--threshold to run anyway.",
                                {"count": selection.uncompressed, "threshold": threshold, "scope": selection.scope})
     if len(selection.rows) < OBSERVER_MIN_ROWS:
-        return None, r.Problem(r.TOO_FEW_ROWS, f"Only {len(selection.rows)} observation(s) to compress "
+        return None, r.Problem(r.TOO_FEW_ROWS, f"Only {plural(len(selection.rows), 'observation')} to compress "
                                                f"({selection.scope}); the observer needs {OBSERVER_MIN_ROWS}.",
                                {"count": len(selection.rows), "minimum": OBSERVER_MIN_ROWS,
                                 "scope": selection.scope})

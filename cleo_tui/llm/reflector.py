@@ -65,11 +65,14 @@ from cleo_tui.llm.storage import (
     REFLECTION_PROVENANCE,
     add_edge,
     evict,
+    matching_learning,
+    matching_pattern,
     store_learning,
     store_pattern,
 )
 from cleo_tui.memory import detectors, mapping, pool_scan, tags
 from cleo_tui.memory.mapping import as_text
+from cleo_tui.safe_text import plural
 
 RUN_KIND = "reflect"
 
@@ -95,7 +98,8 @@ def propose_reflection(brain: Brain, session_id: str | None = None, provider: st
     selection = reflector_selection(brain, session_id)
     if len(selection.rows) < REFLECTOR_MIN_ROWS:
         return r.ProposeOutcome(False, None, r.Problem(
-            r.TOO_FEW_ROWS, f"Only {len(selection.rows)} live observation(s) to reflect on ({selection.scope}); "
+            r.TOO_FEW_ROWS, f"Only {plural(len(selection.rows), 'live observation')} to reflect on "
+                            f"({selection.scope}); "
                             f"the reflector needs {REFLECTOR_MIN_ROWS}.",
             {"count": len(selection.rows), "minimum": REFLECTOR_MIN_ROWS, "scope": selection.scope}), described)
     problem = read_only_problem(brain)
@@ -205,6 +209,18 @@ def superseded_details(brain: Brain, proposal: Proposal) -> list[dict[str, Any]]
     return out
 
 
+def merge_targets(brain: Brain, proposal: Proposal, patterns: Iterable[int],
+                  learnings: Iterable[int]) -> tuple[dict[int, str], dict[int, str]]:
+    """Which accepted patterns and learnings would merge into a stored row (index → its id), as
+    `apply_reflection` merges them: the apply dialog says "merge into P-…", not "store"."""
+    with brain.lock:
+        merged_patterns = {i: found[0] for i in patterns
+                           if (found := matching_pattern(brain.conn, brain, proposal.patterns[i]["pattern"]))}
+        merged_learnings = {i: found[0] for i in learnings
+                            if (found := matching_learning(brain.conn, brain, proposal.learnings[i]["insight"]))}
+    return merged_patterns, merged_learnings
+
+
 class ProtectedEviction(ProposalError):
     """Approved evictions of protected rows that were not confirmed a second time."""
 
@@ -213,7 +229,7 @@ class ProtectedEviction(ProposalError):
         named = "; ".join(f"{i} ({', '.join(p.reasons[:2])}{' …' if len(p.reasons) > 2 else ''})"
                           for i, p in refused.items())
         super().__init__(
-            f"Reflector proposal {proposal_id} would evict {len(refused)} protected observation(s): {named}. "
+            f"Reflector proposal {proposal_id} would evict {plural(len(refused), 'protected observation')}: {named}. "
             "Nothing was written. Confirm each one a second time (`--confirm-protected "
             f"{','.join(refused)}`), or keep them live.")
 

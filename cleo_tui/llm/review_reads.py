@@ -16,7 +16,7 @@ from cleo_tui.brain.store import Brain
 from cleo_tui.llm.proposals import APPLIED, DISCARDED, OBSERVER, Proposal
 from cleo_tui.llm.reflector import superseded_details
 from cleo_tui.memory.mapping import as_text, reflection_citations
-from cleo_tui.safe_text import one_line
+from cleo_tui.safe_text import one_line, plural
 
 NOTE, PATTERN, LEARNING, SUPERSEDED = "note", "pattern", "learning", "superseded"
 PRIORITY_MEANING = {1: "architectural decision", 2: "implementation choice", 3: "constraint or bug",
@@ -84,15 +84,16 @@ def approved_ids(items: list[ReviewItem], marks: dict[str, bool]) -> list[str]:
 
 
 def proposal_contents(proposal: Proposal, short: bool = False) -> str:
-    """What a proposal holds: `3 note(s)`, `2 pattern(s) · 1 learning(s) · 3 superseded`
+    """What a proposal holds: `3 notes`, `2 patterns · 1 learning · 3 superseded`
 
     (or `2 pat · 1 learn · 3 sup`).
     """
     if proposal.kind == OBSERVER:
-        return f"{len(proposal.notes)} note(s)"
-    names = ("pat", "learn", "sup") if short else ("pattern(s)", "learning(s)", "superseded")
+        return plural(len(proposal.notes), "note")
     counts = (len(proposal.patterns), len(proposal.learnings), len(proposal.superseded))
-    return " · ".join(f"{n} {name}" for n, name in zip(counts, names, strict=False))
+    if short:
+        return " · ".join(f"{n} {name}" for n, name in zip(counts, ("pat", "learn", "sup"), strict=True))
+    return f"{plural(counts[0], 'pattern')} · {plural(counts[1], 'learning')} · {counts[2]} superseded"
 
 
 def decision_text(proposal: Proposal) -> str:
@@ -103,7 +104,7 @@ def decision_text(proposal: Proposal) -> str:
     if proposal.status == DISCARDED:
         return "discarded"
     if proposal.kind == OBSERVER:
-        text = f"stored {len(d.get('stored', []))} of {len(proposal.notes)} note(s)"
+        text = f"stored {len(d.get('stored', []))} of {plural(len(proposal.notes), 'note')}"
     else:
         text = (f"{len(d.get('accepted_patterns', []))}/{len(proposal.patterns)} patterns, "
                 f"{len(d.get('accepted_learnings', []))}/{len(proposal.learnings)} learnings, "

@@ -187,6 +187,22 @@ def _live(brain: Brain, table: str) -> str:
     return " AND invalid_at IS NULL" if brain.features.has_column(table, "invalid_at") else ""
 
 
+def matching_pattern(conn: sqlite3.Connection, brain: Brain, text: str) -> tuple[str, Any] | None:
+    """(id, frequency) of the live `workflow` pattern a new one with `text` merges into, if any."""
+    row = conn.execute(
+        f"SELECT id, frequency FROM {cs.PATTERNS} WHERE type = ? AND lower(trim(pattern)) = lower(trim(?))"
+        f"{_live(brain, cs.PATTERNS)} ORDER BY rowid LIMIT 1", (PATTERN_TYPE, text)).fetchone()
+    return None if row is None else (row[0], row[1])
+
+
+def matching_learning(conn: sqlite3.Connection, brain: Brain, insight: str) -> tuple[str, Any] | None:
+    """(id, confidence) of the live learning a new one with `insight` merges into, if any."""
+    row = conn.execute(
+        f"SELECT id, confidence FROM {cs.LEARNINGS} WHERE lower(trim(insight)) = lower(trim(?))"
+        f"{_live(brain, cs.LEARNINGS)} ORDER BY rowid LIMIT 1", (insight,)).fetchone()
+    return None if row is None else (row[0], row[1])
+
+
 def store_pattern(conn: sqlite3.Connection, run_id: int, brain: Brain, pattern: dict[str, Any],
                   graph: bool) -> tuple[str, bool]:
     """Store a `workflow` pattern, or merge into an identical live one; (id, new).
@@ -194,9 +210,7 @@ def store_pattern(conn: sqlite3.Connection, run_id: int, brain: Brain, pattern: 
     A merge is CLEO's: frequency + 1 and `extracted_at` set to now.
     """
     now = cleo_timestamp()
-    row = conn.execute(
-        f"SELECT id, frequency FROM {cs.PATTERNS} WHERE type = ? AND lower(trim(pattern)) = lower(trim(?))"
-        f"{_live(brain, cs.PATTERNS)} ORDER BY rowid LIMIT 1", (PATTERN_TYPE, pattern["pattern"])).fetchone()
+    row = matching_pattern(conn, brain, pattern["pattern"])
     if row is not None:
         values: dict[str, Any] = {"frequency": (finite_int_or_none(row[1]) or 0) + 1}
         if brain.features.has_column(cs.PATTERNS, "extracted_at"):
@@ -221,9 +235,7 @@ def store_learning(conn: sqlite3.Connection, run_id: int, brain: Brain, learning
     """Store a learning, or raise an identical live one's confidence to the larger value; (id, new)."""
     now = cleo_timestamp()
     confidence = float(learning["confidence"])
-    row = conn.execute(
-        f"SELECT id, confidence FROM {cs.LEARNINGS} WHERE lower(trim(insight)) = lower(trim(?))"
-        f"{_live(brain, cs.LEARNINGS)} ORDER BY rowid LIMIT 1", (learning["insight"],)).fetchone()
+    row = matching_learning(conn, brain, learning["insight"])
     if row is not None:
         stored = finite_or_none(row[1])
         if stored is None or confidence > stored:

@@ -21,6 +21,7 @@ from cleo_tui.brain import journal
 from cleo_tui.brain.clock import cleo_timestamp
 from cleo_tui.brain.store import Brain
 from cleo_tui.memory import curation
+from cleo_tui.safe_text import plural
 
 RUN_KIND = "dedup"
 EDGE_TYPE = "supersedes"
@@ -62,8 +63,10 @@ def _check(requests: Sequence[MergeRequest], confirm_protected: Collection[str])
                    if o in r.others and o not in confirm_protected}
     if unconfirmed:
         listed = "; ".join(f"{o} ({', '.join(why)})" for o, why in sorted(unconfirmed.items())[:5])
-        raise ProtectedMembers(f"{len(unconfirmed)} member(s) to evict are protected: {listed}. Confirm each one "
-                               "(--include-protected, or check it in the pane) to evict it; nothing was written.")
+        verb = "is" if len(unconfirmed) == 1 else "are"
+        raise ProtectedMembers(f"{plural(len(unconfirmed), 'member')} to evict {verb} protected: {listed}. "
+                               "Confirm each one (--include-protected, or check it in the pane) to evict it; "
+                               "nothing was written.")
 
 
 def merge_duplicates(brain: Brain, requests: Sequence[MergeRequest],
@@ -78,8 +81,8 @@ def merge_duplicates(brain: Brain, requests: Sequence[MergeRequest],
             raise curation.CurationError(f"The keeper {missing[0]} is no longer a live observation; nothing was "
                                          "written. Scan again.")
         ids = [o for r in requests for o in r.others]
-        run_id = journal.start_run(conn, RUN_KIND, f"merged {len(ids)} duplicate observations into "
-                                                   f"{len(requests)} keeper(s)",
+        run_id = journal.start_run(conn, RUN_KIND, f"merged {plural(len(ids), 'duplicate observation')} into "
+                                                   f"{plural(len(requests), 'keeper')}",
                                    {"ids": ids, "keep": {r.keep: list(r.others) for r in requests}})
         evicted, edges = write_merge(brain, conn, run_id, requests, cleo_timestamp())
     return MergeResult(run_id, evicted, edges)

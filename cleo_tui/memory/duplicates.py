@@ -49,6 +49,7 @@ from cleo_tui.memory.dedup_text import (
 )
 from cleo_tui.memory.seed_types import render_line
 from cleo_tui.memory.tokenizers import Tokenizer, get_tokenizer
+from cleo_tui.safe_text import plural
 
 if TYPE_CHECKING:
     from cleo_tui.memory.dedup_merge import MergeRequest
@@ -418,7 +419,7 @@ def suggest_keeper(members: Sequence[Member]) -> tuple[Member, str]:
     runner = rest[0]
     if best.is_protected and not runner.is_protected:
         return best, f"protected ({best.protected[0]})" + ("" if len(best.protected) == 1 else
-                                                            f" and {len(best.protected) - 1} more reason(s)")
+                                                            f" and {plural(len(best.protected) - 1, 'more reason')}")
     prefix = "protected like another member; " if best.is_protected else ""
     if best.citations != runner.citations:
         return best, (f"{prefix}most cited: by {best.citations} reflection{'s' if best.citations != 1 else ''} "

@@ -14,6 +14,7 @@ from cleo_tui.brain.store import Brain
 from cleo_tui.memory import causes as c
 from cleo_tui.memory.mapping import as_text
 from cleo_tui.memory.sweeps import SweepRun, run_for_eviction
+from cleo_tui.safe_text import plural
 
 TEXT_CHARS = 160
 
@@ -183,7 +184,7 @@ def _checked(brain: Brain, at: str, reflections: list[Reflection]) -> list[str]:
     elif reflections:
         nearest = min((r.seconds_from_eviction for r in reflections if r.seconds_from_eviction is not None),
                       default=None)
-        out.append(f"graph: {len(reflections)} supersedes edge(s) from patterns or learnings, none within "
+        out.append(f"graph: {plural(len(reflections), 'supersedes edge')} from patterns or learnings, none within "
                    f"{c.REFLECTOR_WINDOW_S} s of the eviction"
                    + (f" (nearest {_span(nearest)} away)" if nearest is not None else ""))
     else:

@@ -20,6 +20,7 @@ from cleo_tui.memory import causes as c
 from cleo_tui.memory.cleo_marks import CleoMark, KeepAdvice, cleo_marks, keep_advice
 from cleo_tui.memory.evidence import EvictionCause, consolidation_events, explain_eviction, sweep_cause
 from cleo_tui.memory.mapping import as_text
+from cleo_tui.safe_text import plural
 
 LIVE, EVICTED, MISSING, FORGOTTEN, SUPERSEDED = "live", "evicted", "missing", "forgotten", "superseded"
 HIPPO_MEMORIES = "memories"
@@ -280,7 +281,7 @@ def _missing(brain: Brain, memory_id: str) -> MemoryLife | None:
     counts: dict[str, int] = {}
     for m in mentions:
         counts[m.where] = counts.get(m.where, 0) + 1
-    evidence = ("named by " + ", ".join(f"{n} {where} mention(s)" for where, n in counts.items())
+    evidence = ("named by " + ", ".join(plural(n, f"{where} mention") for where, n in counts.items())
                 + " (see mentions)",)
     tables = ", ".join(s.table for s in _SPECS if brain.features.has_table(s.table))
     checked = (f"no row of {tables} holds this id",) + (() if hippo else tuple(_deletion_hint(brain)))

@@ -27,6 +27,7 @@ from cleo_tui.brain.store import Brain
 from cleo_tui.memory import causes as c
 from cleo_tui.memory.evidence import ConsolidationEvent, consolidation_events
 from cleo_tui.memory.mapping import OBSERVER_SOURCE_TYPE, as_text
+from cleo_tui.safe_text import plural
 
 SENTIENT_STATE = "sentient-state.json"
 STALE_DAYS = 2                 # quiet for longer than this, while rows arrive, is worth a warning
@@ -193,11 +194,11 @@ def _quiet_warning(what: str, noun: str, at: str | None, arrivals: _Arrivals, mi
     if arrivals.count < minimum:
         return None
     if at is None:
-        return f"{what}: no {noun} at all while {arrivals.count:,} observations arrived"
+        return f"{what}: no {noun} at all while {plural(arrivals.count, 'observation')} arrived"
     days = _days(now, at)
     if days is None or days <= STALE_DAYS or not _kept_coming(at, arrivals, STALE_DAYS):
         return None
-    return f"{what}: no {noun} in {days} days while {arrivals.count:,} observations arrived"
+    return f"{what}: no {noun} in {plural(days, 'day')} while {plural(arrivals.count, 'observation')} arrived"
 
 
 def _consolidation_state(brain: Brain) -> tuple[str, ConsolidationEvent | None]:
@@ -220,7 +221,8 @@ def _consolidation_warnings(table: str, event: ConsolidationEvent | None, arrive
     arrivals = _arrivals_since(brain, event.started_at) if event.started_at else _Arrivals(0, None)
     if days is not None and days > CONSOLIDATION_STALE_DAYS and arrivals.count \
             and _kept_coming(event.started_at, arrivals, CONSOLIDATION_STALE_DAYS):
-        out.append(f"consolidation: no run in {days} days while {arrivals.count:,} observations arrived")
+        out.append(f"consolidation: no run in {plural(days, 'day')} while "
+                   f"{plural(arrivals.count, 'observation')} arrived")
     return out
 
 

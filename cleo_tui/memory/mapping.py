@@ -110,8 +110,10 @@ def derive_relevance(row: Mapping[str, Any], override: str | None = None) -> tup
         return _PRIORITY_RELEVANCE[priority], f"observer note of priority {priority}"
     # CLEO's `cleo memory observe` writes manual/owner for whoever calls it, agents
     # included: a reason to keep the row longer, not evidence a person wrote it.
-    if as_text(row.get("source_type")) == "manual" or as_text(row.get("source_confidence")) == "owner":
-        return "high", "written through `cleo memory observe` (source_type manual / source_confidence owner)"
+    manual, owner = as_text(row.get("source_type")) == "manual", as_text(row.get("source_confidence")) == "owner"
+    if manual or owner:  # name only the condition(s) that hold
+        held = " and ".join(c for c, ok in (("source_type manual", manual), ("source_confidence owner", owner)) if ok)
+        return "high", f"written through `cleo memory observe` ({held})"
     if as_text(row.get("type")) == "decision":
         return "high", "a decision"
     quality = finite_or_none(row.get("quality_score")) if isinstance(row.get("quality_score"), (int, float)) else None
@@ -125,6 +127,8 @@ def derive_relevance(row: Mapping[str, Any], override: str | None = None) -> tup
 # (relevance, why). A test checks both agree on every rule.
 RULE_OVERRIDE = 10  # + index in RELEVANCES
 _RULE_MANUAL, _RULE_DECISION, _RULE_LOW_QUALITY, _RULE_DEFAULT = 6, 7, 8, 9
+_RULE_OWNER, _RULE_MANUAL_OWNER = 14, 15  # after the overrides' codes
+RULE_CODES_END = 16  # every rule code is below this
 
 
 def relevance_rule_sql(column: Callable[[str], str], override: str | None) -> str:
@@ -135,7 +139,10 @@ def relevance_rule_sql(column: Callable[[str], str], override: str | None) -> st
     cases += [
         f"WHEN {column('source_type')} = '{OBSERVER_SOURCE_TYPE}' AND {column('title')} GLOB '[[]Observer p[1-5]]*' "
         f"THEN CAST(substr({column('title')}, 12, 1) AS INTEGER)",
-        f"WHEN {column('source_type')} = 'manual' OR {column('source_confidence')} = 'owner' THEN {_RULE_MANUAL}",
+        f"WHEN {column('source_type')} = 'manual' AND {column('source_confidence')} = 'owner' "
+        f"THEN {_RULE_MANUAL_OWNER}",
+        f"WHEN {column('source_type')} = 'manual' THEN {_RULE_MANUAL}",
+        f"WHEN {column('source_confidence')} = 'owner' THEN {_RULE_OWNER}",
         f"WHEN {column('type')} = 'decision' THEN {_RULE_DECISION}",
         f"WHEN typeof({column('quality_score')}) IN ('integer', 'real') AND {column('quality_score')} < 0.4 "
         f"THEN {_RULE_LOW_QUALITY}",
@@ -145,6 +152,8 @@ def relevance_rule_sql(column: Callable[[str], str], override: str | None) -> st
 
 _RULE_ROWS: dict[int, dict[str, Any]] = {
     _RULE_MANUAL: {"source_type": "manual"}, _RULE_DECISION: {"type": "decision"}, _RULE_DEFAULT: {},
+    _RULE_OWNER: {"source_confidence": "owner"},
+    _RULE_MANUAL_OWNER: {"source_type": "manual", "source_confidence": "owner"},
     **{p: {"source_type": OBSERVER_SOURCE_TYPE, "title": f"[Observer p{p}]"} for p in range(1, 6)},
 }
 _RULE_ANSWERS = {code: derive_relevance(row) for code, row in _RULE_ROWS.items()}

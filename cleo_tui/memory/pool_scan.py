@@ -1115,7 +1115,7 @@ def _count(brain: Brain, where: str, params: Sequence[Any]) -> int:
 
 
 _RULE_RELEVANCE = [mapping.relevance_of_rule(code, 0.0)[0] if code in range(1, 10) or code >= mapping.RULE_OVERRIDE
-                   else "medium" for code in range(mapping.RULE_OVERRIDE + len(mapping.RELEVANCES))]
+                   else "medium" for code in range(mapping.RULE_CODES_END)]
 
 
 def _chunk_units(c: _Chunk, tokenizer: Tokenizer, session: str | None, cache: TokenCache | None,

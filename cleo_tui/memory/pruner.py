@@ -49,7 +49,7 @@ from cleo_tui.memory.seed_types import (
 )
 from cleo_tui.memory.token_cache import CountStats, Progress, count_line_units
 from cleo_tui.memory.tokenizers import Tokenizer, get_tokenizer
-from cleo_tui.safe_text import one_line, titled_lines
+from cleo_tui.safe_text import one_line, plural, titled_lines
 
 if TYPE_CHECKING:
     from cleo_tui.memory.pool_scan import BrainScan
@@ -80,6 +80,9 @@ def parse_budget(text: str | int) -> int:
         value = float(number) * scale
     except ValueError:
         value = float("nan")
+    if value > MAX_BUDGET and value != float("inf"):
+        raise BadBudget(f"The budget {one_line(str(text), 40)!r} is too large: the largest allowed budget is "
+                        f"{MAX_BUDGET:,} tokens.")
     if not (1 <= value <= MAX_BUDGET) or value != int(value):
         raise BadBudget(f"The budget must be a positive whole number of tokens such as 8000 or 12k; "
                         f"got {one_line(str(text), 40)!r}.")
@@ -645,8 +648,9 @@ class CommitResult:
 
     def lines(self) -> list[str]:
         """The result in words, for the CLI and the TUI."""
-        out = [f"Committed as run {self.run_id}: {len(self.evicted):,} observations evicted."]
-        out += titled_lines(f"{len(self.skipped):,} rows of the preview changed since and were left alone:",
+        out = [f"Committed as run {self.run_id}: {plural(len(self.evicted), 'observation')} evicted."]
+        were = "was" if len(self.skipped) == 1 else "were"
+        out += titled_lines(f"{plural(len(self.skipped), 'row')} of the preview changed since and {were} left alone:",
                             [f"{s['id']}: {s['why']}" for s in self.skipped])
         state = "within" if self.within_target else "over"
         if self.new_rows:

@@ -34,7 +34,7 @@ from cleo_tui.memory import packed_strings as packed
 from cleo_tui.memory.cache_files import brain_cache_file, write_npz
 from cleo_tui.memory.pool_scan import BrainScan, EdgeSet
 
-FORMAT = "2"  # 2: ids, dates and cited ids stored packed (`packed_strings`) where they fit
+FORMAT = "3"  # 2: ids, dates and cited ids stored packed (`packed_strings`) where they fit; 3: manual/owner apart
 _PART = 50_000
 _MOST_CHANGED = 0.25  # more rows than this changed: a fresh scan costs less than folding them
 

@@ -144,7 +144,7 @@ soft-evicted unless you approve it.
         "review.apply": "store the accepted notes / apply the accepted reflection (asks first; undoable)",
         "review.discard": "discard the pending proposal (nothing in the brain changes)",
         "review.undo": "undo the selected applied proposal",
-        "review.open": "open the observation(s) behind the item: a note's sources, a superseded row",
+        "review.open": "open the observations behind the item: a note's sources, a superseded row",
         "review.raw": "the model's raw answer (of the proposal, or of an unusable answer)",
     },
     notes="""\

@@ -403,7 +403,7 @@ class BrainSession:
     def _undone(self, outcome: UndoOutcome) -> None:
         """Announce an undo: a toast when all of it was undone, else a dialog naming the rows it could not
         restore (CLEO deleted or changed them meanwhile); a run with changes left can be undone again."""
-        self._announce_change(UNDO, f"undo of run {outcome.run_id} ({outcome.restored:,} row(s))", None, None,
+        self._announce_change(UNDO, curation.undo_summary(outcome), None, None,
                               notify=outcome.clean)
         if outcome.remaining:
             self.undo_stack.append(outcome.run_id)

@@ -4,7 +4,7 @@ The live pool is scanned once in a worker (a progress bar; Esc cancels); the
 scan's verified pairs do not depend on the threshold, so a new threshold only
 re-clusters (`DuplicateScan.clusters`). For the highlighted cluster the members
 are listed with their role (keep, merge, stay) and the highlighted member is
-compared with the keeper word by word. A merge asks once for the cluster(s),
+compared with the keeper word by word. A merge asks once for the clusters,
 then once more for each protected member it would evict, runs in a worker, and
 is recorded with the session (u undoes it; every pane reloads).
 """
@@ -37,7 +37,7 @@ from cleo_tui.memory.duplicates import (
     parse_threshold,
     scan_duplicates,
 )
-from cleo_tui.safe_text import one_line
+from cleo_tui.safe_text import one_line, plural
 from cleo_tui.ui.help import DUPLICATES_HELP
 from cleo_tui.ui.messages import EXTERNAL, BrainChanged
 from cleo_tui.ui.widgets.chrome import PaneScreen
@@ -53,12 +53,12 @@ CLUSTER_COLUMNS = [
     Column("saved", "saves", 7, right=True),
     Column("size", "rows", 4, right=True),
     Column("similarity", "sim.", 5, right=True),
-    Column("keep", "keeper", 18),
+    Column("keep", "keeper", 18, middle=True),
     Column("title", "what it says", None),
 ]
 MEMBER_COLUMNS = [
     Column("role", "role", 10),
-    Column("id", "id", 18),
+    Column("id", "id", 18, middle=True),
     Column("similarity", "sim.", 5, right=True),
     Column("tokens", "tok", 5, right=True),
     Column("cited", "cited", 5, right=True),
@@ -106,6 +106,7 @@ class DuplicatesScreen(PaneScreen):
                 tooltip="Stop the scan under way"),
     ]
     WRITE_ACTIONS = {"merge", "merge_checked", "undo"}
+    FOOTER_FIRST = ("merge", "check", "merge_checked", "keep", "toggle_member", "undo")
 
     DEFAULT_CSS = """
     #dup-controls { height: 1; }
@@ -547,7 +548,7 @@ class DuplicatesScreen(PaneScreen):
         if len(requests) > 8:
             lines.append(f"… and {len(requests) - 8} more clusters")
         protected = [(o, why) for r in requests for o, why in r.protected.items()]
-        body = (f"Soft-evict {count:,} duplicate observation(s) in {len(requests):,} cluster(s), saving "
+        body = (f"Soft-evict {plural(count, 'duplicate observation')} in {plural(len(requests), 'cluster')}, saving "
                 f"{saved:,} tokens?\n\n" + "\n".join(lines) +
                 "\n\nEach keeper gets a supersedes edge to every row it absorbs. One run: u undoes it exactly."
                 + (f"\n\n{len(protected)} of them are protected: each asks again on its own." if protected else "")

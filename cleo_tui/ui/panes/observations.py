@@ -24,7 +24,7 @@ from cleo_tui.brain.observations import ObservationQuery, distinct_values, page_
 from cleo_tui.brain.store import Brain
 from cleo_tui.memory.detail import ObservationDetail
 from cleo_tui.memory.mapping import derive_relevance
-from cleo_tui.safe_text import one_line
+from cleo_tui.safe_text import one_line, plural
 from cleo_tui.ui.help import OBSERVATIONS_HELP
 from cleo_tui.ui.messages import EXTERNAL, BrainChanged, TagsReady
 from cleo_tui.ui.panes.observations_bulk import FilterActions
@@ -40,10 +40,10 @@ if TYPE_CHECKING:  # numpy loads with the tags, after the first screen
 # On a narrow terminal the id and title shrink first, then date, type and source give way
 # (the detail below shows them); state, relevance, coverage and protection always stay.
 COLUMNS = [
-    Column("id", "id", 14, min_width=10),
+    Column("id", "id", 14, min_width=12, middle=True),
     Column("date", "date", 10, drop=3),
     Column("type", "type", 8, drop=4),
-    Column("title", "title", None, min_width=12),
+    Column("title", "title", None, min_width=24),  # 80 columns: tier, quality go
     Column("relevance", "relev.", 8),
     Column("coverage", "coverage", 9),
     Column("protection", "protection", 12),
@@ -104,6 +104,7 @@ class ObservationsScreen(FilterActions, PaneScreen):
                 tooltip="Raise the quality so CLEO's consolidation and search keep it (undoable), when that lasts"),
     ]
     WRITE_ACTIONS = {"pin", "evict", "restore", "undo", "keep_in_cleo"}
+    FOOTER_FIRST = ("focus_search", "evict", "restore", "pin", "undo", "view_text", "records", "jump_new")
     AUTO_FOCUS = "#obs-table"  # as on_mount does: not the tabs first (each focus change restyles)
 
     @dataclass(eq=False)
@@ -287,7 +288,7 @@ class ObservationsScreen(FilterActions, PaneScreen):
     def update_status(self, counting: bool = False) -> None:
         table = self.table
         parts = []
-        parts.append("counting…" if counting else f"{table.total:,} observations")
+        parts.append("counting…" if counting else plural(table.total, "observation"))
         parts.append(f"sorted by {SORTS[self.sort_index][2]}")
         if self.filters.day:
             parts.append(f"created on {self.filters.day} (x clears)")
@@ -467,10 +468,33 @@ class ObservationsScreen(FilterActions, PaneScreen):
         if row.get("invalid_at") is not None:
             self.notify(f"{row['id']} is already evicted; r restores it.", severity="warning")
             return
+        reasons = self._protection_reasons(row["id"])
+        why = one_line("; ".join(reasons), 300)
+        guard = f"\n\nIt is protected ({why}): you will be asked again." if reasons else ""
         self.cleo.confirm("Evict observation",
                          f"Soft-evict {row['id']}?\n\n{one_line(row.get('title'), 200)}\n\n"
-                         "It stays in the brain with invalid_at set; undo (u) or restore (r) brings it back.",
-                         lambda: self.session.curate("evict", row["id"]), danger=True)
+                         "It stays in the brain with invalid_at set; undo (u) or restore (r) brings it back."
+                         f"{guard}",
+                         lambda: self._confirm_protected_evict(row["id"], reasons), danger=True)
+
+    def _protection_reasons(self, observation_id: str) -> list[str]:
+        """Why the row is protected (a pin counts even before the tags are computed); empty when it is not."""
+        tag = self.session.tag(observation_id)
+        reasons = list(tag.reasons) if tag is not None and tag.protected else []
+        pinned = self.session.overrides.get(observation_id)
+        if pinned and not any("set by you" in r or "pinned" in r for r in reasons):
+            reasons.insert(0, f"pinned by you (relevance {pinned})")
+        return reasons
+
+    def _confirm_protected_evict(self, observation_id: str, reasons: list[str]) -> None:
+        """A protected row asks a second time, naming why it is protected (as a duplicate merge does)."""
+        if not reasons:
+            self.session.curate("evict", observation_id)
+            return
+        self.cleo.confirm("Evict a protected observation",
+                          f"{one_line(observation_id, 60)} is protected: {one_line('; '.join(reasons), 400)}.\n\n"
+                          "The pruner never drops it. Evict it anyway? Cancel writes nothing.",
+                          lambda: self.session.curate("evict", observation_id), danger=True)
 
     def action_restore(self) -> None:
         row = self._selected_row()

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -28,7 +28,6 @@ from cleo_tui.memory.budget import budget_text, default_budget, default_export_n
 from cleo_tui.memory.cleo_effects import eviction_in_cleo
 from cleo_tui.memory.preview_changes import PreviewChanges
 from cleo_tui.memory.pruner import (
-    MAX_BUDGET,
     BadBudget,
     CommitResult,
     PoolEntry,
@@ -40,7 +39,7 @@ from cleo_tui.memory.pruner import (
     prepare_pool,
 )
 from cleo_tui.memory.tokenizers import CHARS4, TOKENIZER_NAMES
-from cleo_tui.safe_text import one_line
+from cleo_tui.safe_text import one_line, plural
 from cleo_tui.ui.help import PRUNE_HELP
 from cleo_tui.ui.messages import EXTERNAL, BrainChanged
 from cleo_tui.ui.widgets.budget_bar import BarFigures, BudgetBar
@@ -60,7 +59,7 @@ LISTS = ("dropped", "protected", "kept", "runs")
 
 ENTRY_COLUMNS = [
     Column("rank", "#", 6, right=True),
-    Column("id", "id", 16),
+    Column("id", "id", 16, middle=True),
     Column("coverage", "coverage", 10),
     Column("relevance", "relev.", 8),
     Column("created", "created", 10),
@@ -68,7 +67,7 @@ ENTRY_COLUMNS = [
     Column("why", "why it ranks here (relevance from…)", None),
 ]
 PROTECTED_COLUMNS = [
-    Column("id", "id", 16),
+    Column("id", "id", 16, middle=True),
     Column("relevance", "relev.", 8),
     Column("tokens", "tokens↓", 7, right=True),
     Column("reasons", "protected because", None),
@@ -122,10 +121,7 @@ def budget_problem(text: str) -> str | None:
     try:
         parse_budget(text)
     except BadBudget as exc:
-        message = str(exc)
-        if "largest" not in message:
-            message += f" The largest allowed budget is {MAX_BUDGET:,} tokens."
-        return message
+        return str(exc)  # names the largest allowed budget only when the number is too large
     return None
 
 
@@ -181,6 +177,7 @@ class PruneScreen(PaneScreen):
                 tooltip="CLEO's memory bridge now and after this preview (it ignores eviction)"),
     ]
     WRITE_ACTIONS = {"commit", "undo_run"}
+    FOOTER_FIRST = ("focus_budget", "commit", "undo_run", "next_list", "export", "step")
 
     # -- messages from workers ---------------------------------------------------
     @dataclass(eq=False)
@@ -379,8 +376,9 @@ class PruneScreen(PaneScreen):
         preview = self.preview
         chart = self.query_one("#prune-chart", PruneChart)
         bar = self.query_one("#prune-bar", BudgetBar)
-        # Its size is fixed in the CSS, so a new text needs no re-layout of the screen.
-        self.query_one("#prune-summary", Static).update(self.summary_text(), layout=False)
+        # Its size is fixed in the CSS, so a new text needs no re-layout of the screen; on a narrow
+        # terminal it is as tall as its text (no blank rows where the chart was), so it needs one.
+        self.query_one("#prune-summary", Static).update(self.summary_text(), layout=self.has_class("-narrow"))
         if preview is None:
             bar.show(None)
         else:
@@ -499,7 +497,11 @@ class PruneScreen(PaneScreen):
         if problem is not None:
             # The preview stays on screen but is marked invalid, and `c` refuses (issue 13.1).
             self.budget_error = problem
-            self.message = problem if event.value.strip() else ""
+            self.message = ""  # the summary says it, once
+            if self.settled_budget is not None and self.settled_budget != self.budget:
+                # Typing "99999999999999" passed through valid budgets ("9999…" up to the largest allowed):
+                # the preview goes back to the budget from before this edit, not the last keystroke's.
+                self.set_budget(self.settled_budget)
             self._show_preview()
             return
         self.budget_error = None
@@ -512,7 +514,15 @@ class PruneScreen(PaneScreen):
 
     @on(Input.Submitted, "#prune-budget")
     def budget_submitted(self, event: Input.Submitted) -> None:
+        if self.budget_error is None:
+            self.settled_budget = self.budget
         self.table(self.current_list()).focus()
+
+    settled_budget: int | None = None  # the budget before the box's present edit (an invalid box returns to it)
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        if event.widget.id == "prune-budget" and self.budget_error is None:
+            self.settled_budget = self.budget
 
     def action_focus_budget(self) -> None:
         self.query_one("#prune-budget", BudgetInput).focus()
@@ -522,6 +532,7 @@ class PruneScreen(PaneScreen):
             return
         step = nice_step(self.pool.tokens_before, COARSE if coarse else FINE)
         self.budget = stepped(self.budget, step, direction)
+        self.settled_budget = self.budget
         self._show_budget_text()
         self.set_budget(self.budget)
 
@@ -676,7 +687,7 @@ class PruneScreen(PaneScreen):
         if not preview.drop_count:
             self.notify("This budget drops nothing: the pool is within its target.", severity="warning")
             return
-        body = (f"Soft-evict {preview.drop_count:,} observations?\n\n"
+        body = (f"Soft-evict {plural(preview.drop_count, 'observation')}?\n\n"
                 f"Tokens {preview.tokens_before:,} → {preview.tokens_after:,} at a budget of "
                 f"{preview.budget:,} ({preview.tokenizer}).")
         if preview.fell_back:
@@ -701,7 +712,8 @@ class PruneScreen(PaneScreen):
         result = message.result
         self.result = result
         hidden = ", hidden from CLEO's search" if result.hidden_from_cleo else ""
-        self.session.record_write(f"prune run {result.run_id} evicted {len(result.evicted):,} observations{hidden}",
+        evicted = plural(len(result.evicted), "observation")
+        self.session.record_write(f"prune run {result.run_id} evicted {evicted}{hidden}",
                                   result.run_id, source=self.PANE)
         self.cleo.tell("Prune committed", "\n".join(result.lines()))
 
@@ -789,7 +801,7 @@ class PruneScreen(PaneScreen):
             PathPrompt("Export preview as JSON",
                        "The file gets `cleo-tui prune --json`'s document for this budget and tokenizer. "
                        "A relative path is taken from the current directory.",
-                       default_export_name(preview)),
+                       str(Path.cwd() / default_export_name(preview))),  # absolute: the user sees where
             lambda answer: self._export_to(answer, preview))
 
     def _export_to(self, answer: str | None, preview: PrunePreview) -> None:

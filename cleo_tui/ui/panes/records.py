@@ -13,6 +13,7 @@ from cleo_tui.brain.records import LIST_LIMIT, list_records, record_text
 from cleo_tui.safe_text import one_line, printable
 from cleo_tui.ui.widgets.chrome import BrainHeader, cleo_app
 from cleo_tui.ui.widgets.footer import CleoFooter
+from cleo_tui.ui.widgets.modals import TextViewer
 from cleo_tui.ui.widgets.worker_errors import ForwardWorkerErrors
 
 KINDS = (
@@ -25,7 +26,9 @@ KINDS = (
 class RecordsScreen(ForwardWorkerErrors, Screen):
     """Reflections and decisions, with the selected record's whole text below."""
 
-    BINDINGS = [Binding("escape,t", "app.pop_screen", "Back to observations", id="records.back")]
+    BINDINGS = [Binding("escape,t", "app.pop_screen", "Back to observations", id="records.back"),
+                Binding("v", "view_record", "Full text", id="records.view",
+                        tooltip="The highlighted record's whole text (enter opens it too)")]
 
     def compose(self) -> ComposeResult:
         yield BrainHeader()
@@ -57,6 +60,7 @@ class RecordsScreen(ForwardWorkerErrors, Screen):
                 table.add_row(*[Text(one_line(row.get(c), 90)) for c in columns], key=key)
             if len(data[kind]) >= LIST_LIMIT:
                 self.notify(f"Showing the newest {LIST_LIMIT:,} {label.lower()}.")
+        self.query_one(f"#table-{self._visible_kind()}", DataTable).focus()  # arrows and enter work at once
         self.show_highlighted()
 
     @on(DataTable.RowHighlighted)
@@ -90,12 +94,32 @@ class RecordsScreen(ForwardWorkerErrors, Screen):
         row = self._rows.get(key)
         if row is None:
             return
+        self.shown_key = key
         kind = row["_kind"]
         text = Text()
-        text.append(f"{kind}:{one_line(row.get('id'))}\n", style="bold")
+        text.append(f"{kind}:{one_line(row.get('id'))}", style="bold")
+        text.append("  (v or enter: the whole text)\n", style="italic")
         text.append(printable(record_text(kind, row)[:5000]) + "\n")
         for extra in ("context", "rationale", "source", "outcome", "invalid_at"):
             if row.get(extra):
                 text.append(f"{extra}: ", style="bold")
                 text.append(one_line(row[extra], 300) + "\n")
         self.query_one("#record-detail", Static).update(text)
+
+    shown_key = ""  # the record the detail shows
+
+    @on(DataTable.RowSelected)
+    def record_selected(self, event: DataTable.RowSelected) -> None:
+        self.show_record(str(event.row_key.value))
+        self.action_view_record()
+
+    def action_view_record(self) -> None:
+        """The shown record's whole text (and its context) in the text viewer."""
+        row = self._rows.get(self.shown_key)
+        if row is None:
+            return
+        kind = row["_kind"]
+        parts = [record_text(kind, row)]
+        parts += [f"{extra}: {row[extra]}" for extra in ("context", "rationale", "source", "outcome", "invalid_at")
+                  if row.get(extra)]
+        self.app.push_screen(TextViewer(f"{kind} {one_line(row.get('id'))}", "\n\n".join(str(p) for p in parts)))

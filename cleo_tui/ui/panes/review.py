@@ -37,7 +37,13 @@ from cleo_tui.llm.proposals import (
     undo_proposal,
 )
 from cleo_tui.llm.providers import CancelToken
-from cleo_tui.llm.reflector import ProtectedEviction, Protection, apply_marked_reflection, propose_reflection
+from cleo_tui.llm.reflector import (
+    ProtectedEviction,
+    Protection,
+    apply_marked_reflection,
+    merge_targets,
+    propose_reflection,
+)
 from cleo_tui.llm.resolve import PROVIDERS, describe_provider
 from cleo_tui.llm.review_reads import (
     LEARNING,
@@ -56,7 +62,7 @@ from cleo_tui.llm.review_reads import (
     review_items,
 )
 from cleo_tui.memory.cleo_effects import EVICTION_IN_CLEO
-from cleo_tui.safe_text import one_line
+from cleo_tui.safe_text import one_line, plural
 from cleo_tui.ui.help import REVIEW_HELP
 from cleo_tui.ui.messages import BrainChanged
 from cleo_tui.ui.widgets.chrome import PaneScreen
@@ -71,8 +77,8 @@ AUTO = "\x00auto"          # the provider Select's value for "resolve from confi
 
 PROPOSAL_COLUMNS = [
     Column("id", "#", 3, right=True),
-    Column("kind", "kind", 9),
-    Column("status", "status", 9),
+    Column("kind", "kind", 9, min_width=8),
+    Column("status", "status", 9, min_width=7),
     Column("what", "proposed", None),
 ]
 ITEM_COLUMNS = [
@@ -84,11 +90,42 @@ STATUS_STYLE = {PENDING: "table--high", APPLIED: "table--cited"}
 WRITE_ACTIONS = {"run_llm", "approve_all", "apply_proposal", "discard_proposal", "undo_proposal"}
 
 
+def apply_body(p: Proposal, patterns: list[int], learnings: list[int],
+               merges: tuple[dict[int, str], dict[int, str]], evict: list[str], guarded: int) -> str:
+    """The apply confirmation: what is stored new, what merges into which stored row, what is evicted."""
+    merged_patterns, merged_learnings = merges
+    new_patterns = len(patterns) - len(merged_patterns)
+    new_learnings = len(learnings) - len(merged_learnings)
+    parts = []
+    if new_patterns or new_learnings or not (merged_patterns or merged_learnings):
+        parts.append(f"store {plural(new_patterns, 'new pattern')} and {plural(new_learnings, 'new learning')}")
+    if merged_patterns:
+        parts.append("merge into " + ", ".join(f"{one_line(i, 40)} (its frequency + 1)"
+                                               for i in merged_patterns.values()))
+    if merged_learnings:
+        parts.append("merge into " + ", ".join(f"{one_line(i, 40)} (the higher confidence kept)"
+                                               for i in merged_learnings.values()))
+    body = f"Apply proposal {p.id} ({len(patterns)} of {len(p.patterns)} patterns, {len(learnings)} of " \
+           f"{len(p.learnings)} learnings accepted): " + "; ".join(parts)
+    body += (f"; soft-evict {plural(len(evict), 'observation')}: {one_line(', '.join(evict), 300)}" if evict
+             else "; evict nothing")
+    keep = len(p.superseded) - len(evict)
+    body += f"; keep {keep} proposed for eviction live." if keep else "."
+    if guarded:
+        body += f"\n\n{guarded} of them {'is' if guarded == 1 else 'are'} protected; you will be asked about " \
+                f"{'it' if guarded == 1 else 'them'} a second time."
+    body += "\n\nu undoes it."
+    if evict:
+        body += f"\n\n{EVICTION_IN_CLEO}"
+    return body
+
+
 class ReviewScreen(PaneScreen):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]  # app.tcss lays 80×24 out with -narrow
     PANE = "review"
     PANE_HELP = REVIEW_HELP
     WRITE_ACTIONS = WRITE_ACTIONS
+    FOOTER_FIRST = ("run_llm", "toggle_item", "apply_proposal", "approve_all", "undo_proposal")
     BINDINGS = [
         Binding("r", "run_llm", "Run", id="review.run", tooltip="Ask the chosen model (observer or reflector)"),
         Binding("escape", "cancel_run", "Cancel", id="review.cancel", tooltip="Cancel the call under way"),
@@ -101,7 +138,7 @@ class ReviewScreen(PaneScreen):
         Binding("d", "discard_proposal", "Discard", id="review.discard", tooltip="Set the pending proposal aside"),
         Binding("u", "undo_proposal", "Undo", id="review.undo", tooltip="Undo an applied proposal"),
         Binding("v", "raw_answer", "Raw answer", id="review.raw", tooltip="The model's answer exactly as it came"),
-        Binding("o", "open_source", "Open obs.", id="review.open", tooltip="Open the observation(s) behind the item"),
+        Binding("o", "open_source", "Open obs.", id="review.open", tooltip="Open the observations behind the item"),
         Binding("t", "toggle_kind", "Observer/Reflector", id="review.kind", show=False),
     ]
 
@@ -498,9 +535,10 @@ class ReviewScreen(PaneScreen):
         count = len(p.superseded)
         self.cleo.confirm(
             "Approve everything?",
-            f"Accept all {len(p.patterns)} pattern(s) and {len(p.learnings)} learning(s), and approve soft-evicting "
-            f"all {count} superseded observation(s) of proposal {p.id}?\n\nNothing is written yet: s applies, and "
-            "asks again. Look at each superseded observation first if you have not.",
+            f"Accept all {plural(len(p.patterns), 'pattern')} and {plural(len(p.learnings), 'learning')}, and approve "
+            f"soft-evicting all {plural(count, 'superseded observation')} of proposal {p.id}?\n\n"
+            "Nothing is written yet: s applies, and asks again. Look at each superseded observation first "
+            "if you have not.",
             self._mark_all, danger=count > 0)
 
     def _keep_mark(self, key: str, value: bool) -> None:
@@ -534,31 +572,29 @@ class ReviewScreen(PaneScreen):
                 return
             self.cleo.confirm(
                 "Store observer notes",
-                f"Store {len(notes)} of {len(p.notes)} note(s) of proposal {p.id} as observations "
+                f"Store {len(notes)} of {plural(len(p.notes), 'note')} of proposal {p.id} as observations "
                 "(observer-compressed, with supersedes edges to their sources)? The sources stay live. "
                 "u undoes it.",
                 lambda: self._write(lambda b: store_marked_notes(b, p.id),
-                                    f"stored {len(notes)} note(s) of proposal {p.id}", p.id))
+                                    f"stored {plural(len(notes), 'note')} of proposal {p.id}", p.id))
             return
         patterns, learnings = chosen(self.items, self.marks, PATTERN), chosen(self.items, self.marks, LEARNING)
         evict = approved_ids(self.items, self.marks)
         if not (patterns or learnings or evict):
             self.notify("Nothing is accepted: space accepts an item, d discards the proposal.", severity="warning")
             return
-        keep = len(p.superseded) - len(evict)
-        body = (f"Apply proposal {p.id}: store {len(patterns)} of {len(p.patterns)} pattern(s) and "
-                f"{len(learnings)} of {len(p.learnings)} learning(s)")
-        body += (f"; soft-evict {len(evict)} observation(s): {one_line(', '.join(evict), 300)}" if evict
-                 else "; evict nothing")
-        body += f"; keep {keep} proposed for eviction live." if keep else "."
         guarded = [item for item in self.items if item.kind == SUPERSEDED and self.marks.get(item.key)
                    and self.protection(item) is not None]
-        if guarded:
-            body += (f"\n\n{len(guarded)} of them are protected; you will be asked about them a second time.")
-        body += "\n\nu undoes it."
-        if evict:
-            body += f"\n\n{EVICTION_IN_CLEO}"
-        self.cleo.confirm("Apply reflection", body, lambda: self._apply_reflection(p.id, []), danger=bool(evict))
+        self._ask_apply(p, patterns, learnings, evict, len(guarded))
+
+    @work(thread=True, exclusive=True, group="review-ask", exit_on_error=False)
+    def _ask_apply(self, p: Proposal, patterns: list[int], learnings: list[int], evict: list[str],
+                   guarded: int) -> None:
+        """Which accepted items merge into stored rows (a read), then the apply confirmation."""
+        merges = merge_targets(self.session.brain, p, patterns, learnings)
+        body = apply_body(p, patterns, learnings, merges, evict, guarded)
+        self.app.call_from_thread(self.cleo.confirm, "Apply reflection", body,
+                                  lambda: self._apply_reflection(p.id, []), danger=bool(evict))
 
     @work(thread=True, exclusive=True, group="review-write", exit_on_error=False)
     def _apply_reflection(self, proposal_id: int, confirmed: list[str]) -> None:
@@ -578,7 +614,7 @@ class ReviewScreen(PaneScreen):
         confirmed = list(message.refused)
         self.cleo.confirm(
             "Evict protected observations?",
-            f"Proposal {message.proposal_id} would also soft-evict {len(confirmed)} protected observation(s):\n"
+            f"Proposal {message.proposal_id} would also soft-evict {plural(len(confirmed), 'protected observation')}:\n"
             f"{named}\n\nProtected rows are kept by the pruner for these reasons. Evict them anyway? "
             "(No writes nothing at all; reject them with space and apply again to keep them.)",
             lambda: self._apply_reflection(message.proposal_id, confirmed), danger=True)

@@ -37,7 +37,7 @@ from cleo_tui.recall.recorded import cleo_sessions, cleo_sources, has_retrieval_
 from cleo_tui.recall.resolve import FORGOTTEN
 from cleo_tui.recall.retrievals import CleoResult, OpenCleoRetrieval, RetrievalFilter, open_cleo_retrieval, trace_kind
 from cleo_tui.recall.traces import PIPELINES
-from cleo_tui.safe_text import one_line
+from cleo_tui.safe_text import one_line, plural
 from cleo_tui.ui.help import TRACES_HELP
 from cleo_tui.ui.messages import BrainChanged
 from cleo_tui.ui.widgets.chrome import PaneScreen
@@ -142,6 +142,7 @@ class TracesScreen(PaneScreen):
         Binding("escape", "focus_traces", "Traces", id="traces.back", show=False),
     ]
     WRITE_ACTIONS = {"focus_recall", "record_good", "record_bad", "undo"}
+    FOOTER_FIRST = ("focus_recall", "open_memory", "record_good", "record_bad", "export_traces")
 
     @dataclass(eq=False)
     class ListingReady(Message):
@@ -453,7 +454,7 @@ class TracesScreen(PaneScreen):
         brain.ensure_writable()
         recorded = recall_and_record(brain, query, limit, explain=True, pipeline=RECALL_PIPELINE)
         if recorded.trace_id is None:
-            raise BrainError(f"The recall found {len(recorded.results)} result(s), but its trace could not be "
+            raise BrainError(f"The recall found {plural(len(recorded.results), 'result')}, but its trace could not be "
                              "written, so there is nothing to show here. `cleo-tui recall QUERY --why` shows "
                              "the results without a trace.")
         self.app.call_from_thread(self._recalled, recorded.trace_id, recorded)
@@ -464,7 +465,7 @@ class TracesScreen(PaneScreen):
             self.action_clear_trace_filters()  # the new trace must be listed to open it
         if recorded.can_credit:
             self._focus_results_for = trace_id
-            self.notify(f"Recalled {len(recorded.results)} result(s); trace {trace_id} written. "
+            self.notify(f"Recalled {plural(len(recorded.results), 'result')}; trace {trace_id} written. "
                         "+ / - record an outcome.")
         else:  # nothing to credit: say so, and do not offer + / -
             self.notify(f"The recall matched nothing; trace {trace_id} written with no results.",
@@ -528,7 +529,7 @@ class TracesScreen(PaneScreen):
             "Export traces as JSONL",
             f"Write {what}, oldest first, one JSON line each: query hash and length, results shown, outcomes "
             "(a trace never stores its query; CLEO's raw query text is left out unless you tick the box).",
-            EXPORT_DEFAULT), chosen)
+            str(Path.cwd() / EXPORT_DEFAULT)), chosen)  # absolute: the user sees where
 
     @work(thread=True, exclusive=True, group="trace-export", exit_on_error=False)
     def _export(self, path: str, flt: RetrievalFilter, with_text: bool, force: bool = False) -> None:
@@ -547,8 +548,8 @@ class TracesScreen(PaneScreen):
                           lambda: self._export(path, flt, with_text, force=True), danger=True)
 
     def _exported(self, count: int, where: str) -> None:
-        self.last_export = f"exported {count:,} traces to {one_line(where, 80)}"
-        self.notify(f"Exported {count:,} trace(s) to {one_line(where, 200)}.")
+        self.last_export = f"exported {plural(count, 'trace')} to {one_line(where, 80)}"
+        self.notify(f"Exported {plural(count, 'trace')} to {one_line(where, 200)}.")
         self.update_status()
 
     # -- replay of CLEO's queries ------------------------------------------------------------

@@ -1,21 +1,35 @@
-"""Shown when no brain was found: create a demo brain, an empty brain, or open a file."""
+"""Shown when no brain was found: create an empty brain, a demo brain, or open a file.
+
+The empty brain follows `cleo-tui init`'s rule exactly (`plan_project_brain` and
+`create_project_brain`): CLEO's own `cleo init` when `cleo` is on PATH and the project is
+a git repository, else cleo-tui's own `.cleo-tui/brain.db`. The demo goes to a directory
+the user names (by default a fresh temporary one), never into a project's `.cleo/`.
+"""
 
 from __future__ import annotations
 
+import secrets
+import tempfile
 from pathlib import Path
 
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Button, Footer, Input, Label, LoadingIndicator, Static
 
-from cleo_tui.brain import create_brain, open_brain
+from cleo_tui.brain import create_project_brain, open_brain, plan_project_brain
+from cleo_tui.demo import demo_directory_problem
 from cleo_tui.safe_text import printable
 from cleo_tui.ui.widgets.chrome import cleo_app
 from cleo_tui.ui.widgets.inputs import SafeInput
 from cleo_tui.ui.widgets.worker_errors import ForwardWorkerErrors
+
+
+def fresh_demo_directory() -> Path:
+    """A new, absolute directory name under the system's temporary directory (not yet made)."""
+    return Path(tempfile.gettempdir()).absolute() / f"cleo-tui-demo-{secrets.token_hex(4)}"
 
 
 class WelcomeScreen(ForwardWorkerErrors, Screen):
@@ -25,23 +39,27 @@ class WelcomeScreen(ForwardWorkerErrors, Screen):
         self.problem = problem
 
     def compose(self) -> ComposeResult:
-        target = self.project / ".cleo" / "cleo.db"
-        with Vertical(id="welcome-box"):
+        plan = plan_project_brain(self.project)
+        with VerticalScroll(id="welcome-box"):
             yield Label("Welcome to cleo-tui", classes="dialog-title")
             yield Static(Text(printable(self.problem)), id="welcome-problem")
-            yield Static(Text(f"Create a brain at {printable(str(target))}, or open an existing file."))
+            yield Static(Text(printable(f"An empty brain for this project: {plan.describe()}")), id="empty-plan")
             with Horizontal(classes="dialog-buttons"):
-                yield Button("Create a demo brain here", id="demo", variant="primary")
-                yield Button("Create an empty brain here", id="empty")
-            with Horizontal(id="open-row"):
-                yield SafeInput(placeholder="path to a brain file (.cleo/cleo.db, brain.db, hippo.db)", id="open-path")
+                yield Button("Create an empty brain", id="empty", variant="primary")
+            yield Static(Text("A demo brain, in a new or empty directory of its own:"), classes="welcome-label")
+            with Horizontal(classes="welcome-row"):
+                yield SafeInput(str(fresh_demo_directory()), id="demo-dir")
+                yield Button("Create demo", id="demo")
+            yield Static(Text("Or open an existing brain file:"), classes="welcome-label")
+            with Horizontal(classes="welcome-row"):
+                yield SafeInput(placeholder="path to .cleo/cleo.db, brain.db or hippo.db", id="open-path")
                 yield Button("Open file", id="open")
             yield LoadingIndicator(id="welcome-busy")
         yield Footer()
 
     def on_mount(self) -> None:
         self.query_one("#welcome-busy").display = False
-        self.query_one("#demo", Button).focus()
+        self.query_one("#empty", Button).focus()
 
     def _busy(self, busy: bool) -> None:
         self.query_one("#welcome-busy").display = busy
@@ -50,19 +68,33 @@ class WelcomeScreen(ForwardWorkerErrors, Screen):
 
     @on(Button.Pressed)
     def pressed(self, event: Button.Pressed) -> None:
-        target = self.project / ".cleo" / "cleo.db"
         if event.button.id == "demo":
-            self._busy(True)
-            self._create(target, demo=True)
+            self._demo(self.query_one("#demo-dir", Input).value.strip())
         elif event.button.id == "empty":
             self._busy(True)
-            self._create(target, demo=False)
+            self._create_empty()
         elif event.button.id == "open":
             self._open(self.query_one("#open-path", Input).value.strip())
 
     @on(Input.Submitted, "#open-path")
     def submitted(self, event: Input.Submitted) -> None:
         self._open(event.value.strip())
+
+    @on(Input.Submitted, "#demo-dir")
+    def demo_submitted(self, event: Input.Submitted) -> None:
+        self._demo(event.value.strip())
+
+    def _demo(self, directory: str) -> None:
+        if not directory:
+            self.notify("Type the directory for the demo brain first.", severity="warning")
+            return
+        folder = Path(directory).expanduser().absolute()
+        problem = demo_directory_problem(folder)
+        if problem:
+            self.notify(printable(problem), severity="warning", timeout=8)
+            return
+        self._busy(True)
+        self._create_demo(folder)
 
     def _open(self, path: str) -> None:
         if not path:
@@ -72,15 +104,20 @@ class WelcomeScreen(ForwardWorkerErrors, Screen):
         self._open_worker(Path(path).expanduser())
 
     @work(thread=True, exit_on_error=False)
-    def _create(self, target: Path, demo: bool) -> None:
+    def _create_empty(self) -> None:
         try:
-            if demo:
-                from cleo_tui.demo import generate_demo
-                path = generate_demo(self.project)
-            else:
-                path = target
-                create_brain(path).close()
-            brain = open_brain(path)
+            created = create_project_brain(self.project)
+            brain = open_brain(created.path)
+        finally:
+            self.app.call_from_thread(self._busy, False)
+        self.app.call_from_thread(cleo_app(self.app).open_brain_session, brain)
+        self.app.call_from_thread(self.app.notify, printable(created.message), timeout=10)
+
+    @work(thread=True, exit_on_error=False)
+    def _create_demo(self, folder: Path) -> None:
+        from cleo_tui.demo import generate_demo
+        try:
+            brain = open_brain(generate_demo(folder))
         finally:
             self.app.call_from_thread(self._busy, False)
         self.app.call_from_thread(cleo_app(self.app).open_brain_session, brain)

@@ -1,13 +1,16 @@
 """Fitting text into terminal cells, not code points.
 
-A CJK character or an emoji takes two cells; cutting or padding by `len` would
-push every later column of a table to the right and clip the last one. Every
-place in the UI that fits text to a width goes through these two functions.
+A CJK character or an emoji takes two cells, and so does an emoji ZWJ sequence
+(👨‍👩‍👧: three emoji joined, one grapheme cluster) as terminals draw it; cutting or
+padding by `len`, or by code point, would push every later column of a table to the
+right and clip the last one. Every place in the UI that fits text to a width goes
+through these functions, which measure and cut by grapheme cluster (Rich's `cell_len`,
+`set_cell_size` and `split_graphemes`; rich is pinned for them in pyproject.toml).
 """
 
 from __future__ import annotations
 
-from rich.cells import cell_len, set_cell_size
+from rich.cells import cell_len, set_cell_size, split_graphemes
 
 from cleo_tui.safe_text import one_line
 
@@ -25,9 +28,9 @@ def cut_cells(text: object, width: int) -> str:
     return set_cell_size(out, width - 1).rstrip(" ") + ELLIPSIS if width > 1 else ELLIPSIS
 
 
-def fit_cells(text: object, width: int, right: bool = False) -> str:
-    """`text` cut to `width` cells (see cut_cells) and padded to exactly `width` cells."""
-    out = cut_cells(text, width)
+def fit_cells(text: object, width: int, right: bool = False, middle: bool = False) -> str:
+    """`text` cut to `width` cells (see cut_cells; `middle`: cut_cells_middle) and padded to exactly `width` cells."""
+    out = cut_cells_middle(text, width) if middle else cut_cells(text, width)
     pad = " " * max(0, width - cell_len(out))
     return pad + out if right else out + pad
 
@@ -39,11 +42,32 @@ def cut_cells_start(text: object, width: int) -> str:
         return ""
     if cell_len(out) <= width:
         return out
-    kept: list[str] = []
+    # Whole grapheme clusters from the end: a ZWJ sequence (👨‍👩‍👧, two cells) is never split.
+    spans, _ = split_graphemes(out)
     room = width - 1
-    for char in reversed(out):
-        room -= cell_len(char)
-        if room < 0:
+    start = len(out)
+    for begin, _end, cells in reversed(spans):
+        if cells > room:
             break
-        kept.append(char)
-    return ELLIPSIS + "".join(reversed(kept))
+        room -= cells
+        start = begin
+    return ELLIPSIS + out[start:]
+
+
+def cut_cells_middle(text: object, width: int) -> str:
+    """Like cut_cells, but the middle gives way: ids keep their start and their distinct tail.
+
+    CLEO's ids (`O-<time in base 36>-<sequence>`) written close together differ only at
+    the end: cut at the end, they all read the same. The tail keeps three fifths of the room.
+    """
+    out = one_line(text)
+    if width <= 0:
+        return ""
+    if cell_len(out) <= width:
+        return out
+    if width < 4:
+        return cut_cells(out, width)
+    room = width - 1
+    tail = cut_cells_start(out, room - room * 2 // 5 + 1)[1:]  # without its own "…"
+    head = set_cell_size(out, room - cell_len(tail)).rstrip(" ")
+    return head + ELLIPSIS + tail

@@ -40,8 +40,17 @@ STALE_MARK = "MAY BE STALE"
 STALE_HINT = "its -wal cannot be read here; `cleo-tui info` says why"  # Brain.stale_reason is too long
 
 
+def _counts(summary: dict, counts: int) -> str:
+    """The header's counts: all five (3), live and evicted (2), or live only (1)."""
+    obs = summary["observations"]
+    parts = [f"{obs['live']:,} live", f"{obs['evicted']:,} evicted", f"{summary['patterns']:,} patterns",
+             f"{summary['learnings']:,} learnings", f"{summary['traces']:,} traces"]
+    return " · ".join(parts if counts >= 3 else parts[:counts])
+
+
 def _header_tail(summary: dict | None, kind_label: str | None, read_only: str | None,
-                 live: str | None = None, alert: str = "", stale: str | None = None, hidden_count: bool = True) -> Text:
+                 live: str | None = None, alert: str = "", stale: str | None = None, counts: int = 3,
+                 hidden_count: bool = True) -> Text:
     tail = Text()
     if live:
         tail.append(f"  {live}", style="bold reverse")
@@ -50,15 +59,15 @@ def _header_tail(summary: dict | None, kind_label: str | None, read_only: str | 
     if alert:  # the agents' liveness warning, before the counts: on a narrow screen it stays in view
         tail.append(f"  {alert}", style="bold yellow")
     if summary:
-        obs = summary["observations"]
-        tail.append(f"  {obs['live']:,} live · {obs['evicted']:,} evicted")
+        tail.append(f"  {_counts(summary, min(counts, 2))}")
         at_risk, hidden = summary.get("at_risk", 0), summary.get("hidden_from_cleo_search", 0)
         if at_risk:  # CLEO's own rules (brain/cleo_rules.py): its next consolidation deletes these
             tail.append(f" · ⚠ {at_risk:,} at risk", style="bold red")
         if hidden and hidden_count:  # ... and its search never returns these
             tail.append(f" · {hidden:,} hidden", style="yellow")
-        tail.append(f" · {summary['patterns']:,} patterns · {summary['learnings']:,} learnings"
-                    f" · {summary['traces']:,} traces")
+        if counts >= 3:
+            tail.append(f" · {summary['patterns']:,} patterns · {summary['learnings']:,} learnings"
+                        f" · {summary['traces']:,} traces")
     if read_only is not None:
         tail.append("  READ-ONLY", style="bold reverse")
         if read_only:
@@ -77,25 +86,26 @@ def header_text(summary: dict | None, path: str, kind_label: str, read_only_reas
     `stale`: why the brain's latest writes may be missing (Brain.stale_reason).
 
     When `width` is too narrow for all of it, the path gives way first (its start
-    becomes "…"), then the stale and read-only reasons (`info` and each pane's status
-    line have them), then the agents' warning (the History pane has it), then the
-    kind: the counts and the read-only and stale marks matter most.
+    becomes "…", keeping at least its last 14 cells), then the stale and read-only
+    reasons (`info` and each pane's status line have them), then the counts (to live and
+    evicted, then live only; `info` has them all), then the agents' warning (the History
+    pane has it), then the kind: the live count and the read-only and stale marks stay.
     """
     prefix = " cleo-tui  "
     shown = one_line(path)
     mark = None if read_only_reason is None else ""
     stale_mark = None if stale is None else ""
     stale = None if stale is None else one_line(stale)
-    choices = [(kind_label, read_only_reason, alert, stale), (kind_label, read_only_reason, alert, stale_mark),
-               (kind_label, mark, alert, stale_mark), (kind_label, mark, "", stale_mark),
-               (None, mark, "", stale_mark)]
-    # CLEO's marks: the hidden count gives way before anything else does (the at-risk count stays).
-    levels = [(kind, read_only, warning, stale_shown, hidden) for kind, read_only, warning, stale_shown in choices
-              for hidden in (True, False)]
-    for kind, read_only, warning, stale_shown, hidden in levels:
-        tail = _header_tail(summary, kind, read_only, live, warning, stale_shown, hidden)
+    choices = [(kind_label, read_only_reason, alert, stale, 3), (kind_label, read_only_reason, alert, stale_mark, 3),
+               (kind_label, mark, alert, stale_mark, 3), (kind_label, mark, alert, stale_mark, 2),
+               (kind_label, mark, alert, stale_mark, 1), (kind_label, mark, "", stale_mark, 1),
+               (None, mark, "", stale_mark, 1)]
+    # CLEO's marks: at each level the hidden count gives way first (the at-risk count stays).
+    levels = [(*choice, hidden) for choice in choices for hidden in (True, False)]
+    for kind, read_only, warning, stale_shown, counts, hidden in levels:
+        tail = _header_tail(summary, kind, read_only, live, warning, stale_shown, counts, hidden)
         room = (width or 10**6) - len(prefix) - tail.cell_len
-        if room >= min(cell_len(shown), 16):
+        if room >= min(cell_len(shown), 14):  # "…" and ".cleo/cleo.db" at the least
             break
     if width is not None:
         shown = cut_cells_start(shown, max(2, room))
@@ -176,6 +186,7 @@ class PaneScreen(ForwardWorkerErrors, Screen[None]):
     PANE = "observations"
     WRITE_ACTIONS: ClassVar[set[str]] = set()  # actions that write: disabled on a read-only brain
     PANE_HELP: ClassVar[PaneHelp | None] = None  # this pane's section of the help (keys from BINDINGS)
+    FOOTER_FIRST: ClassVar[tuple[str, ...]] = ()  # actions the footer shows first (after Help) when narrow
 
     @property
     def cleo(self) -> CleoApp:
@@ -226,6 +237,8 @@ class PaneScreen(ForwardWorkerErrors, Screen[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         app = self.cleo
         if action in self.WRITE_ACTIONS and app.has_session and app.session.read_only:
+            if app.session.is_hippo:
+                return False  # a hippo store is never written: its write keys are not shown at all
             return None  # shown disabled in the footer; the pane's status line says why
         return True
 
@@ -235,8 +248,11 @@ class PaneScreen(ForwardWorkerErrors, Screen[None]):
         if not (self.WRITE_ACTIONS and app.has_session and app.session.read_only):
             return
         active = self.active_bindings.get(event.key)
-        if active is not None and active.node is self and active.binding.action.split("(")[0] in self.WRITE_ACTIONS:
-            what = active.binding.description or active.binding.action
+        binding = active.binding if active is not None and active.node is self else None
+        if binding is None and app.session.is_hippo:  # hidden, not disabled: not among the active bindings
+            binding = next(iter(self._bindings.key_to_bindings.get(event.key, [])), None)
+        if binding is not None and binding.action.split("(")[0] in self.WRITE_ACTIONS:
+            what = binding.description or binding.action
             self.notify(f"{what}: not possible, the brain is read-only ({app.session.read_only_reason}).",
                         severity="warning", markup=False)
 

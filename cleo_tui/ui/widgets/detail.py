@@ -21,7 +21,7 @@ from textual.widgets.option_list import Option
 from cleo_tui.brain.numbers import quality_text
 from cleo_tui.memory.detail import ObservationDetail, observation_detail
 from cleo_tui.memory.mapping import content_of, derive_relevance
-from cleo_tui.safe_text import one_line, printable
+from cleo_tui.safe_text import one_line, plural, printable
 from cleo_tui.ui.session import BrainSession
 from cleo_tui.ui.widgets.chrome import cleo_app
 from cleo_tui.ui.widgets.modals import TextViewer
@@ -135,7 +135,7 @@ class DetailView(VerticalScroll, NoSecondLayout):
             body.append(f"\n… {len(text) - NARRATIVE_INLINE:,} more characters — press v to read all of it",
                         style="italic")
         update_static(narrative, body)
-        update_static(citing_title, Text(f"Cited by {len(detail.citing)} reflection(s)" +
+        update_static(citing_title, Text(f"Cited by {plural(len(detail.citing), 'reflection')}" +
                                          (" — enter opens the highlighted one" if detail.citing else ""),
                                          style="bold"))
         if detail.citing:
@@ -242,7 +242,7 @@ def render_meta(detail: ObservationDetail, tag: ObservationTags | None) -> Text:
     if tag is None:
         text.append("computing…\n", style="italic")
         return text
-    text.append(f"{tag.coverage} — cited by {tag.citation_count} reflection(s)\n")
+    text.append(f"{tag.coverage} — cited by {plural(tag.citation_count, 'reflection')}\n")
     text.append("protection ", style="bold")
     if tag.protected:
         text.append("protected, never pruned\n", style="bold yellow")

@@ -134,9 +134,15 @@ def axis_row(buckets: Sequence[Bucket], width: int, span: int) -> Row:
     cells: Row = [Cell(" ")] * span
     if not buckets:
         return cells
-    positions = {0: buckets[0].first}
-    last_at = max(0, len(buckets) * width - len(buckets[-1].last))
-    positions[last_at] = buckets[-1].last
+    first, last = buckets[0].first, buckets[-1].last
+    positions = {0: first}
+    # The last date ends under the last column; on a short history it moves right so the two never
+    # run into each other, and is left out when there is no room for it (or it is the first date).
+    last_at = max(len(buckets) * width - len(last), len(first) + TICK_GAP)
+    if last != first and last_at + len(last) <= span:
+        positions[last_at] = last
+    else:
+        last_at = len(first)
     step = 10 + TICK_GAP
     for i, b in enumerate(buckets):
         at = i * width
@@ -179,11 +185,13 @@ def chart_rows(days: Sequence[Day], width: int, token_rows: int = 4, eviction_ro
         tokens.append(_label(label) + line)
     evicted_peak = max((b.evicted_total for b in buckets), default=0)
     bars = bar_rows([b.evicted_total for b in buckets], [b.dominant for b in buckets], eviction_rows, w)
-    names = [f"ev {short_number(evicted_peak)}"] if eviction_rows == 1 else \
+    # One row has room for the word only: its scale (the peak) goes into the title instead.
+    names = ["evicted"] if eviction_rows == 1 else \
         [short_number(evicted_peak)] + [""] * (eviction_rows - 2) + ["evicted"]
     evictions = [_label(name) + line for name, line in zip(names, bars, strict=True)]
     seen = [s for s in CAUSE_ORDER if any(b.evicted.get(s) for b in buckets)]
-    title: Row = _label("") + [Cell(ch, LABEL_STYLE) for ch in "live tokens · evicted:"]
+    evicted_label = f"evicted (peak {short_number(evicted_peak)}):" if eviction_rows == 1 else "evicted:"
+    title: Row = _label("") + [Cell(ch, LABEL_STYLE) for ch in f"live tokens · {evicted_label}"]
     for style in seen:
         title += [Cell(" "), Cell("■", style)] + [Cell(ch, LABEL_STYLE) for ch in " " + LEGEND[style]]
     if not seen:

@@ -16,8 +16,38 @@ from textual.widgets import Button, Label, Static
 from cleo_tui.safe_text import printable
 from cleo_tui.ui.widgets.help_view import HelpRender, HelpText
 
+SHORT_SCREEN = 30  # rows: below this a dialog drops its padding and its body takes every free row
+SCROLL_KEYS = [
+    Binding("up", "scroll_body('up')", "Scroll up", show=False),
+    Binding("down", "scroll_body('down')", "Scroll down", show=False),
+    Binding("pageup", "scroll_body('page_up')", "Page up", show=False),
+    Binding("pagedown", "scroll_body('page_down')", "Page down", show=False),
+    Binding("home", "scroll_body('home')", "Top", show=False),
+    Binding("end", "scroll_body('end')", "Bottom", show=False),
+]
 
-class ConfirmModal(ModalScreen[bool]):
+
+def body_rows(screen_height: int, other_rows: int = 12) -> int:
+    """How many rows a dialog's scrolling body gets on a screen `screen_height` rows tall."""
+    if screen_height < SHORT_SCREEN:
+        other_rows -= 3  # no padding, and the body's own bottom margin is its last row
+    return max(3, min(20, screen_height - other_rows))
+
+
+class ScrollingBody:
+    """A dialog whose `.dialog-scroll` body scrolls with ↑ ↓ page up/down home end while a
+    button has focus: on an 80×24 terminal a long confirmation is read to its end."""
+
+    VERTICAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [(0, "-short"), (SHORT_SCREEN, "-tall")]
+    # app.tcss: .modal.-short .dialog
+
+    def action_scroll_body(self, how: str) -> None:
+        body = self.query_one(".dialog-scroll", VerticalScroll)  # type: ignore[attr-defined]
+        {"up": body.scroll_up, "down": body.scroll_down, "page_up": body.scroll_page_up,
+         "page_down": body.scroll_page_down, "home": body.scroll_home, "end": body.scroll_end}[how](animate=False)
+
+
+class ConfirmModal(ScrollingBody, ModalScreen[bool]):
     """Ask once; dismisses with True (confirm) or False. Every destructive action uses this.
 
     A `danger` dialog starts with focus on Cancel and ignores every answer (keys,
@@ -31,6 +61,7 @@ class ConfirmModal(ModalScreen[bool]):
     BINDINGS = [
         Binding("y", "answer(True)", "Yes", show=False),
         Binding("n,escape", "answer(False)", "No", show=False),
+        *SCROLL_KEYS,
     ]
 
     def __init__(self, title: str, body: str, confirm_label: str = "Yes", danger: bool = False) -> None:
@@ -56,7 +87,7 @@ class ConfirmModal(ModalScreen[bool]):
                 yield Button("Cancel (n)", id="cancel")
 
     def on_mount(self) -> None:
-        self.query_one(".dialog-scroll").styles.max_height = max(3, min(20, self.app.size.height - 12))
+        self.query_one(".dialog-scroll").styles.max_height = body_rows(self.app.size.height)
         self.query_one("#cancel" if self.danger else "#confirm", Button).focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
@@ -69,10 +100,10 @@ class ConfirmModal(ModalScreen[bool]):
             self.dismiss(answer)
 
 
-class MessageModal(ModalScreen[None]):
+class MessageModal(ScrollingBody, ModalScreen[None]):
     """An error or notice that needs acknowledging; the text is shown literally."""
 
-    BINDINGS = [Binding("escape,enter,q", "close", "Close", show=False)]
+    BINDINGS = [Binding("escape,enter,q", "close", "Close", show=False), *SCROLL_KEYS]
 
     def __init__(self, title: str, body: str, error: bool = True) -> None:
         super().__init__(classes="modal")
@@ -89,6 +120,7 @@ class MessageModal(ModalScreen[None]):
                 yield Button("Close (esc)", id="close", variant="primary")
 
     def on_mount(self) -> None:
+        self.query_one(".dialog-scroll").styles.max_height = body_rows(self.app.size.height, other_rows=9)
         self.query_one("#close", Button).focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
@@ -111,6 +143,8 @@ def break_long_lines(text: str) -> str:
 
 class TextViewer(ModalScreen[None]):
     """A long text (a whole narrative, a raw LLM response) in a read-only, soft-wrapped view."""
+
+    VERTICAL_BREAKPOINTS = ScrollingBody.VERTICAL_BREAKPOINTS  # fills an 80×24 screen
 
     BINDINGS = [Binding("escape,q", "close", "Close")]
 
@@ -137,6 +171,8 @@ class HelpScreen(ModalScreen[None]):
     """F1 / ?: the panes, the keys, the tag rules and what the app's words mean in a CLEO brain.
 
     The text comes rendered from `render` (kept across openings; see widgets/help_view.py)."""
+
+    VERTICAL_BREAKPOINTS = ScrollingBody.VERTICAL_BREAKPOINTS  # fills an 80×24 screen
 
     BINDINGS = [Binding("escape,q,f1,question_mark", "close", "Close")]
 

@@ -10,12 +10,14 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
 from cleo_tui.ui.widgets.inputs import SafeInput
+from cleo_tui.ui.widgets.modals import ScrollingBody
 
 
 class PathPrompt(ModalScreen[str | None]):
     """Dismisses with the typed path (stripped, non-empty) or None on escape."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", show=False)]
+    VERTICAL_BREAKPOINTS = ScrollingBody.VERTICAL_BREAKPOINTS  # no padding on an 80×24 screen
 
     def __init__(self, title: str, body: str, default: str, hint: str = "enter to write · esc to cancel") -> None:
         super().__init__(classes="modal")

@@ -24,7 +24,7 @@ from cleo_tui.llm.review_reads import (
     still_covering,
 )
 from cleo_tui.memory.mapping import as_text
-from cleo_tui.safe_text import one_line, printable
+from cleo_tui.safe_text import one_line, plural, printable
 
 NARRATIVE_INLINE = 20_000  # longer narratives show their start here; `o` opens all of it
 MARK_TEXT = {NOTE: ("✓ store", "✗ skip"), PATTERN: ("✓ accept", "✗ reject"),
@@ -34,10 +34,26 @@ NOT_RUN = (r.DISABLED, r.NO_CREDENTIAL, r.UNDER_THRESHOLD, r.TOO_FEW_ROWS, r.REA
 Openable = list[tuple[str, str]]  # (observation id, label) the reviewer can open
 
 
+# The llm layer's advice names the CLI's flags; in the TUI the same choice is a control of the Review pane.
+CLI_TO_TUI = (
+    ("(or choose another provider with --provider)", "(or choose another provider in the provider list above)"),
+    ("Lower it with --threshold to run anyway.", "Lower the threshold field above to run anyway."),
+    ("set OPENAI_BASE_URL, pass --base-url, or put", "set OPENAI_BASE_URL (then start cleo-tui again) or put"),
+    ("llm.allow_hosts in cleo-tui's config file, or --base-url.", "or llm.allow_hosts in cleo-tui's config file."),
+)
+
+
+def tui_wording(message: str) -> str:
+    """`message` with the CLI's flags replaced by what to do in the TUI."""
+    for cli, tui in CLI_TO_TUI:
+        message = message.replace(cli, tui)
+    return message
+
+
 def problem_text(problem: r.Problem) -> Text:
     """Why the observer or reflector did nothing, with the figures the kind carries."""
     text = Text("Did not run: " if problem.kind in NOT_RUN else "No proposal: ", style="bold")
-    text.append(one_line(problem.message, 400))
+    text.append(one_line(tui_wording(problem.message), 400))
     details = problem.details
     if problem.kind == r.UNDER_THRESHOLD:
         text.append(f"  [count {details.get('count')} < threshold {details.get('threshold')}]", style="bold")
@@ -83,7 +99,7 @@ def head_text(p: Proposal | None) -> Text:
                 f"{usage.get('input_tokens', 0)}/{usage.get('output_tokens', 0)} · {len(p.input)} input rows")
     dropped = p.items.get("dropped_ids") or []
     if dropped:
-        text.append(f" · {len(dropped)} unknown id(s) dropped", style="italic")
+        text.append(f" · {plural(len(dropped), 'unknown id')} dropped", style="italic")
     text.append("\nDecision: ", style="bold")
     if p.status == PENDING:
         text.append("pending — nothing is written until you store or apply it")
@@ -109,7 +125,7 @@ def describe_item(item: ReviewItem, items: list[ReviewItem], marks: dict[str, bo
         body.append(printable(as_text(d.get("observation"))))
         body.append_text(decision)
         sources = [(as_text(s), titles.get(as_text(s), "")) for s in d.get("source_ids", [])]
-        aside = Text(f"Compresses {len(sources)} observation(s) — enter or click opens one:", style="bold")
+        aside = Text(f"Compresses {plural(len(sources), 'observation')} — enter or click opens one:", style="bold")
         return body, aside, sources
     if item.kind == PATTERN:
         body = Text(f"Pattern {item.index} (stored as a workflow pattern)\n\n", style="bold")

@@ -37,6 +37,7 @@ class Column:
     right: bool = False
     min_width: int | None = None  # None: a fixed column keeps `width`, a flexible one needs 8
     drop: int = 0
+    middle: bool = False  # cut in the middle, not at the end (ids: their distinct tail stays)
 
     @property
     def least(self) -> int:
@@ -307,7 +308,7 @@ class LineTable(ForwardWorkerErrors, ScrollView, can_focus=True):
             if not w:
                 continue
             style = base + self._style(cls, partial=True) if cls else base
-            segments.append(Segment(fit_cells(text, w, right=col.right), style))  # exactly w cells
+            segments.append(Segment(fit_cells(text, w, right=col.right, middle=col.middle), style))  # exactly w cells
             segments.append(Segment(" ", base))
             drawn += w + 1
         if segments:

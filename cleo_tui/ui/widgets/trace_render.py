@@ -14,7 +14,7 @@ from cleo_tui.recall.recorded import EntryUse, RecordedRetrieval
 from cleo_tui.recall.rerank import format_chain, format_factor
 from cleo_tui.recall.resolve import DELETED, EVICTED, FORGOTTEN, HIDDEN, LIVE
 from cleo_tui.recall.retrievals import CleoResult
-from cleo_tui.safe_text import one_line, printable
+from cleo_tui.safe_text import one_line, plural, printable
 from cleo_tui.ui.widgets.cells import fit_cells
 
 BAR_WIDTH = 14
@@ -158,7 +158,7 @@ def trace_heading(trace: TraceSummary, outcomes: list[TraceOutcome]) -> Text:
     text.append(f"Trace {trace.id}", style="bold")
     text.append(f"  {short_time(trace.ts)} · {one_line(trace.pipeline, 12)} · "
                 f"session {one_line(trace.session_id or '-', 24)} · tenant {one_line(trace.tenant_id, 16)} · "
-                f"query {trace.query_hash} ({trace.query_length} chars) · {trace.result_count} results · "
+                f"query {trace.query_hash} ({trace.query_length} chars) · {plural(trace.result_count, 'result')} · "
                 f"{'explain' if trace.explain_mode else 'no explain'}")
     if outcomes:
         text.append("\noutcomes: ", style="bold")
