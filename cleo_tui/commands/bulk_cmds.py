@@ -18,6 +18,7 @@ from cleo_tui.memory.bulk import ACTIONS, PAST, BulkAction, apply_bulk
 from cleo_tui.memory.export_rows import FORMATS, export_rows
 from cleo_tui.memory.selection import COVERAGES, Selection, selected_rows, whole_rows
 from cleo_tui.memory.tags import TagTable, tag_brain
+from cleo_tui.safe_text import plural
 
 
 def _add_filters(parser: argparse.ArgumentParser, state: str) -> None:
@@ -85,7 +86,7 @@ def cmd_export(args: argparse.Namespace) -> int:
                             selection.describe(), brain.path, args.force)
     finally:
         brain.close()
-    print(f"Wrote {count:,} observation(s) ({selection.describe()}) to {args.out} as {args.format}.")
+    print(f"Wrote {plural(count, 'observation')} ({selection.describe()}) to {args.out} as {args.format}.")
     return 0
 
 
@@ -121,7 +122,8 @@ def cmd_bulk(args: argparse.Namespace) -> int:
             if args.json:
                 emit_json(plan | {"ids": ids, "run_id": None})
             else:
-                print(f"Would {action} {len(ids):,} observation(s) ({selection.describe()}), about {tokens:,} tokens"
+                print(f"Would {action} {plural(len(ids), 'observation')} ({selection.describe()}), "
+                      f"about {tokens:,} tokens"
                       + (f"; {left_out:,} protected left out (--include-protected takes them)" if left_out else "")
                       + ("." if ids else ". Nothing to do.") + ("\nNothing was written. Run again with --yes."
                                                               if ids else ""))
@@ -132,7 +134,7 @@ def cmd_bulk(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(plan | result.to_json())
     else:
-        print(f"{PAST[action].capitalize()} {len(result.done):,} observation(s) ({selection.describe()}) as run "
+        print(f"{PAST[action].capitalize()} {plural(len(result.done), 'observation')} ({selection.describe()}) as run "
               f"{result.run_id}" + (f"; {result.left:,} had changed and were left alone" if result.left else "")
               + f". Undo with `cleo-tui {action} --undo {result.run_id}`.")
         if action == "evict":

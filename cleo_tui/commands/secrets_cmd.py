@@ -9,7 +9,7 @@ from pathlib import Path
 from cleo_tui.commands.common import AddCommand, UsageError, add_brain_options, brain_from_args, emit_json
 from cleo_tui.memory.redaction import redact, redaction_question, scan_summary
 from cleo_tui.memory.secrets import SecretScan, scan_brain
-from cleo_tui.safe_text import one_line
+from cleo_tui.safe_text import one_line, plural
 
 
 def register(add: AddCommand) -> None:
@@ -59,7 +59,7 @@ def _report(scan: SecretScan, as_json: bool) -> None:
     if not scan.findings:
         print(f"No secrets found in {scan.scanned_rows:,} rows of {len(scan.tables)} tables.")
         return
-    print(f"{len(scan.findings):,} possible secret(s) in {scan.scanned_rows:,} rows scanned: "
+    print(f"{plural(len(scan.findings), 'possible secret')} in {scan.scanned_rows:,} rows scanned: "
           + scan_summary(scan))
     for f in scan.findings[:200]:
         print(f"  {one_line(f.table, 30)}  {one_line(f.row_id, 40)}  {one_line(f.column, 24)}  {f.kind}  "

@@ -18,7 +18,7 @@ from cleo_tui.commands.common import AddCommand, UsageError, add_brain_options, 
 from cleo_tui.memory.cleo_command import APPROVE, ROLLBACK, CleoCommand, run_cleo, sweep_command
 from cleo_tui.memory.sweeps import STAGED, SweepRun, list_runs, purge_ids, veto_row
 from cleo_tui.recall.sweep_impact import sweep_recall_impact
-from cleo_tui.safe_text import one_line
+from cleo_tui.safe_text import one_line, plural
 
 WIDTH = 80
 EXIT_CLEO_FAILED = 1
@@ -110,7 +110,8 @@ def run_lines(brain: Brain, runs: list[SweepRun]) -> list[str]:
 
 
 def _confirm(command: CleoCommand, run: SweepRun | None, action: str) -> None:
-    what = (f"{len(purge_ids(run))} purge(s) of {len(run.rows)} row(s)" if run is not None else "this run")
+    what = (f"{plural(len(purge_ids(run)), 'purge')} of {plural(len(run.rows), 'row')}" if run is not None
+            else "this run")
     question = f"Run `{one_line(command.shown)}` ({action} {what})? [y/N] "
     if not sys.stdin.isatty():
         raise UsageError(f"--{action} needs --yes when not run from a terminal; nothing was run.")

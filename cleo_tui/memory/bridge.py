@@ -60,7 +60,7 @@ from cleo_tui.memory.js_values import (
     js_truthy,
     utf16_units,
 )
-from cleo_tui.safe_text import one_line
+from cleo_tui.safe_text import one_line, plural
 
 CHARS_PER_TOKEN = 4  # CLEO's own estimate (its maxTokens cut); cleo-tui's chars4 tokenizer counts the same way
 DECAY_RATE = 0.5
@@ -300,10 +300,10 @@ class Bridge:
         lines = []
         evicted, hidden = self.marked("evicted"), self.marked("hidden")
         if evicted:
-            lines.append(f"{len(evicted)} injected row(s) are evicted: CLEO's bridge ignores invalid_at, "
+            lines.append(f"{plural(len(evicted), 'injected row')} are evicted: CLEO's bridge ignores invalid_at, "
                          "so the agent still reads them.")
         if hidden:
-            lines.append(f"{len(hidden)} injected row(s) are hidden from CLEO's search (quality below 0.3); "
+            lines.append(f"{plural(len(hidden), 'injected row')} are hidden from CLEO's search (quality below 0.3); "
                          "the bridge injects them anyway.")
         if self.evicting_count:
             lines.append(self.after_line())

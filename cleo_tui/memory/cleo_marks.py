@@ -30,7 +30,7 @@ from cleo_tui.brain.clock import cleo_timestamp
 from cleo_tui.brain.errors import BrainError
 from cleo_tui.brain.store import Brain
 from cleo_tui.memory.mapping import as_text
-from cleo_tui.safe_text import one_line
+from cleo_tui.safe_text import one_line, plural
 
 KEEP_RUN_KIND = "cleo-keep"
 CONTRADICTION_PROVENANCE = "consolidation:contradiction"
@@ -170,7 +170,7 @@ def recurring_penalties(brain: Brain, observation_id: str) -> list[str]:
                          f"AND (from_id = ? OR to_id = ?) {prov}", params)
         if n:
             out.append("detectContradictions reads it as contradicting another verified row "
-                       f"({n} contradicts edge(s)): each consolidation lowers the lower-quality side by 0.15")
+                       f"({plural(n, 'contradicts edge')}): each consolidation lowers the lower-quality side by 0.15")
     if {"entry_id", "outcome", "used"} <= brain.features.columns(cs.USAGE_LOG):
         outcomes = {as_text(o): int(n or 0) for o, n in brain.query(
             f"SELECT outcome, SUM(used) FROM {cs.USAGE_LOG} WHERE entry_id = ? "

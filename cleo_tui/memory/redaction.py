@@ -41,6 +41,7 @@ from cleo_tui.memory.cache_files import KINDS as CACHE_KINDS
 from cleo_tui.memory.mapping import as_text
 from cleo_tui.memory.secrets import Finding, SecretScan, key_columns, may_hold_text, redact_text, row_key_values
 from cleo_tui.memory.token_cache import cache_path as token_cache_path
+from cleo_tui.safe_text import plural
 
 REDACT_KIND = "redact"
 VACUUM_BYTES_PER_SECOND = 40 * 1024 * 1024  # measured on this machine's disk: 60-120 MB/s; estimate low
@@ -71,8 +72,8 @@ class RedactionResult:
 
     def lines(self) -> list[str]:
         """What was done, in words (the CLI and the TUI)."""
-        out = [f"Redacted {self.secrets:,} secret(s) in {self.rows:,} row(s) (run {self.run_id}; it cannot be "
-               "undone).",
+        out = [f"Redacted {plural(self.secrets, 'secret')} in {plural(self.rows, 'row')} (run {self.run_id}; it "
+               "cannot be undone).",
                f"Full-text indexes merged: {', '.join(self.fts_merged) or 'none'}; the longest step held CLEO's "
                f"writes {self.longest_chunk_ms:.0f} ms; the file was rewritten in {self.vacuum_seconds:.1f} s.",
                f"cleo-tui cache files and entries removed: {self.caches_removed}."]
@@ -115,9 +116,9 @@ def scan_summary(scan: SecretScan) -> str:
 def redaction_question(scan: SecretScan, path: Path) -> str:
     """What the confirmation says before a redaction (the CLI and the TUI alike)."""
     rows = len({(f.table, f.row_id) for f in scan.findings})
-    return (f"Redact {len(scan.findings):,} secret(s) in {rows:,} row(s): {scan_summary(scan)}. Each is replaced "
-            "by a marker such as [redacted:aws-access-key] in the rows, the full-text index, the WAL and the "
-            "free space of the file, which is rewritten at the end: CLEO's writes wait about "
+    return (f"Redact {plural(len(scan.findings), 'secret')} in {plural(rows, 'row')}: {scan_summary(scan)}. "
+            "Each is replaced by a marker such as [redacted:aws-access-key] in the rows, the full-text index, the "
+            "WAL and the free space of the file, which is rewritten at the end: CLEO's writes wait about "
             f"{max(vacuum_estimate(path), 0.1):.1f} s then. cleo-tui's caches of this brain are deleted. "
             "This CANNOT be undone: the secrets are not kept anywhere.")
 
@@ -280,8 +281,8 @@ def redact(brain: Brain, findings: list[Finding], vacuum: bool = True) -> Redact
         pass
 
     def finish(conn: sqlite3.Connection) -> None:
-        run_id = start_run(conn, REDACT_KIND, f"redacted {result.secrets} secret(s) in {result.rows} row(s); "
-                           "a redaction cannot be undone", {"where": where})
+        run_id = start_run(conn, REDACT_KIND, f"redacted {plural(result.secrets, 'secret')} in "
+                           f"{plural(result.rows, 'row')}; a redaction cannot be undone", {"where": where})
         finish_run(conn, run_id)
         result.run_id = run_id
 

@@ -25,6 +25,7 @@ from cleo_tui.brain.summary import brain_summary
 from cleo_tui.brain.sweep_gate import sweep_active
 from cleo_tui.memory import cleo_marks, curation, sweeps
 from cleo_tui.memory.mapping import relevance_overrides
+from cleo_tui.safe_text import plural
 from cleo_tui.ui.live import BrainWatcher
 from cleo_tui.ui.messages import CURATION, EXTERNAL, RELOAD, UNDO, BrainChanged, ChangeKind, SummaryReady, TagsReady
 
@@ -375,7 +376,7 @@ class BrainSession:
         self.app.run_worker(write, thread=True, exclusive=True, group="curation", exit_on_error=False)
 
     def _redacted(self, result: RedactionResult) -> None:
-        self._announce_change(CURATION, f"redaction of {result.secrets:,} secret(s)", None, None, notify=False)
+        self._announce_change(CURATION, f"redaction of {plural(result.secrets, 'secret')}", None, None, notify=False)
         self.app.tell("Secrets redacted", "\n".join(result.lines()))
 
     def undo(self) -> None:

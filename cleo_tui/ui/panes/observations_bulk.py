@@ -13,7 +13,7 @@ from cleo_tui.files import ExportExists
 from cleo_tui.memory.bulk import BulkAction, SelectionPlan, plan_selection
 from cleo_tui.memory.export_rows import ExportFormat, export_rows
 from cleo_tui.memory.selection import Selection, selected_rows, whole_rows
-from cleo_tui.safe_text import titled_lines
+from cleo_tui.safe_text import plural, titled_lines
 from cleo_tui.ui.widgets.filter_actions import BulkScreen, ExportScreen, plan_text
 from cleo_tui.ui.widgets.modals import ConfirmModal
 
@@ -133,7 +133,7 @@ class FilterActions:
             return
         finally:
             reader.close()
-        self.app.call_from_thread(self.app.notify, f"Exported {count:,} observation(s) to {path}.", markup=False)
+        self.app.call_from_thread(self.app.notify, f"Exported {plural(count, 'observation')} to {path}.", markup=False)
 
 
 

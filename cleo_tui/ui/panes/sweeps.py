@@ -33,7 +33,7 @@ from cleo_tui.memory.sweeps import (
     what_approve_writes,
 )
 from cleo_tui.recall.sweep_impact import RecallImpact, sweep_recall_impact
-from cleo_tui.safe_text import one_line, printable
+from cleo_tui.safe_text import one_line, plural, printable
 from cleo_tui.ui.help import SWEEPS_HELP
 from cleo_tui.ui.messages import BrainChanged, TagsReady
 from cleo_tui.ui.widgets.chrome import PaneScreen
@@ -145,7 +145,7 @@ def row_detail(staged: StagedRow, impact: RecallImpact, tag: object | None) -> T
     elif lost is None:
         text.append("no recorded retrieval returned it, and no task used it\n")
     else:
-        text.append(f"returned by {lost.recalls} recorded retrieval(s)"
+        text.append(f"returned by {plural(lost.recalls, 'recorded retrieval')}"
                     + (f", last {one_line(lost.last_recalled_at, 24)}" if lost.last_recalled_at else "")
                     + (f"; used by a task {lost.used}x" if lost.used else "") + "\n")
     if tag is not None:
@@ -255,9 +255,9 @@ class SweepsScreen(PaneScreen):
                                "for review before `--approve`."))
             return
         run, impact = view.run, view.impact
-        parts = [f"{len(self.views)} run(s)", f"run {one_line(run.id, 40)} {run.status}"]
+        parts = [f"{plural(len(self.views), 'run')}", f"run {one_line(run.id, 40)} {run.status}"]
         if run.status == STAGED:
-            parts.append(f"approving purges {len(purge_ids(run)):,} row(s); {impact.affected_retrievals:,} of "
+            parts.append(f"approving purges {plural(len(purge_ids(run)), 'row')}; {impact.affected_retrievals:,} of "
                          f"{impact.retrievals:,} recorded retrievals returned one, "
                          f"{impact.affected_used:,} a task used")
             command = sweep_command(self.session.brain.path, APPROVE, run.id)
@@ -315,9 +315,9 @@ class SweepsScreen(PaneScreen):
                            f"Not run ({command.why_not}); nothing was written. The command is:\n\n{command.shown}")
             return
         view = self.current_view()
-        impact = "" if view is None else (f" {view.impact.affected_retrievals:,} recorded retrieval(s) returned a row "
-                                          "it purges.")
-        what = (f"purges {len(purge_ids(run)):,} row(s) (invalid_at set, provenance noise-purged).{impact}"
+        impact = "" if view is None else (f" {plural(view.impact.affected_retrievals, 'recorded retrieval')} "
+                                          "returned a row it purges.")
+        what = (f"purges {plural(len(purge_ids(run)), 'row')} (invalid_at set, provenance noise-purged).{impact}"
                 if action == APPROVE else "discards the run: its pending rows become skipped; nothing else changes.")
         self.cleo.confirm(f"{action.title()} sweep run",
                           f"Run CLEO's own command?\n\n{command.shown}\n\nIt {what}",

@@ -20,7 +20,7 @@ from textual.widgets import DataTable, Label, Static
 
 from cleo_tui.brain.store import Brain
 from cleo_tui.memory.secrets import SecretScan, scan_brain
-from cleo_tui.safe_text import one_line
+from cleo_tui.safe_text import one_line, plural
 
 SHOWN = 2000  # rows listed; `cleo-tui secrets --json` lists every finding
 
@@ -78,7 +78,7 @@ class SecretsScreen(ModalScreen[SecretScan | None]):
             table.add_row(*(Text(one_line(v, w)) for v, w in ((f.table, 28), (f.row_id, 24), (f.column, 20),
                                                               (f.kind, 22), (f.preview, 40))))
         more = len(scan.findings) - SHOWN
-        status = (f"{len(scan.findings):,} possible secret(s) in {scan.scanned_rows:,} rows of "
+        status = (f"{plural(len(scan.findings), 'possible secret')} in {scan.scanned_rows:,} rows of "
                   f"{len(scan.tables)} tables; previews are masked."
                   if scan.findings else f"No secrets found in {scan.scanned_rows:,} rows of {len(scan.tables)} tables.")
         if more > 0:
