@@ -1,0 +1,135 @@
+"""The recall impact of a step: which recorded retrievals lose a result, on CLEO-layout brains."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cleo_tui.brain.store import open_brain
+from cleo_tui.recall.impact import EntryRecalls, RecallIndex
+from cleo_tui.recall.recorded import EntryUsage, RecordedRetrieval
+from tests.brain_fixtures import (
+    add_cleo_recall_logs,
+    file_digest,
+    insert_observations,
+    make_cleo_consolidated,
+    observation,
+)
+from tests.recall_fixtures import make_hippo_store
+
+A, B, C, D = (observation(i)["id"] for i in range(4))
+
+
+def cleo_brain(tmp_path):
+    """Four observations, five logged retrievals (one not JSON, one NULL-ish, one with unknown ids), usage."""
+    db = make_cleo_consolidated(tmp_path / ".cleo" / "cleo.db")
+    insert_observations(db, [observation(i, invalid_at=None) for i in range(4)])
+    add_cleo_recall_logs(db, retrievals=[
+        {"query": "stripe webhook", "entry_ids": [A, B, "D-decision1"], "created_at": "2026-05-01 10:00:00"},
+        {"query": "[red]x\x1b[31m\x00", "entry_ids": "not json", "created_at": "2026-05-02 10:00:00"},
+        {"query": "b again", "entry_ids": [B, B, "O-nobody"], "created_at": "2026-05-03 10:00:00"},
+        {"query": "c", "entry_ids": [C], "source": "fetch", "created_at": "2026-05-04 10:00:00"},
+        {"query": "nothing", "entry_ids": '{"ids": 1}', "created_at": "2026-05-05 10:00:00"},
+    ], usage=[
+        {"entry_id": B, "task_id": "T123", "used": 1, "created_at": "2026-05-03 11:00:00"},
+        {"entry_id": C, "task_id": "T9", "used": 0, "created_at": "2026-05-04 11:00:00"},
+        {"entry_id": "O-unknown", "task_id": None, "used": 1},
+    ])
+    return db
+
+
+def test_a_set_loses_the_retrievals_that_returned_any_of_it(tmp_path):
+    db = cleo_brain(tmp_path)
+    before = file_digest(db)
+    brain = open_brain(db, read_only=True)
+    try:
+        index = RecallIndex.load(brain)
+    finally:
+        brain.close()
+    assert file_digest(db) == before  # read only
+    assert len(index) == 5 and index.unreadable == 2
+    impact = index.impact([B, D])
+    assert (impact.retrievals, impact.affected_retrievals, impact.affected_used) == (5, 2, 2)
+    assert [e.to_json() for e in impact.lost] == [
+        {"id": B, "recalls": 2, "last_recalled_at": "2026-05-03 10:00:00", "used_by_tasks": 1}]
+    only_c = index.impact([C])  # its usage row says used = 0: not a use
+    assert (only_c.affected_retrievals, only_c.affected_used) == (1, 0)
+    nothing = index.impact(["O-nobody-here", D])
+    assert (nothing.affected_retrievals, len(nothing.lost)) == (0, 0)
+    assert nothing.sentence() == "None of 5 recorded recalls would lose a result."
+    assert impact.sentence() == ("2 of 5 recorded recalls would lose a result; 2 of them used by a task "
+                                 "(1 recalled memory evicted).")
+    assert index.recalls_of(B) == EntryRecalls(2, "2026-05-03 10:00:00", 1)
+    assert index.recalls_of(B).text() == "recalled 2×, last 2026-05-03"
+    assert index.recalls_of(B).text(compact=True) == "2× 2026-05-03"
+    assert index.recalls_of(D).text() == ""
+
+
+def test_json_lists_the_lost_most_recalled_first(tmp_path):
+    brain = open_brain(cleo_brain(tmp_path), read_only=True)
+    try:
+        impact = RecallIndex.load(brain).impact([A, B, C])
+    finally:
+        brain.close()
+    document = impact.to_json()
+    assert set(document) >= {"retrievals", "affected_retrievals", "affected_used", "lost"}
+    assert [e["id"] for e in document["lost"]] == [B, C, A]  # 2 recalls; then 1 each, newest first
+    assert document["affected_retrievals"] == 3 and document["affected_used"] == 2
+
+
+def test_a_brain_without_logs_or_traces_has_nothing_to_weigh(tmp_path):
+    db = make_cleo_consolidated(tmp_path / ".cleo" / "cleo.db")
+    brain = open_brain(db, read_only=True)
+    try:
+        impact = RecallIndex.load(brain).impact([A])
+    finally:
+        brain.close()
+    assert (impact.retrievals, impact.affected_retrievals) == (0, 0)
+    assert impact.sentence().startswith("No recorded recall")
+
+
+def test_hippo_traces_count_and_nothing_is_written(tmp_path):
+    path = make_hippo_store(tmp_path / "hippo.db")
+    before = file_digest(path)
+    brain = open_brain(path, read_only=True)
+    try:
+        index = RecallIndex.load(brain)
+    finally:
+        brain.close()
+    assert file_digest(path) == before
+    impact = index.impact(["mem-2"])
+    assert (impact.retrievals, impact.affected_retrievals) == (1, 1)
+    assert impact.lost[0].last_recalled_at == "2026-04-02T10:00:00.000Z"  # as hippo wrote it
+
+
+def test_demo_traces_count(brain):
+    index = RecallIndex.load(brain)
+    traced = [r for r in index.ids]
+    assert len(index) > 0 and traced
+    impact = index.impact(traced[:1])
+    assert impact.affected_retrievals >= 1
+
+
+def _retrieval(k: int, ids: list[str]) -> RecordedRetrieval:
+    return RecordedRetrieval("cleo", k, f"2026-05-{1 + k % 28:02d} 10:00:00", "find-rrf", "q", None, tuple(ids))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 30), max_size=6), max_size=25), st.permutations(list(range(40))),
+       st.sets(st.integers(0, 30)))
+def test_every_budget_of_a_drop_order_is_the_set_impact_of_its_prefix(returned, order, used):
+    retrievals = [_retrieval(k, [f"O-{i}" for i in ids]) for k, ids in enumerate(returned)]
+    usage = {f"O-{i}": EntryUsage(1, ("T1",), None) for i in used}
+    index = RecallIndex(retrievals, usage)
+    drop = [f"O-{i}" for i in order]
+    plan = index.plan(drop)
+    for count in range(len(drop) + 1):
+        prepared, plain = plan.at(count), index.impact(drop[:count])
+        assert (prepared.affected_retrievals, prepared.affected_used) == (
+            plain.affected_retrievals, plain.affected_used)
+        assert sorted(e.id for e in prepared.lost) == sorted(e.id for e in plain.lost)
+        evicted = set(drop[:count])  # the plainest reading of the definitions
+        assert plain.affected_retrievals == sum(1 for ids in returned if evicted & {f"O-{i}" for i in ids})
+        assert plain.affected_used == sum(1 for ids in returned
+                                          if evicted & {f"O-{i}" for i in ids if i in used})
+
