@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -23,7 +25,9 @@ A, B, C, D = (observation(i)["id"] for i in range(4))
 def cleo_brain(tmp_path):
     """Four observations, five logged retrievals (one not JSON, one NULL-ish, one with unknown ids), usage."""
     db = make_cleo_consolidated(tmp_path / ".cleo" / "cleo.db")
-    insert_observations(db, [observation(i, invalid_at=None) for i in range(4)])
+    words = ("alpha", "bravo", "charlie", "delta")  # no identifier: none of them is protected
+    insert_observations(db, [observation(i, invalid_at=None, title=f"routine work {w}", narrative=f"routine work {w}")
+                             for i, w in enumerate(words)])
     add_cleo_recall_logs(db, retrievals=[
         {"query": "stripe webhook", "entry_ids": [A, B, "D-decision1"], "created_at": "2026-05-01 10:00:00"},
         {"query": "[red]x\x1b[31m\x00", "entry_ids": "not json", "created_at": "2026-05-02 10:00:00"},
@@ -133,3 +137,46 @@ def test_every_budget_of_a_drop_order_is_the_set_impact_of_its_prefix(returned, 
         assert plain.affected_used == sum(1 for ids in returned
                                           if evicted & {f"O-{i}" for i in ids if i in used})
 
+
+
+def _cli_json(capsys, *argv):
+    from cleo_tui.cli import main
+
+    assert main(list(argv)) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_prune_json_carries_the_impact_of_what_it_drops(tmp_path, capsys):
+    db = cleo_brain(tmp_path)
+    document = _cli_json(capsys, "prune", "--db", str(db), "--budget", "10", "--json")
+    dropped = {row["id"] for row in document["dropped"]}
+    assert B in dropped and C in dropped
+    impact = document["impact"]
+    assert set(impact) >= {"retrievals", "affected_retrievals", "affected_used", "lost"}
+    logged = [[A, B], [B], [C]]  # the readable retrievals' observation ids
+    assert impact["retrievals"] == 5
+    assert impact["affected_retrievals"] == sum(1 for ids in logged if dropped & set(ids))
+    assert impact["affected_used"] == sum(1 for ids in logged if B in ids and B in dropped)
+    assert {e["id"] for e in impact["lost"]} == dropped & {A, B, C}
+    assert all(set(e) >= {"id", "recalls", "last_recalled_at"} for e in impact["lost"])
+    from cleo_tui.cli import main
+
+    assert main(["prune", "--db", str(db), "--budget", "10"]) == 0
+    assert ("recall:    3 of 5 recorded recalls would lose a result; 2 of them used by a task"
+            in capsys.readouterr().out)
+
+
+def test_dedup_json_carries_the_impact_of_merging(tmp_path, capsys):
+    db = make_cleo_consolidated(tmp_path / ".cleo" / "cleo.db")
+    text = "The deploy script reads the staging credentials from the vault before every release run"
+    insert_observations(db, [observation(1, id="O-one", title=text, narrative=text, invalid_at=None),
+                             observation(2, id="O-two", title=text + ".", narrative=text + ".", invalid_at=None)])
+    add_cleo_recall_logs(db, retrievals=[{"query": "deploy", "entry_ids": ["O-one", "O-two"]},
+                                         {"query": "vault", "entry_ids": ["O-two"]}])
+    document = _cli_json(capsys, "dedup", "--db", str(db), "--json")
+    assert len(document["clusters"]) == 1
+    evicted = set(document["clusters"][0]["merge"])
+    impact = document["impact"]
+    assert impact["retrievals"] == 2
+    assert impact["affected_retrievals"] == sum(1 for ids in (["O-one", "O-two"], ["O-two"]) if evicted & set(ids))
+    assert [e["id"] for e in impact["lost"]] == sorted(evicted)
