@@ -122,7 +122,8 @@ def _apply(brain: object, clusters: list[Cluster], args: argparse.Namespace, imp
     if not args.yes:
         if not sys.stdin.isatty():
             raise UsageError("--apply needs --yes when not run from a terminal; nothing was merged.")
-        question = (f"Recall impact: {impact.sentence()}\nMerge {len(requests):,} clusters: soft-evict {count:,} duplicate observations; undo with "
+        question = (f"Recall impact: {impact.confirmation()}\n"
+                    f"Merge {len(requests):,} clusters: soft-evict {count:,} duplicate observations; undo with "
                     "`cleo-tui dedup --undo RUN_ID`. Proceed? [y/N] ")
         if input(question).strip().lower() not in ("y", "yes"):
             raise UsageError("Not confirmed; nothing was merged.")

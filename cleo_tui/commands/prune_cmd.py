@@ -89,7 +89,8 @@ def _tokenizer(args: argparse.Namespace) -> str:
 
 def _confirm(preview: PrunePreview, impact: RecallImpact) -> None:
     """Ask on a terminal; refuse without one (a script must say --yes)."""
-    question = (f"{EVICTION_IN_CLEO}\nRecall impact: {impact.sentence()}\nSoft-evict {preview.drop_count:,} observations (tokens "
+    question = (f"{EVICTION_IN_CLEO}\nRecall impact: {impact.confirmation()}\n"
+                f"Soft-evict {preview.drop_count:,} observations (tokens "
                 f"{preview.tokens_before:,} → {preview.tokens_after:,}); undo with "
                 "`cleo-tui prune --undo RUN_ID`. Proceed? [y/N] ")
     if not sys.stdin.isatty():

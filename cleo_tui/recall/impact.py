@@ -32,6 +32,7 @@ import numpy as np
 
 from cleo_tui.brain.store import Brain
 from cleo_tui.recall.recorded import EntryUsage, RecordedRetrieval, entry_usage, recorded_retrievals
+from cleo_tui.safe_text import one_line
 
 _NEVER = np.iinfo(np.int64).max  # "not in the drop order": never dropped
 
@@ -123,14 +124,39 @@ class RecallImpact:
             return "No recorded recall to weigh this against (no CLEO retrieval log or recall traces)."
         if not k:
             return f"None of {n:,} recorded recall{'s' if n != 1 else ''} would lose a result."
-        lost = len(self.lost)
         return (f"{k:,} of {n:,} recorded recall{'s' if n != 1 else ''} would lose a result; "
-                f"{m:,} of them used by a task ({lost:,} recalled memor{'y' if lost == 1 else 'ies'} evicted).")
+                f"{m:,} of them used by a task")
+
+    def short(self) -> str:
+        """The same figures in fewer words, for a narrow line: "12 of 340 recalls lose a result, 3 used by a task"."""
+        n, k, m = self.retrievals, self.affected_retrievals, self.affected_used
+        if not n:
+            return "no recorded recalls"
+        if not k:
+            return f"none of {n:,} recalls loses a result"
+        return f"{k:,} of {n:,} recalls lose a result, {m:,} used by a task"
+
+    def most_recalled(self, limit: int | None = None) -> list[LostEntry]:
+        """The lost entries, most recalled first."""
+        if isinstance(self.lost, LostView):
+            return self.lost.most_recalled(limit)
+        return sorted(self.lost, key=lambda e: (-e.recalls, e.id))[:limit]
+
+    def confirmation(self, named: int = 3) -> str:
+        """The sentence and the most recalled of what the step loses, for a confirmation dialog."""
+        text = self.sentence()
+        lost = self.most_recalled(named)
+        if lost:
+            text += f" ({len(self.lost):,} recalled memor{'y' if len(self.lost) == 1 else 'ies'} evicted)."
+            text += " Most recalled: " + ", ".join(
+                f"{one_line(e.id, 40)} ({e.recalls}×{', used by a task' if e.used_by_tasks else ''})"
+                for e in lost) + "."
+        return text
 
     def to_json(self) -> dict[str, Any]:
         """`{"retrievals", "affected_retrievals", "affected_used", "lost": [{"id", "recalls", "last_recalled_at"}]}`,
         the lost most recalled first (plus `used_by_tasks` each, and `unreadable`)."""
-        lost = self.lost.most_recalled() if isinstance(self.lost, LostView) else list(self.lost)
+        lost = self.most_recalled()
         return {"retrievals": self.retrievals, "affected_retrievals": self.affected_retrievals,
                 "affected_used": self.affected_used, "lost": [e.to_json() for e in lost],
                 "unreadable": self.unreadable}

@@ -1,0 +1,53 @@
+"""The recall impact in the TUI: the figures shown before a step are the CLI's."""
+
+from __future__ import annotations
+
+import json
+
+from textual.widgets import Static
+
+from cleo_tui.brain import open_brain
+from cleo_tui.cli import main
+from cleo_tui.ui.app import CleoApp
+from tests.brain_fixtures import add_cleo_recall_logs
+from tests.ui_helpers import copy_demo, settle
+
+
+def _live_ids(brain, limit):
+    return [r[0] for r in brain.query("SELECT id FROM brain_observations WHERE invalid_at IS NULL "
+                                      "ORDER BY created_at LIMIT ?", (limit,))]
+
+
+async def test_the_prune_summary_shows_the_figures_of_prune_json(tmp_path, capsys):
+    path = copy_demo(tmp_path)
+    brain = open_brain(path, read_only=True)
+    ids = _live_ids(brain, 40)
+    brain.close()
+    add_cleo_recall_logs(path, retrievals=[
+        {"query": f"q{k}", "entry_ids": ids[k:k + 3], "created_at": f"2026-05-{1 + k % 28:02d} 10:00:00"}
+        for k in range(0, 40, 2)] + [{"query": "odd", "entry_ids": "not json"}],
+        usage=[{"entry_id": ids[4], "task_id": "T7", "used": 1}])
+    brain = open_brain(path)  # (opened after CLEO's logs exist: a brain reads its tables once)
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("2")
+        await settle(app, pilot)
+        screen = app.screen
+        pool = screen.pool
+        budget = int(pool.tokens_after_dropping(len(pool.droppable) // 2) / 0.8)
+        screen.set_budget(budget)
+        await settle(app, pilot)
+        shown = screen.recall_impact()
+        summary = str(screen.query_one("#prune-summary", Static).render())
+        first = screen.table("dropped").listing.cached_row(0)["entry"]
+        cells = screen.recall_cells(first.id)
+    brain.close()
+    assert main(["prune", "--db", str(path), "--budget", str(budget), "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)["impact"]
+    assert (shown.retrievals, shown.affected_retrievals, shown.affected_used) == (
+        document["retrievals"], document["affected_retrievals"], document["affected_used"])
+    assert document["affected_retrievals"] > 0
+    assert "Recall " + shown.sentence() in summary.replace("\n", " ")
+    recalled = [e for e in document["lost"] if e["id"] == first.id]
+    assert cells["recalled"][0] == (f"{recalled[0]['recalls']}×" if recalled else "–")
