@@ -56,6 +56,7 @@ from cleo_tui.llm.review_reads import (
     review_items,
 )
 from cleo_tui.memory.cleo_effects import EVICTION_IN_CLEO
+from cleo_tui.recall.impact import RecallImpact, RecallIndex
 from cleo_tui.safe_text import one_line
 from cleo_tui.ui.help import REVIEW_HELP
 from cleo_tui.ui.messages import BrainChanged
@@ -133,6 +134,10 @@ class ReviewScreen(PaneScreen):
         select_id: int
 
     @dataclass(eq=False)
+    class RecallsLoaded(Message):
+        index: RecallIndex
+
+    @dataclass(eq=False)
     class ProtectedAsk(Message):
         """Applying would evict protected rows: ask a second time before it does."""
         proposal_id: int
@@ -151,6 +156,7 @@ class ReviewScreen(PaneScreen):
         self.described: dict[str, Any] | None = None
         self.notice = ""
         self._open_ids: list[str] = []
+        self.recall_index: RecallIndex | None = None  # every recorded retrieval, for the recall impact
 
     # -- layout -------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -257,6 +263,19 @@ class ReviewScreen(PaneScreen):
         if select_id is None and keep_cursor and self.current is not None:
             select_id = self.current.id
         self._load_proposals(select_id)
+        self._load_recalls()
+
+    @work(thread=True, exclusive=True, group="review-recalls", exit_on_error=False)
+    def _load_recalls(self) -> None:
+        self.post_message(self.RecallsLoaded(RecallIndex.load(self.session.brain)))
+
+    def on_review_screen_recalls_loaded(self, message: RecallsLoaded) -> None:
+        self.recall_index = message.index
+        self.update_status()
+
+    def recall_impact(self, evict: list[str]) -> RecallImpact | None:
+        """The recall impact of soft-evicting the approved superseded rows (None until the retrievals are read)."""
+        return None if self.recall_index is None else self.recall_index.impact(evict)
 
     @work(thread=True, exclusive=True, group="review-list", exit_on_error=False)
     def _load_proposals(self, select_id: int | None) -> None:
@@ -555,6 +574,12 @@ class ReviewScreen(PaneScreen):
                    and self.protection(item) is not None]
         if guarded:
             body += (f"\n\n{len(guarded)} of them are protected; you will be asked about them a second time.")
+        if evict:
+            impact = self.recall_impact(evict)
+            if impact is None:
+                self.notify("The recorded recalls are still being read; apply in a moment.", severity="warning")
+                return
+            body += f"\n\nRecall impact: {impact.confirmation()}"
         body += "\n\nu undoes it."
         if evict:
             body += f"\n\n{EVICTION_IN_CLEO}"
@@ -668,6 +693,9 @@ class ReviewScreen(PaneScreen):
             if self.current is not None and self.current.status == PENDING and not self.running:
                 evict = approved_ids(self.items, self.marks)
                 text.append(f"{sum(self.marks.values())} of {len(self.items)} accepted, {len(evict)} to evict")
+                impact = self.recall_impact(evict) if evict else None
+                if impact is not None:
+                    text.append(f" ({impact.short()})")
                 if not self.read_only:
                     text.append(" · space accept/reject · a all · s store/apply · d discard · "
                                 "nothing is written before s")
