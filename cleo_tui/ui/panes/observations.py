@@ -23,6 +23,7 @@ from cleo_tui.brain.observations import ObservationQuery, distinct_values, page_
 from cleo_tui.brain.store import Brain
 from cleo_tui.memory.detail import ObservationDetail
 from cleo_tui.memory.mapping import derive_relevance
+from cleo_tui.recall.impact import RecallImpact, RecallIndex
 from cleo_tui.safe_text import one_line
 from cleo_tui.ui.help import OBSERVATIONS_HELP
 from cleo_tui.ui.messages import EXTERNAL, BrainChanged, TagsReady
@@ -442,8 +443,25 @@ class ObservationsScreen(PaneScreen):
         if row.get("invalid_at") is not None:
             self.notify(f"{row['id']} is already evicted; r restores it.", severity="warning")
             return
+        self._weigh_evict(row)  # the confirmation comes with the recall impact, read in a worker
+
+    @dataclass(eq=False)
+    class EvictWeighed(Message):
+        """The recall impact of evicting one row, read: ask now."""
+
+        row: dict
+        impact: RecallImpact
+
+    @work(thread=True, exclusive=True, group="obs-evict-impact", exit_on_error=False)
+    def _weigh_evict(self, row: dict) -> None:
+        index = RecallIndex.load(self.session.brain)
+        self.post_message(self.EvictWeighed(row, index.impact([str(row["id"])])))
+
+    def on_observations_screen_evict_weighed(self, message: EvictWeighed) -> None:
+        row = message.row
         self.cleo.confirm("Evict observation",
                          f"Soft-evict {row['id']}?\n\n{one_line(row.get('title'), 200)}\n\n"
+                         f"Recall impact: {message.impact.confirmation()}\n\n"
                          "It stays in the brain with invalid_at set; undo (u) or restore (r) brings it back.",
                          lambda: self.session.curate("evict", row["id"]), danger=True)
 
