@@ -75,26 +75,26 @@ class LostEntry:
 class LostView(Sequence[LostEntry]):
     """The lost ids of an impact as index codes; each LostEntry is made when read."""
 
-    def __init__(self, index: RecallIndex, codes: np.ndarray) -> None:
-        self.index, self.codes = index, codes
+    def __init__(self, source: RecallIndex, codes: np.ndarray) -> None:
+        self.source, self.codes = source, codes
 
     def __len__(self) -> int:
         return len(self.codes)
 
     def __getitem__(self, k):  # type: ignore[no-untyped-def]
         if isinstance(k, slice):
-            return [self.index.lost_entry(int(c)) for c in self.codes[k].tolist()]
-        return self.index.lost_entry(int(self.codes[k]))
+            return [self.source.lost_entry(int(c)) for c in self.codes[k].tolist()]
+        return self.source.lost_entry(int(self.codes[k]))
 
     def __iter__(self) -> Iterator[LostEntry]:
-        return (self.index.lost_entry(c) for c in self.codes.tolist())
+        return (self.source.lost_entry(c) for c in self.codes.tolist())
 
     def most_recalled(self, limit: int | None = None) -> list[LostEntry]:
         """The lost entries, most recalled first (ties: newest recall, then id); the first `limit`."""
-        index = self.index
+        source = self.source
         codes = self.codes.tolist()
-        codes.sort(key=lambda c: (-int(index.recalls[c]), _negated(index.last[c]), index.ids[c]))
-        return [index.lost_entry(c) for c in codes[:limit]]
+        codes.sort(key=lambda c: (-int(source.recalls[c]), _negated(source.last[c]), source.ids[c]))
+        return [source.lost_entry(c) for c in codes[:limit]]
 
 
 def _negated(stamp: str | None) -> tuple[int, ...]:

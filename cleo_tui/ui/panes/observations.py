@@ -21,9 +21,9 @@ from cleo_tui.brain.numbers import quality_text
 from cleo_tui.brain.observation_reads import observation_exists
 from cleo_tui.brain.observations import ObservationQuery, distinct_values, page_observations
 from cleo_tui.brain.store import Brain
+from cleo_tui.memory import recall_protection
 from cleo_tui.memory.detail import ObservationDetail
 from cleo_tui.memory.mapping import derive_relevance
-from cleo_tui.recall.impact import RecallImpact, RecallIndex
 from cleo_tui.safe_text import one_line
 from cleo_tui.ui.help import OBSERVATIONS_HELP
 from cleo_tui.ui.messages import EXTERNAL, BrainChanged, TagsReady
@@ -35,6 +35,7 @@ from cleo_tui.ui.widgets.table import Column, LineTable
 
 if TYPE_CHECKING:  # numpy loads with the tags, after the first screen
     from cleo_tui.memory.tags import TagTable
+    from cleo_tui.recall.impact import RecallImpact
 
 # On a narrow terminal the id and title shrink first, then date, type and source give way
 # (the detail below shows them); state, relevance, coverage and protection always stay.
@@ -60,8 +61,9 @@ COVERAGE_SHORT = {"reinforced": "reinf."}
 
 
 def protection_kind(reason: str) -> str:
-    """The short name of a protection reason ("unique identifier: x appears…" → "unique identifier")."""
-    return reason.split(":", 1)[0]
+    """The short name of a protection reason ("unique identifier: x appears…" → "unique identifier";
+    "recalled 2026-11-28 (query '…')" → "recalled")."""
+    return recall_protection.kind_of(reason) or reason.split(":", 1)[0]
 
 
 @dataclass
@@ -454,6 +456,8 @@ class ObservationsScreen(PaneScreen):
 
     @work(thread=True, exclusive=True, group="obs-evict-impact", exit_on_error=False)
     def _weigh_evict(self, row: dict) -> None:
+        from cleo_tui.recall.impact import RecallIndex  # (numpy: not on the first screen's path)
+
         index = RecallIndex.load(self.session.brain)
         self.post_message(self.EvictWeighed(row, index.impact([str(row["id"])])))
 
