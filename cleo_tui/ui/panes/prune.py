@@ -67,7 +67,7 @@ ENTRY_COLUMNS = [
     Column("relevance", "relev.", 8),
     Column("created", "created", 10),
     Column("tokens", "tokens", 7, right=True),
-    Column("recalled", "recalled", 8, right=True, min_width=4),  # recorded retrievals that returned it
+    Column("recalled", "recall", 7, right=True, min_width=4),  # how many recorded retrievals returned it
     Column("last_recall", "last recall", 11, drop=1),
     Column("why", "why it ranks here (relevance from…)", None),
 ]
