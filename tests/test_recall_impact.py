@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -181,3 +182,49 @@ def test_dedup_json_carries_the_impact_of_merging(tmp_path, capsys):
     assert impact["retrievals"] == 2
     assert impact["affected_retrievals"] == sum(1 for ids in (["O-one", "O-two"], ["O-two"]) if evicted & set(ids))
     assert [e["id"] for e in impact["lost"]] == sorted(evicted)
+
+
+def _odd_log_brain(tmp_path, log_sql):
+    db = make_cleo_consolidated(tmp_path / ".cleo" / "cleo.db")
+    insert_observations(db, [observation(0, invalid_at=None)])
+    conn = sqlite3.connect(db)
+    conn.execute(log_sql)
+    conn.commit()
+    conn.close()
+    return db
+
+
+def test_a_log_without_constraints_holding_nulls_degrades(tmp_path):
+    db = _odd_log_brain(tmp_path, "CREATE TABLE brain_retrieval_log (id INTEGER PRIMARY KEY, query TEXT, "
+                                  "entry_ids TEXT, source TEXT, created_at TEXT)")
+    conn = sqlite3.connect(db)
+    conn.executemany("INSERT INTO brain_retrieval_log (query, entry_ids, source, created_at) VALUES (?, ?, ?, ?)",
+                     [(None, None, None, None), ("q", json.dumps([A, None, 7, {"x": 1}]), None, None),
+                      ("q" * 100_000, json.dumps([A]), "find-rrf", "2026-05-01 10:00:00")])
+    conn.commit()
+    conn.close()
+    brain = open_brain(db, read_only=True)
+    try:
+        impact = RecallIndex.load(brain).impact([A, "7"])
+    finally:
+        brain.close()
+    assert (impact.retrievals, impact.unreadable, impact.affected_retrievals) == (3, 1, 2)
+    assert {e.id: e.recalls for e in impact.lost} == {A: 2, "7": 1}
+    assert [e.last_recalled_at for e in impact.lost if e.id == A] == ["2026-05-01 10:00:00"]
+
+
+def test_a_log_that_cannot_be_read_is_named_not_raised(tmp_path):
+    db = _odd_log_brain(tmp_path, "CREATE VIEW brain_retrieval_log AS SELECT id, query, entry_ids, source, "
+                                  "created_at FROM a_table_gone")
+    conn = sqlite3.connect(db)
+    conn.execute("CREATE TABLE a_table_gone (id, query, entry_ids, source, created_at)")
+    conn.commit()
+    conn.execute("DROP TABLE a_table_gone")
+    conn.commit()
+    conn.close()
+    brain = open_brain(db, read_only=True)
+    try:
+        index, problem = RecallIndex.load_or_problem(brain)
+    finally:
+        brain.close()
+    assert index is None and "could not be read" in problem

@@ -111,3 +111,31 @@ def test_invalid_settings_are_named_and_off():
     settings, problem = protect_settings({"protect": {"recalled_within_days": "30", "used_by_task": 1}})
     assert settings == ProtectSettings() and "recalled_within_days" in problem and "used_by_task" in problem
     assert protect_settings({"protect": []})[1] is not None
+
+
+def test_a_log_that_cannot_be_read_stops_the_prune_with_a_message(tmp_path, capsys):
+    import sqlite3
+
+    from cleo_tui.cli import main
+
+    db = brain_with_logs(tmp_path)
+    conn = sqlite3.connect(db)
+    conn.execute("DROP TABLE brain_usage_log")
+    conn.execute("CREATE TABLE gone (entry_id, used)")
+    conn.execute("CREATE VIEW brain_usage_log AS SELECT entry_id, used FROM gone")
+    conn.execute("DROP TABLE gone")
+    conn.commit()
+    conn.close()
+    configure({"used_by_task": True})
+    assert main(["prune", "--db", str(db), "--budget", "10", "--json"]) != 0
+    err = capsys.readouterr().err
+    assert "Recall-aware protection is on" in err and "Traceback" not in err
+
+
+def test_the_observations_column_names_the_kind():
+    from cleo_tui.ui.panes.observations import protection_kind
+
+    assert protection_kind("recalled 2026-05-29 (query 'a: b')") == "recalled"
+    assert protection_kind("used by task T123 (and 1 more)") == "used by task"
+    assert protection_kind("used by a task") == "used by task"
+    assert protection_kind('error: "TypeError"') == "error"

@@ -20,11 +20,13 @@ a JSON list skipped), which is what lets this layer read them without the recall
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 
 from cleo_tui.brain.cleo_schema import RETRIEVAL_LOG, USAGE_LOG
 from cleo_tui.brain.clock import cleo_timestamp, utc_now
+from cleo_tui.brain.errors import BrainError
 from cleo_tui.brain.migrations import TRACE_RESULTS, TRACES
 from cleo_tui.brain.store import Brain
 from cleo_tui.config import ProtectSettings, load_config, protect_settings
@@ -64,10 +66,29 @@ def kind_of(reason: str) -> str | None:
     return None
 
 
+class ProtectionUnreadable(BrainError):
+    """Recall-aware protection is on, but CLEO's logs could not be read: nothing may drop unguarded."""
+
+
 def protection_reasons(brain: Brain, settings: ProtectSettings | None = None,
                        moment: datetime | None = None) -> dict[str, tuple[str, ...]]:
-    """Observation id → its recall-aware protection reasons (empty when the rules are off)."""
+    """Observation id → its recall-aware protection reasons (empty when the rules are off).
+
+    Raises ProtectionUnreadable when the rules are on and the logs cannot be read: a prune
+    that silently lost the protection the user asked for could drop what it should keep.
+    """
     settings = configured() if settings is None else settings
+    if not settings.enabled:
+        return {}
+    try:
+        return _reasons(brain, settings, moment)
+    except sqlite3.Error as exc:
+        raise ProtectionUnreadable(
+            f"Recall-aware protection is on (config `protect`), but CLEO's retrieval or usage log could not be "
+            f"read ({one_line(str(exc), 160)}); nothing was judged. Turn the rule off or repair the log.") from None
+
+
+def _reasons(brain: Brain, settings: ProtectSettings, moment: datetime | None) -> dict[str, tuple[str, ...]]:
     reasons: dict[str, list[str]] = {}
     if settings.recalled_within_days is not None:
         since = (moment or now()) - timedelta(days=settings.recalled_within_days)

@@ -24,12 +24,14 @@ which is what lets the Prune pane's line follow the budget keys. Nothing here wr
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from cleo_tui.brain.errors import BrainError
 from cleo_tui.brain.store import Brain
 from cleo_tui.recall.recorded import EntryUsage, RecordedRetrieval, entry_usage, recorded_retrievals
 from cleo_tui.safe_text import one_line
@@ -208,6 +210,15 @@ class RecallIndex:
     def load(cls, brain: Brain) -> RecallIndex:
         """Read every recorded retrieval and CLEO's usage log (a read only; call from a worker)."""
         return cls(recorded_retrievals(brain), entry_usage(brain))
+
+    @classmethod
+    def load_or_problem(cls, brain: Brain) -> tuple[RecallIndex | None, str | None]:
+        """`load`, or None and why the logs could not be read (a lock, a damaged table): a face then
+        says the impact is unavailable instead of failing the step it belongs to."""
+        try:
+            return cls.load(brain), None
+        except (sqlite3.Error, BrainError) as exc:
+            return None, f"the recorded recalls could not be read ({one_line(str(exc), 160)})"
 
     def __len__(self) -> int:
         return self.count

@@ -138,7 +138,8 @@ class DuplicatesScreen(PaneScreen):
         """Every recorded retrieval, read for the recall impact of a merge."""
 
         generation: int
-        index: RecallIndex
+        index: RecallIndex | None
+        problem: str | None = None
 
     @dataclass(eq=False)
     class ScanStopped(Message):
@@ -165,6 +166,7 @@ class DuplicatesScreen(PaneScreen):
         self.choices: dict[tuple[str, ...], Choice] = {}
         self._cancel = threading.Event()
         self.recall_index: RecallIndex | None = None
+        self.recall_problem: str | None = None  # the recorded recalls could not be read
 
     # -- layout -------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -219,7 +221,7 @@ class DuplicatesScreen(PaneScreen):
             return
         else:
             self.post_message(self.ScanReady(generation, scan))
-            self.post_message(self.RecallsLoaded(generation, RecallIndex.load(reader)))
+            self.post_message(self.RecallsLoaded(generation, *RecallIndex.load_or_problem(reader)))
         finally:
             reader.close()
 
@@ -241,7 +243,7 @@ class DuplicatesScreen(PaneScreen):
 
     def on_duplicates_screen_recalls_loaded(self, message: RecallsLoaded) -> None:
         if message.generation == self.generation:
-            self.recall_index = message.index
+            self.recall_index, self.recall_problem = message.index, message.problem
             self.show_compare()
             self.update_status()
 
@@ -427,7 +429,8 @@ class DuplicatesScreen(PaneScreen):
                     f"(saves {self.saved(cluster):,} tokens)", style="italic")
         impact = self.recall_impact([cluster])
         head.append("\nRecall: ", style="bold")
-        head.append(impact.sentence() if impact is not None else "weighing the recorded recalls…")
+        head.append(impact.sentence() if impact is not None else
+                    f"unavailable: {self.recall_problem}" if self.recall_problem else "weighing the recorded recalls…")
         parts = [head, compare_view(keep, "keep", other, role, pair_similarity(cluster, keep.id, other.id), width)]
         if cluster.details:
             parts.append(updates_text(cluster.details))
@@ -569,7 +572,7 @@ class DuplicatesScreen(PaneScreen):
             self.notify("Nothing to merge: every member but the keeper is left out.", severity="warning")
             return
         impact = self.recall_impact(clusters)
-        if impact is None:
+        if impact is None and self.recall_problem is None:
             self.notify("The recorded recalls are still being read; merge in a moment.", severity="warning")
             return
         count = sum(len(r.others) for r in requests)
@@ -583,7 +586,7 @@ class DuplicatesScreen(PaneScreen):
                 f"{saved:,} tokens?\n\n" + "\n".join(lines) +
                 "\n\nEach keeper gets a supersedes edge to every row it absorbs. One run: u undoes it exactly."
                 + (f"\n\n{len(protected)} of them are protected: each asks again on its own." if protected else "")
-                + f"\n\nRecall impact: {impact.confirmation()}"
+                + f"\n\nRecall impact: {impact.confirmation() if impact else f'unavailable: {self.recall_problem}'}"
                 + f"\n\n{EVICTION_IN_CLEO}")
         self.cleo.confirm("Merge duplicates", body, lambda: self._confirm_protected(requests, protected, set()),
                           danger=True)

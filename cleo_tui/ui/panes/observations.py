@@ -35,7 +35,6 @@ from cleo_tui.ui.widgets.table import Column, LineTable
 
 if TYPE_CHECKING:  # numpy loads with the tags, after the first screen
     from cleo_tui.memory.tags import TagTable
-    from cleo_tui.recall.impact import RecallImpact
 
 # On a narrow terminal the id and title shrink first, then date, type and source give way
 # (the detail below shows them); state, relevance, coverage and protection always stay.
@@ -452,20 +451,21 @@ class ObservationsScreen(PaneScreen):
         """The recall impact of evicting one row, read: ask now."""
 
         row: dict
-        impact: RecallImpact
+        impact: str  # the recall impact in words
 
     @work(thread=True, exclusive=True, group="obs-evict-impact", exit_on_error=False)
     def _weigh_evict(self, row: dict) -> None:
         from cleo_tui.recall.impact import RecallIndex  # (numpy: not on the first screen's path)
 
-        index = RecallIndex.load(self.session.brain)
-        self.post_message(self.EvictWeighed(row, index.impact([str(row["id"])])))
+        index, problem = RecallIndex.load_or_problem(self.session.brain)
+        impact = index.impact([str(row["id"])]).confirmation() if index is not None else f"unavailable: {problem}"
+        self.post_message(self.EvictWeighed(row, impact))
 
     def on_observations_screen_evict_weighed(self, message: EvictWeighed) -> None:
         row = message.row
         self.cleo.confirm("Evict observation",
                          f"Soft-evict {row['id']}?\n\n{one_line(row.get('title'), 200)}\n\n"
-                         f"Recall impact: {message.impact.confirmation()}\n\n"
+                         f"Recall impact: {message.impact}\n\n"
                          "It stays in the brain with invalid_at set; undo (u) or restore (r) brings it back.",
                          lambda: self.session.curate("evict", row["id"]), danger=True)
 

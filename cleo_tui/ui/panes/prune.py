@@ -210,8 +210,9 @@ class PruneScreen(PaneScreen):
 
         generation: int
         pool: PreparedPool
-        index: RecallIndex
-        plan: DropImpact
+        index: RecallIndex | None
+        plan: DropImpact | None
+        problem: str | None = None  # why the recorded recalls could not be read
 
     @dataclass(eq=False)
     class PoolFailed(Message):
@@ -264,6 +265,7 @@ class PruneScreen(PaneScreen):
         self._changed: tuple[object, int, str] = (None, 0, "")  # (preview, drop count, notice) last shown
         self.recall_index: RecallIndex | None = None
         self.recall_plan: tuple[PreparedPool, DropImpact] | None = None  # the drop order it was prepared for
+        self.recall_problem: str | None = None  # the recorded recalls could not be read
 
     # -- layout -------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -342,14 +344,16 @@ class PruneScreen(PaneScreen):
 
     def _post_impact(self, generation: int, reader: Brain, pool: PreparedPool) -> None:
         """(In a worker) read every recorded retrieval and prepare the pool's drop order for the impact."""
-        index = RecallIndex.load(reader)
-        self.post_message(self.ImpactReady(generation, pool, index, index.plan(pool.droppable.ids())))
+        index, problem = RecallIndex.load_or_problem(reader)
+        plan = index.plan(pool.droppable.ids()) if index is not None else None
+        self.post_message(self.ImpactReady(generation, pool, index, plan, problem))
 
     def on_prune_screen_impact_ready(self, message: ImpactReady) -> None:
         if message.generation != self.generation or message.pool is not self.pool:
             return  # prepared or folded anew meanwhile: its own impact follows
         self.recall_index = message.index
-        self.recall_plan = (message.pool, message.plan)
+        self.recall_problem = message.problem
+        self.recall_plan = (message.pool, message.plan) if message.plan is not None else None
         self.table("dropped").redraw()
         self.table("kept").redraw()
         self._show_preview()
@@ -485,7 +489,9 @@ class PruneScreen(PaneScreen):
         text.append("  (totals count one separator per line)", style="italic")
         text.append("\nRecall ", style="bold")
         impact = self.recall_impact()
-        if impact is None:
+        if impact is None and self.recall_problem is not None:
+            text.append(f"unavailable: {one_line(self.recall_problem, 200)}", style="italic")
+        elif impact is None:
             text.append("weighing the recorded recalls…", style="italic")
         else:  # the whole sentence where it fits on one line, else the same figures in fewer words
             sentence = impact.sentence()
@@ -719,7 +725,7 @@ class PruneScreen(PaneScreen):
             self.notify(f"Not committed: {problem}", severity="error", markup=False)
             return
         impact = self.recall_impact()
-        if preview is None or self.preparing or impact is None:
+        if preview is None or self.preparing or (impact is None and self.recall_problem is None):
             self.notify("The preview (or its recall impact) is not ready yet.", severity="warning")
             return
         if parse_budget(shown) != preview.budget:
@@ -733,7 +739,7 @@ class PruneScreen(PaneScreen):
                 f"{preview.budget:,} ({preview.tokenizer}).")
         if preview.fell_back:
             body += " The target still is not met: the protected rows alone exceed it."
-        body += f"\n\nRecall impact: {impact.confirmation()}"
+        body += f"\n\nRecall impact: {impact.confirmation() if impact else f'unavailable: {self.recall_problem}'}"
         body += ("\n\nNothing is deleted: each row gets invalid_at set, only if it is still as previewed "
                  "(rows changed since are left alone and listed). The run can be undone from the Runs "
                  f"list (u).\n\n{eviction_in_cleo('tick the box below')}")

@@ -135,7 +135,8 @@ class ReviewScreen(PaneScreen):
 
     @dataclass(eq=False)
     class RecallsLoaded(Message):
-        index: RecallIndex
+        index: RecallIndex | None
+        problem: str | None = None
 
     @dataclass(eq=False)
     class ProtectedAsk(Message):
@@ -157,6 +158,7 @@ class ReviewScreen(PaneScreen):
         self.notice = ""
         self._open_ids: list[str] = []
         self.recall_index: RecallIndex | None = None  # every recorded retrieval, for the recall impact
+        self.recall_problem: str | None = None  # they could not be read
 
     # -- layout -------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -267,10 +269,10 @@ class ReviewScreen(PaneScreen):
 
     @work(thread=True, exclusive=True, group="review-recalls", exit_on_error=False)
     def _load_recalls(self) -> None:
-        self.post_message(self.RecallsLoaded(RecallIndex.load(self.session.brain)))
+        self.post_message(self.RecallsLoaded(*RecallIndex.load_or_problem(self.session.brain)))
 
     def on_review_screen_recalls_loaded(self, message: RecallsLoaded) -> None:
-        self.recall_index = message.index
+        self.recall_index, self.recall_problem = message.index, message.problem
         self.update_status()
 
     def recall_impact(self, evict: list[str]) -> RecallImpact | None:
@@ -576,10 +578,10 @@ class ReviewScreen(PaneScreen):
             body += (f"\n\n{len(guarded)} of them are protected; you will be asked about them a second time.")
         if evict:
             impact = self.recall_impact(evict)
-            if impact is None:
+            if impact is None and self.recall_problem is None:
                 self.notify("The recorded recalls are still being read; apply in a moment.", severity="warning")
                 return
-            body += f"\n\nRecall impact: {impact.confirmation()}"
+            body += f"\n\nRecall impact: {impact.confirmation() if impact else f'unavailable: {self.recall_problem}'}"
         body += "\n\nu undoes it."
         if evict:
             body += f"\n\n{EVICTION_IN_CLEO}"
