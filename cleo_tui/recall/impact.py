@@ -265,12 +265,15 @@ class DropImpact:
 
     def __init__(self, index: RecallIndex, drop_order: Sequence[str]) -> None:
         self.index = index
-        position = np.full(len(index.ids), _NEVER, dtype=np.int64)
-        get = index.codes.get
+        first: dict[int, int] = {}  # code → its first drop position (a dict: numpy scalars are slow one by one)
+        get, setdefault = index.codes.get, first.setdefault
         for k, entry in enumerate(drop_order):
             code = get(entry)
-            if code is not None and position[code] == _NEVER:
-                position[code] = k
+            if code is not None:
+                setdefault(code, k)
+        position = np.full(len(index.ids), _NEVER, dtype=np.int64)
+        position[np.fromiter(first, dtype=np.int64, count=len(first))] = np.fromiter(
+            first.values(), dtype=np.int64, count=len(first))
         at = position[index.flat_codes]
         self._first = _sorted_minimum(index.count, index.flat_retrievals, at)
         used_at = np.where(index.used[index.flat_codes] > 0, at, _NEVER)
