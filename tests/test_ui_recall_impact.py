@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 
+from rich.console import Console
 from textual.widgets import Static
 
 from cleo_tui.brain import open_brain
 from cleo_tui.cli import main
 from cleo_tui.ui.app import CleoApp
+from cleo_tui.ui.widgets.modals import ConfirmModal
 from tests.brain_fixtures import add_cleo_recall_logs
 from tests.ui_helpers import copy_demo, settle
 
@@ -51,3 +53,43 @@ async def test_the_prune_summary_shows_the_figures_of_prune_json(tmp_path, capsy
     assert "Recall " + shown.sentence() in summary.replace("\n", " ")
     recalled = [e for e in document["lost"] if e["id"] == first.id]
     assert cells["recalled"][0] == (f"{recalled[0]['recalls']}×" if recalled else "–")
+
+
+async def test_a_merge_and_an_evict_ask_with_their_recall_impact(tmp_path, capsys):
+    path = copy_demo(tmp_path)
+    assert main(["dedup", "--db", str(path), "--json"]) == 0
+    cluster = json.loads(capsys.readouterr().out)["clusters"][0]
+    reader = open_brain(path, read_only=True)
+    newest = reader.scalar("SELECT id FROM brain_observations WHERE invalid_at IS NULL ORDER BY created_at DESC")
+    reader.close()
+    add_cleo_recall_logs(path, retrievals=[{"query": "dup", "entry_ids": cluster["merge"]},
+                                           {"query": "newest", "entry_ids": [newest]}],
+                         usage=[{"entry_id": cluster["merge"][0], "task_id": "T1", "used": 1}])
+    brain = open_brain(path)
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("5")
+        await settle(app, pilot)
+        screen = app.screen
+        assert screen.current_cluster().keep == cluster["keep"]
+        expected = screen.recall_index.impact(cluster["merge"])
+        assert expected.affected_retrievals >= 1 and expected.affected_used >= 1  # (the demo's traces add more)
+        single = screen.recall_index.impact([newest])
+        assert single.affected_retrievals >= 1
+        console = Console(width=200, record=True, color_system=None)
+        console.print(screen.query_one("#dup-compare", Static).content)
+        assert f"Recall: {expected.sentence()}" in console.export_text()
+        await pilot.press("m")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmModal)
+        assert f"Recall impact: {expected.sentence()}" in str(app.screen.body)
+        await pilot.press("n")
+        await pilot.press("1")
+        await settle(app, pilot)
+        assert app.screen.table.current_row()["id"] == newest  # the newest first
+        await pilot.press("e")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ConfirmModal)
+        assert f"Recall impact: {single.sentence()}" in str(app.screen.body)
+    brain.close()
