@@ -228,3 +228,10 @@ def test_a_log_that_cannot_be_read_is_named_not_raised(tmp_path):
     finally:
         brain.close()
     assert index is None and "could not be read" in problem
+
+
+def test_prune_json_says_the_impact_is_unavailable_when_the_log_cannot_be_read(tmp_path, capsys):
+    db = _odd_log_brain(tmp_path, "CREATE VIEW brain_retrieval_log AS SELECT 1 AS id, 'q' AS query, "
+                                  "'[]' AS entry_ids, 'x' AS source, json_extract('{', '$') AS created_at")
+    document = _cli_json(capsys, "prune", "--db", str(db), "--budget", "10", "--json")
+    assert "could not be read" in document["impact"]["unavailable"]

@@ -20,7 +20,7 @@ from cleo_tui.memory.duplicates import (
     parse_threshold,
     scan_duplicates,
 )
-from cleo_tui.recall.impact import RecallImpact, RecallIndex
+from cleo_tui.recall.impact import AnyImpact, impact_of
 from cleo_tui.safe_text import one_line
 
 SHOWN_CLUSTERS = 20
@@ -77,7 +77,7 @@ def _scan_and_report(args: argparse.Namespace, threshold: float) -> int:
         updates = scan.updates(threshold, LISTED_UPDATES)
         update_count = scan.update_count(threshold)
         requests, _ = _requests(clusters, args.include_protected)
-        impact = RecallIndex.load(brain).impact(i for r in requests for i in r.others)  # what a merge evicts
+        impact = impact_of(brain, [i for r in requests for i in r.others])  # what a merge evicts
         run_id = None
         if args.apply:
             run_id = _apply(brain, clusters, args, impact)
@@ -114,7 +114,7 @@ def _requests(clusters: list[Cluster], include_protected: bool) -> tuple[list[Me
     return requests, confirmed
 
 
-def _apply(brain: object, clusters: list[Cluster], args: argparse.Namespace, impact: RecallImpact) -> int | None:
+def _apply(brain: object, clusters: list[Cluster], args: argparse.Namespace, impact: AnyImpact) -> int | None:
     requests, confirmed = _requests(clusters, args.include_protected)
     if not requests:
         return None
@@ -131,7 +131,7 @@ def _apply(brain: object, clusters: list[Cluster], args: argparse.Namespace, imp
 
 
 def _print(clusters: list[Cluster], updates: int, threshold: float, run_id: int | None, applied: bool,
-           impact: RecallImpact) -> None:
+           impact: AnyImpact) -> None:
     saved = sum(c.tokens_saved for c in clusters)
     print(f"{len(clusters):,} clusters of duplicates at similarity {threshold:.2f}; merging saves {saved:,} "
           f"tokens (chars4). {updates:,} more pairs differ only in a detail (updates, never merged).")

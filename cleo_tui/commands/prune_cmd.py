@@ -31,7 +31,7 @@ from cleo_tui.memory.pruner import (
     prepare_pool,
 )
 from cleo_tui.memory.tokenizers import TOKENIZER_NAMES
-from cleo_tui.recall.impact import RecallImpact, RecallIndex
+from cleo_tui.recall.impact import AnyImpact, impact_of
 from cleo_tui.safe_text import one_line
 
 EVICTION_IN_CLEO = eviction_in_cleo("commit with --hide-from-cleo")
@@ -87,7 +87,7 @@ def _tokenizer(args: argparse.Namespace) -> str:
     return configured if configured in TOKENIZER_NAMES else "chars4"
 
 
-def _confirm(preview: PrunePreview, impact: RecallImpact) -> None:
+def _confirm(preview: PrunePreview, impact: AnyImpact) -> None:
     """Ask on a terminal; refuse without one (a script must say --yes)."""
     question = (f"{EVICTION_IN_CLEO}\nRecall impact: {impact.confirmation()}\n"
                 f"Soft-evict {preview.drop_count:,} observations (tokens "
@@ -108,7 +108,7 @@ def _prune(args: argparse.Namespace) -> int:
         pool = prepare_pool(brain, _tokenizer(args), args.session)
         preview = pool.preview(budget)
         # The Prune pane's computation: the drop order prepared once, this budget looked up.
-        impact = RecallIndex.load(brain).plan(pool.droppable.ids()).at(preview.drop_count)
+        impact = impact_of(brain, drop_order=pool.droppable.ids(), count=preview.drop_count)
         result: CommitResult | None = None
         if args.apply and preview.drop_count:
             if not args.yes:
@@ -124,7 +124,7 @@ def _prune(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_preview(preview: PrunePreview, result: CommitResult | None, impact: RecallImpact) -> None:
+def _print_preview(preview: PrunePreview, result: CommitResult | None, impact: AnyImpact) -> None:
     scope = f"session {one_line(preview.pool.session, 60)}" if preview.pool.session else "the whole live pool"
     print(f"Pruning {scope} to {preview.budget:,} tokens ({preview.tokenizer}); target {preview.target:,}")
     print(f"tokens:    {preview.tokens_before:,} → {preview.tokens_after:,}")

@@ -164,6 +164,35 @@ class RecallImpact:
                 "unreadable": self.unreadable}
 
 
+@dataclass(frozen=True)
+class UnavailableImpact:
+    """The recorded recalls could not be read: every face says so instead of a figure."""
+
+    problem: str
+
+    def sentence(self) -> str:
+        return f"unavailable: {self.problem}"
+
+    short = confirmation = sentence
+
+    def to_json(self) -> dict[str, Any]:
+        return {"unavailable": self.problem}
+
+
+AnyImpact = RecallImpact | UnavailableImpact  # what a face shows: figures, or why there are none
+
+
+def impact_of(brain: Brain, evicted: Iterable[str] | None = None,
+              drop_order: Sequence[str] | None = None, count: int = 0) -> AnyImpact:
+    """The recall impact of evicting `evicted`, or of the first `count` rows of `drop_order` (read now)."""
+    index, problem = RecallIndex.load_or_problem(brain)
+    if index is None:
+        return UnavailableImpact(problem or "")
+    if drop_order is not None:
+        return index.plan(drop_order).at(count)
+    return index.impact(evicted or ())
+
+
 class RecallIndex:
     """Every recorded retrieval's returned ids, indexed both ways (read once; answers many steps)."""
 
