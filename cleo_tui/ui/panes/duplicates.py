@@ -429,8 +429,11 @@ class DuplicatesScreen(PaneScreen):
                     f"(saves {self.saved(cluster):,} tokens)", style="italic")
         impact = self.recall_impact([cluster])
         head.append("\nRecall: ", style="bold")
-        head.append(impact.sentence() if impact is not None else
-                    f"unavailable: {self.recall_problem}" if self.recall_problem else "weighing the recorded recalls…")
+        if impact is not None:  # the whole sentence where it fits on one line, else the figures in fewer words
+            head.append(impact.sentence() if len(impact.sentence()) + 8 <= width else impact.short())
+        else:
+            head.append(f"unavailable: {self.recall_problem}" if self.recall_problem
+                        else "weighing the recorded recalls…")
         parts = [head, compare_view(keep, "keep", other, role, pair_similarity(cluster, keep.id, other.id), width)]
         if cluster.details:
             parts.append(updates_text(cluster.details))
