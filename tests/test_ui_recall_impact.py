@@ -93,3 +93,30 @@ async def test_a_merge_and_an_evict_ask_with_their_recall_impact(tmp_path, capsy
         assert isinstance(app.screen, ConfirmModal)
         assert f"Recall impact: {single.sentence()}" in str(app.screen.body)
     brain.close()
+
+
+async def test_the_recall_line_follows_cleos_writes_without_a_new_prepare(tmp_path, monkeypatch):
+    from cleo_tui.ui.live import BrainWatcher
+    from tests.test_ui_live import cleo_writes, poll
+
+    monkeypatch.setattr(BrainWatcher, "interval", 3600.0)  # driven by poll() only
+    path = copy_demo(tmp_path)
+    add_cleo_recall_logs(path, retrievals=[{"query": "first", "entry_ids": ["O-nobody"]}])
+    brain = open_brain(path)
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        poll(app)
+        await pilot.press("2")
+        await settle(app, pilot)
+        pane = app.screen
+        before = pane.recall_impact()
+        dropped = pane.preview.dropped_ids[0]
+        add_cleo_recall_logs(path, retrievals=[{"query": "later", "entry_ids": [dropped]}])  # CLEO recalls it
+        cleo_writes(path.resolve(), 1)
+        poll(app)
+        await settle(app, pilot)
+        after = pane.recall_impact()
+        assert after.retrievals == before.retrievals + 1
+        assert after.affected_retrievals == before.affected_retrievals + (dropped in pane.preview.dropped_ids)
+    brain.close()

@@ -803,10 +803,11 @@ class PruneScreen(PaneScreen):
         """Fold the rows CLEO added into the prepared pool in a worker (never a full prepare);
         look for rows of the pool CLEO evicted or deleted meanwhile."""
         if self.pool is not None:
-            self._fold(self.generation, self.pool, self.changes)
+            self._fold(self.generation, self.pool, self.changes, self.recall_index)
 
     @work(thread=True, exclusive=True, group="prune-fold", exit_on_error=False)
-    def _fold(self, generation: int, pool: PreparedPool, changes: PreviewChanges | None) -> None:
+    def _fold(self, generation: int, pool: PreparedPool, changes: PreviewChanges | None,
+              index: RecallIndex | None = None) -> None:
         reader = self.session.brain.reader()
         try:
             folded = pool.refreshed(reader)
@@ -815,7 +816,9 @@ class PruneScreen(PaneScreen):
                 changes.check(reader)
             by_size = folded.protected_by_size()
             self.post_message(self.PoolFolded(generation, folded, by_size))
-            self._post_impact(generation, reader, folded)  # (CLEO's new retrievals too)
+            if index is not None:  # the retrievals known, on the new drop order at once: the line never blanks
+                self.post_message(self.ImpactReady(generation, folded, index, index.plan(folded.droppable.ids())))
+            self._post_impact(generation, reader, folded)  # then CLEO's new retrievals too
         finally:
             reader.close()
 
