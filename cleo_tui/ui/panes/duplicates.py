@@ -244,6 +244,7 @@ class DuplicatesScreen(PaneScreen):
     def on_duplicates_screen_recalls_loaded(self, message: RecallsLoaded) -> None:
         if message.generation == self.generation:
             self.recall_index, self.recall_problem = message.index, message.problem
+            self.table("members").redraw()  # members say how often they were recalled
             self.show_compare()
             self.update_status()
 
@@ -390,6 +391,9 @@ class DuplicatesScreen(PaneScreen):
         title = member.title or member.content
         if member.protected:
             title = f"{title} (protected: {'; '.join(member.protected)})"
+        recalled = self.recall_index.recalls_of(member.id) if self.recall_index is not None else None
+        if recalled is not None and recalled.recalls:
+            title = f"{recalled.text(compact=True)} · {title}"
         return {
             "role": self.role(cluster, member),
             "id": (member.id, "table--protected" if member.is_protected else ""),

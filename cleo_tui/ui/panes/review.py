@@ -243,10 +243,15 @@ class ReviewScreen(PaneScreen):
         on_text, off_text = MARK_TEXT[item.kind]
         marked = self.marks.get(item.key, False)
         style = ("table--critical" if item.kind == SUPERSEDED else "table--cited") if marked else "table--muted"
-        text = (item.summary, "")
+        summary = item.summary
+        recalled = self.recall_index.recalls_of(str(item.data.get("id"))) \
+            if item.kind == SUPERSEDED and self.recall_index is not None else None
+        if recalled is not None and recalled.recalls:  # how often recorded retrievals returned it
+            summary = f"recalled {recalled.text(compact=True)} · {summary}"
+        text = (summary, "")
         guard = self.protection(item)
         if guard is not None:
-            text = (f"PROTECTED ({'; '.join(guard.reasons)}) · {item.summary}", "table--protected")
+            text = (f"PROTECTED ({'; '.join(guard.reasons)}) · {summary}", "table--protected")
         return {"mark": (on_text if marked else off_text, style), "kind": (f"{item.kind} {item.index}", ""),
                 "text": text}
 
@@ -273,6 +278,7 @@ class ReviewScreen(PaneScreen):
 
     def on_review_screen_recalls_loaded(self, message: RecallsLoaded) -> None:
         self.recall_index, self.recall_problem = message.index, message.problem
+        self.item_table.redraw()  # superseded rows say how often they were recalled
         self.update_status()
 
     def recall_impact(self, evict: list[str]) -> RecallImpact | None:
