@@ -35,6 +35,7 @@ from cleo_tui.ui.widgets.table import Column, LineTable
 
 if TYPE_CHECKING:  # numpy loads with the tags, after the first screen
     from cleo_tui.memory.tags import TagTable
+    from cleo_tui.recall.impact import RecallIndex
 
 # On a narrow terminal the id and title shrink first, then date, type and source give way
 # (the detail below shows them); state, relevance, coverage and protection always stay.
@@ -117,6 +118,9 @@ class ObservationsScreen(PaneScreen):
         self._detail_timer: Timer | None = None
         self.new_count = 0  # rows CLEO wrote that arrived above a cursor not at the top
         self.filter_bar_mounted = False  # see mount_filter_bar
+        self._recalls: RecallIndex | None = None  # every recorded retrieval, for an evict's recall impact
+        self._recalls_problem: str | None = None
+        self._recalls_loading = self._recalls_stale = False
 
     # -- layout ---------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -293,6 +297,8 @@ class ObservationsScreen(PaneScreen):
 
     def on_tags_ready(self, message: TagsReady) -> None:
         """The tags (coverage, protection) were (re)computed: redraw, or rebuild when they filter or sort."""
+        if self._recalls is None and not self._recalls_loading:
+            self.want_recalls()  # after the first screen and its tags: what an evict would cost recall
         needs_rebuild = (self.filters.coverage != ANY or self.filters.protected != ANY
                          or SORTS[self.sort_index][0] == "coverage")
         if needs_rebuild:
@@ -444,30 +450,48 @@ class ObservationsScreen(PaneScreen):
         if row.get("invalid_at") is not None:
             self.notify(f"{row['id']} is already evicted; r restores it.", severity="warning")
             return
-        self._weigh_evict(row)  # the confirmation comes with the recall impact, read in a worker
+        self.cleo.confirm("Evict observation",
+                          f"Soft-evict {row['id']}?\n\n{one_line(row.get('title'), 200)}\n\n"
+                          f"Recall impact: {self.recall_impact_text(str(row['id']))}\n\n"
+                          "It stays in the brain with invalid_at set; undo (u) or restore (r) brings it back.",
+                          lambda: self.session.curate("evict", row["id"]), danger=True)
 
+    # -- the recall impact of an evict: the recorded recalls, read in a worker ahead of time ----------
     @dataclass(eq=False)
-    class EvictWeighed(Message):
-        """The recall impact of evicting one row, read: ask now."""
+    class RecallsLoaded(Message):
+        index: RecallIndex | None
+        problem: str | None
 
-        row: dict
-        impact: str  # the recall impact in words
+    def recall_impact_text(self, observation_id: str) -> str:
+        """The recall impact of evicting one row, from the recalls read last (a lookup: no brain read here)."""
+        if self._recalls is not None:
+            return self._recalls.impact([observation_id]).confirmation()
+        if self._recalls_problem is not None:
+            return f"unavailable: {self._recalls_problem}"
+        return "the recorded recalls are still being read (see the Prune pane)"
 
-    @work(thread=True, exclusive=True, group="obs-evict-impact", exit_on_error=False)
-    def _weigh_evict(self, row: dict) -> None:
+    def want_recalls(self) -> None:
+        """Read the recorded recalls again (once the tags are shown, after a write), one read at a time."""
+        self._recalls_stale = True
+        if not self._recalls_loading:
+            self._recalls_loading, self._recalls_stale = True, False
+            self._load_recalls()
+
+    @work(thread=True, group="obs-recalls", exit_on_error=False)
+    def _load_recalls(self) -> None:
         from cleo_tui.recall.impact import RecallIndex  # (numpy: not on the first screen's path)
 
-        index, problem = RecallIndex.load_or_problem(self.session.brain)
-        impact = index.impact([str(row["id"])]).confirmation() if index is not None else f"unavailable: {problem}"
-        self.post_message(self.EvictWeighed(row, impact))
+        reader = self.session.brain.reader()  # its own connection: page reads never wait on it
+        try:
+            self.post_message(self.RecallsLoaded(*RecallIndex.load_or_problem(reader)))
+        finally:
+            reader.close()
 
-    def on_observations_screen_evict_weighed(self, message: EvictWeighed) -> None:
-        row = message.row
-        self.cleo.confirm("Evict observation",
-                         f"Soft-evict {row['id']}?\n\n{one_line(row.get('title'), 200)}\n\n"
-                         f"Recall impact: {message.impact}\n\n"
-                         "It stays in the brain with invalid_at set; undo (u) or restore (r) brings it back.",
-                         lambda: self.session.curate("evict", row["id"]), danger=True)
+    def on_observations_screen_recalls_loaded(self, message: RecallsLoaded) -> None:
+        self._recalls, self._recalls_problem = message.index, message.problem
+        self._recalls_loading = False
+        if self._recalls_stale:
+            self.want_recalls()
 
     def action_restore(self) -> None:
         row = self._selected_row()
@@ -488,6 +512,7 @@ class ObservationsScreen(PaneScreen):
             self.live_change()
             return
         self.reload(keep_cursor=True)
+        self.want_recalls()
 
 
 def first_listing(brain: Brain) -> ObservationListing:
