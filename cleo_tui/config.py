@@ -2,7 +2,9 @@
 
 `config.json` there may hold:
   {"theme": "cleo", "tokenizer": "chars4", "keys": {"action_id": "key"},
-   "llm": {"provider": "anthropic", "model": "...", "base_url": "..."}}
+   "llm": {"provider": "anthropic", "model": "...", "base_url": "..."},
+   "protect": {"recalled_within_days": 30, "used_by_task": true}}
+(`protect` is opt-in recall-aware protection: see `protect_settings`.)
 Missing or malformed files fall back to defaults; a bad file is reported, not fatal.
 """
 
@@ -11,6 +13,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -74,3 +78,39 @@ def save_setting(key: str, value: Any) -> None:
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(current, indent=2), encoding="utf-8")
     tmp.replace(path)
+
+
+@dataclass(frozen=True)
+class ProtectSettings:
+    """Recall-aware protection, off by default (`memory.recall_protection`).
+
+    `recalled_within_days`: protect what a recorded retrieval returned in the last N days;
+    `used_by_task`: protect what CLEO's usage log says a task used.
+    """
+
+    recalled_within_days: int | None = None
+    used_by_task: bool = False
+
+    @property
+    def enabled(self) -> bool:
+        return self.recalled_within_days is not None or self.used_by_task
+
+
+def protect_settings(settings: Mapping[str, Any]) -> tuple[ProtectSettings, str | None]:
+    """The `protect` section of the settings, typed (a value of the wrong kind is ignored and named)."""
+    section = settings.get("protect")
+    if section is None:
+        return ProtectSettings(), None
+    if not isinstance(section, Mapping):
+        return ProtectSettings(), "config: `protect` must be an object; recall-aware protection is off."
+    problems = []
+    days = section.get("recalled_within_days")
+    if days is not None and (isinstance(days, bool) or not isinstance(days, int) or not 0 < days <= 36_500):
+        problems.append("`protect.recalled_within_days` must be a whole number of days from 1 to 36500")
+        days = None
+    used = section.get("used_by_task", False)
+    if not isinstance(used, bool):
+        problems.append("`protect.used_by_task` must be true or false")
+        used = False
+    problem = f"config: {'; '.join(problems)}; that rule is off." if problems else None
+    return ProtectSettings(days, used), problem

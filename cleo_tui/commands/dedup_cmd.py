@@ -20,6 +20,7 @@ from cleo_tui.memory.duplicates import (
     parse_threshold,
     scan_duplicates,
 )
+from cleo_tui.recall.impact import AnyImpact, impact_of
 from cleo_tui.safe_text import one_line
 
 SHOWN_CLUSTERS = 20
@@ -75,17 +76,19 @@ def _scan_and_report(args: argparse.Namespace, threshold: float) -> int:
         clusters = scan.clusters(threshold)
         updates = scan.updates(threshold, LISTED_UPDATES)
         update_count = scan.update_count(threshold)
+        requests, _ = _requests(clusters, args.include_protected)
+        impact = impact_of(brain, [i for r in requests for i in r.others])  # what a merge evicts
         run_id = None
         if args.apply:
-            run_id = _apply(brain, clusters, args)
+            run_id = _apply(brain, clusters, args, impact)
     finally:
         brain.close()
     if args.json:
         _emit_compact({"threshold": threshold, "clusters": [c.to_json() for c in clusters],
                        "updates": [p.to_json() for p in updates], "updates_total": update_count, "run_id": run_id,
-                       "scanned": scan.stats.rows})
+                       "scanned": scan.stats.rows, "impact": impact.to_json()})
     else:
-        _print(clusters, update_count, threshold, run_id, args.apply)
+        _print(clusters, update_count, threshold, run_id, args.apply, impact)
     return 0
 
 
@@ -111,7 +114,7 @@ def _requests(clusters: list[Cluster], include_protected: bool) -> tuple[list[Me
     return requests, confirmed
 
 
-def _apply(brain: object, clusters: list[Cluster], args: argparse.Namespace) -> int | None:
+def _apply(brain: object, clusters: list[Cluster], args: argparse.Namespace, impact: AnyImpact) -> int | None:
     requests, confirmed = _requests(clusters, args.include_protected)
     if not requests:
         return None
@@ -119,17 +122,20 @@ def _apply(brain: object, clusters: list[Cluster], args: argparse.Namespace) -> 
     if not args.yes:
         if not sys.stdin.isatty():
             raise UsageError("--apply needs --yes when not run from a terminal; nothing was merged.")
-        question = (f"Merge {len(requests):,} clusters: soft-evict {count:,} duplicate observations; undo with "
+        question = (f"Recall impact: {impact.confirmation()}\n"
+                    f"Merge {len(requests):,} clusters: soft-evict {count:,} duplicate observations; undo with "
                     "`cleo-tui dedup --undo RUN_ID`. Proceed? [y/N] ")
         if input(question).strip().lower() not in ("y", "yes"):
             raise UsageError("Not confirmed; nothing was merged.")
     return merge_duplicates(brain, requests, confirmed).run_id  # type: ignore[arg-type]
 
 
-def _print(clusters: list[Cluster], updates: int, threshold: float, run_id: int | None, applied: bool) -> None:
+def _print(clusters: list[Cluster], updates: int, threshold: float, run_id: int | None, applied: bool,
+           impact: AnyImpact) -> None:
     saved = sum(c.tokens_saved for c in clusters)
     print(f"{len(clusters):,} clusters of duplicates at similarity {threshold:.2f}; merging saves {saved:,} "
           f"tokens (chars4). {updates:,} more pairs differ only in a detail (updates, never merged).")
+    print(f"Recall impact of merging them all: {impact.sentence()}")
     for cluster in clusters[:SHOWN_CLUSTERS]:
         print(f"- keep {cluster.keep} ({one_line(cluster.reason, 120)}); saves {cluster.tokens_saved:,} tokens")
         for member in cluster.members:

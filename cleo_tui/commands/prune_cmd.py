@@ -31,6 +31,7 @@ from cleo_tui.memory.pruner import (
     prepare_pool,
 )
 from cleo_tui.memory.tokenizers import TOKENIZER_NAMES
+from cleo_tui.recall.impact import AnyImpact, impact_of
 from cleo_tui.safe_text import one_line
 
 EVICTION_IN_CLEO = eviction_in_cleo("commit with --hide-from-cleo")
@@ -86,9 +87,10 @@ def _tokenizer(args: argparse.Namespace) -> str:
     return configured if configured in TOKENIZER_NAMES else "chars4"
 
 
-def _confirm(preview: PrunePreview) -> None:
+def _confirm(preview: PrunePreview, impact: AnyImpact) -> None:
     """Ask on a terminal; refuse without one (a script must say --yes)."""
-    question = (f"{EVICTION_IN_CLEO}\nSoft-evict {preview.drop_count:,} observations (tokens "
+    question = (f"{EVICTION_IN_CLEO}\nRecall impact: {impact.confirmation()}\n"
+                f"Soft-evict {preview.drop_count:,} observations (tokens "
                 f"{preview.tokens_before:,} → {preview.tokens_after:,}); undo with "
                 "`cleo-tui prune --undo RUN_ID`. Proceed? [y/N] ")
     if not sys.stdin.isatty():
@@ -103,28 +105,33 @@ def _prune(args: argparse.Namespace) -> int:
     try:
         if args.apply:
             brain.ensure_writable()  # say so before the work of a preview
-        preview = prepare_pool(brain, _tokenizer(args), args.session).preview(budget)
+        pool = prepare_pool(brain, _tokenizer(args), args.session)
+        preview = pool.preview(budget)
+        # The Prune pane's computation: the drop order prepared once, this budget looked up.
+        impact = impact_of(brain, drop_order=pool.droppable.ids(), count=preview.drop_count)
         result: CommitResult | None = None
         if args.apply and preview.drop_count:
             if not args.yes:
-                _confirm(preview)
+                _confirm(preview, impact)
             result = commit_preview(brain, preview, hide_from_cleo=args.hide_from_cleo)
     finally:
         brain.close()
     if args.json:
-        emit_json({**preview.to_json(result.run_id if result else None), **(result.to_json() if result else {})})
+        emit_json({**preview.to_json(result.run_id if result else None), "impact": impact.to_json(),
+                   **(result.to_json() if result else {})})
     else:
-        _print_preview(preview, result)
+        _print_preview(preview, result, impact)
     return 0
 
 
-def _print_preview(preview: PrunePreview, result: CommitResult | None) -> None:
+def _print_preview(preview: PrunePreview, result: CommitResult | None, impact: AnyImpact) -> None:
     scope = f"session {one_line(preview.pool.session, 60)}" if preview.pool.session else "the whole live pool"
     print(f"Pruning {scope} to {preview.budget:,} tokens ({preview.tokenizer}); target {preview.target:,}")
     print(f"tokens:    {preview.tokens_before:,} → {preview.tokens_after:,}")
     print(f"dropped:   {preview.drop_count:,}   kept: {preview.kept:,}   protected: {len(preview.protected):,}")
     if preview.fell_back:
         print("fell back: the target cannot be reached without dropping protected observations")
+    print(f"recall:    {impact.sentence()}")
     print_rows("Dropped, in drop order:", [f"{e.id}  {e.why}" for e in preview.dropped])
     print_rows("Protected:", [f"{e.id}  {'; '.join(e.reasons)}" for e in preview.protected])
     if result is not None:

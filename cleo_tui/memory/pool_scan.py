@@ -33,7 +33,7 @@ from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.connection import decode_text
 from cleo_tui.brain.migrations import OVERRIDES
 from cleo_tui.brain.store import Brain
-from cleo_tui.memory import detectors, mapping
+from cleo_tui.memory import detectors, mapping, recall_protection
 from cleo_tui.memory import packed_strings as packed
 from cleo_tui.memory.cache_files import brain_cache_file, write_npz
 from cleo_tui.memory.detectors import Findings
@@ -74,6 +74,8 @@ class BrainScan:
     reflection_identifiers: dict[str, frozenset[str]] = field(default_factory=dict)  # by reflection text
     keys: np.ndarray | None = None  # uint64 `_content_keys` of each row (only as scanned)
     row_keys: np.ndarray | None = None  # uint64 hash of all a row's scanned columns (`row_keys=True`)
+    # Opt-in recall-aware protection (`recall_protection`): id → reasons, read with every scan, never stored.
+    recall_reasons: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -155,8 +157,20 @@ class BrainScan:
 
     @property
     def protected(self) -> np.ndarray:
-        """bool: live and protected (critical relevance, a text detector, a unique identifier)."""
-        return np.asarray(self.live & ((self.relevance == _CRITICAL) | self.entry_protected[self.findings]))
+        """bool: live and protected (critical relevance, a text detector, a unique identifier, and the
+        opt-in recall-aware reasons)."""
+        guarded = (self.relevance == _CRITICAL) | self.entry_protected[self.findings]
+        if self.recall_reasons:
+            guarded = guarded | self.recall_protected
+        return np.asarray(self.live & guarded)
+
+    @cached_property
+    def recall_protected(self) -> np.ndarray:
+        """bool: the row has a recall-aware protection reason."""
+        mask = np.zeros(len(self.ids), dtype=bool)
+        at = positions_of(self.index, list(self.recall_reasons))
+        mask[at[at >= 0]] = True
+        return mask
 
     def reasons_of(self, i: int) -> list[str]:
         """Every reason protecting row i (computed as if live for an evicted one)."""
@@ -165,6 +179,8 @@ class BrainScan:
         reasons = [f"critical relevance: {why}"] if relevance == "critical" else []
         reasons += text_reasons
         reasons += detectors.unique_identifier_reasons(ids, self.counts, own=1 if self.live[i] else 0)
+        if self.recall_reasons:
+            reasons += self.recall_reasons.get(self.ids[i], ())
         return reasons
 
     def ids_where(self, mask: np.ndarray) -> list[str]:
@@ -219,7 +235,8 @@ class BrainScan:
         scan = BrainScan(ids, created, sessions, table=table, quality=quality, citations=delta.citations,
                          reflection_counts=delta.reflection_counts, edges=delta.edges, units=units,
                          reflection_identifiers=delta.reflection_identifiers, cited_touched=None,
-                         unit_scope=self.unit_scope, count_stats=delta.count_stats, **arrays)
+                         unit_scope=self.unit_scope, count_stats=delta.count_stats,
+                         recall_reasons=delta.recall_reasons, **arrays)
         scan.__dict__["table_index"] = where
         index_now = index if not new else _grown_index(index, ids, len(self.ids))
         scan.__dict__["index"] = index_now
@@ -305,7 +322,7 @@ class BrainScan:
             self.findings[keep], self.table, self.citations, self.reflection_counts, self.edges,
             None if self.units is None else self.units[keep], self.unit_scope, self.count_stats,
             notes=_notes_of(self)[keep], reflection_identifiers=self.reflection_identifiers,
-            row_keys=None if self.row_keys is None else self.row_keys[keep])
+            row_keys=None if self.row_keys is None else self.row_keys[keep], recall_reasons=self.recall_reasons)
 
     def sorted_by_date(self) -> BrainScan:
         """The same rows oldest first (ties by rowid), as a full scan would hold them."""
@@ -316,7 +333,7 @@ class BrainScan:
             self.findings[take], self.table, self.citations, self.reflection_counts, self.edges,
             None if self.units is None else self.units[take], self.unit_scope, self.count_stats,
             notes=_notes_of(self)[take], reflection_identifiers=self.reflection_identifiers,
-            row_keys=None if self.row_keys is None else self.row_keys[take])
+            row_keys=None if self.row_keys is None else self.row_keys[take], recall_reasons=self.recall_reasons)
         for name in ("counts", "entry_protected", "entries_of_identifier", "table_index", "_live_notes",
                      "_holder_index"):
             if name in self.__dict__:
@@ -1012,6 +1029,7 @@ def _scan(brain: Brain, where: str, params: Sequence[Any], tokenizer: Tokenizer 
                                                                     base.edges, base.citations)
     if stored is not None and fresh and scan.keys is not None:
         stored.save(scan.rowids, scan.keys, scan.findings, scan.table)
+    scan.recall_reasons = recall_protection.protection_reasons(brain)  # {} unless the config opts in
     return scan
 
 

@@ -73,6 +73,30 @@ once, before the prune: an identifier shared by two rows protects neither, even 
 both would drop. Evicted observations show the reasons that would protect them if
 restored, but are not marked protected.
 
+### Recall-aware protection (opt-in)
+
+Off unless cleo-tui's config file (`config.json` in its config directory) asks for it:
+
+    {{"protect": {{"recalled_within_days": 30, "used_by_task": true}}}}
+
+- **recalled DAY (query '…')** — with `recalled_within_days = N`: a recorded retrieval
+  returned the observation in the last N days (CLEO's `brain_retrieval_log`, whose raw query
+  is shown on one line, cut short; or a recall trace, shown as "trace N"). The newest is named.
+- **used by task T…** — with `used_by_task = true`: CLEO's `brain_usage_log` records a task
+  that used it (`used = 1`); the newest task is named, and how many more.
+
+Both are read from the brain at every scan (never from a cached scan), so a change of the
+config or of CLEO's logs shows the next time the pool is prepared.
+
+## Recall impact
+
+Before a prune, a duplicate merge, an approved supersede or an evict, cleo-tui counts the
+recorded retrievals (CLEO's log, cleo-tui's and hippo's traces) that returned at least one
+row the step would evict: "K of N recorded recalls would lose a result; M of them used by a
+task", where M counts the affected retrievals among whose lost results is an entry a task
+used (`brain_usage_log`). The dropped list shows how often each row was recalled and when
+last. `prune --json` and `dedup --json` carry the same figures under `impact`.
+
 ## Drop order
 
 1. Target = {int(TARGET_SHARE * 100)}% of the budget (at least 1 token). Nothing drops while the pool

@@ -122,6 +122,9 @@ While CLEO writes, the status line says how many new observations joined the dro
 and how many rows of this preview CLEO evicted or deleted since; a commit evicts only the
 previewed rows still as shown and lists the others. On a read-only brain commit and undo are
 disabled.
+**Recall** says how many recorded recalls (CLEO's retrieval log, recall traces) would lose a
+result at this budget, and how many of them lost an entry a task used; the dropped and kept
+lists say how often each row was recalled and when last (the rules: Recall impact).
 """)
 
 REVIEW_HELP = PaneHelp(

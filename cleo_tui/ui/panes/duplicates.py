@@ -37,6 +37,7 @@ from cleo_tui.memory.duplicates import (
     parse_threshold,
     scan_duplicates,
 )
+from cleo_tui.recall.impact import RecallImpact, RecallIndex
 from cleo_tui.safe_text import one_line, plural
 from cleo_tui.ui.help import DUPLICATES_HELP
 from cleo_tui.ui.messages import EXTERNAL, BrainChanged
@@ -134,6 +135,14 @@ class DuplicatesScreen(PaneScreen):
         scan: DuplicateScan
 
     @dataclass(eq=False)
+    class RecallsLoaded(Message):
+        """Every recorded retrieval, read for the recall impact of a merge."""
+
+        generation: int
+        index: RecallIndex | None
+        problem: str | None = None
+
+    @dataclass(eq=False)
     class ScanStopped(Message):
         generation: int
         error: str
@@ -158,6 +167,8 @@ class DuplicatesScreen(PaneScreen):
         self.checked: set[tuple[str, ...]] = set()
         self.choices: dict[tuple[str, ...], Choice] = {}
         self._cancel = threading.Event()
+        self.recall_index: RecallIndex | None = None
+        self.recall_problem: str | None = None  # the recorded recalls could not be read
 
     # -- layout -------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -210,9 +221,11 @@ class DuplicatesScreen(PaneScreen):
         except BrainError as exc:
             self.post_message(self.ScanStopped(generation, str(exc), False))
             return
+        else:
+            self.post_message(self.ScanReady(generation, scan))
+            self.post_message(self.RecallsLoaded(generation, *RecallIndex.load_or_problem(reader)))
         finally:
             reader.close()
-        self.post_message(self.ScanReady(generation, scan))
 
     def on_duplicates_screen_scan_progress(self, message: ScanProgress) -> None:
         if message.generation == self.generation and self.scanning:
@@ -229,6 +242,22 @@ class DuplicatesScreen(PaneScreen):
         self.query_one("#dup-progress", ProgressBar).display = False
         self.scan = message.scan
         self.show_clusters()
+
+    def on_duplicates_screen_recalls_loaded(self, message: RecallsLoaded) -> None:
+        if message.generation == self.generation:
+            self.recall_index, self.recall_problem = message.index, message.problem
+            self.table("members").redraw()  # members say how often they were recalled
+            self.show_compare()
+            self.update_status()
+
+    def recall_impact(self, clusters: list[Cluster]) -> RecallImpact | None:
+        """The recall impact of merging these clusters as chosen (None until the retrievals are read)."""
+        if self.recall_index is None:
+            return None
+        return self.recall_index.impact(i for c in clusters for i in self.evicted(c))
+
+    def checked_clusters(self) -> list[Cluster]:
+        return [c for c in self.clusters if cluster_key(c.ids) in self.checked]
 
     def on_duplicates_screen_scan_stopped(self, message: ScanStopped) -> None:
         if message.generation != self.generation:
@@ -367,6 +396,9 @@ class DuplicatesScreen(PaneScreen):
         title = member.title or member.content
         if member.protected:
             title = f"{title} (protected: {'; '.join(member.protected)})"
+        recalled = self.recall_index.recalls_of(member.id) if self.recall_index is not None else None
+        if recalled is not None and recalled.recalls:
+            title = f"{recalled.text(compact=True)} · {title}"
         return {
             "role": self.role(cluster, member),
             "id": (member.id, "table--protected" if member.is_protected else ""),
@@ -404,6 +436,13 @@ class DuplicatesScreen(PaneScreen):
         evicted = self.evicted(cluster)
         head.append(f"\nMerging evicts {len(evicted)} of {len(cluster.members)} "
                     f"(saves {self.saved(cluster):,} tokens)", style="italic")
+        impact = self.recall_impact([cluster])
+        head.append("\nRecall: ", style="bold")
+        if impact is not None:  # the whole sentence where it fits on one line, else the figures in fewer words
+            head.append(impact.sentence() if len(impact.sentence()) + 8 <= width else impact.short())
+        else:
+            head.append(f"unavailable: {self.recall_problem}" if self.recall_problem
+                        else "weighing the recorded recalls…")
         parts = [head, compare_view(keep, "keep", other, role, pair_similarity(cluster, keep.id, other.id), width)]
         if cluster.details:
             parts.append(updates_text(cluster.details))
@@ -433,6 +472,9 @@ class DuplicatesScreen(PaneScreen):
                          f"{saved:,} tokens ({self.scan.tokenizer.name}) · "
                          f"{updates:,} update{'s' if updates != 1 else ''} (never merged) · "
                          f"{self.scan.stats.rows:,} live scanned · {len(self.checked)} checked")
+            impact = self.recall_impact(self.checked_clusters()) if self.checked else None
+            if impact is not None:
+                parts.append(f"merging the checked: {impact.short()}")
         brain = self.session.brain
         if brain.read_only:
             parts.append(f"read-only ({brain.read_only_reason}): merge and undo are disabled")
@@ -541,6 +583,10 @@ class DuplicatesScreen(PaneScreen):
         if not requests:
             self.notify("Nothing to merge: every member but the keeper is left out.", severity="warning")
             return
+        impact = self.recall_impact(clusters)
+        if impact is None and self.recall_problem is None:
+            self.notify("The recorded recalls are still being read; merge in a moment.", severity="warning")
+            return
         count = sum(len(r.others) for r in requests)
         saved = sum(c.tokens_saved_for(self.evicted(c)) for c in clusters)
         lines = [f"keep {one_line(r.keep, 40)}, evict {', '.join(one_line(o, 40) for o in r.others)}"
@@ -552,6 +598,7 @@ class DuplicatesScreen(PaneScreen):
                 f"{saved:,} tokens?\n\n" + "\n".join(lines) +
                 "\n\nEach keeper gets a supersedes edge to every row it absorbs. One run: u undoes it exactly."
                 + (f"\n\n{len(protected)} of them are protected: each asks again on its own." if protected else "")
+                + f"\n\nRecall impact: {impact.confirmation() if impact else f'unavailable: {self.recall_problem}'}"
                 + f"\n\n{EVICTION_IN_CLEO}")
         self.cleo.confirm("Merge duplicates", body, lambda: self._confirm_protected(requests, protected, set()),
                           danger=True)

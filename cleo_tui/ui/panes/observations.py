@@ -22,6 +22,7 @@ from cleo_tui.brain.numbers import quality_text
 from cleo_tui.brain.observation_reads import observation_exists
 from cleo_tui.brain.observations import ObservationQuery, distinct_values, page_observations
 from cleo_tui.brain.store import Brain
+from cleo_tui.memory import recall_protection
 from cleo_tui.memory.detail import ObservationDetail
 from cleo_tui.memory.mapping import derive_relevance
 from cleo_tui.safe_text import one_line, plural
@@ -36,6 +37,7 @@ from cleo_tui.ui.widgets.table import Anchor, Column, LineTable, Located, locate
 
 if TYPE_CHECKING:  # numpy loads with the tags, after the first screen
     from cleo_tui.memory.tags import TagTable
+    from cleo_tui.recall.impact import RecallIndex
 
 # On a narrow terminal the id and title shrink first, then date, type and source give way
 # (the detail below shows them); state, relevance, coverage and protection always stay.
@@ -61,8 +63,9 @@ COVERAGE_SHORT = {"reinforced": "reinf."}
 
 
 def protection_kind(reason: str) -> str:
-    """The short name of a protection reason ("unique identifier: x appears…" → "unique identifier")."""
-    return reason.split(":", 1)[0]
+    """The short name of a protection reason ("unique identifier: x appears…" → "unique identifier";
+    "recalled 2026-11-28 (query '…')" → "recalled")."""
+    return recall_protection.kind_of(reason) or reason.split(":", 1)[0]
 
 
 @dataclass
@@ -128,6 +131,9 @@ class ObservationsScreen(FilterActions, PaneScreen):
         self._detail_timer: Timer | None = None
         self.new_count = 0  # rows CLEO wrote that arrived above a cursor not at the top
         self.filter_bar_mounted = False  # see mount_filter_bar
+        self._recalls: RecallIndex | None = None  # every recorded retrieval, for an evict's recall impact
+        self._recalls_problem: str | None = None
+        self._recalls_loading = self._recalls_stale = False
 
     # -- layout ---------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -306,6 +312,8 @@ class ObservationsScreen(FilterActions, PaneScreen):
 
     def on_tags_ready(self, message: TagsReady) -> None:
         """The tags (coverage, protection) were (re)computed: redraw, or rebuild when they filter or sort."""
+        if self._recalls is None and not self._recalls_loading:
+            self.want_recalls()  # after the first screen and its tags: what an evict would cost recall
         needs_rebuild = (self.filters.coverage != ANY or self.filters.protected != ANY
                          or SORTS[self.sort_index][0] == "coverage")
         if needs_rebuild:
@@ -473,6 +481,7 @@ class ObservationsScreen(FilterActions, PaneScreen):
         guard = f"\n\nIt is protected ({why}): you will be asked again." if reasons else ""
         self.cleo.confirm("Evict observation",
                          f"Soft-evict {row['id']}?\n\n{one_line(row.get('title'), 200)}\n\n"
+                         f"Recall impact: {self.recall_impact_text(str(row['id']))}\n\n"
                          "It stays in the brain with invalid_at set; undo (u) or restore (r) brings it back."
                          f"{guard}",
                          lambda: self._confirm_protected_evict(row["id"], reasons), danger=True)
@@ -495,6 +504,43 @@ class ObservationsScreen(FilterActions, PaneScreen):
                           f"{one_line(observation_id, 60)} is protected: {one_line('; '.join(reasons), 400)}.\n\n"
                           "The pruner never drops it. Evict it anyway? Cancel writes nothing.",
                           lambda: self.session.curate("evict", observation_id), danger=True)
+
+    # -- the recall impact of an evict: the recorded recalls, read in a worker ahead of time ----------
+    @dataclass(eq=False)
+    class RecallsLoaded(Message):
+        index: RecallIndex | None
+        problem: str | None
+
+    def recall_impact_text(self, observation_id: str) -> str:
+        """The recall impact of evicting one row, from the recalls read last (a lookup: no brain read here)."""
+        if self._recalls is not None:
+            return self._recalls.impact([observation_id]).confirmation()
+        if self._recalls_problem is not None:
+            return f"unavailable: {self._recalls_problem}"
+        return "the recorded recalls are still being read (see the Prune pane)"
+
+    def want_recalls(self) -> None:
+        """Read the recorded recalls again (once the tags are shown, after a write), one read at a time."""
+        self._recalls_stale = True
+        if not self._recalls_loading:
+            self._recalls_loading, self._recalls_stale = True, False
+            self._load_recalls()
+
+    @work(thread=True, group="obs-recalls", exit_on_error=False)
+    def _load_recalls(self) -> None:
+        from cleo_tui.recall.impact import RecallIndex  # (numpy: not on the first screen's path)
+
+        reader = self.session.brain.reader()  # its own connection: page reads never wait on it
+        try:
+            self.post_message(self.RecallsLoaded(*RecallIndex.load_or_problem(reader)))
+        finally:
+            reader.close()
+
+    def on_observations_screen_recalls_loaded(self, message: RecallsLoaded) -> None:
+        self._recalls, self._recalls_problem = message.index, message.problem
+        self._recalls_loading = False
+        if self._recalls_stale:
+            self.want_recalls()
 
     def action_restore(self) -> None:
         row = self._selected_row()
@@ -547,6 +593,7 @@ class ObservationsScreen(FilterActions, PaneScreen):
             self.live_change()
             return
         self.reload(keep_cursor=True, quiet=True)
+        self.want_recalls()
 
 
 def gone_notice(observation_id: str, detail: ObservationDetail | None) -> Text:

@@ -23,6 +23,7 @@ from textual.widgets import Checkbox, Input, Label, ProgressBar, Select, Static,
 from cleo_tui.brain.errors import BrainError
 from cleo_tui.brain.journal import Run
 from cleo_tui.brain.observation_reads import live_sessions
+from cleo_tui.brain.store import Brain
 from cleo_tui.memory import curation
 from cleo_tui.memory.budget import budget_text, default_budget, default_export_name, nice_step, stepped, write_export
 from cleo_tui.memory.cleo_effects import eviction_in_cleo
@@ -39,6 +40,7 @@ from cleo_tui.memory.pruner import (
     prepare_pool,
 )
 from cleo_tui.memory.tokenizers import CHARS4, TOKENIZER_NAMES
+from cleo_tui.recall.impact import DropImpact, RecallImpact, RecallIndex
 from cleo_tui.safe_text import one_line, plural
 from cleo_tui.ui.help import PRUNE_HELP
 from cleo_tui.ui.messages import EXTERNAL, BrainChanged
@@ -64,6 +66,8 @@ ENTRY_COLUMNS = [
     Column("relevance", "relev.", 8),
     Column("created", "created", 10),
     Column("tokens", "tokens", 7, right=True),
+    Column("recalled", "recall", 7, right=True, min_width=4),  # how many recorded retrievals returned it
+    Column("last_recall", "last recall", 11, drop=1),
     Column("why", "why it ranks here (relevance from…)", None),
 ]
 PROTECTED_COLUMNS = [
@@ -200,6 +204,16 @@ class PruneScreen(PaneScreen):
         changes: PreviewChanges | None
 
     @dataclass(eq=False)
+    class ImpactReady(Message):
+        """The recorded retrievals read and the pool's drop order prepared for the recall impact."""
+
+        generation: int
+        pool: PreparedPool
+        index: RecallIndex | None
+        plan: DropImpact | None
+        problem: str | None = None  # why the recorded recalls could not be read
+
+    @dataclass(eq=False)
     class PoolFailed(Message):
         generation: int
         error: str
@@ -249,6 +263,9 @@ class PruneScreen(PaneScreen):
         self.live_tokens = 0
         self.changes: PreviewChanges | None = None  # rows of the pool CLEO evicted or deleted since
         self._changed: tuple[object, int, str] = (None, 0, "")  # (preview, drop count, notice) last shown
+        self.recall_index: RecallIndex | None = None
+        self.recall_plan: tuple[PreparedPool, DropImpact] | None = None  # the drop order it was prepared for
+        self.recall_problem: str | None = None  # the recorded recalls could not be read
 
     # -- layout -------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -318,11 +335,35 @@ class PruneScreen(PaneScreen):
             self.post_message(self.PoolReady(generation, pool, by_size))
             # The watch's marks are read right after the pool's rows, once the preview is on its way.
             self.post_message(self.PoolWatched(generation, PreviewChanges.of_pool(reader, pool)))
+            self._post_impact(generation, reader, pool)
         except BrainError as exc:
             self.post_message(self.PoolFailed(generation, str(exc)))
             return
         finally:
             reader.close()
+
+    def _post_impact(self, generation: int, reader: Brain, pool: PreparedPool) -> None:
+        """(In a worker) read every recorded retrieval and prepare the pool's drop order for the impact."""
+        index, problem = RecallIndex.load_or_problem(reader)
+        plan = index.plan(pool.droppable.ids()) if index is not None else None
+        self.post_message(self.ImpactReady(generation, pool, index, plan, problem))
+
+    def on_prune_screen_impact_ready(self, message: ImpactReady) -> None:
+        if message.generation != self.generation or message.pool is not self.pool:
+            return  # prepared or folded anew meanwhile: its own impact follows
+        self.recall_index = message.index
+        self.recall_problem = message.problem
+        self.recall_plan = (message.pool, message.plan) if message.plan is not None else None
+        self.table("dropped").redraw()
+        self.table("kept").redraw()
+        self._show_preview()
+
+    def recall_impact(self) -> RecallImpact | None:
+        """The recall impact of the preview on show (a lookup in the prepared drop order); None until ready."""
+        preview, plan = self.preview, self.recall_plan
+        if preview is None or plan is None or plan[0] is not preview.pool:
+            return None
+        return plan[1].at(preview.drop_count)
 
     def on_prune_screen_pool_progress(self, message: PoolProgress) -> None:
         if message.generation == self.generation:
@@ -449,6 +490,16 @@ class PruneScreen(PaneScreen):
         text.append("  kept ", style="bold")
         text.append(f"{preview.kept:,} ({len(preview.protected):,} protected)")
         text.append("  (totals count one separator per line)", style="italic")
+        text.append("\nRecall ", style="bold")
+        impact = self.recall_impact()
+        if impact is None and self.recall_problem is not None:
+            text.append(f"unavailable: {one_line(self.recall_problem, 200)}", style="italic")
+        elif impact is None:
+            text.append("weighing the recorded recalls…", style="italic")
+        else:  # the whole sentence where it fits on one line, else the same figures in fewer words
+            sentence = impact.sentence()
+            fits = len(sentence) + 7 <= self.query_one("#prune-summary", Static).content_region.width
+            text.append(sentence if fits else impact.short())
         text.append("\n")
         if preview.fell_back:
             text.append(" FELL BACK ", style="bold reverse red")
@@ -581,8 +632,19 @@ class PruneScreen(PaneScreen):
             "relevance": relevance_cell(entry),
             "created": (entry.created_at[:10], ""),
             "tokens": (f"{self.pool.tokenizer.finish(entry.units):,}" if self.pool else "", ""),
+            **self.recall_cells(entry.id),
             "why": (entry.relevance_reason, "table--muted"),
         }
+
+    def recall_cells(self, entry_id: str) -> dict[str, tuple[str, str]]:
+        """How often recorded retrievals returned this row, and when last ("" before the index is read)."""
+        if self.recall_index is None:
+            return {"recalled": ("…", "table--muted"), "last_recall": ("", "")}
+        recalls = self.recall_index.recalls_of(entry_id)
+        if not recalls.recalls:
+            return {"recalled": ("–", "table--muted"), "last_recall": ("", "")}
+        return {"recalled": (f"{recalls.recalls:,}×", "table--high" if recalls.used else ""),
+                "last_recall": ((recalls.last_recalled_at or "")[:10], "")}
 
     def format_protected(self, row: dict) -> dict[str, tuple[str, str]]:
         entry: PoolEntry = row["entry"]
@@ -678,8 +740,9 @@ class PruneScreen(PaneScreen):
         if problem is not None:  # a commit only ever uses the budget shown in the box
             self.notify(f"Not committed: {problem}", severity="error", markup=False)
             return
-        if preview is None or self.preparing:
-            self.notify("The preview is not ready yet.", severity="warning")
+        impact = self.recall_impact()
+        if preview is None or self.preparing or (impact is None and self.recall_problem is None):
+            self.notify("The preview (or its recall impact) is not ready yet.", severity="warning")
             return
         if parse_budget(shown) != preview.budget:
             self.notify("Not committed: the preview is not yet at the budget in the box.", severity="warning")
@@ -692,6 +755,7 @@ class PruneScreen(PaneScreen):
                 f"{preview.budget:,} ({preview.tokenizer}).")
         if preview.fell_back:
             body += " The target still is not met: the protected rows alone exceed it."
+        body += f"\n\nRecall impact: {impact.confirmation() if impact else f'unavailable: {self.recall_problem}'}"
         body += ("\n\nNothing is deleted: each row gets invalid_at set, only if it is still as previewed "
                  "(rows changed since are left alone and listed). The run can be undone from the Runs "
                  f"list (u).\n\n{eviction_in_cleo('tick the box below')}")
@@ -756,20 +820,24 @@ class PruneScreen(PaneScreen):
         """Fold the rows CLEO added into the prepared pool in a worker (never a full prepare);
         look for rows of the pool CLEO evicted or deleted meanwhile."""
         if self.pool is not None:
-            self._fold(self.generation, self.pool, self.changes)
+            self._fold(self.generation, self.pool, self.changes, self.recall_index)
 
     @work(thread=True, exclusive=True, group="prune-fold", exit_on_error=False)
-    def _fold(self, generation: int, pool: PreparedPool, changes: PreviewChanges | None) -> None:
+    def _fold(self, generation: int, pool: PreparedPool, changes: PreviewChanges | None,
+              index: RecallIndex | None = None) -> None:
         reader = self.session.brain.reader()
         try:
             folded = pool.refreshed(reader)
             if changes is not None:
                 changes.fold(pool, folded)
                 changes.check(reader)
+            by_size = folded.protected_by_size()
+            self.post_message(self.PoolFolded(generation, folded, by_size))
+            if index is not None:  # the retrievals known, on the new drop order at once: the line never blanks
+                self.post_message(self.ImpactReady(generation, folded, index, index.plan(folded.droppable.ids())))
+            self._post_impact(generation, reader, folded)  # then CLEO's new retrievals too
         finally:
             reader.close()
-        by_size = folded.protected_by_size()
-        self.post_message(self.PoolFolded(generation, folded, by_size))
 
     def on_prune_screen_pool_folded(self, message: PoolFolded) -> None:
         old = self.pool

@@ -62,6 +62,7 @@ from cleo_tui.llm.review_reads import (
     review_items,
 )
 from cleo_tui.memory.cleo_effects import EVICTION_IN_CLEO
+from cleo_tui.recall.impact import RecallImpact, RecallIndex
 from cleo_tui.safe_text import one_line, plural
 from cleo_tui.ui.help import REVIEW_HELP
 from cleo_tui.ui.messages import BrainChanged
@@ -170,6 +171,11 @@ class ReviewScreen(PaneScreen):
         select_id: int
 
     @dataclass(eq=False)
+    class RecallsLoaded(Message):
+        index: RecallIndex | None
+        problem: str | None = None
+
+    @dataclass(eq=False)
     class ProtectedAsk(Message):
         """Applying would evict protected rows: ask a second time before it does."""
         proposal_id: int
@@ -188,6 +194,8 @@ class ReviewScreen(PaneScreen):
         self.described: dict[str, Any] | None = None
         self.notice = ""
         self._open_ids: list[str] = []
+        self.recall_index: RecallIndex | None = None  # every recorded retrieval, for the recall impact
+        self.recall_problem: str | None = None  # they could not be read
 
     # -- layout -------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -272,10 +280,15 @@ class ReviewScreen(PaneScreen):
         on_text, off_text = MARK_TEXT[item.kind]
         marked = self.marks.get(item.key, False)
         style = ("table--critical" if item.kind == SUPERSEDED else "table--cited") if marked else "table--muted"
-        text = (item.summary, "")
+        summary = item.summary
+        recalled = self.recall_index.recalls_of(str(item.data.get("id"))) \
+            if item.kind == SUPERSEDED and self.recall_index is not None else None
+        if recalled is not None and recalled.recalls:  # how often recorded retrievals returned it
+            summary = f"recalled {recalled.text(compact=True)} · {summary}"
+        text = (summary, "")
         guard = self.protection(item)
         if guard is not None:
-            text = (f"PROTECTED ({'; '.join(guard.reasons)}) · {item.summary}", "table--protected")
+            text = (f"PROTECTED ({'; '.join(guard.reasons)}) · {summary}", "table--protected")
         return {"mark": (on_text if marked else off_text, style), "kind": (f"{item.kind} {item.index}", ""),
                 "text": text}
 
@@ -294,6 +307,20 @@ class ReviewScreen(PaneScreen):
         if select_id is None and keep_cursor and self.current is not None:
             select_id = self.current.id
         self._load_proposals(select_id)
+        self._load_recalls()
+
+    @work(thread=True, exclusive=True, group="review-recalls", exit_on_error=False)
+    def _load_recalls(self) -> None:
+        self.post_message(self.RecallsLoaded(*RecallIndex.load_or_problem(self.session.brain)))
+
+    def on_review_screen_recalls_loaded(self, message: RecallsLoaded) -> None:
+        self.recall_index, self.recall_problem = message.index, message.problem
+        self.item_table.redraw()  # superseded rows say how often they were recalled
+        self.update_status()
+
+    def recall_impact(self, evict: list[str]) -> RecallImpact | None:
+        """The recall impact of soft-evicting the approved superseded rows (None until the retrievals are read)."""
+        return None if self.recall_index is None else self.recall_index.impact(evict)
 
     @work(thread=True, exclusive=True, group="review-list", exit_on_error=False)
     def _load_proposals(self, select_id: int | None) -> None:
@@ -585,14 +612,24 @@ class ReviewScreen(PaneScreen):
             return
         guarded = [item for item in self.items if item.kind == SUPERSEDED and self.marks.get(item.key)
                    and self.protection(item) is not None]
-        self._ask_apply(p, patterns, learnings, evict, len(guarded))
+        if evict:
+            impact = self.recall_impact(evict)
+            if impact is None and self.recall_problem is None:
+                self.notify("The recorded recalls are still being read; apply in a moment.", severity="warning")
+                return
+            recall = impact.confirmation() if impact else f"unavailable: {self.recall_problem}"
+        else:
+            recall = None
+        self._ask_apply(p, patterns, learnings, evict, len(guarded), recall)
 
     @work(thread=True, exclusive=True, group="review-ask", exit_on_error=False)
     def _ask_apply(self, p: Proposal, patterns: list[int], learnings: list[int], evict: list[str],
-                   guarded: int) -> None:
+                   guarded: int, recall: str | None) -> None:
         """Which accepted items merge into stored rows (a read), then the apply confirmation."""
         merges = merge_targets(self.session.brain, p, patterns, learnings)
         body = apply_body(p, patterns, learnings, merges, evict, guarded)
+        if recall is not None:
+            body += f"\n\nRecall impact: {recall}"
         self.app.call_from_thread(self.cleo.confirm, "Apply reflection", body,
                                   lambda: self._apply_reflection(p.id, []), danger=bool(evict))
 
@@ -703,6 +740,9 @@ class ReviewScreen(PaneScreen):
             if self.current is not None and self.current.status == PENDING and not self.running:
                 evict = approved_ids(self.items, self.marks)
                 text.append(f"{sum(self.marks.values())} of {len(self.items)} accepted, {len(evict)} to evict")
+                impact = self.recall_impact(evict) if evict else None
+                if impact is not None:
+                    text.append(f" ({impact.short()})")
                 if not self.read_only:
                     text.append(" · space accept/reject · a all · s store/apply · d discard · "
                                 "nothing is written before s")
