@@ -7,6 +7,7 @@ command modules (through the registry in `cleo_tui.commands`), never the reverse
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 from pathlib import Path
@@ -16,6 +17,7 @@ import orjson
 
 from cleo_tui.brain import Brain, BrainError, locate_brain, open_brain
 from cleo_tui.brain.journal import UndoOutcome
+from cleo_tui.commands.argtypes import nonempty_path
 from cleo_tui.safe_text import one_line, titled_lines
 
 EXIT_USER_ERROR = 2
@@ -41,8 +43,9 @@ class CommandParser(argparse.ArgumentParser):
 
 def add_brain_options(parser: argparse.ArgumentParser, read_only_flag: bool = True) -> None:
     """`--db FILE` and `--project DIR` (default: the current directory)."""
-    parser.add_argument("--db", metavar="FILE", help="open this brain file directly")
-    parser.add_argument("--project", metavar="DIR", default=".",
+    parser.add_argument("--db", metavar="FILE", type=nonempty_path("--db", "a brain file"),
+                        help="open this brain file directly")
+    parser.add_argument("--project", metavar="DIR", default=".", type=nonempty_path("--project", "a directory"),
                         help="look for .cleo/cleo.db, .cleo/brain.db or .cleo-tui/brain.db here and above "
                              "(default: .)")
     if read_only_flag:
@@ -74,7 +77,10 @@ def emit_json(value: Any) -> None:
 
     Through orjson: a prune preview of 100,000 dropped rows is 25 MB of JSON.
     """
-    data = orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS, default=str)
+    try:
+        data = orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS, default=str)
+    except TypeError:  # a lone surrogate (a file name that is not UTF-8): escaped as \udcff by json
+        data = json.dumps(value, indent=2, ensure_ascii=True, default=str).encode("ascii")
     if not data.isascii() or b"\x7f" in data:
         data = _NON_ASCII.sub(_ascii_escape, data.decode("utf-8")).encode("ascii")
     buffer = getattr(sys.stdout, "buffer", None)

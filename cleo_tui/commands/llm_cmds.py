@@ -69,7 +69,8 @@ def register(add: AddCommand) -> None:
                   description="Run CLEO's observer. Without an API key it says so and does nothing.")
     add_brain_options(observe, read_only_flag=False)
     _provider_options(observe)
-    observe.add_argument("--threshold", metavar="N", type=sqlite_int("--threshold"),
+    observe.add_argument("--threshold", metavar="N",
+                         type=sqlite_int("--threshold", low=1, what="a number of observations (1 or more)"),
                          help="run at N uncompressed observations (default: config, 10)")
     mode = observe.add_mutually_exclusive_group()
     mode.add_argument("--propose", action="store_true", help="keep the notes as a pending proposal; store nothing")

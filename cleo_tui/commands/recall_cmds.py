@@ -6,7 +6,7 @@ import argparse
 from dataclasses import asdict
 
 from cleo_tui.brain import Brain
-from cleo_tui.commands.argtypes import sqlite_int
+from cleo_tui.commands.argtypes import iso_time, nonempty_path, sqlite_int
 from cleo_tui.commands.common import AddCommand, UsageError, add_brain_options, brain_from_args, emit_json
 from cleo_tui.recall.export import export_traces
 from cleo_tui.recall.last_recall import credit_last_recall, recall_and_record
@@ -51,14 +51,18 @@ def register(add: AddCommand) -> None:
     what = traces.add_mutually_exclusive_group()
     what.add_argument("--show", type=sqlite_int("--show"), metavar="TRACE_ID",
                       help="one trace's results, steps and outcomes")
-    what.add_argument("--export", metavar="FILE.jsonl", help="write (query hash, shown, outcomes) per trace")
+    what.add_argument("--export", metavar="FILE.jsonl", type=nonempty_path("--export", "a file to write"),
+                      help="write (query hash, shown, outcomes) per trace")
     traces.add_argument("--force", action="store_true", help="with --export: replace an existing file")
-    traces.add_argument("--limit", type=sqlite_int("--limit"), default=50, help="traces to list (default 50)")
+    traces.add_argument("--limit", type=sqlite_int("--limit", low=1, what="a number of traces (1 or more)"),
+                        default=50, help="traces to list (default 50)")
     traces.add_argument("--tenant", help="only this tenant")
     traces.add_argument("--session", help="only this session")
     traces.add_argument("--pipeline", choices=PIPELINES, help="only this pipeline")
-    traces.add_argument("--since", metavar="DATE", help="traces at or after this ISO date/time")
-    traces.add_argument("--until", metavar="DATE", help="traces before this ISO date/time")
+    traces.add_argument("--since", metavar="DATE", type=iso_time("--since"),
+                        help="traces at or after this ISO date/time")
+    traces.add_argument("--until", metavar="DATE", type=iso_time("--until"),
+                        help="traces before this ISO date/time")
     had = traces.add_mutually_exclusive_group()
     had.add_argument("--with-outcome", dest="has_outcome", action="store_const", const=True,
                      help="only traces with an outcome")
@@ -180,7 +184,7 @@ def cmd_traces(args: argparse.Namespace) -> int:
             else:
                 print(f"Exported {count} trace{'s' if count != 1 else ''} to {one_line(args.export)}")
             return 0
-        traces = list_traces(brain, flt, limit=max(1, args.limit))
+        traces = list_traces(brain, flt, limit=args.limit)
         total = count_traces(brain, flt)
     finally:
         brain.close()
