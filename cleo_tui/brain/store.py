@@ -434,8 +434,10 @@ def open_brain(path: str | Path, read_only: bool = False, busy_timeout_ms: int =
         if not read_only:
             if not sweep_active(path):  # a crashed run is rolled back later, not under CLEO's sweep
                 recovered = recover_interrupted(conn)
+            else:
+                recovered = interrupted_notes(conn, "CLEO's sweep is running")
         else:
-            recovered = interrupted_notes(conn)
+            recovered = interrupted_notes(conn, f"the brain is read-only ({reason})")
     except BaseException:
         conn.close()
         raise

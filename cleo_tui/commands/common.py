@@ -53,12 +53,30 @@ def add_brain_options(parser: argparse.ArgumentParser, read_only_flag: bool = Tr
 
 
 def brain_from_args(args: argparse.Namespace, read_only: bool | None = None) -> Brain:
-    """Open the brain the flags name; `read_only` overrides the --read-only flag."""
+    """Open the brain the flags name; `read_only` overrides the --read-only flag.
+
+    A command that only reads (`info`, a preview) still rolls back a run a crash left
+    half-done, as every command does: when the read-only open finds one, the brain is
+    opened for writing once to roll it back (or to say plainly why it cannot), then
+    read-only again. Only the user's --read-only leaves it as it is.
+    """
     path = Path(args.db) if args.db else locate_brain(args.project)
-    if read_only is None:
-        read_only = bool(getattr(args, "read_only", False))
-    return open_brain(path, read_only=read_only, on_wait=lambda message: print(f"cleo-tui: {message}",
-                                                                              file=sys.stderr, flush=True))
+    chosen = bool(getattr(args, "read_only", False))
+    brain = open_brain(path, read_only=chosen if read_only is None else read_only, on_wait=_say_wait)
+    if brain.read_only and not chosen and brain.recovered:
+        brain.close()
+        writer = open_brain(path, read_only=False, on_wait=_say_wait)
+        notes = list(writer.recovered)
+        if writer.read_only or read_only is False:
+            return writer
+        writer.close()
+        brain = open_brain(path, read_only=True, on_wait=_say_wait)
+        brain.recovered = notes + brain.recovered
+    return brain
+
+
+def _say_wait(message: str) -> None:
+    print(f"cleo-tui: {message}", file=sys.stderr, flush=True)
 
 
 _NON_ASCII = re.compile(r"[^\x00-\x7e]")  # as json.dumps(ensure_ascii=True): DEL and beyond
