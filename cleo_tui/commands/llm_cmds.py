@@ -50,6 +50,7 @@ from cleo_tui.llm.reflector import (
     superseded_details,
 )
 from cleo_tui.llm.resolve import PROVIDERS, Resolved
+from cleo_tui.memory.cleo_effects import EVICTION_IN_CLEO
 from cleo_tui.safe_text import one_line
 
 FAILURES = {r.NO_CREDENTIAL, r.PROVIDER_ERROR, r.UNPARSABLE, r.READ_ONLY, r.CANCELLED, r.ERROR}
@@ -194,6 +195,8 @@ def _print_reflector(result: r.ReflectorResult) -> None:
         print(f"proposal {result.proposal_id} applied (run {result.run_id}): stored {result.patterns_stored} new "
               f"pattern(s), {result.learnings_stored} new learning(s){_merged_text(result)}; "
               f"evicted {len(result.superseded_ids)}: {one_line(', '.join(result.superseded_ids)) or '-'}")
+        if result.superseded_ids:
+            print(EVICTION_IN_CLEO)
 
 
 def _say_asking(resolved: Resolved) -> None:

@@ -170,7 +170,8 @@ class Cluster:
         chosen = tuple(dict.fromkeys(self.merge_ids if others is None and keep == self.keep else
                                      (others if others is not None else [i for i in self.ids if i != keep])))
         protected = {i: self.member(i).protected for i in chosen if self.member(i).protected}
-        return MergeRequest(keep, tuple(i for i in chosen if i != keep), protected)
+        seen = {i: (self.member(i).title, self.member(i).content) for i in (keep, *chosen)}
+        return MergeRequest(keep, tuple(i for i in chosen if i != keep), protected, seen)
 
     def to_json(self) -> dict[str, Any]:
         """The CLI's JSON shape (DESIGN §3), with more keys for scripts."""
