@@ -344,3 +344,18 @@ def test_reflector_apply_undo_survives_cleo_reads(brain):
     assert brain.scalar("SELECT count(*) FROM brain_patterns") == 0
     assert brain.scalar("SELECT count(*) FROM brain_learnings") == 0
     assert len(live(brain)) == 12
+
+
+def test_an_undo_that_skipped_a_changed_row_does_not_advise_a_retry_that_cannot_succeed(brain):
+    """Issue 29.8: "`cmd` tries them again" after a skip, though a retry finds the row as changed."""
+    run_id = curation.evict_observation(brain, "O-01")
+    conn = sqlite3.connect(brain.path, isolation_level=None)  # CLEO re-dates the eviction meanwhile
+    conn.execute("UPDATE brain_observations SET invalid_at = '2031-01-01 00:00:00' WHERE id = 'O-01'")
+    conn.close()
+    outcome = curation.undo_detailed(brain, run_id)
+    assert outcome.remaining == 1 and len(outcome.skipped) == 1
+    text = " ".join(outcome.lines("`cleo-tui prune --undo 1`"))
+    assert "tries them again" not in text
+    assert "only once" in text and "`cleo-tui prune --undo 1`" in text
+    again = curation.undo_detailed(brain, run_id)  # and indeed: a retry changes nothing
+    assert again.restored == 0 and len(again.skipped) == 1

@@ -124,7 +124,12 @@ class UndoOutcome:
                             [f"{s['id']}: {s['why']}" for s in self.skipped])
         out += titled_lines("Deleted since (by CLEO's consolidation?), not restored:", [s["id"] for s in self.missing])
         if self.remaining:
-            out.append(f"{self.remaining:,} changes of run {self.run_id} are not undone; {again} tries them again.")
+            changes = "change" if self.remaining == 1 else "changes"
+            out.append(f"{self.remaining:,} {changes} of run {self.run_id} stay not undone: the rows no longer hold "
+                       f"what the run wrote, and an undo never overwrites someone else's change. "
+                       f"{again[:1].upper() + again[1:]} can "
+                       "restore them only once they hold the run's values again; until then the run stays "
+                       "partly undone.")
         return out
 
     def to_json(self) -> dict[str, Any]:
