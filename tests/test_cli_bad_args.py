@@ -128,3 +128,21 @@ def test_an_observer_threshold_out_of_range_in_the_project_config_is_a_warning(v
     out, err = capsys.readouterr()
     assert code in (0, 1) and "internal error" not in err and "Overflow" not in out + err, (out, err)
     assert "threshold" in out and "default" in out, out
+
+
+def test_a_brain_left_behind_by_cleo_init_is_named(tmp_path, capsys, monkeypatch):
+    """Issue 29.8: after `cleo init` in a project with cleo-tui's own brain, cleo-tui switched to
+    CLEO's .cleo/cleo.db without a word about the brain left behind."""
+    monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))  # no `cleo`: cleo-tui's own brain
+    assert cli.main(["init", str(tmp_path)]) == 0
+    copy_demo(tmp_path)  # then CLEO sets the project up: .cleo/cleo.db with brain tables
+    capsys.readouterr()
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["info", "--json"]) == 0
+    out, err = capsys.readouterr()
+    info = json.loads(out)
+    assert info["db"].endswith(".cleo/cleo.db")
+    assert info["left_behind"] == [str(tmp_path / ".cleo-tui" / "brain.db")]
+    assert ".cleo-tui/brain.db" in err and "not opened" in err
+    assert cli.main(["info", "--db", str(tmp_path / ".cleo" / "cleo.db")]) == 0
+    assert "left behind" in capsys.readouterr().out  # named by info however the brain was given

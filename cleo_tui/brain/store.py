@@ -540,6 +540,26 @@ def locate_brain(directory: str | Path = ".") -> Path:
     )
 
 
+def brains_left_behind(found: str | Path) -> list[Path]:
+    """Other brains in the project folder of `found` that `locate_brain` passes over.
+
+    After `cleo init` in a project that had cleo-tui's own `.cleo-tui/brain.db`, CLEO's
+    `.cleo/cleo.db` is found first; the brain curated until then stays where it was,
+    and the faces name it. A `.cleo/cleo.db` counts only when it holds brain tables.
+    """
+    found = Path(found).expanduser().absolute()
+    if found.parent.name not in (".cleo", OWN_BRAIN.parent.name):
+        return []
+    others = []
+    for candidate in brain_candidates(found.parent.parent)[:3]:
+        if candidate == found or not candidate.is_file():
+            continue
+        if candidate.name == "cleo.db" and not _probe_candidate(candidate)[0]:
+            continue
+        others.append(candidate)
+    return others
+
+
 def global_brain_path() -> Path:
     """CLEO's global store: `$XDG_DATA_HOME/cleo/cleo.db` (normally ~/.local/share/cleo/cleo.db)."""
     data_home = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")

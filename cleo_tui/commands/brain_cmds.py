@@ -7,6 +7,7 @@ import sys
 import time
 
 from cleo_tui.brain import create_project_brain
+from cleo_tui.brain.store import brains_left_behind
 from cleo_tui.brain.summary import brain_summary
 from cleo_tui.commands.argtypes import nonempty_path
 from cleo_tui.commands.common import AddCommand, add_brain_options, brain_from_args, emit_json, int_option
@@ -55,6 +56,7 @@ def cmd_info(args: argparse.Namespace) -> int:
         summary["liveness"] = brain_liveness(brain).to_dict()  # issue 17: are the agents alive?
         summary["recovered"] = list(brain.recovered)  # interrupted runs rolled back (or waiting to be)
         summary["stale_reason"] = brain.stale_reason  # committed changes it could not read, if any
+        summary["left_behind"] = [str(p) for p in brains_left_behind(brain.path)]  # e.g. after `cleo init`
     finally:
         brain.close()
     if args.json:
@@ -72,6 +74,8 @@ def cmd_info(args: argparse.Namespace) -> int:
         print("\n".join(liveness_lines(summary["liveness"])))
         for note in summary["recovered"]:
             print(f"recovered:    {one_line(note, 1000)}")
+        for other in summary["left_behind"]:
+            print(f"left behind:  {one_line(other)} (another brain of this project, not opened; --db opens it)")
     return 0
 
 

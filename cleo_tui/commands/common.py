@@ -17,6 +17,7 @@ import orjson
 
 from cleo_tui.brain import Brain, BrainError, locate_brain, open_brain
 from cleo_tui.brain.journal import UndoOutcome
+from cleo_tui.brain.store import brains_left_behind
 from cleo_tui.commands.argtypes import nonempty_path
 from cleo_tui.safe_text import one_line, titled_lines
 
@@ -61,6 +62,9 @@ def brain_from_args(args: argparse.Namespace, read_only: bool | None = None) -> 
     read-only again. Only the user's --read-only leaves it as it is.
     """
     path = Path(args.db) if args.db else locate_brain(args.project)
+    if not args.db:
+        for other in brains_left_behind(path):
+            print(f"cleo-tui: note: {one_line(str(other))} is {left_behind_words(path)}", file=sys.stderr)
     chosen = bool(getattr(args, "read_only", False))
     brain = open_brain(path, read_only=chosen if read_only is None else read_only, on_wait=_say_wait)
     if brain.read_only and not chosen and brain.recovered:
@@ -73,6 +77,12 @@ def brain_from_args(args: argparse.Namespace, read_only: bool | None = None) -> 
         brain = open_brain(path, read_only=True, on_wait=_say_wait)
         brain.recovered = notes + brain.recovered
     return brain
+
+
+def left_behind_words(found: Path) -> str:
+    """Why a brain beside `found` is not the one opened (after the word "is")."""
+    return (f"another brain of this project, not opened: cleo-tui opens {one_line(str(found))} "
+            "first (CLEO's, once CLEO sets the project up). Its rows stay there; open it with --db.")
 
 
 def _say_wait(message: str) -> None:

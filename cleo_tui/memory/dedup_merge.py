@@ -76,7 +76,7 @@ def seen_text(title: str | None, narrative: str | None) -> tuple[str, str]:
 
 def _changed_since_seen(conn: sqlite3.Connection, seen: Mapping[str, tuple[str, str]]) -> set[str]:
     """The ids of `seen` whose row reads otherwise now (or is gone)."""
-    changed = set()
+    changed: set[str] = set()
     ids = list(seen)
     for start in range(0, len(ids), journal.IN_BATCH):
         part = ids[start:start + journal.IN_BATCH]
