@@ -33,7 +33,8 @@ def register(add: AddCommand) -> None:
         description="List clusters of live observations that restate the same fact in other words, with a "
                     "suggested keeper. --apply --yes merges them: the others are soft-evicted with a "
                     "supersedes edge from the keeper. Pairs that differ in a number, an identifier, a path or "
-                    "a version are updates and are never merged. --undo RUN_ID reverses a merge.")
+                    "a version, where only one says \"not\", or that name other things in otherwise identical "
+                    "words are updates and are never merged. --undo RUN_ID reverses a merge.")
     add_brain_options(dedup, read_only_flag=False)
     dedup.add_argument("--threshold", metavar="X", default=str(DEFAULT_THRESHOLD),
                        help=f"similarity from 0.7 to 1 (default {DEFAULT_THRESHOLD})")
