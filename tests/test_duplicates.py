@@ -227,3 +227,15 @@ def test_a_negation_said_in_other_words_on_both_sides_is_no_detail():
     assert not negated_twice.differs_in_detail and negated_twice.is_duplicate(0.85)
     negated = compare(text_key("Lint runs before tests in CI."), text_key("Lint does not run before tests in CI."))
     assert negated.only_b == ("not",) and not negated.is_duplicate(0.7)
+
+
+def test_the_differing_words_are_shown_as_written_not_as_stems(tmp_path):
+    """Issue 29.8: a swapped word was shown as its stem ("profil", "invoic")."""
+    brain = new_brain(tmp_path)
+    try:
+        add_observation(brain, "O-a", "The cli report grouped by local date instead of UTC.")
+        add_observation(brain, "O-b", "The invoices report grouped by local date instead of UTC.")
+        [pair] = scan_duplicates(brain, cache=dedup_lsh.ScanCache()).updates(0.7)
+        assert {*pair.only_a, *pair.only_b} == {"cli", "invoices"}
+    finally:
+        brain.close()

@@ -185,6 +185,19 @@ def text_words(text: str) -> tuple[list[str], set[str]]:
     return words, details
 
 
+def as_written(text: str, words: Sequence[str]) -> tuple[str, ...]:
+    """Each of `words` (as `text_words` made them: lower-cased, stemmed) as `text` writes it, for
+    showing: "invoic" is shown as "invoices". A word the text does not hold stays as it is."""
+    wanted = set(words)
+    written: dict[str, str] = {}
+    for chunk in (_NOT.sub(" not", text) if "'" in text else text).split():
+        for token in _WORD.findall(chunk):
+            for word in _normal_words(token)[0]:
+                if word in wanted and word not in written:
+                    written[word] = token.strip(".:-/\\,;!?()'\"`")
+    return tuple(written.get(w) or w for w in words)
+
+
 def text_key(text: str) -> TextKey:
     """The words and details of one text (see the module docstring)."""
     words, details = text_words(text)
