@@ -74,7 +74,7 @@ def check_text_arguments(args: argparse.Namespace, argv: Sequence[str]) -> None:
             continue
         flag = "--" + name.replace("_", "-")
         label = flag if any(a == flag or a.startswith(flag + "=") for a in argv) else name.upper()
-        raise UsageError(f"{label} is not valid UTF-8 text ({shown_bytes(value)!r}): cleo-tui stores and "
+        raise UsageError(f"{label} is not valid UTF-8 text ('{shown_bytes(value)}'): cleo-tui stores and "
                          "looks up ids, sessions and queries as text. Check the terminal's or the script's "
                          "encoding.")
 
@@ -88,7 +88,7 @@ def unknown_command(word: str) -> UsageError:
     """`cleo-tui nosuch`: not a command, and no directory of that name; the commands listed."""
     close = difflib.get_close_matches(word, list(COMMANDS), n=1)
     hint = f" Did you mean `cleo-tui {close[0]}`?" if close else ""
-    return UsageError(f"{shown_bytes(word)!r} is not a cleo-tui command, nor a directory here.{hint} The "
+    return UsageError(f"'{shown_bytes(word)}' is not a cleo-tui command, nor a directory here.{hint} The "
                       f"commands are: {', '.join(COMMANDS)} (`cleo-tui --help` says what each does). To open "
                       "the terminal UI on a project, give its directory (`cleo-tui ./DIR`).")
 
