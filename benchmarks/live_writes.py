@@ -208,7 +208,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", default=None)
     parser.add_argument("--floor-seconds", type=float, default=3.0)
     parser.add_argument("--share", type=float, default=0.1)
-    parser.add_argument("--writer", metavar="DB", help=argparse.SUPPRESS)
+    parser.add_argument("--writer", metavar="DB",
+                        help="only be the CLEO-like writer on DB: one observation every 10 ms until stdin "
+                             "closes (what the benchmark starts; run it by hand beside the TUI)")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--no-undo", action="store_true", help="measure the commit only (a 1M undo takes long)")
     args = parser.parse_args(argv)

@@ -9,8 +9,10 @@ and light commands never load the LLM clients or Textual. A user's mistake
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import os
+import re
 import sqlite3
 import sys
 import traceback
@@ -20,8 +22,9 @@ from pathlib import Path
 from cleo_tui import __version__, collector
 from cleo_tui.brain import BrainError
 from cleo_tui.commands import COMMANDS
+from cleo_tui.commands.argtypes import nonempty_path
 from cleo_tui.commands.common import EXIT_INTERNAL, EXIT_USER_ERROR, CommandParser, UsageError
-from cleo_tui.safe_text import safe_text
+from cleo_tui.safe_text import one_line, safe_text
 
 __all__ = ["EXIT_INTERNAL", "EXIT_USER_ERROR", "UsageError", "build_parser", "main"]
 
@@ -49,14 +52,64 @@ def build_parser(commands: Iterable[str] | None = None) -> argparse.ArgumentPars
 def tui_parser() -> argparse.ArgumentParser:
     parser = CommandParser(prog="cleo-tui", description="Open the terminal UI.")
     parser.add_argument("project", nargs="?", default=".", metavar="PROJECT_DIR",
+                        type=nonempty_path("PROJECT_DIR", "a directory"),
                         help="project directory to look for a brain in (default: .)")
-    parser.add_argument("--db", metavar="FILE", help="open this brain file directly")
+    parser.add_argument("--db", metavar="FILE", type=nonempty_path("--db", "a brain file"),
+                        help="open this brain file directly")
     parser.add_argument("--read-only", action="store_true", help="open the brain read-only")
     parser.add_argument("--version", action="version", version=f"cleo-tui {__version__}")
     return parser
 
 
+_SURROGATE = re.compile("[\udc80-\udcff]")
+PATH_ARGUMENTS = frozenset({"db", "project", "dir", "export"})  # may hold any bytes (a file name on Linux)
+
+
+def check_text_arguments(args: argparse.Namespace, argv: Sequence[str]) -> None:
+    """Refuse an id, session, query ... that is not valid UTF-8 text (Python keeps the bytes as
+    lone surrogates, which SQLite cannot take): one paragraph naming the argument. Paths may hold
+    any bytes and are let through."""
+    for name, value in vars(args).items():
+        if name in PATH_ARGUMENTS or not isinstance(value, str) or not _SURROGATE.search(value):
+            continue
+        flag = "--" + name.replace("_", "-")
+        label = flag if any(a == flag or a.startswith(flag + "=") for a in argv) else name.upper()
+        raise UsageError(f"{label} is not valid UTF-8 text ('{shown_bytes(value)}'): cleo-tui stores and "
+                         "looks up ids, sessions and queries as text. Check the terminal's or the script's "
+                         "encoding.")
+
+
+def shown_bytes(value: str) -> str:
+    """An argument as one safe line, bytes that are not UTF-8 shown as \\xff."""
+    return one_line(value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"), 60)
+
+
+def unknown_command(word: str) -> UsageError:
+    """`cleo-tui nosuch`: not a command, and no directory of that name; the commands listed."""
+    close = difflib.get_close_matches(word, list(COMMANDS), n=1)
+    hint = f" Did you mean `cleo-tui {close[0]}`?" if close else ""
+    return UsageError(f"'{shown_bytes(word)}' is not a cleo-tui command, nor a directory here.{hint} The "
+                      f"commands are: {', '.join(COMMANDS)} (`cleo-tui --help` says what each does). To open "
+                      "the terminal UI on a project, give its directory (`cleo-tui ./DIR`).")
+
+
+def looks_like_path(word: str) -> bool:
+    """A word a user means as a path: it exists, or it has a path's shape (a separator, ~, a dot)."""
+    return (os.path.lexists(word) or os.sep in word or (os.altsep or os.sep) in word
+            or word.startswith(("~", ".")))
+
+
+def require_terminal() -> None:
+    """The TUI only on a terminal: on a pipe it would write escape codes into it and wait forever."""
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        which = "standard input" if not sys.stdin.isatty() else "standard output"
+        raise UsageError(f"The terminal UI needs a terminal, and {which} is not one; nothing was opened. "
+                         "Run it in a terminal, or use a command (`cleo-tui info`, `cleo-tui --help` lists "
+                         "them) in scripts and pipes.")
+
+
 def run_tui(args: argparse.Namespace) -> int:
+    require_terminal()
     from cleo_tui.ui.app import run_app
     return run_app(project=Path(args.project), db=Path(args.db) if args.db else None,
                    read_only=args.read_only)
@@ -66,6 +119,7 @@ def dispatch(argv: list[str]) -> int:
     """Run the subcommand `argv` names, or the TUI when it names none."""
     if argv and argv[0] in COMMANDS:
         args = build_parser([argv[0]]).parse_args(argv)
+        check_text_arguments(args, argv)
         # A command builds its pool once and exits: its objects live to the end, and full
         # collections would only walk them (0.2-0.5 s at a million rows).
         with collector.paused():
@@ -73,7 +127,10 @@ def dispatch(argv: list[str]) -> int:
     if argv and argv[0] in ("-h", "--help"):
         build_parser().parse_args(argv)
         return 0
-    return run_tui(tui_parser().parse_args(argv))
+    args = tui_parser().parse_args(argv)
+    if not looks_like_path(args.project):
+        raise unknown_command(args.project)
+    return run_tui(args)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -2,7 +2,8 @@
 
 `config.json` there may hold:
   {"theme": "cleo", "tokenizer": "chars4", "keys": {"action_id": "key"},
-   "llm": {"provider": "anthropic", "model": "...", "base_url": "..."},
+   "llm": {"provider": "anthropic", "model": "...", "base_url": "...",
+           "timeout": 60, "max_retries": 2, "deadline": 75},  (seconds; see llm/resolve.py)
    "protect": {"recalled_within_days": 30, "used_by_task": true}}
 (`protect` is opt-in recall-aware protection: see `protect_settings`.)
 Missing or malformed files fall back to defaults; a bad file is reported, not fatal.

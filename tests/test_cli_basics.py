@@ -127,3 +127,11 @@ def test_help_lists_every_command_and_a_flag_mistake_is_one_paragraph(capsys):
     err = capsys.readouterr().err.strip()
     assert err.startswith("cleo-tui: cleo-tui traces: argument --export") and "not allowed with" in err
     assert "\n" not in err and "usage:" not in err
+
+
+def test_the_live_writes_benchmark_shows_its_writer_option(capsys):
+    """Issue 29.17: `--writer` (the CLEO-like writer, useful beside the TUI) was hidden from --help."""
+    from benchmarks import live_writes
+    with pytest.raises(SystemExit):
+        live_writes.main(["--help"])
+    assert "--writer DB" in capsys.readouterr().out

@@ -67,3 +67,10 @@ def test_mistakes_are_one_paragraph_and_exit_2(db, capsys, argv, message):
 def test_text_output_names_the_keeper_and_the_update(db, capsys):
     code, out, _ = _run(capsys, "dedup", "--db", db)
     assert code == 0 and "keep O-1" in out and "1 more pairs differ only in a detail" in out
+
+
+def test_apply_text_says_cleo_still_returns_the_evicted_rows(db, capsys):
+    """Issue 29.8: `dedup --apply` did not say that CLEO's own search still returns evicted rows."""
+    from cleo_tui.memory.cleo_effects import EVICTION_IN_CLEO
+    code, out, _ = _run(capsys, "dedup", "--db", db, "--apply", "--yes")
+    assert code == 0 and "Merged as run" in out and EVICTION_IN_CLEO in out

@@ -217,3 +217,25 @@ def test_the_scans_swapped_words_check_agrees_with_the_verdict():
         seen.add(expected.differs_in_detail)
     assert seen == {True, False}
     assert not words_swapped(text_key(pairs[0][0]).words, text_key(pairs[0][1]).words, 0.4)  # below the floor
+
+
+def test_a_negation_said_in_other_words_on_both_sides_is_no_detail():
+    """Issue 29.8: "not" was a detail even when both texts negate ("never X" / "do not X"), so
+    one fact said twice was taken for an update. A negation on one side only still differs."""
+    negated_twice = compare(text_key("Never commit secrets to the repository."),
+                            text_key("Do not commit secrets to the repository."))
+    assert not negated_twice.differs_in_detail and negated_twice.is_duplicate(0.85)
+    negated = compare(text_key("Lint runs before tests in CI."), text_key("Lint does not run before tests in CI."))
+    assert negated.only_b == ("not",) and not negated.is_duplicate(0.7)
+
+
+def test_the_differing_words_are_shown_as_written_not_as_stems(tmp_path):
+    """Issue 29.8: a swapped word was shown as its stem ("profil", "invoic")."""
+    brain = new_brain(tmp_path)
+    try:
+        add_observation(brain, "O-a", "The cli report grouped by local date instead of UTC.")
+        add_observation(brain, "O-b", "The invoices report grouped by local date instead of UTC.")
+        [pair] = scan_duplicates(brain, cache=dedup_lsh.ScanCache()).updates(0.7)
+        assert {*pair.only_a, *pair.only_b} == {"cli", "invoices"}
+    finally:
+        brain.close()

@@ -81,3 +81,30 @@ def test_a_merge_refuses_an_evicted_keeper_and_a_keeper_that_is_also_evicted(bra
     with pytest.raises(curation.CurationError, match="Nothing to merge"):
         merge_duplicates(brain, [MergeRequest("O-2", ())])
     assert _dump(brain) == before
+
+
+def test_a_member_cleo_edited_after_the_scan_is_left_alone_and_named(brain):
+    """Issue 29.14: the merge checked only that members were live, so a member CLEO rewrote after
+    the scan was evicted anyway. As the prune commit, it evicts exactly what the user saw."""
+    requests = sorted((c.request() for c in scan_duplicates(brain).clusters(0.85)), key=lambda r: r.keep)
+    assert [(r.keep, r.others) for r in requests] == [("O-0", ("O-1",)), ("O-3", ("O-2",))]
+    with brain.write() as conn:  # CLEO updates O-1 after the scan (its own connection in life)
+        conn.execute("UPDATE brain_observations SET narrative = 'Dependencies: uv only, pip is banned since "
+                     "March.' WHERE id = 'O-1'")
+    result = merge_duplicates(brain, requests)
+    assert result.evicted == ["O-2"]
+    assert [(s.id, s.why) for s in result.skipped] == [("O-1", "its text changed since the scan")]
+    live = {r[0] for r in brain.query("SELECT id FROM brain_observations WHERE invalid_at IS NULL")}
+    assert "O-1" in live and "O-2" not in live
+    assert brain.scalar("SELECT count(*) FROM brain_page_edges WHERE to_id = 'observation:O-1'") == 0
+    assert any("O-1" in line and "changed since the scan" in line for line in result.lines())
+
+
+def test_a_keeper_cleo_edited_after_the_scan_keeps_its_cluster_unmerged(brain):
+    requests = sorted((c.request() for c in scan_duplicates(brain).clusters(0.85)), key=lambda r: r.keep)
+    with brain.write() as conn:
+        conn.execute("UPDATE brain_observations SET title = 'Deploy: from the root, never from scripts/' "
+                     "WHERE id = 'O-3'")
+    result = merge_duplicates(brain, requests)
+    assert result.evicted == ["O-1"]
+    assert [(s.id, s.why) for s in result.skipped] == [("O-2", "its keeper O-3 changed since the scan")]

@@ -150,7 +150,7 @@ def test_an_interrupted_chunked_run_is_rolled_back_on_the_next_open(brain):
         curation.evict_rows(brain, conn, run_id, ["O-02"], "2026-06-06 06:06:06")
     brain.close()
     looking = open_brain(path, read_only=True)  # `info`, a preview: reads only, says so
-    assert "rolled back the next time" in looking.recovered[0]
+    assert "cannot be rolled back now: the brain is read-only (opened with --read-only)" in looking.recovered[0]
     looking.close()
     reopened = open_brain(path)
     try:
@@ -162,27 +162,96 @@ def test_an_interrupted_chunked_run_is_rolled_back_on_the_next_open(brain):
         reopened.close()
 
 
-def test_info_says_which_interrupted_runs_wait_to_be_rolled_back(brain, capsys):
-    from cleo_tui.cli import main
-    with brain.write() as conn:  # a run whose process died
+def _interrupted_run(brain) -> int:
+    """A run whose process died after its first chunk (O-00 evicted); the brain is closed."""
+    with brain.write() as conn:
         run_id = journal.start_run(conn, "prune", "pruning", {}, status=journal.IN_PROGRESS)
         curation.evict_rows(brain, conn, run_id, ["O-00"], "2026-06-06 06:06:06")
         conn.execute("UPDATE cleo_tui_runs SET owner_pid = 2147483000 WHERE id = ?", (run_id,))
-    path = str(brain.path)
     brain.close()
+    return run_id
+
+
+def test_info_rolls_an_interrupted_run_back_as_the_readme_says(brain, capsys):
+    """Issue 29.9: `info` said the run "is rolled back the next time the brain is opened for
+    writing" and left it half-done; the README says any command rolls it back."""
+    from cleo_tui.cli import main
+    before = [tuple(r) for r in brain.query("SELECT * FROM brain_observations ORDER BY id")]
+    path = str(brain.path)
+    run_id = _interrupted_run(brain)
     assert main(["info", "--db", path]) == 0
     out = capsys.readouterr().out
-    assert f"run {run_id} (prune) was interrupted" in out and "recovered:" in out
+    assert f"run {run_id} (prune) was interrupted and has been rolled back" in out and "recovered:" in out
+    conn = sqlite3.connect(path)
+    assert [tuple(r) for r in conn.execute("SELECT * FROM brain_observations ORDER BY id")] == before
+    assert conn.execute("SELECT count(*) FROM cleo_tui_runs").fetchone()[0] == 0
+    conn.close()
     assert main(["info", "--db", path, "--json"]) == 0
-    data = json.loads(capsys.readouterr().out)
-    assert len(data["recovered"]) == 1 and "rolled back the next time" in data["recovered"][0]
+    assert json.loads(capsys.readouterr().out)["recovered"] == []
+
+
+def test_a_preview_rolls_an_interrupted_run_back_then_reads_only(brain, capsys):
+    from cleo_tui.cli import main
+    path = str(brain.path)
+    _interrupted_run(brain)
+    assert main(["prune", "--db", path, "--budget", "100000"]) == 0
+    assert sqlite3.connect(path).execute("SELECT count(*) FROM cleo_tui_runs").fetchone()[0] == 0
+
+
+def test_info_on_a_read_only_brain_says_plainly_it_cannot_roll_back(brain, capsys):
+    from cleo_tui.cli import main
+    from tests.test_reliability_files import unwritable
+    path = brain.path
+    run_id = _interrupted_run(brain)
+    with unwritable(path):
+        assert main(["info", "--db", str(path), "--json"]) == 0
+    notes = json.loads(capsys.readouterr().out)["recovered"]
+    assert len(notes) == 1 and f"run {run_id} (prune) was interrupted" in notes[0]
+    assert "cannot be rolled back" in notes[0] and "not writable" in notes[0]
+    assert "next time" not in notes[0]
+    assert sqlite3.connect(path).execute("SELECT count(*) FROM cleo_tui_runs").fetchone()[0] == 1
+
+
+def test_a_run_whose_pid_was_reused_is_rolled_back(brain):
+    """Issue 29.15: pid 1 is alive, but it is not the process that started the run."""
+    with brain.write() as conn:
+        journal.start_run(conn, "prune", "pruning", {}, status=journal.IN_PROGRESS)
+    started = brain.scalar("SELECT owner_started FROM cleo_tui_runs")
+    assert started  # the owner's start time is recorded beside its pid
+    conn = sqlite3.connect(brain.path, isolation_level=None)
+    conn.execute("UPDATE cleo_tui_runs SET owner_pid = 1")  # pid 1 lives, but started at another time
+    conn.close()
+    other = open_brain(brain.path)
+    try:
+        assert other.recovered and other.scalar("SELECT count(*) FROM cleo_tui_runs") == 0
+    finally:
+        other.close()
+
+
+def test_a_run_of_a_live_process_with_its_start_time_is_left_alone(brain, tmp_path):
+    import subprocess
+    import sys
+    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    try:
+        with brain.write() as conn:
+            journal.start_run(conn, "prune", "still writing", {}, status=journal.IN_PROGRESS)
+            conn.execute("UPDATE cleo_tui_runs SET owner_pid = ?, owner_started = ?",
+                         (child.pid, journal.process_start(child.pid)))
+        other = open_brain(brain.path)
+        try:
+            assert other.recovered == [] and other.scalar("SELECT count(*) FROM cleo_tui_runs") == 1
+        finally:
+            other.close()
+    finally:
+        child.communicate(b"")
 
 
 def test_a_run_of_a_live_process_is_not_recovered(brain):
+    """A run written before owners had a start time (migration 6) is told by its pid alone."""
     with brain.write() as conn:
         journal.start_run(conn, "prune", "still writing", {}, status=journal.IN_PROGRESS)
     conn = sqlite3.connect(brain.path, isolation_level=None)
-    conn.execute("UPDATE cleo_tui_runs SET owner_pid = 1")  # pid 1 is alive
+    conn.execute("UPDATE cleo_tui_runs SET owner_pid = 1, owner_started = NULL")  # pid 1 is alive
     conn.close()
     other = open_brain(brain.path)
     try:
@@ -275,3 +344,18 @@ def test_reflector_apply_undo_survives_cleo_reads(brain):
     assert brain.scalar("SELECT count(*) FROM brain_patterns") == 0
     assert brain.scalar("SELECT count(*) FROM brain_learnings") == 0
     assert len(live(brain)) == 12
+
+
+def test_an_undo_that_skipped_a_changed_row_does_not_advise_a_retry_that_cannot_succeed(brain):
+    """Issue 29.8: "`cmd` tries them again" after a skip, though a retry finds the row as changed."""
+    run_id = curation.evict_observation(brain, "O-01")
+    conn = sqlite3.connect(brain.path, isolation_level=None)  # CLEO re-dates the eviction meanwhile
+    conn.execute("UPDATE brain_observations SET invalid_at = '2031-01-01 00:00:00' WHERE id = 'O-01'")
+    conn.close()
+    outcome = curation.undo_detailed(brain, run_id)
+    assert outcome.remaining == 1 and len(outcome.skipped) == 1
+    text = " ".join(outcome.lines("`cleo-tui prune --undo 1`"))
+    assert "tries them again" not in text
+    assert "only once" in text and "`cleo-tui prune --undo 1`" in text
+    again = curation.undo_detailed(brain, run_id)  # and indeed: a retry changes nothing
+    assert again.restored == 0 and len(again.skipped) == 1

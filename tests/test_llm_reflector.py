@@ -246,6 +246,8 @@ def test_cli_apply_names_the_rows_merged_into(brain, provider, capsys):
     out = capsys.readouterr().out
     assert "stored 1 new pattern, 1 new learning" in out
     assert "merged into existing pattern P-existing, learning L-existing" in out
+    from cleo_tui.memory.cleo_effects import EVICTION_IN_CLEO
+    assert "evicted 1:" in out and EVICTION_IN_CLEO in out  # issue 29.8: CLEO's search still returns it
 
 
 def test_protection_of_superseded_rows_is_what_the_tags_say(brain, tmp_path):

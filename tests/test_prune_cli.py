@@ -175,3 +175,12 @@ def test_a_command_runs_without_cyclic_collection_and_puts_the_collector_back(pr
     code, out, _ = run(capsys, "prune", "--db", str(project / ".cleo" / "cleo.db"), "--budget", "400", "--json")
     assert code == 0 and json.loads(out)["budget"] == 400
     assert seen == [False] and gc.isenabled()
+
+
+def test_apply_hide_from_cleo_text_says_the_rows_were_hidden(project, capsys):
+    """Issue 29.8: the text output of `--apply --hide-from-cleo` never said the rows were hidden."""
+    from cleo_tui.memory.cleo_effects import HIDDEN_FROM_CLEO
+    db = project / ".cleo" / "cleo.db"
+    code, out, _ = run(capsys, "prune", "--db", str(db), "--budget", "500", "--apply", "--yes", "--hide-from-cleo")
+    assert code == 0 and "Committed as run 1" in out and HIDDEN_FROM_CLEO in out
+    assert "still return evicted rows" not in out

@@ -266,9 +266,12 @@ def test_the_tuis_first_open_under_cleos_lock_says_so_and_ctrl_c_ends_the_wait(b
     launch = ("import runpy, signal, sys; signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT}); "
               "signal.signal(signal.SIGINT, signal.default_int_handler); sys.argv[0] = 'cleo-tui'; "
               "runpy.run_module('cleo_tui', run_name='__main__')")
-    proc = subprocess.Popen([sys.executable, "-c", launch, "--db", str(brain_path)], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    import pty
+    terminal, child_end = pty.openpty()  # the TUI starts only on a terminal (issue 29.12); stderr stays a pipe
+    proc = subprocess.Popen([sys.executable, "-c", launch, "--db", str(brain_path)], stdin=child_end,
+                            stdout=child_end, stderr=subprocess.PIPE, text=True,
                             cwd=Path(__file__).resolve().parent.parent, env={**os.environ, "PYTHONFAULTHANDLER": "1"})
+    os.close(child_end)
     try:
         ready, _, _ = select.select([proc.stderr], [], [], 20)  # the notice comes after ~1 s
         assert ready, "no notice on stderr"
@@ -288,6 +291,8 @@ def test_the_tuis_first_open_under_cleos_lock_says_so_and_ctrl_c_ends_the_wait(b
     finally:
         if proc.poll() is None:
             proc.kill()
+            proc.wait(timeout=10)
+        os.close(terminal)
         holder.execute("ROLLBACK")
         holder.close()
     conn = sqlite3.connect(brain_path)

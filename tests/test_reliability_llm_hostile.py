@@ -172,3 +172,36 @@ def test_one_deadline_per_call_and_bounded_settings(brain, monkeypatch):
            "timeout of 1e30", "the call gives up at the deadline with one message; settings bounded (≤ 10 "
            "retries, ≤ 600 s) with a warning", "passed",
            fixed="no overall deadline (minutes of silence); max_retries 1e30 looped forever (issue 19.7)")
+
+
+def test_the_default_deadline_is_under_90_s(brain):
+    from cleo_tui.llm.resolve import resolve_provider
+    write_own_config({})
+    assert resolve_provider(brain).deadline < 90
+
+
+def test_a_server_that_accepts_and_never_answers_ends_at_the_deadline_saying_what_timed_out(brain, monkeypatch,
+                                                                                           capsys):
+    """Issue 29.16: `cleo-tui reflect` was held 123 s by a server that accepted and never answered.
+    The socket listens and is never accepted from: the kernel completes the connection, nobody reads."""
+    import socket
+
+    from cleo_tui import cli
+    write_own_config({"max_retries": 3, "timeout": 30, "deadline": 1.5})
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    port = listener.getsockname()[1]
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{port}")
+    path = str(brain.path)
+    brain.close()
+    try:
+        started = time.monotonic()
+        code = cli.main(["reflect", "--db", path, "--session", SESSION])
+        elapsed = time.monotonic() - started
+    finally:
+        listener.close()
+    out = capsys.readouterr().out
+    assert code == 1 and elapsed < 1.5 + 1.0, (elapsed, out)  # the whole command, client set-up included
+    assert f"127.0.0.1:{port}" in out and "did not answer: no answer within 1.5 s" in out, out
+    assert "connecting" in out and "every retry" in out and "llm.deadline" in out, out

@@ -227,6 +227,38 @@ async def test_own_writes_are_not_reported_as_cleos(brain):
         assert app.session.last_live is None  # ...but by cleo-tui itself: no external change
 
 
+async def test_own_writes_are_not_reported_when_a_worker_held_the_brain_as_the_session_started(brain,
+                                                                                               monkeypatch):
+    """Issue 29.17: under load the session's start found the brain busy (the first rows being read),
+    so it never learned its own data_version, and its first own write was taken for CLEO's.
+    The race made certain: the brain is held while the session starts watching."""
+    from cleo_tui.ui.session import BrainSession
+    start_live = BrainSession.start_live
+
+    def start_while_held(self) -> None:
+        held, release = threading.Event(), threading.Event()
+
+        def hold() -> None:
+            with self.brain.lock:
+                held.set()
+                release.wait()
+        worker = threading.Thread(target=hold)
+        worker.start()
+        held.wait()
+        try:
+            start_live(self)
+        finally:
+            release.set()
+            worker.join()
+    monkeypatch.setattr(BrainSession, "start_live", start_while_held)
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await evict_first_row(app, pilot)
+        result = poll(app)
+        assert result is not None and result.changed
+        assert app.session.last_live is None
+
+
 async def test_own_writes_are_not_reported_while_a_worker_holds_the_brain(brain):
     """The watcher's report can come while a worker reads the brain (the tags after a write): the
     session cannot read its own connection then, and must not take the write for CLEO's."""

@@ -26,7 +26,7 @@ from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.errors import BrainError, BrainUnwritable
 from cleo_tui.brain.migrations import META
 from cleo_tui.brain.store import OWN_BRAIN, Brain, brain_candidates, open_brain, refuse_non_brain
-from cleo_tui.safe_text import one_line
+from cleo_tui.safe_text import one_line, safe_path, safe_text
 
 CLEO_DB = Path(".cleo") / "cleo.db"
 CLEO_INIT_TIMEOUT_S = 300
@@ -53,7 +53,12 @@ def _made_dirs(directory: Path) -> Iterator[None]:
     """Create `directory` (and parents); on failure remove the ones made here, if still empty."""
     made = [p for p in (directory, *directory.parents) if not p.exists()]
     try:
-        directory.mkdir(parents=True, exist_ok=True)
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # /proc/nope, a read-only mount, a file in the way
+            raise BrainUnwritable(f"Cannot create the directory {safe_path(directory)} "
+                                  f"({safe_text(exc.strerror or exc)}); nothing was written. Choose a "
+                                  "directory you can write to.") from None
         yield
     except BaseException:
         for folder in made:  # deepest first

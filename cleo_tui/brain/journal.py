@@ -30,7 +30,9 @@ brain is opened for writing (`recover_interrupted`): its changes are reverted in
 reverse order (exactly: the before values, where
 the row still holds the run's after values) and the run and its change rows are
 deleted, so the brain is exactly as before the step. A run whose writer process
-is still alive (another cleo-tui) is left alone.
+is still alive (another cleo-tui) is left alone: the writer is told by its pid and
+its start time (`process_start`), so a pid the system gave to a later process
+does not keep a dead writer's run in place.
 """
 
 from __future__ import annotations
@@ -39,12 +41,14 @@ import gc
 import json
 import os
 import sqlite3
+import subprocess
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from cleo_tui.brain import cleo_schema as cs
@@ -123,7 +127,12 @@ class UndoOutcome:
                             [f"{s['id']}: {s['why']}" for s in self.skipped])
         out += titled_lines("Deleted since (by CLEO's consolidation?), not restored:", [s["id"] for s in self.missing])
         if self.remaining:
-            out.append(f"{self.remaining:,} changes of run {self.run_id} are not undone; {again} tries them again.")
+            changes = "change" if self.remaining == 1 else "changes"
+            out.append(f"{self.remaining:,} {changes} of run {self.run_id} stay not undone: the rows no longer hold "
+                       f"what the run wrote, and an undo never overwrites someone else's change. "
+                       f"{again[:1].upper() + again[1:]} can "
+                       "restore them only once they hold the run's values again; until then the run stays "
+                       "partly undone.")
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -155,10 +164,10 @@ def start_run(conn: sqlite3.Connection, kind: str, summary: str = "",
     `status` IN_PROGRESS marks a chunked run until `finish_run`.
     """
     cur = conn.execute(
-        f"INSERT INTO {RUNS}(kind, created_at, summary, params_json, undoes, status, owner_pid) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        f"INSERT INTO {RUNS}(kind, created_at, summary, params_json, undoes, status, owner_pid, owner_started) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         (kind, created_at or cleo_timestamp(), summary, json.dumps(dict(params or {}), ensure_ascii=False),
-         undoes, status, os.getpid()),
+         undoes, status, os.getpid(), _own_start()),
     )
     return int(cur.lastrowid or 0)
 
@@ -1088,7 +1097,42 @@ def _gc_paused() -> Iterator[None]:
 # --- crash recovery ----------------------------------------------------------------
 
 
-def _alive(pid: int | None) -> bool:
+def process_start(pid: int) -> str | None:
+    """When process `pid` started, as text that differs for a later process given the same pid.
+
+    Linux: the boot id and field 22 of /proc/PID/stat (clock ticks since boot); elsewhere
+    `ps -o lstart=` (BSD, macOS). None when it cannot be told (no such process, no ps).
+    """
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text(encoding="ascii").strip()
+        return f"{boot}:{stat.rpartition(b')')[2].split()[19].decode('ascii')}"
+    except (OSError, IndexError, UnicodeDecodeError):
+        pass
+    if Path("/proc/self/stat").exists():
+        return None  # Linux without that process: gone
+    try:
+        done = subprocess.run(["ps", "-o", "lstart=", "-p", str(pid)], capture_output=True, text=True,
+                              timeout=5, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return (done.stdout.strip() or None) if done.returncode == 0 else None
+
+
+_OWN_START: dict[int, str | None] = {}
+
+
+def _own_start() -> str | None:
+    """This process's start (read once per process: a fork has its own pid)."""
+    pid = os.getpid()
+    if pid not in _OWN_START:
+        _OWN_START[pid] = process_start(pid)
+    return _OWN_START[pid]
+
+
+def _alive(pid: int | None, started: str | None = None) -> bool:
+    """The run's owner still runs: its pid is alive and, when its start time was recorded (runs
+    before migration 6 have none), it is the same process, not a later one given the same pid."""
     if not pid or pid == os.getpid():
         return False
     try:
@@ -1096,14 +1140,24 @@ def _alive(pid: int | None) -> bool:
     except ProcessLookupError:
         return False
     except PermissionError:
+        pass
+    except OverflowError:  # not a pid this system can have
+        return False
+    if started is None:
         return True
-    return True
+    now = process_start(pid)
+    return now is None or now == started
 
 
 def interrupted_runs(conn: sqlite3.Connection) -> list[tuple[int, str, int | None]]:
     """(id, kind, owner pid) of runs left in progress whose writer is gone."""
-    rows = conn.execute(f"SELECT id, kind, owner_pid FROM {RUNS} WHERE status = ?", (IN_PROGRESS,)).fetchall()
-    return [(r[0], r[1], r[2]) for r in rows if not _alive(r[2])]
+    try:
+        rows = conn.execute(f"SELECT id, kind, owner_pid, owner_started FROM {RUNS} WHERE status = ?",
+                            (IN_PROGRESS,)).fetchall()
+    except sqlite3.OperationalError:  # a brain not yet migrated to 6 (read-only): the pid alone
+        rows = [(*r, None) for r in conn.execute(f"SELECT id, kind, owner_pid FROM {RUNS} WHERE status = ?",
+                                                 (IN_PROGRESS,)).fetchall()]
+    return [(r[0], r[1], r[2]) for r in rows if not _alive(r[2], r[3])]
 
 
 def rollback_some(conn: sqlite3.Connection, run_id: int, part: Slice | None = None) -> bool:
@@ -1186,11 +1240,12 @@ def recover_interrupted(conn: sqlite3.Connection, budget: ChunkBudget | None = N
     return notes
 
 
-def interrupted_notes(conn: sqlite3.Connection) -> list[str]:
-    """For a read-only open: runs a crash left in progress, which the next writable open rolls back."""
+def interrupted_notes(conn: sqlite3.Connection, why: str = "the brain is open read-only") -> list[str]:
+    """For an open that cannot write (`why`): runs a crash left in progress, said plainly."""
     try:
         runs = interrupted_runs(conn)
     except sqlite3.OperationalError:
         return []
-    return [f"run {run_id} ({kind}) was interrupted; it is rolled back the next time the brain is opened "
-            "for writing" for run_id, kind, _pid in runs]
+    return [f"run {run_id} ({kind}) was interrupted and cannot be rolled back now: {why}. Until it is, the "
+            "brain holds part of that step; any cleo-tui command rolls it back once it can write the brain"
+            for run_id, kind, _pid in runs]

@@ -113,6 +113,11 @@ MIGRATIONS: tuple[Migration, ...] = (
             PRIMARY KEY (proposal_id, item_key)
         )""",
     )),
+    # A run's owner told by more than its pid (brain/journal.py `process_start`): a pid reused by
+    # another process after a crash no longer keeps an interrupted run from being rolled back.
+    Migration(6, "the owner's process start time beside its pid", (
+        f"ALTER TABLE {RUNS} ADD COLUMN owner_started TEXT",
+    )),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -9,14 +9,16 @@ reported as a warning and ignored, never fatal.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from cleo_tui.brain.store import Brain
-from cleo_tui.safe_text import safe_path
+from cleo_tui.safe_text import safe_path, safe_text
 
 DEFAULT_THRESHOLD = 10
+MAX_THRESHOLD = 2**63 - 1  # compared in SQLite, whose integers are 64-bit
 
 
 @dataclass(frozen=True)
@@ -42,9 +44,7 @@ class ProjectSettings:
     @property
     def observer_threshold(self) -> int:
         value = self._get("brain", "observer", "threshold")
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 1:
-            return DEFAULT_THRESHOLD
-        return int(value)
+        return int(value) if _usable_threshold(value) else DEFAULT_THRESHOLD
 
     @property
     def reflector_enabled(self) -> bool:
@@ -81,4 +81,15 @@ def load_project_settings(brain: Brain) -> ProjectSettings:
     if not isinstance(raw, dict):
         return ProjectSettings(path=path, raw={},
                                warning=f"{safe_path(path)} does not hold a JSON object; CLEO's defaults apply.")
+    threshold = ProjectSettings(path, raw)._get("brain", "observer", "threshold")
+    if threshold is not None and not _usable_threshold(threshold):
+        return ProjectSettings(path=path, raw=raw, warning=(
+            f"brain.observer.threshold in {safe_path(path)} is {safe_text(threshold, 40)}, not a whole number "
+            f"from 1 to {MAX_THRESHOLD:,}; CLEO's default of {DEFAULT_THRESHOLD} applies."))
     return ProjectSettings(path=path, raw=raw)
+
+
+def _usable_threshold(value: Any) -> bool:
+    """A count of observations: a finite number from 1 up (JSON's 1e309 is infinity, NaN is no number)."""
+    return (not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+            and 1 <= value <= MAX_THRESHOLD)

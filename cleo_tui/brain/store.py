@@ -434,8 +434,10 @@ def open_brain(path: str | Path, read_only: bool = False, busy_timeout_ms: int =
         if not read_only:
             if not sweep_active(path):  # a crashed run is rolled back later, not under CLEO's sweep
                 recovered = recover_interrupted(conn)
+            else:
+                recovered = interrupted_notes(conn, "CLEO's sweep is running")
         else:
-            recovered = interrupted_notes(conn)
+            recovered = interrupted_notes(conn, f"the brain is read-only ({reason})")
     except BaseException:
         conn.close()
         raise
@@ -536,6 +538,26 @@ def locate_brain(directory: str | Path = ".") -> Path:
         f"Create one with `cleo-tui init {safe_path(start)}`, try "
         f"`cleo-tui demo DIR` for a demo brain, or open a file with --db FILE.{hint}"
     )
+
+
+def brains_left_behind(found: str | Path) -> list[Path]:
+    """Other brains in the project folder of `found` that `locate_brain` passes over.
+
+    After `cleo init` in a project that had cleo-tui's own `.cleo-tui/brain.db`, CLEO's
+    `.cleo/cleo.db` is found first; the brain curated until then stays where it was,
+    and the faces name it. A `.cleo/cleo.db` counts only when it holds brain tables.
+    """
+    found = Path(found).expanduser().absolute()
+    if found.parent.name not in (".cleo", OWN_BRAIN.parent.name):
+        return []
+    others = []
+    for candidate in brain_candidates(found.parent.parent)[:3]:
+        if candidate == found or not candidate.is_file():
+            continue
+        if candidate.name == "cleo.db" and not _probe_candidate(candidate)[0]:
+            continue
+        others.append(candidate)
+    return others
 
 
 def global_brain_path() -> Path:

@@ -1,6 +1,6 @@
-"""argparse types for the CLI's numeric flags: a bad value is one paragraph, exit 2.
+"""argparse types for the CLI's flags (numbers, paths, dates): a bad value is one paragraph, exit 2.
 
-The type raises `BadNumber` (a BrainError), which argparse does not catch, so
+The type raises `BadNumber` or `BadArgument` (BrainErrors), which argparse does not catch, so
 `cli.main` prints it as a user's mistake instead of argparse's usage dump.
 Ids and counts end up in SQLite, whose integers are signed 64-bit: a larger
 number would be an OverflowError deep inside a query.
@@ -9,6 +9,7 @@ number would be an OverflowError deep inside a query.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 
 from cleo_tui.brain.errors import BrainError
 from cleo_tui.safe_text import one_line
@@ -36,4 +37,43 @@ def sqlite_int(flag: str, low: int = SQLITE_MIN, high: int = SQLITE_MAX,
         return number
 
     parse.__name__ = "integer"  # argparse names the type in its own messages
+    return parse
+
+
+class BadArgument(BrainError):
+    """A flag got a value it cannot use (an empty path, a date that is no date)."""
+
+
+def nonempty_path(flag: str, what: str = "a path") -> Callable[[str], str]:
+    """A type for `flag`: any path but the empty one (which would quietly mean "look from here")."""
+    def parse(value: str) -> str:
+        if not value.strip():
+            raise BadArgument(f"{flag} wants {what}, and got an empty one. Give the path, or leave {flag} out.")
+        return value
+
+    parse.__name__ = "path"
+    return parse
+
+
+def iso_time(flag: str) -> Callable[[str], str]:
+    """A type for `flag`: an ISO date (2026-05-01) or date and time, as the text traces compare with.
+
+    A date stays as typed; a date and time becomes UTC in the traces' own form
+    (`2026-05-01T10:00:00.000Z`; a time without a zone is taken as UTC), so it
+    compares as text with the `ts` column.
+    """
+    def parse(value: str) -> str:
+        text = value.strip()
+        try:
+            when = datetime.fromisoformat(text)
+        except ValueError:
+            raise BadArgument(f"{flag} wants an ISO date or date and time, such as 2026-05-01 or "
+                              f"2026-05-01T14:30Z; {one_line(value, 40)!r} is not one.") from None
+        if len(text) == 10:  # a date alone: compares as text with every time of that day and after
+            return when.date().isoformat()
+        if when.tzinfo is not None:
+            when = when.astimezone(UTC).replace(tzinfo=None)
+        return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
+
+    parse.__name__ = "date"
     return parse

@@ -7,7 +7,9 @@ import sys
 import time
 
 from cleo_tui.brain import create_project_brain
+from cleo_tui.brain.store import brains_left_behind
 from cleo_tui.brain.summary import brain_summary
+from cleo_tui.commands.argtypes import nonempty_path
 from cleo_tui.commands.common import AddCommand, add_brain_options, brain_from_args, emit_json, int_option
 from cleo_tui.commands.history_cmd import liveness_lines
 from cleo_tui.demo import BATCH_ROWS as DEMO_BATCH_ROWS
@@ -28,7 +30,8 @@ def register(add: AddCommand) -> None:
                            "git repository, CLEO sets the project up (`cleo init`) and cleo-tui opens its "
                            ".cleo/cleo.db; otherwise cleo-tui makes its own brain at .cleo-tui/brain.db, "
                            "where CLEO never looks.")
-    init.add_argument("dir", nargs="?", default=".", metavar="DIR", help="project directory (default: .)")
+    init.add_argument("dir", nargs="?", default=".", metavar="DIR", type=nonempty_path("DIR", "a directory"),
+                      help="project directory (default: .)")
     how = init.add_mutually_exclusive_group()
     how.add_argument("--with-cleo", dest="cleo", action="store_const", const="always", default="auto",
                      help="set the project up through CLEO, or fail")
@@ -37,7 +40,8 @@ def register(add: AddCommand) -> None:
     init.set_defaults(func=cmd_init)
 
     demo = add("demo", help="write a realistic, deterministic demo brain to DIR/.cleo/cleo.db")
-    demo.add_argument("dir", metavar="DIR", help="project directory for the demo brain")
+    demo.add_argument("dir", metavar="DIR", type=nonempty_path("DIR", "a directory"),
+                      help="project directory for the demo brain")
     demo.add_argument("--observations", metavar="N", default=str(DEFAULT_OBSERVATIONS),
                       help=f"how many observations (default: {DEFAULT_OBSERVATIONS}; "
                            f"{MIN_OBSERVATIONS}-{MAX_OBSERVATIONS})")
@@ -54,6 +58,7 @@ def cmd_info(args: argparse.Namespace) -> int:
         summary["recovered"] = list(brain.recovered)  # interrupted runs rolled back (or waiting to be)
         summary["stale_reason"] = brain.stale_reason  # committed changes it could not read, if any
         summary["cleo_retrievals"] = count_cleo_retrievals(brain)  # issue 27: CLEO's own brain_retrieval_log
+        summary["left_behind"] = [str(p) for p in brains_left_behind(brain.path)]  # e.g. after `cleo init`
     finally:
         brain.close()
     if args.json:
@@ -74,6 +79,8 @@ def cmd_info(args: argparse.Namespace) -> int:
         print("\n".join(liveness_lines(summary["liveness"])))
         for note in summary["recovered"]:
             print(f"recovered:    {one_line(note, 1000)}")
+        for other in summary["left_behind"]:
+            print(f"left behind:  {one_line(other)} (another brain of this project, not opened; --db opens it)")
     return 0
 
 

@@ -7,6 +7,7 @@ command modules (through the registry in `cleo_tui.commands`), never the reverse
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 from pathlib import Path
@@ -16,6 +17,8 @@ import orjson
 
 from cleo_tui.brain import Brain, BrainError, locate_brain, open_brain
 from cleo_tui.brain.journal import UndoOutcome
+from cleo_tui.brain.store import brains_left_behind
+from cleo_tui.commands.argtypes import nonempty_path
 from cleo_tui.safe_text import one_line, titled_lines
 
 EXIT_USER_ERROR = 2
@@ -41,8 +44,9 @@ class CommandParser(argparse.ArgumentParser):
 
 def add_brain_options(parser: argparse.ArgumentParser, read_only_flag: bool = True) -> None:
     """`--db FILE` and `--project DIR` (default: the current directory)."""
-    parser.add_argument("--db", metavar="FILE", help="open this brain file directly")
-    parser.add_argument("--project", metavar="DIR", default=".",
+    parser.add_argument("--db", metavar="FILE", type=nonempty_path("--db", "a brain file"),
+                        help="open this brain file directly")
+    parser.add_argument("--project", metavar="DIR", default=".", type=nonempty_path("--project", "a directory"),
                         help="look for .cleo/cleo.db, .cleo/brain.db or .cleo-tui/brain.db here and above "
                              "(default: .)")
     if read_only_flag:
@@ -50,12 +54,39 @@ def add_brain_options(parser: argparse.ArgumentParser, read_only_flag: bool = Tr
 
 
 def brain_from_args(args: argparse.Namespace, read_only: bool | None = None) -> Brain:
-    """Open the brain the flags name; `read_only` overrides the --read-only flag."""
+    """Open the brain the flags name; `read_only` overrides the --read-only flag.
+
+    A command that only reads (`info`, a preview) still rolls back a run a crash left
+    half-done, as every command does: when the read-only open finds one, the brain is
+    opened for writing once to roll it back (or to say plainly why it cannot), then
+    read-only again. Only the user's --read-only leaves it as it is.
+    """
     path = Path(args.db) if args.db else locate_brain(args.project)
-    if read_only is None:
-        read_only = bool(getattr(args, "read_only", False))
-    return open_brain(path, read_only=read_only, on_wait=lambda message: print(f"cleo-tui: {message}",
-                                                                              file=sys.stderr, flush=True))
+    if not args.db:
+        for other in brains_left_behind(path):
+            print(f"cleo-tui: note: {one_line(str(other))} is {left_behind_words(path)}", file=sys.stderr)
+    chosen = bool(getattr(args, "read_only", False))
+    brain = open_brain(path, read_only=chosen if read_only is None else read_only, on_wait=_say_wait)
+    if brain.read_only and not chosen and brain.recovered:
+        brain.close()
+        writer = open_brain(path, read_only=False, on_wait=_say_wait)
+        notes = list(writer.recovered)
+        if writer.read_only or read_only is False:
+            return writer
+        writer.close()
+        brain = open_brain(path, read_only=True, on_wait=_say_wait)
+        brain.recovered = notes + brain.recovered
+    return brain
+
+
+def left_behind_words(found: Path) -> str:
+    """Why a brain beside `found` is not the one opened (after the word "is")."""
+    return (f"another brain of this project, not opened: cleo-tui opens {one_line(str(found))} "
+            "first (CLEO's, once CLEO sets the project up). Its rows stay there; open it with --db.")
+
+
+def _say_wait(message: str) -> None:
+    print(f"cleo-tui: {message}", file=sys.stderr, flush=True)
 
 
 _NON_ASCII = re.compile(r"[^\x00-\x7e]")  # as json.dumps(ensure_ascii=True): DEL and beyond
@@ -74,7 +105,10 @@ def emit_json(value: Any) -> None:
 
     Through orjson: a prune preview of 100,000 dropped rows is 25 MB of JSON.
     """
-    data = orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS, default=str)
+    try:
+        data = orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS, default=str)
+    except TypeError:  # a lone surrogate (a file name that is not UTF-8): escaped as \udcff by json
+        data = json.dumps(value, indent=2, ensure_ascii=True, default=str).encode("ascii")
     if not data.isascii() or b"\x7f" in data:
         data = _NON_ASCII.sub(_ascii_escape, data.decode("utf-8")).encode("ascii")
     buffer = getattr(sys.stdout, "buffer", None)

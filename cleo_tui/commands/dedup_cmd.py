@@ -12,7 +12,8 @@ import sys
 from cleo_tui.commands.argtypes import sqlite_int
 from cleo_tui.commands.common import AddCommand, UsageError, add_brain_options, brain_from_args, emit_json, print_undo
 from cleo_tui.memory import curation
-from cleo_tui.memory.dedup_merge import RUN_KIND, MergeRequest, merge_duplicates
+from cleo_tui.memory.cleo_effects import EVICTION_IN_CLEO
+from cleo_tui.memory.dedup_merge import RUN_KIND, MergeRequest, MergeResult, merge_duplicates
 from cleo_tui.memory.duplicates import (
     DEFAULT_THRESHOLD,
     BadThreshold,
@@ -33,7 +34,8 @@ def register(add: AddCommand) -> None:
         description="List clusters of live observations that restate the same fact in other words, with a "
                     "suggested keeper. --apply --yes merges them: the others are soft-evicted with a "
                     "supersedes edge from the keeper. Pairs that differ in a number, an identifier, a path or "
-                    "a version are updates and are never merged. --undo RUN_ID reverses a merge.")
+                    "a version, where only one says \"not\", or that name other things in otherwise identical "
+                    "words are updates and are never merged. --undo RUN_ID reverses a merge.")
     add_brain_options(dedup, read_only_flag=False)
     dedup.add_argument("--threshold", metavar="X", default=str(DEFAULT_THRESHOLD),
                        help=f"similarity from 0.7 to 1 (default {DEFAULT_THRESHOLD})")
@@ -78,17 +80,22 @@ def _scan_and_report(args: argparse.Namespace, threshold: float) -> int:
         update_count = scan.update_count(threshold)
         requests, _ = _requests(clusters, args.include_protected)
         impact = impact_of(brain, [i for r in requests for i in r.others])  # what a merge evicts
-        run_id = None
-        if args.apply:
-            run_id = _apply(brain, clusters, args, impact)
+        merged = _apply(brain, clusters, args, impact) if args.apply else None
     finally:
         brain.close()
+    run_id = merged.run_id if merged else None
     if args.json:
         _emit_compact({"threshold": threshold, "clusters": [c.to_json() for c in clusters],
                        "updates": [p.to_json() for p in updates], "updates_total": update_count, "run_id": run_id,
-                       "scanned": scan.stats.rows, "impact": impact.to_json()})
+                       "scanned": scan.stats.rows, "impact": impact.to_json(),
+                       "evicted": merged.evicted if merged else [],
+                       "skipped": [{"id": s.id, "why": s.why} for s in merged.skipped] if merged else []})
     else:
         _print(clusters, update_count, threshold, run_id, args.apply, impact)
+        for line in merged.lines() if merged else []:
+            print(one_line(line, 300))
+        if merged:
+            print(EVICTION_IN_CLEO)
     return 0
 
 
@@ -114,7 +121,8 @@ def _requests(clusters: list[Cluster], include_protected: bool) -> tuple[list[Me
     return requests, confirmed
 
 
-def _apply(brain: object, clusters: list[Cluster], args: argparse.Namespace, impact: AnyImpact) -> int | None:
+def _apply(brain: object, clusters: list[Cluster], args: argparse.Namespace,
+           impact: AnyImpact) -> MergeResult | None:
     requests, confirmed = _requests(clusters, args.include_protected)
     if not requests:
         return None
@@ -127,7 +135,7 @@ def _apply(brain: object, clusters: list[Cluster], args: argparse.Namespace, imp
                     "`cleo-tui dedup --undo RUN_ID`. Proceed? [y/N] ")
         if input(question).strip().lower() not in ("y", "yes"):
             raise UsageError("Not confirmed; nothing was merged.")
-    return merge_duplicates(brain, requests, confirmed).run_id  # type: ignore[arg-type]
+    return merge_duplicates(brain, requests, confirmed)  # type: ignore[arg-type]
 
 
 def _print(clusters: list[Cluster], updates: int, threshold: float, run_id: int | None, applied: bool,

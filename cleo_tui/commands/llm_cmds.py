@@ -50,6 +50,7 @@ from cleo_tui.llm.reflector import (
     superseded_details,
 )
 from cleo_tui.llm.resolve import PROVIDERS, Resolved
+from cleo_tui.memory.cleo_effects import EVICTION_IN_CLEO
 from cleo_tui.safe_text import one_line, plural
 
 FAILURES = {r.NO_CREDENTIAL, r.PROVIDER_ERROR, r.UNPARSABLE, r.READ_ONLY, r.CANCELLED, r.ERROR}
@@ -69,7 +70,8 @@ def register(add: AddCommand) -> None:
                   description="Run CLEO's observer. Without an API key it says so and does nothing.")
     add_brain_options(observe, read_only_flag=False)
     _provider_options(observe)
-    observe.add_argument("--threshold", metavar="N", type=sqlite_int("--threshold"),
+    observe.add_argument("--threshold", metavar="N",
+                         type=sqlite_int("--threshold", low=1, what="a number of observations (1 or more)"),
                          help="run at N uncompressed observations (default: config, 10)")
     mode = observe.add_mutually_exclusive_group()
     mode.add_argument("--propose", action="store_true", help="keep the notes as a pending proposal; store nothing")
@@ -194,6 +196,8 @@ def _print_reflector(result: r.ReflectorResult) -> None:
               f"{plural(result.patterns_stored, 'new pattern')}, {plural(result.learnings_stored, 'new learning')}"
               f"{_merged_text(result)}; "
               f"evicted {len(result.superseded_ids)}: {one_line(', '.join(result.superseded_ids)) or '-'}")
+        if result.superseded_ids:
+            print(EVICTION_IN_CLEO)
 
 
 def _say_asking(resolved: Resolved) -> None:

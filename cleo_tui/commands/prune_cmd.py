@@ -66,6 +66,9 @@ def cmd_prune(args: argparse.Namespace) -> int:
     if args.budget is None and args.undo is None and not args.runs:  # two at once: argparse refuses
         raise UsageError("cleo-tui prune needs exactly one of --budget N (preview, with --apply to commit), "
                          "--undo RUN_ID or --runs.")
+    if args.hide_from_cleo and not args.apply:
+        raise UsageError("--hide-from-cleo hides the rows a commit evicts, so it goes with --apply; without "
+                         "--apply nothing is written or hidden. Add --apply (and --yes), or leave it out.")
     if args.runs:
         return _list_runs(args)
     if args.undo is not None:

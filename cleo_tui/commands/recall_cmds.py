@@ -6,7 +6,7 @@ import argparse
 from dataclasses import asdict
 
 from cleo_tui.brain import Brain
-from cleo_tui.commands.argtypes import BadNumber, sqlite_int
+from cleo_tui.commands.argtypes import BadNumber, iso_time, nonempty_path, sqlite_int
 from cleo_tui.commands.common import AddCommand, UsageError, add_brain_options, brain_from_args, emit_json
 from cleo_tui.recall.export import export_retrievals
 from cleo_tui.recall.last_recall import credit_last_recall, recall_and_record
@@ -66,7 +66,7 @@ def register(add: AddCommand) -> None:
     what.add_argument("--show", type=retrieval_key, metavar="ID",
                       help="one trace (12) or CLEO retrieval (cleo:12): its results in rank order, what each "
                            "memory is now, and the trace's steps and outcomes or the usage CLEO logged")
-    what.add_argument("--export", metavar="FILE.jsonl",
+    what.add_argument("--export", metavar="FILE.jsonl", type=nonempty_path("--export", "a file to write"),
                       help="write (query hash, shown, outcomes) per trace and per CLEO retrieval")
     traces.add_argument("--with-query-text", action="store_true",
                         help="with --export: also write CLEO's raw query text (by default only its hash and "
@@ -76,12 +76,14 @@ def register(add: AddCommand) -> None:
                         help="only this kind: cleo (CLEO's own retrievals), cleo-tui or hippo (the traces)")
     traces.add_argument("--source", metavar="NAME",
                         help="only CLEO's retrievals of this source (find-rrf, find, fetch, hybrid, timeline, …)")
-    traces.add_argument("--limit", type=sqlite_int("--limit"), default=50, help="traces to list (default 50)")
+    traces.add_argument("--limit", type=sqlite_int("--limit", low=1, what="a number of traces (1 or more)"),
+                        default=50, help="traces to list (default 50)")
     traces.add_argument("--tenant", help="only traces of this tenant")
     traces.add_argument("--session", help="only this session")
     traces.add_argument("--pipeline", choices=PIPELINES, help="only traces of this pipeline")
-    traces.add_argument("--since", metavar="DATE", help="traces at or after this ISO date/time")
-    traces.add_argument("--until", metavar="DATE", help="traces before this ISO date/time")
+    traces.add_argument("--since", metavar="DATE", type=iso_time("--since"),
+                        help="traces at or after this ISO date/time")
+    traces.add_argument("--until", metavar="DATE", type=iso_time("--until"), help="traces before this ISO date/time")
     had = traces.add_mutually_exclusive_group()
     had.add_argument("--with-outcome", dest="has_outcome", action="store_const", const=True,
                      help="only traces with an outcome")
@@ -287,7 +289,7 @@ def cmd_traces(args: argparse.Namespace) -> int:
             else:
                 print(f"Exported {count} trace{'s' if count != 1 else ''} to {one_line(args.export)}")
             return 0
-        listed = list_retrievals(brain, flt, limit=max(1, args.limit), query_chars=None if args.json else QUERY_WIDTH)
+        listed = list_retrievals(brain, flt, limit=args.limit, query_chars=None if args.json else QUERY_WIDTH)
         cleo_total, trace_total = count_retrievals(brain, flt)
     finally:
         brain.close()

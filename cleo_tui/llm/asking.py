@@ -63,8 +63,9 @@ def ask(resolved: Resolved, system: str, prompt: str, max_tokens: int, http_clie
     except Cancelled:
         return None, r.Problem(r.CANCELLED, "Cancelled; nothing was stored.")
     except ProviderFailure as failure:
-        return None, r.Problem(r.PROVIDER_ERROR, f"{resolved.provider} did not answer: {failure.message}. "
-                                                 "Nothing was stored.",
+        where = display_url(resolved.base_url) or f"{resolved.provider}'s default API"
+        return None, r.Problem(r.PROVIDER_ERROR, f"{resolved.provider} at {where} did not answer: "
+                                                 f"{failure.message}. Nothing was stored.",
                                {"status": failure.status, "error": failure.kind})
 
 

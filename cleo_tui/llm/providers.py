@@ -254,28 +254,50 @@ def _call_in_thread(call: Callable[[], Completion], token: CancelToken,
         raise Cancelled()
     if not finished:  # a server that never answers, or drips a byte at a time: give up, abandon it
         _quietly(close)
-        raise ProviderFailure(None, f"no answer within {deadline:g} s (the deadline for one call, retries "
-                                    "included; llm.deadline in cleo-tui's config)", "timeout")
+        raise ProviderFailure(None, f"no answer within {deadline:g} s, the deadline for the whole call (connecting, "
+                                    "waiting for the answer and every retry); llm.deadline in cleo-tui's config "
+                                    "sets it", "timeout")
     if "error" in box:
         raise box["error"]
     result: Completion = box["result"]
     return result
 
 
+class _SetupFailed(Exception):
+    """The SDK refused its arguments (a bad base URL ...): not the provider's answer."""
+
+
 def complete(resolved: Resolved, system: str, prompt: str, max_tokens: int,
              http_client: httpx2.Client | None = None, cancel: CancelToken | None = None) -> Completion:
-    """Ask the resolved provider once; raise ProviderFailure or Cancelled, never leak the key."""
+    """Ask the resolved provider once; raise ProviderFailure or Cancelled, never leak the key.
+
+    One deadline (`resolved.deadline`) bounds the whole call: loading the SDK (seconds on a
+    busy machine), connecting, waiting for the answer and every retry all happen on the
+    helper thread the caller stops waiting for when it passes.
+    """
     token = cancel or CancelToken()
     token.check()
     build = _anthropic_call if resolved.provider == ANTHROPIC else _openai_call
-    try:
-        client, call = build(resolved, system, prompt, max_tokens, http_client)
-    except Exception as exc:  # the SDK refused its arguments (bad base URL ...)
-        raise ProviderFailure(None, redact(f"the client could not be set up: {exc}", resolved.api_key),
-                              "other") from None
+    # No single request may outlive the deadline either (the abandoned thread ends by then).
+    bounded = replace(resolved, timeout=min(resolved.timeout, resolved.deadline))
+    clients: list[Any] = []
+
+    def whole() -> Completion:
+        try:
+            client, call = build(bounded, system, prompt, max_tokens, http_client)
+        except Exception as exc:
+            raise _SetupFailed(str(exc)) from None
+        clients.append(client)
+        token.check()
+        return call()
+
+    def close() -> None:
+        for client in clients:
+            client.close()
+
     cancelled = False
     try:
-        completion = _call_in_thread(call, token, client.close, resolved.deadline)
+        completion = _call_in_thread(whole, token, close, resolved.deadline)
         # An endpoint may echo the key in its answer; the answer is kept and shown, the key never.
         cleaned = redact_key_runs(completion.text, resolved.api_key)
         if cleaned != completion.text:
@@ -286,6 +308,9 @@ def complete(resolved: Resolved, system: str, prompt: str, max_tokens: int,
         raise
     except ProviderFailure:
         raise
+    except _SetupFailed as exc:
+        raise ProviderFailure(None, redact(f"the client could not be set up: {exc}", resolved.api_key),
+                              "other") from None
     except Exception as exc:
         if token.cancelled:
             cancelled = True
@@ -293,4 +318,4 @@ def complete(resolved: Resolved, system: str, prompt: str, max_tokens: int,
         raise _failure(exc, resolved.api_key) from None
     finally:
         if http_client is None and not cancelled:  # an injected client belongs to the caller
-            _quietly(client.close)
+            _quietly(close)

@@ -44,7 +44,7 @@ ALLOW_HOSTS_ENV = "CLEO_TUI_ALLOW_HOSTS"  # comma-separated hosts a project's ba
 PROJECT_SOURCE = ".cleo/config.json"
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_MAX_RETRIES = 2
-DEFAULT_DEADLINE = 120.0  # one model call, retries included, never takes longer
+DEFAULT_DEADLINE = 75.0  # one model call (SDK loading, connecting, the answer, every retry) never takes longer
 MAX_TIMEOUT = 600.0
 MAX_RETRIES = 10
 # Local servers rarely check keys, but the OpenAI SDK insists on one.

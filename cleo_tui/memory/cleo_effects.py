@@ -43,6 +43,9 @@ def eviction_in_cleo(how_to_hide: str | None) -> str:
 
 
 EVICTION_IN_CLEO = eviction_in_cleo(None)  # for the faces that evict without offering to hide
+HIDDEN_FROM_CLEO = (f"The evicted rows are also hidden from CLEO's search: quality_score is {HIDDEN_QUALITY}, below "
+                    "the 0.3 `memory find` requires (undo restores the prior value); CLEO's `fetch` by id and "
+                    "`timeline` still show them.")
 
 
 def hide_values(brain: Brain) -> dict[str, Any]:

@@ -47,7 +47,7 @@ BUCKET_CAP = 8
 PER_ROW = 4
 SEED = 20260
 _PRIME = (1 << 61) - 1
-SIGNATURE_VERSION = f"v4-{NUM_PERM}-{SEED}"  # change when the words, the hashing or the verdicts change
+SIGNATURE_VERSION = f"v5-{NUM_PERM}-{SEED}"  # change when the words, the hashing or the verdicts change
 _BATCH = 4_000
 _ESTIMATE_CHUNK = 200_000
 

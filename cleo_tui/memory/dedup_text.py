@@ -4,9 +4,10 @@ A text becomes a list of *words*: lower-cased, stripped of punctuation, common
 function words dropped, plain words lightly stemmed ("capped" → "cap") so a
 rewording still shares its words. Some words are *details*: anything with a
 digit (numbers, versions, ids, SHAs), an identifier — a path, a dotted or
-snake_case name, a camelCase name — or a negation ("not", "never"). A word or
-two swapped in texts that otherwise line up word for word ("use ruff for
-billing" / "use Vite for search") counts as a differing detail too. Two texts whose details differ state
+snake_case name, a camelCase name — or a negation ("not", "never", each read as
+"not", so two texts that both negate agree). A word or two swapped in texts that
+otherwise line up word for word ("use ruff for billing" / "use Vite for search")
+counts as a differing detail too. Two texts whose details differ state
 different facts ("capped at 30 s" vs "capped at 60 s" is an update), however
 alike the rest is.
 
@@ -51,7 +52,8 @@ _WORD = re.compile(r"[\w@#$%+~/.:\\-]*\w[%+]?|[\w%]")
 _NUMBER_UNIT = re.compile(r"^(\d+(?:[.,]\d+)*)([a-z]{1,12})$")
 _IDENTIFIER_MARK = re.compile(r"[_/\\@#:]|\w\.\w")
 _CAMEL = re.compile(r"[a-z][A-Z]|[A-Z]{2,}[a-z]")
-# Polarity words count as details: "X runs" and "X does not run" are different facts.
+# Polarity words count as details: "X runs" and "X does not run" are different facts; each is
+# read as "not", so two texts that both negate, in other words, agree.
 _POLARITY = frozenset({"not", "no", "never", "without", "cannot"})
 _NOT = re.compile(r"n't\b", re.IGNORECASE)
 _SIBILANT_ES = ("ses", "xes", "zes", "ches", "shes")
@@ -133,7 +135,7 @@ def _normal_words(token: str) -> tuple[tuple[str, ...], bool]:
         number, unit = number_unit.groups()
         found = ((number, _UNITS.get(unit, unit)), True)  # the unit is a word, the number a detail
     elif lowered in _POLARITY:
-        found = ((lowered,), True)
+        found = (("not",), True)  # one negation, however said: "never X" and "do not X" agree
     elif is_detail(raw):
         found = ((_normal_detail(lowered),), True)
     elif lowered in _STOP:
@@ -181,6 +183,19 @@ def text_words(text: str) -> tuple[list[str], set[str]]:
         if found[1]:
             details.update(found[1])
     return words, details
+
+
+def as_written(text: str, words: Sequence[str]) -> tuple[str, ...]:
+    """Each of `words` (as `text_words` made them: lower-cased, stemmed) as `text` writes it, for
+    showing: "invoic" is shown as "invoices". A word the text does not hold stays as it is."""
+    wanted = set(words)
+    written: dict[str, str] = {}
+    for chunk in (_NOT.sub(" not", text) if "'" in text else text).split():
+        for token in _WORD.findall(chunk):
+            for word in _normal_words(token)[0]:
+                if word in wanted and word not in written:
+                    written[word] = token.strip(".:-/\\,;!?()'\"`")
+    return tuple(written.get(w) or w for w in words)
 
 
 def text_key(text: str) -> TextKey:

@@ -41,6 +41,7 @@ from cleo_tui.memory import dedup_lsh, detectors, mapping, tags
 from cleo_tui.memory.dedup_text import (
     LENGTH_GUARD,
     TextKey,
+    as_written,
     comparable_counts,
     compare,
     similarity_array,
@@ -171,7 +172,8 @@ class Cluster:
         chosen = tuple(dict.fromkeys(self.merge_ids if others is None and keep == self.keep else
                                      (others if others is not None else [i for i in self.ids if i != keep])))
         protected = {i: self.member(i).protected for i in chosen if self.member(i).protected}
-        return MergeRequest(keep, tuple(i for i in chosen if i != keep), protected)
+        seen = {i: (self.member(i).title, self.member(i).content) for i in (keep, *chosen)}
+        return MergeRequest(keep, tuple(i for i in chosen if i != keep), protected, seen)
 
     def to_json(self) -> dict[str, Any]:
         """The CLI's JSON shape (DESIGN §3), with more keys for scripts."""
@@ -353,11 +355,13 @@ class DuplicateScan:
                 return Pair(*ids, similarity, "duplicate" if alike else "apart")
             details_i, details_j = self._details(i), self._details(j)
             if details_i != details_j:  # `verdict` without the words: no swapped words to look for
-                return Pair(*ids, similarity, "detail" if alike else "apart", tuple(sorted(details_i - details_j)),
-                            tuple(sorted(details_j - details_i)))
+                return Pair(*ids, similarity, "detail" if alike else "apart",
+                            as_written(self.rows[i].content, sorted(details_i - details_j)),
+                            as_written(self.rows[j].content, sorted(details_j - details_i)))
             found = verdict(self._key(i), self._key(j), self._raw_list[known])
         kind = "duplicate" if found.is_duplicate(threshold) else "detail" if found.is_update(threshold) else "apart"
-        return Pair(*ids, found.similarity, kind, found.only_a, found.only_b)
+        return Pair(*ids, found.similarity, kind, as_written(self.rows[i].content, found.only_a),
+                    as_written(self.rows[j].content, found.only_b))
 
     def _cluster(self, group: list[int], detail_pairs: list[tuple[int, int, int]], threshold: float,
                  known: dict[tuple[int, int], int]) -> Cluster:

@@ -658,6 +658,9 @@ class CommitResult:
                        f"the pool is now {self.tokens_now:,} tokens, {state} the target of {self.target:,}.")
         else:
             out.append(f"The pool is now {self.tokens_now:,} tokens, {state} the target of {self.target:,}.")
+        if self.hidden_from_cleo and self.evicted:
+            from cleo_tui.memory.cleo_effects import HIDDEN_FROM_CLEO
+            out.append(HIDDEN_FROM_CLEO)
         return out
 
     def to_json(self) -> dict[str, Any]:

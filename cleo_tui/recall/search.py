@@ -21,6 +21,7 @@ from cleo_tui.brain.store import Brain
 from cleo_tui.memory.mapping import as_text, content_of
 
 MAX_TERMS = 16
+LIKE_PATTERN_LIMIT = 50_000  # bytes: SQLite's SQLITE_MAX_LIKE_PATTERN_LENGTH ("pattern too complex")
 LIKE_SCAN_LIMIT = 5000  # rows copied into the in-memory index per table, newest first
 TEXT_LIMIT = 4000       # characters of a memory's text used for scoring and similarity
 
@@ -138,6 +139,14 @@ def search_observations_fts(brain: Brain, terms: list[str], limit: int) -> list[
     return out
 
 
+def _ascii_lower(text: str) -> str:
+    """`text` with only A-Z folded, as SQLite's lower() and LIKE fold."""
+    return text.translate(_ASCII_LOWER)
+
+
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
 def _like_rows(brain: Brain, source: Source, terms: list[str]) -> list[sqlite3.Row]:
     """Live rows of `source` whose text holds at least one term (newest first, capped)."""
     columns = [c for c in source.text_columns if brain.features.has_column(source.table, c)]
@@ -146,6 +155,12 @@ def _like_rows(brain: Brain, source: Source, terms: list[str]) -> list[sqlite3.R
     likes, params = [], []
     for term in terms:
         pattern = "%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        if len(pattern.encode("utf-8", "surrogatepass")) > LIKE_PATTERN_LIMIT:
+            # SQLite refuses a longer LIKE pattern; instr on lower() matches the same (LIKE folds ASCII only)
+            for col in columns:
+                likes.append(f"instr(lower(\"{col}\"), ?) > 0")
+                params.append(_ascii_lower(term))
+            continue
         for col in columns:
             likes.append(f"\"{col}\" LIKE ? ESCAPE '\\'")
             params.append(pattern)

@@ -67,6 +67,7 @@ class BrainWatcher:
                 if self._conn is None:
                     self._conn = connect(self.session.brain.path, True)
                 if self._state is None:
+                    self.session.learn_own_version()  # first: a change after it is then in the state
                     self._state = read_state(self._conn, self.session.brain.path)
                     return None
                 result = poll_step(self._conn, self.session.brain.path, self._state)

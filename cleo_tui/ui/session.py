@@ -153,6 +153,13 @@ class BrainSession:
             self.watcher = None
         self.cancel_wait()
 
+    def learn_own_version(self) -> None:
+        """The session connection's data_version, if `start_live` found the brain busy (a worker
+        reading the first rows): the watcher's thread waits for it before reading its starting
+        state, so cleo-tui's own writes are never taken for CLEO's for want of it."""
+        if self._own_version is None:
+            self._own_version = self.brain.data_version(wait=True)
+
     def _brain_version(self) -> int | None:
         """The session connection's data_version, if its lock is free now (it moves only for other writers)."""
         return self.brain.data_version(wait=False)

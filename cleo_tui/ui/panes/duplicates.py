@@ -153,6 +153,7 @@ class DuplicatesScreen(PaneScreen):
         run_id: int
         evicted: int
         tokens_saved: int
+        skipped: tuple[str, ...] = ()  # members left alone: changed or gone since the scan
 
     def __init__(self) -> None:
         super().__init__(id="pane-duplicates")
@@ -632,13 +633,14 @@ class DuplicatesScreen(PaneScreen):
         if not self.session.wait_for_lock():  # CLEO holds the write lock: say so, esc cancels
             return
         result = merge_duplicates(self.session.brain, requests, confirmed)
-        self.post_message(self.Merged(result.run_id, len(result.evicted), saved))
+        self.post_message(self.Merged(result.run_id, len(result.evicted), saved, tuple(result.lines())))
 
     def on_duplicates_screen_merged(self, message: Merged) -> None:
         for key in list(self.checked):
             self.checked.discard(key)
+        left = f"; {'; '.join(message.skipped)}" if message.skipped else ""
         self.session.record_write(f"dedup run {message.run_id} merged {message.evicted:,} duplicates "
-                                  f"(saves {message.tokens_saved:,} tokens)", message.run_id, source=self.PANE)
+                                  f"(saves {message.tokens_saved:,} tokens){left}", message.run_id, source=self.PANE)
 
     def action_undo(self) -> None:
         self.session.undo()
