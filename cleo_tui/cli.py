@@ -100,7 +100,12 @@ def looks_like_path(word: str) -> bool:
 
 
 def require_terminal() -> None:
-    """The TUI only on a terminal: on a pipe it would write escape codes into it and wait forever."""
+    """The TUI only on a terminal: on a pipe it would write escape codes into it and wait forever.
+
+    `cleo-tui serve` runs each browser tab's app over pipes with Textual's web driver: that is its terminal.
+    """
+    if os.environ.get("TEXTUAL_DRIVER", "").endswith(":WebDriver"):
+        return
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         which = "standard input" if not sys.stdin.isatty() else "standard output"
         raise UsageError(f"The terminal UI needs a terminal, and {which} is not one; nothing was opened. "

@@ -32,6 +32,7 @@ async def test_the_export_dialogs_default_path_is_absolute(brain, tmp_path):
     from textual.widgets import Input
 
     from cleo_tui.ui.widgets.path_prompt import PathPrompt
+    from cleo_tui.ui.widgets.trace_export import TraceExportPrompt
 
     app = CleoApp(brain=brain)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -41,7 +42,7 @@ async def test_the_export_dialogs_default_path_is_absolute(brain, tmp_path):
             await settle(app, pilot)
             await pilot.press("x")
             await settle(app, pilot)
-            assert isinstance(app.screen, PathPrompt)
+            assert isinstance(app.screen, PathPrompt | TraceExportPrompt)  # Traces asks about CLEO's query text too
             shown = Path(app.screen.query_one("#path-input", Input).value)
             assert shown.is_absolute() and shown.parent == Path.cwd() == tmp_path
             await pilot.press("escape")

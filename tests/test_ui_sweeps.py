@@ -50,7 +50,7 @@ async def test_veto_then_approve_through_cleo_purges_the_rest(brain, size, monke
         pane = app.screen
         assert isinstance(pane, SweepsScreen)
         status = str(pane.query_one("#sweeps-status", Static).render())
-        assert RUN in status and "approving purges 2 row(s)" in status
+        assert RUN in status and "approving purges 2 rows" in status
         detail = str(pane.query_one("#sweeps-detail", Static).render())
         assert "narrative 1 \x1b[31m" not in detail and "narrative 1" in detail  # literal, escape shown visibly
         await pilot.press("enter", "v", "y")  # into the rows; veto the first
