@@ -35,6 +35,7 @@ def test_a_filters_rows_are_evicted_as_one_run_after_the_plan_and_undone(db, cap
     assert main(["evict", "--db", str(db), "--type", "diary", "--include-protected", "--json"]) == 0
     plan = json.loads(capsys.readouterr().out)
     assert plan["run_id"] is None and set(plan["ids"]) == diary and plan["selection"] == "type diary, live"
+    assert {"retrievals", "affected_retrievals", "affected_used", "lost"} <= set(plan["impact"])
     assert _live_diary(db) == diary  # the plan wrote nothing
     assert main(["evict", "--db", str(db), "--type", "diary", "--include-protected", "--yes", "--json"]) == 0
     done = json.loads(capsys.readouterr().out)

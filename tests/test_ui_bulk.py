@@ -39,6 +39,7 @@ async def test_evicting_what_the_filter_shows_asks_about_protected_rows_and_undo
         await pilot.press("e")
         await settle(app, pilot)
         assert isinstance(app.screen, ConfirmModal) and "protected ones are asked about next" in app.screen.body
+        assert "Recall impact of evicting every live one: " in app.screen.body
         app.screen.action_answer(True)
         await settle(app, pilot)
         assert isinstance(app.screen, ConfirmModal) and "Also evict the" in app.screen.body

@@ -18,6 +18,7 @@ from cleo_tui.memory.bulk import ACTIONS, PAST, BulkAction, apply_bulk
 from cleo_tui.memory.export_rows import FORMATS, export_rows
 from cleo_tui.memory.selection import COVERAGES, Selection, selected_rows, whole_rows
 from cleo_tui.memory.tags import TagTable, tag_brain
+from cleo_tui.recall.impact import impact_of
 from cleo_tui.safe_text import plural
 
 
@@ -118,6 +119,8 @@ def cmd_bulk(args: argparse.Namespace) -> int:
         tokens = sum(len(str(r.get("narrative") or r.get("title") or "")) for r in rows if str(r["id"]) in ids) // 4
         plan = {"action": action, "selection": selection.describe(), "count": len(ids), "tokens": tokens,
                 "protected_left_out": left_out}
+        if action == "evict":
+            plan["impact"] = impact_of(brain, ids).to_json()
         if not args.yes or not ids:
             if args.json:
                 emit_json(plan | {"ids": ids, "run_id": None})

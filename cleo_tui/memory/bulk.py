@@ -50,6 +50,7 @@ class SelectionPlan:
     ids: list[str]
     tokens: int
     protected: dict[str, list[str]]  # protected id → its reasons
+    live: dict[str, bool]  # id → live now
 
     @property
     def described(self) -> str:
@@ -68,14 +69,16 @@ def plan_selection(brain: Brain, selection: Selection, tags: TagTable | None) ->
     ids: list[str] = []
     tokens = 0
     protected: dict[str, list[str]] = {}
+    live: dict[str, bool] = {}
     for row in selected_rows(brain, selection, tags):
         observation_id = str(row["id"])
         ids.append(observation_id)
+        live[observation_id] = row.get("invalid_at") is None
         tokens += int(row.get("narrative_length") or len(str(row.get("title") or ""))) // 4
         tag = tags.get(observation_id) if tags is not None else None
         if tag is not None and tag.protected:
             protected[observation_id] = list(tag.reasons)
-    return SelectionPlan(selection, ids, tokens, protected)
+    return SelectionPlan(selection, ids, tokens, protected, live)
 
 
 def _pin_rows(conn: sqlite3.Connection, run_id: int, ids: list[str], now: str) -> list[str]:

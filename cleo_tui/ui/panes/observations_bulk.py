@@ -13,6 +13,7 @@ from cleo_tui.files import ExportExists
 from cleo_tui.memory.bulk import BulkAction, SelectionPlan, plan_selection
 from cleo_tui.memory.export_rows import ExportFormat, export_rows
 from cleo_tui.memory.selection import Selection, selected_rows, whole_rows
+from cleo_tui.recall.impact import impact_of
 from cleo_tui.safe_text import plural, titled_lines
 from cleo_tui.ui.widgets.filter_actions import BulkScreen, ExportScreen, plan_text
 from cleo_tui.ui.widgets.modals import ConfirmModal
@@ -41,6 +42,7 @@ class FilterActions:
     filters: Any
     session: BrainSession
     app: Any
+    _recall: str | None = None  # the recall impact of the last plan's eviction (read with the plan)
 
     def action_act_on_filter(self) -> None:
         if self.session.read_only:
@@ -54,14 +56,17 @@ class FilterActions:
         reader = self.session.brain.reader()
         try:
             plan = plan_selection(reader, selection, self.session.tags)
+            evictable = [i for i, live in plan.live.items() if live]
+            recall = impact_of(reader, evictable).confirmation() if evictable else None
         finally:
             reader.close()
-        self.app.call_from_thread(self._bulk_planned, plan)
+        self.app.call_from_thread(self._bulk_planned, plan, recall)
 
-    def _bulk_planned(self, plan: SelectionPlan) -> None:
+    def _bulk_planned(self, plan: SelectionPlan, recall: str | None) -> None:
         if not plan.ids:
             self.app.notify(f"The filter shows no observations ({plan.described}).", severity="warning")
             return
+        self._recall = recall
         self.app.push_screen(BulkScreen(plan), partial(self._bulk_chosen, plan))
 
     def _bulk_chosen(self, plan: SelectionPlan, action: BulkAction | None) -> None:
@@ -72,8 +77,9 @@ class FilterActions:
                       f"{plan_text(plan)}\n\nOne run: u (or Runs) undoes it.", plan.ids, plan, action)
             return
         free = plan.unprotected()
-        body = (f"{plan_text(plan)}\n\nThey stay in the brain with invalid_at set; one run, undone with u. CLEO's "
-                "own memory find and fetch still return evicted rows.")
+        body = (f"{plan_text(plan)}\n\nRecall impact of evicting every live one: {self._recall or 'none'}\n\n"
+                "They stay in the brain with invalid_at set; one run, undone with u. CLEO's own memory find and "
+                "fetch still return evicted rows.")
         if not plan.protected:
             self._ask(f"Evict {len(free):,} observations", body, free, plan, action)
             return
