@@ -21,11 +21,11 @@ false, as it makes CLEO's own statement fail (CLEO catches that and deletes noth
 
 from __future__ import annotations
 
-import os
 import re
 from datetime import UTC, datetime
 
 from cleo_tui.brain import cleo_schema as cs
+from cleo_tui.brain.clock import current_time
 from cleo_tui.brain.store import Brain
 
 HARD_DELETE_QUALITY = 0.2   # runPruneSweep: COALESCE(quality_score, 0.5) < 0.2
@@ -33,7 +33,6 @@ SEARCH_QUALITY = 0.3        # QUALITY_SCORE_THRESHOLD: searchBrain drops rows be
 PRUNE_AGE_DAYS = 30         # correlateOutcomes and runPruneSweep: older than 30 days
 PRUNE_CAP = 500             # runPruneSweep: at most this many deletes a run (all tables)
 KEEP_QUALITY = 0.5          # the quality CLEO's own LLM "preserve" step gives a row it keeps
-NOW_VARIABLE = "CLEO_TUI_NOW"
 _STAMP = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$")
 
 AT_RISK, HIDDEN = "at-risk", "hidden"
@@ -41,16 +40,8 @@ MARKS = (AT_RISK, HIDDEN)
 
 
 def rules_now() -> datetime:
-    """The moment CLEO's rules are judged at: now, or `$CLEO_TUI_NOW` (ISO) when set."""
-    fixed = os.environ.get(NOW_VARIABLE, "").strip()
-    if fixed:
-        try:
-            moment = datetime.fromisoformat(fixed)
-        except ValueError:
-            moment = None
-        if moment is not None:
-            return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-    return datetime.now(UTC)
+    """The moment CLEO's rules are judged at (`clock.current_time`: `$CLEO_TUI_NOW` in tests)."""
+    return current_time()
 
 
 def now_text() -> str:

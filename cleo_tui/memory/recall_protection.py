@@ -19,13 +19,12 @@ a JSON list skipped), which is what lets this layer read them without the recall
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from collections.abc import Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from cleo_tui.brain.cleo_schema import RETRIEVAL_LOG, USAGE_LOG
-from cleo_tui.brain.clock import cleo_timestamp, utc_now
+from cleo_tui.brain.clock import cleo_timestamp, current_time
 from cleo_tui.brain.errors import BrainError
 from cleo_tui.brain.migrations import TRACE_RESULTS, TRACES
 from cleo_tui.brain.store import Brain
@@ -35,7 +34,6 @@ from cleo_tui.safe_text import one_line
 
 QUERY_SHOWN = 40  # characters of a query a reason shows
 RECALLED, USED = "recalled", "used by task"  # the kinds of these reasons (the Observations column's short name)
-NOW_VARIABLE = "CLEO_TUI_NOW"  # an ISO "now" for tests and demos, as the History pane's
 
 Reasons = Mapping[str, tuple[str, ...]]
 
@@ -46,15 +44,8 @@ def configured() -> ProtectSettings:
 
 
 def now() -> datetime:
-    """$CLEO_TUI_NOW when set (ISO), else the clock."""
-    raw = os.environ.get(NOW_VARIABLE)
-    if raw:
-        try:
-            moment = datetime.fromisoformat(raw)
-            return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-        except ValueError:
-            pass
-    return utc_now()
+    """$CLEO_TUI_NOW when set (ISO), else the clock (`clock.current_time`)."""
+    return current_time()
 
 
 def kind_of(reason: str) -> str | None:

@@ -8,11 +8,10 @@ observations created that day in the Observations pane.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 
 from rich.text import Text
 from textual import on, work
@@ -21,6 +20,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Static
 
+from cleo_tui.brain.clock import current_time
 from cleo_tui.brain.store import Brain
 from cleo_tui.memory.history import (
     CLEO_CONSOLIDATION,
@@ -52,23 +52,13 @@ COLUMNS = [
     Column("refl", "refl", 4, right=True),
     Column("recalls", "recalls", 7, right=True),
 ]
-NOW_VARIABLE = "CLEO_TUI_NOW"
 SOURCE_SHORT = {"observer-compressed": "observer"}
 _DAYS = re.compile(r"\bin (\d+) days\b")
 
 
 def utc_now() -> datetime:
-    """The "now" the liveness warnings count days from: $CLEO_TUI_NOW (ISO) when set, so tests and
-    screenshots on a demo brain read the same every day (see tests/conftest.py)."""
-    fixed = os.environ.get(NOW_VARIABLE, "").strip()
-    if fixed:
-        try:
-            moment = datetime.fromisoformat(fixed)
-        except ValueError:
-            moment = None
-        if moment is not None:
-            return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-    return datetime.now(UTC)
+    """The "now" the liveness warnings count days from (`clock.current_time`: $CLEO_TUI_NOW in tests)."""
+    return current_time()
 
 
 def read_liveness(brain: Brain) -> Liveness:
