@@ -321,3 +321,20 @@ async def test_the_status_counts_in_words_and_wraps_at_80_columns(tmp_path, monk
         shown = str(status.render())
         assert shown.startswith("1 cluster at ≥ 0.85 ·") and "0 updates" in shown
         assert status.content_size.height * status.content_size.width >= len(shown)  # wrapped, not cut off
+
+
+async def test_the_compare_view_survives_a_members_list_still_showing_the_previous_cluster(planted):
+    """Space, Down, Space typed fast: the members list can still hold the last cluster's rows when the
+    compare view is drawn for the next cluster; it compares within the cluster shown, never crashes."""
+    app = CleoApp(brain=open_brain(planted))
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = await open_pane(app, pilot)
+        move_to_cluster(screen, "O-uv0")
+        await pilot.pause()
+        stale = screen.table("members").listing  # the uv cluster's members
+        move_to_cluster(screen, "O-deploy0")
+        screen.table("members").set_listing(stale, keep_cursor=False)
+        screen.table("members").cursor = 1
+        screen.show_compare()  # raised KeyError: a uv member looked up in the deploy cluster
+        text = rendered(screen, "#dup-compare")
+        assert "O-deploy" in text and "O-uv" not in text

@@ -424,7 +424,9 @@ class DuplicatesScreen(PaneScreen):
         cluster = item
         keep = cluster.member(self.keeper(cluster))
         row = self.table("members").current_row()
-        other_id = row["id"] if row is not None and row["id"] != keep.id else next(
+        # The members list may still show the previous cluster (keys typed faster than it is rebuilt):
+        # compare within the cluster shown here.
+        other_id = row["id"] if row is not None and row["id"] != keep.id and row["id"] in cluster.ids else next(
             i for i in cluster.ids if i != keep.id)
         other = cluster.member(other_id)
         role, _ = self.role(cluster, other)
