@@ -69,3 +69,31 @@ async def test_export_writes_what_the_filter_shows(brain, tmp_path):
     with sqlite3.connect(Path(brain.path)) as conn:
         assert {r["id"] for r in records} == {r[0] for r in conn.execute(
             "SELECT id FROM brain_observations WHERE type = 'diary'")}
+
+
+async def test_the_counts_a_bulk_step_names_are_the_rows_it_can_change(brain):
+    """With live and evicted rows shown, an eviction names only live ones and a restore only evicted ones."""
+    path = Path(brain.path).resolve()
+    with sqlite3.connect(path) as conn:
+        evicted = conn.execute("SELECT count(*) FROM brain_observations WHERE invalid_at IS NOT NULL").fetchone()[0]
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        pane = app.screen
+        pane.filters.state = "all"
+        pane.reload()
+        await settle(app, pilot)
+        await pilot.press("A")
+        await settle(app, pilot)
+        plan = app.screen.plan
+        free_live = sum(1 for i in plan.ids if plan.live[i] and i not in plan.protected)
+        await pilot.press("e")
+        await settle(app, pilot)
+        assert app.screen.title_text == f"Evict {free_live:,} observations"
+        app.screen.action_answer(False)
+        await settle(app, pilot)
+        await pilot.press("A")
+        await settle(app, pilot)
+        await pilot.press("r")
+        await settle(app, pilot)
+        assert app.screen.title_text == f"Restore {evicted:,} observations"

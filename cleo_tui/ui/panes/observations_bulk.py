@@ -72,11 +72,18 @@ class FilterActions:
     def _bulk_chosen(self, plan: SelectionPlan, action: BulkAction | None) -> None:
         if action is None:
             return
-        if action != "evict":
-            self._ask(f"{action.capitalize()} {len(plan.ids):,} observations",
-                      f"{plan_text(plan)}\n\nOne run: u (or Runs) undoes it.", plan.ids, plan, action)
+        if action != "evict":  # a restore takes the evicted rows shown, a pin every row shown
+            ids = [i for i in plan.ids if not plan.live[i]] if action == "restore" else plan.ids
+            if not ids:
+                self.app.notify("The filter shows no evicted observation to restore.", severity="warning")
+                return
+            self._ask(f"{action.capitalize()} {len(ids):,} observations",
+                      f"{plan_text(plan)}\n\nOne run: u (or Runs) undoes it.", ids, plan, action)
             return
-        free = plan.unprotected()
+        free = [i for i in plan.unprotected() if plan.live[i]]  # (protected rows are live rows)
+        if not free and not plan.protected:
+            self.app.notify("The filter shows no live observation to evict.", severity="warning")
+            return
         body = (f"{plan_text(plan)}\n\nRecall impact of evicting every live one: {self._recall or 'none'}\n\n"
                 "They stay in the brain with invalid_at set; one run, undone with u. CLEO's own memory find and "
                 "fetch still return evicted rows.")
@@ -87,7 +94,7 @@ class FilterActions:
         question = "\n".join(titled_lines(f"Also evict the {len(plan.protected):,} protected ones?", reasons))
 
         def protected_answered(yes: bool | None) -> None:
-            ids = plan.ids if yes else free
+            ids = [*free, *plan.protected] if yes else free
             if ids:
                 self._write(action, ids, plan)
         if not free:
