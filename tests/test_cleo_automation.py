@@ -214,14 +214,16 @@ def test_the_recall_impact_names_the_recalls_that_returned_a_purged_row(db):
         {"query": "noise again", "entry_ids": ["O-noise1"], "created_at": "2026-05-03 10:00:00"},
         {"query": "other", "entry_ids": ["O-keep"], "created_at": "2026-05-04 10:00:00"},
         {"query": "broken", "entry_ids": "not json", "created_at": "2026-05-05 10:00:00"}],
-        usage=[{"entry_id": "O-noise2", "task_id": "T1", "used": 1, "outcome": "success"}])
+        usage=[{"entry_id": "O-noise2", "task_id": "T1", "used": 1, "outcome": "success"},
+               {"entry_id": "O-noise1", "task_id": "T2", "used": 1, "outcome": "success"}])
     brain = open_brain(db)
     try:
         impact = sweep_recall_impact(brain, ["O-noise1", "O-noise2"])
-        assert (impact.retrievals, impact.affected_retrievals, impact.affected_used) == (4, 2, 1)
+        # counted as the Prune pane counts them: both retrievals that returned O-noise1 lose an entry a task used
+        assert (impact.retrievals, impact.affected_retrievals, impact.affected_used) == (4, 2, 2)
         lost = impact.by_id()
         assert lost["O-noise1"].recalls == 2 and lost["O-noise1"].last_recalled_at == "2026-05-03 10:00:00"
-        assert lost["O-noise2"].recalls == 0 and lost["O-noise2"].used == 1
+        assert lost["O-noise2"].recalls == 0 and lost["O-noise2"].used == 1  # used, never returned: still named
     finally:
         brain.close()
 

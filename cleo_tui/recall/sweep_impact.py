@@ -1,9 +1,9 @@
 """The recall impact of applying a sweep: which recorded retrievals returned the rows it would purge.
 
-Self-contained on purpose (issue 28): one function, `sweep_recall_impact`, over
-`recall.recorded` — every retrieval CLEO logged in `brain_retrieval_log` and every recall trace —
-and `brain_usage_log` (which entries a task used). The shared recall-impact function of issue 27
-can replace it; the shape is the one DESIGN.md gives `prune|dedup --json`'s "impact".
+The figures are the shared recall impact's (`recall.impact`: the same retrievals, "affected" and
+"used by a task" as the Prune pane and `prune --json` count them); this adds, per purged row, how
+often a task used it (`brain_usage_log`) even when no recorded retrieval returned it, which the
+Sweeps pane shows beside each staged row.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cleo_tui.brain.store import Brain
-from cleo_tui.recall.recorded import entry_usage, recorded_retrievals
+from cleo_tui.recall.impact import RecallIndex
+from cleo_tui.recall.recorded import entry_usage
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,8 @@ class LostEntry:
 @dataclass(frozen=True)
 class RecallImpact:
     """`retrievals` recorded in all; `affected_retrievals` returned at least one id of the step;
-    `affected_used`: ids of the step a task used (brain_usage_log); `lost`, per id, most recalled first."""
+    `affected_used` of those, the ones whose lost results a task used (as `recall.impact` counts);
+    `lost`, per id recalled or used, most recalled first."""
 
     retrievals: int
     affected_retrievals: int
@@ -49,22 +51,15 @@ class RecallImpact:
 
 def sweep_recall_impact(brain: Brain, ids: Iterable[str]) -> RecallImpact:
     """What the recorded retrievals lose when `ids` leave the live brain (the rows a sweep would purge)."""
-    wanted = set(ids)
-    counts: dict[str, int] = {}
-    last: dict[str, str] = {}
-    total = affected = 0
-    for retrieval in recorded_retrievals(brain):
-        total += 1
-        hit = wanted.intersection(retrieval.returned)
-        if not hit:
-            continue
-        affected += 1
-        for entry in hit:
-            counts[entry] = counts.get(entry, 0) + 1
-            if retrieval.created_at and retrieval.created_at > last.get(entry, ""):
-                last[entry] = retrieval.created_at
+    wanted = list(dict.fromkeys(ids))
+    index, _problem = RecallIndex.load_or_problem(brain)
+    if index is None:  # the logs cannot be read: no figures rather than a failed review
+        return RecallImpact(0, 0, 0)
+    shared = index.impact(wanted)
+    recalled = {e.id: e for e in shared.lost}
     usage = entry_usage(brain)
-    used = {i: usage[i].used for i in wanted if i in usage}
-    lost = [LostEntry(i, counts.get(i, 0), last.get(i), used.get(i, 0)) for i in wanted if counts.get(i) or used.get(i)]
+    lost = [LostEntry(i, recalled[i].recalls if i in recalled else 0,
+                      recalled[i].last_recalled_at if i in recalled else None, usage[i].used if i in usage else 0)
+            for i in wanted if i in recalled or i in usage]
     lost.sort(key=lambda e: (-e.recalls, -e.used, e.id))
-    return RecallImpact(total, affected, len(used), lost)
+    return RecallImpact(shared.retrievals, shared.affected_retrievals, shared.affected_used, lost)

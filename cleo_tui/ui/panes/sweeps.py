@@ -259,7 +259,7 @@ class SweepsScreen(PaneScreen):
         if run.status == STAGED:
             parts.append(f"approving purges {plural(len(purge_ids(run)), 'row')}; {impact.affected_retrievals:,} of "
                          f"{impact.retrievals:,} recorded retrievals returned one, "
-                         f"{impact.affected_used:,} a task used")
+                         f"{impact.affected_used:,} of them used by a task")
             command = sweep_command(self.session.brain.path, APPROVE, run.id)
             parts.append("a approves, b rolls back (through CLEO)" if command.runnable
                          else f"cleo cannot run here ({command.why_not}): a shows the command")
