@@ -74,3 +74,13 @@ def test_export_round_trips_the_rows_and_markdown_keeps_hostile_text_as_data(db,
     assert main(["export", "--db", str(db), "--format", "json", "--out", str(md)]) == 2  # asks for --force
     assert main(["export", "--db", str(db), "--format", "json", "--out", str(db)]) == 2  # never over a brain
     capsys.readouterr()
+
+
+def test_the_plan_counts_only_the_rows_the_step_can_change(db, capsys):
+    with sqlite3.connect(db) as conn:
+        evicted = conn.execute("SELECT count(*) FROM brain_observations WHERE invalid_at IS NOT NULL").fetchone()[0]
+        live = conn.execute("SELECT count(*) FROM brain_observations WHERE invalid_at IS NULL").fetchone()[0]
+    assert main(["restore", "--db", str(db), "--state", "all", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["count"] == evicted
+    assert main(["evict", "--db", str(db), "--state", "all", "--include-protected", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["count"] == live

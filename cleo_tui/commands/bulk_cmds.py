@@ -92,8 +92,10 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def _plan(action: BulkAction, rows: list[dict], tags: TagTable, include_protected: bool) -> tuple[list[str], int]:
-    """The ids to write and how many protected rows are left out."""
-    ids = [str(r["id"]) for r in rows]
+    """The ids the step can change (an eviction the live rows, a restore the evicted ones, a pin all)
+    and how many protected rows are left out."""
+    ids = [str(r["id"]) for r in rows
+           if action == "pin" or (r.get("invalid_at") is None) == (action == "evict")]
     if action != "evict" or include_protected:
         return ids, 0
     protected = {i for i in ids if i in tags and tags[i].protected}
@@ -116,7 +118,9 @@ def cmd_bulk(args: argparse.Namespace) -> int:
         tags = tag_brain(brain)
         rows = list(selected_rows(brain, selection, tags))
         ids, left_out = _plan(action, rows, tags, getattr(args, "include_protected", False))
-        tokens = sum(len(str(r.get("narrative") or r.get("title") or "")) for r in rows if str(r["id"]) in ids) // 4
+        chosen = set(ids)
+        tokens = sum(int(r.get("narrative_length") or len(str(r.get("title") or ""))) for r in rows
+                     if str(r["id"]) in chosen) // 4  # chars/4, as the Observations pane's plan counts them
         plan = {"action": action, "selection": selection.describe(), "count": len(ids), "tokens": tokens,
                 "protected_left_out": left_out}
         if action == "evict":
