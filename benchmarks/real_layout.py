@@ -46,7 +46,8 @@ TOOL_OUTPUTS = (
     "```\n$ pytest -q tests/{test}.py\nF.....F..\nFAILED tests/{test}.py::test_{word} - AssertionError: "
     "assert {n} == {m}\n{n} passed, 2 failed in {n}.{m}s\n```",
     "Traceback (most recent call last):\n  File \"{file}\", line {n}, in {word}\n    return self._{word}(payload)"
-    "\n  File \"{file}\", line {m}, in _{word}\n    raise ValueError(f\"bad {word}: {{value!r}}\")\nValueError: bad {word}",
+    "\n  File \"{file}\", line {m}, in _{word}\n    raise ValueError(f\"bad {word}: {{value!r}}\")"
+    "\nValueError: bad {word}",
     "```diff\n--- a/{file}\n+++ b/{file}\n@@ -{n},7 +{n},9 @@\n-    timeout = {m}\n+    timeout = {n}\n"
     "+    retries = 3\n     return client.get(url, timeout=timeout)\n```",
     "{{\"status\": {n}, \"error\": {{\"code\": \"{word}_failed\", \"detail\": \"{word} rejected after {m} ms\"}}, "
