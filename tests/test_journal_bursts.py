@@ -49,7 +49,8 @@ def brain(tmp_path):
 @pytest.fixture
 def clock(brain, monkeypatch):
     clock = Clock()
-    monkeypatch.setattr(journal_chunks, "time", types.SimpleNamespace(perf_counter=clock.perf_counter, sleep=clock.sleep))
+    monkeypatch.setattr(journal_chunks, "time",
+                        types.SimpleNamespace(perf_counter=clock.perf_counter, sleep=clock.sleep))
     brain.conn.create_function("tick", 1, clock.tick)
     brain.conn.execute("CREATE TEMP TRIGGER slow_row AFTER UPDATE OF invalid_at ON brain_observations "
                        "BEGIN SELECT tick(new.rowid); END")

@@ -120,6 +120,7 @@ class Slice:
 
     @property
     def full(self) -> bool:
+        """The chunk can take no more: cut, its cap reached, or past its deadline."""
         return self.cut or self.left <= 0 or time.perf_counter() >= self.deadline
 
 
@@ -162,6 +163,7 @@ class RunStats:
         self.cut += cut
 
     def to_json(self) -> dict[str, Any]:
+        """The figures for `--json` and the benchmarks (seconds and ms rounded)."""
         return {"chunks": self.chunks, "held_s": round(self.held, 3), "longest_ms": round(self.longest * 1000, 1),
                 "longest_commit_ms": round(self.longest_commit * 1000, 1),
                 "waited_s": round(self.waited, 3), "paused_s": round(self.paused, 3),

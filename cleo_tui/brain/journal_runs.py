@@ -25,16 +25,19 @@ if TYPE_CHECKING:
     from cleo_tui.brain.journal_chunks import Slice
 
 IN_PROGRESS, DONE = "in_progress", "done"
+RecordedRow = tuple[str, dict[str, Any], dict[str, Any] | None, dict[str, Any] | None]  # table, key, before, after
 IN_BATCH = 400  # values in one `IN (...)` list (far below SQLite's variable limit)
 
 
 @dataclass(frozen=True)
 class Run:
+    """One journal entry: a curation step (or an undo of one)."""
+
     id: int
     kind: str
     created_at: str
     summary: str
-    params: dict
+    params: dict[str, Any]
     undoes: int | None
     undone_by: int | None
     status: str = DONE
@@ -48,10 +51,12 @@ _encode_sorted = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
 
 
 def key_json(key: Mapping[str, Any]) -> str:
+    """A row's key as the journal stores it (sorted JSON: one text per row)."""
     return _encode_sorted(dict(key))
 
 
 def where_key(key: Mapping[str, Any]) -> tuple[str, list[Any]]:
+    """The WHERE clause (and its parameters) that picks the row with `key`."""
     return " AND ".join(f'"{k}" = ?' for k in key), list(key.values())
 
 
@@ -81,6 +86,7 @@ def finish_run(conn: sqlite3.Connection, run_id: int, summary: str | None = None
 
 
 def values_json(value: Mapping[str, Any] | None) -> str | None:
+    """Column values as the journal stores them (None stays None: no row before or after)."""
     return None if value is None else _encode(dict(value))
 
 
@@ -107,7 +113,8 @@ def record_many(conn: sqlite3.Connection, run_id: int, table: str,
 
 
 def record_one(conn: sqlite3.Connection, run_id: int, table: str, key: Mapping[str, Any],
-            before: Mapping[str, Any] | None, after: Mapping[str, Any] | None) -> None:
+               before: Mapping[str, Any] | None, after: Mapping[str, Any] | None) -> None:
+    """Journal one (key, before, after) change of `table`."""
     record_many(conn, run_id, table, [(key, before, after)])
 
 
@@ -165,14 +172,14 @@ def update_many(conn: sqlite3.Connection, run_id: int, table: str, key_column: s
     return done
 
 
-def executemany_while(conn: sqlite3.Connection, sql: str, params: list[tuple], part: Slice | None) -> int:
+def executemany_while(conn: sqlite3.Connection, sql: str, params: list[tuple[Any, ...]], part: Slice | None) -> int:
     """`executemany` of `params` (all, or while `part`'s clock allows); how many ran."""
     if part is None:
         conn.executemany(sql, params)
         return len(params)
     ran = 0
 
-    def counted() -> Iterator[tuple]:
+    def counted() -> Iterator[tuple[Any, ...]]:
         nonlocal ran
         for one in part.while_time(params):
             ran += 1
@@ -182,12 +189,12 @@ def executemany_while(conn: sqlite3.Connection, sql: str, params: list[tuple], p
 
 
 def _read_where(conn: sqlite3.Connection, table: str, key_column: str, keys: list[Any], cols: list[str],
-                only_if: str | None) -> dict[Any, tuple]:
+                only_if: str | None) -> dict[Any, tuple[Any, ...]]:
     """`cols` of the rows with these keys that meet `only_if`, by key."""
     # `only_if` is read as a column, not a filter: as a filter (`invalid_at IS NULL`) it could
     # lead SQLite to an index on that column and a scan of every live row per batch.
     select = ", ".join([*(f'"{c}"' for c in (key_column, *cols)), f"({only_if})" if only_if else "1"])
-    found: dict[Any, tuple] = {}
+    found: dict[Any, tuple[Any, ...]] = {}
     for start in range(0, len(keys), IN_BATCH):
         part = keys[start:start + IN_BATCH]
         rows = conn.execute(f'SELECT {select} FROM "{table}" WHERE "{key_column}" IN '
@@ -221,12 +228,14 @@ def delete_row(conn: sqlite3.Connection, run_id: int, table: str, key: Mapping[s
 _RUN_COLUMNS = "id, kind, created_at, summary, params_json, undoes, undone_by, status"
 
 
-def _run_from(r: sqlite3.Row | tuple) -> Run:
+def _run_from(r: sqlite3.Row | tuple[Any, ...]) -> Run:
+    """A journal row (`_RUN_COLUMNS`) as a Run."""
     return Run(id=r[0], kind=r[1], created_at=r[2], summary=r[3],
                params=json.loads(r[4] or "{}"), undoes=r[5], undone_by=r[6], status=r[7] or DONE)
 
 
 def get_run(conn: sqlite3.Connection, run_id: int) -> Run | None:
+    """The run `run_id` (None when there is none)."""
     row = conn.execute(f"SELECT {_RUN_COLUMNS} FROM {RUNS} WHERE id = ?", (run_id,)).fetchone()
     return None if row is None else _run_from(row)
 
@@ -242,7 +251,7 @@ def list_runs(conn: sqlite3.Connection, kinds: tuple[str, ...] | None = None, li
     return [_run_from(r) for r in conn.execute(sql, [*params, limit]).fetchall()]
 
 
-def run_changes(conn: sqlite3.Connection, run_id: int) -> list[tuple[str, dict, dict | None, dict | None]]:
+def run_changes(conn: sqlite3.Connection, run_id: int) -> list[RecordedRow]:
     """(table, key, before, after) for each row the run touched, in order."""
     rows = conn.execute(
         f"SELECT table_name, row_key, before_json, after_json FROM {RUN_CHANGES} "

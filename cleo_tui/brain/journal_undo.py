@@ -71,6 +71,7 @@ class UndoOutcome:
 
     @property
     def complete(self) -> bool:
+        """No change of the run is left not undone."""
         return self.remaining == 0
 
     @property
@@ -95,6 +96,7 @@ class UndoOutcome:
         return out
 
     def to_json(self) -> dict[str, Any]:
+        """The outcome for `--json`."""
         return {"undone": self.run_id, "run_id": self.undo_id, "restored": self.restored,
                 "skipped": self.skipped, "missing": self.missing, "remaining": self.remaining,
                 "complete": self.complete}
@@ -125,14 +127,15 @@ def _differs(conn: sqlite3.Connection, table: str, key: Mapping[str, Any],
 
 
 def _same(stored: Any, recorded: Any) -> bool:
+    """A stored value equals the recorded one (numbers compared as numbers: 1 == 1.0)."""
     if isinstance(stored, (int, float)) and isinstance(recorded, (int, float)) \
             and not isinstance(stored, bool) and not isinstance(recorded, bool):
         return float(stored) == float(recorded)
     return bool(stored == recorded)
 
 
-def reverse_change(conn: sqlite3.Connection, undo_id: int | None, table: str, key: dict,
-                   before: dict | None, after: dict | None, exact: bool = False) -> tuple[str, str]:
+def reverse_change(conn: sqlite3.Connection, undo_id: int | None, table: str, key: dict[str, Any],
+                   before: dict[str, Any] | None, after: dict[str, Any] | None, exact: bool = False) -> tuple[str, str]:
     """Reverse one recorded change; ('restored' | 'skipped' | 'missing', why).
 
     With `undo_id` the reversal is journaled under that undo run. `exact` (crash
@@ -188,6 +191,7 @@ def reverse_change(conn: sqlite3.Connection, undo_id: int | None, table: str, ke
 
 
 def _check_undoable(conn: sqlite3.Connection, run_id: int) -> Run:
+    """The run `run_id`, when it can be undone now; a BrainError saying why not otherwise."""
     run = get_run(conn, run_id)
     if run is None:
         raise BrainError(f"There is no run {run_id}. `cleo-tui prune --runs` lists the runs.")
@@ -242,7 +246,7 @@ class RecordedChange:
     after: dict[str, Any] | None
 
     @property
-    def shape(self) -> tuple | None:
+    def shape(self) -> tuple[Any, ...] | None:
         """Changes of one shape are undone together (`_reverse_updates`); None: undone alone."""
         if self.before is None or self.after is None or len(self.key) != 1:
             return None
