@@ -1,7 +1,12 @@
 """Live-writes benchmark: how long a CLEO-like writer waits while cleo-tui commits and undoes.
 
     python -m benchmarks.live_writes [--brains /work/bench/100k,/work/bench/1m] [--workdir DIR] [--no-undo]
-                                     [--floor-seconds 3] [--share 0.1]
+                                     [--floor-seconds 3] [--share 0.1] [--only quiet|live]
+
+Two cases per brain. **Quiet** (nobody else writes): the whole-pool commit against its
+floor, a bare `UPDATE` of the same rows with the same values in one transaction on
+another copy (CLEO's triggers fire in both), wall and CPU seconds and their ratio: the
+pauses that let CLEO in should cost nothing when CLEO is not there. **Live**, below.
 
 For each brain (a project directory holding .cleo/cleo.db, or a .db file) a copy is
 made in --workdir, so the shared benchmark brains are never written. A writer process
@@ -101,9 +106,9 @@ def _brain_file(place: Path) -> Path:
     return place if place.is_file() else place / ".cleo" / "cleo.db"
 
 
-def _copy(source: Path, workdir: Path) -> Path:
+def _copy(source: Path, workdir: Path, name: str = "") -> Path:
     conn = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
-    target = workdir / f"{source.parent.parent.name or 'brain'}" / ".cleo" / "cleo.db"
+    target = workdir / f"{source.parent.parent.name or 'brain'}{name}" / ".cleo" / "cleo.db"
     target.parent.mkdir(parents=True, exist_ok=True)
     for suffix in ("", "-wal", "-shm"):
         Path(str(target) + suffix).unlink(missing_ok=True)
@@ -137,7 +142,70 @@ def _timed(call):  # type: ignore[no-untyped-def]
     """(value, wall s, CPU s of this process) of one call."""
     started, cpu = time.perf_counter(), time.process_time()
     value = call()
-    return value, round(time.perf_counter() - started, 1), round(time.process_time() - cpu, 1)
+    return value, round(time.perf_counter() - started, 2), round(time.process_time() - cpu, 2)
+
+
+def _prepared(db: Path, share: float):  # type: ignore[no-untyped-def]
+    """(brain, preview, prepare seconds) of a copy, its caches checkpointed (see `measure`)."""
+    from cleo_tui.brain import open_brain
+    from cleo_tui.memory.pruner import prepare_pool
+
+    brain = open_brain(db)
+    started = time.perf_counter()
+    pool = prepare_pool(brain)
+    prepared = round(time.perf_counter() - started, 1)
+    preview = pool.preview(max(1, int(pool.tokens_before * share)))
+    with brain.lock:
+        brain.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+    return brain, preview, prepared
+
+
+def _bare_update(brain, preview) -> None:  # type: ignore[no-untyped-def]
+    """The floor of a commit: the same rows, the same values, one transaction, no journal, no pauses.
+
+    In rowid order as the commit writes them; COMMIT and a passive checkpoint included,
+    as the commit ends with one.
+    """
+    from cleo_tui.brain.clock import cleo_timestamp
+    from cleo_tui.memory import curation
+
+    values = curation.eviction_values(brain, cleo_timestamp())
+    sets = ", ".join(f'"{c}" = ?' for c in values)
+    ids = [r[0] for r in brain.query("SELECT id FROM brain_observations WHERE id IN (SELECT value FROM "
+                                     "json_each(?)) ORDER BY rowid", (json.dumps(preview.dropped_ids),))]
+    with brain.write() as conn:
+        conn.executemany(f'UPDATE brain_observations SET {sets} WHERE id = ? AND invalid_at IS NULL',
+                         [(*values.values(), i) for i in ids])
+    with brain.lock:
+        brain.conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+
+
+def measure_quiet(place: Path, workdir: Path, share: float) -> dict:
+    """The whole-pool commit with nobody else writing, beside the bare UPDATE of the same rows."""
+    from cleo_tui.memory.pruner import commit_preview
+
+    result: dict = {"brain": str(place)}
+    for name, run in (("floor", _bare_update), ("commit", commit_preview)):
+        db = _copy(_brain_file(place), workdir, f"-quiet-{name}")
+        brain, preview, _prepared_s = _prepared(db, share)
+        result["dropped"] = preview.drop_count
+        value, result[f"{name}_s"], result[f"{name}_cpu_s"] = _timed(lambda: run(brain, preview))  # noqa: B023
+        if name == "commit":
+            result["commit_run"] = value.stats.to_json() if value.stats else None
+        brain.close()
+        shutil.rmtree(db.parent.parent, ignore_errors=True)
+    result["ratio"] = round(result["commit_s"] / max(result["floor_s"], 0.001), 2)
+    return result
+
+
+def report_quiet(results: list[dict]) -> None:
+    print(f"{'quiet: rows':>12}  {'commit s (CPU)':>15}  {'bare UPDATE s (CPU)':>20}  {'ratio':>6}  "
+          f"{'chunks':>6}  {'paused s':>8}   (goal: ratio <= 1.5)")
+    for r in results:
+        run = r.get("commit_run") or {}
+        print(f"{r['dropped']:>12,}  {r['commit_s']:>6} ({r['commit_cpu_s']:>5})  {r['floor_s']:>11} "
+              f"({r['floor_cpu_s']:>5})  {r['ratio']:>6}  {run.get('chunks', '-'):>6}  "
+              f"{run.get('paused_s', '-'):>8}")
 
 
 def measure(place: Path, workdir: Path, floor_seconds: float, share: float, undo: bool = True) -> dict:
@@ -213,23 +281,32 @@ def main(argv: list[str] | None = None) -> int:
                              "closes (what the benchmark starts; run it by hand beside the TUI)")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--no-undo", action="store_true", help="measure the commit only (a 1M undo takes long)")
+    parser.add_argument("--only", choices=("quiet", "live"), help="run one case only (default: both)")
     args = parser.parse_args(argv)
     if args.writer:
         writer(args.writer)
         return 0
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="live-writes-"))
-    results = []
+    quiet: list[dict] = []
+    results: list[dict] = []
     for place in args.brains.split(","):
         if not _brain_file(Path(place)).is_file():
             print(f"skipping {place}: no brain there (build it with `python -m cleo_tui demo {place} ...`)",
                   file=sys.stderr)
             continue
-        results.append(measure(Path(place), workdir, args.floor_seconds, args.share, not args.no_undo))
-        print(json.dumps(results[-1]), file=sys.stderr)
+        if args.only != "live":
+            quiet.append(measure_quiet(Path(place), workdir, args.share))
+            print(json.dumps(quiet[-1]), file=sys.stderr)
+        if args.only != "quiet":
+            results.append(measure(Path(place), workdir, args.floor_seconds, args.share, not args.no_undo))
+            print(json.dumps(results[-1]), file=sys.stderr)
     if args.json:
-        print(json.dumps(results))
+        print(json.dumps({"quiet": quiet, "live": results}))
     else:
-        report(results)
+        if quiet:
+            report_quiet(quiet)
+        if results:
+            report(results)
     return 0
 
 

@@ -1,34 +1,75 @@
-"""Pausing Python's cyclic garbage collector while many long-lived objects are built.
+"""Pausing Python's cyclic garbage collector while many long-lived objects are built or written.
 
 A light module (no numpy, no brain): the CLI pauses it for a whole command, the pool
-and tag builders around their work.
+and tag builders around their work, the journal's chunked runs for their length. The
+one pause of the whole program: counted across threads, so the collector comes back
+only when the last holder leaves, whichever thread it is.
 """
 
 from __future__ import annotations
 
 import gc
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 
+class _Holders:
+    """Who holds the collector paused now, and what to do when the last of them leaves."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.count = 0              # pauses entered and not yet left, every thread together
+        self.was_enabled = True     # the collector's state when the first of them entered
+        self.collect_young = False  # one of them asked for a young collection on the way out
+
+
+_holders = _Holders()
+
+
 @contextmanager
 def paused(collect_young: bool = False) -> Iterator[None]:
-    """No cyclic collection inside; the collector is put back as it was after.
+    """No cyclic collection inside; when the last pause of any thread ends, the collector is put back.
 
     Each full collection walks every live object, and building a large pool would
     trigger many of them while creating no cycles; memory is still freed by
-    reference counting. `collect_young`: on the way out (if the collector was on),
-    collect the young generation at once, explicitly: the automatic collection the
-    next allocation would start can escalate into a full one (0.1-0.25 s at a
-    million rows), which would then land inside a 10-row fold; an explicit young
-    collection never escalates.
+    reference counting. Pauses nest and overlap across threads (a chunked write in a
+    worker while the tags are built in another): the first one in turns the collector
+    off, the last one out puts it back as the first found it. `collect_young`: on the
+    way out of the last pause (if the collector was on), collect the young generation
+    at once, explicitly: the automatic collection the next allocation would start can
+    escalate into a full one (0.1-0.25 s at a million rows), which would then land
+    inside a 10-row fold; an explicit young collection never escalates.
     """
-    was_enabled = gc.isenabled()
-    gc.disable()
+    _enter()
     try:
         yield
     finally:
-        if was_enabled:
-            if collect_young:
-                gc.collect(0)
-            gc.enable()
+        _leave(collect_young)
+
+
+def _enter() -> None:
+    """Count one more holder; the first turns the collector off."""
+    with _holders.lock:
+        if _holders.count == 0:
+            _holders.was_enabled = gc.isenabled()
+            _holders.collect_young = False
+            gc.disable()
+        _holders.count += 1
+
+
+def _leave(collect_young: bool) -> None:
+    """Count one holder fewer; the last puts the collector back (a young collection first, if asked)."""
+    with _holders.lock:
+        _holders.count -= 1
+        _holders.collect_young = _holders.collect_young or collect_young
+        if _holders.count or not _holders.was_enabled:
+            return
+        if _holders.collect_young:
+            gc.collect(0)
+        gc.enable()
+
+
+def holders() -> int:
+    """How many pauses are in force now, every thread together."""
+    return _holders.count

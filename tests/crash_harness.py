@@ -36,7 +36,7 @@ import sys
 import time
 from pathlib import Path
 
-from cleo_tui.brain import journal, open_brain
+from cleo_tui.brain import journal, journal_pacing, open_brain
 from cleo_tui.brain.migrations import PROPOSALS
 from cleo_tui.memory import curation
 from cleo_tui.memory.pruner import commit_prune, prepare_pool
@@ -106,7 +106,7 @@ def run_step(path: Path, op: str, kill_after: int | None, commit_signal: int | N
     so the parent can SIGKILL this process while SQLite writes the transaction out.
     Returns the number of progress-handler calls the step took (when not killed).
     """
-    journal.CHUNK_ROWS = CHUNK_ROWS
+    journal_pacing.CHUNK_ROWS = CHUNK_ROWS  # the default every ChunkBudget takes
     brain = open_brain(path)
     preview = prepare_pool(brain).preview(BUDGET) if op == "prune" else None
     calls = 0

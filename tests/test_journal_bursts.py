@@ -1,6 +1,6 @@
 """Chunks under a slow spell of the disk: rows that turn slow mid-batch end the chunk at once.
 
-The clock is simulated (journal's `time` replaced): each row a chunk writes costs 1 ms,
+The clock is simulated (`journal_chunks.time` replaced): each row a chunk writes costs 1 ms,
 the rows of a "burst" 50 ms (a temporary trigger on the test's own connection ticks
 the clock per row; the brain file is not changed). Nothing sleeps.
 """
@@ -12,7 +12,7 @@ import types
 
 import pytest
 
-from cleo_tui.brain import journal
+from cleo_tui.brain import journal, journal_chunks
 from cleo_tui.memory import curation
 from cleo_tui.memory.pruner import commit_preview, prepare_pool
 from tests.pruner_fixtures import routine_brain
@@ -49,7 +49,8 @@ def brain(tmp_path):
 @pytest.fixture
 def clock(brain, monkeypatch):
     clock = Clock()
-    monkeypatch.setattr(journal, "time", types.SimpleNamespace(perf_counter=clock.perf_counter, sleep=clock.sleep))
+    monkeypatch.setattr(journal_chunks, "time",
+                        types.SimpleNamespace(perf_counter=clock.perf_counter, sleep=clock.sleep))
     brain.conn.create_function("tick", 1, clock.tick)
     brain.conn.execute("CREATE TEMP TRIGGER slow_row AFTER UPDATE OF invalid_at ON brain_observations "
                        "BEGIN SELECT tick(new.rowid); END")
@@ -120,7 +121,7 @@ def test_the_lock_goes_free_with_the_chunks_pages_already_checkpointed(brain, cl
         left_when_free.append(unbackfilled_frames(path))
         clock.sleep(seconds)
 
-    monkeypatch.setattr(journal, "time", types.SimpleNamespace(perf_counter=clock.perf_counter, sleep=sleep))
+    monkeypatch.setattr(journal_chunks, "time", types.SimpleNamespace(perf_counter=clock.perf_counter, sleep=sleep))
     preview = prepare_pool(brain).preview(400)
     result = commit_preview(brain, preview)
     assert result.stats is not None and result.stats.chunks > 2

@@ -12,7 +12,6 @@ the app's popups); the methods return at once.
 
 from __future__ import annotations
 
-import gc
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, wait
@@ -325,9 +324,6 @@ class BrainSession:
         if self.app.session is not self:
             return
         self.tags = tags
-        # A million tag objects would otherwise be walked by every full garbage
-        # collection, which the UI thread pays for on ordinary keypresses.
-        gc.freeze()
         self.app.announce(TagsReady())
 
     def refresh_derived(self) -> None:

@@ -1,0 +1,75 @@
+"""One garbage-collector pause for the whole program, counted across threads (issue 30.4).
+
+Threads are stepped with events (each waits for the other's signal), never with sleeps.
+"""
+
+from __future__ import annotations
+
+import gc
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from cleo_tui import collector
+
+
+@pytest.fixture(autouse=True)
+def collector_on() -> Iterator[None]:
+    assert gc.isenabled() and collector.holders() == 0
+    yield
+    gc.enable()
+
+
+def test_the_collector_comes_back_only_when_the_last_thread_leaves():
+    entered, leave_first, first_left, leave_second = (threading.Event() for _ in range(4))
+    seen: list[bool] = []
+
+    def first() -> None:
+        with collector.paused():
+            entered.set()
+            leave_first.wait()
+        first_left.set()
+
+    def second() -> None:
+        entered.wait()
+        with collector.paused():
+            leave_first.set()
+            first_left.wait()
+            seen.append(gc.isenabled())  # the first thread has left: still paused for this one
+            leave_second.wait()
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for thread in threads:
+        thread.start()
+    first_left.wait()
+    assert collector.holders() == 1 and not gc.isenabled()
+    leave_second.set()
+    for thread in threads:
+        thread.join()
+    assert seen == [False] and gc.isenabled() and collector.holders() == 0
+
+
+def test_nested_pauses_put_back_a_collector_that_was_off_as_off():
+    gc.disable()
+    with collector.paused(), collector.paused(collect_young=True):
+        pass
+    assert not gc.isenabled()
+
+
+def test_a_young_collection_asked_by_any_holder_runs_once_when_the_last_leaves():
+    collections: list[int] = []
+
+    def seen(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            collections.append(info["generation"])
+
+    gc.callbacks.append(seen)
+    try:
+        with collector.paused():
+            with collector.paused(collect_young=True):
+                pass
+            assert collections == [] and not gc.isenabled()  # the outer pause still holds
+        assert collections[:1] == [0] and gc.isenabled()
+    finally:
+        gc.callbacks.remove(seen)
