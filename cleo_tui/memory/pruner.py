@@ -44,6 +44,7 @@ from cleo_tui.memory.pruner_plan import (
     pool_from_scan,
     target_for,
 )
+from cleo_tui.memory.pruner_units import scan_line_units
 from cleo_tui.memory.seed_types import MemoryReflection, ObservationRecord, render_record
 from cleo_tui.memory.token_cache import Progress, count_line_units
 from cleo_tui.memory.tokenizers import Tokenizer, get_tokenizer
@@ -129,7 +130,13 @@ def prepare_pool(brain: Brain, tokenizer: str | Tokenizer = "chars4", session: s
 
 def _prepare_live_pool(brain: Brain, tokenizer: Tokenizer, session: str | None,
                        progress: Progress | None) -> PreparedPool:
-    scan = tags.scan_brain(brain, live_only=True, tokenizer=tokenizer, session=session, progress=progress)
+    """The live pool's scan, measured, as a pool (`prepare_pool` without the collector's pause)."""
+    if tokenizer.cached:  # tiktoken: the counts come from the brain's units file (see pruner_units)
+        scan = tags.scan_brain(brain, live_only=True)
+        scan.units, scan.count_stats = scan_line_units(brain, scan, tokenizer, session, progress)
+        scan.unit_scope = session
+    else:  # chars4: measured while the scan reads each chunk, cheaper than any cache
+        scan = tags.scan_brain(brain, live_only=True, tokenizer=tokenizer, session=session, progress=progress)
     pool = pool_from_scan(scan, tokenizer, session, scan.count_stats)
     if session is not None and not len(pool):
         raise EmptyScope(
