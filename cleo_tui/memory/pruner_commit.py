@@ -103,12 +103,7 @@ def commit_preview(brain: Brain, preview: PrunePreview, hide_from_cleo: bool = F
     extra = cleo_effects.hide_values(brain) if hide_from_cleo else {}
     ids = preview.dropped_ids
     entries = _dropped_in_rowid_order(preview)
-    params = {"budget": preview.budget, "target": preview.target, "tokenizer": preview.tokenizer,
-              "scope": preview.pool.session or "all", "count": len(ids),
-              # a long list would make the first chunk long: the journal's change rows hold them all
-              **({"ids": ids} if len(ids) <= PARAMS_IDS_MAX else {"ids_in_journal": True}),
-              "tokens_before": preview.tokens_before, "tokens_after": preview.tokens_after,
-              "fell_back": preview.fell_back, "hide_from_cleo": bool(extra)}
+    params = _run_params(preview, ids, bool(extra))
     evicted: list[str] = []
     skipped: list[dict[str, str]] = []
     changed_units: dict[str, int] = {}
@@ -141,6 +136,16 @@ def commit_preview(brain: Brain, preview: PrunePreview, hide_from_cleo: bool = F
     tokens_now, new_rows, new_tokens = _pool_now(brain, preview, changed_units)
     return CommitResult(run[0], preview.budget, preview.target, evicted, skipped, tokens_now, new_rows,
                         new_tokens, bool(extra), stats)
+
+
+def _run_params(preview: PrunePreview, ids: list[str], hidden: bool) -> dict[str, Any]:
+    """What the run's journal entry says about the prune (the ids only when few)."""
+    return {"budget": preview.budget, "target": preview.target, "tokenizer": preview.tokenizer,
+            "scope": preview.pool.session or "all", "count": len(ids),
+            # a long list would make the first chunk long: the journal's change rows hold them all
+            **({"ids": ids} if len(ids) <= PARAMS_IDS_MAX else {"ids_in_journal": True}),
+            "tokens_before": preview.tokens_before, "tokens_after": preview.tokens_after,
+            "fell_back": preview.fell_back, "hide_from_cleo": hidden}
 
 
 def _cut_at(chunk: list[tuple[str, int]], last: str | None, skipped: list[dict[str, str]], known: int) -> int:
@@ -219,6 +224,7 @@ def _current_rows(brain: Brain, conn: Any, ids: list[Any], also: Sequence[str] =
 
 
 def _overrides(brain: Brain, conn: Any, ids: list[str]) -> dict[str, str]:
+    """The relevance the user set (pins) of these rows, by id."""
     if not ids or not brain.features.has_table(OVERRIDES):
         return {}
     rows = conn.execute(f"SELECT observation_id, relevance FROM {OVERRIDES} "
@@ -228,6 +234,7 @@ def _overrides(brain: Brain, conn: Any, ids: list[str]) -> dict[str, str]:
 
 def _line_units(brain: Brain, rows: list[tuple[str, dict[str, Any]]], overrides: dict[str, str],
                 tokenizer: Tokenizer) -> list[int]:
+    """Units of each row's pool line as read now (its relevance with the user's override)."""
     lines = [render_line(obs_id, mapping.minute_timestamp(row["created_at"]),
                          mapping.derive_relevance(row, overrides.get(obs_id))[0], mapping.content_of(row))
              for obs_id, row in rows]
@@ -269,11 +276,7 @@ def _still_as_previewed(brain: Brain, conn: Any, chunk: list[tuple[str, int]], t
 def _pool_now(brain: Brain, preview: PrunePreview, changed_units: dict[str, int]) -> tuple[int, int, int]:
     """(tokens of the live pool in scope now, rows new since the preview, their tokens); a read only."""
     pool = preview.pool
-    where, params = "invalid_at IS NULL", []
-    if pool.session is not None:
-        where += " AND source_session_id = ?"
-        params.append(pool.session)
-    live = {mapping.as_text(r[0]) for r in brain.query(f"SELECT id FROM {cs.OBSERVATIONS} WHERE {where}", params)}
+    live = _live_ids(brain, pool.session)
     units = count = 0
     columns = pool.columns
     known = take(columns.ids, list(range(len(columns))))  # every row of the pool, droppable or protected
@@ -283,14 +286,29 @@ def _pool_now(brain: Brain, preview: PrunePreview, changed_units: dict[str, int]
             count += 1
     seen = set(known)
     new_ids = [i for i in live if i not in seen]
-    new_units = 0
-    for start in range(0, len(new_ids), 400):
-        part = new_ids[start:start + 400]
+    new_units = _units_of_rows(brain, new_ids, pool.tokenizer)
+    tokenizer = pool.tokenizer
+    return (tokenizer.pool_tokens(units + new_units, count + len(new_ids)), len(new_ids),
+            tokenizer.pool_tokens(new_units, len(new_ids)) if new_ids else 0)
+
+
+def _live_ids(brain: Brain, session: str | None) -> set[str]:
+    """Ids (as text) of the live rows in scope now: the whole pool's, or one session's."""
+    where, params = "invalid_at IS NULL", []
+    if session is not None:
+        where += " AND source_session_id = ?"
+        params.append(session)
+    return {mapping.as_text(r[0]) for r in brain.query(f"SELECT id FROM {cs.OBSERVATIONS} WHERE {where}", params)}
+
+
+def _units_of_rows(brain: Brain, ids: list[str], tokenizer: Tokenizer) -> int:
+    """The line units of these rows as they are now, added up (read a few hundred at a time)."""
+    total = 0
+    for start in range(0, len(ids), 400):
+        part = ids[start:start + 400]
         with brain.lock:
             stored = curation.stored_ids(brain.conn, part)
             rows = _current_rows(brain, brain.conn, list(stored.values()))
             overrides = _overrides(brain, brain.conn, part)
-        new_units += sum(_line_units(brain, list(rows.items()), overrides, pool.tokenizer))
-    tokenizer = pool.tokenizer
-    return (tokenizer.pool_tokens(units + new_units, count + len(new_ids)), len(new_ids),
-            tokenizer.pool_tokens(new_units, len(new_ids)) if new_ids else 0)
+        total += sum(_line_units(brain, list(rows.items()), overrides, tokenizer))
+    return total
