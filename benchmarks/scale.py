@@ -1,15 +1,28 @@
 """Scale benchmark (issue 18): each goal as floor, ours and their ratio, measured in the same run.
 
     python -m benchmarks.scale [--sizes 100000,1000000] [--workdir DIR] [--runs 3]
-                               [--commit-max 100000] [--no-tui]
+                               [--commit-max 100000] [--no-tui] [--tokenizers chars4,o200k_base,cl100k_base]
+                               [--no-real] [--real-db SIZE=PATH] [--prune-only]
 
 For each demo brain (seed 7; built once in --workdir, or pass existing ones with
---db-100000 PATH style options):
+--db SIZE=PATH) and, with --real (the default), each real-layout brain of the same size
+(`benchmarks.real_layout`: long narratives, JSON columns, hostile rows, CLEO's triggers;
+built once in --workdir as real-SIZE, or --real-db SIZE=PATH), the prune rows; the rest
+on the demo brain only:
 
-- prune: the whole process `cleo-tui prune --budget 500000 --json > file` against a
-  plain script that reads the same live pool, counts chars/4 per line, sorts and
-  prefix-sums. Both run --runs times, interleaved; the best CPU (user+sys) and wall
-  of each are kept. Caches are warm (one run of ours first), as a user's second run.
+- prune: the whole process `cleo-tui prune --budget 500000 --json [--tokenizer T] > file`
+  against a floor: a plain script that reads the same live pool (id, created_at, title,
+  narrative), renders each line `[id] YYYY-MM-DD HH:MM [medium] content`, measures it,
+  sorts the rows by date and prefix-sums their sizes. For chars4 (FLOOR_SCRIPT) a line
+  measures (len + 3) // 4; for a tiktoken encoding (FLOOR_TIKTOKEN_SCRIPT) it measures
+  len(encoding.encode_ordinary(line)) with that encoding, loaded as cleo-tui loads it
+  (offline), so that floor counts every line's tokens on every run. Each tokenizer of
+  --tokenizers is measured with a cache folder of its own, empty at first: ours runs
+  once "cold" (nothing cached: every text analysed, every line counted), then --runs
+  times "warm" (a user's second run) interleaved with the floor; the best CPU (user+sys)
+  and wall of each are kept (a tiktoken floor runs once: it takes seconds and varies
+  little). A warm tiktoken run is also set against the chars4 floor: with every line's
+  count cached it has no more to do than a chars4 run.
 - tags: `tag_brain` in a new process on warm caches (its snapshot too), against the same
   plain read: when they are shown (from the snapshot) and when every row has been checked.
 - incremental: 10 new rows written by a second connection, then
@@ -65,6 +78,28 @@ for t in items:
 print(len(prefix), total)
 '''
 
+FLOOR_TIKTOKEN_SCRIPT = r'''
+import sqlite3, sys
+from cleo_tui.memory.tokenizers import get_encoding  # the encoding file, loaded offline
+encode = get_encoding(sys.argv[2]).encode_ordinary
+conn = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+conn.text_factory = lambda b: b.decode("utf-8", "replace")
+rows = conn.execute("SELECT id, created_at, title, narrative FROM brain_observations "
+                    "WHERE invalid_at IS NULL").fetchall()
+items = []
+for i, (oid, created, title, narrative) in enumerate(rows):
+    content = narrative if narrative and narrative.strip() else (title or "")
+    line = f"[{oid}] {str(created)[:16]} [medium] {content}"
+    items.append((len(encode(line)), str(created), i))
+items.sort(key=lambda t: (t[1], t[2]))
+total, prefix = 0, []
+for t in items:
+    total += t[0]
+    prefix.append(total)
+print(len(prefix), total)
+'''
+TOKENIZERS = ("chars4", "o200k_base", "cl100k_base")
+
 
 _PYCACHE = Path(tempfile.gettempdir()) / "cleo-scale-bench-pycache"
 _SETTINGS = {"cache_bytecode": True}
@@ -93,18 +128,25 @@ def _best(runs: list[tuple[float, float]]) -> tuple[float, float]:
     return min(r[0] for r in runs), min(r[1] for r in runs)
 
 
-def measure_prune(db: Path, runs: int) -> dict:
-    floor_script = Path(tempfile.mkdtemp()) / "floor.py"
-    floor_script.write_text(FLOOR_SCRIPT)
-    ours_cmd = [sys.executable, "-m", "cleo_tui", "prune", "--db", str(db), "--budget", "500000", "--json"]
-    out = floor_script.with_name("prune.json")
-    _run(ours_cmd, out)  # warm the caches, as a second run of the CLI
+def measure_prune(db: Path, runs: int, tokenizer: str = "chars4") -> dict:
+    """Ours cold (an empty cache folder), then warm, against the floor for `tokenizer` (module docstring)."""
+    work = Path(tempfile.mkdtemp())
+    floor_script = work / "floor.py"
+    floor_script.write_text(FLOOR_SCRIPT if tokenizer == "chars4" else FLOOR_TIKTOKEN_SCRIPT)
+    floor_cmd = [sys.executable, str(floor_script), str(db), *([] if tokenizer == "chars4" else [tokenizer])]
+    ours_cmd = [sys.executable, "-m", "cleo_tui", "prune", "--db", str(db), "--budget", "500000", "--json",
+                "--tokenizer", tokenizer]
+    env = {**bench_env(), "XDG_CACHE_HOME": str(work / "cache")}  # this measure's own caches, empty at first
+    out = work / "prune.json"
+    cold = _run(ours_cmd, out, env)
     floor, ours = [], []
-    for _ in range(runs):
-        floor.append(_run([sys.executable, str(floor_script), str(db)]))
-        ours.append(_run(ours_cmd, out))
-    result = {"floor": _best(floor), "ours": _best(ours), "json_mb": out.stat().st_size / 1e6}
-    shutil.rmtree(floor_script.parent)
+    for k in range(runs):
+        if tokenizer == "chars4" or k == 0:
+            floor.append(_run(floor_cmd, env=env))
+        ours.append(_run(ours_cmd, out, env))
+    result = {"floor": _best(floor), "ours": _best(ours), "cold": cold, "json_mb": out.stat().st_size / 1e6,
+              "tokenizer": tokenizer}
+    shutil.rmtree(work)
     return result
 
 
@@ -266,11 +308,45 @@ def _row(label: str, floor: float, ours: float, unit: str = "s", goal: str = "")
     return f"| {label} | {floor:.3f} {unit} | {ours:.3f} {unit} | {_ratio(floor, ours)} | {goal} |"
 
 
+def prune_rows(brain: str, measures: list[dict]) -> list[str]:
+    """The prune rows of one brain: per tokenizer, warm CPU and wall and cold CPU against its floor, and a
+    warm tiktoken run against the chars4 floor too."""
+    lines = []
+    chars4_floor = next((m["floor"][0] for m in measures if m["tokenizer"] == "chars4"), None)
+    for m in measures:
+        name, floor, ours = f"prune --json, {brain} brain, {m['tokenizer']}", m["floor"], m["ours"]
+        lines.append(_row(f"{name}, warm, whole process, CPU", floor[0], ours[0], goal="≤ 2.5×"))
+        lines.append(_row(f"{name}, warm, whole process, wall", floor[1], ours[1]))
+        lines.append(_row(f"{name}, cold (empty caches), whole process, CPU", floor[0], m["cold"][0]))
+        if m["tokenizer"] != "chars4" and chars4_floor is not None:
+            lines.append(_row(f"{name}, warm, CPU, against the chars4 floor", chars4_floor, ours[0],
+                              goal="≤ 2.5×"))
+    return lines
+
+
+def measure_prunes(db: Path, runs: int, tokenizers: list[str]) -> list[dict]:
+    """`measure_prune` for each tokenizer."""
+    return [measure_prune(db, runs, tokenizer) for tokenizer in tokenizers]
+
+
+def real_brain(workdir: Path, size: int) -> Path:
+    """The real-layout brain of `size` rows in workdir (`benchmarks.real_layout`), built on first use."""
+    target = workdir / f"real-{size}"
+    path = target / ".cleo" / "cleo.db"
+    if not path.exists():
+        from benchmarks.real_layout import build
+        started = time.perf_counter()
+        build(target, size, 7)
+        print(f"  built real-layout brain of {size:,} rows in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+    return path
+
+
 def report(size: int, r: dict) -> list[str]:
     lines = [f"\n### {size:,} observations\n", "| measure | floor | ours | ratio | goal |", "|---|---|---|---|---|"]
-    p = r["prune"]
-    lines.append(_row("prune --json, whole process, CPU", p["floor"][0], p["ours"][0], goal="≤ 3×"))
-    lines.append(_row("prune --json, whole process, wall", p["floor"][1], p["ours"][1], goal="≤ 3×"))
+    for brain, measures in (("demo", r["prune"]), ("real-layout", r.get("real_prune", []))):
+        lines += prune_rows(brain, measures)
+    if "tags" not in r:
+        return lines
     t = r["tags"]
     lines.append(_row("tags shown (new process, from the snapshot) vs plain read, CPU", t["floor"][0], t["early"],
                       goal="< 5 s"))
@@ -316,12 +392,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--compile-each-run", action="store_true",
                         help="do not cache the children's bytecode (as with PYTHONDONTWRITEBYTECODE=1)")
     parser.add_argument("--child-tui", metavar="DB", help=argparse.SUPPRESS)
+    parser.add_argument("--tokenizers", default=",".join(TOKENIZERS),
+                        help="the tokenizers prune is measured with (default: %(default)s)")
+    parser.add_argument("--no-real", action="store_true", help="measure prune on the demo brains only")
+    parser.add_argument("--real-db", action="append", default=[], metavar="SIZE=PATH",
+                        help="use an existing real-layout brain for a size, e.g. 100000=/work/bench/real-100k/.cleo/"
+                             "cleo.db")
+    parser.add_argument("--prune-only", action="store_true", help="measure prune only (no tags, folds, commit, TUI)")
     args = parser.parse_args(argv)
     if args.child_tui:
         _child_tui(Path(args.child_tui))
         return 0
     _SETTINGS["cache_bytecode"] = not args.compile_each_run
     given = {int(k): Path(v) for k, v in (d.split("=", 1) for d in args.db)}
+    given_real = {int(k): Path(v) for k, v in (d.split("=", 1) for d in args.real_db)}
     lines = []
     for size in [int(s) for s in args.sizes.split(",")]:
         if size in given:
@@ -331,12 +415,17 @@ def main(argv: list[str] | None = None) -> int:
             Path(args.workdir).mkdir(parents=True, exist_ok=True)
             db = demo_brain(Path(args.workdir), size)
         print(f"  measuring {size:,} …", file=sys.stderr)
-        r = {"prune": measure_prune(db, args.runs), "tags": measure_tags(db, args.runs),
-             "incremental": measure_incremental(db)}
-        if size <= args.commit_max:
-            r["commit"] = measure_commit(db)
-        if not args.no_tui:
-            r["tui"] = measure_tui(db)
+        tokenizers = args.tokenizers.split(",")
+        r: dict = {"prune": measure_prunes(db, args.runs, tokenizers)}
+        if not args.no_real:
+            real = given_real.get(size) or real_brain(Path(args.workdir), size)
+            r["real_prune"] = measure_prunes(real, args.runs, tokenizers)
+        if not args.prune_only:
+            r.update(tags=measure_tags(db, args.runs), incremental=measure_incremental(db))
+            if size <= args.commit_max:
+                r["commit"] = measure_commit(db)
+            if not args.no_tui:
+                r["tui"] = measure_tui(db)
         lines += report(size, r)
         print("\n".join(lines[-13:]), file=sys.stderr)
     print("\n".join(lines))

@@ -1,7 +1,7 @@
-"""Budget arithmetic for choosing a pruning budget by hand, and writing a preview out.
+"""Budget arithmetic: reading a budget a user typed, choosing one by hand, writing a preview out.
 
-Pure: the Prune pane steps its budget with these, and exports the preview as
-the CLI's `prune --json` document.
+Pure: the CLI and the Prune pane read budgets with `parse_budget`, the pane steps
+its budget with these, and exports the preview as the CLI's `prune --json` document.
 """
 
 from __future__ import annotations
@@ -9,15 +9,43 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cleo_tui.brain.errors import BrainError
 from cleo_tui.files import write_export_atomically
-from cleo_tui.memory.pruner import PrunePreview
 from cleo_tui.safe_text import one_line
+
+if TYPE_CHECKING:
+    from cleo_tui.memory.pruner_plan import PrunePreview
+
+_BUDGET_SUFFIX = {"k": 1_000, "m": 1_000_000}
+MAX_BUDGET = 10**12
 
 
 class ExportFailed(BrainError):
     """The preview could not be written to the chosen file."""
+
+
+class BadBudget(BrainError):
+    """A budget that is not a positive number of tokens."""
+
+
+def parse_budget(text: str | int) -> int:
+    """A token budget from what a user typed: `8000`, `12k`, `1.5k`, `2M`, `12_000`, `12,000`."""
+    raw = str(text).strip().lower().replace("_", "").replace(",", "")
+    scale = _BUDGET_SUFFIX.get(raw[-1:], 1)
+    number = raw[:-1] if scale > 1 else raw
+    try:
+        value = float(number) * scale
+    except ValueError:
+        value = float("nan")
+    if value > MAX_BUDGET and value != float("inf"):
+        raise BadBudget(f"The budget {one_line(str(text), 40)!r} is too large: the largest allowed budget is "
+                        f"{MAX_BUDGET:,} tokens.")
+    if not (1 <= value <= MAX_BUDGET) or value != int(value):
+        raise BadBudget(f"The budget must be a positive whole number of tokens such as 8000 or 12k; "
+                        f"got {one_line(str(text), 40)!r}.")
+    return int(value)
 
 
 def nice_step(tokens: int, share: float) -> int:

@@ -18,7 +18,7 @@ import orjson
 
 from cleo_tui.config import brain_cache_name, cache_dir
 
-KINDS = ("row_findings", "scan_snapshots", "dedup")
+KINDS = ("row_findings", "scan_snapshots", "dedup", "line_units")
 _UNKNOWN_MAX_AGE = 30 * 86400  # files of brains the registry does not know (older versions wrote them)
 _TMP_MAX_AGE = 86400           # a half-written file left by a killed process
 
