@@ -42,6 +42,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 PLANTED = (
     ("Use uv instead of pip to install dependencies in this repo.",
@@ -116,13 +117,13 @@ def floor(db: Path) -> tuple[float, int]:
     return time.process_time() - started, sum(1 for n in groups.values() if n > 1)
 
 
-def measure(db: Path, groups: list[set[str]]) -> dict:
+def measure(db: Path, groups: list[set[str]]) -> dict[str, Any]:
     """In this process: cold and warm scans (the cache dir is already private)."""
     from cleo_tui.brain import open_brain
     from cleo_tui.memory.duplicates import scan_duplicates
 
     brain = open_brain(db, read_only=True)
-    result: dict = {}
+    result: dict[str, Any] = {}
     try:
         for label in ("cold", "warm"):
             started, cpu = time.perf_counter(), time.process_time()
@@ -142,7 +143,7 @@ def measure(db: Path, groups: list[set[str]]) -> dict:
     return result
 
 
-def whole_process(db: Path, env: dict, package: Path | None = None, output: Path | None = None
+def whole_process(db: Path, env: dict[str, str], package: Path | None = None, output: Path | None = None
                   ) -> tuple[float, float, float]:
     """Wall seconds, CPU seconds and peak RSS (MB) of `cleo-tui dedup --json` as its own process
     (cleo-tui from `package`, a directory holding an exported `cleo_tui`, when given).
@@ -154,7 +155,8 @@ def whole_process(db: Path, env: dict, package: Path | None = None, output: Path
                   cwd=package or ROOT)
 
 
-def _child(command: list[str], env: dict, output: Path | None = None, cwd: Path = ROOT) -> tuple[float, float, float]:
+def _child(command: list[str], env: dict[str, str], output: Path | None = None,
+           cwd: Path = ROOT) -> tuple[float, float, float]:
     """Wall seconds, CPU seconds (user + system) and peak RSS (MB) of one child process.
 
     Peak RSS is the largest of any child so far (what getrusage tells): brains go smallest first."""

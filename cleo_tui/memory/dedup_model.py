@@ -158,7 +158,7 @@ class ScanStats:
     seconds: dict[str, float] = field(default_factory=dict)
 
 
-def _keeper_rank(m: Member) -> tuple:
+def _keeper_rank(m: Member) -> tuple[bool, int, float, str, str]:
     return (m.is_protected, m.citations, -1.0 if m.quality is None else m.quality, m.created_at, m.id)
 
 

@@ -298,7 +298,10 @@ def _read_live(brain: Brain, check: Callable[[], None]) -> list[_Row]:
     order already, and are sorted only when they are not (cheaper than SQLite's sort).
     """
     have = brain.features.columns(cs.OBSERVATIONS)
-    text = lambda c: f'CAST("{c}" AS BLOB)' if c in have else "NULL"  # noqa: E731
+
+    def text(column: str) -> str:
+        return f'CAST("{column}" AS BLOB)' if column in have else "NULL"
+
     quality = '"quality_score"' if "quality_score" in have else "NULL"
     where = " WHERE invalid_at IS NULL" if "invalid_at" in have else ""
     sql = (f"SELECT {text('id')}, {text('title')}, {text('narrative')}, {text('created_at')}, {quality} "
