@@ -1,24 +1,32 @@
-"""Duplicate-finder benchmark: scan time at 10,000 and 100,000 observations, beside a floor.
+"""Duplicate-finder benchmark: `dedup` at 10,000 and 100,000 observations, beside a floor, before and after.
 
-    python -m benchmarks.dedup [--sizes 10000,100000] [--bench /work/bench]
+    python -m benchmarks.dedup [--sizes 10000,100000] [--bench /work/bench] [--brain DB ...] [--before REF]
 
 Demo brains come from `/work/bench/10k` and `/work/bench/100k` (built with
 `cleo-tui demo DIR --observations N --seed 7` when absent; a brain another
-process is still writing, `cleo.db.partial`, is waited for). The demo has no
-reworded duplicates, so each run copies the brain and plants `PLANTED` groups of
-rewordings in the copy; the scan must find every planted group.
+process is still writing, `cleo.db.partial`, is waited for); `--brain DB` adds
+any other brain, such as a real-layout one (`python -m benchmarks.real_layout
+DIR --observations N`), and `--sizes ''` leaves the demo brains out. The demo
+has no reworded duplicates, so each run copies the brain and plants `PLANTED`
+groups of rewordings in the copy; the scan must find every planted group.
 
-For each size, in its own process with an empty cache directory:
-- `scan cold`: the scan with an empty cache directory (no scan cache: every
-  signature computed and every pair verified; no tagger cache either: the
-  protection detectors read the whole pool); `scan warm`: the same scan again
-  (everything from the caches);
-- `floor`: the plainest code doing part of the same work — read the live
-  pool and group exact duplicates by a hash of the normalised text;
+For each brain, with empty cache directories:
 - whole process: `cleo-tui dedup --json` as a subprocess, with its peak RSS:
-  cold (empty cache directory), warm, and with only the duplicate finder's scan
-  cache removed (the usual first scan of a brain the TUI has opened before).
-  Target at 100,000: under 20 s.
+  cold (every cache empty: a fresh XDG_CACHE_HOME), warm, and with only the
+  duplicate finder's scan cache removed (the usual first scan of a brain the
+  TUI has opened before). Target at 100,000: cold at most 8 s of CPU.
+- with `--before REF` (a git ref, e.g. `main`): the same whole-process runs with
+  cleo-tui as it was at REF (its package exported with `git archive`),
+  interleaved with this tree's so both see the same machine load, and whether
+  the two printed the same JSON;
+- `scan cold` / `scan warm`: the scan in this process, with empty caches, then
+  again (everything from the caches);
+- `floor`: the plainest code doing part of the same work — read the live pool
+  and group exact duplicates by a hash of the normalised text — in this process
+  (beside the in-process scans) and as a whole process of its own, Python's
+  start-up included (beside the whole-process figures).
+
+The machine may be shared: compare CPU seconds (user + system) of one sitting.
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 PLANTED = (
     ("Use uv instead of pip to install dependencies in this repo.",
@@ -48,6 +57,7 @@ PLANTED = (
      "Every night at 02:00 UTC the staging database gets reset."),
 )
 NAMES = {10_000: "10k", 100_000: "100k"}
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def demo_brain(bench: Path, size: int) -> Path:
@@ -107,13 +117,13 @@ def floor(db: Path) -> tuple[float, int]:
     return time.process_time() - started, sum(1 for n in groups.values() if n > 1)
 
 
-def measure(db: Path, groups: list[set[str]]) -> dict:
+def measure(db: Path, groups: list[set[str]]) -> dict[str, Any]:
     """In this process: cold and warm scans (the cache dir is already private)."""
     from cleo_tui.brain import open_brain
     from cleo_tui.memory.duplicates import scan_duplicates
 
     brain = open_brain(db, read_only=True)
-    result: dict = {}
+    result: dict[str, Any] = {}
     try:
         for label in ("cold", "warm"):
             started, cpu = time.perf_counter(), time.process_time()
@@ -133,56 +143,118 @@ def measure(db: Path, groups: list[set[str]]) -> dict:
     return result
 
 
-def whole_process(db: Path, env: dict) -> tuple[float, float, float]:
-    """Wall seconds, CPU seconds and peak RSS (MB) of `cleo-tui dedup --json` as its own process.
+def whole_process(db: Path, env: dict[str, str], package: Path | None = None, output: Path | None = None
+                  ) -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds and peak RSS (MB) of `cleo-tui dedup --json` as its own process
+    (cleo-tui from `package`, a directory holding an exported `cleo_tui`, when given).
 
     The machine is shared, so CPU seconds (user + system) are the fairer figure."""
+    if package is not None:
+        env = {**env, "PYTHONPATH": str(package)}
+    return _child([sys.executable, "-m", "cleo_tui", "dedup", "--db", str(db), "--json"], env, output,
+                  cwd=package or ROOT)
+
+
+def _child(command: list[str], env: dict[str, str], output: Path | None = None,
+           cwd: Path = ROOT) -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds (user + system) and peak RSS (MB) of one child process.
+
+    Peak RSS is the largest of any child so far (what getrusage tells): brains go smallest first."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "cleo_tui", "dedup", "--db", str(db), "--json"], env=env, check=True,
-                   stdout=subprocess.DEVNULL)
+    with open(output or os.devnull, "wb") as out:
+        subprocess.run(command, env=env, check=True, stdout=out, cwd=cwd)
     seconds = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     return seconds, cpu, after.ru_maxrss / 1024
 
 
-def run_size(bench: Path, size: int) -> None:
-    source = demo_brain(bench, size)
+def floor_process(db: Path) -> float:
+    """CPU seconds of `floor` as a whole process of its own (Python's start-up included)."""
+    return _child([sys.executable, "-m", "benchmarks.dedup", "--floor-only", str(db)], dict(os.environ))[1]
+
+
+def exported(ref: str, into: Path) -> Path:
+    """cleo-tui's package as it was at git ref `ref`, exported into `into` (a directory for PYTHONPATH)."""
+    into.mkdir(parents=True)
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref, "cleo_tui"], check=True,
+                             capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    return into
+
+
+CONDITIONS = ("cold", "warm", "finder cold")
+Run = tuple[float, float, float]  # wall s, CPU s, peak RSS MB
+
+
+def _processes(db: Path, work: Path, before: Path | None) -> dict[str, dict[str, Run]]:
+    """Whole-process runs, cold, warm and with only the finder's scan cache cold, for this tree
+    ('after') and, when given, the exported `before` package, interleaved (same machine load)."""
+    versions = {"after": None, **({"before": before} if before else {})}
+    runs: dict[str, dict[str, Run]] = {name: {} for name in versions}
+    for condition in CONDITIONS:
+        for name, package in versions.items():
+            cache = work / f"cache-{name}"
+            if condition == "finder cold":
+                for scan_cache in cache.rglob("dedup"):
+                    shutil.rmtree(scan_cache)
+            runs[name][condition] = whole_process(db, {**os.environ, "XDG_CACHE_HOME": str(cache)}, package,
+                                                  work / f"{name}-{condition}.json")
+    return runs
+
+
+def run_brain(label: str, source: Path, before: Path | None) -> None:
+    """Every figure of one brain, printed."""
     with tempfile.TemporaryDirectory(prefix="cleo-dedup-bench-") as tmp:
         work = Path(tmp)
         db, groups = planted_copy(source, work)
-        env = {**os.environ, "XDG_CACHE_HOME": str(work / "cache-process")}
-        cold, cold_cpu, rss_cold = whole_process(db, env)
-        warm, warm_cpu, rss_warm = whole_process(db, env)
-        for scan_cache in (work / "cache-process").rglob("dedup"):
-            shutil.rmtree(scan_cache)
-        fresh, fresh_cpu, rss_fresh = whole_process(db, env)
+        runs = _processes(db, work, before)
+        same = None if before is None else all(
+            (work / f"after-{c}.json").read_bytes() == (work / f"before-{c}.json").read_bytes() for c in CONDITIONS)
+        process_floor = floor_process(db)
         os.environ["XDG_CACHE_HOME"] = str(work / "cache-inproc")
         result = measure(db, groups)
-    print(f"{size:>8,} observations ({result['stats']['rows']:,} live, planted groups found "
+    print(f"{label} ({result['stats']['rows']:,} live, planted groups found "
           f"{result['planted_found']}/{len(groups)}, {result['clusters']:,} clusters)")
-    print(f"  scan, cold caches          : {result['scan_cold']:7.2f} s wall, {result['cpu_cold']:7.2f} s CPU   "
-          f"stages (wall, cumulative) {result['stats']['stages']}")
-    print(f"  scan, warm caches          : {result['scan_warm']:7.2f} s wall, {result['cpu_warm']:7.2f} s CPU   "
-          f"candidates {result['stats']['candidates']:,}, verified {result['stats']['verified']:,}")
-    print(f"  floor (exact-duplicate hash grouping): {result['floor']:.2f} s CPU "
-          f"({result['floor_groups']:,} groups); "
-          f"ratio warm scan CPU / floor {result['cpu_warm'] / result['floor']:.1f}x")
-    print(f"  whole process `dedup --json`: cold {cold:.2f} s wall / {cold_cpu:.2f} s CPU, warm {warm:.2f} s wall / "
-          f"{warm_cpu:.2f} s CPU, scan cache only cold {fresh:.2f} s wall / {fresh_cpu:.2f} s CPU; "
-          f"peak RSS {max(rss_cold, rss_warm, rss_fresh):.0f} MB" + ("  (target < 20 s)" if size >= 100_000 else ""))
+    floor_cpu = result["floor"]
+    print(f"  floor (exact-duplicate hash grouping): {floor_cpu:.2f} s CPU in this process "
+          f"({result['floor_groups']:,} groups); {process_floor:.2f} s CPU as a whole process")
+    print(f"  scan, cold caches: {result['scan_cold']:7.2f} s wall, {result['cpu_cold']:7.2f} s CPU "
+          f"({result['cpu_cold'] / floor_cpu:.1f}x floor)   stages (wall, cumulative) {result['stats']['stages']}")
+    print(f"  scan, warm caches: {result['scan_warm']:7.2f} s wall, {result['cpu_warm']:7.2f} s CPU "
+          f"({result['cpu_warm'] / floor_cpu:.1f}x floor)   candidates {result['stats']['candidates']:,}, "
+          f"verified {result['stats']['verified']:,}")
+    print("  whole process `dedup --json`: CPU s (x the whole-process floor), wall s, peak RSS MB"
+          + ("; target at 100,000: cold <= 8 s CPU" if result["stats"]["rows"] >= 90_000 else ""))
+    for condition in CONDITIONS:
+        line = [f"{name} {cpu:6.2f} s CPU ({cpu / process_floor:4.1f}x), {wall:6.2f} s wall, {rss:4.0f} MB"
+                for name in ("before", "after") if name in runs for wall, cpu, rss in [runs[name][condition]]]
+        print(f"    {condition:11s}: " + " | ".join(line))
+    if same is not None:
+        print(f"  before and after printed {'the same JSON' if same else 'DIFFERENT JSON'}")
     print(f"  machine load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     sys.stdout.flush()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--sizes", default="10000,100000", help="demo brains by size ('' for none)")
     parser.add_argument("--bench", default="/work/bench")
+    parser.add_argument("--brain", action="append", default=[], metavar="DB", help="another brain (repeatable)")
+    parser.add_argument("--before", metavar="REF", help="also run cleo-tui as it was at this git ref")
+    parser.add_argument("--floor-only", metavar="DB", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    for size in (int(s) for s in args.sizes.split(",")):
-        run_size(Path(args.bench), size)
+    if args.floor_only:
+        floor(Path(args.floor_only))
+        return
+    brains = [(f"{size:,} observations (demo)", demo_brain(Path(args.bench), size))
+              for size in (int(s) for s in args.sizes.split(",") if s)]
+    brains += [(path, Path(path)) for path in args.brain]
+    with tempfile.TemporaryDirectory(prefix="cleo-dedup-before-") as tmp:
+        before = exported(args.before, Path(tmp) / "before") if args.before else None
+        for label, source in brains:
+            run_brain(label, source, before)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from cleo_tui.memory import dedup_lsh
-from cleo_tui.memory.dedup_text import compare, text_key, word_diff, words_swapped
+from cleo_tui.memory.dedup_text import as_written, compare, text_key, word_diff, words_swapped
 from cleo_tui.memory.duplicates import ScanCancelled, parse_threshold, scan_duplicates
 from tests.pruner_fixtures import add_observation, add_pattern, new_brain
 
@@ -239,3 +239,14 @@ def test_the_differing_words_are_shown_as_written_not_as_stems(tmp_path):
         assert {*pair.only_a, *pair.only_b} == {"cli", "invoices"}
     finally:
         brain.close()
+
+
+def test_words_are_shown_as_the_text_first_writes_them_however_often_asked():
+    """The written forms are remembered per text and per stretch (a speed trick, issue 33): the
+    answers stay those of reading the text afresh, for every text and every call."""
+    first = "Invoices, then an invoice: the INVOICES total at v2.1 (never cached)."
+    second = "Invoices, sent; don't retry."
+    for _ in range(2):
+        assert as_written(first, ["invoic", "2.1", "zzz", "not"]) == ("Invoices", "v2.1", "zzz", "never")
+        assert as_written(second, ["sent", "invoic", "not"]) == ("sent", "Invoices", "not")
+        assert as_written(first, []) == ()

@@ -1,20 +1,20 @@
 """Near-duplicate live observations: a scan, and clusters at any similarity threshold.
 
 `scan_duplicates(brain)` reads the live pool once, finds candidate pairs by
-MinHash LSH (`dedup_lsh`), and verifies each with rapidfuzz (`dedup_text`);
-the verified pairs do not depend on the threshold, so `scan.clusters(t)`
-answers any threshold at once (a pane's slider). Signatures, words and pair
-verdicts come from the brain's scan cache (`dedup_lsh.ScanCache`) where it has
-them, so a rescan works only on new texts and new pairs. A cluster is a connected group
-of *silent duplicates* (union-find); pairs that differ in a detail (a number,
-an identifier, a path, a version, a negation) are updates, shown with the
-cluster they touch (or in `scan.updates`) and never merged by default.
+MinHash LSH (`dedup_lsh`), and verifies each with rapidfuzz (`dedup_verify`,
+`dedup_text`); the verified pairs do not depend on the threshold, so
+`scan.clusters(t)` answers any threshold at once (a pane's slider). Signatures,
+words and pair verdicts come from the brain's scan cache (`dedup_lsh.ScanCache`)
+where it has them, so a rescan works only on new texts and new pairs. A cluster
+is a connected group of *silent duplicates* (union-find); pairs that differ in a
+detail (a number, an identifier, a path, a version, a negation) are updates,
+shown with the cluster they touch (or in `scan.updates`) and never merged by
+default. What a cluster holds, and how its keeper is suggested, is `dedup_model`
+(its names are importable from here too).
 
-The suggested keeper of a cluster is its protected member first, then the most
-cited, then the highest quality, then the newest; the reason says which rule
-decided. By default a merge evicts the members that are duplicates of the
-keeper itself and not protected (`Cluster.merge_ids`); `tokens_saved` is what
-evicting them takes off the pool (see `tokenizers`).
+By default a merge evicts the members that are duplicates of the keeper itself
+and not protected (`Cluster.merge_ids`); `tokens_saved` is what evicting them
+takes off the pool (see `tokenizers`).
 
 Progress is reported through `progress(done, total, stage)`; `cancel` (a
 `threading.Event` or any callable returning True) is checked between batches
@@ -24,7 +24,6 @@ and stops the scan with `ScanCancelled`.
 from __future__ import annotations
 
 import itertools
-import operator
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -35,166 +34,35 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from cleo_tui.brain import cleo_schema as cs
-from cleo_tui.brain.errors import BrainError
 from cleo_tui.brain.store import Brain
-from cleo_tui.memory import dedup_lsh, detectors, mapping, tags
-from cleo_tui.memory.dedup_text import (
-    LENGTH_GUARD,
-    TextKey,
-    as_written,
-    comparable_counts,
-    compare,
-    similarity_array,
-    verdict,
-    words_swapped,
+from cleo_tui.memory import dedup_lsh, dedup_verify, detectors, mapping, tags
+from cleo_tui.memory.dedup_model import (
+    DEFAULT_THRESHOLD,
+    MIN_THRESHOLD,
+    BadThreshold,
+    Cancel,
+    Cluster,
+    Member,
+    Pair,
+    ScanCancelled,
+    ScanProgress,
+    ScanStats,
+    parse_threshold,
+    suggest_keeper,
 )
+from cleo_tui.memory.dedup_text import TextKey, as_written, comparable_counts, compare, verdict
 from cleo_tui.memory.seed_types import render_line
 from cleo_tui.memory.tokenizers import Tokenizer, get_tokenizer
-from cleo_tui.safe_text import plural
 
 if TYPE_CHECKING:
-    from cleo_tui.memory.dedup_merge import MergeRequest
     from cleo_tui.memory.pool_scan import BrainScan
 
-DEFAULT_THRESHOLD = 0.85
-MIN_THRESHOLD = 0.7      # verified pairs below this are not kept (no slider goes lower)
+__all__ = ["DEFAULT_THRESHOLD", "MIN_THRESHOLD", "BadThreshold", "Cluster", "DuplicateScan", "Member", "Pair",
+           "ScanCancelled", "ScanStats", "parse_threshold", "scan_duplicates", "suggest_keeper"]
+
 FULL_MATRIX_LIMIT = 12   # larger clusters get keeper-to-member similarities only
 DETAILS_PER_CLUSTER = 20  # the most similar "differs in a detail" pairs shown with a cluster
-_VERIFY_BATCH = 5_000
 _READ_CHUNK = 4_000
-
-ScanProgress = Callable[[int, int, str], None]
-Cancel = threading.Event | Callable[[], bool]
-
-
-class ScanCancelled(BrainError):
-    """The scan was cancelled before it finished; nothing was changed."""
-
-
-class BadThreshold(BrainError):
-    """A similarity threshold outside 0.5..1."""
-
-
-def parse_threshold(text: str | float) -> float:
-    """A threshold from what a user typed: `0.9`, `.85`, or a percentage `90`."""
-    try:
-        value = float(str(text).strip().rstrip("%"))
-    except ValueError:
-        value = float("nan")
-    if 1 < value <= 100:
-        value /= 100
-    if not (MIN_THRESHOLD <= value <= 1):
-        raise BadThreshold(f"The similarity threshold must be a number from {MIN_THRESHOLD} to 1 (or 70 to 100 "
-                           f"as a percentage), such as 0.85; got {str(text)[:40]!r}.")
-    return value
-
-
-@dataclass(slots=True)
-class Member:
-    """One observation of a cluster, with everything a reviewer needs to choose."""
-
-    id: str
-    title: str
-    content: str
-    created_at: str
-    quality: float | None
-    citations: int
-    citing: list[str]
-    relevance: str
-    tokens: int                       # of its pool line, in the scan's tokenizer
-    protected: tuple[str, ...] = ()   # protection reasons; empty: not protected
-    units: int = 0                    # its pool line's units plus the newline (see tokenizers)
-
-    @property
-    def is_protected(self) -> bool:
-        return bool(self.protected)
-
-
-@dataclass(frozen=True, slots=True)
-class Pair:
-    """Two members compared: similarity 0..1, and the details only one of them has."""
-
-    a: str
-    b: str
-    similarity: float
-    kind: str                  # 'duplicate', 'detail' (differs in a detail) or 'apart' (below the threshold)
-    only_a: tuple[str, ...] = ()
-    only_b: tuple[str, ...] = ()
-
-    def to_json(self) -> dict[str, Any]:
-        return {"a": self.a, "b": self.b, "similarity": self.similarity, "kind": self.kind,
-                "only_a": list(self.only_a), "only_b": list(self.only_b)}
-
-
-@dataclass
-class Cluster:
-    """A group of silent duplicates, the updates touching it, and the suggested merge."""
-
-    members: list[Member]            # the duplicates, keeper first
-    keep: str
-    reason: str
-    pairs: list[Pair]                # similarities among members (keeper-to-member for large clusters)
-    details: list[Pair]              # pairs that differ in a detail, with a member on one side (the most similar)
-    related: list[Member]            # members of `details` that are not in `members`
-    merge_ids: list[str]             # evicted by default: duplicates of the keeper, not protected
-    tokens_saved: int
-    tokenizer: Tokenizer = field(repr=False, default_factory=lambda: get_tokenizer("chars4"))
-
-    @property
-    def ids(self) -> list[str]:
-        return [m.id for m in self.members]
-
-    @property
-    def similarity(self) -> float:
-        """The lowest similarity between the keeper and a member it would absorb (1.0 alone)."""
-        values = [p.similarity for p in self.pairs if self.keep in (p.a, p.b) and p.kind == "duplicate"]
-        return min(values, default=1.0)
-
-    @property
-    def protected_ids(self) -> list[str]:
-        return [m.id for m in self.members if m.is_protected and m.id != self.keep]
-
-    def member(self, observation_id: str) -> Member:
-        for m in (*self.members, *self.related):
-            if m.id == observation_id:
-                return m
-        raise KeyError(observation_id)
-
-    def tokens_saved_for(self, ids: Iterable[str]) -> int:
-        """Tokens a merge evicting `ids` takes off the pool (each pool line and its newline)."""
-        return self.tokenizer.finish(sum(self.member(i).units for i in set(ids)))
-
-    def request(self, keep: str | None = None, others: Iterable[str] | None = None) -> MergeRequest:
-        """What to merge: `keep` absorbs `others` (default: the suggestion), protection reasons attached."""
-        from cleo_tui.memory.dedup_merge import MergeRequest
-
-        keep = keep or self.keep
-        chosen = tuple(dict.fromkeys(self.merge_ids if others is None and keep == self.keep else
-                                     (others if others is not None else [i for i in self.ids if i != keep])))
-        protected = {i: self.member(i).protected for i in chosen if self.member(i).protected}
-        seen = {i: (self.member(i).title, self.member(i).content) for i in (keep, *chosen)}
-        return MergeRequest(keep, tuple(i for i in chosen if i != keep), protected, seen)
-
-    def to_json(self) -> dict[str, Any]:
-        """The CLI's JSON shape (DESIGN §3), with more keys for scripts."""
-        return {
-            "keep": self.keep, "members": self.ids, "similarity": self.similarity,
-            "tokens_saved": self.tokens_saved, "reason": self.reason, "merge": self.merge_ids,
-            "protected": {m.id: list(m.protected) for m in self.members if m.protected},
-            "pairs": [p.to_json() for p in self.pairs],
-            "details": [p.to_json() for p in self.details],
-            "titles": {m.id: m.title for m in (*self.members, *self.related)},
-        }
-
-
-@dataclass
-class ScanStats:
-    rows: int = 0
-    signatures_computed: int = 0
-    candidates: int = 0
-    verified: int = 0
-    pairs_computed: int = 0     # candidate pairs judged afresh (not in the scan cache)
-    seconds: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -410,32 +278,6 @@ def _components(edges: Iterable[tuple[int, int]]) -> list[list[int]]:
     return [sorted(g) for g in groups.values() if len(g) > 1]
 
 
-def _keeper_rank(m: Member) -> tuple:
-    return (m.is_protected, m.citations, -1.0 if m.quality is None else m.quality, m.created_at, m.id)
-
-
-def suggest_keeper(members: Sequence[Member]) -> tuple[Member, str]:
-    """The member to keep and why: protected, then most cited, then highest quality, then newest."""
-    ranked = sorted(members, key=_keeper_rank, reverse=True)
-    best, rest = ranked[0], ranked[1:]
-    if not rest:
-        return best, "the only member"
-    runner = rest[0]
-    if best.is_protected and not runner.is_protected:
-        return best, f"protected ({best.protected[0]})" + ("" if len(best.protected) == 1 else
-                                                            f" and {plural(len(best.protected) - 1, 'more reason')}")
-    prefix = "protected like another member; " if best.is_protected else ""
-    if best.citations != runner.citations:
-        return best, (f"{prefix}most cited: by {best.citations} reflection{'s' if best.citations != 1 else ''} "
-                      f"(next: {runner.citations})")
-    if best.quality != runner.quality and best.quality is not None:
-        next_quality = "none" if runner.quality is None else f"{runner.quality:.2f}"
-        return best, f"{prefix}highest quality: {best.quality:.2f} (next: {next_quality})"
-    if best.created_at != runner.created_at:
-        return best, f"{prefix}newest: created {best.created_at} (next: {runner.created_at})"
-    return best, f"{prefix}all else equal; the last id"
-
-
 def _checker(cancel: Cancel | None) -> Callable[[], None]:
     def check() -> None:
         if cancel is not None and (cancel.is_set() if isinstance(cancel, threading.Event) else cancel()):
@@ -456,7 +298,10 @@ def _read_live(brain: Brain, check: Callable[[], None]) -> list[_Row]:
     order already, and are sorted only when they are not (cheaper than SQLite's sort).
     """
     have = brain.features.columns(cs.OBSERVATIONS)
-    text = lambda c: f'CAST("{c}" AS BLOB)' if c in have else "NULL"  # noqa: E731
+
+    def text(column: str) -> str:
+        return f'CAST("{column}" AS BLOB)' if column in have else "NULL"
+
     quality = '"quality_score"' if "quality_score" in have else "NULL"
     where = " WHERE invalid_at IS NULL" if "invalid_at" in have else ""
     sql = (f"SELECT {text('id')}, {text('title')}, {text('narrative')}, {text('created_at')}, {quality} "
@@ -510,7 +355,7 @@ def scan_duplicates(brain: Brain, tokenizer: str | Tokenizer = "chars4", progres
         left, right, _ = dedup_lsh.candidate_pairs(texts.sig, texts.has_words)
         stats.candidates = len(left)
         stats.seconds["candidates"] = time.perf_counter() - clock
-        verified = _verify(texts, left, right, cache, check, report)
+        verified = dedup_verify.verify(texts, left, right, cache, check, report)
         if texts.computed or verified.computed:
             cache.save(texts, verified.judged)
         left, right, raw, differs = verified.kept
@@ -521,88 +366,6 @@ def scan_duplicates(brain: Brain, tokenizer: str | Tokenizer = "chars4", progres
     report(len(rows), len(rows), "done")
     return DuplicateScan(rows, texts.encoded, left, right, np.round(raw, 4), raw, differs, texts.distinct, tokenizer,
                          stats, pool)
-
-
-@dataclass
-class _Verified:
-    kept: tuple[Any, Any, Any, Any]    # (left, right, similarity, differs) at or above MIN_THRESHOLD
-    judged: tuple[Any, Any, Any, Any]  # (text hash a, text hash b, similarity, differs) of every pair judged
-    computed: int                      # pairs the cache did not have
-
-
-def _verify(texts: dedup_lsh.TextTable, left: Any, right: Any, cache: dedup_lsh.ScanCache,
-            check: Callable[[], None], report: ScanProgress) -> _Verified:
-    """Verify candidate pairs: the length guard at once, then the cache's verdict or rapidfuzz's.
-
-    Only pairs at or above MIN_THRESHOLD are kept; every pair judged goes back to the cache.
-    """
-    distinct = texts.distinct
-    small, large = np.minimum(distinct[left], distinct[right]), np.maximum(distinct[left], distinct[right])
-    guard = (large == 0) | (small >= LENGTH_GUARD * large)   # the length guard of `comparable`, at once
-    left, right = left[guard], right[guard]
-    hash_a, hash_b = texts.hashes[left], texts.hashes[right]
-    found = cache.find_pairs(hash_a, hash_b)
-    hit = found >= 0
-    score = np.zeros(len(left), dtype=np.float64)
-    differs = np.zeros(len(left), dtype=bool)
-    score[hit] = cache.pair_score[found[hit]]
-    differs[hit] = cache.pair_differs[found[hit]]
-    todo = np.flatnonzero(~hit)
-    needed = np.zeros(len(texts.encoded), dtype=bool)
-    needed[left[todo]] = needed[right[todo]] = True
-    judge = _Judge(texts.encoded, np.flatnonzero(needed))
-    report(0, len(todo), "verifying")
-    for start in range(0, len(todo), _VERIFY_BATCH):
-        check()
-        report(start, len(todo), "verifying")
-        batch = todo[start:start + _VERIFY_BATCH]
-        score[batch], differs[batch] = judge(left[batch], right[batch])
-    keep = score >= MIN_THRESHOLD
-    return _Verified((left[keep], right[keep], score[keep], differs[keep]),
-                     (hash_a, hash_b, score, differs), len(todo))
-
-
-class _Judge:
-    """Similarity and "differs in a detail" of pairs of rows, from their encoded words.
-
-    rapidfuzz's token-sort ratio is its plain ratio of the words sorted, so each row's
-    words are sorted once here rather than once per pair inside rapidfuzz (the set ratio
-    of sorted words is the same number too, and quicker). Each row's detail set gets a
-    number, so pairs whose details differ are found at once; only pairs with the same
-    details are looked at word by word (for swapped words, as `verdict` does).
-    """
-
-    def __init__(self, encoded: list[str], needed: Any) -> None:
-        """`needed`: a numpy array of the rows that pairs will name (each once)."""
-        rows = needed.tolist()
-        parts = [encoded[i].partition("\x00") for i in rows]
-        self.words = [p[0] for p in parts]  # joined, by slot
-        self.sorted_words = [" ".join(sorted(p[0].split(" "))) for p in parts]
-        details = [p[2] for p in parts]
-        numbers = dict(zip(dict.fromkeys(details), itertools.count()))
-        self.slot = np.full(len(encoded), -1, dtype=np.int64)   # each row's place in the lists above
-        self.slot[needed] = np.arange(len(rows))
-        self.detail_id = np.fromiter(map(numbers.__getitem__, details), dtype=np.int64, count=len(details))
-
-    def __call__(self, left: Any, right: Any) -> tuple[Any, Any]:
-        slot_a, slot_b = self.slot[left], self.slot[right]
-        scored = similarity_array(_picked(self.sorted_words, slot_a), _picked(self.sorted_words, slot_b),
-                                  presorted=True)
-        differs = self.detail_id[slot_a] != self.detail_id[slot_b]
-        # Below MIN_THRESHOLD a pair is dropped, detail or not: only the others are looked at. Their
-        # details are the same and they pass the length guard (`_verify`), so `verdict` would only
-        # look for swapped words.
-        words = self.words
-        for n in np.flatnonzero(~differs & (scored >= MIN_THRESHOLD)).tolist():
-            differs[n] = words_swapped(words[slot_a[n]].split(" "), words[slot_b[n]].split(" "), float(scored[n]))
-        return scored, differs
-
-
-def _picked(values: list[str], at: Any) -> list[str]:
-    """values[i] for each i of the numpy array `at` (in C: itemgetter)."""
-    if len(at) < 2:
-        return [values[i] for i in at.tolist()]
-    return list(operator.itemgetter(*at.tolist())(values))
 
 
 @dataclass
