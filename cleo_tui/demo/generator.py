@@ -15,23 +15,31 @@ a million rows need no more memory than a few thousand.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import random
-import sqlite3
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.create import create_brain, remove_database
 from cleo_tui.brain.errors import BrainError
 from cleo_tui.brain.store import Brain
 from cleo_tui.demo import text
+from cleo_tui.demo.hostile import HOSTILE
 from cleo_tui.demo.retrievals import add_demo_cleo_retrievals
+from cleo_tui.demo.rows import (
+    EDGE_COLUMNS,
+    LEARNING_COLUMNS,
+    PATTERN_COLUMNS,
+    Batch,
+    base36,
+    content_hash,
+    insert_rows,
+    stamp,
+)
 from cleo_tui.demo.traces import add_demo_traces
 
 DEFAULT_OBSERVATIONS = 2000
@@ -40,94 +48,12 @@ MAX_OBSERVATIONS = 5_000_000
 DEFAULT_SEED = 7
 REWORDING_ROWS = sum(len(g) for g in text.DUPLICATE_GROUPS) + len(text.CAPPED_PAIR)
 BATCH_ROWS = 2000          # rows per transaction: small enough to keep memory flat
-INSERT_BATCH = 200         # rows per multi-row INSERT statement
 BASE_DATE = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)  # the demo's "now"
 SPAN = timedelta(days=180)                                    # how far back the history goes
 HOT_CITED = 5             # observations that several reflections in a row cite (reinforced)
 WINDOW = 150              # recent observations a reflection may cite
 LAST_SESSION = timedelta(hours=14)  # longer than any session: 90 min offset + 42 rows x 15 min
 Progress = Callable[[int, int], None]
-
-OBSERVATION_COLUMNS = (
-    "id", "type", "title", "subtitle", "narrative", "facts_json", "concepts_json", "project",
-    "files_read_json", "files_modified_json", "source_session_id", "source_type", "content_hash",
-    "discovery_tokens", "created_at", "updated_at", "agent", "quality_score", "memory_tier",
-    "memory_type", "verified", "valid_at", "invalid_at", "source_confidence", "citation_count",
-)
-NODE_COLUMNS = ("id", "node_type", "label", "created_at", "quality_score", "last_activity_at")
-EDGE_COLUMNS = ("from_id", "to_id", "edge_type", "weight", "provenance", "created_at")
-PATTERN_COLUMNS = ("id", "type", "pattern", "context", "frequency", "impact", "extracted_at", "updated_at",
-                   "quality_score", "memory_tier", "valid_at", "content_hash", "occurrence_count",
-                   "last_seen_at", "invalid_at")
-LEARNING_COLUMNS = ("id", "insight", "source", "confidence", "actionable", "created_at", "updated_at",
-                    "quality_score", "memory_tier", "valid_at", "content_hash")
-DECISION_COLUMNS = ("id", "type", "decision", "rationale", "confidence", "outcome", "context_task_id",
-                    "created_at", "valid_at", "quality_score", "memory_tier", "confirmation_state",
-                    "decided_by", "decision_category", "source_confidence")
-
-
-def content_hash(value: str) -> str:
-    """CLEO's content hash: first 16 hex digits of sha256 of the lower-cased, trimmed text."""
-    return hashlib.sha256(value.strip().lower().encode("utf-8", "surrogatepass")).hexdigest()[:16]
-
-
-def stamp(moment: datetime) -> str:
-    """CLEO's timestamp format."""
-    return moment.strftime("%Y-%m-%d %H:%M:%S")
-
-
-def base36(number: int) -> str:
-    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
-    out = ""
-    while True:
-        number, rest = divmod(number, 36)
-        out = digits[rest] + out
-        if not number:
-            return out
-
-
-def _insert_rows(conn: sqlite3.Connection, table: str, columns: tuple[str, ...], rows: Sequence[Sequence[Any]],
-                 ignore: bool = False) -> None:
-    """Bulk-insert rows (tuples in `columns` order) with sqlite-utils, inside the caller's transaction.
-
-    Its multi-row INSERTs write the demo ~30% faster than `executemany`; it is imported
-    here, not at module level, because the CLI imports this module for its constants.
-    """
-    if not rows:
-        return
-    from sqlite_utils import Database
-
-    Database(conn)[table].insert_all([list(columns), *rows], batch_size=INSERT_BATCH,  # type: ignore[union-attr]
-                                     ignore=ignore)
-
-
-@dataclass
-class _Batch:
-    """Rows waiting for the next transaction; observations are checked for duplicate text."""
-
-    observations: list[tuple] = field(default_factory=list)
-    nodes: list[tuple] = field(default_factory=list)
-    edges: list[tuple] = field(default_factory=list)
-    decisions: list[tuple] = field(default_factory=list)
-    evictions: list[tuple[str, str, str]] = field(default_factory=list)  # (invalid_at, updated_at, id)
-    raw_narratives: list[tuple[bytes, str]] = field(default_factory=list)  # invalid UTF-8, by id
-    hashes: set[str] = field(default_factory=set)
-
-    def flush(self, conn: sqlite3.Connection) -> None:
-        """Write everything inside the caller's transaction (CLEO's FTS triggers index each row)."""
-        _insert_rows(conn, cs.OBSERVATIONS, OBSERVATION_COLUMNS, self.observations)
-        _insert_rows(conn, cs.NODES, NODE_COLUMNS, self.nodes, ignore=True)
-        _insert_rows(conn, cs.EDGES, EDGE_COLUMNS, self.edges, ignore=True)
-        _insert_rows(conn, cs.DECISIONS, DECISION_COLUMNS, self.decisions)
-        conn.executemany(f"UPDATE {cs.OBSERVATIONS} SET invalid_at = ?, updated_at = ? "
-                         "WHERE id = ? AND invalid_at IS NULL", self.evictions)
-        conn.executemany(f"UPDATE {cs.OBSERVATIONS} SET narrative = CAST(? AS TEXT) WHERE id = ?",
-                         self.raw_narratives)
-        for rows in (self.observations, self.nodes, self.edges, self.decisions, self.evictions,
-                     self.raw_narratives):
-            rows.clear()
-        self.hashes.clear()
-
 
 @dataclass
 class _Reflection:
@@ -169,7 +95,7 @@ class DemoWriter:
         self.rewording_rng = random.Random(f"rewordings-{seed}")
         self.session_total = total - REWORDING_ROWS
         self.progress = progress
-        self.batch = _Batch()
+        self.batch = Batch()
         self.written = 0          # observations generated so far (flushed or buffered)
         self.seq = 0              # CLEO's per-process sequence in observation ids
         self.sessions = 0
@@ -557,10 +483,10 @@ class DemoWriter:
                               self._weighted(text.TIERS), first, content_hash(ref.text)))
         with self.brain.write() as conn:
             self.batch.flush(conn)
-            _insert_rows(conn, cs.PATTERNS, PATTERN_COLUMNS, rows)
-            _insert_rows(conn, cs.LEARNINGS, LEARNING_COLUMNS, learnings)
+            insert_rows(conn, cs.PATTERNS, PATTERN_COLUMNS, rows)
+            insert_rows(conn, cs.LEARNINGS, LEARNING_COLUMNS, learnings)
             # A few edges to ids that never existed, as CLEO stores model-invented ids.
-            _insert_rows(conn, cs.EDGES, EDGE_COLUMNS, [
+            insert_rows(conn, cs.EDGES, EDGE_COLUMNS, [
                 (f"pattern:{r[0]}", f"observation:O-{self.rng.getrandbits(32):08x}", "supersedes", 1.0,
                  "observer-reflector", r[6]) for r in rows[:3]], ignore=True)
 
@@ -568,38 +494,6 @@ class DemoWriter:
 def _files(values: dict[str, str]) -> tuple[str, ...]:
     """The file paths a filled template names, in order, once each."""
     return tuple(dict.fromkeys(v for k, v in values.items() if k.rstrip("23") in text.FILE_PLACEHOLDERS))
-
-
-def _long_log() -> str:
-    """A ~200 KB narrative: a pasted test-run log."""
-    lines = []
-    for i in range(2600):
-        area = text.AREAS[i % len(text.AREAS)]
-        test = text.TESTS[i % len(text.TESTS)]
-        lines.append(f"tests/test_{area}.py::{test}[case{i:04d}] PASSED{' ' * 12}[{i * 100 // 2600:3d}%]")
-    return "Full pytest output pasted by the agent:\n" + "\n".join(lines)
-
-
-# (title, narrative, raw narrative bytes or None, facts_json or None). CLEO strips ESC and BEL
-# from titles but keeps them in narratives, so the titles here carry only markup.
-HOSTILE: tuple[tuple[str, str, bytes | None, str | None], ...] = (
-    ("CLI prints [bold red]x[/] on failure",
-     "The CLI output contains Rich markup like [bold red]x[/] and [link=http://example.com]click[/link]; "
-     "it must be shown literally, not styled.", None, None),
-    ("Coloured test output captured",
-     "Captured output: \x1b[31mFAILED\x1b[0m test_render_totals \x1b[1;32mPASSED\x1b[0m others", None, None),
-    ("Terminal hyperlink in a log line",
-     "See \x1b]8;;http://example.com/evil\x1b\\the docs\x1b]8;;\x1b\\ and \x1b]52;c;cm0gLXJmIH4=\x07 "
-     "(an OSC 52 clipboard write).", None, None),
-    ("Control characters in a pasted log",
-     "NUL\x00here, bell\x07, backspace\x08, carriage\rreturn, DEL\x7f, C1 \x9b31m, "
-     "bidi \u202eevil\u202c and a tab\tend.", None, None),
-    ("Huge pasted test log", _long_log(), None, None),
-    ("Latin-1 bytes in a narrative", "Log tail from a latin-1 file (bytes shown as stored).",
-     b"Log tail from a latin-1 file: caf\xe9 cr\xe8me \xff\xfe not UTF-8", None),
-    ("Malformed facts JSON", "facts_json of this row is not valid JSON; it must degrade visibly.",
-     None, '{"facts": [unterminated'),
-)
 
 
 def demo_path(directory: str | Path) -> Path:
