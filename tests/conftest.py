@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 from hypothesis import Phase, settings
+
+from tests import suite_speed
 
 # Reproducible property tests: with CI set, every run draws the same examples and a failure is
 # reported as found (no shrinking phase that can take minutes); locally, new examples each run.
@@ -15,6 +19,18 @@ settings.register_profile("ci", derandomize=True, database=None, print_blob=True
 # Hypothesis itself derandomizes its defaults when CI is set: "dev" says it does not, explicitly.
 settings.register_profile("dev", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
+
+# Compiled test modules (assertions rewritten) and cleo_tui's bytecode are kept for every process of the
+# run — xdist's workers and the CLI subprocesses — even where PYTHONDONTWRITEBYTECODE is set: see suite_speed.
+suite_speed.keep_bytecode(Path(tempfile.gettempdir()) / f"cleo-tui-test-pycache-{os.getuid()}")
+
+
+def pytest_configure(config):
+    """In the process that starts xdist's workers (or runs alone): compile the test modules and
+    cleo_tui once, before any worker needs them, and give the run one folder of shared demo brains."""
+    if not hasattr(config, "workerinput"):
+        suite_speed.precompile(config, Path(__file__).resolve().parent)
+        suite_speed.share_demo_folder(config)
 
 
 @pytest.fixture(autouse=True)

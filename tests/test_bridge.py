@@ -15,13 +15,13 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from cleo_tui.brain import open_brain
-from cleo_tui.memory.bridge import (
+from cleo_tui.memory.bridge import build_bridge
+from cleo_tui.memory.bridge_sections import (
     AVOID,
     DECISIONS,
     FOLLOW,
     LEARNINGS,
     OBSERVATIONS,
-    build_bridge,
     chars4_tokens,
     effective_confidence,
 )

@@ -14,7 +14,9 @@ import pytest
 from cleo_tui.brain import BrainError, open_brain
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.observations import ObservationQuery, count_observations
-from cleo_tui.demo.generator import BASE_DATE, HOSTILE, content_hash, generate_demo
+from cleo_tui.demo.generator import BASE_DATE, generate_demo
+from cleo_tui.demo.hostile import HOSTILE
+from cleo_tui.demo.rows import content_hash
 from cleo_tui.memory.detectors import text_reasons
 from cleo_tui.memory.mapping import derive_relevance, reflection_citations
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import atexit
+import fcntl
+import os
 import shutil
 import tempfile
 from functools import cache
@@ -11,6 +13,7 @@ from pathlib import Path
 from cleo_tui.brain import Brain, open_brain
 from cleo_tui.demo import generate_demo
 from cleo_tui.demo.generator import demo_path
+from tests.suite_speed import SHARED_DEMOS
 
 HOSTILE_TITLE = "[bold red]x[/] and [link=http://example.com]click[/link]"
 HOSTILE_NARRATIVE = ("before \x1b[31mred\x1b[0m \x1b]8;;http://evil.example\x07link\x1b]8;;\x07 "
@@ -19,10 +22,21 @@ HOSTILE_NARRATIVE = ("before \x1b[31mred\x1b[0m \x1b]8;;http://evil.example\x07l
 
 @cache
 def _generated_demo(observations: int, seed: int) -> Path:
-    """The demo brain of (observations, seed), generated once per test process."""
-    folder = tempfile.mkdtemp(prefix="cleo-tui-demo-")
-    atexit.register(shutil.rmtree, folder, True)
-    return generate_demo(folder, observations=observations, seed=seed)
+    """The demo brain of (observations, seed), generated once per run (in the run's shared folder,
+    tests/suite_speed.py: the first worker to need it generates it, the others wait and copy it),
+    else once per test process."""
+    shared = os.environ.get(SHARED_DEMOS)
+    if not shared or not Path(shared).is_dir():
+        folder = tempfile.mkdtemp(prefix="cleo-tui-demo-")
+        atexit.register(shutil.rmtree, folder, True)
+        return generate_demo(folder, observations=observations, seed=seed)
+    folder = Path(shared) / f"demo-{observations}-{seed}"
+    with open(Path(shared) / f"demo-{observations}-{seed}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not demo_path(folder).is_file():
+            shutil.rmtree(folder, ignore_errors=True)  # a worker that died while generating
+            generate_demo(folder, observations=observations, seed=seed)
+    return demo_path(folder)
 
 
 def copy_demo(directory: str | Path, observations: int = 300, seed: int = 3) -> Path:

@@ -10,14 +10,8 @@ import textwrap
 from cleo_tui.brain.clock import current_time
 from cleo_tui.commands.common import AddCommand, UsageError, add_brain_options, brain_from_args, emit_json
 from cleo_tui.config import load_config
-from cleo_tui.memory.bridge import (
-    Bridge,
-    RefreshOutcome,
-    build_bridge,
-    cleo_executable,
-    project_dir,
-    refresh_through_cleo,
-)
+from cleo_tui.memory.bridge import Bridge, build_bridge
+from cleo_tui.memory.bridge_project import RefreshOutcome, cleo_executable, project_dir, refresh_through_cleo
 from cleo_tui.memory.pruner import BadBudget, parse_budget, prepare_pool
 from cleo_tui.memory.tokenizers import CHARS4, TOKENIZER_NAMES, get_tokenizer
 from cleo_tui.safe_text import one_line, printable

@@ -15,118 +15,37 @@ a million rows need no more memory than a few thousand.
 from __future__ import annotations
 
 import functools
-import hashlib
-import json
-import random
-import sqlite3
-from collections import deque
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.create import create_brain, remove_database
 from cleo_tui.brain.errors import BrainError
 from cleo_tui.brain.store import Brain
 from cleo_tui.demo import text
+from cleo_tui.demo.hostile import HOSTILE
 from cleo_tui.demo.retrievals import add_demo_cleo_retrievals
+from cleo_tui.demo.rows import (
+    EDGE_COLUMNS,
+    LEARNING_COLUMNS,
+    PATTERN_COLUMNS,
+    content_hash,
+    insert_rows,
+    stamp,
+)
+from cleo_tui.demo.stream import BASE_DATE, ObservationStream, Progress, Session
 from cleo_tui.demo.traces import add_demo_traces
 
 DEFAULT_OBSERVATIONS = 2000
 MIN_OBSERVATIONS = 100       # room for one row of every kind the demo promises
 MAX_OBSERVATIONS = 5_000_000
 DEFAULT_SEED = 7
-REWORDING_ROWS = sum(len(g) for g in text.DUPLICATE_GROUPS) + len(text.CAPPED_PAIR)
 BATCH_ROWS = 2000          # rows per transaction: small enough to keep memory flat
-INSERT_BATCH = 200         # rows per multi-row INSERT statement
-BASE_DATE = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)  # the demo's "now"
 SPAN = timedelta(days=180)                                    # how far back the history goes
 HOT_CITED = 5             # observations that several reflections in a row cite (reinforced)
-WINDOW = 150              # recent observations a reflection may cite
 LAST_SESSION = timedelta(hours=14)  # longer than any session: 90 min offset + 42 rows x 15 min
-Progress = Callable[[int, int], None]
-
-OBSERVATION_COLUMNS = (
-    "id", "type", "title", "subtitle", "narrative", "facts_json", "concepts_json", "project",
-    "files_read_json", "files_modified_json", "source_session_id", "source_type", "content_hash",
-    "discovery_tokens", "created_at", "updated_at", "agent", "quality_score", "memory_tier",
-    "memory_type", "verified", "valid_at", "invalid_at", "source_confidence", "citation_count",
-)
-NODE_COLUMNS = ("id", "node_type", "label", "created_at", "quality_score", "last_activity_at")
-EDGE_COLUMNS = ("from_id", "to_id", "edge_type", "weight", "provenance", "created_at")
-PATTERN_COLUMNS = ("id", "type", "pattern", "context", "frequency", "impact", "extracted_at", "updated_at",
-                   "quality_score", "memory_tier", "valid_at", "content_hash", "occurrence_count",
-                   "last_seen_at", "invalid_at")
-LEARNING_COLUMNS = ("id", "insight", "source", "confidence", "actionable", "created_at", "updated_at",
-                    "quality_score", "memory_tier", "valid_at", "content_hash")
-DECISION_COLUMNS = ("id", "type", "decision", "rationale", "confidence", "outcome", "context_task_id",
-                    "created_at", "valid_at", "quality_score", "memory_tier", "confirmation_state",
-                    "decided_by", "decision_category", "source_confidence")
-
-
-def content_hash(value: str) -> str:
-    """CLEO's content hash: first 16 hex digits of sha256 of the lower-cased, trimmed text."""
-    return hashlib.sha256(value.strip().lower().encode("utf-8", "surrogatepass")).hexdigest()[:16]
-
-
-def stamp(moment: datetime) -> str:
-    """CLEO's timestamp format."""
-    return moment.strftime("%Y-%m-%d %H:%M:%S")
-
-
-def base36(number: int) -> str:
-    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
-    out = ""
-    while True:
-        number, rest = divmod(number, 36)
-        out = digits[rest] + out
-        if not number:
-            return out
-
-
-def _insert_rows(conn: sqlite3.Connection, table: str, columns: tuple[str, ...], rows: Sequence[Sequence[Any]],
-                 ignore: bool = False) -> None:
-    """Bulk-insert rows (tuples in `columns` order) with sqlite-utils, inside the caller's transaction.
-
-    Its multi-row INSERTs write the demo ~30% faster than `executemany`; it is imported
-    here, not at module level, because the CLI imports this module for its constants.
-    """
-    if not rows:
-        return
-    from sqlite_utils import Database
-
-    Database(conn)[table].insert_all([list(columns), *rows], batch_size=INSERT_BATCH,  # type: ignore[union-attr]
-                                     ignore=ignore)
-
-
-@dataclass
-class _Batch:
-    """Rows waiting for the next transaction; observations are checked for duplicate text."""
-
-    observations: list[tuple] = field(default_factory=list)
-    nodes: list[tuple] = field(default_factory=list)
-    edges: list[tuple] = field(default_factory=list)
-    decisions: list[tuple] = field(default_factory=list)
-    evictions: list[tuple[str, str, str]] = field(default_factory=list)  # (invalid_at, updated_at, id)
-    raw_narratives: list[tuple[bytes, str]] = field(default_factory=list)  # invalid UTF-8, by id
-    hashes: set[str] = field(default_factory=set)
-
-    def flush(self, conn: sqlite3.Connection) -> None:
-        """Write everything inside the caller's transaction (CLEO's FTS triggers index each row)."""
-        _insert_rows(conn, cs.OBSERVATIONS, OBSERVATION_COLUMNS, self.observations)
-        _insert_rows(conn, cs.NODES, NODE_COLUMNS, self.nodes, ignore=True)
-        _insert_rows(conn, cs.EDGES, EDGE_COLUMNS, self.edges, ignore=True)
-        _insert_rows(conn, cs.DECISIONS, DECISION_COLUMNS, self.decisions)
-        conn.executemany(f"UPDATE {cs.OBSERVATIONS} SET invalid_at = ?, updated_at = ? "
-                         "WHERE id = ? AND invalid_at IS NULL", self.evictions)
-        conn.executemany(f"UPDATE {cs.OBSERVATIONS} SET narrative = CAST(? AS TEXT) WHERE id = ?",
-                         self.raw_narratives)
-        for rows in (self.observations, self.nodes, self.edges, self.decisions, self.evictions,
-                     self.raw_narratives):
-            rows.clear()
-        self.hashes.clear()
 
 
 @dataclass
@@ -143,38 +62,11 @@ class _Reflection:
     context: str = ""
 
 
-@dataclass
-class _Session:
-    id: str | None
-    task: str
-    task_title: str
-    area: str
-    agent: str | None
-    clock: datetime
-    rows: list[tuple[str, str]] = field(default_factory=list)  # (id, title) written in it
-
-    def context(self) -> dict[str, str]:
-        return {"task": self.task, "task_title": self.task_title, "area": self.area}
-
-
-class DemoWriter:
+class DemoWriter(ObservationStream):
     """Generates and writes the demo, row by row, batch by batch."""
 
     def __init__(self, brain: Brain, total: int, seed: int, progress: Progress | None) -> None:
-        self.brain = brain
-        self.total = total
-        self.rng = random.Random(seed)
-        # The rewordings (Duplicates pane) are written last with their own random stream, so the
-        # rest of the demo is drawn exactly as without them.
-        self.rewording_rng = random.Random(f"rewordings-{seed}")
-        self.session_total = total - REWORDING_ROWS
-        self.progress = progress
-        self.batch = _Batch()
-        self.written = 0          # observations generated so far (flushed or buffered)
-        self.seq = 0              # CLEO's per-process sequence in observation ids
-        self.sessions = 0
-        self.used_ids: set[str] = set()          # short hex ids (observer notes, P-, L-)
-        self.window: deque[tuple[str, str]] = deque(maxlen=WINDOW)
+        super().__init__(brain, total, seed, progress)
         self.hot: list[tuple[str, str]] = []
         self.reflections_since_hot = 0
         self.patterns: dict[str, _Reflection] = {}
@@ -182,95 +74,6 @@ class DemoWriter:
         self.decisions = 0
         self.max_decisions = max(4, min(300, total // 150))
         self.specials = self._schedule_specials()
-
-    # ---- ids, times, values -------------------------------------------------------------
-    def _hex_id(self, prefix: str) -> str:
-        while True:
-            candidate = f"{prefix}{self.rng.getrandbits(32):08x}"
-            if candidate not in self.used_ids:
-                self.used_ids.add(candidate)
-                return candidate
-
-    def _observed_id(self, moment: datetime) -> str:
-        self.seq += 1
-        millis = int(moment.timestamp() * 1000) + self.rng.randrange(1000)
-        return f"O-{base36(millis)}-{base36(self.seq)}"
-
-    def _weighted(self, options: tuple[tuple[str, int], ...]) -> str:
-        return self.rng.choices([o for o, _ in options], weights=[w for _, w in options])[0]
-
-    def _quality(self) -> float:
-        # Mostly decent, a tail below 0.4 (CLEO's search ignores < 0.3).
-        return round(min(0.98, max(0.05, self.rng.gauss(0.62, 0.17))), 2)
-
-    def _tick(self, session: _Session) -> datetime:
-        session.clock += timedelta(minutes=self.rng.randint(1, 14), seconds=self.rng.randrange(60))
-        return session.clock
-
-    # ---- observations --------------------------------------------------------------------
-    def add_observation(self, session: _Session, type_: str, title: str, narrative: str, *,
-                        source_type: str = "agent", confidence: str | None = "agent",
-                        quality: float | None = None, files: tuple[str, ...] = (),
-                        obs_id: str | None = None, moment: datetime | None = None,
-                        raw: bytes | None = None, facts: str | None = None,
-                        tier: str | None = None, track: bool = True, live: bool = False) -> str | None:
-        """Buffer one observation; returns its id, or None when its text is a duplicate.
-
-        Some rows are evicted at random, except observer notes and `live` ones."""
-        digest = content_hash(narrative or title)
-        if self._is_duplicate(digest):
-            return None
-        moment = moment or self._tick(session)
-        obs_id = obs_id or self._observed_id(moment)
-        rng = self.rng
-        created = stamp(moment)
-        invalid_at = None
-        if source_type != "observer-compressed" and not live and rng.random() < 0.035:
-            invalid_at = stamp(min(BASE_DATE - timedelta(hours=1), moment + timedelta(days=rng.randint(1, 40))))
-        modified = [f for f in files[:1]] if type_ in ("change", "bugfix", "refactor", "feature") else []
-        row = (
-            obs_id, type_, title[:120], None if rng.random() < 0.8 else session.area,
-            narrative, facts if facts is not None else self._facts(files),
-            json.dumps(rng.sample(text.CONCEPTS, rng.randint(1, 3))) if rng.random() < 0.7 else None,
-            text.PROJECT if rng.random() < 0.9 else None,
-            json.dumps(list(files)) if files else None,
-            json.dumps(modified) if modified else None,
-            session.id, source_type, digest,
-            rng.randint(40, 3000) if rng.random() < 0.6 else None,
-            created, invalid_at or (created if rng.random() < 0.3 else None), session.agent,
-            quality if quality is not None else self._quality(),
-            tier or self._weighted(text.TIERS), text.MEMORY_TYPES.get(type_, "episodic"),
-            1 if rng.random() < 0.15 else 0, created, invalid_at, confidence,
-            0,
-        )
-        self.batch.observations.append(row)
-        self.batch.hashes.add(digest)
-        if raw is not None:
-            self.batch.raw_narratives.append((raw, obs_id))
-        session.rows.append((obs_id, title))
-        if track and invalid_at is None:
-            self.window.append((obs_id, title))
-        self._count_one()
-        return obs_id
-
-    def _facts(self, files: tuple[str, ...]) -> str | None:
-        if not files or self.rng.random() < 0.5:
-            return None
-        return json.dumps([f"touches {f}" for f in files])
-
-    def _is_duplicate(self, digest: str) -> bool:
-        """CLEO keeps one row per text; the demo never writes the same text twice."""
-        if digest in self.batch.hashes:
-            return True
-        return self.brain.conn.execute(
-            f"SELECT 1 FROM {cs.OBSERVATIONS} WHERE content_hash = ? LIMIT 1", (digest,)).fetchone() is not None
-
-    def _count_one(self) -> None:
-        self.written += 1
-
-    def remaining(self) -> int:
-        """Rows the sessions still write (the rewordings' rows are kept back for `finish`)."""
-        return self.session_total - self.written
 
     def write_batch(self) -> None:
         """Generate whole sessions until a batch is full, then write it: one transaction.
@@ -285,7 +88,7 @@ class DemoWriter:
             self.progress(self.written if self.remaining() > 0 else self.total, self.total)
 
     # ---- what an agent records -----------------------------------------------------------
-    def routine(self, session: _Session) -> None:
+    def routine(self, session: Session) -> None:
         """One ordinary observation (retries the draw when the text came out identical)."""
         for attempt in range(8):
             type_, title_t, narrative_t = self.rng.choice(text.ROUTINE)
@@ -304,7 +107,7 @@ class DemoWriter:
                     self.decision(session)
                 return
 
-    def protected(self, session: _Session, kind: str) -> None:
+    def protected(self, session: Session, kind: str) -> None:
         """One observation of a protected kind: user assertion, completion, error, identifier, manual."""
         for _ in range(8):
             type_, title_t, narr_t, conf, source, quality = self._protected_template(kind)
@@ -339,14 +142,14 @@ class DemoWriter:
         type_, title_t, narr_t = rng.choice(text.ROUTINE)  # "manual": a note the owner wrote by hand
         return type_, title_t, narr_t, "owner", "manual", round(rng.uniform(0.75, 0.95), 2)
 
-    def session_summary(self, session: _Session) -> None:
+    def session_summary(self, session: Session) -> None:
         title_t, narr_t = text.SESSION_SUMMARY
         values = text.draw(self.rng, session.context(), title_t, narr_t)
         self.add_observation(session, "session-summary", title_t.format(**values), narr_t.format(**values),
                              source_type="session-debrief", confidence="agent",
                              quality=round(self.rng.uniform(0.5, 0.85), 2))
 
-    def decision(self, session: _Session) -> None:
+    def decision(self, session: Session) -> None:
         """A row in brain_decisions (D001 …) citing the decision observation just written."""
         self.decisions += 1
         decision_t, rationale = self.rng.choice(text.DECISIONS)
@@ -366,7 +169,7 @@ class DemoWriter:
                                  "agent", created))
         self.batch.nodes.append((f"decision:{did}", "decision", f"Decision {did}", created, 0.7, created))
 
-    def observer_notes(self, session: _Session) -> None:
+    def observer_notes(self, session: Session) -> None:
         """CLEO's observer: 1-2 notes compressing a session, `supersedes` edges to the sources."""
         sources = [r for r in session.rows if not r[1].startswith("[Observer")]
         for _ in range(self.rng.randint(1, 2)):
@@ -402,7 +205,7 @@ class DemoWriter:
                     self.batch.nodes.append((f"observation:{source}", "observation", titles[source][:80],
                                              created, 0.5, created))
 
-    def reflect(self, session: _Session) -> None:
+    def reflect(self, session: Session) -> None:
         """CLEO's reflector: patterns and learnings citing recent and 'hot' observations."""
         if len(self.window) < 8:
             return
@@ -422,7 +225,7 @@ class DemoWriter:
             if self.rng.random() < 0.25:
                 self._supersede(node, moment)
 
-    def _pattern(self, session: _Session, moment: datetime) -> tuple[str, str]:
+    def _pattern(self, session: Session, moment: datetime) -> tuple[str, str]:
         """(node id, text) of a new or repeated pattern."""
         kind, pattern_t, context_t = self.rng.choice(text.PATTERNS)
         values = text.draw(self.rng, session.context(), pattern_t, context_t)
@@ -437,7 +240,7 @@ class DemoWriter:
                                                      context=context_t.format(**values))
         return f"pattern:{pid}", pattern
 
-    def _learning(self, session: _Session, moment: datetime) -> tuple[str, str]:
+    def _learning(self, session: Session, moment: datetime) -> tuple[str, str]:
         """(node id, text) of a new or repeated learning."""
         insight_t = self.rng.choice(text.LEARNINGS)
         insight = insight_t.format(**text.draw(self.rng, session.context(), insight_t))
@@ -471,7 +274,7 @@ class DemoWriter:
         self.window.remove((obs_id, title))
 
     # ---- sessions ---------------------------------------------------------------------------
-    def new_session(self) -> _Session:
+    def new_session(self) -> Session:
         rng = self.rng
         self.sessions += 1
         # Sessions follow each other over SPAN; the last one still ends before BASE_DATE.
@@ -480,7 +283,7 @@ class DemoWriter:
         cli = rng.random() < 0.2  # CLEO's CLI writes observations without a session id
         session_id = None if cli else f"ses_{start:%Y%m%d%H%M%S}_{rng.getrandbits(24):06x}"
         task_no = 1000 + self.sessions // 3 + rng.randint(0, 2)
-        return _Session(session_id, f"T{task_no}", rng.choice(text.TASK_TITLES), rng.choice(text.AREAS),
+        return Session(session_id, f"T{task_no}", rng.choice(text.TASK_TITLES), rng.choice(text.AREAS),
                         rng.choice(text.AGENTS), start)
 
     def run_session(self) -> None:
@@ -506,9 +309,9 @@ class DemoWriter:
         if self.rng.random() < 0.4:
             self.reflect(session)
 
-    def _schedule_specials(self) -> list[tuple[int, Callable[[_Session], None]]]:
+    def _schedule_specials(self) -> list[tuple[int, Callable[[Session], None]]]:
         """One row of every promised kind, spread evenly, so even a small demo shows them all."""
-        makers: list[Callable[[_Session], None]] = [
+        makers: list[Callable[[Session], None]] = [
             lambda s: self.protected(s, "user"), lambda s: self.protected(s, "completion"),
             lambda s: self.protected(s, "error"), lambda s: self.protected(s, "identifier"),
             lambda s: self.protected(s, "manual"),
@@ -519,7 +322,7 @@ class DemoWriter:
             step = self.session_total / (len(makers) + 1)
         return [(int(step * (k + 1)), maker) for k, maker in enumerate(makers)]
 
-    def hostile(self, session: _Session, index: int) -> None:
+    def hostile(self, session: Session, index: int) -> None:
         """One of the hostile texts: terminal control and markup that must show literally."""
         title, narrative, raw, facts = HOSTILE[index]
         self.add_observation(session, "discovery", title, narrative, source_type="transcript",
@@ -557,10 +360,10 @@ class DemoWriter:
                               self._weighted(text.TIERS), first, content_hash(ref.text)))
         with self.brain.write() as conn:
             self.batch.flush(conn)
-            _insert_rows(conn, cs.PATTERNS, PATTERN_COLUMNS, rows)
-            _insert_rows(conn, cs.LEARNINGS, LEARNING_COLUMNS, learnings)
+            insert_rows(conn, cs.PATTERNS, PATTERN_COLUMNS, rows)
+            insert_rows(conn, cs.LEARNINGS, LEARNING_COLUMNS, learnings)
             # A few edges to ids that never existed, as CLEO stores model-invented ids.
-            _insert_rows(conn, cs.EDGES, EDGE_COLUMNS, [
+            insert_rows(conn, cs.EDGES, EDGE_COLUMNS, [
                 (f"pattern:{r[0]}", f"observation:O-{self.rng.getrandbits(32):08x}", "supersedes", 1.0,
                  "observer-reflector", r[6]) for r in rows[:3]], ignore=True)
 
@@ -568,38 +371,6 @@ class DemoWriter:
 def _files(values: dict[str, str]) -> tuple[str, ...]:
     """The file paths a filled template names, in order, once each."""
     return tuple(dict.fromkeys(v for k, v in values.items() if k.rstrip("23") in text.FILE_PLACEHOLDERS))
-
-
-def _long_log() -> str:
-    """A ~200 KB narrative: a pasted test-run log."""
-    lines = []
-    for i in range(2600):
-        area = text.AREAS[i % len(text.AREAS)]
-        test = text.TESTS[i % len(text.TESTS)]
-        lines.append(f"tests/test_{area}.py::{test}[case{i:04d}] PASSED{' ' * 12}[{i * 100 // 2600:3d}%]")
-    return "Full pytest output pasted by the agent:\n" + "\n".join(lines)
-
-
-# (title, narrative, raw narrative bytes or None, facts_json or None). CLEO strips ESC and BEL
-# from titles but keeps them in narratives, so the titles here carry only markup.
-HOSTILE: tuple[tuple[str, str, bytes | None, str | None], ...] = (
-    ("CLI prints [bold red]x[/] on failure",
-     "The CLI output contains Rich markup like [bold red]x[/] and [link=http://example.com]click[/link]; "
-     "it must be shown literally, not styled.", None, None),
-    ("Coloured test output captured",
-     "Captured output: \x1b[31mFAILED\x1b[0m test_render_totals \x1b[1;32mPASSED\x1b[0m others", None, None),
-    ("Terminal hyperlink in a log line",
-     "See \x1b]8;;http://example.com/evil\x1b\\the docs\x1b]8;;\x1b\\ and \x1b]52;c;cm0gLXJmIH4=\x07 "
-     "(an OSC 52 clipboard write).", None, None),
-    ("Control characters in a pasted log",
-     "NUL\x00here, bell\x07, backspace\x08, carriage\rreturn, DEL\x7f, C1 \x9b31m, "
-     "bidi \u202eevil\u202c and a tab\tend.", None, None),
-    ("Huge pasted test log", _long_log(), None, None),
-    ("Latin-1 bytes in a narrative", "Log tail from a latin-1 file (bytes shown as stored).",
-     b"Log tail from a latin-1 file: caf\xe9 cr\xe8me \xff\xfe not UTF-8", None),
-    ("Malformed facts JSON", "facts_json of this row is not valid JSON; it must degrade visibly.",
-     None, '{"facts": [unterminated'),
-)
 
 
 def demo_path(directory: str | Path) -> Path:

@@ -20,22 +20,10 @@ from cleo_tui.brain import journal
 from cleo_tui.brain.project_config import load_project_settings
 from cleo_tui.brain.store import Brain
 from cleo_tui.llm import results as r
-from cleo_tui.llm.asking import (
-    RAW_TEXT_LIMIT,
-    OnAsk,
-    ask,
-    credential_problem,
-    keep_raw,
-    parse_answer,
-    read_only_problem,
-)
-from cleo_tui.llm.inputs import (
-    OBSERVER_MIN_ROWS,
-    Selection,
-    fingerprint,
-    observer_selection,
-)
-from cleo_tui.llm.parsing import parse_notes
+from cleo_tui.llm.asking import RAW_TEXT_LIMIT, OnAsk, credential_problem, read_only_problem
+from cleo_tui.llm.inputs import OBSERVER_MIN_ROWS, Selection, observer_selection
+from cleo_tui.llm.parsing import ParsedNotes, parse_notes
+from cleo_tui.llm.pipeline import ProposeSteps, propose
 from cleo_tui.llm.prompts import (
     OBSERVER_MAX_TOKENS,
     OBSERVER_SYSTEM,
@@ -48,15 +36,14 @@ from cleo_tui.llm.proposals import (
     NOTE,
     OBSERVER,
     chosen_indexes,
-    create_proposal,
     get_proposal,
     mark_decided,
     marked_indexes,
     marks,
     require_pending,
 )
-from cleo_tui.llm.providers import CancelToken, redact
-from cleo_tui.llm.resolve import Resolved, resolve_provider
+from cleo_tui.llm.providers import CancelToken, Completion, redact
+from cleo_tui.llm.resolve import Resolved
 from cleo_tui.llm.storage import store_note
 from cleo_tui.safe_text import plural
 
@@ -89,6 +76,29 @@ def _gate(brain: Brain, resolved: Resolved, session_id: str | None,
     return selection, read_only_problem(brain)
 
 
+def _nothing(parsed: ParsedNotes, completion: Completion) -> r.Problem | None:
+    """The problem when the answer held no usable note."""
+    if parsed.notes:
+        return None
+    return r.Problem(r.NOTHING_PROPOSED, "The model's answer held no usable note (each needs an observation text and "
+                                         "a source_ids array). Nothing was stored.",
+                     {"raw_text": completion.text[:RAW_TEXT_LIMIT], "rejected": parsed.rejected})
+
+
+def _content(parsed: ParsedNotes, selection: Selection) -> dict[str, Any]:
+    """What an observer proposal keeps: the notes, the ids and notes left out, the scope."""
+    return {"notes": parsed.notes, "dropped_ids": parsed.dropped_ids, "rejected": parsed.rejected,
+            "scope": selection.scope}
+
+
+def observer_steps(session_id: str | None, threshold_override: int | None) -> ProposeSteps[ParsedNotes]:
+    """The observer's parts of the shared propose pipeline."""
+    return ProposeSteps(
+        kind=OBSERVER, gate=lambda brain, resolved: _gate(brain, resolved, session_id, threshold_override),
+        system=OBSERVER_SYSTEM, max_tokens=OBSERVER_MAX_TOKENS, line=observer_line, prompt=observer_prompt,
+        parse=parse_notes, nothing=_nothing, content=_content)
+
+
 def propose_observer_notes(brain: Brain, session_id: str | None = None, threshold_override: int | None = None,
                            provider: str | None = None, model: str | None = None, base_url: str | None = None,
                            cancel: CancelToken | None = None,
@@ -99,34 +109,8 @@ def propose_observer_notes(brain: Brain, session_id: str | None = None, threshol
     None when a gate stopped it or the answer was unusable (`problem` says why).
     Raises only LlmConfigError for an unknown explicit provider name.
     """
-    resolved = resolve_provider(brain, provider, model, base_url)
-    described = resolved.describe()
-    selection, problem = _gate(brain, resolved, session_id, threshold_override)
-    if problem or selection is None:
-        return r.ProposeOutcome(False, None, problem, described)
-    lines = [observer_line(row) for row in selection.rows]
-    pool = fingerprint(brain, selection.ids)  # the rows as the model sees them, not as they are after
-    completion, problem = ask(resolved, OBSERVER_SYSTEM, observer_prompt(lines), OBSERVER_MAX_TOKENS,
-                              http_client, cancel, on_ask)
-    if completion is None:
-        return r.ProposeOutcome(True, None, problem, described)
-    parsed, problem = parse_answer(completion, lambda text: parse_notes(text, selection.ids))
-    if parsed is None:
-        return r.ProposeOutcome(True, None, problem, described)
-    if not parsed.notes:
-        return r.ProposeOutcome(True, None, r.Problem(
-            r.NOTHING_PROPOSED, "The model's answer held no usable note (each needs an observation text and "
-                                "a source_ids array). Nothing was stored.",
-            {"raw_text": completion.text[:RAW_TEXT_LIMIT], "rejected": parsed.rejected}), described)
-    if cancel is not None and cancel.cancelled:
-        return r.ProposeOutcome(True, None, r.Problem(r.CANCELLED, "Cancelled; nothing was stored."), described)
-    proposal = create_proposal(
-        brain, OBSERVER, session_id, resolved.provider, completion.model,
-        [{**row.to_dict(), "line": line} for row, line in zip(selection.rows, lines, strict=True)],
-        {"notes": parsed.notes, "dropped_ids": parsed.dropped_ids, "rejected": parsed.rejected,
-         "scope": selection.scope},
-        keep_raw(completion.text), completion.usage.to_dict(), pool)
-    return r.ProposeOutcome(True, proposal, None, described)
+    return propose(brain, observer_steps(session_id, threshold_override), session_id, provider, model, base_url,
+                   cancel, http_client, on_ask)
 
 
 def store_observer_notes(brain: Brain, proposal_id: int, note_indexes: Iterable[int]) -> r.ObserverResult:

@@ -25,17 +25,10 @@ from cleo_tui.brain.errors import StaleState
 from cleo_tui.brain.project_config import load_project_settings
 from cleo_tui.brain.store import Brain
 from cleo_tui.llm import results as r
-from cleo_tui.llm.asking import (
-    RAW_TEXT_LIMIT,
-    OnAsk,
-    ask,
-    credential_problem,
-    keep_raw,
-    parse_answer,
-    read_only_problem,
-)
-from cleo_tui.llm.inputs import REFLECTOR_MIN_ROWS, fingerprint, reflector_selection
-from cleo_tui.llm.parsing import parse_reflection
+from cleo_tui.llm.asking import RAW_TEXT_LIMIT, OnAsk, credential_problem, read_only_problem
+from cleo_tui.llm.inputs import REFLECTOR_MIN_ROWS, Selection, fingerprint, reflector_selection
+from cleo_tui.llm.parsing import ParsedReflection, parse_reflection
+from cleo_tui.llm.pipeline import ProposeSteps, propose
 from cleo_tui.llm.prompts import (
     REFLECTOR_MAX_TOKENS,
     REFLECTOR_SYSTEM,
@@ -50,7 +43,6 @@ from cleo_tui.llm.proposals import (
     Proposal,
     ProposalError,
     chosen_indexes,
-    create_proposal,
     get_proposal,
     mark_decided,
     marked_indexes,
@@ -58,8 +50,8 @@ from cleo_tui.llm.proposals import (
     marks,
     require_pending,
 )
-from cleo_tui.llm.providers import CancelToken
-from cleo_tui.llm.resolve import resolve_provider
+from cleo_tui.llm.providers import CancelToken, Completion
+from cleo_tui.llm.resolve import Resolved
 from cleo_tui.llm.storage import (
     REFLECTION_EDGE_WEIGHT,
     REFLECTION_PROVENANCE,
@@ -77,6 +69,48 @@ from cleo_tui.safe_text import plural
 RUN_KIND = "reflect"
 
 
+def _gate(brain: Brain, resolved: Resolved, session_id: str | None) -> tuple[Selection | None, r.Problem | None]:
+    """The reflector's gates in order: enabled, credential, at least 3 live rows; then writability."""
+    settings = load_project_settings(brain)
+    if not settings.reflector_enabled:
+        return None, r.Problem(r.DISABLED, "The reflector is disabled in CLEO's config (brain.reflector.enabled "
+                                           "is false).", {"config": str(settings.path)})
+    problem = credential_problem(resolved)
+    if problem:
+        return None, problem
+    selection = reflector_selection(brain, session_id)
+    if len(selection.rows) < REFLECTOR_MIN_ROWS:
+        return None, r.Problem(r.TOO_FEW_ROWS, f"Only {plural(len(selection.rows), 'live observation')} to "
+                                               f"reflect on ({selection.scope}); "
+                                               f"the reflector needs {REFLECTOR_MIN_ROWS}.",
+                               {"count": len(selection.rows), "minimum": REFLECTOR_MIN_ROWS,
+                                "scope": selection.scope})
+    return selection, read_only_problem(brain)
+
+
+def _nothing(parsed: ParsedReflection, completion: Completion) -> r.Problem | None:
+    """The problem when the model proposed nothing at all."""
+    if not parsed.empty:
+        return None
+    return r.Problem(r.NOTHING_PROPOSED, "The model proposed no pattern, learning or superseded id. Nothing was "
+                                         "stored.",
+                     {"raw_text": completion.text[:RAW_TEXT_LIMIT], "dropped_ids": parsed.dropped_ids})
+
+
+def _content(parsed: ParsedReflection, selection: Selection) -> dict[str, Any]:
+    """What a reflector proposal keeps: patterns, learnings, superseded ids, the ids left out, the scope."""
+    return {"patterns": parsed.patterns, "learnings": parsed.learnings, "superseded": parsed.superseded,
+            "dropped_ids": parsed.dropped_ids, "scope": selection.scope}
+
+
+def reflector_steps(session_id: str | None) -> ProposeSteps[ParsedReflection]:
+    """The reflector's parts of the shared propose pipeline."""
+    return ProposeSteps(
+        kind=REFLECTOR, gate=lambda brain, resolved: _gate(brain, resolved, session_id),
+        system=REFLECTOR_SYSTEM, max_tokens=REFLECTOR_MAX_TOKENS, line=reflector_line, prompt=reflector_prompt,
+        parse=parse_reflection, nothing=_nothing, content=_content)
+
+
 def propose_reflection(brain: Brain, session_id: str | None = None, provider: str | None = None,
                        model: str | None = None, base_url: str | None = None, cancel: CancelToken | None = None,
                        http_client: httpx2.Client | None = None, on_ask: OnAsk | None = None) -> r.ProposeOutcome:
@@ -85,48 +119,8 @@ def propose_reflection(brain: Brain, session_id: str | None = None, provider: st
     Gates: enabled in CLEO's config, a credential, at least 3 live rows, a
     writable brain. Raises only LlmConfigError for an unknown explicit provider.
     """
-    resolved = resolve_provider(brain, provider, model, base_url)
-    described = resolved.describe()
-    settings = load_project_settings(brain)
-    if not settings.reflector_enabled:
-        return r.ProposeOutcome(False, None, r.Problem(
-            r.DISABLED, "The reflector is disabled in CLEO's config (brain.reflector.enabled is false).",
-            {"config": str(settings.path)}), described)
-    problem = credential_problem(resolved)
-    if problem:
-        return r.ProposeOutcome(False, None, problem, described)
-    selection = reflector_selection(brain, session_id)
-    if len(selection.rows) < REFLECTOR_MIN_ROWS:
-        return r.ProposeOutcome(False, None, r.Problem(
-            r.TOO_FEW_ROWS, f"Only {plural(len(selection.rows), 'live observation')} to reflect on "
-                            f"({selection.scope}); "
-                            f"the reflector needs {REFLECTOR_MIN_ROWS}.",
-            {"count": len(selection.rows), "minimum": REFLECTOR_MIN_ROWS, "scope": selection.scope}), described)
-    problem = read_only_problem(brain)
-    if problem:
-        return r.ProposeOutcome(False, None, problem, described)
-    lines = [reflector_line(row) for row in selection.rows]
-    pool = fingerprint(brain, selection.ids)  # the rows as the model sees them, not as they are after
-    completion, problem = ask(resolved, REFLECTOR_SYSTEM, reflector_prompt(lines), REFLECTOR_MAX_TOKENS,
-                              http_client, cancel, on_ask)
-    if completion is None:
-        return r.ProposeOutcome(True, None, problem, described)
-    parsed, problem = parse_answer(completion, lambda text: parse_reflection(text, selection.ids))
-    if parsed is None:
-        return r.ProposeOutcome(True, None, problem, described)
-    if parsed.empty:
-        return r.ProposeOutcome(True, None, r.Problem(
-            r.NOTHING_PROPOSED, "The model proposed no pattern, learning or superseded id. Nothing was stored.",
-            {"raw_text": completion.text[:RAW_TEXT_LIMIT], "dropped_ids": parsed.dropped_ids}), described)
-    if cancel is not None and cancel.cancelled:
-        return r.ProposeOutcome(True, None, r.Problem(r.CANCELLED, "Cancelled; nothing was stored."), described)
-    proposal = create_proposal(
-        brain, REFLECTOR, session_id, resolved.provider, completion.model,
-        [{**row.to_dict(), "line": line} for row, line in zip(selection.rows, lines, strict=True)],
-        {"patterns": parsed.patterns, "learnings": parsed.learnings, "superseded": parsed.superseded,
-         "dropped_ids": parsed.dropped_ids, "scope": selection.scope},
-        keep_raw(completion.text), completion.usage.to_dict(), pool)
-    return r.ProposeOutcome(True, proposal, None, described)
+    return propose(brain, reflector_steps(session_id), session_id, provider, model, base_url, cancel,
+                   http_client, on_ask)
 
 
 @dataclass(frozen=True)

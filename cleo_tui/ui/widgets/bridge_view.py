@@ -24,15 +24,9 @@ from textual.widgets import Label, Static
 
 from cleo_tui.brain.clock import current_time
 from cleo_tui.brain.store import Brain
-from cleo_tui.memory.bridge import (
-    Bridge,
-    BridgeItem,
-    RefreshOutcome,
-    cleo_executable,
-    project_dir,
-    read_bridge,
-    refresh_through_cleo,
-)
+from cleo_tui.memory.bridge import Bridge, read_bridge
+from cleo_tui.memory.bridge_project import RefreshOutcome, cleo_executable, project_dir, refresh_through_cleo
+from cleo_tui.memory.bridge_sections import BridgeItem
 from cleo_tui.memory.tokenizers import CHARS4, TOKENIZER_NAMES, get_tokenizer
 from cleo_tui.safe_text import one_line, printable
 from cleo_tui.ui.widgets.modals import ConfirmModal, MessageModal, TextViewer
