@@ -13,11 +13,11 @@ import re
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 from cleo_tui.brain import cleo_rules
 from cleo_tui.brain import cleo_schema as cs
-from cleo_tui.brain.rows import ObservationState, Row
+from cleo_tui.brain.rows import ObservationListRow, ObservationState, Row
 from cleo_tui.brain.store import Brain
 
 # Columns the table view needs; absent ones read as NULL. The narrative is cut
@@ -276,12 +276,13 @@ def page_at_offset(brain: Brain, q: ObservationQuery, offset: int, limit: int = 
     return rows
 
 
-def iter_observations(brain: Brain, q: ObservationQuery = ObservationQuery(), page_size: int = 1000) -> Iterator[Row]:
+def iter_observations(brain: Brain, q: ObservationQuery = ObservationQuery(),
+                      page_size: int = 1000) -> Iterator[ObservationListRow]:
     """Every matching row once, in order, a page at a time."""
     cursor = None
     while True:
         rows = page_observations(brain, q, cursor, page_size)
-        yield from rows
+        yield from cast(list[ObservationListRow], rows)  # _select_list's columns
         if len(rows) < page_size:
             return
         cursor = cursor_of(brain, q, rows[-1])

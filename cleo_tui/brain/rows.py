@@ -25,6 +25,36 @@ ObservationState = Literal["live", "evicted", "all"]
 EdgeDirection = Literal["out", "in"]
 
 
+class ObservationListRow(TypedDict):
+    """One observation with the listing's columns (brain/observations.LIST_COLUMNS and what the
+    listing computes), as `iter_observations` and `memory.selection.selected_rows` yield it.
+
+    Every key is present: a column the brain lacks reads as NULL. The table widget's pages
+    (`page_observations`) hold the same columns but travel as `Row`, the shape it reads generically.
+    """
+
+    id: str
+    created_at: str | None
+    type: str | None
+    title: str | None
+    quality_score: float | None
+    memory_tier: str | None
+    source_type: str | None
+    source_confidence: str | None
+    source_session_id: str | None
+    invalid_at: str | None
+    updated_at: str | None
+    citation_count: int | None
+    memory_type: str | None
+    agent: str | None
+    narrative_preview: str | None  # the narrative's first NARRATIVE_PREVIEW characters
+    narrative_length: int | None
+    cleo_at_risk: int | None  # CLEO's marks (brain/cleo_rules.py): 1, 0 or NULL
+    cleo_flagged: int | None
+    cleo_hidden: int | None
+    _rowid: int
+
+
 class EdgeRow(TypedDict):
     """One row of brain_page_edges with its `direction` from the node asked about.
 
