@@ -81,7 +81,7 @@ class BrainConnection(sqlite3.Connection):
     """
 
     stale_reason: str | None = None
-    _release: weakref.finalize | None = None
+    _release: weakref.finalize[[side_files.Identity, str], BrainConnection] | None = None
 
     def track(self, key: side_files.Identity, real: Path) -> None:
         """Count this connection as open on the file `key` until it is closed or collected."""

@@ -20,6 +20,7 @@ from cleo_tui.brain.observations import (
     page_observations,
     position_of,
 )
+from cleo_tui.brain.rows import Row
 from cleo_tui.brain.store import Brain
 
 PAGE_SIZE = 100
@@ -36,17 +37,17 @@ class PagedListing:
 
     def __init__(self, page_size: int = PAGE_SIZE) -> None:
         self.page_size = page_size
-        self._pages: OrderedDict[int, list[dict]] = OrderedDict()
+        self._pages: OrderedDict[int, list[Row]] = OrderedDict()
         self._lock = threading.Lock()
         self.pages_read = 0  # for tests and benchmarks: how many pages came from SQLite
 
     def count(self) -> int:
         raise NotImplementedError
 
-    def _read_page(self, page_no: int) -> list[dict]:
+    def _read_page(self, page_no: int) -> list[Row]:
         raise NotImplementedError
 
-    def cached_row(self, index: int) -> dict | None:
+    def cached_row(self, index: int) -> Row | None:
         """The row at `index` if its page is in memory (never touches SQLite)."""
         page = self._pages.get(index // self.page_size)
         if page is None:
@@ -54,13 +55,13 @@ class PagedListing:
         offset = index % self.page_size
         return page[offset] if offset < len(page) else None
 
-    def row(self, index: int) -> dict | None:
+    def row(self, index: int) -> Row | None:
         """The row at `index`, reading its page when needed."""
         page = self.page(index // self.page_size)
         offset = index % self.page_size
         return page[offset] if offset < len(page) else None
 
-    def page(self, page_no: int) -> list[dict]:
+    def page(self, page_no: int) -> list[Row]:
         with self._lock:
             if page_no in self._pages:
                 self._pages.move_to_end(page_no)
@@ -100,12 +101,12 @@ class ObservationListing(PagedListing):
         found = position_of(self.brain, self.rest_query, observation_id)
         return None if found is None else len(self.lead) + found
 
-    def _read_page(self, page_no: int) -> list[dict]:
+    def _read_page(self, page_no: int) -> list[Row]:
         start = page_no * self.page_size
         end = min(start + self.page_size, self.count())
         if start >= end:
             return []
-        rows: list[dict] = []
+        rows: list[Row] = []
         if start < len(self.lead):
             ids = self.lead[start:min(end, len(self.lead))]
             by_id = {r["id"]: r for r in page_observations(
@@ -116,7 +117,7 @@ class ObservationListing(PagedListing):
             rows += self._read_rest(start - len(self.lead), end - start)
         return rows
 
-    def _read_rest(self, offset: int, limit: int) -> list[dict]:
+    def _read_rest(self, offset: int, limit: int) -> list[Row]:
         q = self.rest_query
         total = self._rest_count or 0
         before = self._neighbour_row(offset - 1)
@@ -131,7 +132,7 @@ class ObservationListing(PagedListing):
             return page_observations(self.brain, q, None, limit)
         return page_at_offset(self.brain, q, offset, limit)
 
-    def _neighbour_row(self, rest_index: int) -> dict | None:
+    def _neighbour_row(self, rest_index: int) -> Row | None:
         """A cached row of the rest segment at `rest_index`, if any (for keyset reads)."""
         if rest_index < 0:
             return None

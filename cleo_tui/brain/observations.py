@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 from cleo_tui.brain import cleo_rules
 from cleo_tui.brain import cleo_schema as cs
+from cleo_tui.brain.rows import ObservationListRow, ObservationState, Row
 from cleo_tui.brain.store import Brain
 
 # Columns the table view needs; absent ones read as NULL. The narrative is cut
@@ -27,14 +29,14 @@ LIST_COLUMNS = (
 )
 NARRATIVE_PREVIEW = 300
 SORTS = {"date": "created_at", "quality": "quality_score"}
-STATES = ("live", "evicted", "all")
+STATES: tuple[ObservationState, ...] = ("live", "evicted", "all")
 
 
 @dataclass(frozen=True)
 class ObservationQuery:
     """What to list. Empty tuples and None mean "no filter"."""
 
-    state: str = "all"
+    state: str = "all"  # one of STATES (an ObservationState; the UI's filters still hold a str)
     types: tuple[str, ...] = ()
     session: str | None = None
     tier: str | None = None
@@ -193,7 +195,7 @@ def _segments(brain: Brain, q: ObservationQuery, descending: bool) -> list[bool]
     return [False, True] if descending else [True, False]
 
 
-def cursor_of(brain: Brain, q: ObservationQuery, row: dict) -> Cursor:
+def cursor_of(brain: Brain, q: ObservationQuery, row: Row) -> Cursor:
     col = _sort_column(brain, q)
     return Cursor(row["_rowid"] if col == "rowid" else row.get(col), row["_rowid"])
 
@@ -226,7 +228,7 @@ def position_of(brain: Brain, q: ObservationQuery, observation_id: str) -> int |
 
 def page_observations(brain: Brain, q: ObservationQuery = ObservationQuery(),
                       after: Cursor | None = None, limit: int = 100,
-                      backwards: bool = False) -> list[dict]:
+                      backwards: bool = False) -> list[Row]:
     """Up to `limit` rows following `after` in the query's order.
 
     With `backwards`, the rows *preceding* `after` (or the last rows when `after`
@@ -238,7 +240,7 @@ def page_observations(brain: Brain, q: ObservationQuery = ObservationQuery(),
     if after is not None and col != "rowid":
         in_null = after.value is None
         segments = segments[segments.index(in_null):]
-    rows: list[dict] = []
+    rows: list[Row] = []
     cursor = after
     for segment in segments:
         seg_cursor = cursor if cursor is not None and (col == "rowid" or (cursor.value is None) == segment) else None
@@ -252,9 +254,9 @@ def page_observations(brain: Brain, q: ObservationQuery = ObservationQuery(),
     return rows
 
 
-def page_at_offset(brain: Brain, q: ObservationQuery, offset: int, limit: int = 100) -> list[dict]:
+def page_at_offset(brain: Brain, q: ObservationQuery, offset: int, limit: int = 100) -> list[Row]:
     """Rows `offset .. offset+limit` in the query's order (for jumps to an arbitrary place)."""
-    rows: list[dict] = []
+    rows: list[Row] = []
     for segment in _segments(brain, q, q.descending):
         sql, params = _page_sql(brain, q, q.descending, None, segment, limit - len(rows), offset)
         got = [_as_dict(r) for r in brain.query(sql, params)]
@@ -274,22 +276,23 @@ def page_at_offset(brain: Brain, q: ObservationQuery, offset: int, limit: int = 
     return rows
 
 
-def iter_observations(brain: Brain, q: ObservationQuery = ObservationQuery(), page_size: int = 1000) -> Iterator[dict]:
+def iter_observations(brain: Brain, q: ObservationQuery = ObservationQuery(),
+                      page_size: int = 1000) -> Iterator[ObservationListRow]:
     """Every matching row once, in order, a page at a time."""
     cursor = None
     while True:
         rows = page_observations(brain, q, cursor, page_size)
-        yield from rows
+        yield from cast(list[ObservationListRow], rows)  # _select_list's columns
         if len(rows) < page_size:
             return
         cursor = cursor_of(brain, q, rows[-1])
 
 
-def _as_dict(row: Any) -> dict:
+def _as_dict(row: sqlite3.Row) -> Row:
     return {k: row[k] for k in row.keys()}
 
 
-def get_observation(brain: Brain, observation_id: str) -> dict | None:
+def get_observation(brain: Brain, observation_id: str) -> Row | None:
     """Every column of one observation (the whole narrative included)."""
     row = brain.query_one(f"SELECT *, rowid AS _rowid FROM {cs.OBSERVATIONS} WHERE id = ?", (observation_id,))
     return None if row is None else _as_dict(row)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from cleo_tui.brain import cleo_rules
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.migrations import TRACES
+from cleo_tui.brain.rows import JsonObject
 from cleo_tui.brain.store import KIND_LABELS, Brain
 
 
@@ -14,7 +15,7 @@ def _count(brain: Brain, table: str, where: str = "") -> int:
     return int(brain.scalar(f'SELECT count(*) FROM "{table}"' + (f" WHERE {where}" if where else "")))
 
 
-def brain_summary(brain: Brain) -> dict:
+def brain_summary(brain: Brain) -> JsonObject:
     """`{"db", "kind", "observations": {"live", "evicted"}, "patterns", "learnings", "traces", "at_risk",
     "hidden_from_cleo_search"}` (the last two: CLEO's own rules, brain/cleo_rules.py)."""
     has_invalid = brain.features.has_column(cs.OBSERVATIONS, "invalid_at")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from cleo_tui.brain.rows import ObservationListRow
 from cleo_tui.commands.common import (
     AddCommand,
     UsageError,
@@ -91,7 +92,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
-def _plan(action: BulkAction, rows: list[dict], tags: TagTable, include_protected: bool) -> tuple[list[str], int]:
+def _plan(action: BulkAction, rows: list[ObservationListRow], tags: TagTable,
+          include_protected: bool) -> tuple[list[str], int]:
     """The ids the step can change (an eviction the live rows, a restore the evicted ones, a pin all)
     and how many protected rows are left out."""
     ids = [str(r["id"]) for r in rows

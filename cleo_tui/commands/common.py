@@ -92,7 +92,7 @@ def _say_wait(message: str) -> None:
 _NON_ASCII = re.compile(r"[^\x00-\x7e]")  # as json.dumps(ensure_ascii=True): DEL and beyond
 
 
-def _ascii_escape(match: re.Match) -> str:
+def _ascii_escape(match: re.Match[str]) -> str:
     code = ord(match.group())
     if code < 0x10000:
         return f"\\u{code:04x}"

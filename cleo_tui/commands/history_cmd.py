@@ -6,6 +6,7 @@ import argparse
 import textwrap
 from collections.abc import Iterable
 
+from cleo_tui.brain.rows import JsonObject
 from cleo_tui.commands.common import AddCommand, UsageError, add_brain_options, brain_from_args, emit_json
 from cleo_tui.memory.history import (
     MemoryLife,
@@ -159,7 +160,7 @@ def timeline_lines(timeline: Timeline, warnings: Iterable[str] = (), missing: in
     return lines
 
 
-def liveness_lines(liveness: dict) -> list[str]:
+def liveness_lines(liveness: JsonObject) -> list[str]:
     """`info`'s lines about the agents, from `Liveness.to_dict()`."""
     event = liveness.get("consolidation_last")
     if event:

@@ -9,6 +9,7 @@ import argparse
 import sys
 
 from cleo_tui.brain.journal import Run
+from cleo_tui.brain.rows import JsonObject
 from cleo_tui.commands.argtypes import sqlite_int
 from cleo_tui.commands.common import (
     AddCommand,
@@ -163,7 +164,7 @@ def _undo(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_json(run: Run) -> dict:
+def _run_json(run: Run) -> JsonObject:
     return {"id": run.id, "kind": run.kind, "created_at": run.created_at, "summary": run.summary,
             "undoes": run.undoes, "undone_by": run.undone_by, "status": run.status,
             **{k: v for k, v in run.params.items() if k != "ids"},

@@ -6,6 +6,7 @@ import argparse
 from dataclasses import asdict
 
 from cleo_tui.brain import Brain
+from cleo_tui.brain.rows import JsonObject
 from cleo_tui.commands.argtypes import BadNumber, iso_time, nonempty_path, sqlite_int
 from cleo_tui.commands.common import AddCommand, UsageError, add_brain_options, brain_from_args, emit_json
 from cleo_tui.recall.export import export_retrievals
@@ -94,11 +95,11 @@ def register(add: AddCommand) -> None:
     traces.set_defaults(func=cmd_traces)
 
 
-def _step_json(step: RerankStep) -> dict:
+def _step_json(step: RerankStep) -> JsonObject:
     return asdict(step)
 
 
-def _result_json(result: RecallResult, why: bool) -> dict:
+def _result_json(result: RecallResult, why: bool) -> JsonObject:
     out = {"rank": result.rank, "memory_id": result.memory_id, "kind": result.kind, "title": result.title,
            "score": result.score, "base": result.base, "created_at": result.created_at}
     if why:
@@ -191,7 +192,7 @@ def _cleo_line(r: RecordedRetrieval) -> str:
             f"session {session}  query {one_line(r.query if r.query is not None else '(NULL)', QUERY_WIDTH)}")
 
 
-def cleo_json(r: RecordedRetrieval) -> dict:
+def cleo_json(r: RecordedRetrieval) -> JsonObject:
     """One CLEO retrieval as `traces --json` lists it (its query whole when `r` holds it whole)."""
     return {"kind": "cleo", "key": f"cleo:{r.id}", "id": r.id, "created_at": r.created_at, "source": r.source,
             "query": r.query, "query_truncated": r.query_cut, "query_bytes": r.query_bytes,
@@ -199,7 +200,7 @@ def cleo_json(r: RecordedRetrieval) -> dict:
             "session_id": r.session_id, "tokens_used": r.tokens_used}
 
 
-def _listed_json(listed: Listed) -> dict:
+def _listed_json(listed: Listed) -> JsonObject:
     if listed.cleo is not None:
         return cleo_json(listed.cleo)
     t = listed.trace

@@ -13,6 +13,7 @@ import shlex
 import sys
 import textwrap
 
+from cleo_tui.brain.rows import JsonObject
 from cleo_tui.brain.store import Brain
 from cleo_tui.commands.common import AddCommand, UsageError, add_brain_options, brain_from_args, emit_json
 from cleo_tui.memory.cleo_command import APPROVE, ROLLBACK, CleoCommand, run_cleo, sweep_command
@@ -69,7 +70,7 @@ def cmd_sweeps(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_json(brain: Brain, run: SweepRun) -> dict:
+def _run_json(brain: Brain, run: SweepRun) -> JsonObject:
     out = run.to_dict()
     out["impact"] = sweep_recall_impact(brain, purge_ids(run)).to_dict()
     return out

@@ -149,8 +149,9 @@ def add_demo_cleo_retrievals(brain: Brain, seed: int, count: int = RETRIEVALS) -
         return 0
     at: datetime = newest - SPAN
     sources, weights = zip(*SOURCES.items(), strict=True)
-    retrievals: list[tuple] = []
-    usage: list[tuple] = []
+    # (query, entry_ids, entry_count, source, tokens_used, session_id, created_at)
+    retrievals: list[tuple[str, str, int, str, int, str | None, str]] = []
+    usage: list[tuple[str, str, int, str, str]] = []  # (entry_id, task_id, used, outcome, created_at)
     for index in range(count):
         at += timedelta(minutes=rng.randint(60, int(SPAN.total_seconds() / 60 / count * 1.8)))
         source = FORCED.get(index) or rng.choices(sources, weights)[0]

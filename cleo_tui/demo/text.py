@@ -91,7 +91,7 @@ TS_FILES = tuple(f for f in FILES if f.endswith((".ts", ".tsx")) and "__tests__"
 FILE_PLACEHOLDERS = ("file", "py", "ts")
 
 # Placeholder name -> how to fill it. Names ending in 2 draw a second, independent value.
-_POOLS: dict[str, tuple] = {
+_POOLS: dict[str, tuple[str, ...]] = {
     "file": FILES, "py": PY_FILES, "ts": TS_FILES, "func": FUNCTIONS, "dotted": DOTTED, "lib": LIBRARIES,
     "feature": FEATURES,
     "test": TESTS, "adj": ADJECTIVES, "area": AREAS,

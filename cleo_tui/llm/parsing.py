@@ -13,7 +13,7 @@ import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict, TypeVar
 
 from cleo_tui.brain.clock import utc_now
 
@@ -39,18 +39,51 @@ class Unparsable(Exception):
     """No JSON of the expected shape in the model's answer."""
 
 
+class NoteEntry(TypedDict):
+    """One observer note as parsed (CLEO's observer shape)."""
+
+    date: str  # YYYY-MM-DD
+    priority: int  # 1-5
+    observation: str
+    source_ids: list[str]
+
+
+class PatternEntry(TypedDict):
+    """One pattern of a reflection."""
+
+    pattern: str
+    context: str
+
+
+class LearningEntry(TypedDict):
+    """One learning of a reflection."""
+
+    insight: str
+    confidence: float  # 0.1-1.0
+
+
+class SupersededEntry(TypedDict):
+    """An observation a reflection says is superseded, and why ('' when the model gave no reason)."""
+
+    id: str
+    reason: str
+
+
+_Entry = TypeVar("_Entry")
+
+
 @dataclass
 class ParsedNotes:
-    notes: list[dict[str, Any]]
+    notes: list[NoteEntry]
     dropped_ids: list[str] = field(default_factory=list)
     rejected: int = 0  # entries that were not usable notes
 
 
 @dataclass
 class ParsedReflection:
-    patterns: list[dict[str, Any]]
-    learnings: list[dict[str, Any]]
-    superseded: list[dict[str, Any]]  # {"id", "reason"}
+    patterns: list[PatternEntry]
+    learnings: list[LearningEntry]
+    superseded: list[SupersededEntry]
     dropped_ids: list[str] = field(default_factory=list)
 
     @property
@@ -197,7 +230,7 @@ def parse_notes(text: str, allowed_ids: Iterable[str]) -> ParsedNotes:
     return parsed
 
 
-def _pattern(entry: Any) -> dict[str, str] | None:
+def _pattern(entry: Any) -> PatternEntry | None:
     if isinstance(entry, str):
         entry = {"pattern": entry}
     if not isinstance(entry, dict) or _string(entry.get("pattern")) is None:
@@ -206,7 +239,7 @@ def _pattern(entry: Any) -> dict[str, str] | None:
             "context": _cut(_string(entry.get("context")) or "", CONTEXT_LIMIT)}
 
 
-def _learning(entry: Any) -> dict[str, Any] | None:
+def _learning(entry: Any) -> LearningEntry | None:
     if isinstance(entry, str):
         entry = {"insight": entry}
     if not isinstance(entry, dict) or _string(entry.get("insight")) is None:
@@ -216,7 +249,7 @@ def _learning(entry: Any) -> dict[str, Any] | None:
     return {"insight": _cut(entry["insight"], INSIGHT_LIMIT), "confidence": round(confidence, 4)}
 
 
-def _superseded(entries: Any, allowed: set[str], dropped: dict[str, None]) -> list[dict[str, str]]:
+def _superseded(entries: Any, allowed: set[str], dropped: dict[str, None]) -> list[SupersededEntry]:
     """`superseded` as `{id, reason}`: plain ids (CLEO's form) or objects with a reason."""
     if not isinstance(entries, list):
         return []
@@ -233,10 +266,10 @@ def _superseded(entries: Any, allowed: set[str], dropped: dict[str, None]) -> li
     return [{"id": i, "reason": reasons.get(i, "")} for i in _known_ids(ids, allowed, dropped)]
 
 
-def _items(value: Any, build: Any) -> list[dict[str, Any]]:
+def _items(value: Any, build: Callable[[Any], _Entry | None]) -> list[_Entry]:
     if not isinstance(value, list):
         return []
-    items: list[dict[str, Any]] = []
+    items: list[_Entry] = []
     for entry in value:
         item = build(entry)
         if item is not None:

@@ -104,7 +104,7 @@ def _loads(text: Any, default: Any) -> Any:
     return value if isinstance(value, type(default)) else default
 
 
-def _from_row(row: sqlite3.Row | tuple) -> Proposal:
+def _from_row(row: sqlite3.Row | tuple[Any, ...]) -> Proposal:
     return Proposal(
         id=row[0], kind=row[1], status=row[2], created_at=row[3], session_id=row[4], provider=row[5],
         model=row[6], input=_loads(row[7], []), items=_loads(row[8], {}), raw_response=row[9],

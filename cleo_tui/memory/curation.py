@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Literal
 
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain import journal
@@ -27,7 +27,11 @@ from cleo_tui.brain.migrations import OVERRIDES, RUNS
 from cleo_tui.brain.store import Brain
 from cleo_tui.safe_text import one_line, plural
 
-RUN_KINDS = ("prune", "evict", "restore", "pin", "unpin", "undo")
+# The runs a curation history lists (each a kind of run in the journal).
+CurationRunKind = Literal["prune", "evict", "restore", "pin", "unpin", "undo"]
+RUN_KINDS: tuple[CurationRunKind, ...] = ("prune", "evict", "restore", "pin", "unpin", "undo")
+# The single-row curation steps a user picks (the session maps each to its function).
+CurationStep = Literal["pin", "unpin", "evict", "restore", "keep-in-cleo", "sweep-veto"]
 PIN_RELEVANCE = "critical"
 
 

@@ -9,6 +9,7 @@ from cleo_tui.brain import journal
 from cleo_tui.brain.migrations import RUNS
 from cleo_tui.brain.observations import get_observation
 from cleo_tui.brain.records import RECORD_KINDS, edges_of, get_record, record_text
+from cleo_tui.brain.rows import EdgeRow, Row
 from cleo_tui.brain.store import Brain
 from cleo_tui.memory.mapping import REFLECTION_EDGE_TYPES, relevance_overrides
 
@@ -24,10 +25,10 @@ class Reflection:
 
 @dataclass
 class ObservationDetail:
-    row: dict
+    row: Row  # every column of the observation (they vary with the brain's history)
     override: str | None
     citing: list[Reflection] = field(default_factory=list)
-    edges: list[dict] = field(default_factory=list)
+    edges: list[EdgeRow] = field(default_factory=list)
     history: list[journal.Run] = field(default_factory=list)
     missing: frozenset[str] = frozenset()  # edge ends of a known kind that name no row
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final, Literal
 
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.migrations import RUN_CHANGES, RUNS, TRACE_OUTCOMES, TRACE_RESULTS, TRACES
@@ -22,7 +22,13 @@ from cleo_tui.memory.evidence import EvictionCause, consolidation_events, explai
 from cleo_tui.memory.mapping import as_text
 from cleo_tui.safe_text import plural
 
-LIVE, EVICTED, MISSING, FORGOTTEN, SUPERSEDED = "live", "evicted", "missing", "forgotten", "superseded"
+LifeState = Literal["live", "evicted", "superseded", "missing", "forgotten"]
+LifeKind = Literal["observation", "pattern", "learning", "hippo", "unknown"]  # unknown: missing or forgotten
+LIVE: Final = "live"
+EVICTED: Final = "evicted"
+MISSING: Final = "missing"
+FORGOTTEN: Final = "forgotten"
+SUPERSEDED: Final = "superseded"
 HIPPO_MEMORIES = "memories"
 MENTION_LIMIT = 200
 TITLE_CHARS = 120
@@ -89,8 +95,8 @@ class TraceHit:
 @dataclass
 class MemoryLife:
     id: str
-    kind: str        # observation, pattern, learning, hippo, or unknown (missing)
-    state: str       # live, evicted, superseded, missing, forgotten
+    kind: LifeKind   # observation, pattern, learning, hippo, or unknown (missing)
+    state: LifeState  # live, evicted, superseded, missing, forgotten
     title: str = ""
     written: Written | None = None
     journal: list[JournalStep] = field(default_factory=list)
@@ -115,7 +121,7 @@ class MemoryLife:
 
 @dataclass(frozen=True)
 class _Spec:
-    kind: str
+    kind: LifeKind
     table: str
     title: str
     date: str

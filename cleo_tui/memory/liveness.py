@@ -87,7 +87,7 @@ def _parse(stamp: str | None) -> datetime | None:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
-def _newest(brain: Brain, sql: str, params: tuple = ()) -> str | None:
+def _newest(brain: Brain, sql: str, params: tuple[Any, ...] = ()) -> str | None:
     value = brain.scalar(sql, params)
     return None if value is None else as_text(value)
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.observations import ObservationQuery, iter_observations
+from cleo_tui.brain.rows import ObservationListRow, Row
 from cleo_tui.brain.store import Brain
 from cleo_tui.memory.tags import TagTable, tag_brain
 from cleo_tui.safe_text import one_line
@@ -74,7 +75,7 @@ class Selection:
         return q.with_(ids_not_in=tuple(sorted(ids_out))) if ids_out else q
 
 
-def selected_rows(brain: Brain, selection: Selection, tags: TagTable | None = None) -> Iterator[dict]:
+def selected_rows(brain: Brain, selection: Selection, tags: TagTable | None = None) -> Iterator[ObservationListRow]:
     """Every row the selection shows, newest first, with the listing's columns (tags computed here
     when it needs them)."""
     if selection.needs_tags and tags is None:
@@ -82,11 +83,11 @@ def selected_rows(brain: Brain, selection: Selection, tags: TagTable | None = No
     return iter_observations(brain, selection.query(tags))
 
 
-def whole_rows(brain: Brain, rows: Iterable[dict], batch: int = 500) -> Iterator[dict]:
+def whole_rows(brain: Brain, rows: Iterable[ObservationListRow], batch: int = 500) -> Iterator[Row]:
     """Every column of each of `rows` (the listing's rows hold some columns, the narrative cut), in order."""
     ids: list[Any] = []
 
-    def read() -> Iterator[dict]:
+    def read() -> Iterator[Row]:
         rows = brain.query(f"SELECT * FROM {cs.OBSERVATIONS} WHERE id IN (SELECT value FROM json_each(?))",
                            (json.dumps(ids),))
         names = rows[0].keys() if rows else []

@@ -31,6 +31,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
+from cleo_tui.brain.rows import JsonObject
 from cleo_tui.brain.store import Brain
 from cleo_tui.files import write_export_atomically
 from cleo_tui.recall.reader import TraceFilter, TraceSummary, iter_traces, trace_outcomes, trace_results
@@ -39,7 +40,7 @@ from cleo_tui.recall.retrievals import RetrievalFilter, iter_retrievals
 from cleo_tui.recall.traces import query_hash, utf16_length
 
 
-def export_record(brain: Brain, trace: TraceSummary) -> dict:
+def export_record(brain: Brain, trace: TraceSummary) -> JsonObject:
     """The JSONL record of one trace."""
     shown = [{"memory_id": r.memory_id, "rank": r.rank, "score": r.score}
              for r in trace_results(brain, trace.id, resolve=False)]
@@ -50,7 +51,7 @@ def export_record(brain: Brain, trace: TraceSummary) -> dict:
             "explain_mode": trace.explain_mode, "shown": shown, "outcomes": outcomes}
 
 
-def iter_export_records(brain: Brain, flt: TraceFilter = TraceFilter()) -> Iterator[dict]:
+def iter_export_records(brain: Brain, flt: TraceFilter = TraceFilter()) -> Iterator[JsonObject]:
     """Records of every matching trace, oldest first."""
     for trace in reversed(list(iter_traces(brain, flt))):
         yield export_record(brain, trace)
@@ -72,13 +73,13 @@ def export_traces(brain: Brain, path: str | Path, flt: TraceFilter = TraceFilter
     return write_export_atomically(path, write, brain_path=brain.path, force=force)
 
 
-def read_export(path: str | Path) -> list[dict]:
+def read_export(path: str | Path) -> list[JsonObject]:
     """The records of an exported file (the reverse of export_traces)."""
     with open(Path(path).expanduser(), encoding="utf-8") as handle:
         return [json.loads(line) for line in handle if line.strip()]
 
 
-def cleo_export_record(brain: Brain, retrieval: RecordedRetrieval, with_query_text: bool = False) -> dict:
+def cleo_export_record(brain: Brain, retrieval: RecordedRetrieval, with_query_text: bool = False) -> JsonObject:
     """The JSONL record of one of CLEO's retrievals (its query whole in `retrieval`)."""
     query = retrieval.query
     uses = usage_of(brain, retrieval.returned)
@@ -100,7 +101,7 @@ def cleo_export_record(brain: Brain, retrieval: RecordedRetrieval, with_query_te
 
 
 def iter_retrieval_records(brain: Brain, flt: RetrievalFilter | None = None,
-                           with_query_text: bool = False) -> Iterator[dict]:
+                           with_query_text: bool = False) -> Iterator[JsonObject]:
     """Records of every matching retrieval of every kind (all without `flt`), oldest first."""
     for listed in iter_retrievals(brain, flt or RetrievalFilter(), oldest_first=True, query_chars=None):
         if listed.cleo is not None:

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from typing import TypeGuard
 
 from cleo_tui.brain.numbers import finite_int_or_none, finite_or_none
+from cleo_tui.brain.rows import JsonObject
 
 RERANK_MARKDOWN = """\
 ### How recall ranks memories
@@ -73,9 +74,9 @@ class RerankStep:
     score_after: float
     note: str = ""
 
-    def to_json(self) -> dict:
+    def to_json(self) -> JsonObject:
         """hippo's persisted shape: {stage, multiplier?, scoreBefore, scoreAfter}, no note."""
-        out: dict = {"stage": self.stage}
+        out: JsonObject = {"stage": self.stage}
         if self.multiplier is not None:
             out["multiplier"] = self.multiplier
         out["scoreBefore"] = self.score_before

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Final, Literal
 
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.numbers import finite_or_none
@@ -18,11 +19,20 @@ from cleo_tui.brain.store import Brain
 from cleo_tui.memory.mapping import as_text
 from cleo_tui.safe_text import cut_text, sql_text_prefix
 
-LIVE, EVICTED, FORGOTTEN = "live", "evicted", "forgotten"
+# What a traced id is now; "unresolved" when a trace is read without resolving its ids (reader.py).
+MemoryState = Literal["live", "evicted", "forgotten", "unresolved"]
+# Where a traced id was found (None in ResolvedMemory: nowhere).
+MemoryKind = Literal["observation", "pattern", "learning", "decision", "hippo"]
+# What a memory CLEO returned is now, as CLEO sees it (cleo_state).
+CleoState = Literal["live", "evicted", "hidden", "deleted"]
+LIVE: Final = "live"
+EVICTED: Final = "evicted"
+FORGOTTEN: Final = "forgotten"
 # What a memory CLEO returned is now, seen from CLEO: its find still returns evicted rows, leaves
 # out rows under QUALITY_SCORE_THRESHOLD (brain-search.ts, searchWithFts5: `quality_score IS NULL OR
 # quality_score >= 0.3`), and a row with no id any more was deleted (its hard sweeper, or by hand).
-HIDDEN, DELETED = "hidden", "deleted"
+HIDDEN: Final = "hidden"
+DELETED: Final = "deleted"
 CLEO_SEARCH_QUALITY = 0.3
 HIPPO_MEMORIES = "memories"
 SUMMARY_CHARS = 500
@@ -35,8 +45,8 @@ class ResolvedMemory:
     """The memory behind a traced id; `kind` is None when it is forgotten."""
 
     memory_id: str
-    kind: str | None
-    state: str
+    kind: MemoryKind | None
+    state: MemoryState
     title: str
     summary: str
     created_at: str | None
@@ -50,7 +60,7 @@ class ResolvedMemory:
 
 @dataclass(frozen=True)
 class _Table:
-    kind: str
+    kind: MemoryKind
     table: str
     title: str          # SQL expression for the title
     summary: str        # SQL expression for the summary
@@ -113,7 +123,7 @@ def resolve_memories(brain: Brain, memory_ids: Iterable[str]) -> dict[str, Resol
     return {i: found.get(i) or ResolvedMemory(i, None, FORGOTTEN, "", "", None) for i in wanted}
 
 
-def cleo_state(memory: ResolvedMemory) -> str:
+def cleo_state(memory: ResolvedMemory) -> CleoState:
     """What a memory CLEO returned is now, as CLEO would see it: live, evicted (CLEO still returns
     it), hidden (live, but its quality keeps it out of CLEO's find) or deleted (no row holds the id)."""
     if memory.state == FORGOTTEN:

@@ -35,7 +35,7 @@ from cleo_tui.recall.recorded import (
     time_key,
     usage_of,
 )
-from cleo_tui.recall.resolve import ResolvedMemory, cleo_state, resolve_memories
+from cleo_tui.recall.resolve import CleoState, ResolvedMemory, cleo_state, resolve_memories
 
 CLEO: RetrievalOrigin = "cleo"
 KINDS = ("cleo", "cleo-tui", "hippo")
@@ -168,7 +168,7 @@ class CleoResult:
     rank: int
     memory_id: str
     memory: ResolvedMemory
-    state: str            # cleo_state: live, evicted, hidden or deleted
+    state: CleoState      # cleo_state: live, evicted, hidden or deleted
     use: EntryUse | None  # None: no brain_usage_log row names it
 
 
