@@ -112,10 +112,10 @@ def test_a_damaged_snapshot_is_ignored(tmp_path):
 
 
 def test_a_damaged_findings_cache_is_ignored(tmp_path):
-    from cleo_tui.memory import pool_scan
+    from cleo_tui.memory.pool_scan.findings_cache import FindingsCacheFile
     brain = _brain(tmp_path)
     truth = _tags_now(brain)
-    findings = pool_scan._FindingsFile(brain).path
+    findings = FindingsCacheFile(brain).path
     assert findings.exists()
     findings.write_bytes(b"PK\x03\x04 damaged")
     assert _tags_now(brain) == truth
@@ -141,10 +141,11 @@ def test_odd_values_read_the_same_twice(tmp_path):
 
 def test_a_scan_that_found_every_row_in_the_findings_cache_does_not_rewrite_it(tmp_path):
     from cleo_tui.memory import pool_scan
+    from cleo_tui.memory.pool_scan.findings_cache import FindingsCacheFile
     brain = _brain(tmp_path)
     curation.evict_observation(brain, "O-e")
     pool_scan.scan_brain(brain)  # every row, evicted too: the cache holds them all
-    findings = pool_scan._FindingsFile(brain).path
+    findings = FindingsCacheFile(brain).path
     before = findings.stat()
     pool_scan.scan_brain(brain, live_only=True)  # as `prune` reads: fewer rows, all known
     after = findings.stat()  # not replaced (a rewrite is a new file moved over it)

@@ -33,6 +33,9 @@ from cleo_tui.memory import detectors, pool_scan
 from cleo_tui.memory import packed_strings as packed
 from cleo_tui.memory.cache_files import brain_cache_file, write_npz
 from cleo_tui.memory.pool_scan import BrainScan, EdgeSet
+from cleo_tui.memory.pool_scan.citations import cited_by
+from cleo_tui.memory.pool_scan.findings_cache import shared_findings
+from cleo_tui.memory.pool_scan.model import notes_of
 
 FORMAT = "3"  # 2: ids, dates and cited ids stored packed (`packed_strings`) where they fit; 3: manual/owner apart
 _PART = 50_000
@@ -121,7 +124,7 @@ def save_snapshot(brain: Brain, scan: BrainScan) -> bool:
     except (TypeError, orjson.JSONEncodeError):  # e.g. a lone surrogate from undecodable bytes
         return False
     columns.update(rowids=scan.rowids, live=scan.live, rules=scan.rules, findings=scan.findings,
-                   notes=pool_scan._notes_of(scan), row_keys=scan.row_keys)
+                   notes=notes_of(scan), row_keys=scan.row_keys)
     return write_npz(snapshot_path(brain), columns)
 
 
@@ -143,7 +146,7 @@ def _scan_of(data: Any) -> BrainScan | None:
     rowids, live, rules, findings, notes, keys = (data[n] for n in
                                                  ("rowids", "live", "rules", "findings", "notes", "row_keys"))
     strings: dict[str, str] = {}
-    table = [pool_scan.shared_findings((i, r), strings) for part in _parts(data, "table") for i, r in part]
+    table = [shared_findings((i, r), strings) for part in _parts(data, "table") for i, r in part]
     sessions = [names[k] for k in data["sessions"].tolist()]
     n = len(ids)
     lists_fit = all(isinstance(v, (list, packed.PackedStrings)) for v in (ids, created)) and \
@@ -166,7 +169,7 @@ def _scan_of(data: Any) -> BrainScan | None:
             observations += _shared_ids([obs for obs, _ in part], ids, index)
             cites += [share(source, source) for _, source in part]
         live_reflections = frozenset(stored_edges["live"])
-        citations = pool_scan._cited_by(zip(observations, cites, strict=True), live_reflections)  # (before packing)
+        citations = cited_by(zip(observations, cites, strict=True), live_reflections)  # (before packing)
         edges = EdgeSet(packed.pack(observations), cites, int(stored_edges["high_water"]),
                         int(stored_edges["count"]), live_reflections)
     scan = BrainScan(ids=ids, created=created, sessions=sessions, rowids=rowids.astype(np.int64),
