@@ -37,8 +37,9 @@ from cleo_tui.memory.pool_scan.citations import cited_by
 from cleo_tui.memory.pool_scan.findings_cache import shared_findings
 from cleo_tui.memory.pool_scan.model import notes_of
 
-FORMAT = "3"  # 2: ids, dates and cited ids stored packed (`packed_strings`) where they fit; 3: manual/owner apart
-_PART = 50_000
+FORMAT = "4"  # 2: ids, dates and cited ids stored packed (`packed_strings`) where they fit; 3: manual/owner apart;
+# 4: quality in parts (one JSON list of a million values held the GIL for 0.3 s while decoded)
+_PART = 20_000  # items per JSON part: decoding one holds the GIL (about 15 ms)
 _MOST_CHANGED = 0.25  # more rows than this changed: a fresh scan costs less than folding them
 
 
@@ -111,7 +112,7 @@ def save_snapshot(brain: Brain, scan: BrainScan) -> bool:
     edges = scan.edges
     try:
         columns = {
-            **_strings("ids", scan.ids), **_strings("created", scan.created), "quality": _json(list(scan.quality)),
+            **_strings("ids", scan.ids), **_strings("created", scan.created), **_in_parts("quality", scan.quality),
             "session_names": _json(sessions),
             "sessions": np.fromiter(map(where.__getitem__, scan.sessions), dtype=np.int32, count=len(scan)),
             **_in_parts("table", scan.table),
@@ -141,7 +142,9 @@ def load_snapshot(brain: Brain) -> BrainScan | None:
 def _scan_of(data: Any) -> BrainScan | None:
     """The BrainScan an open snapshot file holds (None, or an error, if it does not add up)."""
     ids, created = _strings_of(data, "ids"), _strings_of(data, "created")
-    quality = _from_json(data, "quality")
+    quality: list[Any] = []
+    for part in _parts(data, "quality"):  # (one part at a time: the UI thread gets its turns between them)
+        quality += part
     names = _from_json(data, "session_names")
     rowids, live, rules, findings, notes, keys = (data[n] for n in
                                                  ("rowids", "live", "rules", "findings", "notes", "row_keys"))
