@@ -225,8 +225,9 @@ def tag_brain(brain: Brain, early: Callable[[TagTable], None] | None = None) -> 
     Reopening a brain starts from the snapshot of its last scan (`scan_snapshot`) and
     the rows added since; `early` receives those tags at once, before every older row
     is checked against the snapshot (what is returned then holds any row that changed).
-    Without a snapshot every row is read; detector findings still come from the
-    per-brain cache where a row's text is unchanged.
+    Without a snapshot every row is read (a large brain's in another process, see
+    `_first_scan`); detector findings still come from the per-brain cache where a row's
+    text is unchanged.
     """
     from cleo_tui.memory import scan_snapshot
 
