@@ -167,7 +167,14 @@ def measure_tags(db: Path, runs: int) -> dict:
         ours.append(_run(ours_cmd, out))
         early.append(float(out.read_text()))
     shutil.rmtree(floor_script.parent)
-    return {"floor": _best(floor), "ours": _best(ours), "early": min(early)}
+    return {"floor": _best(floor), "ours": _best(ours), "early": min(early), "cold": measure_tags_cold(ours_cmd)}
+
+
+def measure_tags_cold(ours_cmd: list[str]) -> tuple[float, float]:
+    """(CPU, wall) of the same tagging process on a brain never opened (an empty XDG cache directory:
+    no snapshot, no findings); the CPU includes the scan process it starts (issue 33)."""
+    with tempfile.TemporaryDirectory(prefix="cleo-tui-cold-cache-") as home:
+        return _run(ours_cmd, env={**bench_env(), "XDG_CACHE_HOME": home})
 
 
 T = TypeVar("T")
@@ -351,6 +358,8 @@ def report(size: int, r: dict) -> list[str]:
     lines.append(_row("tags shown (new process, from the snapshot) vs plain read, CPU", t["floor"][0], t["early"],
                       goal="< 5 s"))
     lines.append(_row("tags checked (new process, every row) vs plain read, CPU", t["floor"][0], t["ours"][0]))
+    lines.append(_row("tags cold (new process, empty cache dir) vs plain read, CPU", t["floor"][0], t["cold"][0]))
+    lines.append(_row("tags cold (new process, empty cache dir) vs plain read, wall", t["floor"][1], t["cold"][1]))
     i = r["incremental"]
     lines.append(_row("10 new rows folded into the pool (vs full prepare), CPU",
                       i["prepare"][0], i["pool"][0], goal="< 0.200 s"))

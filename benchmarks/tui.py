@@ -13,6 +13,15 @@ so wall time mostly measures Pilot; the table gives the CPU time this process
 costs ("unbound key"). The help's opening is timed in CPU too, beside its floor: an
 empty dialog opened over the same pane. A filter or a search is timed on the wall clock until
 its new rows are on screen; the detail panel and the tags fill in afterwards.
+
+Opening, cold and warm (issue 33), all from outside on a pty, as a user meets it:
+`open_figures` starts the real command on a brain never opened (an empty XDG cache
+directory: no snapshot, no findings) and again on the same brain (the cache it left),
+and prints each figure beside its target: first screen; tags on screen after it;
+each key's latency (key written to screen quiet) and the app's CPU for it, while the
+tags are computed and after; the app's peak RSS. Only those:
+
+    python -m benchmarks.tui --open-only --db /work/bench/100k/.cleo/cleo.db [--db OTHER]
 """
 
 from __future__ import annotations
@@ -35,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from benchmarks import with_bytecode
 from benchmarks.prune import demo_brain
+from benchmarks.tui_open import open_figures, print_open_figures
 from cleo_tui.brain import open_brain
 
 if TYPE_CHECKING:
@@ -205,7 +215,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="100000,1000000")
     parser.add_argument("--workdir", default="/tmp/cleo-tui-bench")
+    parser.add_argument("--db", action="append", default=[], help="a brain to open cold and warm (repeatable)")
+    parser.add_argument("--open-only", action="store_true", help="only the cold and warm opening figures")
+    parser.add_argument("--app-root", type=Path, help="open with the cleo_tui package in this tree (a before)")
     args = parser.parse_args()
+    if args.db or args.open_only:
+        dbs = [Path(d) for d in args.db] or [demo_brain(Path(args.workdir), int(s)) for s in args.sizes.split(",")]
+        print_open_figures({str(db): open_figures(db, PYCACHE, args.app_root) for db in dbs})
+        if args.open_only:
+            return
     workdir = Path(args.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     sizes = [int(s) for s in args.sizes.split(",")]

@@ -6,8 +6,9 @@ from __future__ import annotations
 import numpy as np
 
 from cleo_tui.brain import cleo_schema as cs
-from cleo_tui.memory import pool_scan
-from cleo_tui.memory.pool_scan import HashIndex, positions_of, scan_brain, scan_rows_since
+from cleo_tui.memory.pool_scan import HashIndex, containers, positions_of, scan_brain, scan_rows_since
+from cleo_tui.memory.pool_scan.line_units import line_units, plain_line_units
+from cleo_tui.memory.pool_scan.reading import ChunkColumns
 from tests.pruner_fixtures import add_observation, new_brain
 
 
@@ -52,7 +53,7 @@ def test_a_fold_index_finds_old_and_new_rows(tmp_path, monkeypatch):
     assert {k: grown.index[k] for k in grown.ids} == _as_dict(grown.ids)
     assert positions_of(grown.index, ["O-new", "O-0", "O-x"]).tolist() == [4, 0, -1]
     assert grown.citation_counts.tolist() == [0] * 5
-    monkeypatch.setattr(pool_scan, "_LAYER_MAX", 0)  # many new rows: the index is built again, not layered
+    monkeypatch.setattr(containers, "OVERLAY_MAX", 0)  # many new rows: the index is built again, not layered
     add_observation(brain, "O-newer", "another", created_at="2026-03-01 10:00:00")
     again = grown.updated(scan_rows_since(brain, grown.high_water, base=grown))
     assert isinstance(again.index, HashIndex) and again.index["O-newer"] == 5 and again.index["O-new"] == 4
@@ -86,8 +87,8 @@ def test_line_units_in_arrays_equal_them_row_by_row():
     n = len(ids)
     rules = [9, 1, 6, 7, 8, 9, 10, 11, 12, 13, 9]
     for dates in (created, ["2026-01-01 10:00:00é", *created[1:]]):  # a non-ASCII date: all row by row
-        chunk = pool_scan._Chunk(list(range(n)), ids, dates, [None] * n, [1] * n, titles, narratives, rules,
+        chunk = ChunkColumns(list(range(n)), ids, dates, [None] * n, [1] * n, titles, narratives, rules,
                                  [None] * n, [0] * n)
-        expected = [pool_scan._line_units(chunk, i) for i in range(n)]
-        assert pool_scan._plain_line_units(chunk).tolist() == expected
+        expected = [line_units(chunk, i) for i in range(n)]
+        assert plain_line_units(chunk).tolist() == expected
         assert expected[0] == len("[O-1] 2026-01-01 10:00 [medium] plain")

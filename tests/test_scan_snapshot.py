@@ -112,10 +112,10 @@ def test_a_damaged_snapshot_is_ignored(tmp_path):
 
 
 def test_a_damaged_findings_cache_is_ignored(tmp_path):
-    from cleo_tui.memory import pool_scan
+    from cleo_tui.memory.pool_scan.findings_cache import FindingsCacheFile
     brain = _brain(tmp_path)
     truth = _tags_now(brain)
-    findings = pool_scan._FindingsFile(brain).path
+    findings = FindingsCacheFile(brain).path
     assert findings.exists()
     findings.write_bytes(b"PK\x03\x04 damaged")
     assert _tags_now(brain) == truth
@@ -141,11 +141,47 @@ def test_odd_values_read_the_same_twice(tmp_path):
 
 def test_a_scan_that_found_every_row_in_the_findings_cache_does_not_rewrite_it(tmp_path):
     from cleo_tui.memory import pool_scan
+    from cleo_tui.memory.pool_scan.findings_cache import FindingsCacheFile
     brain = _brain(tmp_path)
     curation.evict_observation(brain, "O-e")
     pool_scan.scan_brain(brain)  # every row, evicted too: the cache holds them all
-    findings = pool_scan._FindingsFile(brain).path
+    findings = FindingsCacheFile(brain).path
     before = findings.stat()
     pool_scan.scan_brain(brain, live_only=True)  # as `prune` reads: fewer rows, all known
     after = findings.stat()  # not replaced (a rewrite is a new file moved over it)
     assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+
+
+def test_a_large_brain_is_first_scanned_in_another_process_with_the_same_tags(tmp_path, monkeypatch):
+    """Issue 33: the first scan runs in a child process (the app's interpreter stays free for keys);
+    the tags it leads to are the ones a scan in this process gives."""
+    from cleo_tui.memory.pool_scan import in_subprocess
+    from cleo_tui.memory.pool_scan.findings_cache import FindingsCacheFile
+
+    brain = _brain(tmp_path)
+    with brain.write() as conn:
+        conn.execute(f"INSERT INTO {cs.OBSERVATIONS} (id, type, title, narrative, created_at, quality_score) VALUES "
+                     "('O-bad', 'discovery', '', CAST(x'6361666520e920ff00' AS TEXT), '2026-01-02 10:00:00', 0)")
+    curation.pin_observation(brain, "O-d")
+    expected = _tags_now(brain)
+    assert not in_subprocess.worth_a_process(brain)  # (a small brain: scanned in this process)
+    scan_snapshot.snapshot_path(brain).unlink()
+    FindingsCacheFile(brain).path.unlink()
+    assert in_subprocess.snapshot_in_subprocess(brain.reader())
+    assert scan_snapshot.snapshot_path(brain).exists() and FindingsCacheFile(brain).path.exists()
+    scan_snapshot.snapshot_path(brain).unlink()
+    monkeypatch.setattr(in_subprocess, "APART_FROM", 1)
+    assert in_subprocess.worth_a_process(brain)
+    assert _all(tag_brain(brain.reader())) == expected
+
+
+def test_a_first_scan_whose_process_fails_is_made_here(tmp_path, monkeypatch):
+    from cleo_tui.memory.pool_scan import in_subprocess
+
+    brain = _brain(tmp_path)
+    expected = _tags_now(brain)
+    scan_snapshot.snapshot_path(brain).unlink()
+    monkeypatch.setattr(in_subprocess, "APART_FROM", 1)
+    monkeypatch.setattr(in_subprocess, "_MODULE", "cleo_tui.no_such_module")  # the child fails at once
+    assert not in_subprocess.snapshot_in_subprocess(brain)
+    assert _all(tag_brain(brain)) == expected and scan_snapshot.snapshot_path(brain).exists()

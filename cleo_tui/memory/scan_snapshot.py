@@ -33,9 +33,13 @@ from cleo_tui.memory import detectors, pool_scan
 from cleo_tui.memory import packed_strings as packed
 from cleo_tui.memory.cache_files import brain_cache_file, write_npz
 from cleo_tui.memory.pool_scan import BrainScan, EdgeSet
+from cleo_tui.memory.pool_scan.citations import cited_by
+from cleo_tui.memory.pool_scan.findings_cache import shared_findings
+from cleo_tui.memory.pool_scan.model import notes_of
 
-FORMAT = "3"  # 2: ids, dates and cited ids stored packed (`packed_strings`) where they fit; 3: manual/owner apart
-_PART = 50_000
+FORMAT = "4"  # 2: ids, dates and cited ids stored packed (`packed_strings`) where they fit; 3: manual/owner apart;
+# 4: quality in parts (one JSON list of a million values held the GIL for 0.3 s while decoded)
+_PART = 20_000  # items per JSON part: decoding one holds the GIL (about 15 ms)
 _MOST_CHANGED = 0.25  # more rows than this changed: a fresh scan costs less than folding them
 
 
@@ -108,7 +112,7 @@ def save_snapshot(brain: Brain, scan: BrainScan) -> bool:
     edges = scan.edges
     try:
         columns = {
-            **_strings("ids", scan.ids), **_strings("created", scan.created), "quality": _json(list(scan.quality)),
+            **_strings("ids", scan.ids), **_strings("created", scan.created), **_in_parts("quality", scan.quality),
             "session_names": _json(sessions),
             "sessions": np.fromiter(map(where.__getitem__, scan.sessions), dtype=np.int32, count=len(scan)),
             **_in_parts("table", scan.table),
@@ -121,7 +125,7 @@ def save_snapshot(brain: Brain, scan: BrainScan) -> bool:
     except (TypeError, orjson.JSONEncodeError):  # e.g. a lone surrogate from undecodable bytes
         return False
     columns.update(rowids=scan.rowids, live=scan.live, rules=scan.rules, findings=scan.findings,
-                   notes=pool_scan._notes_of(scan), row_keys=scan.row_keys)
+                   notes=notes_of(scan), row_keys=scan.row_keys)
     return write_npz(snapshot_path(brain), columns)
 
 
@@ -138,12 +142,14 @@ def load_snapshot(brain: Brain) -> BrainScan | None:
 def _scan_of(data: Any) -> BrainScan | None:
     """The BrainScan an open snapshot file holds (None, or an error, if it does not add up)."""
     ids, created = _strings_of(data, "ids"), _strings_of(data, "created")
-    quality = _from_json(data, "quality")
+    quality: list[Any] = []
+    for part in _parts(data, "quality"):  # (one part at a time: the UI thread gets its turns between them)
+        quality += part
     names = _from_json(data, "session_names")
     rowids, live, rules, findings, notes, keys = (data[n] for n in
                                                  ("rowids", "live", "rules", "findings", "notes", "row_keys"))
     strings: dict[str, str] = {}
-    table = [pool_scan.shared_findings((i, r), strings) for part in _parts(data, "table") for i, r in part]
+    table = [shared_findings((i, r), strings) for part in _parts(data, "table") for i, r in part]
     sessions = [names[k] for k in data["sessions"].tolist()]
     n = len(ids)
     lists_fit = all(isinstance(v, (list, packed.PackedStrings)) for v in (ids, created)) and \
@@ -166,7 +172,7 @@ def _scan_of(data: Any) -> BrainScan | None:
             observations += _shared_ids([obs for obs, _ in part], ids, index)
             cites += [share(source, source) for _, source in part]
         live_reflections = frozenset(stored_edges["live"])
-        citations = pool_scan._cited_by(zip(observations, cites, strict=True), live_reflections)  # (before packing)
+        citations = cited_by(zip(observations, cites, strict=True), live_reflections)  # (before packing)
         edges = EdgeSet(packed.pack(observations), cites, int(stored_edges["high_water"]),
                         int(stored_edges["count"]), live_reflections)
     scan = BrainScan(ids=ids, created=created, sessions=sessions, rowids=rowids.astype(np.int64),

@@ -225,17 +225,16 @@ def tag_brain(brain: Brain, early: Callable[[TagTable], None] | None = None) -> 
     Reopening a brain starts from the snapshot of its last scan (`scan_snapshot`) and
     the rows added since; `early` receives those tags at once, before every older row
     is checked against the snapshot (what is returned then holds any row that changed).
-    Without a snapshot every row is read; detector findings still come from the
-    per-brain cache where a row's text is unchanged.
+    Without a snapshot every row is read (a large brain's in another process, see
+    `_first_scan`); detector findings still come from the per-brain cache where a row's
+    text is unchanged.
     """
     from cleo_tui.memory import scan_snapshot
 
     with gc_paused():
         stored = scan_snapshot.load_snapshot(brain)
         if stored is None or not scan_snapshot.same_brain(brain, stored):
-            scan = scan_brain(brain, row_keys=True)
-            scan_snapshot.save_snapshot(brain, scan)
-            return TagTable(scan)
+            return TagTable(_first_scan(brain))
         scan = stored.updated(scan_rows_since(brain, stored.high_water, base=stored))
         if early is not None:
             early(TagTable(scan))
@@ -251,6 +250,25 @@ def tag_brain(brain: Brain, early: Callable[[TagTable], None] | None = None) -> 
         if changes is None or changes or len(scan) != before:
             scan_snapshot.save_snapshot(brain, scan)
         return TagTable(scan)
+
+
+def _first_scan(brain: Brain) -> BrainScan:
+    """A whole scan of a brain that has no usable snapshot, saved as its snapshot.
+
+    A large brain is scanned in another process (`in_subprocess`): this interpreter only
+    waits, then loads the snapshot the child wrote and folds in the rows added meanwhile.
+    Rows edited meanwhile are as a scan in this thread would have read them: either way the
+    scan reads each row once, at some moment of its pass."""
+    from cleo_tui.memory import scan_snapshot
+    from cleo_tui.memory.pool_scan import in_subprocess
+
+    if in_subprocess.worth_a_process(brain) and in_subprocess.snapshot_in_subprocess(brain):
+        stored = scan_snapshot.load_snapshot(brain)
+        if stored is not None:
+            return stored.updated(scan_rows_since(brain, stored.high_water, base=stored))
+    scan = scan_brain(brain, row_keys=True)
+    scan_snapshot.save_snapshot(brain, scan)
+    return scan
 
 
 def update_tags(brain: Brain, tags: TagTable, changed_ids: Iterable[str] = ()) -> TagTable:

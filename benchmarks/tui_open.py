@@ -1,0 +1,223 @@
+"""Opening a brain in a real terminal, cold and warm (issue 33): what `python -m benchmarks.tui
+--open-only --db FILE` prints.
+
+Everything is read from outside, as a user meets it: the real `cleo-tui --db FILE` on a
+pseudo-terminal of 120×36, its output read as it is written, its CPU and peak RSS from
+/proc. Cold is a brain never opened: an empty XDG cache directory (no scan snapshot, no
+findings, no token cache). Warm is the same brain opened again with the cache the cold
+run left. The warm run is the floor the cold one is judged against, beside the targets.
+
+- first screen: from the start until the table's first rows are drawn;
+- tags on screen: from the first screen until a coverage tag ("uncited", "cited N",
+  "reinf. N") is drawn in the table (before, it shows "…");
+- a key: page down and page up in turns, each timed from its bytes written to the pty
+  until the screen stops changing (output quiet for QUIET_S, not counted); while the tags
+  are computed, and after (PRESSES keys). The app's CPU for them (user+sys of its process,
+  every thread: with the scan in a thread of the app, the scan's share is in it);
+- CPU to tags: the app's CPU and its finished children's (the scan process), at tags;
+- peak RSS: the app process's high-water mark (VmHWM) once the tags are on screen and
+  the keys after were pressed.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import select
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import termios
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from benchmarks import with_bytecode
+
+QUIET_S = 0.04        # a key's response is over when the app wrote nothing for this long
+KEY_GAP_S = 0.25      # pause between keys while the tags are computed
+PRESSES = 10          # keys timed once the tags are on screen
+GIVE_UP_S = 1200.0
+FIRST_ROWS = "observations ·".encode()
+TAGGED = re.compile(rb"uncited|cited \d|reinf\. \d")
+KEYS = (b"\x1b[6~", b"\x1b[5~")  # page down, page up
+TARGETS = {"first screen": "< 1 s", "tags on screen after it": "≤ 6 s at 1M", "key while computing": "< 50 ms",
+           "key after": "< 50 ms", "peak RSS": "≤ 400 MB at 1M"}
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+@dataclass
+class OpenRun:
+    """What one opening showed (seconds, MB)."""
+
+    first_screen: float = float("nan")
+    tags_after_first: float = float("nan")
+    cpu_to_tags: float = float("nan")
+    keys_computing: list[float] = field(default_factory=list)
+    cpu_computing: float = float("nan")  # per key
+    keys_after: list[float] = field(default_factory=list)
+    cpu_after: float = float("nan")      # per key
+    peak_rss_mb: float = float("nan")
+
+
+class Terminal:
+    """The command on a pty: its output as it comes, and keys written to it."""
+
+    def __init__(self, command: list[str], env: dict[str, str]) -> None:
+        self.master, slave = os.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 36, 120, 0, 0))
+        self.started = time.perf_counter()
+        self.proc = subprocess.Popen(command, stdin=slave, stdout=slave, stderr=slave, start_new_session=True,
+                                     env=env)
+        os.close(slave)
+        self.output = bytearray()
+
+    def read(self, timeout: float) -> bytes:
+        """What the app writes within `timeout` seconds (at most one read)."""
+        if select.select([self.master], [], [], timeout)[0]:
+            try:
+                chunk = os.read(self.master, 1 << 16)
+            except OSError:
+                return b""
+            self.output += chunk
+            return chunk
+        return b""
+
+    def until(self, found: re.Pattern[bytes] | bytes, start: int, limit: float = GIVE_UP_S) -> float:
+        """The time (since start) at which `found` appears in the output after offset `start`."""
+        while time.perf_counter() - self.started < limit:
+            self.read(0.02)
+            at = self.output.find(found, start) if isinstance(found, bytes) else \
+                (m.start() if (m := found.search(self.output, start)) else -1)
+            if at >= 0:
+                return time.perf_counter() - self.started
+        raise TimeoutError(f"{found!r} never appeared")
+
+    def key(self, sequence: bytes) -> float:
+        """Seconds from writing the key until the screen is quiet again (the quiet not counted):
+        its first output is waited for (up to 5 s), then until none came for QUIET_S."""
+        sent = time.perf_counter()
+        os.write(self.master, sequence)
+        while not self.read(0.01):
+            if time.perf_counter() - sent > 5:
+                return float("nan")
+        last = time.perf_counter()
+        while time.perf_counter() - last < QUIET_S and time.perf_counter() - sent < 5:
+            if self.read(QUIET_S):
+                last = time.perf_counter()
+        return last - sent
+
+    def cpu(self, children: bool = False) -> float:
+        """The app's user+sys seconds (and its waited-for children's, with `children`)."""
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        ticks = int(fields[11]) + int(fields[12]) + (int(fields[13]) + int(fields[14]) if children else 0)
+        return ticks / _TICK
+
+    def peak_rss_mb(self) -> float:
+        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+        return float("nan")
+
+    def close(self) -> None:
+        self.proc.kill()
+        self.proc.wait()
+        os.close(self.master)
+
+
+def _start(path: Path, pycache: Path, cache_home: Path, app_root: Path | None) -> Terminal:
+    """`cleo-tui --db path` on a pty, with `cache_home` as its XDG cache directory."""
+    script = Path(sys.executable).with_name("cleo-tui")
+    command = [str(script)] if script.exists() and app_root is None else [sys.executable, "-m", "cleo_tui"]
+    env = {**with_bytecode(os.environ, pycache), "TERM": "xterm-256color", "XDG_CACHE_HOME": str(cache_home)}
+    if app_root is not None:
+        env["PYTHONPATH"] = str(app_root)
+    return Terminal([*command, "--db", str(path)], env)
+
+
+def open_once(path: Path, pycache: Path, cache_home: Path, app_root: Path | None = None) -> OpenRun:
+    """Start the app on `path` with `cache_home` as its XDG cache directory and time its opening.
+
+    `app_root`: run the cleo_tui package found there (e.g. an older commit's tree, for a
+    before/after in one sitting) instead of the installed one."""
+    term = _start(path, pycache, cache_home, app_root)
+    run = OpenRun()
+    try:
+        term.until(FIRST_ROWS, 0)
+        run.first_screen = term.until(b"O-", term.output.find(FIRST_ROWS))
+        shown = len(term.output)
+        cpu = term.cpu()
+        tagged_at = None
+        while tagged_at is None and time.perf_counter() - term.started < GIVE_UP_S:
+            before = len(term.output)
+            run.keys_computing.append(term.key(KEYS[len(run.keys_computing) % 2]))
+            deadline = time.perf_counter() + KEY_GAP_S
+            while time.perf_counter() < deadline:
+                term.read(0.01)
+            if TAGGED.search(term.output, min(before, shown)):
+                tagged_at = time.perf_counter() - term.started
+        if tagged_at is None:
+            raise TimeoutError("the tags never showed")
+        run.cpu_to_tags = term.cpu(children=True)
+        run.cpu_computing = (term.cpu() - cpu) / max(1, len(run.keys_computing))
+        run.tags_after_first = tagged_at - run.first_screen
+        time.sleep(0.5)
+        term.read(0.05)
+        cpu = term.cpu()
+        run.keys_after = [term.key(KEYS[k % 2]) for k in range(PRESSES)]
+        run.cpu_after = (term.cpu() - cpu) / PRESSES
+        run.peak_rss_mb = term.peak_rss_mb()
+    finally:
+        term.close()
+    return run
+
+
+def open_figures(path: Path, pycache: Path, app_root: Path | None = None) -> dict[str, OpenRun]:
+    """The cold opening (a fresh cache directory), then the warm one (the cache it left)."""
+    with tempfile.TemporaryDirectory(prefix="cleo-tui-cold-cache-") as home:
+        _compile_once(path, pycache, Path(home), app_root)
+    with tempfile.TemporaryDirectory(prefix="cleo-tui-cold-cache-") as home:
+        cold = open_once(path, pycache, Path(home), app_root)
+        warm = open_once(path, pycache, Path(home), app_root)
+    return {"cold": cold, "warm": warm}
+
+
+def _compile_once(path: Path, pycache: Path, cache_home: Path, app_root: Path | None) -> None:
+    """An untimed start up to the first screen: it writes the bytecode the timed starts read
+    (an installed package has it; compiling every module is no part of opening a brain)."""
+    term = _start(path, pycache, cache_home, app_root)
+    try:
+        term.until(FIRST_ROWS, 0)
+    finally:
+        term.close()
+
+
+def _ms(values: list[float]) -> str:
+    values = [v for v in values if v == v]  # (nan: no response within 5 s)
+    if not values:
+        return "-"
+    return f"{statistics.median(values) * 1000:.0f} ms (max {max(values) * 1000:.0f}, n={len(values)})"
+
+
+def print_open_figures(results: dict[str, dict[str, OpenRun]]) -> None:
+    """One table per brain: cold, warm (the floor) and the target, row by row."""
+    for path, runs in results.items():
+        cold, warm = runs["cold"], runs["warm"]
+        rows = [
+            ("first screen", lambda r: f"{r.first_screen:.2f} s"),
+            ("tags on screen after it", lambda r: f"{r.tags_after_first:.2f} s"),
+            ("CPU to tags (app + scan process)", lambda r: f"{r.cpu_to_tags:.2f} s"),
+            ("key while computing", lambda r: _ms(r.keys_computing)),
+            ("app CPU per key while computing", lambda r: f"{r.cpu_computing * 1000:.0f} ms"),
+            ("key after", lambda r: _ms(r.keys_after)),
+            ("app CPU per key after", lambda r: f"{r.cpu_after * 1000:.0f} ms"),
+            ("peak RSS", lambda r: f"{r.peak_rss_mb:.0f} MB"),
+        ]
+        print(f"\n{path}  (load average {os.getloadavg()[0]:.2f})")
+        print(f"| {'measure':<34} | {'cold':<30} | {'warm (floor)':<30} | {'target':<15} |")
+        print(f"|{'-' * 36}|{'-' * 32}|{'-' * 32}|{'-' * 17}|")
+        for name, show in rows:
+            print(f"| {name:<34} | {show(cold):<30} | {show(warm):<30} | {TARGETS.get(name, ''):<15} |")

@@ -1,0 +1,106 @@
+"""A brain's first scan in another process, so that the app's interpreter stays free for keys.
+
+A brain opened for the first time (no snapshot in the cache) must be scanned whole: at
+100,000 rows several seconds of Python (hashing, detectors, columns), which in a thread
+of the app would hold the GIL in turns with the UI thread (a page key took up to 380 ms
+then). Here a child process (`python -m cleo_tui.memory.pool_scan.in_subprocess DB`)
+scans the brain and writes its snapshot (`scan_snapshot.save_snapshot`); the app then
+loads the snapshot as a reopening does, while its own interpreter did nothing meanwhile
+but wait on the child (a wait that releases the GIL). On two cores the child also runs
+beside the UI instead of sharing its core.
+
+The child reads the brain on a read-only connection and writes only cache files. It
+ends when the parent does: it watches its stdin, a pipe the parent holds open.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from cleo_tui.brain import cleo_schema as cs
+from cleo_tui.brain.store import Brain
+
+APART_FROM = 20_000  # rows (by the largest rowid): fewer scan in a thread in about a second or less
+_MODULE = "cleo_tui.memory.pool_scan.in_subprocess"
+
+
+def worth_a_process(brain: Brain) -> bool:
+    """Whether the brain is large enough (`APART_FROM`) for its first scan to run in another
+    process (the largest rowid, read from the b-tree at once, stands for the row count)."""
+    high = brain.scalar(f"SELECT coalesce(max(rowid), 0) FROM {cs.OBSERVATIONS}")
+    return int(high or 0) >= APART_FROM
+
+
+def snapshot_in_subprocess(brain: Brain) -> bool:
+    """Scan the brain in a child process that saves its snapshot; True when it did.
+
+    False (the caller scans in its own process then) when the child could not run, failed,
+    or could not keep a snapshot (e.g. a read-only cache directory)."""
+    command = [sys.executable, "-m", _MODULE, str(brain.path)]
+    try:
+        child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL, env=_child_environment())
+    except OSError:
+        return False
+    try:
+        return child.wait() == 0
+    finally:
+        if child.stdin is not None:
+            child.stdin.close()
+        if child.poll() is None:  # (the waiting thread was interrupted)
+            child.kill()
+            child.wait()
+
+
+def _child_environment() -> dict[str, str]:
+    """The parent's environment (the same cache directory), with this package importable."""
+    root = str(Path(__file__).resolve().parents[3])
+    path = os.environ.get("PYTHONPATH")
+    return {**os.environ, "PYTHONPATH": root if not path else f"{root}{os.pathsep}{path}"}
+
+
+def _exit_with_parent() -> None:
+    """End this process when the parent's end of stdin closes (the parent ended or gave up)."""
+
+    def watch() -> None:
+        try:
+            while os.read(0, 1 << 12):  # (the raw descriptor: a buffered reader's lock would stall exit)
+                pass
+        finally:
+            os._exit(3)
+
+    threading.Thread(target=watch, name="parent watch", daemon=True).start()
+
+
+def scan_and_save(path: str) -> int:
+    """Scan the brain at `path` (read-only) and save its snapshot; the process's exit status."""
+    from cleo_tui import collector
+    from cleo_tui.brain.store import open_brain
+    from cleo_tui.memory import scan_snapshot
+    from cleo_tui.memory.pool_scan.scan_pass import scan_brain
+
+    brain = open_brain(path, read_only=True)
+    try:
+        with collector.paused():
+            scan = scan_brain(brain, row_keys=True)
+            return 0 if scan_snapshot.save_snapshot(brain, scan) else 1
+    finally:
+        brain.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m cleo_tui.memory.pool_scan.in_subprocess DB`: scan DB and save its snapshot."""
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m cleo_tui.memory.pool_scan.in_subprocess DB", file=sys.stderr)
+        return 2
+    _exit_with_parent()
+    return scan_and_save(args[0])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
