@@ -9,7 +9,6 @@ import sys
 import threading
 import traceback
 from collections.abc import Callable, Iterable
-from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,7 +18,7 @@ from textual import work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.reactive import reactive
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 from textual.theme import Theme
 from textual.widgets import Static
 from textual.worker import Worker, WorkerState
@@ -29,8 +28,19 @@ from cleo_tui.brain.observation_reads import database_failure_text, is_database_
 from cleo_tui.brain.store import KIND_HIPPO, global_brain_path
 from cleo_tui.config import cache_dir, config_path, load_config, save_setting
 from cleo_tui.ui.help import help_markdown
+from cleo_tui.ui.host import (
+    BrainOpened,
+    ConfirmRequest,
+    FirstRowsShown,
+    LivenessRead,
+    OpenBridge,
+    OpenObservation,
+    ShowDay,
+    SwitchPane,
+    TellRequest,
+)
 from cleo_tui.ui.keys import check_keymap
-from cleo_tui.ui.messages import SessionMessage, SessionReplaced
+from cleo_tui.ui.messages import LiveState, Notice, Report, SessionMessage, SessionNews, SessionReplaced, SummaryReady
 from cleo_tui.ui.palette import CleoCommands
 from cleo_tui.ui.panes.hippo_notice import TRACES_PANE, HippoNoticeScreen
 from cleo_tui.ui.panes.observations import ObservationsScreen, first_listing
@@ -108,10 +118,13 @@ class OpeningScreen(Screen[None]):
 
 
 class CleoApp(App[None]):
-    """The app: one mode per pane, one `BrainSession` (`session`), a registry of open panes.
+    """The app: one mode per pane, one `BrainSession` (`session`); the host of panes and widgets.
 
-    Panes register on mount (`register_pane`) and receive every session message
-    (`announce`): BrainChanged, TagsReady, SummaryReady, SessionReplaced.
+    It implements `ui.host.Host` (what panes read) and handles the requests they send up
+    (`ui.host`: confirm, tell, open an observation…). Panes subscribe to the session on mount
+    and receive its messages (BrainChanged, TagsReady, SummaryReady, SessionReplaced); the
+    app listens to the session's news (`_session_news`) and shows it: counts and CLEO's
+    sweep in the header, notices, reports.
     """
 
     CSS_PATH = "app.tcss"
@@ -147,7 +160,6 @@ class CleoApp(App[None]):
         self._first_brain = brain
         self._retired: list[BrainSession] = []
         self._liveness_read_for: BrainSession | None = None  # the session whose liveness read has started
-        self._panes: list[PaneScreen] = []
         self.project = project or Path.cwd()
         self.problem = problem
         self.settings, self.config_problem = load_config()
@@ -224,24 +236,30 @@ class CleoApp(App[None]):
     def has_session(self) -> bool:
         return self._session is not None
 
-    def register_pane(self, pane: PaneScreen) -> None:
-        """A pane screen was mounted: it now receives the session's messages."""
-        if pane not in self._panes:
-            self._panes.append(pane)
-
-    def unregister_pane(self, pane: PaneScreen) -> None:
-        if pane in self._panes:
-            self._panes.remove(pane)
-
     @property
     def panes(self) -> list[PaneScreen]:
-        """Every mounted pane screen (each mode keeps its own)."""
-        return list(self._panes)
+        """Every mounted pane screen of the open session (each mode keeps its own)."""
+        if self._session is None:
+            return []
+        return [pane for pane in self._session.subscribers if isinstance(pane, PaneScreen)]
 
     def announce(self, message: SessionMessage) -> None:
-        """Deliver a copy of `message` to every open pane."""
-        for pane in self.panes:
-            pane.post_message(replace(message))
+        """Deliver a copy of `message` to every open pane (the session's announcement)."""
+        if self._session is not None:
+            self._session.announce(message)
+
+    def _session_news(self, session: BrainSession, news: SessionNews) -> None:
+        """What the open session announces, shown: counts and CLEO's sweep in the header, notices, reports."""
+        if session is not self._session:
+            return
+        if isinstance(news, SummaryReady):
+            self.summary = session.summary
+        elif isinstance(news, LiveState):
+            self.sweep, self.waiting = session.sweep, session.waiting
+        elif isinstance(news, Notice):
+            self.notify(news.text, severity=news.severity, timeout=news.timeout, markup=False)
+        elif isinstance(news, Report):
+            self.tell(news.title, news.body, news.error)
 
     # -- start-up ------------------------------------------------------------------
     def on_mount(self) -> None:
@@ -291,7 +309,9 @@ class CleoApp(App[None]):
     def open_brain_session(self, brain: Brain) -> None:
         """Start on `brain`: a new session, fresh panes, the first pane shown; the old brain retires."""
         old = self._session
-        self._session = BrainSession(self, brain)
+        if old is not None:
+            old.current = False
+        self._session = BrainSession(self, brain, self._session_news)
         self.summary = None
         if isinstance(self.screen, WelcomeScreen):
             self.pop_screen()
@@ -305,7 +325,7 @@ class CleoApp(App[None]):
         if old is not None:
             old.stop_live()
             self._retired.append(old)  # workers may still read it; closed when the app ends
-            self.announce(SessionReplaced())
+            old.announce(SessionReplaced())
         self._session.start()
         self.liveness_mark = ""
         if not self._session.is_hippo:
@@ -354,6 +374,35 @@ class CleoApp(App[None]):
         await self.switch_mode("observations")
         if isinstance(self.screen, ObservationsScreen):
             self.screen.show_day(day)
+
+    # -- what panes ask (ui/host.py) -------------------------------------------------------
+    def on_confirm_request(self, request: ConfirmRequest) -> None:
+        self.confirm(request.title, request.body, request.on_yes, request.danger, on_no=request.on_no,
+                     confirm_label=request.confirm_label, dialog=request.dialog)
+
+    def on_tell_request(self, request: TellRequest) -> None:
+        self.tell(request.title, request.body, request.error)
+
+    def on_open_observation(self, request: OpenObservation) -> None:
+        self.open_observation(request.observation_id)
+
+    def on_switch_pane(self, request: SwitchPane) -> None:
+        self.action_pane(request.name)
+
+    def on_show_day(self, request: ShowDay) -> None:
+        self.show_observations_of_day(request.day)
+
+    def on_open_bridge(self, request: OpenBridge) -> None:
+        self.action_bridge(request.evicting, request.step)
+
+    def on_brain_opened(self, request: BrainOpened) -> None:
+        self.open_brain_session(request.brain)
+
+    def on_first_rows_shown(self, _: FirstRowsShown) -> None:
+        self.first_rows_shown()
+
+    def on_liveness_read(self, message: LivenessRead) -> None:
+        self.set_liveness(message.liveness)
 
     def first_rows_shown(self) -> None:
         """Panes call this once their first rows are on screen: the reads over the whole brain
@@ -505,16 +554,21 @@ class CleoApp(App[None]):
         from cleo_tui.ui.widgets.bridge_view import BridgeScreen
         self.push_screen(BridgeScreen(self._session.brain, evicting, step, self.settings.get("tokenizer")))
 
-    def confirm(self, title: str, body: str, on_yes: Callable[[], object], danger: bool = False) -> None:
-        """The one confirm pattern: ask, then run `on_yes` only on an explicit yes.
+    def confirm(self, title: str, body: str, on_yes: Callable[[], object], danger: bool = False, *,
+                on_no: Callable[[], object] | None = None, confirm_label: str = "Yes",
+                dialog: ModalScreen[bool] | None = None) -> None:
+        """The one confirm pattern: ask, then run `on_yes` only on an explicit yes (`on_no` otherwise).
 
         A danger dialog starts on Cancel and ignores keys for its first moments
-        (ConfirmModal.guard_seconds), so typing on cannot confirm it.
+        (ConfirmModal.guard_seconds), so typing on cannot confirm it. `dialog`: a pane's own
+        ConfirmModal (with an option to tick) asked in place of the plain one.
         """
         def answered(yes: bool | None) -> None:
             if yes:
                 on_yes()
-        self.push_screen(ConfirmModal(title, body, danger=danger), answered)
+            elif on_no is not None:
+                on_no()
+        self.push_screen(dialog or ConfirmModal(title, body, confirm_label=confirm_label, danger=danger), answered)
 
     # -- errors -------------------------------------------------------------------------
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:

@@ -25,7 +25,7 @@ from textual.widgets import Input, Label, ProgressBar, Static
 
 from cleo_tui.brain.errors import BrainError
 from cleo_tui.memory.cleo_effects import EVICTION_IN_CLEO
-from cleo_tui.memory.dedup_merge import MergeRequest, merge_duplicates
+from cleo_tui.memory.dedup_merge import MergeRequest, MergeResult, merge_duplicates
 from cleo_tui.memory.duplicates import (
     DEFAULT_THRESHOLD,
     BadThreshold,
@@ -40,7 +40,7 @@ from cleo_tui.memory.duplicates import (
 from cleo_tui.recall.impact import RecallImpact, RecallIndex
 from cleo_tui.safe_text import one_line, plural
 from cleo_tui.ui.help import DUPLICATES_HELP
-from cleo_tui.ui.messages import EXTERNAL, BrainChanged
+from cleo_tui.ui.messages import EXTERNAL, BrainChanged, Written
 from cleo_tui.ui.widgets.chrome import PaneScreen
 from cleo_tui.ui.widgets.dup_render import compare_view, pair_similarity, updates_text
 from cleo_tui.ui.widgets.inputs import SafeInput
@@ -147,13 +147,6 @@ class DuplicatesScreen(PaneScreen):
         generation: int
         error: str
         cancelled: bool
-
-    @dataclass(eq=False)
-    class Merged(Message):
-        run_id: int
-        evicted: int
-        tokens_saved: int
-        skipped: tuple[str, ...] = ()  # members left alone: changed or gone since the scan
 
     def __init__(self) -> None:
         super().__init__(id="pane-duplicates")
@@ -269,7 +262,7 @@ class DuplicatesScreen(PaneScreen):
         self.update_status()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "cancel_scan" and self.cleo.waiting is not None:
+        if action == "cancel_scan" and self.host.waiting is not None:
             return False  # Esc stops the merge's wait for CLEO's lock first (the app's binding)
         return super().check_action(action, parameters)
 
@@ -557,7 +550,7 @@ class DuplicatesScreen(PaneScreen):
         if event.table.id == "dup-clusters":
             self.table("members").focus()
         else:
-            self.cleo.open_observation(event.row["id"])
+            self.open_observation(event.row["id"])
 
     # -- merging -----------------------------------------------------------------------
     def request(self, cluster: Cluster) -> MergeRequest:
@@ -603,7 +596,7 @@ class DuplicatesScreen(PaneScreen):
                 + (f"\n\n{len(protected)} of them are protected: each asks again on its own." if protected else "")
                 + f"\n\nRecall impact: {impact.confirmation() if impact else f'unavailable: {self.recall_problem}'}"
                 + f"\n\n{EVICTION_IN_CLEO}")
-        self.cleo.confirm("Merge duplicates", body, lambda: self._confirm_protected(requests, protected, set()),
+        self.confirm("Merge duplicates", body, lambda: self._confirm_protected(requests, protected, set()),
                           danger=True)
 
     def _confirm_protected(self, requests: list[MergeRequest], pending: list[tuple[str, tuple[str, ...]]],
@@ -616,7 +609,7 @@ class DuplicatesScreen(PaneScreen):
         body = (f"{one_line(member, 60)} is protected: {one_line('; '.join(reasons), 400)}.\n\n"
                 "Evict it anyway as a duplicate? Cancel stops the whole merge and writes nothing; to merge "
                 "the others without it, leave it out (x) and merge again.")
-        self.cleo.confirm("Evict a protected observation", body,
+        self.confirm("Evict a protected observation", body,
                           lambda: self._confirm_protected(requests, rest, confirmed | {member}), danger=True)
 
     def _start_merge(self, requests: list[MergeRequest], confirmed: set[str]) -> None:
@@ -628,21 +621,16 @@ class DuplicatesScreen(PaneScreen):
         for r in requests:
             cluster = next((c for c in self.clusters if r.keep in c.ids), by_keep.get(r.keep))
             saved += cluster.tokens_saved_for(r.others) if cluster is not None else 0
-        self._merge(requests, confirmed, saved)
+        self.session.write("duplicates merge", lambda brain: merge_duplicates(brain, requests, confirmed),
+                           lambda result: self._merged(result, saved), source=self.PANE, group="dup-merge")
 
-    @work(thread=True, exclusive=True, group="dup-merge", exit_on_error=False)
-    def _merge(self, requests: list[MergeRequest], confirmed: set[str], saved: int) -> None:
-        if not self.session.wait_for_lock():  # CLEO holds the write lock: say so, esc cancels
-            return
-        result = merge_duplicates(self.session.brain, requests, confirmed)
-        self.post_message(self.Merged(result.run_id, len(result.evicted), saved, tuple(result.lines())))
-
-    def on_duplicates_screen_merged(self, message: Merged) -> None:
+    def _merged(self, result: MergeResult, saved: int) -> Written:
         for key in list(self.checked):
             self.checked.discard(key)
-        left = f"; {'; '.join(message.skipped)}" if message.skipped else ""
-        self.session.record_write(f"dedup run {message.run_id} merged {message.evicted:,} duplicates "
-                                  f"(saves {message.tokens_saved:,} tokens){left}", message.run_id, source=self.PANE)
+        skipped = result.lines()
+        left = f"; {'; '.join(skipped)}" if skipped else ""
+        return Written(f"dedup run {result.run_id} merged {len(result.evicted):,} duplicates "
+                       f"(saves {saved:,} tokens){left}", result.run_id)
 
     def action_undo(self) -> None:
         self.session.undo()

@@ -27,6 +27,7 @@ from cleo_tui.memory.detail import ObservationDetail
 from cleo_tui.memory.mapping import derive_relevance
 from cleo_tui.safe_text import one_line, plural
 from cleo_tui.ui.help import OBSERVATIONS_HELP
+from cleo_tui.ui.host import FirstRowsShown, ask
 from cleo_tui.ui.messages import EXTERNAL, BrainChanged, TagsReady
 from cleo_tui.ui.panes.observations_bulk import FilterActions
 from cleo_tui.ui.session import BACKGROUND_BY
@@ -258,7 +259,7 @@ class ObservationsScreen(FilterActions, PaneScreen):
             self.set_timer(1 / 60, lambda: self.call_after_refresh(self.first_rows_drawn))
             return
         self.mount_filter_bar()
-        self.cleo.first_rows_shown()
+        ask(self, FirstRowsShown())
 
     # -- the live brain: CLEO's new rows -------------------------------------------------
     @property
@@ -466,7 +467,7 @@ class ObservationsScreen(FilterActions, PaneScreen):
             "Its relevance goes back to what the brain's data says, and it may lose its protection."
             if pinned else "Its relevance becomes critical, which protects it from pruning.")
             + " You can undo this with u.")
-        self.cleo.confirm(f"{verb} observation", body,
+        self.confirm(f"{verb} observation", body,
                           lambda: self.session.curate("unpin" if pinned else "pin", row["id"]))
 
     def action_evict(self) -> None:
@@ -479,7 +480,7 @@ class ObservationsScreen(FilterActions, PaneScreen):
         reasons = self._protection_reasons(row["id"])
         why = one_line("; ".join(reasons), 300)
         guard = f"\n\nIt is protected ({why}): you will be asked again." if reasons else ""
-        self.cleo.confirm("Evict observation",
+        self.confirm("Evict observation",
                          f"Soft-evict {row['id']}?\n\n{one_line(row.get('title'), 200)}\n\n"
                          f"Recall impact: {self.recall_impact_text(str(row['id']))}\n\n"
                          "It stays in the brain with invalid_at set; undo (u) or restore (r) brings it back."
@@ -500,7 +501,7 @@ class ObservationsScreen(FilterActions, PaneScreen):
         if not reasons:
             self.session.curate("evict", observation_id)
             return
-        self.cleo.confirm("Evict a protected observation",
+        self.confirm("Evict a protected observation",
                           f"{one_line(observation_id, 60)} is protected: {one_line('; '.join(reasons), 400)}.\n\n"
                           "The pruner never drops it. Evict it anyway? Cancel writes nothing.",
                           lambda: self.session.curate("evict", observation_id), danger=True)
@@ -549,7 +550,7 @@ class ObservationsScreen(FilterActions, PaneScreen):
         if row.get("invalid_at") is None:
             self.notify(f"{row['id']} is live; there is nothing to restore.", severity="warning")
             return
-        self.cleo.confirm("Restore observation", f"Make {row['id']} live again? Undo (u) evicts it again.",
+        self.confirm("Restore observation", f"Make {row['id']} live again? Undo (u) evicts it again.",
                          lambda: self.session.curate("restore", row["id"]))
 
     def action_undo(self) -> None:
@@ -582,9 +583,9 @@ class ObservationsScreen(FilterActions, PaneScreen):
             self.notify(f"CLEO's rules leave {row['id']} alone: nothing to keep.", severity="information")
             return
         if not keep.offered:
-            self.cleo.tell("Keep in CLEO: not offered", keep.text)
+            self.tell("Keep in CLEO: not offered", keep.text)
             return
-        self.cleo.confirm("Keep in CLEO", f"{row['id']}: {keep.text}",
+        self.confirm("Keep in CLEO", f"{row['id']}: {keep.text}",
                           lambda: self.session.curate("keep-in-cleo", row["id"]))
 
     def on_brain_changed(self, message: BrainChanged) -> None:

@@ -43,7 +43,8 @@ from cleo_tui.memory.tokenizers import CHARS4, TOKENIZER_NAMES
 from cleo_tui.recall.impact import DropImpact, RecallImpact, RecallIndex
 from cleo_tui.safe_text import one_line, plural
 from cleo_tui.ui.help import PRUNE_HELP
-from cleo_tui.ui.messages import EXTERNAL, BrainChanged
+from cleo_tui.ui.host import OpenBridge, ask
+from cleo_tui.ui.messages import EXTERNAL, BrainChanged, Written
 from cleo_tui.ui.widgets.budget_bar import BarFigures, BudgetBar
 from cleo_tui.ui.widgets.chrome import PaneScreen
 from cleo_tui.ui.widgets.detail import update_static
@@ -227,10 +228,6 @@ class PruneScreen(PaneScreen):
         sessions: list[tuple[str, int]]
 
     @dataclass(eq=False)
-    class Committed(Message):
-        result: CommitResult
-
-    @dataclass(eq=False)
     class PoolFolded(Message):
         """CLEO's new rows folded into the prepared pool (`pool.refreshed`): rows and tokens they add."""
 
@@ -269,7 +266,7 @@ class PruneScreen(PaneScreen):
 
     # -- layout -------------------------------------------------------------------
     def compose(self) -> ComposeResult:
-        configured = self.cleo.settings.get("tokenizer")  # the config file's default
+        configured = self.host.settings.get("tokenizer")  # the config file's default
         self.tokenizer = configured if configured in TOKENIZER_NAMES else CHARS4
         yield from self.compose_chrome_top()
         with Horizontal(id="prune-controls"):
@@ -690,7 +687,7 @@ class PruneScreen(PaneScreen):
         if "run" in event.row:
             self._ask_undo(event.row["run"])
         else:
-            self.cleo.open_observation(event.row["id"])
+            self.open_observation(event.row["id"])
 
     # -- runs -----------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="prune-runs", exit_on_error=False)
@@ -723,7 +720,7 @@ class PruneScreen(PaneScreen):
             self.notify(f"Run {run.id} was already undone by run {run.undone_by}.", severity="warning")
             return
         evicted = len(run.params.get("ids") or [])
-        self.cleo.confirm(
+        self.confirm(
             "Undo prune run",
             f"Undo prune run {run.id} ({run.created_at})?\n\nThe {evicted:,} observations it evicted become "
             "live again — except any that CLEO or another step changed since, which are left alone.",
@@ -760,26 +757,18 @@ class PruneScreen(PaneScreen):
                  "(rows changed since are left alone and listed). The run can be undone from the Runs "
                  f"list (u).\n\n{eviction_in_cleo('tick the box below')}")
         modal = CommitModal("Commit prune", body)
+        self.confirm("Commit prune", body, lambda: self._commit(preview, modal.hide), danger=True, dialog=modal)
 
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self._commit(preview, modal.hide)
-        self.app.push_screen(modal, answered)
-
-    @work(thread=True, exclusive=True, group="prune-commit", exit_on_error=False)
     def _commit(self, preview: PrunePreview, hide: bool) -> None:
-        if not self.session.wait_for_lock():  # CLEO holds the write lock: say so, esc cancels
-            return
-        self.post_message(self.Committed(commit_preview(self.session.brain, preview, hide_from_cleo=hide)))
+        self.session.write("prune commit", lambda brain: commit_preview(brain, preview, hide_from_cleo=hide),
+                           self._committed, source=self.PANE, group="prune-commit")
 
-    def on_prune_screen_committed(self, message: Committed) -> None:
-        result = message.result
+    def _committed(self, result: CommitResult) -> Written:
         self.result = result
+        self.tell("Prune committed", "\n".join(result.lines()))
         hidden = ", hidden from CLEO's search" if result.hidden_from_cleo else ""
-        evicted = plural(len(result.evicted), "observation")
-        self.session.record_write(f"prune run {result.run_id} evicted {evicted}{hidden}",
-                                  result.run_id, source=self.PANE)
-        self.cleo.tell("Prune committed", "\n".join(result.lines()))
+        return Written(f"prune run {result.run_id} evicted {plural(len(result.evicted), 'observation')}{hidden}",
+                       result.run_id)
 
     def action_recompute(self) -> None:
         self.reload()
@@ -878,7 +867,7 @@ class PruneScreen(PaneScreen):
         path = Path(answer).expanduser()
         path = path if path.is_absolute() else Path.cwd() / path
         if path.exists():
-            self.cleo.confirm("Replace file", f"{one_line(str(path), 200)} exists. Replace it?",
+            self.confirm("Replace file", f"{one_line(str(path), 200)} exists. Replace it?",
                              lambda: self._export(path, preview), danger=True)
         else:
             self._export(path, preview)
@@ -898,7 +887,6 @@ class PruneScreen(PaneScreen):
         """CLEO's memory bridge, marked with the rows this preview would evict."""
         preview = self.preview
         if preview is None:
-            self.cleo.action_bridge()
+            ask(self, OpenBridge())
             return
-        self.cleo.action_bridge(frozenset(preview.dropped_ids),
-                                f"the preview at {preview.budget:,} tokens")
+        ask(self, OpenBridge(frozenset(preview.dropped_ids), f"the preview at {preview.budget:,} tokens"))

@@ -22,6 +22,7 @@ from textual.message import Message
 from textual.widgets import Button, Input, OptionList, ProgressBar, Select, Static
 from textual.widgets.option_list import Option
 
+from cleo_tui.brain import Brain
 from cleo_tui.brain.errors import BrainError, ReadOnlyBrain
 from cleo_tui.llm import proposals as proposal_store
 from cleo_tui.llm import results as r
@@ -65,7 +66,7 @@ from cleo_tui.memory.cleo_effects import EVICTION_IN_CLEO
 from cleo_tui.recall.impact import RecallImpact, RecallIndex
 from cleo_tui.safe_text import one_line, plural
 from cleo_tui.ui.help import REVIEW_HELP
-from cleo_tui.ui.messages import BrainChanged
+from cleo_tui.ui.messages import BrainChanged, Written
 from cleo_tui.ui.widgets.chrome import PaneScreen
 from cleo_tui.ui.widgets.inputs import SafeInput
 from cleo_tui.ui.widgets.list_listing import ListListing
@@ -166,20 +167,9 @@ class ReviewScreen(PaneScreen):
         sessions: list[str]
 
     @dataclass(eq=False)
-    class Written(Message):
-        what: str
-        select_id: int
-
-    @dataclass(eq=False)
     class RecallsLoaded(Message):
         index: RecallIndex | None
         problem: str | None = None
-
-    @dataclass(eq=False)
-    class ProtectedAsk(Message):
-        """Applying would evict protected rows: ask a second time before it does."""
-        proposal_id: int
-        refused: dict[str, Protection]
 
     def __init__(self) -> None:
         super().__init__(id="pane-review")
@@ -430,7 +420,7 @@ class ReviewScreen(PaneScreen):
     @on(OptionList.OptionSelected, "#review-open")
     def open_selected(self, event: OptionList.OptionSelected) -> None:
         if 0 <= event.option_index < len(self._open_ids):
-            self.cleo.open_observation(self._open_ids[event.option_index])
+            self.open_observation(self._open_ids[event.option_index])
 
     # -- provider, model, scope ---------------------------------------------------------
     def choice(self) -> tuple[str, str | None, str | None, str | None, int | None]:
@@ -560,7 +550,7 @@ class ReviewScreen(PaneScreen):
             self._mark_all()
             return
         count = len(p.superseded)
-        self.cleo.confirm(
+        self.confirm(
             "Approve everything?",
             f"Accept all {plural(len(p.patterns), 'pattern')} and {plural(len(p.learnings), 'learning')}, and approve "
             f"soft-evicting all {plural(count, 'superseded observation')} of proposal {p.id}?\n\n"
@@ -597,7 +587,7 @@ class ReviewScreen(PaneScreen):
             if not notes:
                 self.notify("No note is accepted: space accepts one, d discards the proposal.", severity="warning")
                 return
-            self.cleo.confirm(
+            self.confirm(
                 "Store observer notes",
                 f"Store {len(notes)} of {plural(len(p.notes), 'note')} of proposal {p.id} as observations "
                 "(observer-compressed, with supersedes edges to their sources)? The sources stay live. "
@@ -630,37 +620,43 @@ class ReviewScreen(PaneScreen):
         body = apply_body(p, patterns, learnings, merges, evict, guarded)
         if recall is not None:
             body += f"\n\nRecall impact: {recall}"
-        self.app.call_from_thread(self.cleo.confirm, "Apply reflection", body,
+        self.confirm("Apply reflection", body,
                                   lambda: self._apply_reflection(p.id, []), danger=bool(evict))
 
-    @work(thread=True, exclusive=True, group="review-write", exit_on_error=False)
     def _apply_reflection(self, proposal_id: int, confirmed: list[str]) -> None:
         """Apply exactly the proposal's kept marks; protected rows only once confirmed a second time."""
-        if not self.session.wait_for_lock():  # CLEO holds the write lock: say so, esc cancels
-            return
-        try:
-            apply_marked_reflection(self.session.brain, proposal_id, confirm_protected=confirmed)
-        except ProtectedEviction as exc:  # nothing was written: ask about those rows
-            self.post_message(self.ProtectedAsk(proposal_id, exc.refused))
-            return
-        self.post_message(self.Written(f"applied proposal {proposal_id}", proposal_id))
+        def step(brain: Brain) -> ProtectedEviction | None:
+            try:
+                apply_marked_reflection(brain, proposal_id, confirm_protected=confirmed)
+            except ProtectedEviction as exc:  # nothing was written: ask about those rows
+                return exc
+            return None
 
-    def on_review_screen_protected_ask(self, message: ProtectedAsk) -> None:
+        def done(refused: ProtectedEviction | None) -> Written | None:
+            if refused is not None:
+                self._ask_protected(proposal_id, refused.refused)
+                return None
+            return self._written(f"applied proposal {proposal_id}", proposal_id)
+
+        self.session.write(f"apply proposal {proposal_id}", step, done, source=self.PANE, group="review-write")
+
+    def _ask_protected(self, proposal_id: int, refused: dict[str, Protection]) -> None:
+        """Applying would evict protected rows: ask a second time before it does."""
         named = "\n".join(f"• {one_line(oid, 60)}: {one_line('; '.join(p.reasons), 200)}"
-                          for oid, p in message.refused.items())
-        confirmed = list(message.refused)
-        self.cleo.confirm(
+                          for oid, p in refused.items())
+        confirmed = list(refused)
+        self.confirm(
             "Evict protected observations?",
-            f"Proposal {message.proposal_id} would also soft-evict {plural(len(confirmed), 'protected observation')}:\n"
+            f"Proposal {proposal_id} would also soft-evict {plural(len(confirmed), 'protected observation')}:\n"
             f"{named}\n\nProtected rows are kept by the pruner for these reasons. Evict them anyway? "
             "(No writes nothing at all; reject them with space and apply again to keep them.)",
-            lambda: self._apply_reflection(message.proposal_id, confirmed), danger=True)
+            lambda: self._apply_reflection(proposal_id, confirmed), danger=True)
 
     def action_discard_proposal(self) -> None:
         p = self._pending("discarded")
         if p is None:
             return
-        self.cleo.confirm("Discard proposal", f"Discard proposal {p.id} ({proposal_contents(p)})? Nothing in the "
+        self.confirm("Discard proposal", f"Discard proposal {p.id} ({proposal_contents(p)})? Nothing in the "
                          "brain changes; it stays listed as discarded.",
                          lambda: self._write(lambda b: discard_proposal(b, p.id), f"discarded proposal {p.id}",
                                              p.id))
@@ -670,21 +666,19 @@ class ReviewScreen(PaneScreen):
         if p is None or p.status != APPLIED:
             self.notify("Select an applied proposal to undo it.", severity="warning")
             return
-        self.cleo.confirm("Undo proposal", undo_proposal_question(p.id, decision_text(p)),
+        self.confirm("Undo proposal", undo_proposal_question(p.id, decision_text(p)),
                          lambda: self._write(lambda b: undo_proposal(b, p.id), f"undid proposal {p.id}", p.id))
 
-    @work(thread=True, exclusive=True, group="review-write", exit_on_error=False)
     def _write(self, write: Callable[[Any], Any], what: str, select_id: int) -> None:
-        if not self.session.wait_for_lock():
-            return
-        write(self.session.brain)
-        self.post_message(self.Written(what, select_id))
+        self.session.write(what, write, lambda _: self._written(what, select_id), source=self.PANE,
+                           group="review-write")
 
-    def on_review_screen_written(self, message: Written) -> None:
-        self.notice = message.what
+    def _written(self, what: str, select_id: int) -> Written:
+        """A write of this pane's is done: show it here; the others read again (no toast: the notice says it)."""
+        self.notice = what
         self.current = None  # reread: its status and decision changed
-        self.reload(select_id=message.select_id)
-        self.session.record_write(message.what, None, source=self.PANE, notify=False)  # the others read again
+        self.reload(select_id=select_id)
+        return Written(what, None, notify=False)
 
     def on_brain_changed(self, message: BrainChanged) -> None:
         """Another pane wrote (an eviction may make a proposal stale): reread the proposals."""
@@ -705,7 +699,7 @@ class ReviewScreen(PaneScreen):
         if not self._open_ids:
             self.notify("This item names no observation.", severity="warning")
         elif len(self._open_ids) == 1:
-            self.cleo.open_observation(self._open_ids[0])
+            self.open_observation(self._open_ids[0])
         else:
             options = self.query_one("#review-open", OptionList)
             options.highlighted = 0

@@ -39,7 +39,7 @@ from cleo_tui.recall.retrievals import CleoResult, OpenCleoRetrieval, RetrievalF
 from cleo_tui.recall.traces import PIPELINES
 from cleo_tui.safe_text import one_line, plural
 from cleo_tui.ui.help import TRACES_HELP
-from cleo_tui.ui.messages import BrainChanged
+from cleo_tui.ui.messages import BrainChanged, Written
 from cleo_tui.ui.widgets.chrome import PaneScreen
 from cleo_tui.ui.widgets.inputs import SafeInput
 from cleo_tui.ui.widgets.modals import TextViewer
@@ -414,7 +414,7 @@ class TracesScreen(PaneScreen):
             self.notify(f"{one_line(result.memory_id, 60)} is forgotten: no row with that id exists any more.",
                         severity="warning")
         elif memory.kind == "observation":
-            self.cleo.open_observation(result.memory_id)
+            self.open_observation(result.memory_id)
         else:
             self._open_text(result)
 
@@ -496,18 +496,19 @@ class TracesScreen(PaneScreen):
                 f"{one_line(result.memory_id, 60)}?\n\n{one_line(result.memory.title, 200)}\n\n"
                 "Later recalls rank it " + ("higher" if outcome == "positive" else "lower")
                 + " (the outcome stage). u undoes it.")
-        self.cleo.confirm(f"Record a {outcome} outcome", body,
+        self.confirm(f"Record a {outcome} outcome", body,
                          lambda: self._record(trace, outcome, result.memory_id))
 
-    @work(thread=True, exclusive=True, group="trace-outcome", exit_on_error=False)
     def _record(self, trace: TraceSummary, outcome: str, memory_id: str) -> None:
-        run_id, credited = record_outcome_undoable(self.session.brain, trace.id, trace.tenant_id, outcome, [memory_id])
-        self.app.call_from_thread(self._recorded, run_id, trace.id, outcome, credited)
+        self.session.write(
+            f"{outcome} outcome on trace {trace.id}",
+            lambda brain: record_outcome_undoable(brain, trace.id, trace.tenant_id, outcome, [memory_id]),
+            lambda recorded: self._recorded(*recorded, trace.id, outcome), group="trace-outcome")
 
-    def _recorded(self, run_id: int, trace_id: int, outcome: str, credited: list[str]) -> None:
+    def _recorded(self, run_id: int, credited: list[str], trace_id: int, outcome: str) -> Written:
         self.notify(f"Recorded a {outcome} outcome on trace {trace_id} for {one_line(', '.join(credited), 80)}. "
                     "u undoes it.")
-        self.session.record_write(f"{outcome} outcome on trace {trace_id}", run_id, notify=False)
+        return Written(f"{outcome} outcome on trace {trace_id}", run_id, notify=False)
 
     def action_undo(self) -> None:
         self.session.undo()
@@ -544,7 +545,7 @@ class TracesScreen(PaneScreen):
     def _ask_replace(self, path: str, flt: RetrievalFilter, with_text: bool) -> None:
         """The one confirm pattern before an existing file is replaced; the guard still refuses a
         brain, a SQLite file or a device when the write runs."""
-        self.cleo.confirm("Replace file", f"{one_line(path, 200)} exists. Replace it with the exported traces?",
+        self.confirm("Replace file", f"{one_line(path, 200)} exists. Replace it with the exported traces?",
                           lambda: self._export(path, flt, with_text, force=True), danger=True)
 
     def _exported(self, count: int, where: str) -> None:

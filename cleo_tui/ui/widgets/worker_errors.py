@@ -9,6 +9,8 @@ from __future__ import annotations
 from textual.app import App
 from textual.worker import Worker, WorkerState
 
+from cleo_tui.ui.host import host_of
+
 
 class ForwardWorkerErrors:
     """Mixin for a Textual node: its failed workers are reported by the app as popups."""
@@ -17,5 +19,4 @@ class ForwardWorkerErrors:
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR:
-            from cleo_tui.ui.widgets.chrome import cleo_app  # chrome builds on this mixin
-            cleo_app(self.app).report_worker_failure(event.worker)
+            host_of(self.app).report_worker_failure(event.worker)
