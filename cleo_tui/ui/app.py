@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import difflib
-import importlib
-import os
 import sys
 import threading
-import traceback
 from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
@@ -23,10 +20,9 @@ from textual.theme import Theme
 from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
-from cleo_tui.brain import Brain, BrainError, BrainNotFound, locate_brain, open_brain
-from cleo_tui.brain.observation_reads import database_failure_text, is_database_error
+from cleo_tui.brain import Brain, BrainNotFound, locate_brain, open_brain
 from cleo_tui.brain.store import KIND_HIPPO, global_brain_path
-from cleo_tui.config import cache_dir, config_path, load_config, save_setting
+from cleo_tui.config import config_path, load_config, save_setting
 from cleo_tui.ui.help import help_markdown
 from cleo_tui.ui.host import (
     BrainOpened,
@@ -43,38 +39,20 @@ from cleo_tui.ui.keys import check_keymap
 from cleo_tui.ui.messages import LiveState, Notice, Report, SessionMessage, SessionNews, SessionReplaced, SummaryReady
 from cleo_tui.ui.palette import CleoCommands
 from cleo_tui.ui.panes.hippo_notice import TRACES_PANE, HippoNoticeScreen
-from cleo_tui.ui.panes.observations import ObservationsScreen, first_listing
+from cleo_tui.ui.panes.observations import ObservationsScreen
+from cleo_tui.ui.panes.observations_listing import first_listing
 from cleo_tui.ui.panes.welcome import WelcomeScreen
+from cleo_tui.ui.registry import PANE_NAMES, PANES, pane_class
 from cleo_tui.ui.session import BACKGROUND_BY, BrainSession
-from cleo_tui.ui.widgets.chrome import HISTORY_PANE, PANE_NAMES, PaneScreen
+from cleo_tui.ui.widgets.chrome import PaneScreen
 from cleo_tui.ui.widgets.help_view import HelpRender, help_text_width
 from cleo_tui.ui.widgets.modals import ConfirmModal, HelpScreen, MessageModal
 from cleo_tui.ui.widgets.path_prompt import PathPrompt
+from cleo_tui.ui.widgets.worker_errors import failure_text
 
 if TYPE_CHECKING:
     from cleo_tui.memory.history import Liveness
     from cleo_tui.memory.secrets import SecretScan
-
-# Pane modules by mode. Only the Observations pane is imported at start: each other pane's
-# module (and what it pulls in: numpy, the LLM clients…) loads when the pane is first shown,
-# which keeps about half a second off the first screen.
-PANE_MODULES: dict[str, tuple[str, str]] = {
-    "observations": ("cleo_tui.ui.panes.observations", "ObservationsScreen"),
-    "prune": ("cleo_tui.ui.panes.prune", "PruneScreen"),
-    "review": ("cleo_tui.ui.panes.review", "ReviewScreen"),
-    "traces": ("cleo_tui.ui.panes.traces", "TracesScreen"),
-    "duplicates": ("cleo_tui.ui.panes.duplicates", "DuplicatesScreen"),
-    HISTORY_PANE: ("cleo_tui.ui.panes.history", "HistoryScreen"),
-    "sweeps": ("cleo_tui.ui.panes.sweeps", "SweepsScreen"),
-}
-
-
-def pane_class(pane: str) -> type[PaneScreen]:
-    """The screen class of `pane`, importing its module on first use."""
-    module, name = PANE_MODULES[pane]
-    cls: type[PaneScreen] = getattr(importlib.import_module(module), name)
-    return cls
-
 
 OPENING = "opening"  # the mode shown while panes are swapped for a new brain
 
@@ -98,7 +76,7 @@ ScreenFactory = Callable[[], Screen[Any]]
 
 def pane_screens(hippo: bool = False) -> dict[str, ScreenFactory]:
     """Mode name → screen factory. On a hippo store every pane but Traces says why it is empty."""
-    screens: dict[str, ScreenFactory] = {pane: partial(_make_pane, pane) for pane in PANE_MODULES}
+    screens: dict[str, ScreenFactory] = {pane: partial(_make_pane, pane) for pane in PANE_NAMES}
     if hippo:
         for pane in PANE_NAMES:
             if pane != TRACES_PANE:
@@ -131,13 +109,7 @@ class CleoApp(App[None]):
     TITLE = "cleo-tui"
     COMMANDS = {CleoCommands}
     BINDINGS = [
-        Binding("1", "pane('observations')", "Observations", id="pane.observations", show=False),
-        Binding("2", "pane('prune')", "Prune", id="pane.prune", show=False),
-        Binding("3", "pane('review')", "Review", id="pane.review", show=False),
-        Binding("4", "pane('traces')", "Traces", id="pane.traces", show=False),
-        Binding("5", "pane('duplicates')", "Duplicates", id="pane.duplicates", show=False),
-        Binding("6", "pane('history')", "History", id="pane.history", show=False),
-        Binding("7", "pane('sweeps')", "Sweeps", id="pane.sweeps", show=False),
+        *(pane.binding() for pane in PANES),  # 1-7: the panes (ui/registry.py)
         Binding("f1,question_mark", "help", "Help", id="app.help", tooltip="Panes, keys and tag rules"),
         Binding("q", "quit", "Quit", id="app.quit", tooltip="Leave cleo-tui"),
         Binding("S", "secrets", "Secrets", id="app.secrets", show=False,
@@ -280,7 +252,7 @@ class CleoApp(App[None]):
         from cleo_tui.ui.widgets.table import LineTable
         app_bindings = [*App.BINDINGS, *Screen.BINDINGS, *type(self).BINDINGS]
         scopes = {f"the {pane} pane": [*pane_class(pane).BINDINGS, *LineTable.BINDINGS, *app_bindings]
-                  for pane in PANE_MODULES}
+                  for pane in PANE_NAMES}
         checked = check_keymap(self._asked_keys, scopes)
         self.call_from_thread(self._set_keys, checked.keymap, checked.problems)
 
@@ -417,7 +389,7 @@ class CleoApp(App[None]):
         """The help's Markdown for the keymap in force (made once per keymap; imports every pane)."""
         key = tuple(sorted(self.keymap.items()))
         if self._help is None or self._help[0] != key:
-            classes = [pane_class(pane) for pane in PANE_MODULES]
+            classes = [pane_class(pane) for pane in PANE_NAMES]
             panes = [(cls.PANE_HELP, cls.BINDINGS) for cls in classes if cls.PANE_HELP is not None]
             self._help = (key, help_markdown(self, panes, self.keymap))
         return self._help[1]
@@ -581,32 +553,8 @@ class CleoApp(App[None]):
 
     def report_worker_failure(self, worker: Worker) -> None:
         """A worker's failure becomes a popup with its message, never a traceback."""
-        error = worker.error
-        if error is None:
-            return
-        if isinstance(error, BrainError):
-            self.tell("That did not work", str(error), error=True)
-            return
-        where = log_failure(error)
-        if is_database_error(error):
-            title, body = database_failure_text(error)
-        else:
-            title, body = "Something went wrong", (f"{type(error).__name__}: {error}\n\nNothing was written "
-                                                   "unless a message said so.")
-        if where:
-            body += f"\n\nDetails were written to {where}."
-        self.tell(title, body, error=True)
-
-
-def log_failure(error: BaseException) -> Path | None:
-    """With CLEO_TUI_DEBUG=1, append the traceback to a log in the cache directory."""
-    if not os.environ.get("CLEO_TUI_DEBUG"):
-        return None
-    path = cache_dir() / "cleo-tui.log"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a", encoding="utf-8") as log:
-        log.write("".join(traceback.format_exception(error)) + "\n")
-    return path
+        if worker.error is not None:
+            self.tell(*failure_text(worker.error), error=True)
 
 
 def _decode_input_leniently() -> None:

@@ -14,6 +14,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Static, Tab, Tabs
 
 from cleo_tui.safe_text import one_line
+from cleo_tui.ui import registry
 from cleo_tui.ui.help import PaneHelp
 from cleo_tui.ui.host import ConfirmRequest, Host, OpenObservation, SwitchPane, TellRequest, ask, host_of
 from cleo_tui.ui.widgets.cells import cut_cells_start
@@ -23,16 +24,8 @@ from cleo_tui.ui.widgets.worker_errors import ForwardWorkerErrors
 if TYPE_CHECKING:
     from cleo_tui.ui.session import BrainSession
 
-PANES = (
-    ("observations", "1 Observations"),
-    ("prune", "2 Prune"),
-    ("review", "3 Review"),
-    ("traces", "4 Traces"),
-    ("duplicates", "5 Duplicates"),
-    ("history", "6 History"),
-    ("sweeps", "7 Sweeps"),
-)
-PANE_NAMES = tuple(name for name, _ in PANES)
+PANES = tuple((pane.name, pane.tab_label) for pane in registry.PANES)  # (mode, "1 Observations") per tab
+PANE_NAMES = registry.PANE_NAMES
 HISTORY_PANE = "history"
 
 
