@@ -305,6 +305,11 @@ class TracesScreen(PaneScreen):
             box.remove_class("bad-time")
         self.reload()
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "focus_traces" and self.host.waiting is not None:
+            return False  # Esc stops an outcome's wait for CLEO's lock first (the app's binding)
+        return super().check_action(action, parameters)
+
     def action_focus_traces(self) -> None:
         self.table.focus()
 
