@@ -23,18 +23,8 @@ from textual.worker import Worker, WorkerState
 from cleo_tui.brain import Brain, BrainNotFound, locate_brain, open_brain
 from cleo_tui.brain.store import KIND_HIPPO, global_brain_path
 from cleo_tui.config import config_path, load_config, save_setting
+from cleo_tui.ui import host
 from cleo_tui.ui.help import help_markdown
-from cleo_tui.ui.host import (
-    BrainOpened,
-    ConfirmRequest,
-    FirstRowsShown,
-    LivenessRead,
-    OpenBridge,
-    OpenObservation,
-    ShowDay,
-    SwitchPane,
-    TellRequest,
-)
 from cleo_tui.ui.keys import check_keymap
 from cleo_tui.ui.messages import LiveState, Notice, Report, SessionMessage, SessionNews, SessionReplaced, SummaryReady
 from cleo_tui.ui.palette import CleoCommands
@@ -348,32 +338,32 @@ class CleoApp(App[None]):
             self.screen.show_day(day)
 
     # -- what panes ask (ui/host.py) -------------------------------------------------------
-    def on_confirm_request(self, request: ConfirmRequest) -> None:
+    def on_confirm_request(self, request: host.ConfirmRequest) -> None:
         self.confirm(request.title, request.body, request.on_yes, request.danger, on_no=request.on_no,
                      confirm_label=request.confirm_label, dialog=request.dialog)
 
-    def on_tell_request(self, request: TellRequest) -> None:
+    def on_tell_request(self, request: host.TellRequest) -> None:
         self.tell(request.title, request.body, request.error)
 
-    def on_open_observation(self, request: OpenObservation) -> None:
+    def on_open_observation(self, request: host.OpenObservation) -> None:
         self.open_observation(request.observation_id)
 
-    def on_switch_pane(self, request: SwitchPane) -> None:
+    def on_switch_pane(self, request: host.SwitchPane) -> None:
         self.action_pane(request.name)
 
-    def on_show_day(self, request: ShowDay) -> None:
+    def on_show_day(self, request: host.ShowDay) -> None:
         self.show_observations_of_day(request.day)
 
-    def on_open_bridge(self, request: OpenBridge) -> None:
+    def on_open_bridge(self, request: host.OpenBridge) -> None:
         self.action_bridge(request.evicting, request.step)
 
-    def on_brain_opened(self, request: BrainOpened) -> None:
+    def on_brain_opened(self, request: host.BrainOpened) -> None:
         self.open_brain_session(request.brain)
 
-    def on_first_rows_shown(self, _: FirstRowsShown) -> None:
+    def on_first_rows_shown(self, _: host.FirstRowsShown) -> None:
         self.first_rows_shown()
 
-    def on_liveness_read(self, message: LivenessRead) -> None:
+    def on_liveness_read(self, message: host.LivenessRead) -> None:
         self.set_liveness(message.liveness)
 
     def first_rows_shown(self) -> None:
@@ -596,3 +586,8 @@ def run_app(project: Path, db: Path | None, read_only: bool) -> int:
     elif brain is not None:
         brain.close()
     return 0
+
+
+if TYPE_CHECKING:
+    def _is_a_host(app: CleoApp) -> host.Host:
+        return app  # mypy checks that CleoApp implements what panes and widgets read of it

@@ -16,7 +16,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Input, Select, Static
 
-from cleo_tui.brain import cleo_rules
+from cleo_tui.brain import Brain, cleo_rules
 from cleo_tui.brain.listing import ObservationListing
 from cleo_tui.brain.numbers import quality_text
 from cleo_tui.brain.observations import distinct_values
@@ -32,6 +32,7 @@ from cleo_tui.ui.panes.observations_listing import ANY, SORTS, Filters, build_li
 from cleo_tui.ui.session import BACKGROUND_BY
 from cleo_tui.ui.widgets.chrome import PaneScreen
 from cleo_tui.ui.widgets.detail import DetailView, load_detail
+from cleo_tui.ui.widgets.filter_options import FilterChoices, FilterOptions
 from cleo_tui.ui.widgets.inputs import SearchInput
 from cleo_tui.ui.widgets.table import Anchor, Column, LineTable, Located, locate
 
@@ -66,7 +67,7 @@ def protection_kind(reason: str) -> str:
 
 
 
-class ObservationsScreen(FilterActions, PaneScreen):
+class ObservationsScreen(FilterActions, PaneScreen, FilterOptions):
     PANE = "observations"
     PANE_HELP = OBSERVATIONS_HELP
     BINDINGS = [
@@ -308,17 +309,10 @@ class ObservationsScreen(FilterActions, PaneScreen):
             self.update_status()
 
     # -- filters ----------------------------------------------------------------
-    @work(thread=True, group="obs-options", exit_on_error=False)
-    def load_filter_options(self) -> None:
-        brain = self.session.brain
-        options = {name: distinct_values(brain, column)
-                   for name, column in (("f-type", "type"), ("f-tier", "memory_tier"),
-                                        ("f-session", "source_session_id"))}
-        self.app.call_from_thread(self._set_filter_options, options)
-
-    def _set_filter_options(self, options: dict[str, list[str]]) -> None:
-        for select_id, values in options.items():
-            self.query_one(f"#{select_id}", Select).set_options((Text(one_line(v, 40)), v) for v in values)
+    def read_filter_options(self, brain: Brain) -> FilterChoices:
+        """The types, tiers and sessions the brain holds."""
+        return {name: [(v, v) for v in distinct_values(brain, column)]
+                for name, column in (("f-type", "type"), ("f-tier", "memory_tier"), ("f-session", "source_session_id"))}
 
     @on(Select.Changed)
     def filter_changed(self, event: Select.Changed) -> None:

@@ -18,6 +18,7 @@ from textual.message import Message
 from textual.widgets import Input, OptionList, Select, Static
 from textual.widgets.option_list import Option
 
+from cleo_tui.brain import Brain
 from cleo_tui.brain.errors import BrainError
 from cleo_tui.files import ExportExists
 from cleo_tui.recall.browse import memory_text, record_outcome_undoable, trace_values
@@ -41,6 +42,7 @@ from cleo_tui.safe_text import one_line, plural
 from cleo_tui.ui.help import TRACES_HELP
 from cleo_tui.ui.messages import BrainChanged, Written
 from cleo_tui.ui.widgets.chrome import PaneScreen
+from cleo_tui.ui.widgets.filter_options import FilterChoices, FilterOptions
 from cleo_tui.ui.widgets.inputs import SafeInput
 from cleo_tui.ui.widgets.modals import TextViewer
 from cleo_tui.ui.widgets.table import Anchor, Column, LineTable, Located, locate
@@ -124,7 +126,7 @@ class OpenTrace:
     outcomes: list[TraceOutcome]
 
 
-class TracesScreen(PaneScreen):
+class TracesScreen(PaneScreen, FilterOptions):
     PANE = "traces"
     PANE_HELP = TRACES_HELP
     BINDINGS = [
@@ -258,21 +260,15 @@ class TracesScreen(PaneScreen):
         self.query_one("#trace-status", Static).update(Text(" · ".join(parts)))
 
     # -- filters --------------------------------------------------------------------
-    @work(thread=True, group="trace-options", exit_on_error=False)
-    def load_filter_options(self) -> None:
-        brain = self.session.brain
+    def read_filter_options(self, brain: Brain) -> FilterChoices:
+        """The sessions, tenants and whose-retrievals choices (CLEO's sources, then the traces)."""
         sessions = sorted(set(trace_values(brain, "session_id")) | set(cleo_sessions(brain)))
         whose = [(f"CLEO: {one_line(source, 20)}", f"cleo/{source}") for source in cleo_sources(brain)]
         if whose:
             whose.insert(0, ("CLEO: any source", "cleo"))
         whose.append((f"{WHOSE_LABELS[trace_kind(brain)]} traces", "traces"))
-        options = {"tf-session": [(v, v) for v in sessions],
-                   "tf-tenant": [(v, v) for v in trace_values(brain, "tenant_id")], "tf-whose": whose}
-        self.app.call_from_thread(self._set_filter_options, options)
-
-    def _set_filter_options(self, options: dict[str, list[tuple[str, str]]]) -> None:
-        for select_id, values in options.items():
-            self.query_one(f"#{select_id}", Select).set_options((Text(one_line(label, 40)), v) for label, v in values)
+        return {"tf-session": [(v, v) for v in sessions],
+                "tf-tenant": [(v, v) for v in trace_values(brain, "tenant_id")], "tf-whose": whose}
 
     @on(Select.Changed)
     def filter_changed(self, event: Select.Changed) -> None:

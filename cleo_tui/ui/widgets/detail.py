@@ -1,5 +1,5 @@
 """One observation in full: a reusable view (the Observations pane's lower half) and a modal
-that any pane opens with `app.open_observation(id)`."""
+that any pane opens with `self.open_observation(id)` (an OpenObservation request to the app)."""
 
 from __future__ import annotations
 
