@@ -32,7 +32,7 @@ from cleo_tui.ui.panes.hippo_notice import TRACES_PANE, HippoNoticeScreen
 from cleo_tui.ui.panes.observations import ObservationsScreen
 from cleo_tui.ui.panes.observations_listing import first_listing
 from cleo_tui.ui.panes.welcome import WelcomeScreen
-from cleo_tui.ui.registry import PANE_NAMES, PANES, pane_class
+from cleo_tui.ui.registry import PANE_NAMES, PANES, pane_module_class
 from cleo_tui.ui.session import BACKGROUND_BY, BrainSession
 from cleo_tui.ui.widgets.chrome import PaneScreen
 from cleo_tui.ui.widgets.help_view import HelpRender, help_text_width
@@ -62,6 +62,12 @@ CLEO_THEME = Theme(
 )
 
 ScreenFactory = Callable[[], Screen[Any]]
+
+
+def pane_class(pane: str) -> type[PaneScreen]:
+    """The screen class of `pane`, importing its module on first use (ui/registry.py)."""
+    cls: type[PaneScreen] = pane_module_class(pane)
+    return cls
 
 
 def pane_screens(hippo: bool = False) -> dict[str, ScreenFactory]:

@@ -9,12 +9,9 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any
 
 from textual.binding import Binding
-
-if TYPE_CHECKING:
-    from cleo_tui.ui.widgets.chrome import PaneScreen
 
 
 @dataclass(frozen=True)
@@ -49,8 +46,7 @@ PANE_NAMES = tuple(pane.name for pane in PANES)
 BY_NAME = {pane.name: pane for pane in PANES}
 
 
-def pane_class(name: str) -> type[PaneScreen]:
-    """The screen class of the pane `name`, importing its module on first use."""
+def pane_module_class(name: str) -> Any:
+    """The screen class of the pane `name` (a PaneScreen), importing its module on first use."""
     pane = BY_NAME[name]
-    cls: type[PaneScreen] = getattr(importlib.import_module(pane.module), pane.cls)
-    return cls
+    return getattr(importlib.import_module(pane.module), pane.cls)
