@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from cleo_tui.memory.rules import RULES_MARKDOWN
-from cleo_tui.ui.panes.review import undo_proposal_question
+from cleo_tui.ui.panes.review_decide import undo_proposal_question
 
 INTERNAL = ("ObservationRecord", "derive_relevance", "REFLECTION_EDGE_TYPES", "the one place that decides",
             "seed concept", "How the seeds map")

@@ -116,3 +116,116 @@ def test_the_exceptions_are_still_needed():
     for relative, layer in EXCEPTIONS:
         targets = {layer_of(t) for t in imported_modules(PACKAGE / relative) if t.startswith("cleo_tui")}
         assert layer in targets, f"{relative} no longer imports {layer}: drop it from EXCEPTIONS"
+
+
+# -- the layers inside ui/ (issue 30): app → panes → widgets → host ---------------------------
+# A module may import its own rank or a lower one, never a higher: panes and widgets reach the
+# app only through ui/host.py (the Host protocol, and the requests they post to it).
+UI_RANKS: dict[str, int] = {
+    "app": 3,  # the entry point and what only it uses: app.py, palette.py, web.py
+    "panes": 2,  # ui/panes/*
+    "widgets": 1,  # ui/widgets/*
+    "host": 0,  # what all of them build on: host.py, session.py, messages.py, live.py, keys.py, help.py
+}
+UI_APP_LEVEL = {"cleo_tui.ui.app", "cleo_tui.ui.palette", "cleo_tui.ui.web"}
+UI_ENTRY = "cleo_tui.ui.app"
+
+
+def ui_rank(module: str) -> str:
+    """The ui/ layer of a module of cleo_tui.ui."""
+    if module in UI_APP_LEVEL:
+        return "app"
+    parts = module.split(".")
+    if len(parts) > 3 and parts[2] in ("panes", "widgets"):
+        return parts[2]
+    return "host"
+
+
+def ui_graph() -> dict[str, set[str]]:
+    """Module → the ui modules it imports (anywhere in the file, type-only imports too).
+
+    `from cleo_tui.ui.panes import history` counts as importing `cleo_tui.ui.panes.history`."""
+    modules = {module_name(p): p for p in sorted((PACKAGE / "ui").rglob("*.py"))}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        targets = imported_modules(path)
+        package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.ImportFrom):
+                base = package[: len(package) - node.level + 1] if node.level else []
+                module = ".".join([*base, *([node.module] if node.module else [])])
+                targets |= {f"{module}.{alias.name}" for alias in node.names}
+        graph[name] = {t for t in targets if t in modules and t != name}
+    return graph
+
+
+def ui_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import cycles among ui/'s modules (strongly connected components of more than one)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for other in sorted(graph[node]):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def ui_violations() -> list[str]:
+    """One line per import inside ui/ that goes up its layers, or reaches app.py."""
+    out = []
+    for name, targets in sorted(ui_graph().items()):
+        for target in sorted(targets):
+            if target == UI_ENTRY and name != UI_ENTRY:
+                out.append(f"{name} imports {target} (only the entry point is app.py)")
+            elif UI_RANKS[ui_rank(target)] > UI_RANKS[ui_rank(name)]:
+                out.append(f"{name} ({ui_rank(name)}) imports {target} ({ui_rank(target)})")
+    return out
+
+
+def test_the_ui_import_graph_has_no_cycle():
+    assert ui_cycles(ui_graph()) == []
+
+
+def test_ui_imports_go_down_its_layers_and_never_reach_the_app():
+    assert ui_violations() == []
+
+
+def test_the_ui_rules_catch_a_widget_reaching_up(tmp_path, monkeypatch):
+    """The checker itself: a widget importing the app, a pane, and a cycle between two host modules."""
+    ui = tmp_path / "cleo_tui" / "ui"
+    (ui / "widgets").mkdir(parents=True)
+    (ui / "panes").mkdir()
+    (ui / "app.py").write_text("")
+    (ui / "panes" / "p.py").write_text("")
+    (ui / "widgets" / "w.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from cleo_tui.ui.app import CleoApp\n"
+        "def f():\n    from cleo_tui.ui.panes import p\n")
+    (ui / "a.py").write_text("from cleo_tui.ui import b\n")
+    (ui / "b.py").write_text("from . import a\n")
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", tmp_path / "cleo_tui")
+    assert ui_violations() == [
+        "cleo_tui.ui.widgets.w imports cleo_tui.ui.app (only the entry point is app.py)",
+        "cleo_tui.ui.widgets.w (widgets) imports cleo_tui.ui.panes.p (panes)",
+    ]
+    assert ui_cycles(ui_graph()) == [["cleo_tui.ui.a", "cleo_tui.ui.b"]]

@@ -358,7 +358,7 @@ def test_cli_undo_names_the_rows_changed_or_deleted_since(brain, provider, capsy
 
 def test_the_apply_dialog_says_merge_into_when_a_pattern_only_raises_a_stored_ones_frequency(brain, monkeypatch):
     from cleo_tui.llm.reflector import merge_targets
-    from cleo_tui.ui.panes.review import apply_body
+    from cleo_tui.ui.panes.review_decide import apply_body
 
     monkeypatch.setenv(*KEYS["anthropic"])
     fast_config()

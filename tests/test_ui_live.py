@@ -444,3 +444,21 @@ async def test_the_cursor_and_view_stay_on_their_row_while_cleo_writes_and_its_l
         await pilot.press("down")  # the row that took its place is selected again
         await settle(app, pilot)
         assert table.current_row() is not None and table.cursor == top + line + 3
+
+
+async def test_a_trace_outcome_waits_for_cleos_lock_says_so_and_esc_cancels(brain):
+    """The outcome goes through the session's one write path (issue 30): it waits for CLEO's lock too."""
+    from cleo_tui.brain.migrations import TRACE_OUTCOMES
+    from cleo_tui.ui.panes.traces import TracesScreen
+    path = Path(brain.path).resolve()
+    before = brain.scalar(f"SELECT count(*) FROM {TRACE_OUTCOMES}")
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("4")
+        await settle(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, TracesScreen) and screen.selected_result() is not None
+        await _confirm_then_cancel_while_cleo_holds_the_lock(app, pilot, path, "plus")
+        assert not screen.session.undo_stack  # no run recorded
+    assert brain.scalar(f"SELECT count(*) FROM {TRACE_OUTCOMES}") == before  # cancelled: nothing written

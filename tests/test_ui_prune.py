@@ -13,13 +13,14 @@ from cleo_tui.memory.cleo_effects import HIDDEN_QUALITY
 from cleo_tui.memory.pruner import MAX_BUDGET, PoolEntry, build_pool
 from cleo_tui.memory.tokenizers import get_tokenizer
 from cleo_tui.ui.app import CleoApp
-from cleo_tui.ui.panes.prune import CommitModal, PruneScreen
+from cleo_tui.ui.panes.prune import PruneScreen
 from cleo_tui.ui.widgets.budget_bar import BarFigures, BudgetBar, bar_cells
 from cleo_tui.ui.widgets.detail import ObservationModal
 from cleo_tui.ui.widgets.list_listing import ListListing
 from cleo_tui.ui.widgets.modals import ConfirmModal, MessageModal
 from cleo_tui.ui.widgets.path_prompt import PathPrompt
 from cleo_tui.ui.widgets.prune_chart import chart_budgets, spark
+from cleo_tui.ui.widgets.prune_lists import CommitModal
 from cleo_tui.ui.widgets.table import LineTable
 from tests.ui_helpers import demo_brain, settle
 

@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 import difflib
-import importlib
-import os
 import sys
 import threading
-import traceback
 from collections.abc import Callable, Iterable
-from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,52 +15,34 @@ from textual import work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.reactive import reactive
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 from textual.theme import Theme
 from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
-from cleo_tui.brain import Brain, BrainError, BrainNotFound, locate_brain, open_brain
-from cleo_tui.brain.observation_reads import database_failure_text, is_database_error
+from cleo_tui.brain import Brain, BrainNotFound, locate_brain, open_brain
 from cleo_tui.brain.store import KIND_HIPPO, global_brain_path
-from cleo_tui.config import cache_dir, config_path, load_config, save_setting
+from cleo_tui.config import config_path, load_config, save_setting
+from cleo_tui.ui import host
 from cleo_tui.ui.help import help_markdown
 from cleo_tui.ui.keys import check_keymap
-from cleo_tui.ui.messages import SessionMessage, SessionReplaced
+from cleo_tui.ui.messages import LiveState, Notice, Report, SessionMessage, SessionNews, SessionReplaced, SummaryReady
 from cleo_tui.ui.palette import CleoCommands
 from cleo_tui.ui.panes.hippo_notice import TRACES_PANE, HippoNoticeScreen
-from cleo_tui.ui.panes.observations import ObservationsScreen, first_listing
+from cleo_tui.ui.panes.observations import ObservationsScreen
+from cleo_tui.ui.panes.observations_listing import first_listing
 from cleo_tui.ui.panes.welcome import WelcomeScreen
+from cleo_tui.ui.registry import PANE_NAMES, PANES, pane_module_class
 from cleo_tui.ui.session import BACKGROUND_BY, BrainSession
-from cleo_tui.ui.widgets.chrome import HISTORY_PANE, PANE_NAMES, PaneScreen
+from cleo_tui.ui.widgets.chrome import PaneScreen
 from cleo_tui.ui.widgets.help_view import HelpRender, help_text_width
 from cleo_tui.ui.widgets.modals import ConfirmModal, HelpScreen, MessageModal
 from cleo_tui.ui.widgets.path_prompt import PathPrompt
+from cleo_tui.ui.widgets.worker_errors import failure_text
 
 if TYPE_CHECKING:
     from cleo_tui.memory.history import Liveness
     from cleo_tui.memory.secrets import SecretScan
-
-# Pane modules by mode. Only the Observations pane is imported at start: each other pane's
-# module (and what it pulls in: numpy, the LLM clients…) loads when the pane is first shown,
-# which keeps about half a second off the first screen.
-PANE_MODULES: dict[str, tuple[str, str]] = {
-    "observations": ("cleo_tui.ui.panes.observations", "ObservationsScreen"),
-    "prune": ("cleo_tui.ui.panes.prune", "PruneScreen"),
-    "review": ("cleo_tui.ui.panes.review", "ReviewScreen"),
-    "traces": ("cleo_tui.ui.panes.traces", "TracesScreen"),
-    "duplicates": ("cleo_tui.ui.panes.duplicates", "DuplicatesScreen"),
-    HISTORY_PANE: ("cleo_tui.ui.panes.history", "HistoryScreen"),
-    "sweeps": ("cleo_tui.ui.panes.sweeps", "SweepsScreen"),
-}
-
-
-def pane_class(pane: str) -> type[PaneScreen]:
-    """The screen class of `pane`, importing its module on first use."""
-    module, name = PANE_MODULES[pane]
-    cls: type[PaneScreen] = getattr(importlib.import_module(module), name)
-    return cls
-
 
 OPENING = "opening"  # the mode shown while panes are swapped for a new brain
 
@@ -86,9 +64,15 @@ CLEO_THEME = Theme(
 ScreenFactory = Callable[[], Screen[Any]]
 
 
+def pane_class(pane: str) -> type[PaneScreen]:
+    """The screen class of `pane`, importing its module on first use (ui/registry.py)."""
+    cls: type[PaneScreen] = pane_module_class(pane)
+    return cls
+
+
 def pane_screens(hippo: bool = False) -> dict[str, ScreenFactory]:
     """Mode name → screen factory. On a hippo store every pane but Traces says why it is empty."""
-    screens: dict[str, ScreenFactory] = {pane: partial(_make_pane, pane) for pane in PANE_MODULES}
+    screens: dict[str, ScreenFactory] = {pane: partial(_make_pane, pane) for pane in PANE_NAMES}
     if hippo:
         for pane in PANE_NAMES:
             if pane != TRACES_PANE:
@@ -108,23 +92,20 @@ class OpeningScreen(Screen[None]):
 
 
 class CleoApp(App[None]):
-    """The app: one mode per pane, one `BrainSession` (`session`), a registry of open panes.
+    """The app: one mode per pane, one `BrainSession` (`session`); the host of panes and widgets.
 
-    Panes register on mount (`register_pane`) and receive every session message
-    (`announce`): BrainChanged, TagsReady, SummaryReady, SessionReplaced.
+    It implements `ui.host.Host` (what panes read) and handles the requests they send up
+    (`ui.host`: confirm, tell, open an observation…). Panes subscribe to the session on mount
+    and receive its messages (BrainChanged, TagsReady, SummaryReady, SessionReplaced); the
+    app listens to the session's news (`_session_news`) and shows it: counts and CLEO's
+    sweep in the header, notices, reports.
     """
 
     CSS_PATH = "app.tcss"
     TITLE = "cleo-tui"
     COMMANDS = {CleoCommands}
     BINDINGS = [
-        Binding("1", "pane('observations')", "Observations", id="pane.observations", show=False),
-        Binding("2", "pane('prune')", "Prune", id="pane.prune", show=False),
-        Binding("3", "pane('review')", "Review", id="pane.review", show=False),
-        Binding("4", "pane('traces')", "Traces", id="pane.traces", show=False),
-        Binding("5", "pane('duplicates')", "Duplicates", id="pane.duplicates", show=False),
-        Binding("6", "pane('history')", "History", id="pane.history", show=False),
-        Binding("7", "pane('sweeps')", "Sweeps", id="pane.sweeps", show=False),
+        *(pane.binding() for pane in PANES),  # 1-7: the panes (ui/registry.py)
         Binding("f1,question_mark", "help", "Help", id="app.help", tooltip="Panes, keys and tag rules"),
         Binding("q", "quit", "Quit", id="app.quit", tooltip="Leave cleo-tui"),
         Binding("S", "secrets", "Secrets", id="app.secrets", show=False,
@@ -147,7 +128,6 @@ class CleoApp(App[None]):
         self._first_brain = brain
         self._retired: list[BrainSession] = []
         self._liveness_read_for: BrainSession | None = None  # the session whose liveness read has started
-        self._panes: list[PaneScreen] = []
         self.project = project or Path.cwd()
         self.problem = problem
         self.settings, self.config_problem = load_config()
@@ -224,24 +204,30 @@ class CleoApp(App[None]):
     def has_session(self) -> bool:
         return self._session is not None
 
-    def register_pane(self, pane: PaneScreen) -> None:
-        """A pane screen was mounted: it now receives the session's messages."""
-        if pane not in self._panes:
-            self._panes.append(pane)
-
-    def unregister_pane(self, pane: PaneScreen) -> None:
-        if pane in self._panes:
-            self._panes.remove(pane)
-
     @property
     def panes(self) -> list[PaneScreen]:
-        """Every mounted pane screen (each mode keeps its own)."""
-        return list(self._panes)
+        """Every mounted pane screen of the open session (each mode keeps its own)."""
+        if self._session is None:
+            return []
+        return [pane for pane in self._session.subscribers if isinstance(pane, PaneScreen)]
 
     def announce(self, message: SessionMessage) -> None:
-        """Deliver a copy of `message` to every open pane."""
-        for pane in self.panes:
-            pane.post_message(replace(message))
+        """Deliver a copy of `message` to every open pane (the session's announcement)."""
+        if self._session is not None:
+            self._session.announce(message)
+
+    def _session_news(self, session: BrainSession, news: SessionNews) -> None:
+        """What the open session announces, shown: counts and CLEO's sweep in the header, notices, reports."""
+        if session is not self._session:
+            return
+        if isinstance(news, SummaryReady):
+            self.summary = session.summary
+        elif isinstance(news, LiveState):
+            self.sweep, self.waiting = session.sweep, session.waiting
+        elif isinstance(news, Notice):
+            self.notify(news.text, severity=news.severity, timeout=news.timeout, markup=False)
+        elif isinstance(news, Report):
+            self.tell(news.title, news.body, news.error)
 
     # -- start-up ------------------------------------------------------------------
     def on_mount(self) -> None:
@@ -262,7 +248,7 @@ class CleoApp(App[None]):
         from cleo_tui.ui.widgets.table import LineTable
         app_bindings = [*App.BINDINGS, *Screen.BINDINGS, *type(self).BINDINGS]
         scopes = {f"the {pane} pane": [*pane_class(pane).BINDINGS, *LineTable.BINDINGS, *app_bindings]
-                  for pane in PANE_MODULES}
+                  for pane in PANE_NAMES}
         checked = check_keymap(self._asked_keys, scopes)
         self.call_from_thread(self._set_keys, checked.keymap, checked.problems)
 
@@ -291,7 +277,9 @@ class CleoApp(App[None]):
     def open_brain_session(self, brain: Brain) -> None:
         """Start on `brain`: a new session, fresh panes, the first pane shown; the old brain retires."""
         old = self._session
-        self._session = BrainSession(self, brain)
+        if old is not None:
+            old.current = False
+        self._session = BrainSession(self, brain, self._session_news)
         self.summary = None
         if isinstance(self.screen, WelcomeScreen):
             self.pop_screen()
@@ -305,7 +293,7 @@ class CleoApp(App[None]):
         if old is not None:
             old.stop_live()
             self._retired.append(old)  # workers may still read it; closed when the app ends
-            self.announce(SessionReplaced())
+            old.announce(SessionReplaced())
         self._session.start()
         self.liveness_mark = ""
         if not self._session.is_hippo:
@@ -355,6 +343,35 @@ class CleoApp(App[None]):
         if isinstance(self.screen, ObservationsScreen):
             self.screen.show_day(day)
 
+    # -- what panes ask (ui/host.py) -------------------------------------------------------
+    def on_confirm_request(self, request: host.ConfirmRequest) -> None:
+        self.confirm(request.title, request.body, request.on_yes, request.danger, on_no=request.on_no,
+                     confirm_label=request.confirm_label, dialog=request.dialog)
+
+    def on_tell_request(self, request: host.TellRequest) -> None:
+        self.tell(request.title, request.body, request.error)
+
+    def on_open_observation(self, request: host.OpenObservation) -> None:
+        self.open_observation(request.observation_id)
+
+    def on_switch_pane(self, request: host.SwitchPane) -> None:
+        self.action_pane(request.name)
+
+    def on_show_day(self, request: host.ShowDay) -> None:
+        self.show_observations_of_day(request.day)
+
+    def on_open_bridge(self, request: host.OpenBridge) -> None:
+        self.action_bridge(request.evicting, request.step)
+
+    def on_brain_opened(self, request: host.BrainOpened) -> None:
+        self.open_brain_session(request.brain)
+
+    def on_first_rows_shown(self, _: host.FirstRowsShown) -> None:
+        self.first_rows_shown()
+
+    def on_liveness_read(self, message: host.LivenessRead) -> None:
+        self.set_liveness(message.liveness)
+
     def first_rows_shown(self) -> None:
         """Panes call this once their first rows are on screen: the reads over the whole brain
         (tags, liveness) start now, not while the first screen is being drawn."""
@@ -368,7 +385,7 @@ class CleoApp(App[None]):
         """The help's Markdown for the keymap in force (made once per keymap; imports every pane)."""
         key = tuple(sorted(self.keymap.items()))
         if self._help is None or self._help[0] != key:
-            classes = [pane_class(pane) for pane in PANE_MODULES]
+            classes = [pane_class(pane) for pane in PANE_NAMES]
             panes = [(cls.PANE_HELP, cls.BINDINGS) for cls in classes if cls.PANE_HELP is not None]
             self._help = (key, help_markdown(self, panes, self.keymap))
         return self._help[1]
@@ -505,16 +522,21 @@ class CleoApp(App[None]):
         from cleo_tui.ui.widgets.bridge_view import BridgeScreen
         self.push_screen(BridgeScreen(self._session.brain, evicting, step, self.settings.get("tokenizer")))
 
-    def confirm(self, title: str, body: str, on_yes: Callable[[], object], danger: bool = False) -> None:
-        """The one confirm pattern: ask, then run `on_yes` only on an explicit yes.
+    def confirm(self, title: str, body: str, on_yes: Callable[[], object], danger: bool = False, *,
+                on_no: Callable[[], object] | None = None, confirm_label: str = "Yes",
+                dialog: ModalScreen[bool] | None = None) -> None:
+        """The one confirm pattern: ask, then run `on_yes` only on an explicit yes (`on_no` otherwise).
 
         A danger dialog starts on Cancel and ignores keys for its first moments
-        (ConfirmModal.guard_seconds), so typing on cannot confirm it.
+        (ConfirmModal.guard_seconds), so typing on cannot confirm it. `dialog`: a pane's own
+        ConfirmModal (with an option to tick) asked in place of the plain one.
         """
         def answered(yes: bool | None) -> None:
             if yes:
                 on_yes()
-        self.push_screen(ConfirmModal(title, body, danger=danger), answered)
+            elif on_no is not None:
+                on_no()
+        self.push_screen(dialog or ConfirmModal(title, body, confirm_label=confirm_label, danger=danger), answered)
 
     # -- errors -------------------------------------------------------------------------
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
@@ -527,32 +549,8 @@ class CleoApp(App[None]):
 
     def report_worker_failure(self, worker: Worker) -> None:
         """A worker's failure becomes a popup with its message, never a traceback."""
-        error = worker.error
-        if error is None:
-            return
-        if isinstance(error, BrainError):
-            self.tell("That did not work", str(error), error=True)
-            return
-        where = log_failure(error)
-        if is_database_error(error):
-            title, body = database_failure_text(error)
-        else:
-            title, body = "Something went wrong", (f"{type(error).__name__}: {error}\n\nNothing was written "
-                                                   "unless a message said so.")
-        if where:
-            body += f"\n\nDetails were written to {where}."
-        self.tell(title, body, error=True)
-
-
-def log_failure(error: BaseException) -> Path | None:
-    """With CLEO_TUI_DEBUG=1, append the traceback to a log in the cache directory."""
-    if not os.environ.get("CLEO_TUI_DEBUG"):
-        return None
-    path = cache_dir() / "cleo-tui.log"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a", encoding="utf-8") as log:
-        log.write("".join(traceback.format_exception(error)) + "\n")
-    return path
+        if worker.error is not None:
+            self.tell(*failure_text(worker.error), error=True)
 
 
 def _decode_input_leniently() -> None:
@@ -594,3 +592,8 @@ def run_app(project: Path, db: Path | None, read_only: bool) -> int:
     elif brain is not None:
         brain.close()
     return 0
+
+
+if TYPE_CHECKING:
+    def _is_a_host(app: CleoApp) -> host.Host:
+        return app  # mypy checks that CleoApp implements what panes and widgets read of it

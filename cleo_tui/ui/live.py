@@ -15,15 +15,26 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import Any, Protocol
 
+from cleo_tui.brain import Brain
 from cleo_tui.brain.connection import connect
 from cleo_tui.brain.live_poll import PollResult, PollState, poll_step, read_state
 
-if TYPE_CHECKING:
-    from cleo_tui.ui.session import BrainSession
-
 STOP_WAIT_S = 1.0  # a poll takes milliseconds; a thread stuck handing a result to the UI is not waited for
+
+
+class WatchedSession(Protocol):
+    """What the watcher needs of the session it reports to (BrainSession)."""
+
+    brain: Brain
+
+    def learn_own_version(self) -> None: ...
+
+    def live_changed(self, result: PollResult) -> None: ...
+
+    def from_worker(self, callback: Callable[..., Any], *args: Any) -> Any: ...
 
 
 class BrainWatcher:
@@ -31,7 +42,7 @@ class BrainWatcher:
 
     interval: float = 1.0  # class-wide, so a test can slow every watcher down
 
-    def __init__(self, session: BrainSession, interval: float | None = None) -> None:
+    def __init__(self, session: WatchedSession, interval: float | None = None) -> None:
         self.session = session
         self.interval = self.interval if interval is None else interval
         self._conn: sqlite3.Connection | None = None
@@ -86,14 +97,13 @@ class BrainWatcher:
         return result
 
     def _loop(self) -> None:
-        app = self.session.app
         try:
             self.poll()  # the starting state
             while not self._stop.wait(self.interval):
                 result = self.poll()
                 if result is not None and result.noticed and not self._stop.is_set():
                     try:
-                        app.call_from_thread(self.session.live_changed, result)
+                        self.session.from_worker(self.session.live_changed, result)
                     except RuntimeError:  # the app is shutting down
                         return
         finally:

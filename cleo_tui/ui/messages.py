@@ -1,15 +1,16 @@
-"""What the brain session announces to every open pane.
+"""What the brain session announces: to every subscribed pane, and to the app that listens.
 
 Each message is a dataclass (Textual's `Message` supports them through
-`__post_init__`). The app delivers a fresh copy to every registered pane screen
-(`CleoApp.announce`), so a pane handles them with ordinary handlers:
+`__post_init__`). The session delivers a fresh copy to every pane subscribed to it
+(`BrainSession.announce`), so a pane handles them with ordinary handlers:
 
     def on_brain_changed(self, message: BrainChanged) -> None: ...
     def on_tags_ready(self, message: TagsReady) -> None: ...
     def on_summary_ready(self, message: SummaryReady) -> None: ...
     def on_session_replaced(self, message: SessionReplaced) -> None: ...
 
-They do not bubble: a pane that does not handle one simply ignores it.
+They do not bubble: a pane that does not handle one simply ignores it. The session's
+other news (`Notice`, `Report`, `LiveState`) goes only to the app, which shows it.
 """
 
 from __future__ import annotations
@@ -59,3 +60,44 @@ class SummaryReady(SessionMessage, bubble=False):
 @dataclass(eq=False)
 class SessionReplaced(SessionMessage, bubble=False):
     """Another brain was opened: `session` is new. Panes are rebuilt, so few need this."""
+
+
+# -- the session's other news, for the app that listens (BrainSession.listener) ----------------
+@dataclass
+class Notice:
+    """A short notice for the user (a toast), its text shown literally."""
+
+    Severity = Literal["information", "warning", "error"]
+
+    text: str
+    severity: Severity = "information"
+    timeout: float | None = None
+
+
+@dataclass
+class Report:
+    """A dialog the user closes (a redaction's or an undo's details), its text shown literally."""
+
+    title: str
+    body: str
+    error: bool = False
+
+
+@dataclass
+class LiveState:
+    """The session's `sweep` (CLEO's sweep gate) or `waiting` (for CLEO's write lock) changed."""
+
+
+SessionNews = SessionMessage | Notice | Report | LiveState
+
+
+@dataclass
+class Written:
+    """What a write through `BrainSession.write` did: `what` (a human sentence), its undoable run.
+
+    `notify`: a "Done: …" toast (False when the pane says it itself); `kind` UNDO for an undo."""
+
+    what: str
+    run_id: int | None = None
+    notify: bool = True
+    kind: ChangeKind = CURATION

@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Any
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from cleo_tui.brain.store import global_brain_path
+from cleo_tui.ui.host import host_of
 from cleo_tui.ui.keys import keyed_actions
-from cleo_tui.ui.widgets.chrome import PaneScreen, cleo_app
+from cleo_tui.ui.widgets.chrome import PaneScreen
 
 if TYPE_CHECKING:
+    from textual.app import App
     from textual.screen import Screen
-
-    from cleo_tui.ui.app import CleoApp
 
 
 @dataclass(frozen=True)
@@ -38,14 +38,15 @@ class PaletteEntry:
         return f"{self.name} ({self.key})" if self.key else self.name
 
 
-def palette_entries(app: CleoApp, screen: Screen[Any]) -> list[PaletteEntry]:
+def palette_entries(app: App[Any], screen: Screen[Any]) -> list[PaletteEntry]:
     """The pane's own actions first (`screen` is the one the palette was opened from), then the app's."""
+    keymap = host_of(app).keymap
     entries: list[PaletteEntry] = []
     if isinstance(screen, PaneScreen):
-        for action in keyed_actions(app, type(screen).BINDINGS, app.keymap):
+        for action in keyed_actions(app, type(screen).BINDINGS, keymap):
             entries.append(PaletteEntry(action.name, action.key, action.help,
                                         partial(app.call_later, app.run_action, action.binding.action, screen)))
-    for action in keyed_actions(app, type(app).BINDINGS, app.keymap):
+    for action in keyed_actions(app, type(app).BINDINGS, keymap):
         entries.append(PaletteEntry(action.name, action.key, action.help,
                                     partial(app.call_later, app.run_action, action.binding.action)))
     unbound = [("Undo last change", "Undo the last curation step made in this session", "undo_last"),
@@ -63,7 +64,7 @@ class CleoCommands(Provider):
     """Lists the entries; fuzzy-matches what the user types against their names."""
 
     def _entries(self) -> list[PaletteEntry]:
-        return palette_entries(cleo_app(self.app), self.screen)
+        return palette_entries(self.app, self.screen)
 
     async def discover(self) -> Hits:
         for entry in self._entries():

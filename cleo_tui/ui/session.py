@@ -2,12 +2,16 @@
 
 One `BrainSession` per open brain. Panes reach it as `self.session` (PaneScreen)
 or `app.session` (CleoApp); nothing else holds the brain, its tags, the pins,
-the counts or the undo stack. Every write made through the session (or reported
-to it with `record_write`) is announced to every open pane as a `BrainChanged`
-message; recomputed tags and counts as `TagsReady` and `SummaryReady`.
+the counts or the undo stack. It is a model: it drives no widget. Panes subscribe
+(`subscribe`) and receive what it announces: every write made through the session
+(`write`, `curate`, `bulk`, `undo`…) as a `BrainChanged` message, recomputed tags
+and counts as `TagsReady` and `SummaryReady`. The app listens (`listener`) for the
+same and for the rest of its news (`Notice`, `Report`, `LiveState`: CLEO's sweep,
+the wait for its lock) and shows them.
 
 Slow work runs in thread workers started on the app (so their failures become
-the app's popups); the methods return at once.
+the app's popups); the methods return at once. Workers hand results to the UI
+thread with `call_from_thread` (see `from_worker`).
 """
 
 from __future__ import annotations
@@ -15,7 +19,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, wait
-from typing import TYPE_CHECKING, Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from cleo_tui.brain import Brain
 from cleo_tui.brain.journal import UndoOutcome
@@ -26,15 +31,33 @@ from cleo_tui.memory import cleo_marks, curation, sweeps
 from cleo_tui.memory.mapping import relevance_overrides
 from cleo_tui.safe_text import plural
 from cleo_tui.ui.live import BrainWatcher
-from cleo_tui.ui.messages import CURATION, EXTERNAL, RELOAD, UNDO, BrainChanged, ChangeKind, SummaryReady, TagsReady
+from cleo_tui.ui.messages import (
+    CURATION,
+    EXTERNAL,
+    RELOAD,
+    UNDO,
+    BrainChanged,
+    ChangeKind,
+    LiveState,
+    Notice,
+    Report,
+    SessionMessage,
+    SessionNews,
+    SummaryReady,
+    TagsReady,
+    Written,
+)
 
 if TYPE_CHECKING:
+    from textual.message_pump import MessagePump
+    from textual.timer import Timer
+    from textual.worker import Worker
+
     from cleo_tui.brain.live_poll import PollResult
-    from cleo_tui.memory.bulk import BulkAction
+    from cleo_tui.memory.bulk import BulkAction, BulkResult
     from cleo_tui.memory.redaction import RedactionResult
     from cleo_tui.memory.secrets import Finding
     from cleo_tui.memory.tags import ObservationTags, TagTable
-    from cleo_tui.ui.app import CleoApp
 
 WAITING_NOTICE = WAITING_MESSAGE  # "waiting for CLEO's write lock…"
 # Seconds after opening by which the reads over the whole brain (tags, liveness) start even if
@@ -44,8 +67,8 @@ BACKGROUND_BY = 3.0
 # this many times (a worker holds the brain for a read, rarely a second); then it counts as CLEO's.
 OWN_CHECK_GAP_S = 0.05
 OWN_CHECK_TRIES = 40
-CurationKind = str  # one of CURATION_STEPS
-CURATION_STEPS: dict[str, Callable[[Brain, str], int]] = {
+CurationKind = Literal["pin", "unpin", "evict", "restore", "keep-in-cleo", "sweep-veto"]  # CURATION_STEPS' keys
+CURATION_STEPS: dict[CurationKind, Callable[[Brain, str], int]] = {
     "pin": curation.pin_observation,
     "unpin": curation.unpin_observation,
     "evict": curation.evict_observation,
@@ -53,6 +76,22 @@ CURATION_STEPS: dict[str, Callable[[Brain, str], int]] = {
     "keep-in-cleo": cleo_marks.keep_in_cleo,  # issue 28: quality raised so CLEO keeps it (undoable)
     "sweep-veto": sweeps.veto_row,  # issue 28: a staged sweep row left out of CLEO's approve (undoable)
 }
+
+T = TypeVar("T")
+
+
+class Runner(Protocol):
+    """Where the session runs its work: the app's workers, timers and UI thread (Textual's App)."""
+
+    def run_worker(self, work: Callable[[], Any], *, thread: bool = ..., group: str = ...,
+                   exclusive: bool = ..., exit_on_error: bool = ...) -> Worker[Any]: ...
+
+    def set_timer(self, delay: float, callback: Callable[[], Any]) -> Timer: ...
+
+    def call_from_thread(self, callback: Callable[..., Any], *args: Any) -> Any: ...
+
+
+Listener = Callable[["BrainSession", SessionNews], None]
 
 
 class BrainSession:
@@ -62,9 +101,13 @@ class BrainSession:
     `start_tags`); `summary` is None until read. Both are replaced, never mutated.
     """
 
-    def __init__(self, app: CleoApp, brain: Brain) -> None:
-        self.app = app
+    def __init__(self, runner: Runner, brain: Brain, listener: Listener | None = None) -> None:
+        self.runner = runner
+        self.listener = listener  # the app: shows the session's news (counts, sweep, notices)
         self.brain = brain
+        self.current = True  # False once another brain was opened: late results are dropped
+        self.subscribers: list[MessagePump] = []  # the panes receiving the session's messages
+        self.waiting: str | None = None  # "waiting for CLEO's write lock…" while a write waits
         self.tags: TagTable | None = None
         self.overrides: dict[str, str] = {}
         self.summary: dict | None = None
@@ -104,6 +147,37 @@ class BrainSession:
     def is_pinned(self, observation_id: str) -> bool:
         return self.overrides.get(observation_id) == "critical"
 
+    # -- who hears the session ---------------------------------------------------------
+    def subscribe(self, pane: MessagePump) -> None:
+        """`pane` now receives the session's messages (BrainChanged, TagsReady…)."""
+        if pane not in self.subscribers:
+            self.subscribers.append(pane)
+
+    def unsubscribe(self, pane: MessagePump) -> None:
+        if pane in self.subscribers:
+            self.subscribers.remove(pane)
+
+    def announce(self, message: SessionMessage) -> None:
+        """Deliver a copy of `message` to every subscribed pane, and tell the listener."""
+        for pane in list(self.subscribers):
+            pane.post_message(replace(message))
+        self._tell(message)
+
+    def _tell(self, news: SessionNews) -> None:
+        if self.listener is not None:
+            self.listener(self, news)
+
+    def notify(self, text: str, severity: Notice.Severity = "information", timeout: float | None = None) -> None:
+        """A short notice for the user (the app shows it as a toast)."""
+        self._tell(Notice(text, severity, timeout))
+
+    def from_worker(self, callback: Callable[..., Any], *args: Any) -> Any:
+        """Run `callback(*args)` on the UI thread from a worker, and wait for it.
+
+        The one worker-to-UI style of `ui/`: the result is applied before the worker ends, so
+        whoever waits for the workers (tests, shutdown) sees it applied."""
+        return self.runner.call_from_thread(callback, *args)
+
     # -- loading ----------------------------------------------------------------------
     def read_first_rows(self, read: Callable[[Brain], Any]) -> None:
         """Start `read(brain)` in a thread now, before the first pane is even composed.
@@ -132,14 +206,14 @@ class BrainSession:
     def start(self) -> None:
         """Read the counts now; the tags start with the first rows (or by BACKGROUND_BY); watch the file."""
         self.load_summary()
-        self.app.set_timer(BACKGROUND_BY, self.start_tags)
+        self.runner.set_timer(BACKGROUND_BY, self.start_tags)
         self.start_live()
 
     # -- the live brain (CLEO writing meanwhile) ---------------------------------------------
     def start_live(self) -> None:
         """Start the watcher that notices CLEO's writes and sweeps (see ui/live.py)."""
         self.sweep = sweep_active(self.brain.path)
-        self.app.sweep = self.sweep
+        self._tell(LiveState())
         self._own_version = self._brain_version()
         if self.watcher is None:
             self.watcher = BrainWatcher(self)
@@ -165,13 +239,13 @@ class BrainSession:
 
     def live_changed(self, result: PollResult) -> None:
         """The watcher noticed something (UI thread): the sweep gate, or a write by another program."""
-        if self.app.session is not self:
+        if not self.current:
             return
         if result.sweep_changed:
             self.sweep = result.state.sweep
-            self.app.sweep = self.sweep
+            self._tell(LiveState())
             if self.sweep is None:
-                self.app.notify("CLEO's sweep finished: writes are possible again.")
+                self.notify("CLEO's sweep finished: writes are possible again.")
         if result.changed:
             self._judge_change(result)
 
@@ -185,7 +259,7 @@ class BrainSession:
         version = self._brain_version()
         if version is None and tries < OWN_CHECK_TRIES:
             self.unjudged = result
-            self.app.set_timer(OWN_CHECK_GAP_S, lambda: self._judge_change(result, tries + 1))
+            self.runner.set_timer(OWN_CHECK_GAP_S, lambda: self._judge_change(result, tries + 1))
             return
         self.unjudged = None
         ours = (version is not None and version == self._own_version and not result.new_ids
@@ -203,8 +277,7 @@ class BrainSession:
     def refuse_write(self) -> bool:
         """Say so and return True when a write must not start now (CLEO is sweeping)."""
         if self.sweep:
-            self.app.notify(f"CLEO is sweeping — writes paused. {self.sweep}", severity="warning",
-                            markup=False)
+            self.notify(f"CLEO is sweeping — writes paused. {self.sweep}", severity="warning")
             return True
         return False
 
@@ -220,7 +293,7 @@ class BrainSession:
         self._waiting_cancel = cancel
 
         def waiting() -> None:
-            self.app.call_from_thread(self._show_waiting, cancel)
+            self.from_worker(self._show_waiting, cancel)
 
         try:
             # A file replaced under us must not get a writer of ours (it would take the old -wal);
@@ -234,21 +307,23 @@ class BrainSession:
             wait_for_write_lock(probe, cancel.is_set, waiting, give_up_after=self.brain.busy_timeout_ms() / 1000)
         finally:
             probe.close()
-            self.app.call_from_thread(self._hide_waiting, cancel)
+            self.from_worker(self._hide_waiting, cancel)
         if cancel.is_set():
-            self.app.call_from_thread(self.app.notify, "Cancelled: nothing was written.", severity="warning")
+            self.from_worker(self.notify, "Cancelled: nothing was written.", "warning")
             return False
         return True  # free, or waited the busy timeout: the write itself says "stayed locked"
 
     def _show_waiting(self, cancel: threading.Event) -> None:
         if self._waiting_cancel is cancel and not cancel.is_set():
-            self.app.waiting = WAITING_NOTICE
-            self.app.notify(WAITING_NOTICE + " (esc cancels)", timeout=3)
+            self.waiting = WAITING_NOTICE
+            self._tell(LiveState())
+            self.notify(WAITING_NOTICE + " (esc cancels)", timeout=3)
 
     def _hide_waiting(self, cancel: threading.Event) -> None:
         if self._waiting_cancel is cancel:
             self._waiting_cancel = None
-            self.app.waiting = None
+            self.waiting = None
+            self._tell(LiveState())
 
     def cancel_wait(self) -> bool:
         """Esc while a write waits for CLEO's lock: give up (nothing is written). True if one was waiting."""
@@ -256,7 +331,8 @@ class BrainSession:
         if cancel is None:
             return False
         cancel.set()
-        self.app.waiting = None
+        self.waiting = None
+        self._tell(LiveState())
         return True
 
     def start_tags(self) -> None:
@@ -267,20 +343,19 @@ class BrainSession:
 
     def load_summary(self) -> None:
         """Re-read counts and pins in a worker; announces SummaryReady."""
-        self.app.run_worker(self._read_summary, thread=True, exclusive=True, group="summary", exit_on_error=False)
+        self.runner.run_worker(self._read_summary, thread=True, exclusive=True, group="summary", exit_on_error=False)
 
     def _read_summary(self) -> None:
         if self._first_rows is not None:
             wait([self._first_rows])
         summary, overrides = brain_summary(self.brain), relevance_overrides(self.brain)
-        self.app.call_from_thread(self._set_summary, summary, overrides)
+        self.from_worker(self._set_summary, summary, overrides)
 
     def _set_summary(self, summary: dict, overrides: dict[str, str]) -> None:
-        if self.app.session is not self:
+        if not self.current:
             return  # another brain was opened meanwhile
         self.overrides, self.summary = overrides, summary
-        self.app.summary = summary
-        self.app.announce(SummaryReady())
+        self.announce(SummaryReady())
 
     def load_tags(self) -> None:
         """Recompute the tags in a worker (on their own connection); announces TagsReady.
@@ -301,30 +376,30 @@ class BrainSession:
             try:
                 work()
             finally:
-                self.app.call_from_thread(self._tags_done)
+                self.from_worker(self._tags_done)
 
-        self.app.run_worker(run, thread=True, group="tags", exit_on_error=False)
+        self.runner.run_worker(run, thread=True, group="tags", exit_on_error=False)
 
     def _tags_done(self) -> None:
         self._tags_busy = False
         work, self._tags_next = self._tags_next, None
-        if work is not None and self.app.session is self:
+        if work is not None and self.current:
             self._run_tags(work)
 
     def _read_tags(self) -> None:
         from cleo_tui.memory.tags import tag_brain  # heavy: kept off the first screen's path
         reader = self.brain.reader()
         try:
-            tags = tag_brain(reader, lambda early: self.app.call_from_thread(self._set_tags, early))
+            tags = tag_brain(reader, lambda early: self.from_worker(self._set_tags, early))
         finally:
             reader.close()
-        self.app.call_from_thread(self._set_tags, tags)
+        self.from_worker(self._set_tags, tags)
 
     def _set_tags(self, tags: TagTable) -> None:
-        if self.app.session is not self:
+        if not self.current:
             return
         self.tags = tags
-        self.app.announce(TagsReady())
+        self.announce(TagsReady())
 
     def refresh_derived(self) -> None:
         """Counts and (on a CLEO brain) tags again, after any write."""
@@ -334,85 +409,89 @@ class BrainSession:
             self.load_tags()
 
     # -- writes ---------------------------------------------------------------------
+    def write(self, label: str, step: Callable[[Brain], T], done: Callable[[T], Written | None] | None = None,
+              *, source: str | None = None, group: str = "curation") -> bool:
+        """The one write path: `step(brain)` in a worker, after the sweep gate and CLEO's write lock.
+
+        Refused (False, said) while CLEO sweeps; in the worker it waits for CLEO's lock in short
+        probes (the header says so, esc cancels and nothing is written), then runs `step`. Back on
+        the UI thread `done(result)` says what was written (a `Written`, or None when nothing was
+        or the pane says it itself): its run is kept for undo (u) and every pane hears
+        `BrainChanged`. Without `done`, `step` returns the run id and `label` is what it did.
+        A failure of `step` is the app's popup (the worker's error), and nothing is announced.
+        """
+        if self.refuse_write():
+            return False
+        report = done if done is not None else (lambda run_id: Written(label, run_id))
+
+        def run() -> None:
+            if not self.wait_for_lock():
+                return
+            result = step(self.brain)
+            self.from_worker(self._written, report, result, source)
+
+        self.runner.run_worker(run, thread=True, exclusive=True, group=group, exit_on_error=False)
+        return True
+
+    def _written(self, report: Callable[[T], Written | None], result: T, source: str | None) -> None:
+        written = report(result)
+        if written is None:
+            return
+        if written.kind == UNDO:
+            self._announce_change(UNDO, written.what, None, source, written.notify)
+            return
+        self.record_write(written.what, written.run_id, source, written.notify)
+
     def curate(self, kind: CurationKind, observation_id: str) -> None:
         """Pin, unpin, evict or restore one observation in a worker (undoable with `undo`)."""
         step = CURATION_STEPS[kind]
-        if self.refuse_write():
-            return
-
-        def write() -> None:
-            if not self.wait_for_lock():
-                return
-            run_id = step(self.brain, observation_id)
-            self.app.call_from_thread(self.record_write, f"{kind} {observation_id}", run_id)
-
-        self.app.run_worker(write, thread=True, exclusive=True, group="curation", exit_on_error=False)
+        self.write(f"{kind} {observation_id}", lambda brain: step(brain, observation_id))
 
     def bulk(self, action: BulkAction, ids: list[str], described: str) -> None:
         """Evict, restore or pin `ids` (a filter's rows, `described`) as one run in a worker; u undoes it."""
-        if self.refuse_write():
-            return
+        from cleo_tui.memory.bulk import apply_bulk
 
-        def write() -> None:
-            from cleo_tui.memory.bulk import apply_bulk
-            if not self.wait_for_lock():
-                return
-            result = apply_bulk(self.brain, action, ids, described)
+        def done(result: BulkResult) -> Written:
             left = f"; {result.left:,} had changed and were left alone" if result.left else ""
-            self.app.call_from_thread(self.record_write, f"{action} of {len(result.done):,} observation"
-                                      f"{'' if len(result.done) == 1 else 's'} ({described}){left}", result.run_id)
+            return Written(f"{action} of {len(result.done):,} observation"
+                           f"{'' if len(result.done) == 1 else 's'} ({described}){left}", result.run_id)
 
-        self.app.run_worker(write, thread=True, exclusive=True, group="curation", exit_on_error=False)
+        self.write(f"{action} of {described}", lambda brain: apply_bulk(brain, action, ids, described), done)
 
     def redact_secrets(self, findings: list[Finding]) -> None:
         """Redact the secrets of these findings' rows in a worker (cannot be undone); a dialog says what was done."""
-        if self.refuse_write():
-            return
+        from cleo_tui.memory.redaction import redact
+        self.write("redaction", lambda brain: redact(brain, findings), self._redacted)
 
-        def write() -> None:
-            from cleo_tui.memory.redaction import redact
-            if not self.wait_for_lock():
-                return
-            result = redact(self.brain, findings)
-            self.app.call_from_thread(self._redacted, result)
-
-        self.app.run_worker(write, thread=True, exclusive=True, group="curation", exit_on_error=False)
-
-    def _redacted(self, result: RedactionResult) -> None:
-        self._announce_change(CURATION, f"redaction of {plural(result.secrets, 'secret')}", None, None, notify=False)
-        self.app.tell("Secrets redacted", "\n".join(result.lines()))
+    def _redacted(self, result: RedactionResult) -> Written:
+        self._tell(Report("Secrets redacted", "\n".join(result.lines())))
+        return Written(f"redaction of {plural(result.secrets, 'secret')}", None, notify=False)
 
     def undo(self) -> None:
         """Undo the latest run made in this session (says so when there is none)."""
         if not self.undo_stack:
-            self.app.notify("Nothing to undo in this session.", severity="warning")
+            self.notify("Nothing to undo in this session.", severity="warning")
             return
         self.undo_run(self.undo_stack.pop())
 
     def undo_run(self, run_id: int) -> None:
         """Undo one curation run (any, e.g. a prune run chosen in a list) in a worker."""
-        if self.refuse_write():
+        if self.sweep:
+            self.refuse_write()
             return
         if run_id in self.undo_stack:
             self.undo_stack.remove(run_id)
+        self.write(f"undo of run {run_id}", lambda brain: curation.undo_detailed(brain, run_id), self._undone)
 
-        def write() -> None:
-            if not self.wait_for_lock():
-                return
-            outcome = curation.undo_detailed(self.brain, run_id)
-            self.app.call_from_thread(self._undone, outcome)
-
-        self.app.run_worker(write, thread=True, exclusive=True, group="curation", exit_on_error=False)
-
-    def _undone(self, outcome: UndoOutcome) -> None:
+    def _undone(self, outcome: UndoOutcome) -> Written:
         """Announce an undo: a toast when all of it was undone, else a dialog naming the rows it could not
         restore (CLEO deleted or changed them meanwhile); a run with changes left can be undone again."""
-        self._announce_change(UNDO, curation.undo_summary(outcome), None, None,
-                              notify=outcome.clean)
         if outcome.remaining:
             self.undo_stack.append(outcome.run_id)
         if not outcome.clean:
-            self.app.tell("Undo: some rows could not be restored", "\n".join(outcome.lines("undoing it again (u)")))
+            self._tell(Report("Undo: some rows could not be restored",
+                              "\n".join(outcome.lines("undoing it again (u)"))))
+        return Written(curation.undo_summary(outcome), None, notify=outcome.clean, kind=UNDO)
 
     def record_write(self, what: str, run_id: int | None, source: str | None = None, notify: bool = True) -> None:
         """A write made elsewhere (a pane's own worker): remember its run for undo and announce it.
@@ -427,7 +506,7 @@ class BrainSession:
         """Read the brain again (after CLEO wrote): counts, tags, every pane."""
         self.brain.refresh()
         self.refresh_derived()
-        self.app.announce(BrainChanged(RELOAD, "reload"))
+        self.announce(BrainChanged(RELOAD, "reload"))
 
     def external_change(self, what: str = "", result: PollResult | None = None) -> None:
         """Another program wrote to the brain file (the live-brain watcher): counts, tags for the
@@ -439,7 +518,7 @@ class BrainSession:
                 self.update_tags()
             elif self._tags_started:
                 self.load_tags()
-        self.app.announce(BrainChanged(EXTERNAL, what))
+        self.announce(BrainChanged(EXTERNAL, what))
 
     def update_tags(self) -> None:
         """Fold the rows above the tags' high-water mark into them in a worker (never a full re-tag)."""
@@ -455,14 +534,14 @@ class BrainSession:
             updated = update_tags(reader, tags)
         finally:
             reader.close()
-        self.app.call_from_thread(self._set_tags, updated)
+        self.from_worker(self._set_tags, updated)
 
     def _announce_change(self, kind: ChangeKind, what: str, run_id: int | None, source: str | None,
                          notify: bool = True) -> None:
         if notify:
-            self.app.notify(f"Done: {what}." + (" u undoes it." if run_id is not None else ""))
+            self.notify(f"Done: {what}." + (" u undoes it." if run_id is not None else ""))
         self.refresh_derived()
-        self.app.announce(BrainChanged(kind, what, run_id, source))
+        self.announce(BrainChanged(kind, what, run_id, source))
 
     def close(self) -> None:
         self.stop_live()

@@ -24,8 +24,6 @@ from textual.message import Message
 from textual.widgets import Input, Label, ProgressBar, Static
 
 from cleo_tui.brain.errors import BrainError
-from cleo_tui.memory.cleo_effects import EVICTION_IN_CLEO
-from cleo_tui.memory.dedup_merge import MergeRequest, merge_duplicates
 from cleo_tui.memory.duplicates import (
     DEFAULT_THRESHOLD,
     BadThreshold,
@@ -38,10 +36,10 @@ from cleo_tui.memory.duplicates import (
     scan_duplicates,
 )
 from cleo_tui.recall.impact import RecallImpact, RecallIndex
-from cleo_tui.safe_text import one_line, plural
+from cleo_tui.safe_text import one_line
 from cleo_tui.ui.help import DUPLICATES_HELP
 from cleo_tui.ui.messages import EXTERNAL, BrainChanged
-from cleo_tui.ui.widgets.chrome import PaneScreen
+from cleo_tui.ui.panes.duplicates_merge import DuplicatesMerge, cluster_key
 from cleo_tui.ui.widgets.dup_render import compare_view, pair_similarity, updates_text
 from cleo_tui.ui.widgets.inputs import SafeInput
 from cleo_tui.ui.widgets.list_listing import ListListing
@@ -67,11 +65,6 @@ MEMBER_COLUMNS = [
 ]
 
 
-def cluster_key(ids: list[str]) -> tuple[str, ...]:
-    """A cluster's identity across thresholds and rescans: its member ids."""
-    return tuple(sorted(ids))
-
-
 @dataclass
 class Choice:
     """What the reviewer changed in one cluster: another keeper, members toggled in or out."""
@@ -87,7 +80,7 @@ class UpdateRow:
     pair: Pair
 
 
-class DuplicatesScreen(PaneScreen):
+class DuplicatesScreen(DuplicatesMerge):
     PANE = "duplicates"
     PANE_HELP = DUPLICATES_HELP
     BINDINGS = [
@@ -147,13 +140,6 @@ class DuplicatesScreen(PaneScreen):
         generation: int
         error: str
         cancelled: bool
-
-    @dataclass(eq=False)
-    class Merged(Message):
-        run_id: int
-        evicted: int
-        tokens_saved: int
-        skipped: tuple[str, ...] = ()  # members left alone: changed or gone since the scan
 
     def __init__(self) -> None:
         super().__init__(id="pane-duplicates")
@@ -269,7 +255,7 @@ class DuplicatesScreen(PaneScreen):
         self.update_status()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "cancel_scan" and self.cleo.waiting is not None:
+        if action == "cancel_scan" and self.host.waiting is not None:
             return False  # Esc stops the merge's wait for CLEO's lock first (the app's binding)
         return super().check_action(action, parameters)
 
@@ -557,92 +543,7 @@ class DuplicatesScreen(PaneScreen):
         if event.table.id == "dup-clusters":
             self.table("members").focus()
         else:
-            self.cleo.open_observation(event.row["id"])
-
-    # -- merging -----------------------------------------------------------------------
-    def request(self, cluster: Cluster) -> MergeRequest:
-        return cluster.request(self.keeper(cluster), self.evicted(cluster))
-
-    def action_merge(self) -> None:
-        cluster = self.current_cluster()
-        if cluster is None:
-            self.notify("Highlight a cluster to merge (updates are never merged).", severity="warning")
-            return
-        self.ask_merge([cluster])
-
-    def action_merge_checked(self) -> None:
-        chosen = [c for c in self.clusters if cluster_key(c.ids) in self.checked]
-        if not chosen:
-            self.notify("No cluster is checked (space checks the highlighted one).", severity="warning")
-            return
-        self.ask_merge(chosen)
-
-    def ask_merge(self, clusters: list[Cluster]) -> None:
-        """The one confirm: what is evicted, the tokens saved, what eviction does in CLEO."""
-        if self.scanning:
-            self.notify("The scan is under way; merge when it is done.", severity="warning")
-            return
-        requests = [r for r in (self.request(c) for c in clusters) if r.others]
-        if not requests:
-            self.notify("Nothing to merge: every member but the keeper is left out.", severity="warning")
-            return
-        impact = self.recall_impact(clusters)
-        if impact is None and self.recall_problem is None:
-            self.notify("The recorded recalls are still being read; merge in a moment.", severity="warning")
-            return
-        count = sum(len(r.others) for r in requests)
-        saved = sum(c.tokens_saved_for(self.evicted(c)) for c in clusters)
-        lines = [f"keep {one_line(r.keep, 40)}, evict {', '.join(one_line(o, 40) for o in r.others)}"
-                 for r in requests[:8]]
-        if len(requests) > 8:
-            lines.append(f"… and {len(requests) - 8} more clusters")
-        protected = [(o, why) for r in requests for o, why in r.protected.items()]
-        body = (f"Soft-evict {plural(count, 'duplicate observation')} in {plural(len(requests), 'cluster')}, saving "
-                f"{saved:,} tokens?\n\n" + "\n".join(lines) +
-                "\n\nEach keeper gets a supersedes edge to every row it absorbs. One run: u undoes it exactly."
-                + (f"\n\n{len(protected)} of them are protected: each asks again on its own." if protected else "")
-                + f"\n\nRecall impact: {impact.confirmation() if impact else f'unavailable: {self.recall_problem}'}"
-                + f"\n\n{EVICTION_IN_CLEO}")
-        self.cleo.confirm("Merge duplicates", body, lambda: self._confirm_protected(requests, protected, set()),
-                          danger=True)
-
-    def _confirm_protected(self, requests: list[MergeRequest], pending: list[tuple[str, tuple[str, ...]]],
-                           confirmed: set[str]) -> None:
-        """Ask for each protected member on its own; the merge runs only when every one said yes."""
-        if not pending:
-            self._start_merge(requests, confirmed)
-            return
-        (member, reasons), rest = pending[0], pending[1:]
-        body = (f"{one_line(member, 60)} is protected: {one_line('; '.join(reasons), 400)}.\n\n"
-                "Evict it anyway as a duplicate? Cancel stops the whole merge and writes nothing; to merge "
-                "the others without it, leave it out (x) and merge again.")
-        self.cleo.confirm("Evict a protected observation", body,
-                          lambda: self._confirm_protected(requests, rest, confirmed | {member}), danger=True)
-
-    def _start_merge(self, requests: list[MergeRequest], confirmed: set[str]) -> None:
-        if not requests:
-            self.notify("Nothing to merge: every member was left out.", severity="warning")
-            return
-        by_keep = {c.keep: c for c in self.clusters}
-        saved = 0
-        for r in requests:
-            cluster = next((c for c in self.clusters if r.keep in c.ids), by_keep.get(r.keep))
-            saved += cluster.tokens_saved_for(r.others) if cluster is not None else 0
-        self._merge(requests, confirmed, saved)
-
-    @work(thread=True, exclusive=True, group="dup-merge", exit_on_error=False)
-    def _merge(self, requests: list[MergeRequest], confirmed: set[str], saved: int) -> None:
-        if not self.session.wait_for_lock():  # CLEO holds the write lock: say so, esc cancels
-            return
-        result = merge_duplicates(self.session.brain, requests, confirmed)
-        self.post_message(self.Merged(result.run_id, len(result.evicted), saved, tuple(result.lines())))
-
-    def on_duplicates_screen_merged(self, message: Merged) -> None:
-        for key in list(self.checked):
-            self.checked.discard(key)
-        left = f"; {'; '.join(message.skipped)}" if message.skipped else ""
-        self.session.record_write(f"dedup run {message.run_id} merged {message.evicted:,} duplicates "
-                                  f"(saves {message.tokens_saved:,} tokens){left}", message.run_id, source=self.PANE)
+            self.open_observation(event.row["id"])
 
     def action_undo(self) -> None:
         self.session.undo()

@@ -35,6 +35,7 @@ from cleo_tui.memory.history import (
 )
 from cleo_tui.safe_text import one_line
 from cleo_tui.ui.help import HISTORY_HELP
+from cleo_tui.ui.host import LivenessRead, ShowDay, ask
 from cleo_tui.ui.messages import BrainChanged
 from cleo_tui.ui.widgets.chrome import HISTORY_PANE, PaneScreen
 from cleo_tui.ui.widgets.history_chart import HistoryChart
@@ -219,7 +220,7 @@ class HistoryScreen(PaneScreen):
         tall = self.size.height >= 34
         self.chart.set_days(days, 6 if tall else 3, 2 if tall else 1)
         self.query_one("#hist-liveness", Static).update(liveness_text(message.liveness))
-        self.cleo.set_liveness(message.liveness)
+        ask(self, LivenessRead(message.liveness))
         self.update_status()
 
     def update_status(self) -> None:
@@ -250,7 +251,7 @@ class HistoryScreen(PaneScreen):
 
     def open_day(self, day: str) -> None:
         """Switch to the Observations pane, showing the observations created on `day`."""
-        self.cleo.show_observations_of_day(day)
+        ask(self, ShowDay(day))
 
     def action_reload_history(self) -> None:
         self.reload()

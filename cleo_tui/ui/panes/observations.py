@@ -16,22 +16,23 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Input, Select, Static
 
-from cleo_tui.brain import cleo_rules
+from cleo_tui.brain import Brain, cleo_rules
 from cleo_tui.brain.listing import ObservationListing
 from cleo_tui.brain.numbers import quality_text
-from cleo_tui.brain.observation_reads import observation_exists
-from cleo_tui.brain.observations import ObservationQuery, distinct_values, page_observations
-from cleo_tui.brain.store import Brain
+from cleo_tui.brain.observations import distinct_values
 from cleo_tui.memory import recall_protection
 from cleo_tui.memory.detail import ObservationDetail
 from cleo_tui.memory.mapping import derive_relevance
 from cleo_tui.safe_text import one_line, plural
 from cleo_tui.ui.help import OBSERVATIONS_HELP
+from cleo_tui.ui.host import FirstRowsShown, ask
 from cleo_tui.ui.messages import EXTERNAL, BrainChanged, TagsReady
 from cleo_tui.ui.panes.observations_bulk import FilterActions
+from cleo_tui.ui.panes.observations_listing import ANY, SORTS, Filters, build_listing, state_cell
 from cleo_tui.ui.session import BACKGROUND_BY
 from cleo_tui.ui.widgets.chrome import PaneScreen
 from cleo_tui.ui.widgets.detail import DetailView, load_detail
+from cleo_tui.ui.widgets.filter_options import FilterChoices, FilterOptions
 from cleo_tui.ui.widgets.inputs import SearchInput
 from cleo_tui.ui.widgets.table import Anchor, Column, LineTable, Located, locate
 
@@ -54,9 +55,6 @@ COLUMNS = [
     Column("source", "source", 8, drop=5),
     Column("state", "state", 8),  # live / evicted, and CLEO's marks: ⚠ at risk, "hidden" from its search
 ]
-SORTS = [("date", True, "date ↓"), ("date", False, "date ↑"), ("quality", True, "quality ↓"),
-         ("coverage", True, "coverage ↓")]
-ANY = "any"
 FILTER_OF_SELECT = {"f-state": "state", "f-type": "type", "f-coverage": "coverage", "f-protected": "protected",
                     "f-tier": "tier", "f-session": "session", "f-cleo": "cleo"}  # each select's field of Filters
 COVERAGE_SHORT = {"reinforced": "reinf."}
@@ -68,20 +66,8 @@ def protection_kind(reason: str) -> str:
     return recall_protection.kind_of(reason) or reason.split(":", 1)[0]
 
 
-@dataclass
-class Filters:
-    state: str = "all"
-    type: str = ANY
-    coverage: str = ANY
-    protected: str = ANY
-    tier: str = ANY
-    session: str = ANY
-    search: str = ""
-    day: str = ""  # YYYY-MM-DD: only rows created that day (set by the History pane's show_day)
-    cleo: str = ANY  # cleo_rules.AT_RISK or HIDDEN: what CLEO's own rules mark (issue 28)
 
-
-class ObservationsScreen(FilterActions, PaneScreen):
+class ObservationsScreen(FilterActions, PaneScreen, FilterOptions):
     PANE = "observations"
     PANE_HELP = OBSERVATIONS_HELP
     BINDINGS = [
@@ -258,7 +244,7 @@ class ObservationsScreen(FilterActions, PaneScreen):
             self.set_timer(1 / 60, lambda: self.call_after_refresh(self.first_rows_drawn))
             return
         self.mount_filter_bar()
-        self.cleo.first_rows_shown()
+        ask(self, FirstRowsShown())
 
     # -- the live brain: CLEO's new rows -------------------------------------------------
     @property
@@ -323,17 +309,10 @@ class ObservationsScreen(FilterActions, PaneScreen):
             self.update_status()
 
     # -- filters ----------------------------------------------------------------
-    @work(thread=True, group="obs-options", exit_on_error=False)
-    def load_filter_options(self) -> None:
-        brain = self.session.brain
-        options = {name: distinct_values(brain, column)
-                   for name, column in (("f-type", "type"), ("f-tier", "memory_tier"),
-                                        ("f-session", "source_session_id"))}
-        self.app.call_from_thread(self._set_filter_options, options)
-
-    def _set_filter_options(self, options: dict[str, list[str]]) -> None:
-        for select_id, values in options.items():
-            self.query_one(f"#{select_id}", Select).set_options((Text(one_line(v, 40)), v) for v in values)
+    def read_filter_options(self, brain: Brain) -> FilterChoices:
+        """The types, tiers and sessions the brain holds."""
+        return {name: [(v, v) for v in distinct_values(brain, column)]
+                for name, column in (("f-type", "type"), ("f-tier", "memory_tier"), ("f-session", "source_session_id"))}
 
     @on(Select.Changed)
     def filter_changed(self, event: Select.Changed) -> None:
@@ -466,7 +445,7 @@ class ObservationsScreen(FilterActions, PaneScreen):
             "Its relevance goes back to what the brain's data says, and it may lose its protection."
             if pinned else "Its relevance becomes critical, which protects it from pruning.")
             + " You can undo this with u.")
-        self.cleo.confirm(f"{verb} observation", body,
+        self.confirm(f"{verb} observation", body,
                           lambda: self.session.curate("unpin" if pinned else "pin", row["id"]))
 
     def action_evict(self) -> None:
@@ -479,7 +458,7 @@ class ObservationsScreen(FilterActions, PaneScreen):
         reasons = self._protection_reasons(row["id"])
         why = one_line("; ".join(reasons), 300)
         guard = f"\n\nIt is protected ({why}): you will be asked again." if reasons else ""
-        self.cleo.confirm("Evict observation",
+        self.confirm("Evict observation",
                          f"Soft-evict {row['id']}?\n\n{one_line(row.get('title'), 200)}\n\n"
                          f"Recall impact: {self.recall_impact_text(str(row['id']))}\n\n"
                          "It stays in the brain with invalid_at set; undo (u) or restore (r) brings it back."
@@ -500,7 +479,7 @@ class ObservationsScreen(FilterActions, PaneScreen):
         if not reasons:
             self.session.curate("evict", observation_id)
             return
-        self.cleo.confirm("Evict a protected observation",
+        self.confirm("Evict a protected observation",
                           f"{one_line(observation_id, 60)} is protected: {one_line('; '.join(reasons), 400)}.\n\n"
                           "The pruner never drops it. Evict it anyway? Cancel writes nothing.",
                           lambda: self.session.curate("evict", observation_id), danger=True)
@@ -549,7 +528,7 @@ class ObservationsScreen(FilterActions, PaneScreen):
         if row.get("invalid_at") is None:
             self.notify(f"{row['id']} is live; there is nothing to restore.", severity="warning")
             return
-        self.cleo.confirm("Restore observation", f"Make {row['id']} live again? Undo (u) evicts it again.",
+        self.confirm("Restore observation", f"Make {row['id']} live again? Undo (u) evicts it again.",
                          lambda: self.session.curate("restore", row["id"]))
 
     def action_undo(self) -> None:
@@ -582,9 +561,9 @@ class ObservationsScreen(FilterActions, PaneScreen):
             self.notify(f"CLEO's rules leave {row['id']} alone: nothing to keep.", severity="information")
             return
         if not keep.offered:
-            self.cleo.tell("Keep in CLEO: not offered", keep.text)
+            self.tell("Keep in CLEO: not offered", keep.text)
             return
-        self.cleo.confirm("Keep in CLEO", f"{row['id']}: {keep.text}",
+        self.confirm("Keep in CLEO", f"{row['id']}: {keep.text}",
                           lambda: self.session.curate("keep-in-cleo", row["id"]))
 
     def on_brain_changed(self, message: BrainChanged) -> None:
@@ -606,72 +585,3 @@ def gone_notice(observation_id: str, detail: ObservationDetail | None) -> Text:
         why = "it no longer matches the filters or the search"
     return Text(f"{one_line(observation_id, 80)} is gone from this list: {why}. Nothing is selected; "
                 "move the cursor to choose another row.", style="bold")
-
-
-def state_cell(row: dict) -> tuple[str, str]:
-    """live / evicted, marked with CLEO's rules: "⚠" CLEO's next consolidation deletes it, "hidden" its search
-    never returns it (brain/cleo_rules.py; the detail says why)."""
-    evicted = row.get("invalid_at") is not None
-    if row.get("cleo_at_risk"):
-        return ("⚠" + ("evicted" if evicted else "live"), "table--critical")
-    if row.get("cleo_hidden"):
-        return ("hidden", "table--high")
-    return ("evicted" if evicted else "live", "table--muted" if evicted else "")
-
-
-def first_listing(brain: Brain) -> ObservationListing:
-    """The pane's first listing (no filter, newest first): the app reads it ahead (BrainSession.read_first_rows)."""
-    return build_listing(brain, Filters(), 0, None)
-
-
-def build_listing(brain: Brain, filters: Filters, sort_index: int, tags: TagTable | None) -> ObservationListing:
-    """The listing of `filters` in the sort `sort_index`, counted and its first page read (slow: in a worker)."""
-    q, lead = query_for(filters, sort_index, tags)  # walks every tag: not on the UI thread
-    exact = q.search.strip()
-    if exact and observation_exists(brain, exact):
-        lead = [exact] + [i for i in (lead or []) if i != exact]  # searching an id shows it first
-    if lead:
-        # The lead must honour the filters too: keep the ids that match them.
-        matching = {r["id"] for r in page_observations(brain, q.with_(ids_in=tuple(lead)), None, len(lead))}
-        lead = [i for i in lead if i in matching]
-    listing = ObservationListing(brain, q, lead=lead)
-    listing.count()
-    listing.page(0)
-    return listing
-
-
-def query_for(f: Filters, sort_index: int, tags: TagTable | None) -> tuple[ObservationQuery, list[str] | None]:
-    """The SQL-side query of the filters and, for coverage sort, the ids that lead.
-
-    Coverage and protection live in the tags, not in SQL: they become id lists
-    (the smaller side: cited or protected ids, or their complement).
-    """
-    sort, descending, _ = SORTS[sort_index]
-    q = ObservationQuery(
-        state=f.state, types=() if f.type == ANY else (f.type,),
-        tier=None if f.tier == ANY else f.tier, session=None if f.session == ANY else f.session,
-        search=f.search, day=f.day or None, sort="date" if sort == "coverage" else sort, descending=descending,
-        cleo_mark=None if f.cleo == ANY else f.cleo,
-    )
-    ids_in: set[str] | None = None
-    ids_out: set[str] = set()
-    if tags is not None and f.coverage == "uncited":
-        ids_out |= {i for c in ("cited", "reinforced") for i in tags.ids_with_coverage(c)}
-    elif tags is not None and f.coverage != ANY:
-        ids_in = set(tags.ids_with_coverage(f.coverage))
-    if tags is not None and f.protected != ANY:
-        protected = set(tags.protected_ids())
-        if f.protected == "yes":
-            ids_in = protected if ids_in is None else ids_in & protected
-        else:
-            ids_out |= protected
-    if ids_in is not None:
-        q = q.with_(ids_in=tuple(sorted(ids_in - ids_out)))
-    elif ids_out:
-        q = q.with_(ids_not_in=tuple(sorted(ids_out)))
-    lead = None
-    if sort == "coverage" and tags is not None:
-        cited = sorted(((n, i) for i, n in tags.citation_counts().items() if n),
-                       key=lambda pair: (-pair[0], pair[1]))
-        lead = [i for _, i in cited]
-    return q, lead

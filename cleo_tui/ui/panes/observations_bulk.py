@@ -3,6 +3,7 @@ one undoable run (`A`), and export them as JSON, JSONL or Markdown (`X`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,7 +17,6 @@ from cleo_tui.memory.selection import Selection, selected_rows, whole_rows
 from cleo_tui.recall.impact import impact_of
 from cleo_tui.safe_text import plural, titled_lines
 from cleo_tui.ui.widgets.filter_actions import BulkScreen, ExportScreen, plan_text
-from cleo_tui.ui.widgets.modals import ConfirmModal
 
 if TYPE_CHECKING:
     from cleo_tui.ui.session import BrainSession
@@ -42,6 +42,7 @@ class FilterActions:
     filters: Any
     session: BrainSession
     app: Any
+    confirm: Callable[..., None]  # PaneScreen.confirm: the one confirm pattern
     _recall: str | None = None  # the recall impact of the last plan's eviction (read with the plan)
 
     def action_act_on_filter(self) -> None:
@@ -98,17 +99,18 @@ class FilterActions:
             if ids:
                 self._write(action, ids, plan)
         if not free:
-            self.app.push_screen(ConfirmModal("Evict protected observations", question, danger=True),
-                                 protected_answered)
+            self.confirm("Evict protected observations", question, lambda: protected_answered(True), danger=True,
+                         on_no=lambda: protected_answered(False))
             return
-        self.app.confirm(f"Evict {len(free):,} observations", body + f"\n\nThe {len(plan.protected):,} protected "
-                         "ones are asked about next.",
-                         lambda: self.app.push_screen(ConfirmModal("Evict protected observations too?", question,
-                                                                   confirm_label="Evict them too", danger=True),
-                                                      protected_answered), danger=True)
+        self.confirm(f"Evict {len(free):,} observations", body + f"\n\nThe {len(plan.protected):,} protected "
+                     "ones are asked about next.",
+                     lambda: self.confirm("Evict protected observations too?", question,
+                                          lambda: protected_answered(True), danger=True,
+                                          on_no=lambda: protected_answered(False), confirm_label="Evict them too"),
+                     danger=True)
 
     def _ask(self, title: str, body: str, ids: list[str], plan: SelectionPlan, action: BulkAction) -> None:
-        self.app.confirm(title, body, lambda: self._write(action, ids, plan), danger=action == "evict")
+        self.confirm(title, body, lambda: self._write(action, ids, plan), danger=action == "evict")
 
     def _write(self, action: BulkAction, ids: list[str], plan: SelectionPlan) -> None:
         self.session.bulk(action, ids, plan.described)
@@ -140,9 +142,8 @@ class FilterActions:
             count = export_rows(path, whole_rows(reader, selected_rows(reader, selection, tags)), fmt, tags,
                                 selection.describe(), self.session.brain.path, force)
         except ExportExists:
-            self.app.call_from_thread(
-                self.app.confirm, "Replace the file?", f"{path} exists. Replace it with this export?",
-                lambda: self._export_chosen(selection, answer, force=True))
+            self.confirm("Replace the file?", f"{path} exists. Replace it with this export?",
+                         lambda: self._export_chosen(selection, answer, force=True))
             return
         finally:
             reader.close()

@@ -1,5 +1,9 @@
 """The Prune pane: preview a pruning at a chosen budget, then commit it or undo a run.
 
+This module prepares the pool and shows the preview and its lists; its bases do the rest:
+`prune_live.PruneLive` folds CLEO's writes into the pool, `prune_actions.PruneActions` commits,
+undoes, exports; `widgets/prune_lists.py` holds the lists' columns and cells and the dialogs.
+
 The pool is prepared once per (tokenizer, scope, brain state) in a worker — token
 counting for a cold cache can take a while, so it shows a progress bar. A budget
 change is then O(log n) in the pruner plus O(visible rows) here: the lists are
@@ -10,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from rich.text import Text
 from textual import events, on, work
@@ -18,141 +21,52 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
-from textual.widgets import Checkbox, Input, Label, ProgressBar, Select, Static, TabbedContent, TabPane
+from textual.widgets import Input, Label, ProgressBar, Select, Static, TabbedContent, TabPane
 
 from cleo_tui.brain.errors import BrainError
 from cleo_tui.brain.journal import Run
 from cleo_tui.brain.observation_reads import live_sessions
 from cleo_tui.brain.store import Brain
-from cleo_tui.memory import curation
-from cleo_tui.memory.budget import budget_text, default_budget, default_export_name, nice_step, stepped, write_export
-from cleo_tui.memory.cleo_effects import eviction_in_cleo
+from cleo_tui.memory.budget import budget_text, default_budget, nice_step, stepped
 from cleo_tui.memory.preview_changes import PreviewChanges
 from cleo_tui.memory.pruner import (
-    BadBudget,
     CommitResult,
     PoolEntry,
     PreparedPool,
     PrunePreview,
-    commit_preview,
     parse_budget,
-    pool_rowids,
     prepare_pool,
 )
 from cleo_tui.memory.tokenizers import CHARS4, TOKENIZER_NAMES
 from cleo_tui.recall.impact import DropImpact, RecallImpact, RecallIndex
-from cleo_tui.safe_text import one_line, plural
+from cleo_tui.safe_text import one_line
 from cleo_tui.ui.help import PRUNE_HELP
 from cleo_tui.ui.messages import EXTERNAL, BrainChanged
+from cleo_tui.ui.panes.prune_live import PruneLive
 from cleo_tui.ui.widgets.budget_bar import BarFigures, BudgetBar
-from cleo_tui.ui.widgets.chrome import PaneScreen
 from cleo_tui.ui.widgets.detail import update_static
-from cleo_tui.ui.widgets.inputs import SafeInput
 from cleo_tui.ui.widgets.list_listing import ListListing
-from cleo_tui.ui.widgets.modals import ConfirmModal
-from cleo_tui.ui.widgets.path_prompt import PathPrompt
 from cleo_tui.ui.widgets.prune_chart import PruneChart
-from cleo_tui.ui.widgets.table import Column, LineTable
+from cleo_tui.ui.widgets.prune_lists import (
+    BLOCKERS_SHOWN,
+    ENTRY_COLUMNS,
+    LISTS,
+    PROTECTED_COLUMNS,
+    RUN_COLUMNS,
+    BudgetInput,
+    budget_problem,
+    coverage_cell,
+    recall_cells,
+    relevance_cell,
+    run_cells,
+)
+from cleo_tui.ui.widgets.table import LineTable
 
 ALL_SCOPE = "\x00all"  # the Select value for "every live observation" (no session id looks like it)
 FINE, COARSE = 0.01, 0.10  # step sizes as shares of the pool's tokens
-BLOCKERS_SHOWN = 3
-LISTS = ("dropped", "protected", "kept", "runs")
-
-ENTRY_COLUMNS = [
-    Column("rank", "#", 6, right=True),
-    Column("id", "id", 16, middle=True),
-    Column("coverage", "coverage", 10),
-    Column("relevance", "relev.", 8),
-    Column("created", "created", 10),
-    Column("tokens", "tokens", 7, right=True),
-    Column("recalled", "recall", 7, right=True, min_width=4),  # how many recorded retrievals returned it
-    Column("last_recall", "last recall", 11, drop=1),
-    Column("why", "why it ranks here (relevance from…)", None),
-]
-PROTECTED_COLUMNS = [
-    Column("id", "id", 16, middle=True),
-    Column("relevance", "relev.", 8),
-    Column("tokens", "tokens↓", 7, right=True),
-    Column("reasons", "protected because", None),
-]
-RUN_COLUMNS = [
-    Column("run", "run", 6, right=True),
-    Column("created", "when", 19),
-    Column("evicted", "evicted", 8, right=True),
-    Column("budget", "budget", 10, right=True),
-    Column("tokenizer", "tokenizer", 11),
-    Column("state", "state", 16),
-    Column("scope", "scope", None),
-]
 
 
-# -- cells ----------------------------------------------------------------------------
-
-
-def coverage_cell(entry: PoolEntry) -> tuple[str, str]:
-    if entry.coverage == "uncited":
-        return "uncited", "table--muted"
-    if entry.coverage == "reinforced":
-        return f"reinf. {entry.citation_count}", "table--reinforced"
-    return f"cited {entry.citation_count}", "table--cited"
-
-
-def relevance_cell(entry: PoolEntry) -> tuple[str, str]:
-    return entry.relevance, {"critical": "table--critical", "high": "table--high",
-                             "low": "table--low"}.get(entry.relevance, "")
-
-
-def run_row(index: int, run: Run) -> dict:
-    return {"id": run.id, "run": run}
-
-
-class BudgetInput(SafeInput):
-    """The budget box: ↑/↓ step finely, page up/down coarsely (the screen does the stepping)."""
-
-    BINDINGS = [
-        Binding("up", "screen.step(1, 0)", "Budget up", show=False),
-        Binding("down", "screen.step(-1, 0)", "Budget down", show=False),
-        Binding("pageup", "screen.step(1, 1)", "Budget up (coarse)", show=False),
-        Binding("pagedown", "screen.step(-1, 1)", "Budget down (coarse)", show=False),
-    ]
-
-
-def budget_problem(text: str) -> str | None:
-    """Why the budget box's text cannot be committed (None: it is a budget), naming the largest allowed."""
-    if not text.strip():
-        return "The budget box is empty: type a budget such as 8000 or 12k."
-    try:
-        parse_budget(text)
-    except BadBudget as exc:
-        return str(exc)  # names the largest allowed budget only when the number is too large
-    return None
-
-
-class CommitModal(ConfirmModal):
-    """The commit's danger confirm, with the opt-in to also hide the rows from CLEO's search (h)."""
-
-    BINDINGS = [Binding("h", "toggle_hide", "Also hide from CLEO's search", show=False)]
-
-    def __init__(self, title: str, body: str) -> None:
-        super().__init__(title, body, confirm_label="Evict", danger=True)
-        self.hide = False  # the opt-in, kept here: the checkbox is gone once the dialog closes
-
-    @on(Checkbox.Changed, "#commit-hide")
-    def hide_chosen(self, event: Checkbox.Changed) -> None:
-        self.hide = event.value
-
-    def on_mount(self) -> None:  # ConfirmModal.on_mount runs too (focus on Cancel)
-        checkbox = Checkbox("Also hide from CLEO's search (h)",
-                            id="commit-hide", compact=True)
-        self.query_one(".dialog").mount(checkbox, before=self.query_one(".dialog-buttons"))
-
-    def action_toggle_hide(self) -> None:
-        checkbox = self.query_one("#commit-hide", Checkbox)
-        checkbox.value = not checkbox.value
-
-
-class PruneScreen(PaneScreen):
+class PruneScreen(PruneLive):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]  # app.tcss lays 80×24 out with -narrow
     PANE = "prune"
     PANE_HELP = PRUNE_HELP
@@ -204,44 +118,13 @@ class PruneScreen(PaneScreen):
         changes: PreviewChanges | None
 
     @dataclass(eq=False)
-    class ImpactReady(Message):
-        """The recorded retrievals read and the pool's drop order prepared for the recall impact."""
-
-        generation: int
-        pool: PreparedPool
-        index: RecallIndex | None
-        plan: DropImpact | None
-        problem: str | None = None  # why the recorded recalls could not be read
-
-    @dataclass(eq=False)
     class PoolFailed(Message):
         generation: int
         error: str
 
     @dataclass(eq=False)
-    class RunsLoaded(Message):
-        runs: list[Run]
-
-    @dataclass(eq=False)
     class SessionsLoaded(Message):
         sessions: list[tuple[str, int]]
-
-    @dataclass(eq=False)
-    class Committed(Message):
-        result: CommitResult
-
-    @dataclass(eq=False)
-    class PoolFolded(Message):
-        """CLEO's new rows folded into the prepared pool (`pool.refreshed`): rows and tokens they add."""
-
-        generation: int
-        pool: PreparedPool
-        by_size: Sequence[PoolEntry]
-
-    @dataclass(eq=False)
-    class Exported(Message):
-        path: Path
-        dropped: int
 
     def __init__(self) -> None:
         super().__init__(id="pane-prune")
@@ -269,7 +152,7 @@ class PruneScreen(PaneScreen):
 
     # -- layout -------------------------------------------------------------------
     def compose(self) -> ComposeResult:
-        configured = self.cleo.settings.get("tokenizer")  # the config file's default
+        configured = self.host.settings.get("tokenizer")  # the config file's default
         self.tokenizer = configured if configured in TOKENIZER_NAMES else CHARS4
         yield from self.compose_chrome_top()
         with Horizontal(id="prune-controls"):
@@ -348,7 +231,7 @@ class PruneScreen(PaneScreen):
         plan = index.plan(pool.droppable.ids()) if index is not None else None
         self.post_message(self.ImpactReady(generation, pool, index, plan, problem))
 
-    def on_prune_screen_impact_ready(self, message: ImpactReady) -> None:
+    def on_prune_live_impact_ready(self, message: PruneLive.ImpactReady) -> None:
         if message.generation != self.generation or message.pool is not self.pool:
             return  # prepared or folded anew meanwhile: its own impact follows
         self.recall_index = message.index
@@ -638,13 +521,7 @@ class PruneScreen(PaneScreen):
 
     def recall_cells(self, entry_id: str) -> dict[str, tuple[str, str]]:
         """How often recorded retrievals returned this row, and when last ("" before the index is read)."""
-        if self.recall_index is None:
-            return {"recalled": ("…", "table--muted"), "last_recall": ("", "")}
-        recalls = self.recall_index.recalls_of(entry_id)
-        if not recalls.recalls:
-            return {"recalled": ("–", "table--muted"), "last_recall": ("", "")}
-        return {"recalled": (f"{recalls.recalls:,}×", "table--high" if recalls.used else ""),
-                "last_recall": ((recalls.last_recalled_at or "")[:10], "")}
+        return recall_cells(self.recall_index, entry_id)
 
     def format_protected(self, row: dict) -> dict[str, tuple[str, str]]:
         entry: PoolEntry = row["entry"]
@@ -656,19 +533,7 @@ class PruneScreen(PaneScreen):
         }
 
     def format_run(self, row: dict) -> dict[str, tuple[str, str]]:
-        run: Run = row["run"]
-        params = run.params
-        budget = params.get("budget")
-        return {
-            "run": (str(run.id), ""),
-            "created": (run.created_at, ""),
-            "evicted": (f"{len(params.get('ids') or []):,}", ""),
-            "budget": (f"{budget:,}" if isinstance(budget, int) else str(budget or ""), ""),
-            "tokenizer": (str(params.get("tokenizer") or ""), ""),
-            "state": (f"undone by run {run.undone_by}" if run.undone_by else "active",
-                      "table--muted" if run.undone_by else "table--reinforced"),
-            "scope": (str(params.get("scope") or "all"), ""),
-        }
+        return run_cells(row["run"])
 
     def current_list(self) -> str:
         active = self.query_one("#prune-lists", TabbedContent).active
@@ -690,96 +555,7 @@ class PruneScreen(PaneScreen):
         if "run" in event.row:
             self._ask_undo(event.row["run"])
         else:
-            self.cleo.open_observation(event.row["id"])
-
-    # -- runs -----------------------------------------------------------------------------
-    @work(thread=True, exclusive=True, group="prune-runs", exit_on_error=False)
-    def _load_runs(self) -> None:
-        self.post_message(self.RunsLoaded(curation.list_curation_runs(self.session.brain, ("prune",))))
-
-    def on_prune_screen_runs_loaded(self, message: RunsLoaded) -> None:
-        self.runs = message.runs
-        self.table("runs").set_listing(ListListing(self.runs, run_row), keep_cursor=True)
-        self._label_runs_tab()
-
-    def action_undo_run(self) -> None:
-        run = None
-        if self.current_list() == "runs":
-            row = self.table("runs").current_row()
-            run = row["run"] if row else None
-        if run is None:
-            run = next((r for r in self.runs if not r.undone_by), None)
-        if run is None:
-            self.notify("There is no prune run to undo.", severity="warning")
-            return
-        self._ask_undo(run)
-
-    def _ask_undo(self, run: Run) -> None:
-        if self.session.brain.read_only:
-            self.notify(f"The brain is read-only ({self.session.brain.read_only_reason}); nothing can be undone.",
-                        severity="warning")
-            return
-        if run.undone_by:
-            self.notify(f"Run {run.id} was already undone by run {run.undone_by}.", severity="warning")
-            return
-        evicted = len(run.params.get("ids") or [])
-        self.cleo.confirm(
-            "Undo prune run",
-            f"Undo prune run {run.id} ({run.created_at})?\n\nThe {evicted:,} observations it evicted become "
-            "live again — except any that CLEO or another step changed since, which are left alone.",
-            lambda: self._undo(run.id))
-
-    def _undo(self, run_id: int) -> None:
-        self.session.undo_run(run_id)  # one transaction, then every pane hears BrainChanged("undo")
-
-    # -- commit ---------------------------------------------------------------------------
-    def action_commit(self) -> None:
-        preview = self.preview
-        shown = self.query_one("#prune-budget", BudgetInput).value
-        problem = budget_problem(shown)
-        if problem is not None:  # a commit only ever uses the budget shown in the box
-            self.notify(f"Not committed: {problem}", severity="error", markup=False)
-            return
-        impact = self.recall_impact()
-        if preview is None or self.preparing or (impact is None and self.recall_problem is None):
-            self.notify("The preview (or its recall impact) is not ready yet.", severity="warning")
-            return
-        if parse_budget(shown) != preview.budget:
-            self.notify("Not committed: the preview is not yet at the budget in the box.", severity="warning")
-            return
-        if not preview.drop_count:
-            self.notify("This budget drops nothing: the pool is within its target.", severity="warning")
-            return
-        body = (f"Soft-evict {plural(preview.drop_count, 'observation')}?\n\n"
-                f"Tokens {preview.tokens_before:,} → {preview.tokens_after:,} at a budget of "
-                f"{preview.budget:,} ({preview.tokenizer}).")
-        if preview.fell_back:
-            body += " The target still is not met: the protected rows alone exceed it."
-        body += f"\n\nRecall impact: {impact.confirmation() if impact else f'unavailable: {self.recall_problem}'}"
-        body += ("\n\nNothing is deleted: each row gets invalid_at set, only if it is still as previewed "
-                 "(rows changed since are left alone and listed). The run can be undone from the Runs "
-                 f"list (u).\n\n{eviction_in_cleo('tick the box below')}")
-        modal = CommitModal("Commit prune", body)
-
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self._commit(preview, modal.hide)
-        self.app.push_screen(modal, answered)
-
-    @work(thread=True, exclusive=True, group="prune-commit", exit_on_error=False)
-    def _commit(self, preview: PrunePreview, hide: bool) -> None:
-        if not self.session.wait_for_lock():  # CLEO holds the write lock: say so, esc cancels
-            return
-        self.post_message(self.Committed(commit_preview(self.session.brain, preview, hide_from_cleo=hide)))
-
-    def on_prune_screen_committed(self, message: Committed) -> None:
-        result = message.result
-        self.result = result
-        hidden = ", hidden from CLEO's search" if result.hidden_from_cleo else ""
-        evicted = plural(len(result.evicted), "observation")
-        self.session.record_write(f"prune run {result.run_id} evicted {evicted}{hidden}",
-                                  result.run_id, source=self.PANE)
-        self.cleo.tell("Prune committed", "\n".join(result.lines()))
+            self.open_observation(event.row["id"])
 
     def action_recompute(self) -> None:
         self.reload()
@@ -794,111 +570,3 @@ class PruneScreen(PaneScreen):
             return
         self.live_rows = self.live_tokens = 0
         self.reload()
-
-    # -- the live pool: CLEO's new rows folded into the drop order ------------------------
-    def live_notice(self) -> str:
-        """ "N new observations since this preview, +T tokens" (folded into the drop order)."""
-        rows = self.live_rows
-        return (f"{rows:,} new observation{'s' if rows != 1 else ''} since this preview, "
-                f"{self.live_tokens:+,} tokens (in the drop order now)")
-
-    def changed_notice(self) -> str:
-        """ "N rows of this preview changed since (evicted or deleted by CLEO)…", or "" (`PreviewChanges`)."""
-        preview, changes = self.preview, self.changes
-        if preview is None or changes is None:
-            return ""
-        shown_for, drop_count, notice = self._changed
-        if shown_for is not preview or drop_count != preview.drop_count:
-            found = changes.counts()
-            if found.total:  # which of them the preview drops: only worth reading when some changed
-                found = changes.counts(pool_rowids(preview.pool, preview.drop_count))
-            notice = found.notice()
-            self._changed = (preview, preview.drop_count, notice)
-        return notice
-
-    def fold_new_rows(self) -> None:
-        """Fold the rows CLEO added into the prepared pool in a worker (never a full prepare);
-        look for rows of the pool CLEO evicted or deleted meanwhile."""
-        if self.pool is not None:
-            self._fold(self.generation, self.pool, self.changes, self.recall_index)
-
-    @work(thread=True, exclusive=True, group="prune-fold", exit_on_error=False)
-    def _fold(self, generation: int, pool: PreparedPool, changes: PreviewChanges | None,
-              index: RecallIndex | None = None) -> None:
-        reader = self.session.brain.reader()
-        try:
-            folded = pool.refreshed(reader)
-            if changes is not None:
-                changes.fold(pool, folded)
-                changes.check(reader)
-            by_size = folded.protected_by_size()
-            self.post_message(self.PoolFolded(generation, folded, by_size))
-            if index is not None:  # the retrievals known, on the new drop order at once: the line never blanks
-                self.post_message(self.ImpactReady(generation, folded, index, index.plan(folded.droppable.ids())))
-            self._post_impact(generation, reader, folded)  # then CLEO's new retrievals too
-        finally:
-            reader.close()
-
-    def on_prune_screen_pool_folded(self, message: PoolFolded) -> None:
-        old = self.pool
-        if message.generation != self.generation or old is None or self.preparing:
-            return  # prepared anew meanwhile
-        pool = message.pool
-        self._changed = (None, 0, "")  # the checks may have found more: count again
-        self.live_rows += len(pool) - len(old)
-        self.live_tokens += pool.tokens_before - old.tokens_before
-        self.pool = pool
-        self._blockers = list(message.by_size[:BLOCKERS_SHOWN])
-        self.table("protected").set_listing(ListListing(message.by_size, self._entry_row), keep_cursor=True)
-        self.query_one("#prune-chart", PruneChart).set_pool(pool)
-        if self.budget is not None:  # not set_budget: that clears the pane's message
-            self.preview = pool.preview(self.budget)
-        self.folding = True
-        try:
-            self._show_preview()
-        finally:
-            self.folding = False
-
-    # -- export ---------------------------------------------------------------------------
-    def action_export(self) -> None:
-        preview = self.preview
-        if preview is None:
-            self.notify("There is no preview to export yet.", severity="warning")
-            return
-        self.app.push_screen(
-            PathPrompt("Export preview as JSON",
-                       "The file gets `cleo-tui prune --json`'s document for this budget and tokenizer. "
-                       "A relative path is taken from the current directory.",
-                       str(Path.cwd() / default_export_name(preview))),  # absolute: the user sees where
-            lambda answer: self._export_to(answer, preview))
-
-    def _export_to(self, answer: str | None, preview: PrunePreview) -> None:
-        if not answer:
-            return
-        path = Path(answer).expanduser()
-        path = path if path.is_absolute() else Path.cwd() / path
-        if path.exists():
-            self.cleo.confirm("Replace file", f"{one_line(str(path), 200)} exists. Replace it?",
-                             lambda: self._export(path, preview), danger=True)
-        else:
-            self._export(path, preview)
-
-    @work(thread=True, exclusive=True, group="prune-export", exit_on_error=False)
-    def _export(self, path: Path, preview: PrunePreview) -> None:
-        write_export(path, preview, self.session.brain.path)
-        self.post_message(self.Exported(path, preview.drop_count))
-
-    def on_prune_screen_exported(self, message: Exported) -> None:
-        self.message = f"exported to {message.path} ({message.dropped:,} dropped)"
-        self.update_status()
-        self.notify(self.message, markup=False)
-
-    # -- what CLEO injects ----------------------------------------------------------------
-    def action_bridge(self) -> None:
-        """CLEO's memory bridge, marked with the rows this preview would evict."""
-        preview = self.preview
-        if preview is None:
-            self.cleo.action_bridge()
-            return
-        self.cleo.action_bridge(frozenset(preview.dropped_ids),
-                                f"the preview at {preview.budget:,} tokens")

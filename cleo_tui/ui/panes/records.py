@@ -11,7 +11,8 @@ from textual.widgets import DataTable, Static, TabbedContent, TabPane
 
 from cleo_tui.brain.records import LIST_LIMIT, list_records, record_text
 from cleo_tui.safe_text import one_line, printable
-from cleo_tui.ui.widgets.chrome import BrainHeader, cleo_app
+from cleo_tui.ui.host import host_of
+from cleo_tui.ui.widgets.chrome import BrainHeader
 from cleo_tui.ui.widgets.footer import CleoFooter
 from cleo_tui.ui.widgets.modals import TextViewer
 from cleo_tui.ui.widgets.worker_errors import ForwardWorkerErrors
@@ -47,7 +48,7 @@ class RecordsScreen(ForwardWorkerErrors, Screen):
 
     @work(thread=True, exit_on_error=False)
     def load_records(self) -> None:
-        data = {kind: list_records(cleo_app(self.app).session.brain, kind) for kind, _, _ in KINDS}
+        data = {kind: list_records(host_of(self.app).session.brain, kind) for kind, _, _ in KINDS}
         self.app.call_from_thread(self._fill, data)
 
     def _fill(self, data: dict[str, list[dict]]) -> None:

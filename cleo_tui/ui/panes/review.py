@@ -9,7 +9,6 @@ All database and LLM work runs in thread workers that post messages.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,51 +21,40 @@ from textual.message import Message
 from textual.widgets import Button, Input, OptionList, ProgressBar, Select, Static
 from textual.widgets.option_list import Option
 
-from cleo_tui.brain.errors import BrainError, ReadOnlyBrain
+from cleo_tui.brain.errors import BrainError
 from cleo_tui.llm import proposals as proposal_store
 from cleo_tui.llm import results as r
-from cleo_tui.llm.observer import propose_observer_notes, store_marked_notes
+from cleo_tui.llm.observer import propose_observer_notes
 from cleo_tui.llm.proposals import (
     APPLIED,
     OBSERVER,
     PENDING,
     REFLECTOR,
     Proposal,
-    discard_proposal,
     list_proposals,
-    undo_proposal,
 )
 from cleo_tui.llm.providers import CancelToken
 from cleo_tui.llm.reflector import (
-    ProtectedEviction,
     Protection,
-    apply_marked_reflection,
-    merge_targets,
     propose_reflection,
 )
 from cleo_tui.llm.resolve import PROVIDERS, describe_provider
 from cleo_tui.llm.review_reads import (
-    LEARNING,
-    NOTE,
-    PATTERN,
     SUPERSEDED,
     ReviewContext,
     ReviewItem,
     approved_ids,
-    chosen,
-    decision_text,
     initial_marks,
     load_context,
     proposal_contents,
     recent_sessions,
     review_items,
 )
-from cleo_tui.memory.cleo_effects import EVICTION_IN_CLEO
 from cleo_tui.recall.impact import RecallImpact, RecallIndex
-from cleo_tui.safe_text import one_line, plural
+from cleo_tui.safe_text import one_line
 from cleo_tui.ui.help import REVIEW_HELP
 from cleo_tui.ui.messages import BrainChanged
-from cleo_tui.ui.widgets.chrome import PaneScreen
+from cleo_tui.ui.panes.review_decide import ReviewDecisions
 from cleo_tui.ui.widgets.inputs import SafeInput
 from cleo_tui.ui.widgets.list_listing import ListListing
 from cleo_tui.ui.widgets.modals import TextViewer
@@ -91,37 +79,7 @@ STATUS_STYLE = {PENDING: "table--high", APPLIED: "table--cited"}
 WRITE_ACTIONS = {"run_llm", "approve_all", "apply_proposal", "discard_proposal", "undo_proposal"}
 
 
-def apply_body(p: Proposal, patterns: list[int], learnings: list[int],
-               merges: tuple[dict[int, str], dict[int, str]], evict: list[str], guarded: int) -> str:
-    """The apply confirmation: what is stored new, what merges into which stored row, what is evicted."""
-    merged_patterns, merged_learnings = merges
-    new_patterns = len(patterns) - len(merged_patterns)
-    new_learnings = len(learnings) - len(merged_learnings)
-    parts = []
-    if new_patterns or new_learnings or not (merged_patterns or merged_learnings):
-        parts.append(f"store {plural(new_patterns, 'new pattern')} and {plural(new_learnings, 'new learning')}")
-    if merged_patterns:
-        parts.append("merge into " + ", ".join(f"{one_line(i, 40)} (its frequency + 1)"
-                                               for i in merged_patterns.values()))
-    if merged_learnings:
-        parts.append("merge into " + ", ".join(f"{one_line(i, 40)} (the higher confidence kept)"
-                                               for i in merged_learnings.values()))
-    body = f"Apply proposal {p.id} ({len(patterns)} of {len(p.patterns)} patterns, {len(learnings)} of " \
-           f"{len(p.learnings)} learnings accepted): " + "; ".join(parts)
-    body += (f"; soft-evict {plural(len(evict), 'observation')}: {one_line(', '.join(evict), 300)}" if evict
-             else "; evict nothing")
-    keep = len(p.superseded) - len(evict)
-    body += f"; keep {keep} proposed for eviction live." if keep else "."
-    if guarded:
-        body += f"\n\n{guarded} of them {'is' if guarded == 1 else 'are'} protected; you will be asked about " \
-                f"{'it' if guarded == 1 else 'them'} a second time."
-    body += "\n\nu undoes it."
-    if evict:
-        body += f"\n\n{EVICTION_IN_CLEO}"
-    return body
-
-
-class ReviewScreen(PaneScreen):
+class ReviewScreen(ReviewDecisions):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]  # app.tcss lays 80×24 out with -narrow
     PANE = "review"
     PANE_HELP = REVIEW_HELP
@@ -166,20 +124,9 @@ class ReviewScreen(PaneScreen):
         sessions: list[str]
 
     @dataclass(eq=False)
-    class Written(Message):
-        what: str
-        select_id: int
-
-    @dataclass(eq=False)
     class RecallsLoaded(Message):
         index: RecallIndex | None
         problem: str | None = None
-
-    @dataclass(eq=False)
-    class ProtectedAsk(Message):
-        """Applying would evict protected rows: ask a second time before it does."""
-        proposal_id: int
-        refused: dict[str, Protection]
 
     def __init__(self) -> None:
         super().__init__(id="pane-review")
@@ -430,7 +377,7 @@ class ReviewScreen(PaneScreen):
     @on(OptionList.OptionSelected, "#review-open")
     def open_selected(self, event: OptionList.OptionSelected) -> None:
         if 0 <= event.option_index < len(self._open_ids):
-            self.cleo.open_observation(self._open_ids[event.option_index])
+            self.open_observation(self._open_ids[event.option_index])
 
     # -- provider, model, scope ---------------------------------------------------------
     def choice(self) -> tuple[str, str | None, str | None, str | None, int | None]:
@@ -526,166 +473,6 @@ class ReviewScreen(PaneScreen):
             self.notice = "cancelling…"
             self.update_status()
 
-    # -- deciding ---------------------------------------------------------------------
-    def _pending(self, done: str) -> Proposal | None:
-        """The selected proposal when it is pending; else say why nothing can be `done` to it."""
-        p = self.current
-        if p is None:
-            self.notify("No proposal is selected.", severity="warning")
-            return None
-        if p.status != PENDING:
-            self.notify(f"Proposal {p.id} is {p.status}; only a pending proposal can be {done} "
-                        "— its decision is shown as it was made.", severity="warning")
-            return None
-        return p
-
-    def action_toggle_item(self) -> None:
-        item = self.current_item()
-        if item is None or self._pending("decided on") is None:
-            return
-        self.set_mark(item, not self.marks.get(item.key, False))
-
-    def set_mark(self, item: ReviewItem, value: bool) -> None:
-        """Mark one item, kept with the proposal in the brain (in memory only on a read-only brain)."""
-        self._keep_mark(item.key, value)
-        self.item_table.redraw()
-        self.show_item()
-        self.update_status()
-
-    def action_approve_all(self) -> None:
-        p = self._pending("approved")
-        if p is None:
-            return
-        if p.kind == OBSERVER:
-            self._mark_all()
-            return
-        count = len(p.superseded)
-        self.cleo.confirm(
-            "Approve everything?",
-            f"Accept all {plural(len(p.patterns), 'pattern')} and {plural(len(p.learnings), 'learning')}, and approve "
-            f"soft-evicting all {plural(count, 'superseded observation')} of proposal {p.id}?\n\n"
-            "Nothing is written yet: s applies, and asks again. Look at each superseded observation first "
-            "if you have not.",
-            self._mark_all, danger=count > 0)
-
-    def _keep_mark(self, key: str, value: bool) -> None:
-        self.marks[key] = value
-        proposal = self.current
-        if proposal is None:
-            return
-        try:
-            proposal_store.set_mark(self.session.brain, proposal.id, key, value)
-        except ReadOnlyBrain:
-            self._unsaved_marks.setdefault(proposal.id, {})[key] = value
-        except BrainError as exc:  # CLEO sweeping, a lock, a decided proposal: the mark is not kept
-            self._unsaved_marks.setdefault(proposal.id, {})[key] = value
-            self.notify(f"The mark could not be kept in the brain: {exc}", severity="warning", markup=False)
-
-    def _mark_all(self) -> None:
-        for item in self.items:
-            self._keep_mark(item.key, True)
-        self.item_table.redraw()
-        self.show_item()
-        self.update_status()
-
-    def action_apply_proposal(self) -> None:
-        p = self._pending("applied")
-        if p is None:
-            return
-        if p.kind == OBSERVER:
-            notes = chosen(self.items, self.marks, NOTE)
-            if not notes:
-                self.notify("No note is accepted: space accepts one, d discards the proposal.", severity="warning")
-                return
-            self.cleo.confirm(
-                "Store observer notes",
-                f"Store {len(notes)} of {plural(len(p.notes), 'note')} of proposal {p.id} as observations "
-                "(observer-compressed, with supersedes edges to their sources)? The sources stay live. "
-                "u undoes it.",
-                lambda: self._write(lambda b: store_marked_notes(b, p.id),
-                                    f"stored {plural(len(notes), 'note')} of proposal {p.id}", p.id))
-            return
-        patterns, learnings = chosen(self.items, self.marks, PATTERN), chosen(self.items, self.marks, LEARNING)
-        evict = approved_ids(self.items, self.marks)
-        if not (patterns or learnings or evict):
-            self.notify("Nothing is accepted: space accepts an item, d discards the proposal.", severity="warning")
-            return
-        guarded = [item for item in self.items if item.kind == SUPERSEDED and self.marks.get(item.key)
-                   and self.protection(item) is not None]
-        if evict:
-            impact = self.recall_impact(evict)
-            if impact is None and self.recall_problem is None:
-                self.notify("The recorded recalls are still being read; apply in a moment.", severity="warning")
-                return
-            recall = impact.confirmation() if impact else f"unavailable: {self.recall_problem}"
-        else:
-            recall = None
-        self._ask_apply(p, patterns, learnings, evict, len(guarded), recall)
-
-    @work(thread=True, exclusive=True, group="review-ask", exit_on_error=False)
-    def _ask_apply(self, p: Proposal, patterns: list[int], learnings: list[int], evict: list[str],
-                   guarded: int, recall: str | None) -> None:
-        """Which accepted items merge into stored rows (a read), then the apply confirmation."""
-        merges = merge_targets(self.session.brain, p, patterns, learnings)
-        body = apply_body(p, patterns, learnings, merges, evict, guarded)
-        if recall is not None:
-            body += f"\n\nRecall impact: {recall}"
-        self.app.call_from_thread(self.cleo.confirm, "Apply reflection", body,
-                                  lambda: self._apply_reflection(p.id, []), danger=bool(evict))
-
-    @work(thread=True, exclusive=True, group="review-write", exit_on_error=False)
-    def _apply_reflection(self, proposal_id: int, confirmed: list[str]) -> None:
-        """Apply exactly the proposal's kept marks; protected rows only once confirmed a second time."""
-        if not self.session.wait_for_lock():  # CLEO holds the write lock: say so, esc cancels
-            return
-        try:
-            apply_marked_reflection(self.session.brain, proposal_id, confirm_protected=confirmed)
-        except ProtectedEviction as exc:  # nothing was written: ask about those rows
-            self.post_message(self.ProtectedAsk(proposal_id, exc.refused))
-            return
-        self.post_message(self.Written(f"applied proposal {proposal_id}", proposal_id))
-
-    def on_review_screen_protected_ask(self, message: ProtectedAsk) -> None:
-        named = "\n".join(f"• {one_line(oid, 60)}: {one_line('; '.join(p.reasons), 200)}"
-                          for oid, p in message.refused.items())
-        confirmed = list(message.refused)
-        self.cleo.confirm(
-            "Evict protected observations?",
-            f"Proposal {message.proposal_id} would also soft-evict {plural(len(confirmed), 'protected observation')}:\n"
-            f"{named}\n\nProtected rows are kept by the pruner for these reasons. Evict them anyway? "
-            "(No writes nothing at all; reject them with space and apply again to keep them.)",
-            lambda: self._apply_reflection(message.proposal_id, confirmed), danger=True)
-
-    def action_discard_proposal(self) -> None:
-        p = self._pending("discarded")
-        if p is None:
-            return
-        self.cleo.confirm("Discard proposal", f"Discard proposal {p.id} ({proposal_contents(p)})? Nothing in the "
-                         "brain changes; it stays listed as discarded.",
-                         lambda: self._write(lambda b: discard_proposal(b, p.id), f"discarded proposal {p.id}",
-                                             p.id))
-
-    def action_undo_proposal(self) -> None:
-        p = self.current
-        if p is None or p.status != APPLIED:
-            self.notify("Select an applied proposal to undo it.", severity="warning")
-            return
-        self.cleo.confirm("Undo proposal", undo_proposal_question(p.id, decision_text(p)),
-                         lambda: self._write(lambda b: undo_proposal(b, p.id), f"undid proposal {p.id}", p.id))
-
-    @work(thread=True, exclusive=True, group="review-write", exit_on_error=False)
-    def _write(self, write: Callable[[Any], Any], what: str, select_id: int) -> None:
-        if not self.session.wait_for_lock():
-            return
-        write(self.session.brain)
-        self.post_message(self.Written(what, select_id))
-
-    def on_review_screen_written(self, message: Written) -> None:
-        self.notice = message.what
-        self.current = None  # reread: its status and decision changed
-        self.reload(select_id=message.select_id)
-        self.session.record_write(message.what, None, source=self.PANE, notify=False)  # the others read again
-
     def on_brain_changed(self, message: BrainChanged) -> None:
         """Another pane wrote (an eviction may make a proposal stale): reread the proposals."""
         if message.source != self.PANE:  # this pane's own writes reload it already
@@ -705,7 +492,7 @@ class ReviewScreen(PaneScreen):
         if not self._open_ids:
             self.notify("This item names no observation.", severity="warning")
         elif len(self._open_ids) == 1:
-            self.cleo.open_observation(self._open_ids[0])
+            self.open_observation(self._open_ids[0])
         else:
             options = self.query_one("#review-open", OptionList)
             options.highlighted = 0
@@ -754,10 +541,3 @@ class ReviewScreen(PaneScreen):
         self.query_one("#review-status", Static).update(text)
         for button in ("review-run", "review-approve-all", "review-apply", "review-discard", "review-undo"):
             self.query_one(f"#{button}", Button).disabled = self.read_only or (button == "review-run" and self.running)
-
-
-def undo_proposal_question(proposal_id: int, decision: str) -> str:
-    """The undo dialog's question: what an undo of an applied proposal does (the rows come back
-    marked as updated now, so CLEO sees the change)."""
-    return (f"Undo proposal {proposal_id} ({decision})? What it stored is removed and what it evicted is live "
-            "again, marked as updated now so CLEO sees the change.")

@@ -311,7 +311,7 @@ class SweepsScreen(PaneScreen):
             return
         command = sweep_command(self.session.brain.path, action, run.id)
         if not command.runnable:
-            self.cleo.tell(f"{action.title()}: run it yourself",
+            self.tell(f"{action.title()}: run it yourself",
                            f"Not run ({command.why_not}); nothing was written. The command is:\n\n{command.shown}")
             return
         view = self.current_view()
@@ -319,7 +319,7 @@ class SweepsScreen(PaneScreen):
                                           "returned a row it purges.")
         what = (f"purges {plural(len(purge_ids(run)), 'row')} (invalid_at set, provenance noise-purged).{impact}"
                 if action == APPROVE else "discards the run: its pending rows become skipped; nothing else changes.")
-        self.cleo.confirm(f"{action.title()} sweep run",
+        self.confirm(f"{action.title()} sweep run",
                           f"Run CLEO's own command?\n\n{command.shown}\n\nIt {what}",
                           lambda: self._run(action, run.id), danger=action == APPROVE)
 
@@ -330,7 +330,7 @@ class SweepsScreen(PaneScreen):
 
     def on_sweeps_screen_cleo_answered(self, message: CleoAnswered) -> None:
         answer = message.answer
-        self.cleo.tell("CLEO answered" if answer.ok else "CLEO's command failed",
+        self.tell("CLEO answered" if answer.ok else "CLEO's command failed",
                        f"$ {message.shown}\n\n{answer.text()}", error=not answer.ok)
         self.session.reload()  # what CLEO wrote: counts, tags, every pane (BrainChanged reloads this one)
 
@@ -349,7 +349,7 @@ class SweepsScreen(PaneScreen):
         if staged.validation_status != PENDING:
             self.notify(f"{staged.id} is {staged.validation_status}, not pending.", severity="warning", markup=False)
             return
-        self.cleo.confirm("Veto sweep row", f"Leave {staged.source_id} out of CLEO's approve of run {run.id}?\n\n"
+        self.confirm("Veto sweep row", f"Leave {staged.source_id} out of CLEO's approve of run {run.id}?\n\n"
                           "Its candidate becomes skipped; CLEO's executeSweep applies only pending rows. "
                           "u undoes it.", lambda: self.session.curate("sweep-veto", staged.id))
 

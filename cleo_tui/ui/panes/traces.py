@@ -18,6 +18,7 @@ from textual.message import Message
 from textual.widgets import Input, OptionList, Select, Static
 from textual.widgets.option_list import Option
 
+from cleo_tui.brain import Brain
 from cleo_tui.brain.errors import BrainError
 from cleo_tui.files import ExportExists
 from cleo_tui.recall.browse import memory_text, record_outcome_undoable, trace_values
@@ -39,8 +40,9 @@ from cleo_tui.recall.retrievals import CleoResult, OpenCleoRetrieval, RetrievalF
 from cleo_tui.recall.traces import PIPELINES
 from cleo_tui.safe_text import one_line, plural
 from cleo_tui.ui.help import TRACES_HELP
-from cleo_tui.ui.messages import BrainChanged
+from cleo_tui.ui.messages import BrainChanged, Written
 from cleo_tui.ui.widgets.chrome import PaneScreen
+from cleo_tui.ui.widgets.filter_options import FilterChoices, FilterOptions
 from cleo_tui.ui.widgets.inputs import SafeInput
 from cleo_tui.ui.widgets.modals import TextViewer
 from cleo_tui.ui.widgets.table import Anchor, Column, LineTable, Located, locate
@@ -124,7 +126,7 @@ class OpenTrace:
     outcomes: list[TraceOutcome]
 
 
-class TracesScreen(PaneScreen):
+class TracesScreen(PaneScreen, FilterOptions):
     PANE = "traces"
     PANE_HELP = TRACES_HELP
     BINDINGS = [
@@ -258,21 +260,15 @@ class TracesScreen(PaneScreen):
         self.query_one("#trace-status", Static).update(Text(" · ".join(parts)))
 
     # -- filters --------------------------------------------------------------------
-    @work(thread=True, group="trace-options", exit_on_error=False)
-    def load_filter_options(self) -> None:
-        brain = self.session.brain
+    def read_filter_options(self, brain: Brain) -> FilterChoices:
+        """The sessions, tenants and whose-retrievals choices (CLEO's sources, then the traces)."""
         sessions = sorted(set(trace_values(brain, "session_id")) | set(cleo_sessions(brain)))
         whose = [(f"CLEO: {one_line(source, 20)}", f"cleo/{source}") for source in cleo_sources(brain)]
         if whose:
             whose.insert(0, ("CLEO: any source", "cleo"))
         whose.append((f"{WHOSE_LABELS[trace_kind(brain)]} traces", "traces"))
-        options = {"tf-session": [(v, v) for v in sessions],
-                   "tf-tenant": [(v, v) for v in trace_values(brain, "tenant_id")], "tf-whose": whose}
-        self.app.call_from_thread(self._set_filter_options, options)
-
-    def _set_filter_options(self, options: dict[str, list[tuple[str, str]]]) -> None:
-        for select_id, values in options.items():
-            self.query_one(f"#{select_id}", Select).set_options((Text(one_line(label, 40)), v) for label, v in values)
+        return {"tf-session": [(v, v) for v in sessions],
+                "tf-tenant": [(v, v) for v in trace_values(brain, "tenant_id")], "tf-whose": whose}
 
     @on(Select.Changed)
     def filter_changed(self, event: Select.Changed) -> None:
@@ -304,6 +300,11 @@ class TracesScreen(PaneScreen):
             box.value = ""
             box.remove_class("bad-time")
         self.reload()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "focus_traces" and self.host.waiting is not None:
+            return False  # Esc stops an outcome's wait for CLEO's lock first (the app's binding)
+        return super().check_action(action, parameters)
 
     def action_focus_traces(self) -> None:
         self.table.focus()
@@ -414,7 +415,7 @@ class TracesScreen(PaneScreen):
             self.notify(f"{one_line(result.memory_id, 60)} is forgotten: no row with that id exists any more.",
                         severity="warning")
         elif memory.kind == "observation":
-            self.cleo.open_observation(result.memory_id)
+            self.open_observation(result.memory_id)
         else:
             self._open_text(result)
 
@@ -496,18 +497,19 @@ class TracesScreen(PaneScreen):
                 f"{one_line(result.memory_id, 60)}?\n\n{one_line(result.memory.title, 200)}\n\n"
                 "Later recalls rank it " + ("higher" if outcome == "positive" else "lower")
                 + " (the outcome stage). u undoes it.")
-        self.cleo.confirm(f"Record a {outcome} outcome", body,
+        self.confirm(f"Record a {outcome} outcome", body,
                          lambda: self._record(trace, outcome, result.memory_id))
 
-    @work(thread=True, exclusive=True, group="trace-outcome", exit_on_error=False)
     def _record(self, trace: TraceSummary, outcome: str, memory_id: str) -> None:
-        run_id, credited = record_outcome_undoable(self.session.brain, trace.id, trace.tenant_id, outcome, [memory_id])
-        self.app.call_from_thread(self._recorded, run_id, trace.id, outcome, credited)
+        self.session.write(
+            f"{outcome} outcome on trace {trace.id}",
+            lambda brain: record_outcome_undoable(brain, trace.id, trace.tenant_id, outcome, [memory_id]),
+            lambda recorded: self._recorded(*recorded, trace.id, outcome), group="trace-outcome")
 
-    def _recorded(self, run_id: int, trace_id: int, outcome: str, credited: list[str]) -> None:
+    def _recorded(self, run_id: int, credited: list[str], trace_id: int, outcome: str) -> Written:
         self.notify(f"Recorded a {outcome} outcome on trace {trace_id} for {one_line(', '.join(credited), 80)}. "
                     "u undoes it.")
-        self.session.record_write(f"{outcome} outcome on trace {trace_id}", run_id, notify=False)
+        return Written(f"{outcome} outcome on trace {trace_id}", run_id, notify=False)
 
     def action_undo(self) -> None:
         self.session.undo()
@@ -544,7 +546,7 @@ class TracesScreen(PaneScreen):
     def _ask_replace(self, path: str, flt: RetrievalFilter, with_text: bool) -> None:
         """The one confirm pattern before an existing file is replaced; the guard still refuses a
         brain, a SQLite file or a device when the write runs."""
-        self.cleo.confirm("Replace file", f"{one_line(path, 200)} exists. Replace it with the exported traces?",
+        self.confirm("Replace file", f"{one_line(path, 200)} exists. Replace it with the exported traces?",
                           lambda: self._export(path, flt, with_text, force=True), danger=True)
 
     def _exported(self, count: int, where: str) -> None:

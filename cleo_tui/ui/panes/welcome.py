@@ -22,7 +22,7 @@ from textual.widgets import Button, Footer, Input, Label, LoadingIndicator, Stat
 from cleo_tui.brain import create_project_brain, open_brain, plan_project_brain
 from cleo_tui.demo import demo_directory_problem
 from cleo_tui.safe_text import printable
-from cleo_tui.ui.widgets.chrome import cleo_app
+from cleo_tui.ui.host import BrainOpened, ask
 from cleo_tui.ui.widgets.inputs import SafeInput
 from cleo_tui.ui.widgets.worker_errors import ForwardWorkerErrors
 
@@ -110,7 +110,7 @@ class WelcomeScreen(ForwardWorkerErrors, Screen):
             brain = open_brain(created.path)
         finally:
             self.app.call_from_thread(self._busy, False)
-        self.app.call_from_thread(cleo_app(self.app).open_brain_session, brain)
+        ask(self, BrainOpened(brain))
         self.app.call_from_thread(self.app.notify, printable(created.message), timeout=10)
 
     @work(thread=True, exit_on_error=False)
@@ -120,7 +120,7 @@ class WelcomeScreen(ForwardWorkerErrors, Screen):
             brain = open_brain(generate_demo(folder))
         finally:
             self.app.call_from_thread(self._busy, False)
-        self.app.call_from_thread(cleo_app(self.app).open_brain_session, brain)
+        ask(self, BrainOpened(brain))
 
     @work(thread=True, exit_on_error=False)
     def _open_worker(self, path: Path) -> None:
@@ -128,4 +128,4 @@ class WelcomeScreen(ForwardWorkerErrors, Screen):
             brain = open_brain(path)
         finally:
             self.app.call_from_thread(self._busy, False)
-        self.app.call_from_thread(cleo_app(self.app).open_brain_session, brain)
+        ask(self, BrainOpened(brain))

@@ -2,36 +2,30 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Callable
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.cells import cell_len
 from rich.text import Text
 from textual import events
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.message import Message
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import Static, Tab, Tabs
 
 from cleo_tui.safe_text import one_line
+from cleo_tui.ui import registry
 from cleo_tui.ui.help import PaneHelp
+from cleo_tui.ui.host import ConfirmRequest, Host, OpenObservation, SwitchPane, TellRequest, ask, host_of
 from cleo_tui.ui.widgets.cells import cut_cells_start
 from cleo_tui.ui.widgets.footer import CleoFooter
 from cleo_tui.ui.widgets.worker_errors import ForwardWorkerErrors
 
 if TYPE_CHECKING:
-    from cleo_tui.ui.app import CleoApp
     from cleo_tui.ui.session import BrainSession
 
-PANES = (
-    ("observations", "1 Observations"),
-    ("prune", "2 Prune"),
-    ("review", "3 Review"),
-    ("traces", "4 Traces"),
-    ("duplicates", "5 Duplicates"),
-    ("history", "6 History"),
-    ("sweeps", "7 Sweeps"),
-)
-PANE_NAMES = tuple(name for name, _ in PANES)
+PANES = tuple((pane.name, pane.tab_label) for pane in registry.PANES)  # (mode, "1 Observations") per tab
+PANE_NAMES = registry.PANE_NAMES
 HISTORY_PANE = "history"
 
 
@@ -124,16 +118,16 @@ class BrainHeader(Static):
 
     def on_mount(self) -> None:
         self.refresh_header()
-        self.watch(self.app, "summary", lambda _: self.refresh_header(), init=False)  # CleoApp.summary
-        self.watch(self.app, "sweep", lambda _: self.refresh_header(), init=False)  # CleoApp.sweep
-        self.watch(self.app, "waiting", lambda _: self.refresh_header(), init=False)  # CleoApp.waiting
+        self.watch(self.app, "summary", lambda _: self.refresh_header(), init=False)  # Host.summary
+        self.watch(self.app, "sweep", lambda _: self.refresh_header(), init=False)  # Host.sweep
+        self.watch(self.app, "waiting", lambda _: self.refresh_header(), init=False)  # Host.waiting
         self.watch(self.app, "liveness_mark", lambda _: self.refresh_header(), init=False)
 
     def on_resize(self) -> None:
         self.refresh_header()
 
     def refresh_header(self) -> None:
-        app = cleo_app(self.app)
+        app = host_of(self.app)
         if not app.has_session:
             self.update(Text(" cleo-tui  no brain open", style="bold"))
             return
@@ -145,7 +139,7 @@ class BrainHeader(Static):
 
 
 class PaneTabs(Tabs):
-    """Clickable pane names; 1-4 switch panes from the keyboard."""
+    """Clickable pane names; the number keys switch panes from the keyboard."""
 
     DEFAULT_CSS = "PaneTabs { height: 2; }"
 
@@ -157,7 +151,7 @@ class PaneTabs(Tabs):
         event.stop()
         name = event.tab.id.removeprefix("tab-") if event.tab and event.tab.id else self.pane
         if name != self.pane:
-            cleo_app(self.app).action_pane(name)
+            ask(self, SwitchPane(name))
             self.call_later(self._reset)
 
     def _reset(self) -> None:
@@ -166,19 +160,14 @@ class PaneTabs(Tabs):
             self.active = f"tab-{self.pane}"
 
 
-def cleo_app(app: App[Any]) -> CleoApp:
-    """`app` typed as the CleoApp it is (widgets only ever run inside one)."""
-    from cleo_tui.ui.app import CleoApp
-    assert isinstance(app, CleoApp)
-    return app
-
-
 class PaneScreen(ForwardWorkerErrors, Screen[None]):
     """Base of the panes: header and tabs on top, footer at the bottom, the session's messages.
 
-    A pane registers with the app when mounted and unregisters when unmounted;
-    while registered it receives BrainChanged, TagsReady, SummaryReady and
+    A pane subscribes to the session when mounted and unsubscribes when unmounted;
+    while subscribed it receives BrainChanged, TagsReady, SummaryReady and
     SessionReplaced (see ui/messages.py), handled as `on_brain_changed` etc.
+    It reads the app as its `host` (ui/host.py) and asks it for dialogs with messages
+    (`confirm`, `tell`, `open_observation` post them).
     Its keys are its BINDINGS (each with an id): the footer, the help and the
     command palette all list them, with the user's keymap applied.
     """
@@ -189,14 +178,28 @@ class PaneScreen(ForwardWorkerErrors, Screen[None]):
     FOOTER_FIRST: ClassVar[tuple[str, ...]] = ()  # actions the footer shows first (after Help) when narrow
 
     @property
-    def cleo(self) -> CleoApp:
-        """The app, typed."""
-        return cleo_app(self.app)
+    def host(self) -> Host:
+        """The app, as panes see it (ui/host.py)."""
+        return host_of(self.app)
 
     @property
     def session(self) -> BrainSession:
-        """The open brain's session: brain, tags, overrides, summary, undo; curate/undo/reload."""
-        return self.cleo.session
+        """The open brain's session: brain, tags, overrides, summary, undo; write/curate/undo/reload."""
+        return self.host.session
+
+    def confirm(self, title: str, body: str, on_yes: Callable[[], object], danger: bool = False, *,
+                on_no: Callable[[], object] | None = None, confirm_label: str = "Yes",
+                dialog: ModalScreen[bool] | None = None) -> None:
+        """The one confirm pattern (any thread): the app asks; `on_yes` runs only on an explicit yes."""
+        ask(self, ConfirmRequest(title, body, on_yes, danger, on_no, confirm_label, dialog))
+
+    def tell(self, title: str, body: str, error: bool = False) -> None:
+        """The one message pattern (any thread): a dialog the user closes."""
+        ask(self, TellRequest(title, body, error))
+
+    def open_observation(self, observation_id: str) -> None:
+        """Show one observation's detail over this pane."""
+        ask(self, OpenObservation(observation_id))
 
     _shown = False  # resumed once: Textual has shown it
 
@@ -228,14 +231,20 @@ class PaneScreen(ForwardWorkerErrors, Screen[None]):
         self.frame_held = False
         super()._compositor_refresh()
 
+    _subscribed: BrainSession | None = None  # the session whose messages this pane receives
+
     def on_mount(self) -> None:
-        self.cleo.register_pane(self)
+        if self.host.has_session:
+            self._subscribed = self.session
+            self._subscribed.subscribe(self)
 
     def on_unmount(self) -> None:
-        self.cleo.unregister_pane(self)
+        if self._subscribed is not None:
+            self._subscribed.unsubscribe(self)
+            self._subscribed = None
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        app = self.cleo
+        app = self.host
         if action in self.WRITE_ACTIONS and app.has_session and app.session.read_only:
             if app.session.is_hippo:
                 return False  # a hippo store is never written: its write keys are not shown at all
@@ -244,7 +253,7 @@ class PaneScreen(ForwardWorkerErrors, Screen[None]):
 
     def on_key(self, event: events.Key) -> None:
         """A write key on a read-only brain does nothing: say why, in one short notice."""
-        app = self.cleo
+        app = self.host
         if not (self.WRITE_ACTIONS and app.has_session and app.session.read_only):
             return
         active = self.active_bindings.get(event.key)

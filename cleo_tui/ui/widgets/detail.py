@@ -1,5 +1,5 @@
 """One observation in full: a reusable view (the Observations pane's lower half) and a modal
-that any pane opens with `app.open_observation(id)`."""
+that any pane opens with `self.open_observation(id)` (an OpenObservation request to the app)."""
 
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ from cleo_tui.brain.numbers import quality_text
 from cleo_tui.memory.detail import ObservationDetail, observation_detail
 from cleo_tui.memory.mapping import content_of, derive_relevance
 from cleo_tui.safe_text import one_line, plural, printable
+from cleo_tui.ui.host import host_of
 from cleo_tui.ui.session import BrainSession
-from cleo_tui.ui.widgets.chrome import cleo_app
 from cleo_tui.ui.widgets.modals import TextViewer
 from cleo_tui.ui.widgets.worker_errors import ForwardWorkerErrors
 
@@ -196,7 +196,7 @@ class ObservationModal(ForwardWorkerErrors, ModalScreen[None]):
     @work(thread=True, exit_on_error=False)
     def _load(self) -> None:
         from cleo_tui.memory.history import memory_life
-        session = cleo_app(self.app).session
+        session = host_of(self.app).session
         detail = load_detail(session, self.observation_id)
         self.post_message(self.Loaded(detail, None if detail else memory_life(session.brain, self.observation_id)))
 
@@ -209,7 +209,7 @@ class ObservationModal(ForwardWorkerErrors, ModalScreen[None]):
             view.query_one(".detail-life", Static).update(life)
             view.query_one(".detail-life", Static).display = bool(life)
             return
-        view.show(message.detail, cleo_app(self.app).session.tag(self.observation_id))
+        view.show(message.detail, host_of(self.app).session.tag(self.observation_id))
 
     def action_view_text(self) -> None:
         self.query_one(DetailView).view_full_text()

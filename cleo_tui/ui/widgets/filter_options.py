@@ -1,0 +1,39 @@
+"""The choices of a pane's filter selects, read from the brain in a worker and then set.
+
+Mixed into the Observations and Traces panes: each says what its selects offer
+(`read_filter_options`: select id → (label, value) pairs); this reads them off the UI
+thread and fills the selects (labels shown literally, cut to 40 cells).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual import work
+from textual.widgets import Select
+
+from cleo_tui.brain import Brain
+from cleo_tui.safe_text import one_line
+
+FilterChoices = dict[str, list[tuple[str, str]]]  # select id → (label, value) per choice
+
+
+class FilterOptions:
+    """Mixin for a pane with filter selects; the pane provides `session`, `app` and `query_one`."""
+
+    session: Any
+    app: Any
+    query_one: Any
+
+    def read_filter_options(self, brain: Brain) -> FilterChoices:
+        """What each select offers (the pane's; a read, run in a worker)."""
+        raise NotImplementedError
+
+    @work(thread=True, group="filter-options", exit_on_error=False)
+    def load_filter_options(self) -> None:
+        self.app.call_from_thread(self._set_filter_options, self.read_filter_options(self.session.brain))
+
+    def _set_filter_options(self, options: FilterChoices) -> None:
+        for select_id, values in options.items():
+            self.query_one(f"#{select_id}", Select).set_options((Text(one_line(label, 40)), v) for label, v in values)
