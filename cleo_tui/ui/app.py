@@ -36,6 +36,7 @@ from cleo_tui.ui.panes.hippo_notice import TRACES_PANE, HippoNoticeScreen
 from cleo_tui.ui.panes.observations import ObservationsScreen, first_listing
 from cleo_tui.ui.panes.welcome import WelcomeScreen
 from cleo_tui.ui.session import BACKGROUND_BY, BrainSession
+from cleo_tui.ui.textual_compat import action_target, decode_input_leniently, every_mode_screen
 from cleo_tui.ui.widgets.chrome import HISTORY_PANE, PANE_NAMES, PaneScreen
 from cleo_tui.ui.widgets.help_view import HelpRender, help_text_width
 from cleo_tui.ui.widgets.modals import ConfirmModal, HelpScreen, MessageModal
@@ -203,8 +204,7 @@ class CleoApp(App[None]):
             self._css_key = key
             super().refresh_css(animate)
             shown = set(self.screen_stack)
-            self._css_behind = WeakSet(screen for stack in self._screen_stacks.values() for screen in stack
-                                       if screen not in shown)
+            self._css_behind = WeakSet(screen for screen in every_mode_screen(self) if screen not in shown)
             return
         for screen in self.screen_stack:
             if screen in self._css_behind:
@@ -475,8 +475,8 @@ class CleoApp(App[None]):
     async def run_action(self, action: str | Any, default_namespace: Any = None,
                          namespaces: Any = None) -> bool:
         """Refuse a pane's write action, with CLEO's sweep sentence, while CLEO sweeps."""
-        target, name, _ = self._parse_action(action, self if default_namespace is None else default_namespace,
-                                             namespaces)
+        target, name = action_target(self, action, self if default_namespace is None else default_namespace,
+                                     namespaces)
         if (isinstance(target, PaneScreen) and name in target.WRITE_ACTIONS and self._session is not None
                 and self._session.refuse_write()):
             return True
@@ -555,27 +555,9 @@ def log_failure(error: BaseException) -> Path | None:
     return path
 
 
-def _decode_input_leniently() -> None:
-    """Make Textual's Linux driver decode terminal input with replacement.
-
-    It decodes stdin as strict UTF-8, so one invalid byte typed or pasted (a
-    Latin-1 "é", an 8-bit CSI) raised UnicodeDecodeError in its input thread
-    and killed the app. The driver looks the decoder factory up in its module.
-    """
-    import codecs
-
-    from textual.drivers import linux_driver
-
-    def lenient(encoding: str) -> Callable[..., codecs.IncrementalDecoder]:
-        factory = codecs.getincrementaldecoder(encoding)
-        return lambda errors="replace": factory(errors="replace")
-
-    linux_driver.getincrementaldecoder = lenient  # type: ignore[assignment]
-
-
 def run_app(project: Path, db: Path | None, read_only: bool) -> int:
     """Open the brain (or the welcome screen when there is none) and run the app."""
-    _decode_input_leniently()
+    decode_input_leniently()
     brain, problem = None, ""
     try:
         # Before the app is up: CLEO holding the write lock is said on stderr, ctrl+c ends the wait.

@@ -9,11 +9,11 @@ from rich.text import Text
 from textual import events
 from textual.app import App, ComposeResult
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import Static, Tab, Tabs
 
 from cleo_tui.safe_text import one_line
 from cleo_tui.ui.help import PaneHelp
+from cleo_tui.ui.textual_compat import FrameHoldingScreen, bindings_for_key, keep_styles_on_resume
 from cleo_tui.ui.widgets.cells import cut_cells_start
 from cleo_tui.ui.widgets.footer import CleoFooter
 from cleo_tui.ui.widgets.worker_errors import ForwardWorkerErrors
@@ -173,7 +173,7 @@ def cleo_app(app: App[Any]) -> CleoApp:
     return app
 
 
-class PaneScreen(ForwardWorkerErrors, Screen[None]):
+class PaneScreen(ForwardWorkerErrors, FrameHoldingScreen):
     """Base of the panes: header and tabs on top, footer at the bottom, the session's messages.
 
     A pane registers with the app when mounted and unregisters when unmounted;
@@ -207,26 +207,11 @@ class PaneScreen(ForwardWorkerErrors, Screen[None]):
         widget of the screen (about 0.1 s each on the Observations pane) though nothing
         changed since they were mounted; later resumes restyle as Textual does."""
         if isinstance(message, events.ScreenResume) and not self._shown:
-            message.refresh_styles = False
+            keep_styles_on_resume(message)
         return super().post_message(message)
 
     def on_screen_resume(self) -> None:
         self._shown = True
-
-    frame_held = False  # a frame was held back and not drawn yet (see _compositor_refresh)
-
-    def _compositor_refresh(self) -> None:
-        """Draw nothing while Textual holds frames back (the app starting, a moment after a
-        switch of mode): what was to be drawn stays to be drawn, in the first frame that goes out.
-
-        Textual renders those frames and throws them away, then draws only what changed
-        since: the first frame of a pane cost two full renders, and rows laid out meanwhile
-        reached the terminal only with a later layout."""
-        if self.app._batch_count and self is self.app.screen:
-            self.frame_held = True
-            return
-        self.frame_held = False
-        super()._compositor_refresh()
 
     def on_mount(self) -> None:
         self.cleo.register_pane(self)
@@ -250,7 +235,7 @@ class PaneScreen(ForwardWorkerErrors, Screen[None]):
         active = self.active_bindings.get(event.key)
         binding = active.binding if active is not None and active.node is self else None
         if binding is None and app.session.is_hippo:  # hidden, not disabled: not among the active bindings
-            binding = next(iter(self._bindings.key_to_bindings.get(event.key, [])), None)
+            binding = next(iter(bindings_for_key(self, event.key)), None)
         if binding is not None and binding.action.split("(")[0] in self.WRITE_ACTIONS:
             what = binding.description or binding.action
             self.notify(f"{what}: not possible, the brain is read-only ({app.session.read_only_reason}).",
