@@ -15,7 +15,7 @@ from typing import Any
 
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.migrations import RUN_CHANGES, RUNS, TRACE_OUTCOMES, TRACE_RESULTS, TRACES
-from cleo_tui.brain.store import KIND_HIPPO, Brain
+from cleo_tui.brain.store import Brain
 from cleo_tui.memory import causes as c
 from cleo_tui.memory.cleo_marks import CleoMark, KeepAdvice, cleo_marks, keep_advice
 from cleo_tui.memory.evidence import EvictionCause, consolidation_events, explain_eviction, sweep_cause
@@ -174,7 +174,7 @@ def _loads(text: Any) -> dict[str, Any] | None:
 
 def journal_steps(brain: Brain, table: str, memory_id: str) -> list[JournalStep]:
     """Every cleo-tui change to the row, oldest first."""
-    if not c.has_journal(brain):
+    if not brain.supports("journal"):
         return []
     rows = brain.query(
         f"SELECT r.id, r.kind, r.created_at, r.summary, ch.before_json, ch.after_json, r.undone_by "
@@ -276,7 +276,7 @@ def _missing(brain: Brain, memory_id: str) -> MemoryLife | None:
     mentions = mentions_of(brain, memory_id)
     if not mentions:
         return None
-    hippo = brain.kind == KIND_HIPPO
+    hippo = brain.supports("hippo_memories")  # hippo forgets: what it forgot is not "missing"
     cause = c.HIPPO_FORGET if hippo else c.DELETED_OUTSIDE
     counts: dict[str, int] = {}
     for m in mentions:
@@ -380,7 +380,7 @@ def missing_memories(brain: Brain, limit: int = 1000) -> list[MissingId]:
     if brain.features.has_table(TRACE_OUTCOMES):
         parts.append(f"SELECT j.value AS id, 'outcome' AS src FROM {TRACE_OUTCOMES} o, json_each("
                      "CASE WHEN json_valid(o.memory_ids_json) THEN o.memory_ids_json ELSE '[]' END) j")
-    if c.has_journal(brain):
+    if brain.supports("journal"):
         parts.append("SELECT CASE WHEN json_valid(row_key) THEN json_extract(row_key, '$.id') END AS id, "
                      "'journal' AS src "
                      f"FROM {RUN_CHANGES} WHERE table_name IN ('{cs.OBSERVATIONS}', '{cs.PATTERNS}', "

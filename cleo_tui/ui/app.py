@@ -26,7 +26,7 @@ from textual.worker import Worker, WorkerState
 
 from cleo_tui.brain import Brain, BrainError, BrainNotFound, locate_brain, open_brain
 from cleo_tui.brain.observation_reads import database_failure_text, is_database_error
-from cleo_tui.brain.store import KIND_HIPPO, global_brain_path
+from cleo_tui.brain.store import global_brain_path
 from cleo_tui.config import cache_dir, config_path, load_config, save_setting
 from cleo_tui.ui.help import help_markdown
 from cleo_tui.ui.keys import check_keymap
@@ -295,7 +295,7 @@ class CleoApp(App[None]):
         self.summary = None
         if isinstance(self.screen, WelcomeScreen):
             self.pop_screen()
-        start = TRACES_PANE if self._session.is_hippo else "observations"
+        start = "observations" if brain.supports("observations") else TRACES_PANE
         if start == "observations":
             self._session.read_first_rows(first_listing)  # while the panes are made
         if old is None and self.current_mode not in PANE_NAMES:
@@ -308,20 +308,21 @@ class CleoApp(App[None]):
             self.announce(SessionReplaced())
         self._session.start()
         self.liveness_mark = ""
-        if not self._session.is_hippo:
+        if brain.supports("observations"):
             # Read with the first rows (see first_rows_shown), or by then if no pane shows any.
             self.set_timer(BACKGROUND_BY, partial(self._start_liveness, self._session))
 
     def _start_liveness(self, session: BrainSession) -> None:
         """Read `session`'s liveness once, if it is still the open one (about 2 s of queries at 1M rows)."""
-        if session is self._session and self._liveness_read_for is not session and not session.is_hippo:
+        if (session is self._session and self._liveness_read_for is not session
+                and session.brain.supports("observations")):
             self._liveness_read_for = session
             self._read_liveness(session)
 
     def _install_panes(self, brain: Brain, start: str) -> None:
         """The first brain: register its panes (none is shown yet) and show `start`."""
-        for name, factory in pane_screens(brain.kind == KIND_HIPPO).items():
-            if brain.kind == KIND_HIPPO and name != TRACES_PANE:
+        for name, factory in pane_screens(not brain.supports("observations")).items():
+            if not brain.supports("observations") and name != TRACES_PANE:
                 self.remove_mode(name)  # never shown yet: removed at once
                 self.add_mode(name, factory)
         self.switch_mode(start)
@@ -329,7 +330,7 @@ class CleoApp(App[None]):
     async def _replace_panes(self, brain: Brain, start: str) -> None:
         """Swap every pane for a fresh one on the new brain (a mode cannot be removed while shown)."""
         await self.switch_mode(OPENING)
-        for name, factory in pane_screens(brain.kind == KIND_HIPPO).items():
+        for name, factory in pane_screens(not brain.supports("observations")).items():
             await self.remove_mode(name)
             self.add_mode(name, factory)
         await self.switch_mode(start)
@@ -430,7 +431,7 @@ class CleoApp(App[None]):
     def action_secrets(self) -> None:
         """Scan the brain for secrets; from the list, redact them after a confirmation."""
         session = self._session
-        if session is None or session.is_hippo:
+        if session is None or not session.brain.supports("observations"):
             self.notify("Secrets are scanned in CLEO brains; open one first.", severity="warning")
             return
         from cleo_tui.ui.widgets.secrets_view import SecretsScreen
@@ -499,7 +500,7 @@ class CleoApp(App[None]):
 
     def action_bridge(self, evicting: frozenset[str] = frozenset(), step: str | None = None) -> None:
         """Show what CLEO's memory bridge injects (and, from a pane with a pending step, after it)."""
-        if self._session is None or self._session.is_hippo:
+        if self._session is None or not self._session.brain.supports("observations"):
             self.notify("CLEO's memory bridge is read from a CLEO brain; open one first.", severity="warning")
             return
         from cleo_tui.ui.widgets.bridge_view import BridgeScreen

@@ -222,8 +222,8 @@ class PaneScreen(ForwardWorkerErrors, FrameHoldingScreen):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         app = self.cleo
         if action in self.WRITE_ACTIONS and app.has_session and app.session.read_only:
-            if app.session.is_hippo:
-                return False  # a hippo store is never written: its write keys are not shown at all
+            if not app.session.brain.kind.writable:
+                return False  # a kind never written (a hippo store): its write keys are not shown at all
             return None  # shown disabled in the footer; the pane's status line says why
         return True
 
@@ -234,7 +234,7 @@ class PaneScreen(ForwardWorkerErrors, FrameHoldingScreen):
             return
         active = self.active_bindings.get(event.key)
         binding = active.binding if active is not None and active.node is self else None
-        if binding is None and app.session.is_hippo:  # hidden, not disabled: not among the active bindings
+        if binding is None and not app.session.brain.kind.writable:  # hidden, not disabled: not active
             binding = next(iter(bindings_for_key(self, event.key)), None)
         if binding is not None and binding.action.split("(")[0] in self.WRITE_ACTIONS:
             what = binding.description or binding.action
