@@ -156,7 +156,7 @@ def cause_sql(brain: Brain, alias: str = "o") -> CauseSql:
         run_id = "tui.id"
     if brain.supports("sweep_runs"):
         branches.append(f"WHEN {sweep_condition(alias)} THEN '{CLEO_SWEEP}'")
-    if brain.features.has_table(cs.EDGES):
+    if brain.supports("graph_edges"):
         branches.append(f"WHEN {reflector_condition(alias)} THEN '{CLEO_REFLECTOR}'")
     if brain.supports("consolidation_times"):
         ctes.append(consolidation_cte(brain))

@@ -128,7 +128,7 @@ def events_at(brain: Brain, at: str) -> list[ConsolidationEvent]:
 
 def reflections_of(brain: Brain, observation_id: str, invalid_at: str | None) -> list[Reflection]:
     """Patterns and learnings with a `supersedes` edge to the row, each with its distance in time."""
-    if not brain.features.has_table(cs.EDGES):
+    if not brain.supports("graph_edges"):
         return []
     rows = brain.query(
         f"SELECT e.from_id, e.provenance, e.created_at, "
@@ -179,7 +179,7 @@ def _checked(brain: Brain, at: str, reflections: list[Reflection]) -> list[str]:
     if brain.supports("sweep_runs"):
         out.append(f"CLEO's sweeps: no run of {cs.BACKFILL_RUNS} was approved at {at} with this row marked "
                    f"{c.NOISE_PURGED}")
-    if not brain.features.has_table(cs.EDGES):
+    if not brain.supports("graph_edges"):
         out.append(f"graph: this brain has no {cs.EDGES} table")
     elif reflections:
         nearest = min((r.seconds_from_eviction for r in reflections if r.seconds_from_eviction is not None),

@@ -197,7 +197,7 @@ def _exists(brain: Brain, node_id: str) -> bool:
 
 def edges_of_node(brain: Brain, node_id: str, limit: int = MENTION_LIMIT) -> list[EdgeRef]:
     """Edges from and to a graph node, each saying whether its other end still exists."""
-    if not brain.features.has_table(cs.EDGES):
+    if not brain.supports("graph_edges"):
         return []
     prov, created, weight = (_col(brain, cs.EDGES, n) for n in ("provenance", "created_at", "weight"))
     out: list[EdgeRef] = []
@@ -371,7 +371,7 @@ def _held(brain: Brain, expr: str) -> str:
 def missing_memories(brain: Brain, limit: int = 1000) -> list[MissingId]:
     """Ids named by edges, traces, outcomes or cleo-tui's journal that no row holds (SQL anti-joins)."""
     parts: list[str] = []
-    if brain.features.has_table(cs.EDGES):
+    if brain.supports("graph_edges"):
         for column in ("to_id", "from_id"):
             parts.append(f"SELECT substr({column}, 13) AS id, 'edge' AS src FROM {cs.EDGES} "
                          f"WHERE substr({column}, 1, 12) = 'observation:'")

@@ -692,7 +692,7 @@ def _citations(brain: Brain, notes: Collection[str], previous: EdgeSet | None,
     arrived. The third value is then the observation ids whose citations may have
     changed (None: any may have).
     """
-    if not brain.features.has_table(cs.EDGES):
+    if not brain.supports("graph_edges"):
         return {}, None, None
     try:
         count, high = _edge_stats(brain)
