@@ -10,15 +10,8 @@ from cleo_tui.brain.errors import (
     ReadOnlyBrain,
     StaleState,
 )
-from cleo_tui.brain.store import (
-    KIND_CLEO,
-    KIND_CLEO_LEGACY,
-    KIND_CLEO_TUI,
-    KIND_HIPPO,
-    Brain,
-    locate_brain,
-    open_brain,
-)
+from cleo_tui.brain.kinds import KIND_CLEO, KIND_CLEO_LEGACY, KIND_CLEO_TUI, KIND_HIPPO, BrainKind
+from cleo_tui.brain.store import Brain, locate_brain, open_brain
 
 __all__ = [
     "KIND_CLEO",
@@ -27,6 +20,7 @@ __all__ = [
     "KIND_HIPPO",
     "Brain",
     "BrainError",
+    "BrainKind",
     "BrainNotFound",
     "BrainPlan",
     "BrainUnreadable",

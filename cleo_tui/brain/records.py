@@ -54,7 +54,7 @@ def record_text(kind: str, row: Row) -> str:
 
 def edges_of(brain: Brain, node_id: str, limit: int = 500) -> list[EdgeRow]:
     """Graph edges from or to `node_id`, each with a `direction` of 'out' or 'in'."""
-    if not brain.features.has_table(cs.EDGES):
+    if not brain.supports("graph_edges"):
         return []
     out = _rows(brain, f"SELECT *, 'out' AS direction FROM {cs.EDGES} WHERE from_id = ? LIMIT ?", (node_id, limit))
     inc = _rows(brain, f"SELECT *, 'in' AS direction FROM {cs.EDGES} WHERE to_id = ? LIMIT ?", (node_id, limit))

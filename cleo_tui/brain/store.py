@@ -34,29 +34,14 @@ from cleo_tui.brain.errors import (
     UnsupportedLayout,
 )
 from cleo_tui.brain.journal import interrupted_notes, recover_interrupted
-from cleo_tui.brain.migrations import LATEST_VERSION, META, MIGRATIONS, migrate, schema_version
+from cleo_tui.brain.kinds import BrainKind, Capability, detect_kind
+from cleo_tui.brain.migrations import LATEST_VERSION, MIGRATIONS, migrate, schema_version
 from cleo_tui.brain.sweep_gate import ensure_no_sweep, sweep_active
 from cleo_tui.safe_text import plural, safe_path, safe_text
-
-KIND_CLEO = "cleo"              # consolidated .cleo/cleo.db (brain beside tasks etc.)
-KIND_CLEO_LEGACY = "cleo-legacy"  # .cleo/brain.db of CLEO before 2026.6.0
-KIND_CLEO_TUI = "cleo-tui"      # created by `cleo-tui init` or `cleo-tui demo`
-KIND_HIPPO = "hippo"            # hippo-memory store, opened for its traces
 
 # cleo-tui's own brain in a project CLEO has not set up: outside .cleo/, which CLEO owns
 # (see brain/create.py for why not .cleo/cleo.db or .cleo/brain.db).
 OWN_BRAIN = Path(".cleo-tui") / "brain.db"
-
-KIND_LABELS = {
-    KIND_CLEO: "CLEO brain",
-    KIND_CLEO_LEGACY: "CLEO legacy brain",
-    KIND_CLEO_TUI: "cleo-tui brain",
-    KIND_HIPPO: "hippo store",
-}
-
-# Tables that a brain-only file may hold besides CLEO's brain_* tables.
-_OWN_PREFIXES = ("brain_", "sqlite_", "cleo_tui_", "recall_trace")
-
 
 @dataclass
 class Features:
@@ -104,7 +89,7 @@ class Features:
 class Brain:
     path: Path
     conn: sqlite3.Connection
-    kind: str
+    kind: BrainKind  # what the file is and supports (brain/kinds.py); equal to its name
     read_only: bool
     read_only_reason: str | None
     features: Features
@@ -128,7 +113,15 @@ class Brain:
 
     @property
     def kind_label(self) -> str:
-        return KIND_LABELS.get(self.kind, self.kind)
+        return self.kind.label
+
+    def supports(self, capability: Capability) -> bool:
+        """This file has `capability` (brain/kinds.py): its kind promises it, or its tables hold it."""
+        return self.kind.supports(capability, self.features)
+
+    def capabilities(self) -> frozenset[Capability]:
+        """Everything this file supports (brain/kinds.py)."""
+        return self.kind.capabilities(self.features)
 
     def query(self, sql: str, params: Any = ()) -> list[sqlite3.Row]:
         """Run one read statement and return all rows (autocommit: no lingering transaction)."""
@@ -327,24 +320,6 @@ def check_layout(path: Path, conn: sqlite3.Connection) -> None:
                                      f"{', '.join(sorted(wanted - columns(table)))})")
 
 
-def detect_kind(path: Path, conn: sqlite3.Connection, tables: frozenset[str]) -> str:
-    """Tell a CLEO brain (consolidated or legacy), a cleo-tui brain and a hippo store apart."""
-    if cs.OBSERVATIONS not in tables:
-        if "memories" in tables:
-            return KIND_HIPPO
-        raise NotABrain(
-            f"{safe_path(path)} is a SQLite database but not a brain: it has no {cs.OBSERVATIONS} table "
-            "(CLEO) and no memories table (hippo). Point --db at .cleo/cleo.db or .cleo/brain.db."
-        )
-    if META in tables:
-        row = conn.execute(f"SELECT value FROM {META} WHERE key = 'created_by'").fetchone()
-        if row and row[0] == "cleo-tui":
-            return KIND_CLEO_TUI
-    if any(not t.startswith(_OWN_PREFIXES) for t in tables):
-        return KIND_CLEO
-    return KIND_CLEO_LEGACY
-
-
 WAIT_NOTICE_MS = 1000
 WAITING_MESSAGE = "waiting for CLEO's write lock…"
 
@@ -415,8 +390,8 @@ def open_brain(path: str | Path, read_only: bool = False, busy_timeout_ms: int =
         newer = schema_version(probe) > LATEST_VERSION
     finally:
         probe.close()
-    if not read_only and kind == KIND_HIPPO:
-        read_only, reason = True, "hippo stores are opened for reading"
+    if not read_only and not kind.writable:
+        read_only, reason = True, kind.read_only_reason
     elif not read_only and newer:
         read_only, reason = True, "it was written by a newer cleo-tui"
     if read_only and not reason:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from cleo_tui.brain import cleo_rules
 from cleo_tui.brain import cleo_schema as cs
+from cleo_tui.brain.kinds import HIPPO_MEMORIES
 from cleo_tui.brain.migrations import TRACES
 from cleo_tui.brain.rows import JsonObject
-from cleo_tui.brain.store import KIND_LABELS, Brain
+from cleo_tui.brain.store import Brain
 
 
 def _count(brain: Brain, table: str, where: str = "") -> int:
@@ -19,16 +20,16 @@ def brain_summary(brain: Brain) -> JsonObject:
     """`{"db", "kind", "observations": {"live", "evicted"}, "patterns", "learnings", "traces", "at_risk",
     "hidden_from_cleo_search"}` (the last two: CLEO's own rules, brain/cleo_rules.py)."""
     has_invalid = brain.features.has_column(cs.OBSERVATIONS, "invalid_at")
-    if brain.features.has_table(cs.OBSERVATIONS):
+    if brain.supports("observations"):
         live = _count(brain, cs.OBSERVATIONS, "invalid_at IS NULL" if has_invalid else "")
         evicted = _count(brain, cs.OBSERVATIONS, "invalid_at IS NOT NULL") if has_invalid else 0
     else:  # a hippo store: its memories, superseded or not
-        live = _count(brain, "memories")
+        live = _count(brain, HIPPO_MEMORIES)
         evicted = 0
     return {
         "db": str(brain.path),
-        "kind": brain.kind,
-        "kind_label": KIND_LABELS.get(brain.kind, brain.kind),
+        "kind": brain.kind.name,
+        "kind_label": brain.kind.label,
         "read_only": brain.read_only,
         "observations": {"live": live, "evicted": evicted},
         "patterns": _count(brain, cs.PATTERNS),

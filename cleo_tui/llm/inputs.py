@@ -104,7 +104,7 @@ def _read(brain: Brain, where: list[str], params: list[Any], limit: int) -> tupl
 def _count_uncompressed(brain: Brain, where: list[str], params: list[Any]) -> int:
     """Rows matching `where` that no observer note supersedes yet."""
     total = brain.scalar(f"SELECT count(*) FROM {cs.OBSERVATIONS} WHERE {' AND '.join(where)}", params) or 0
-    if not brain.features.has_table(cs.EDGES) or not brain.features.has_column(cs.OBSERVATIONS, "source_type"):
+    if not brain.supports("graph_edges") or not brain.features.has_column(cs.OBSERVATIONS, "source_type"):
         return int(total)
     compressed = brain.scalar(
         f"SELECT count(*) FROM {cs.OBSERVATIONS} WHERE {' AND '.join(where)} AND id IN ("

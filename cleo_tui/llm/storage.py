@@ -122,7 +122,7 @@ def add_edge(conn: sqlite3.Connection, run_id: int, brain: Brain, from_id: str, 
     `provenance` is what CLEO writes: `observer-reflector` for note → source
     edges (the default), REFLECTION_PROVENANCE for pattern/learning → observation.
     """
-    if not brain.features.has_table(cs.EDGES):
+    if not brain.supports("graph_edges"):
         return False
     if conn.execute(f"SELECT 1 FROM {cs.EDGES} WHERE from_id = ? AND to_id = ? AND edge_type = ?",
                     (from_id, to_id, EDGE_TYPE)).fetchone():

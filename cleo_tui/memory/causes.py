@@ -81,13 +81,12 @@ class CauseSql:
 
 
 def has_journal(brain: Brain) -> bool:
-    return brain.features.has_table(RUNS) and brain.features.has_table(RUN_CHANGES)
+    return brain.supports("journal")
 
 
 def has_sweep_runs(brain: Brain) -> bool:
     """The brain has CLEO's backfill-run log with approval times, and the provenance column a sweep sets."""
-    return (brain.features.has_column(cs.BACKFILL_RUNS, "approved_at")
-            and brain.features.has_column(cs.OBSERVATIONS, "provenance_class"))
+    return brain.supports("sweep_runs")
 
 
 def sweep_condition(alias: str = "o") -> str:
@@ -98,7 +97,7 @@ def sweep_condition(alias: str = "o") -> str:
 
 def has_consolidation_times(brain: Brain) -> bool:
     """The consolidation log exists and says when its runs started."""
-    return brain.features.has_column(CONSOLIDATION_EVENTS, "started_at")
+    return brain.supports("consolidation_times")
 
 
 def _json_text(column: str, path: str) -> str:
@@ -151,15 +150,15 @@ def cause_sql(brain: Brain, alias: str = "o") -> CauseSql:
     joins = ""
     branches: list[str] = []
     run_id = "NULL"
-    if has_journal(brain):
+    if brain.supports("journal"):
         joins = f" LEFT JOIN {RUNS} tui ON tui.id = {journal_run(alias)}"
         branches.append(f"WHEN tui.kind IS NOT NULL THEN '{CLEO_TUI_PREFIX}' || tui.kind")
         run_id = "tui.id"
-    if has_sweep_runs(brain):
+    if brain.supports("sweep_runs"):
         branches.append(f"WHEN {sweep_condition(alias)} THEN '{CLEO_SWEEP}'")
-    if brain.features.has_table(cs.EDGES):
+    if brain.supports("graph_edges"):
         branches.append(f"WHEN {reflector_condition(alias)} THEN '{CLEO_REFLECTOR}'")
-    if has_consolidation_times(brain):
+    if brain.supports("consolidation_times"):
         ctes.append(consolidation_cte(brain))
         branches.append(f"WHEN {consolidation_condition(alias)} THEN '{CLEO_CONSOLIDATION}'")
     case = f"CASE {' '.join(branches)} ELSE '{UNKNOWN}' END" if branches else f"'{UNKNOWN}'"

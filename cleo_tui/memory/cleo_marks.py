@@ -162,7 +162,7 @@ def recurring_penalties(brain: Brain, observation_id: str) -> list[str]:
     have = brain.features.columns(cs.OBSERVATIONS)
     verified = brain.query_one(f"SELECT verified FROM {cs.OBSERVATIONS} WHERE id = ?", (observation_id,)) \
         if "verified" in have else None
-    if verified is not None and verified[0] and brain.features.has_table(cs.EDGES):
+    if verified is not None and verified[0] and brain.supports("graph_edges"):
         node = f"observation:{observation_id}"
         prov = "AND provenance = ?" if brain.features.has_column(cs.EDGES, "provenance") else ""
         params = [node, node] + ([CONTRADICTION_PROVENANCE] if prov else [])

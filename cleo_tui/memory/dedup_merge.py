@@ -159,7 +159,7 @@ def write_merge(brain: Brain, conn: sqlite3.Connection, run_id: int, requests: S
     Kept in one function so the journal's chunked writing can wrap it. Rows
     evicted meanwhile (by CLEO) are skipped, and get no edge.
     """
-    has_edges = brain.features.has_table(cs.EDGES)
+    has_edges = brain.supports("graph_edges")
     have = brain.features.columns(cs.EDGES) if has_edges else frozenset()
     evicted: list[str] = []
     edges = 0

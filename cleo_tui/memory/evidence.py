@@ -109,14 +109,14 @@ def consolidation_events(brain: Brain, newest: int = 1) -> list[ConsolidationEve
     if not brain.features.has_table(c.CONSOLIDATION_EVENTS):
         return []
     cols, names = _event_select(brain)
-    order = "julianday(started_at) DESC, rowid DESC" if c.has_consolidation_times(brain) else "rowid DESC"
+    order = "julianday(started_at) DESC, rowid DESC" if brain.supports("consolidation_times") else "rowid DESC"
     return [_event(r, names) for r in brain.query(
         f"SELECT {cols} FROM {c.CONSOLIDATION_EVENTS} ORDER BY {order} LIMIT ?", (int(newest),))]
 
 
 def events_at(brain: Brain, at: str) -> list[ConsolidationEvent]:
     """Consolidation runs under way at `at` (the window of `causes.consolidation_cte`)."""
-    if not c.has_consolidation_times(brain):
+    if not brain.supports("consolidation_times"):
         return []
     cols, names = _event_select(brain)
     ids = [r[0] for r in brain.query(f"WITH {c.consolidation_cte(brain)} SELECT id FROM ev "
@@ -128,7 +128,7 @@ def events_at(brain: Brain, at: str) -> list[ConsolidationEvent]:
 
 def reflections_of(brain: Brain, observation_id: str, invalid_at: str | None) -> list[Reflection]:
     """Patterns and learnings with a `supersedes` edge to the row, each with its distance in time."""
-    if not brain.features.has_table(cs.EDGES):
+    if not brain.supports("graph_edges"):
         return []
     rows = brain.query(
         f"SELECT e.from_id, e.provenance, e.created_at, "
@@ -172,14 +172,14 @@ def _span(seconds: float) -> str:
 def _checked(brain: Brain, at: str, reflections: list[Reflection]) -> list[str]:
     """What the rule looked at and did not find, in words."""
     out = []
-    if c.has_journal(brain):
+    if brain.supports("journal"):
         out.append(f"cleo-tui's journal: no run set this row's invalid_at to {at}")
     else:
         out.append(f"cleo-tui's journal: this brain has no {RUNS} table")
-    if c.has_sweep_runs(brain):
+    if brain.supports("sweep_runs"):
         out.append(f"CLEO's sweeps: no run of {cs.BACKFILL_RUNS} was approved at {at} with this row marked "
                    f"{c.NOISE_PURGED}")
-    if not brain.features.has_table(cs.EDGES):
+    if not brain.supports("graph_edges"):
         out.append(f"graph: this brain has no {cs.EDGES} table")
     elif reflections:
         nearest = min((r.seconds_from_eviction for r in reflections if r.seconds_from_eviction is not None),
@@ -191,7 +191,7 @@ def _checked(brain: Brain, at: str, reflections: list[Reflection]) -> list[str]:
         out.append("graph: no supersedes edge from a pattern or learning names this row")
     if not brain.features.has_table(c.CONSOLIDATION_EVENTS):
         out.append(f"consolidation: this brain has no {c.CONSOLIDATION_EVENTS} table")
-    elif not c.has_consolidation_times(brain):
+    elif not brain.supports("consolidation_times"):
         out.append(f"consolidation: {c.CONSOLIDATION_EVENTS} has no started_at column")
     elif brain.scalar(f"SELECT count(*) FROM {c.CONSOLIDATION_EVENTS}") == 0:
         out.append(f"consolidation: {c.CONSOLIDATION_EVENTS} is empty")

@@ -15,7 +15,7 @@ from typing import Any, Final, Literal
 
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.migrations import RUN_CHANGES, RUNS, TRACE_OUTCOMES, TRACE_RESULTS, TRACES
-from cleo_tui.brain.store import KIND_HIPPO, Brain
+from cleo_tui.brain.store import Brain
 from cleo_tui.memory import causes as c
 from cleo_tui.memory.cleo_marks import CleoMark, KeepAdvice, cleo_marks, keep_advice
 from cleo_tui.memory.evidence import EvictionCause, consolidation_events, explain_eviction, sweep_cause
@@ -180,7 +180,7 @@ def _loads(text: Any) -> dict[str, Any] | None:
 
 def journal_steps(brain: Brain, table: str, memory_id: str) -> list[JournalStep]:
     """Every cleo-tui change to the row, oldest first."""
-    if not c.has_journal(brain):
+    if not brain.supports("journal"):
         return []
     rows = brain.query(
         f"SELECT r.id, r.kind, r.created_at, r.summary, ch.before_json, ch.after_json, r.undone_by "
@@ -203,7 +203,7 @@ def _exists(brain: Brain, node_id: str) -> bool:
 
 def edges_of_node(brain: Brain, node_id: str, limit: int = MENTION_LIMIT) -> list[EdgeRef]:
     """Edges from and to a graph node, each saying whether its other end still exists."""
-    if not brain.features.has_table(cs.EDGES):
+    if not brain.supports("graph_edges"):
         return []
     prov, created, weight = (_col(brain, cs.EDGES, n) for n in ("provenance", "created_at", "weight"))
     out: list[EdgeRef] = []
@@ -282,7 +282,7 @@ def _missing(brain: Brain, memory_id: str) -> MemoryLife | None:
     mentions = mentions_of(brain, memory_id)
     if not mentions:
         return None
-    hippo = brain.kind == KIND_HIPPO
+    hippo = brain.supports("hippo_memories")  # hippo forgets: what it forgot is not "missing"
     cause = c.HIPPO_FORGET if hippo else c.DELETED_OUTSIDE
     counts: dict[str, int] = {}
     for m in mentions:
@@ -377,7 +377,7 @@ def _held(brain: Brain, expr: str) -> str:
 def missing_memories(brain: Brain, limit: int = 1000) -> list[MissingId]:
     """Ids named by edges, traces, outcomes or cleo-tui's journal that no row holds (SQL anti-joins)."""
     parts: list[str] = []
-    if brain.features.has_table(cs.EDGES):
+    if brain.supports("graph_edges"):
         for column in ("to_id", "from_id"):
             parts.append(f"SELECT substr({column}, 13) AS id, 'edge' AS src FROM {cs.EDGES} "
                          f"WHERE substr({column}, 1, 12) = 'observation:'")
@@ -386,7 +386,7 @@ def missing_memories(brain: Brain, limit: int = 1000) -> list[MissingId]:
     if brain.features.has_table(TRACE_OUTCOMES):
         parts.append(f"SELECT j.value AS id, 'outcome' AS src FROM {TRACE_OUTCOMES} o, json_each("
                      "CASE WHEN json_valid(o.memory_ids_json) THEN o.memory_ids_json ELSE '[]' END) j")
-    if c.has_journal(brain):
+    if brain.supports("journal"):
         parts.append("SELECT CASE WHEN json_valid(row_key) THEN json_extract(row_key, '$.id') END AS id, "
                      "'journal' AS src "
                      f"FROM {RUN_CHANGES} WHERE table_name IN ('{cs.OBSERVATIONS}', '{cs.PATTERNS}', "

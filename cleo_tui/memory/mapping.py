@@ -187,7 +187,7 @@ def reflection_citations(brain: Brain, observation_ids: list[str] | None = None)
     edge of a REFLECTION_EDGE_TYPES type pointing at `observation:<id>`. Edges
     from rows that no longer exist do not count; the cited id may be anything.
     """
-    if not brain.features.has_table(cs.EDGES):
+    if not brain.supports("graph_edges"):
         return {}
     sources = []
     if brain.features.has_table(cs.PATTERNS):

@@ -113,9 +113,7 @@ class SweepRun:
 
 def has_sweeps(brain: Brain) -> bool:
     """The brain holds CLEO's run log and staging table (with the columns the review reads)."""
-    return ({"id", "kind", "status"} <= brain.features.columns(cs.BACKFILL_RUNS)
-            and {"id", "source_table", "source_id", "sweep_run_id", "action", "validation_status"}
-            <= brain.features.columns(cs.SWEEP_STAGING))
+    return brain.supports("sweeps")
 
 
 def _select(brain: Brain, table: str, names: tuple[str, ...]) -> str:
@@ -144,7 +142,7 @@ def _int(value: Any) -> int | None:
 def list_runs(brain: Brain, run_id: str | None = None, with_rows: bool = True,
               row_limit: int | None = None) -> list[SweepRun]:
     """Runs that staged sweep candidates (or `run_id`), newest first, each with its rows."""
-    if not has_sweeps(brain):
+    if not brain.supports("sweeps"):
         return []
     where = "WHERE id = ?" if run_id is not None else \
         f"WHERE id IN (SELECT DISTINCT sweep_run_id FROM {cs.SWEEP_STAGING}) OR kind LIKE 'noise-sweep%'"
@@ -211,7 +209,7 @@ def run_for_eviction(brain: Brain, source_table: str, source_id: str, invalid_at
         return None
     run = SweepRun(as_text(found[0]), as_text(found[1]), as_text(found[2]), _text(found[3]), _text(found[4]),
                    _text(found[5]), _int(found[6]), _text(found[7]))
-    if has_sweeps(brain):
+    if brain.supports("sweeps"):
         run.rows = [r for r in staged_rows(brain, run.id)
                     if r.source_id == source_id and r.source_table == source_table]
     return run
@@ -220,7 +218,7 @@ def run_for_eviction(brain: Brain, source_table: str, source_id: str, invalid_at
 def veto_row(brain: Brain, staging_id: str) -> int:
     """Set one pending candidate of a staged run to `skipped`, so CLEO's approve leaves it out
     (executeSweep loads only pending rows); journalled, undo puts `pending` back. Returns the run id."""
-    if not has_sweeps(brain):
+    if not brain.supports("sweeps"):
         raise SweepError("This brain has no CLEO sweep tables (brain_backfill_runs, brain_observations_staging).")
     with brain.write() as conn:
         row = conn.execute(f"SELECT s.validation_status, r.status, s.sweep_run_id, s.source_id "

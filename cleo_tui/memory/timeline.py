@@ -19,7 +19,7 @@ from typing import Any
 
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.migrations import TRACES
-from cleo_tui.brain.store import KIND_HIPPO, Brain
+from cleo_tui.brain.store import Brain
 from cleo_tui.memory import causes as c
 from cleo_tui.memory.mapping import OBSERVER_SOURCE_TYPE
 
@@ -195,7 +195,7 @@ def brain_timeline(brain: Brain, since: str | None = None) -> Timeline:
     days = _Days()
     gone: dict[str, tuple[int, int]] = {}
     notes: list[str] = []
-    if brain.kind == KIND_HIPPO or not brain.features.has_table(cs.OBSERVATIONS):
+    if not brain.supports("observations") or not brain.features.has_table(cs.OBSERVATIONS):
         notes += _hippo_days(brain, days, gone) if brain.features.has_table("memories") else []
     else:
         _observation_days(brain, days, gone)

@@ -21,7 +21,6 @@ from cleo_tui.brain.migrations import TRACE_OUTCOMES, TRACES
 from cleo_tui.brain.records import get_record, record_text
 from cleo_tui.brain.store import Brain
 from cleo_tui.memory.mapping import as_text
-from cleo_tui.recall.reader import has_traces
 from cleo_tui.recall.resolve import HIPPO_MEMORIES, ResolvedMemory
 from cleo_tui.recall.traces import OUTCOMES, credited_ids
 
@@ -33,7 +32,7 @@ def trace_values(brain: Brain, column: str, limit: int = VALUE_LIMIT) -> list[st
     """Distinct non-NULL values of `column` (tenant_id, session_id or pipeline), sorted."""
     if column not in VALUE_COLUMNS:
         raise ValueError(f"column must be one of {', '.join(VALUE_COLUMNS)}")
-    if not has_traces(brain):
+    if not brain.supports("traces"):
         return []
     rows = brain.query(f'SELECT DISTINCT "{column}" FROM {TRACES} WHERE "{column}" IS NOT NULL '
                        f'ORDER BY 1 LIMIT ?', (int(limit),))

@@ -228,7 +228,7 @@ def prepare_find(brain: Brain) -> FindSetup:
     """Inspect the brain once: which FTS index serves each table, and whether graph expansion can run."""
     sources = [_source(brain, spec) for spec in TABLES]
     setup = FindSetup(sources, [s.note for s in sources if s.note], like_conn=brain.conn)
-    setup.graph = (brain.features.has_table(cs.NODES) and brain.features.has_table(cs.EDGES)
+    setup.graph = (brain.features.has_table(cs.NODES) and brain.supports("graph_edges")
                    and {"from_id", "to_id"} <= brain.features.columns(cs.EDGES))
     if brain.features.has_table("brain_embeddings"):
         setup.notes.append("brain_embeddings exists: CLEO adds vector hits only when brain.embedding.enabled "

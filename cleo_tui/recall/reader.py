@@ -94,7 +94,7 @@ class TraceOutcome:
 
 def has_traces(brain: Brain) -> bool:
     """The file holds hippo's trace tables."""
-    return all(brain.features.has_table(t) for t in (TRACES, TRACE_RESULTS, TRACE_OUTCOMES))
+    return brain.supports("traces")
 
 
 _SUMMARY_COLUMNS = (
@@ -148,7 +148,7 @@ def _summary(row: Any) -> TraceSummary:
 def list_traces(brain: Brain, flt: TraceFilter = TraceFilter(), *, before_id: int | None = None,
                 offset: int = 0, limit: int = PAGE) -> list[TraceSummary]:
     """Traces matching `flt`, newest first; page with `before_id` (last id seen) or `offset`."""
-    if not has_traces(brain):
+    if not brain.supports("traces"):
         return []
     where, params = _where(flt, before_id)
     sql = f"SELECT {_SUMMARY_COLUMNS} FROM {TRACES} t{where} ORDER BY t.id DESC LIMIT ? OFFSET ?"
@@ -167,7 +167,7 @@ def iter_traces(brain: Brain, flt: TraceFilter = TraceFilter(), page: int = 1000
 
 
 def count_traces(brain: Brain, flt: TraceFilter = TraceFilter()) -> int:
-    if not has_traces(brain):
+    if not brain.supports("traces"):
         return 0
     where, params = _where(flt)
     return int(brain.scalar(f"SELECT count(*) FROM {TRACES} t{where}", params))
@@ -175,7 +175,7 @@ def count_traces(brain: Brain, flt: TraceFilter = TraceFilter()) -> int:
 
 def trace_position(brain: Brain, flt: TraceFilter, trace_id: int) -> int | None:
     """Where trace `trace_id` is among the traces matching `flt`, newest first (None: not among them)."""
-    if not has_traces(brain):
+    if not brain.supports("traces"):
         return None
     where, params = _where(flt)
     also = " AND " if where else " WHERE "
@@ -185,7 +185,7 @@ def trace_position(brain: Brain, flt: TraceFilter, trace_id: int) -> int | None:
 
 
 def get_trace(brain: Brain, trace_id: int) -> TraceSummary | None:
-    if not has_traces(brain):
+    if not brain.supports("traces"):
         return None
     row = brain.query_one(f"SELECT {_SUMMARY_COLUMNS} FROM {TRACES} t WHERE t.id = ?", (int(trace_id),))
     return None if row is None else _summary(row)
@@ -204,7 +204,7 @@ def _steps(raw: Any) -> tuple[tuple[RerankStep, ...] | None, str | None]:
 
 def trace_results(brain: Brain, trace_id: int, resolve: bool = True) -> list[TraceResult]:
     """The trace's results in rank order, each with its steps and what its id resolves to now."""
-    if not has_traces(brain):
+    if not brain.supports("traces"):
         return []
     rows = brain.query(f"SELECT result_rank, memory_id, score, rerank_json FROM {TRACE_RESULTS} "
                        "WHERE trace_id = ? ORDER BY result_rank", (int(trace_id),))
@@ -233,7 +233,7 @@ def _memory_ids(raw: Any) -> tuple[tuple[str, ...], bool]:
 
 def trace_outcomes(brain: Brain, trace_id: int) -> list[TraceOutcome]:
     """Outcome events recorded against one trace, oldest first."""
-    if not has_traces(brain):
+    if not brain.supports("traces"):
         return []
     rows = brain.query(f"SELECT id, trace_id, ts, tenant_id, outcome, memory_ids_json FROM {TRACE_OUTCOMES} "
                        "WHERE trace_id = ? ORDER BY id", (int(trace_id),))
@@ -244,7 +244,7 @@ def trace_outcomes(brain: Brain, trace_id: int) -> list[TraceOutcome]:
 def outcome_counts(brain: Brain, memory_ids: Iterable[str], tenant_id: str) -> dict[str, tuple[int, int]]:
     """(positive, negative) outcome events crediting each id, from earlier traces of `tenant_id`."""
     wanted = list(dict.fromkeys(memory_ids))
-    if not wanted or not has_traces(brain):
+    if not wanted or not brain.supports("traces"):
         return {}
     events: dict[int, tuple[str, Any]] = {}
     for start in range(0, len(wanted), CHUNK):
@@ -265,7 +265,7 @@ def outcome_counts(brain: Brain, memory_ids: Iterable[str], tenant_id: str) -> d
 
 def trace_times(brain: Brain, flt: TraceFilter = TraceFilter()) -> list[tuple[int, str]]:
     """(id, ts) of every matching trace, newest first by id: what a listing merges by time."""
-    if not has_traces(brain):
+    if not brain.supports("traces"):
         return []
     where, params = _where(flt)
     return [(int(r[0]), as_text(r[1])) for r in brain.query(f"SELECT t.id, t.ts FROM {TRACES} t{where} "
@@ -275,7 +275,7 @@ def trace_times(brain: Brain, flt: TraceFilter = TraceFilter()) -> list[tuple[in
 def traces_by_id(brain: Brain, ids: Iterable[int]) -> dict[int, TraceSummary]:
     """The traces with these ids (those that exist)."""
     wanted = [int(i) for i in dict.fromkeys(ids)]
-    if not wanted or not has_traces(brain):
+    if not wanted or not brain.supports("traces"):
         return {}
     found: dict[int, TraceSummary] = {}
     for start in range(0, len(wanted), CHUNK):

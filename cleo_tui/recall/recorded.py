@@ -20,7 +20,7 @@ from typing import Literal
 from cleo_tui.brain.cleo_schema import RETRIEVAL_LOG, USAGE_LOG
 from cleo_tui.brain.migrations import TRACE_RESULTS, TRACES
 from cleo_tui.brain.numbers import finite_int_or_none
-from cleo_tui.brain.store import KIND_HIPPO, Brain
+from cleo_tui.brain.store import Brain
 from cleo_tui.memory.mapping import as_text
 from cleo_tui.safe_text import cut_text, sql_text_prefix
 
@@ -66,7 +66,7 @@ class EntryUsage:
 
 def has_retrieval_log(brain: Brain) -> bool:
     """The brain holds CLEO's retrieval log with the columns it has always had."""
-    return {"id", "query", "entry_ids", "source", "created_at"} <= brain.features.columns(RETRIEVAL_LOG)
+    return brain.supports("retrieval_log")
 
 
 def parse_entry_ids(raw: object) -> tuple[tuple[str, ...], bool]:
@@ -84,7 +84,7 @@ def parse_entry_ids(raw: object) -> tuple[tuple[str, ...], bool]:
 
 def iter_cleo_retrievals(brain: Brain, page: int = 5000) -> Iterator[RecordedRetrieval]:
     """CLEO's logged retrievals, newest first, read page by page by id."""
-    if not has_retrieval_log(brain):
+    if not brain.supports("retrieval_log"):
         return
     session = "session_id" if brain.features.has_column(RETRIEVAL_LOG, "session_id") else "NULL"
     before: int | None = None
@@ -106,7 +106,7 @@ def iter_trace_retrievals(brain: Brain) -> Iterator[RecordedRetrieval]:
     """The recall traces (cleo-tui's, or hippo's in a hippo store) with their results, newest first."""
     if not all(brain.features.has_table(t) for t in (TRACES, TRACE_RESULTS)):
         return
-    origin: RetrievalOrigin = "hippo" if brain.kind == KIND_HIPPO else "cleo-tui"
+    origin: RetrievalOrigin = brain.kind.trace_origin
     rows = brain.query(f"SELECT t.id, t.ts, t.pipeline, t.session_id, r.memory_id FROM {TRACES} t "
                        f"LEFT JOIN {TRACE_RESULTS} r ON r.trace_id = t.id ORDER BY t.id DESC, r.result_rank")
     current: tuple[int, str, str, str | None] | None = None
@@ -240,7 +240,7 @@ def list_cleo_retrievals(brain: Brain, flt: CleoFilter = CleoFilter(), *, before
                          query_chars: int | None = QUERY_PREVIEW) -> list[RecordedRetrieval]:
     """CLEO's retrievals matching `flt`, newest first by id; page with `before_id` (last id seen) or
     `offset`. Each query is cut to `query_chars` characters (`query_cut` says so; None reads it whole)."""
-    if not has_retrieval_log(brain):
+    if not brain.supports("retrieval_log"):
         return []
     where, params = _cleo_where(flt, before_id)
     rows = brain.query(f"SELECT {_cleo_columns(brain, query_chars)} FROM {RETRIEVAL_LOG}{where} "
@@ -250,7 +250,7 @@ def list_cleo_retrievals(brain: Brain, flt: CleoFilter = CleoFilter(), *, before
 
 def count_cleo_retrievals(brain: Brain, flt: CleoFilter = CleoFilter()) -> int:
     """How many of CLEO's retrievals match `flt` (0 without the log)."""
-    if not has_retrieval_log(brain):
+    if not brain.supports("retrieval_log"):
         return 0
     where, params = _cleo_where(flt)
     return int(brain.scalar(f"SELECT count(*) FROM {RETRIEVAL_LOG}{where}", params))
@@ -259,7 +259,7 @@ def count_cleo_retrievals(brain: Brain, flt: CleoFilter = CleoFilter()) -> int:
 def cleo_retrieval_times(brain: Brain, flt: CleoFilter = CleoFilter()) -> list[tuple[int, str]]:
     """(id, time key) of every matching retrieval, in no order (read through the created_at index when
     CLEO has one): what a listing sorts by time."""
-    if not has_retrieval_log(brain):
+    if not brain.supports("retrieval_log"):
         return []
     where, params = _cleo_where(flt)
     return [(int(r[0]), time_key(r[1])) for r in
@@ -270,7 +270,7 @@ def cleo_retrievals_by_id(brain: Brain, ids: Iterable[int],
                           query_chars: int | None = QUERY_PREVIEW) -> dict[int, RecordedRetrieval]:
     """The retrievals with these ids (those that exist)."""
     wanted = [int(i) for i in dict.fromkeys(ids)]
-    if not wanted or not has_retrieval_log(brain):
+    if not wanted or not brain.supports("retrieval_log"):
         return {}
     found: dict[int, RecordedRetrieval] = {}
     for start in range(0, len(wanted), 500):
@@ -288,7 +288,7 @@ def get_cleo_retrieval(brain: Brain, retrieval_id: int) -> RecordedRetrieval | N
 
 def cleo_sources(brain: Brain, limit: int = SOURCES_LIMIT) -> list[str]:
     """The distinct `source` values of CLEO's log, sorted (filter choices)."""
-    if not has_retrieval_log(brain):
+    if not brain.supports("retrieval_log"):
         return []
     return [as_text(r[0]) for r in brain.query(f"SELECT DISTINCT source FROM {RETRIEVAL_LOG} "
                                                "WHERE source IS NOT NULL ORDER BY 1 LIMIT ?", (int(limit),))]
@@ -296,7 +296,7 @@ def cleo_sources(brain: Brain, limit: int = SOURCES_LIMIT) -> list[str]:
 
 def cleo_sessions(brain: Brain, limit: int = 200) -> list[str]:
     """The distinct non-NULL session ids of CLEO's log, sorted (filter choices)."""
-    if not has_retrieval_log(brain) or not brain.features.has_column(RETRIEVAL_LOG, "session_id"):
+    if not brain.supports("retrieval_log") or not brain.features.has_column(RETRIEVAL_LOG, "session_id"):
         return []
     return [as_text(r[0]) for r in brain.query(f"SELECT DISTINCT session_id FROM {RETRIEVAL_LOG} "
                                                "WHERE session_id IS NOT NULL ORDER BY 1 LIMIT ?", (int(limit),))]

@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from cleo_tui.brain.store import KIND_HIPPO, Brain
+from cleo_tui.brain.store import Brain
 from cleo_tui.recall.reader import TraceFilter, TraceSummary, count_traces, trace_times, traces_by_id
 from cleo_tui.recall.recorded import (
     QUERY_PREVIEW,
@@ -73,7 +73,7 @@ class RetrievalFilter:
 
 def trace_kind(brain: Brain) -> RetrievalOrigin:
     """Whose the traces of this file are: hippo's in a hippo store, cleo-tui's otherwise."""
-    return "hippo" if brain.kind == KIND_HIPPO else "cleo-tui"
+    return brain.kind.trace_origin
 
 
 @dataclass(frozen=True)

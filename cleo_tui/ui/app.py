@@ -21,7 +21,7 @@ from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
 from cleo_tui.brain import Brain, BrainNotFound, locate_brain, open_brain
-from cleo_tui.brain.store import KIND_HIPPO, global_brain_path
+from cleo_tui.brain.store import global_brain_path
 from cleo_tui.config import config_path, load_config, save_setting
 from cleo_tui.ui import host
 from cleo_tui.ui.help import help_markdown
@@ -34,6 +34,7 @@ from cleo_tui.ui.panes.observations_listing import first_listing
 from cleo_tui.ui.panes.welcome import WelcomeScreen
 from cleo_tui.ui.registry import PANE_NAMES, PANES, pane_module_class
 from cleo_tui.ui.session import BACKGROUND_BY, BrainSession
+from cleo_tui.ui.textual_compat import action_target, decode_input_leniently, every_mode_screen
 from cleo_tui.ui.widgets.chrome import PaneScreen
 from cleo_tui.ui.widgets.help_view import HelpRender, help_text_width
 from cleo_tui.ui.widgets.modals import ConfirmModal, HelpScreen, MessageModal
@@ -183,8 +184,7 @@ class CleoApp(App[None]):
             self._css_key = key
             super().refresh_css(animate)
             shown = set(self.screen_stack)
-            self._css_behind = WeakSet(screen for stack in self._screen_stacks.values() for screen in stack
-                                       if screen not in shown)
+            self._css_behind = WeakSet(screen for screen in every_mode_screen(self) if screen not in shown)
             return
         for screen in self.screen_stack:
             if screen in self._css_behind:
@@ -283,7 +283,7 @@ class CleoApp(App[None]):
         self.summary = None
         if isinstance(self.screen, WelcomeScreen):
             self.pop_screen()
-        start = TRACES_PANE if self._session.is_hippo else "observations"
+        start = "observations" if brain.supports("observations") else TRACES_PANE
         if start == "observations":
             self._session.read_first_rows(first_listing)  # while the panes are made
         if old is None and self.current_mode not in PANE_NAMES:
@@ -296,20 +296,21 @@ class CleoApp(App[None]):
             old.announce(SessionReplaced())
         self._session.start()
         self.liveness_mark = ""
-        if not self._session.is_hippo:
+        if brain.supports("observations"):
             # Read with the first rows (see first_rows_shown), or by then if no pane shows any.
             self.set_timer(BACKGROUND_BY, partial(self._start_liveness, self._session))
 
     def _start_liveness(self, session: BrainSession) -> None:
         """Read `session`'s liveness once, if it is still the open one (about 2 s of queries at 1M rows)."""
-        if session is self._session and self._liveness_read_for is not session and not session.is_hippo:
+        if (session is self._session and self._liveness_read_for is not session
+                and session.brain.supports("observations")):
             self._liveness_read_for = session
             self._read_liveness(session)
 
     def _install_panes(self, brain: Brain, start: str) -> None:
         """The first brain: register its panes (none is shown yet) and show `start`."""
-        for name, factory in pane_screens(brain.kind == KIND_HIPPO).items():
-            if brain.kind == KIND_HIPPO and name != TRACES_PANE:
+        for name, factory in pane_screens(not brain.supports("observations")).items():
+            if not brain.supports("observations") and name != TRACES_PANE:
                 self.remove_mode(name)  # never shown yet: removed at once
                 self.add_mode(name, factory)
         self.switch_mode(start)
@@ -317,7 +318,7 @@ class CleoApp(App[None]):
     async def _replace_panes(self, brain: Brain, start: str) -> None:
         """Swap every pane for a fresh one on the new brain (a mode cannot be removed while shown)."""
         await self.switch_mode(OPENING)
-        for name, factory in pane_screens(brain.kind == KIND_HIPPO).items():
+        for name, factory in pane_screens(not brain.supports("observations")).items():
             await self.remove_mode(name)
             self.add_mode(name, factory)
         await self.switch_mode(start)
@@ -447,7 +448,7 @@ class CleoApp(App[None]):
     def action_secrets(self) -> None:
         """Scan the brain for secrets; from the list, redact them after a confirmation."""
         session = self._session
-        if session is None or session.is_hippo:
+        if session is None or not session.brain.supports("observations"):
             self.notify("Secrets are scanned in CLEO brains; open one first.", severity="warning")
             return
         from cleo_tui.ui.widgets.secrets_view import SecretsScreen
@@ -492,8 +493,8 @@ class CleoApp(App[None]):
     async def run_action(self, action: str | Any, default_namespace: Any = None,
                          namespaces: Any = None) -> bool:
         """Refuse a pane's write action, with CLEO's sweep sentence, while CLEO sweeps."""
-        target, name, _ = self._parse_action(action, self if default_namespace is None else default_namespace,
-                                             namespaces)
+        target, name = action_target(self, action, self if default_namespace is None else default_namespace,
+                                     namespaces)
         if (isinstance(target, PaneScreen) and name in target.WRITE_ACTIONS and self._session is not None
                 and self._session.refuse_write()):
             return True
@@ -516,7 +517,7 @@ class CleoApp(App[None]):
 
     def action_bridge(self, evicting: frozenset[str] = frozenset(), step: str | None = None) -> None:
         """Show what CLEO's memory bridge injects (and, from a pane with a pending step, after it)."""
-        if self._session is None or self._session.is_hippo:
+        if self._session is None or not self._session.brain.supports("observations"):
             self.notify("CLEO's memory bridge is read from a CLEO brain; open one first.", severity="warning")
             return
         from cleo_tui.ui.widgets.bridge_view import BridgeScreen
@@ -553,27 +554,9 @@ class CleoApp(App[None]):
             self.tell(*failure_text(worker.error), error=True)
 
 
-def _decode_input_leniently() -> None:
-    """Make Textual's Linux driver decode terminal input with replacement.
-
-    It decodes stdin as strict UTF-8, so one invalid byte typed or pasted (a
-    Latin-1 "é", an 8-bit CSI) raised UnicodeDecodeError in its input thread
-    and killed the app. The driver looks the decoder factory up in its module.
-    """
-    import codecs
-
-    from textual.drivers import linux_driver
-
-    def lenient(encoding: str) -> Callable[..., codecs.IncrementalDecoder]:
-        factory = codecs.getincrementaldecoder(encoding)
-        return lambda errors="replace": factory(errors="replace")
-
-    linux_driver.getincrementaldecoder = lenient  # type: ignore[assignment]
-
-
 def run_app(project: Path, db: Path | None, read_only: bool) -> int:
     """Open the brain (or the welcome screen when there is none) and run the app."""
-    _decode_input_leniently()
+    decode_input_leniently()
     brain, problem = None, ""
     try:
         # Before the app is up: CLEO holding the write lock is said on stderr, ctrl+c ends the wait.

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from cleo_tui.brain import Brain
 from cleo_tui.brain.journal import UndoOutcome
-from cleo_tui.brain.store import KIND_HIPPO, WAITING_MESSAGE
+from cleo_tui.brain.store import WAITING_MESSAGE
 from cleo_tui.brain.summary import brain_summary
 from cleo_tui.brain.sweep_gate import sweep_active
 from cleo_tui.memory import cleo_marks, curation, sweeps
@@ -136,9 +136,9 @@ class BrainSession:
         return self.brain.read_only_reason if self.brain.read_only else None
 
     @property
-    def is_hippo(self) -> bool:
-        """A hippo store: no CLEO observations, so no tags; only traces."""
-        return self.brain.kind == KIND_HIPPO
+    def tagged(self) -> bool:
+        """The brain's kind has observations that cleo-tui tags (not a hippo store: brain/kinds.py)."""
+        return self.brain.supports("tags")
 
     def tag(self, observation_id: str) -> ObservationTags | None:
         """The tags of one observation, or None (not computed yet, or no such row)."""
@@ -337,7 +337,7 @@ class BrainSession:
 
     def start_tags(self) -> None:
         """Compute the tags once (panes call this when their first rows are on screen)."""
-        if not self._tags_started and not self.is_hippo:
+        if not self._tags_started and self.tagged:
             self._tags_started = True
             self.load_tags()
 
@@ -404,7 +404,7 @@ class BrainSession:
     def refresh_derived(self) -> None:
         """Counts and (on a CLEO brain) tags again, after any write."""
         self.load_summary()
-        if not self.is_hippo:
+        if self.tagged:
             self._tags_started = True
             self.load_tags()
 
@@ -513,7 +513,7 @@ class BrainSession:
         new rows only, then BrainChanged("external") to every pane. Quiet: no notification."""
         self.brain.refresh()
         self.load_summary()
-        if not self.is_hippo:
+        if self.tagged:
             if self.tags is not None or self._tags_busy:  # a load under way: fold after it
                 self.update_tags()
             elif self._tags_started:

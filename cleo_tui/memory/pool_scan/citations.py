@@ -123,7 +123,7 @@ def read_citations(brain: Brain, notes: Collection[str], previous: EdgeSet | Non
     arrived. The third value is then the observation ids whose citations may have
     changed (None: any may have).
     """
-    if not brain.features.has_table(cs.EDGES):
+    if not brain.supports("graph_edges"):
         return {}, None, None
     try:
         count, high = edge_stats(brain)

@@ -30,6 +30,7 @@ from cleo_tui.ui.messages import EXTERNAL, BrainChanged, TagsReady
 from cleo_tui.ui.panes.observations_bulk import FilterActions
 from cleo_tui.ui.panes.observations_listing import ANY, SORTS, Filters, build_listing, state_cell
 from cleo_tui.ui.session import BACKGROUND_BY
+from cleo_tui.ui.textual_compat import updates_held
 from cleo_tui.ui.widgets.chrome import PaneScreen
 from cleo_tui.ui.widgets.detail import DetailView, load_detail
 from cleo_tui.ui.widgets.filter_options import FilterChoices, FilterOptions
@@ -239,7 +240,7 @@ class ObservationsScreen(FilterActions, PaneScreen, FilterOptions):
     def first_rows_drawn(self) -> None:
         """Rows are on screen: now the filter bar, and the app's reads over the whole brain."""
         if self.frame_held and self.is_current:  # not yet: they go out with the first frame let through
-            if not self.app._batch_count:
+            if not updates_held(self.app):
                 self.refresh()
             self.set_timer(1 / 60, lambda: self.call_after_refresh(self.first_rows_drawn))
             return

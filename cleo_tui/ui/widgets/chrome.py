@@ -10,13 +10,14 @@ from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.message import Message
-from textual.screen import ModalScreen, Screen
+from textual.screen import ModalScreen
 from textual.widgets import Static, Tab, Tabs
 
 from cleo_tui.safe_text import one_line
 from cleo_tui.ui import registry
 from cleo_tui.ui.help import PaneHelp
 from cleo_tui.ui.host import ConfirmRequest, Host, OpenObservation, SwitchPane, TellRequest, ask, host_of
+from cleo_tui.ui.textual_compat import FrameHoldingScreen, bindings_for_key, keep_styles_on_resume
 from cleo_tui.ui.widgets.cells import cut_cells_start
 from cleo_tui.ui.widgets.footer import CleoFooter
 from cleo_tui.ui.widgets.worker_errors import ForwardWorkerErrors
@@ -160,7 +161,7 @@ class PaneTabs(Tabs):
             self.active = f"tab-{self.pane}"
 
 
-class PaneScreen(ForwardWorkerErrors, Screen[None]):
+class PaneScreen(ForwardWorkerErrors, FrameHoldingScreen):
     """Base of the panes: header and tabs on top, footer at the bottom, the session's messages.
 
     A pane subscribes to the session when mounted and unsubscribes when unmounted;
@@ -210,26 +211,11 @@ class PaneScreen(ForwardWorkerErrors, Screen[None]):
         widget of the screen (about 0.1 s each on the Observations pane) though nothing
         changed since they were mounted; later resumes restyle as Textual does."""
         if isinstance(message, events.ScreenResume) and not self._shown:
-            message.refresh_styles = False
+            keep_styles_on_resume(message)
         return super().post_message(message)
 
     def on_screen_resume(self) -> None:
         self._shown = True
-
-    frame_held = False  # a frame was held back and not drawn yet (see _compositor_refresh)
-
-    def _compositor_refresh(self) -> None:
-        """Draw nothing while Textual holds frames back (the app starting, a moment after a
-        switch of mode): what was to be drawn stays to be drawn, in the first frame that goes out.
-
-        Textual renders those frames and throws them away, then draws only what changed
-        since: the first frame of a pane cost two full renders, and rows laid out meanwhile
-        reached the terminal only with a later layout."""
-        if self.app._batch_count and self is self.app.screen:
-            self.frame_held = True
-            return
-        self.frame_held = False
-        super()._compositor_refresh()
 
     _subscribed: BrainSession | None = None  # the session whose messages this pane receives
 
@@ -246,8 +232,8 @@ class PaneScreen(ForwardWorkerErrors, Screen[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         app = self.host
         if action in self.WRITE_ACTIONS and app.has_session and app.session.read_only:
-            if app.session.is_hippo:
-                return False  # a hippo store is never written: its write keys are not shown at all
+            if not app.session.brain.kind.writable:
+                return False  # a kind never written (a hippo store): its write keys are not shown at all
             return None  # shown disabled in the footer; the pane's status line says why
         return True
 
@@ -258,8 +244,8 @@ class PaneScreen(ForwardWorkerErrors, Screen[None]):
             return
         active = self.active_bindings.get(event.key)
         binding = active.binding if active is not None and active.node is self else None
-        if binding is None and app.session.is_hippo:  # hidden, not disabled: not among the active bindings
-            binding = next(iter(self._bindings.key_to_bindings.get(event.key, [])), None)
+        if binding is None and not app.session.brain.kind.writable:  # hidden, not disabled: not active
+            binding = next(iter(bindings_for_key(self, event.key)), None)
         if binding is not None and binding.action.split("(")[0] in self.WRITE_ACTIONS:
             what = binding.description or binding.action
             self.notify(f"{what}: not possible, the brain is read-only ({app.session.read_only_reason}).",

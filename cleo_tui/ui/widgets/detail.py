@@ -14,7 +14,6 @@ from textual.containers import Vertical, VerticalScroll
 from textual.geometry import Size
 from textual.message import Message
 from textual.screen import ModalScreen
-from textual.widget import Widget
 from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -24,6 +23,7 @@ from cleo_tui.memory.mapping import content_of, derive_relevance
 from cleo_tui.safe_text import one_line, plural, printable
 from cleo_tui.ui.host import host_of
 from cleo_tui.ui.session import BrainSession
+from cleo_tui.ui.textual_compat import NoSecondLayout
 from cleo_tui.ui.widgets.modals import TextViewer
 from cleo_tui.ui.widgets.worker_errors import ForwardWorkerErrors
 
@@ -74,20 +74,6 @@ def update_static(static: Static, content: str | Text) -> None:
     static.update(content, layout=False)
     if static.get_content_height(nowhere, nowhere, width) != height:
         static.refresh(layout=True)
-
-
-class NoSecondLayout(Widget):
-    """Takes a new height from a layout pass without asking for another pass.
-
-    Textual sets a resized widget's virtual size as a reactive that lays the whole screen
-    out again on the next frame. When only the height changed (new text, same width), the
-    pass that measured it already placed everything: each new row's detail cost two layout
-    passes, the most expensive part of a keypress. A new width (a scrollbar came or went,
-    the terminal was resized) rewraps the text: that still takes the second pass."""
-
-    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
-        same_width = size.width == self.outer_size.width and container_size.width == self.container_size.width
-        return super()._size_updated(size, virtual_size, container_size, layout=layout and not same_width)
 
 
 class DetailPart(Static, NoSecondLayout):

@@ -16,7 +16,8 @@ from rich.cells import cell_len
 from textual import events
 from textual.app import ComposeResult
 from textual.widgets import Footer
-from textual.widgets._footer import FooterKey
+
+from cleo_tui.ui.textual_compat import FooterKey
 
 FIRST_ACTIONS = ("help",)  # shown before every pane key
 COMPACT_BELOW = 120  # columns: a narrower footer drops the padding inside each key

@@ -1,0 +1,137 @@
+"""Every use of Textual's internals, in one module, each with a test (tests/test_textual_compat.py).
+
+cleo-tui leans on a few private names of Textual (8.2.8) where no public API does the job:
+
+    FooterKey              the footer's key widget (textual.widgets._footer), ordered and fitted by CleoFooter
+    updates_held           App._batch_count: Textual is holding frames back (starting, switching mode)
+    every_mode_screen      App._screen_stacks: the screens of every mode, not only the current one
+    FrameHoldingScreen     Screen._compositor_refresh: draw nothing while frames are held back
+    NoSecondLayout         Widget._size_updated: a new height alone does not lay the screen out again
+    bindings_for_key       DOMNode._bindings: a node's bindings of a key, hidden ones included
+    keep_styles_on_resume  ScreenResume.refresh_styles (public field, private effect): skip a restyle
+    decode_input_leniently textual.drivers.linux_driver's module-level `getincrementaldecoder`
+
+and one hook that now uses a public API: `action_target` parses an action with
+`textual.actions.parse` (public) where the app used App._parse_action.
+
+If Textual renames or changes one of these, its test fails (it checks the effect, not only
+the name), and this module is the one place to mend. tests/test_textual_compat.py also
+checks that no other module of cleo_tui imports a private Textual module or touches a
+private Textual name.
+"""
+
+from __future__ import annotations
+
+import codecs
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from textual import actions, events
+from textual.app import App
+from textual.binding import Binding
+from textual.dom import DOMNode
+from textual.geometry import Size
+from textual.screen import Screen
+from textual.widget import Widget
+from textual.widgets._footer import FooterKey
+
+__all__ = [
+    "FooterKey",
+    "FrameHoldingScreen",
+    "NoSecondLayout",
+    "action_target",
+    "bindings_for_key",
+    "decode_input_leniently",
+    "every_mode_screen",
+    "keep_styles_on_resume",
+    "updates_held",
+]
+
+# The namespaces Textual resolves on the app itself ("app.quit", "screen.dismiss", "focused.copy").
+APP_NAMESPACES = ("app", "screen", "focused")
+
+
+def updates_held(app: App[Any]) -> bool:
+    """Textual holds frames back: inside `App.batch_update()` (the app starting, a mode switching)."""
+    return bool(app._batch_count)
+
+
+def every_mode_screen(app: App[Any]) -> list[Screen[Any]]:
+    """The screens on the stacks of every mode (the public `screen_stack` is the current mode's)."""
+    return [screen for stack in app._screen_stacks.values() for screen in stack]
+
+
+def action_target(app: App[Any], action: str | tuple[str, str, tuple[object, ...]], default_namespace: object,
+                  namespaces: Mapping[str, object] | None) -> tuple[object | None, str]:
+    """The node an action string runs on, and the action's name (public `textual.actions.parse`).
+
+    The target is None for a namespace Textual does not know: `App.run_action` then raises
+    its own error, as before."""
+    destination, name, _ = action if isinstance(action, tuple) else actions.parse(action)
+    if not destination:
+        return default_namespace, name
+    if namespaces is not None and destination in namespaces:
+        return namespaces[destination], name
+    return (getattr(app, destination, None) if destination in APP_NAMESPACES else None), name
+
+
+def bindings_for_key(node: DOMNode, key: str) -> list[Binding]:
+    """`node`'s own bindings of `key` as declared (the user's keymap is not applied), shown or not.
+
+    `active_bindings` (public) leaves out a binding whose `check_action` says False."""
+    return list(node._bindings.key_to_bindings.get(key, []))
+
+
+def keep_styles_on_resume(message: events.ScreenResume) -> None:
+    """The screen that gets this resume keeps the styles it has (Textual would restyle every widget)."""
+    message.refresh_styles = False
+
+
+class FrameHoldingScreen(Screen[None]):
+    """A screen that draws nothing while Textual holds frames back (the app starting, a moment
+    after a switch of mode): what was to be drawn stays to be drawn, in the first frame that goes out.
+
+    Textual renders those frames and throws them away, then draws only what changed
+    since: the first frame of a pane cost two full renders, and rows laid out meanwhile
+    reached the terminal only with a later layout."""
+
+    frame_held = False  # a frame was held back and not drawn yet
+
+    def _compositor_refresh(self) -> None:
+        if updates_held(self.app) and self is self.app.screen:
+            self.frame_held = True
+            return
+        self.frame_held = False
+        super()._compositor_refresh()
+
+
+class NoSecondLayout(Widget):
+    """Takes a new height from a layout pass without asking for another pass.
+
+    Textual sets a resized widget's virtual size as a reactive that lays the whole screen
+    out again on the next frame. When only the height changed (new text, same width), the
+    pass that measured it already placed everything: each new row's detail cost two layout
+    passes, the most expensive part of a keypress. A new width (a scrollbar came or went,
+    the terminal was resized) rewraps the text: that still takes the second pass."""
+
+    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
+        same_width = size.width == self.outer_size.width and container_size.width == self.container_size.width
+        return super()._size_updated(size, virtual_size, container_size, layout=layout and not same_width)
+
+
+def lenient_decoder_factory(encoding: str) -> Callable[..., codecs.IncrementalDecoder]:
+    """`codecs.getincrementaldecoder`, but every decoder it makes replaces invalid bytes."""
+    factory = codecs.getincrementaldecoder(encoding)
+    return lambda errors="replace": factory(errors="replace")
+
+
+def decode_input_leniently() -> None:
+    """Make Textual's Linux driver decode terminal input with replacement.
+
+    It decodes stdin as strict UTF-8, so one invalid byte typed or pasted (a
+    Latin-1 "é", an 8-bit CSI) raised UnicodeDecodeError in its input thread
+    and killed the app. The driver looks the decoder factory up in its module.
+    """
+    from textual.drivers import linux_driver
+
+    vars(linux_driver)["getincrementaldecoder"] = lenient_decoder_factory  # the name the driver reads
