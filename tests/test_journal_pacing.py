@@ -38,7 +38,9 @@ def test_the_pause_outlasts_the_sleep_of_a_writer_that_waited_the_whole_chunk():
 def test_a_slice_sizes_batches_by_time_left_not_rows():
     pace = journal.Pace(journal.ChunkBudget(rows=10_000, seconds=1.0))
     first = pace.slice(0.0)  # a deadline long past: only the one batch every chunk gets
-    assert first.take() == journal.FIRST_BATCH and first.take() == 0
+    assert first.take() == journal.FIRST_BATCH
+    first.did(journal.FIRST_BATCH)
+    assert first.take() == 0
     pace.per_item = 0.001  # 1 ms an item, as learnt
     part = journal.Slice(pace, deadline=float("inf"), cap=10_000)
     assert part.take() == int(journal.SLICE_SECONDS / 0.001)  # one slice of work
@@ -98,6 +100,25 @@ def test_an_interrupted_undo_is_rolled_back_marks_and_all(brain):
         assert curation.undo_detailed(again, result.run_id).complete  # and it can be undone whole
     finally:
         again.close()
+
+
+def test_an_interrupted_undo_is_rolled_back_even_when_every_chunk_runs_out_of_time(brain):
+    # On a loaded machine a chunk's clock can run out in its first batch, which finds no change
+    # left to revert; the marks must still be released a batch per chunk (was: none, forever).
+    result = commit_preview(brain, prepare_pool(brain).preview(300))
+    with brain.write() as conn:
+        _run, undo_id = journal.begin_undo(conn, result.run_id, status=journal.IN_PROGRESS)
+        outcome = journal.UndoOutcome(result.run_id, undo_id)
+        journal.undo_some(conn, outcome, journal.Slice(journal.Pace(journal.ChunkBudget()), float("inf"), 3))
+    marked = brain.scalar("SELECT count(*) FROM cleo_tui_run_changes WHERE undone_by IS NOT NULL")
+    pace = journal.Pace(journal.ChunkBudget())
+    chunks = 0
+    with brain.write() as conn:
+        while chunks <= 2 * marked + 10 and not journal.rollback_some(conn, undo_id, journal.Slice(pace, 0.0, 100)):
+            chunks += 1  # every chunk's deadline (0.0) long past
+    assert chunks <= 2 * marked + 10, "the rollback made no progress"
+    assert brain.scalar("SELECT count(*) FROM cleo_tui_run_changes WHERE undone_by IS NOT NULL") == 0
+    assert brain.scalar("SELECT count(*) FROM cleo_tui_runs WHERE id = ?", (undo_id,)) == 0
 
 
 class _RowidsWritten:

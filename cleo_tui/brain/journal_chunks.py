@@ -70,7 +70,7 @@ class Slice:
 
     def __init__(self, pace: Pace, deadline: float, cap: int) -> None:
         self.pace, self.deadline, self.left = pace, deadline, cap
-        self.batches = 0
+        self.done = 0     # items done in this chunk (`did`)
         self.cut = False  # a batch stopped at the deadline (its rows turned slow): the chunk ends
         self._taken_at = 0.0
         self._rows = 0    # rows written in this chunk
@@ -93,11 +93,13 @@ class Slice:
     def take(self, available: int = IN_BATCH) -> int:
         """Items for the next batch (at most `available`); 0 when the chunk is full.
 
-        A chunk's first batch always gets at least one item, so every chunk makes progress.
+        Until an item is done in this chunk a batch gets at least one, so every chunk
+        makes progress: a step whose first batch found nothing to do (an interrupted
+        undo's reverts all done, its marks left) still gets a batch after its clock ran out.
         """
         now = time.perf_counter()
         room = self.deadline - now
-        if self.batches and (room <= 0 or self.cut):
+        if self.done and (room <= 0 or self.cut):
             return 0
         per_item = self.pace.per_item
         if per_item is None:
@@ -106,16 +108,16 @@ class Slice:
             count = int(min(room, SLICE_SECONDS) / per_item) if per_item > 0 else IN_BATCH
         count = min(count, available, self.left, IN_BATCH)
         if count <= 0:
-            if self.batches or self.left <= 0 or available <= 0:
+            if self.done or self.left <= 0 or available <= 0:
                 return 0
             count = 1
-        self.batches += 1
         self._taken_at = now
         return count
 
     def did(self, items: int) -> None:
         """`items` of the last batch were done: learn what they cost."""
         self.left -= items
+        self.done += items
         self.pace.learn(items, time.perf_counter() - self._taken_at, self.cut)
 
     @property
