@@ -21,7 +21,8 @@ reshapes its agent-written observations the way CLEO's own writers leave them:
 The demo's planted rows keep their text (the reworded duplicate groups, the hostile texts, the
 protected rows, observer notes), so the duplicate benchmark still has its five groups to find.
 CLEO's FTS index and triggers are kept: the triggers are lifted for the rewrite and the index
-rebuilt from the table, which is what they would have produced.
+rebuilt from the table, which is what they would have produced. The file is then CLEO's project
+store, not a cleo-tui brain: no `created_by` mark, and the tables by which CLEO knows one.
 """
 
 from __future__ import annotations
@@ -79,6 +80,7 @@ def build(directory: Path, observations: int, seed: int) -> Path:
         conn.execute("PRAGMA synchronous = OFF")
         conn.execute("PRAGMA cache_size = -65536")
         _reshape(conn, random.Random(seed))
+        _as_cleos_project_store(conn)
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         conn.close()
@@ -92,13 +94,13 @@ def _reshape(conn: sqlite3.Connection, rng: random.Random) -> None:
     kept = _planted_texts()
     pool = [r[0] for r in conn.execute("SELECT narrative FROM brain_observations WHERE narrative IS NOT NULL "
                                        "AND length(narrative) BETWEEN 40 AND 400 LIMIT ?", (POOL * 3,))
-            if not MARKED.search(r[0])][:POOL]
+            if not MARKED.search(r[0]) and _encodable(r[0])][:POOL]
     conn.execute("BEGIN IMMEDIATE")
     for name, _ in triggers:
         conn.execute(f'DROP TRIGGER "{name}"')
     for chunk in _chunks(conn):
         updates = [_reshaped(rng, row, pool) for row in chunk
-                   if row[2] in RESHAPED_SOURCES and row[1] not in kept]
+                   if row[2] in RESHAPED_SOURCES and row[1] not in kept and _encodable(row[1] or "")]
         conn.executemany(
             "UPDATE brain_observations SET title = ?, narrative = ?, content_hash = ?, facts_json = ?, "
             "concepts_json = ?, files_read_json = ?, files_modified_json = ?, source_ids = ?, "
@@ -108,6 +110,26 @@ def _reshape(conn: sqlite3.Connection, rng: random.Random) -> None:
     for _, sql in triggers:
         conn.execute(sql)
     conn.execute("COMMIT")
+
+
+def _as_cleos_project_store(conn: sqlite3.Connection) -> None:
+    """Make the file CLEO's consolidated project store: not marked as cleo-tui's own, and with the
+    two tables by which CLEO knows a project database (tasks_tasks, its migration journal)."""
+    with conn:
+        conn.execute("DELETE FROM cleo_tui_meta WHERE key = 'created_by'")
+        conn.execute("CREATE TABLE IF NOT EXISTS tasks_tasks (id TEXT PRIMARY KEY, title TEXT NOT NULL, "
+                     "status TEXT NOT NULL DEFAULT 'pending', created_at TEXT)")
+        conn.execute("CREATE TABLE IF NOT EXISTS __drizzle_migrations (id INTEGER PRIMARY KEY, hash TEXT NOT NULL, "
+                     "created_at NUMERIC)")
+
+
+def _encodable(value: str) -> bool:
+    """False for text the demo wrote as invalid UTF-8 (read back with surrogates): left as it is."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _planted_texts() -> set[str]:
