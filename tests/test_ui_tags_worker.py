@@ -44,12 +44,15 @@ async def test_writes_during_a_tag_scan_fold_after_it_instead_of_starting_scans(
 async def test_a_reopened_brain_shows_the_snapshot_tags_then_the_checked_ones(brain, monkeypatch):
     from cleo_tui.ui.messages import TagsReady
 
+    from cleo_tui.ui.session import BrainSession
+
+    announce = BrainSession.announce
+
     async def tags_of(app_brain) -> tuple[int, dict]:
         app = CleoApp(brain=app_brain)
         announced: list[TagsReady] = []
-        announce = app.announce
-        monkeypatch.setattr(app, "announce", lambda m: (announced.append(m) if isinstance(m, TagsReady) else None,
-                                                        announce(m)))
+        monkeypatch.setattr(BrainSession, "announce", lambda session, m: (
+            announced.append(m) if isinstance(m, TagsReady) else None, announce(session, m)))
         async with app.run_test(size=(120, 36)) as pilot:
             await settle(app, pilot)
             assert app.session.tags is not None
