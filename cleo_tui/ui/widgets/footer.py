@@ -55,7 +55,24 @@ def key_width(key: FooterKey, compact: bool) -> int:
 
 
 class CleoFooter(Footer):
-    """Footer with the keys in priority order, compact when narrow, showing only keys that fit whole."""
+    """Footer with the keys in priority order, compact when narrow, showing only keys that fit whole.
+
+    Textual recomposes a footer whenever bindings may have changed (every focus change,
+    every `refresh_bindings`): it removes and mounts every key, about 13 ms a time, which
+    was a fifth of the test suite's time and a share of many keypresses. Here it recomposes
+    only when what it shows changed (`shown_keys`).
+    """
+
+    _composed: tuple[object, ...] | None = None  # `shown_keys` when the keys were last composed
+
+    def shown_keys(self) -> tuple[object, ...]:
+        """Everything the footer's keys show: each shown binding's key, label, action, state and tooltip."""
+        app = self.app
+        keys = tuple((binding.key, app.get_key_display(binding), binding.description, binding.action,
+                      enabled, tooltip, binding.show)
+                     for key, (_node, binding, enabled, tooltip) in self.screen.active_bindings.items()
+                     if binding.show or key == app.COMMAND_PALETTE_BINDING)
+        return (self._narrow(), self.show_command_palette, *keys)
 
     def compose(self) -> ComposeResult:
         self.set_reactive(Footer.compact, self._narrow())
@@ -73,6 +90,7 @@ class CleoFooter(Footer):
         # Fitted now, from the keys' texts (a footer recomposed under a dialog is not laid out until the
         # dialog closes, and must not show a cut key meanwhile), and again on every resize.
         self._fit_keys(ordered)
+        self._composed = self.shown_keys() if keys else None
         yield from ordered
         yield from (k for k in keys if not isinstance(k, FooterKey))
 
@@ -90,6 +108,8 @@ class CleoFooter(Footer):
         self.call_after_refresh(self._fit)
 
     async def recompose(self) -> None:
+        if self._composed is not None and self.is_attached and self.shown_keys() == self._composed:
+            return  # nothing it shows changed: keep the keys it has
         await super().recompose()
         self.call_after_refresh(self._fit)
 
