@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widgets import Static
@@ -15,14 +17,14 @@ class Plain(Static, can_focus=True):
 
 
 class WithKey(Static, can_focus=True):
-    BINDINGS = [Binding("x", "noop", "Extra", id="test.extra")]
+    BINDINGS: ClassVar[list[Binding]] = [Binding("x", "noop", "Extra", id="test.extra")]
 
     def action_noop(self) -> None:
         pass
 
 
 class Host(App[None]):
-    BINDINGS = [Binding("s", "save", "Save", id="test.save")]
+    BINDINGS: ClassVar[list[Binding]] = [Binding("s", "save", "Save", id="test.save")]
     can_save = True
 
     def compose(self) -> ComposeResult:
