@@ -43,7 +43,6 @@ async def test_writes_during_a_tag_scan_fold_after_it_instead_of_starting_scans(
 
 async def test_a_reopened_brain_shows_the_snapshot_tags_then_the_checked_ones(brain, monkeypatch):
     from cleo_tui.ui.messages import TagsReady
-
     from cleo_tui.ui.session import BrainSession
 
     announce = BrainSession.announce
