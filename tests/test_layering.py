@@ -229,3 +229,37 @@ def test_the_ui_rules_catch_a_widget_reaching_up(tmp_path, monkeypatch):
         "cleo_tui.ui.widgets.w (widgets) imports cleo_tui.ui.panes.p (panes)",
     ]
     assert ui_cycles(ui_graph()) == [["cleo_tui.ui.a", "cleo_tui.ui.b"]]
+
+
+# -- one worker-to-UI style (issue 30): a pane's or widget's worker posts a typed message ------
+# (a dataclass `Message` beside its handler) and never runs a callback on the UI thread through
+# the app (`call_from_thread`) or the session (`from_worker`, the session's own, a model's).
+UI_THREAD_CALLBACKS = {"call_from_thread", "from_worker"}
+
+
+def thread_callback_uses() -> list[str]:
+    """One line per use of a UI-thread callback in ui/panes or ui/widgets (attribute, name or string)."""
+    out = []
+    for folder in ("panes", "widgets"):
+        for path in sorted((PACKAGE / "ui" / folder).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(), str(path))):
+                name = (node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name)
+                        else node.value if isinstance(node, ast.Constant) else None)
+                if name in UI_THREAD_CALLBACKS:
+                    out.append(f"{path.relative_to(PACKAGE)}:{node.lineno} uses {name}")
+    return out
+
+
+def test_panes_and_widgets_hand_worker_results_back_as_messages_only():
+    assert thread_callback_uses() == []
+
+
+def test_the_worker_style_rule_catches_a_callback_through_the_app(tmp_path, monkeypatch):
+    ui = tmp_path / "cleo_tui" / "ui"
+    (ui / "panes").mkdir(parents=True)
+    (ui / "widgets").mkdir()
+    (ui / "panes" / "p.py").write_text("def done(self):\n    self.app.call_from_thread(self.show, 1)\n")
+    (ui / "widgets" / "w.py").write_text("def f(s):\n    getattr(s, 'from_worker')(print)\n")
+    (ui / "session.py").write_text("def f(app):\n    app.call_from_thread(print)\n")  # the session may
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", tmp_path / "cleo_tui")
+    assert thread_callback_uses() == ["ui/panes/p.py:2 uses call_from_thread", "ui/widgets/w.py:2 uses from_worker"]

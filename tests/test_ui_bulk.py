@@ -8,9 +8,10 @@ import sqlite3
 from pathlib import Path
 
 from cleo_tui.ui.app import CleoApp
+from cleo_tui.ui.panes.observations_bulk import FilterActions
 from cleo_tui.ui.widgets.filter_actions import BulkScreen, ExportScreen
 from cleo_tui.ui.widgets.modals import ConfirmModal
-from tests.ui_helpers import settle
+from tests.ui_helpers import posted, settle
 
 
 def live_of_type(path: Path, kind: str) -> set[str]:
@@ -23,7 +24,8 @@ async def test_evicting_what_the_filter_shows_asks_about_protected_rows_and_undo
     path = Path(brain.path).resolve()
     diary = live_of_type(path, "diary")
     app = CleoApp(brain=brain)
-    async with app.run_test(size=(120, 36)) as pilot:
+    messages: list = []
+    async with app.run_test(size=(120, 36), message_hook=messages.append) as pilot:
         await settle(app, pilot)
         pane = app.screen
         pane.filters.type = "diary"
@@ -36,6 +38,7 @@ async def test_evicting_what_the_filter_shows_asks_about_protected_rows_and_undo
         plan = app.screen.plan
         assert set(plan.ids) == diary and plan.protected  # the demo's diary rows include a protected one
         assert plan.headline() == f"{len(diary)} observations selected by: type diary, live"
+        assert [m.plan for m in posted(messages, FilterActions.BulkPlanned)] == [plan]  # the worker's handoff
         await pilot.press("e")
         await settle(app, pilot)
         assert isinstance(app.screen, ConfirmModal) and "protected ones are asked about next" in app.screen.body
@@ -54,7 +57,8 @@ async def test_evicting_what_the_filter_shows_asks_about_protected_rows_and_undo
 async def test_export_writes_what_the_filter_shows(brain, tmp_path):
     app = CleoApp(brain=brain)
     out = tmp_path / "diary.json"
-    async with app.run_test(size=(120, 36)) as pilot:
+    messages: list = []
+    async with app.run_test(size=(120, 36), message_hook=messages.append) as pilot:
         await settle(app, pilot)
         pane = app.screen
         pane.filters.type = "diary"
@@ -63,9 +67,11 @@ async def test_export_writes_what_the_filter_shows(brain, tmp_path):
         await pilot.press("X")
         await settle(app, pilot)
         assert isinstance(app.screen, ExportScreen)
+        assert [m.plan.headline() for m in posted(messages, FilterActions.ExportCounted)] == [app.screen.headline]
         app.screen.dismiss(("json", str(out)))
         await settle(app, pilot)
     records = json.loads(out.read_text())
+    assert [(m.count, m.path) for m in posted(messages, FilterActions.Exported)] == [(len(records), str(out))]
     with sqlite3.connect(Path(brain.path)) as conn:
         assert {r["id"] for r in records} == {r[0] for r in conn.execute(
             "SELECT id FROM brain_observations WHERE type = 'diary'")}

@@ -24,7 +24,7 @@ from cleo_tui.ui.widgets.trace_export import TraceExportPrompt
 from cleo_tui.ui.widgets.trace_listing import TraceListing
 from cleo_tui.ui.widgets.trace_render import bar, outcome_summary
 from tests.recall_fixtures import make_brain, open_hippo
-from tests.ui_helpers import HOSTILE_TITLE, demo_brain, settle
+from tests.ui_helpers import HOSTILE_TITLE, demo_brain, posted, settle
 
 SIZE = (120, 36)
 
@@ -164,7 +164,8 @@ def test_time_bounds_accept_dates_and_times_only():
 async def test_recall_opens_the_new_trace_and_an_outcome_is_recorded_and_undone(brain):
     before = brain.scalar(f"SELECT max(id) FROM {TRACES}")
     app = CleoApp(brain=brain)
-    async with app.run_test(size=SIZE) as pilot:
+    messages: list = []
+    async with app.run_test(size=SIZE, message_hook=messages.append) as pilot:
         screen = await open_traces(app, pilot)
         screen.query_one("#tf-pipeline", Select).value = "mcp"  # a filter the new trace does not match
         await settle(app, pilot)
@@ -176,6 +177,7 @@ async def test_recall_opens_the_new_trace_and_an_outcome_is_recorded_and_undone(
         await settle(app, pilot)
         new_id = brain.scalar(f"SELECT max(id) FROM {TRACES}")
         assert new_id == before + 1
+        assert [m.trace_id for m in posted(messages, TracesScreen.Recalled)] == [new_id]  # the worker's handoff
         assert brain.scalar(f"SELECT explain_mode FROM {TRACES} WHERE id = ?", (new_id,)) == 1
         assert table_of(app).current_row()["id"] == new_id
         assert screen.opened.trace.id == new_id and screen.opened.results
@@ -224,7 +226,8 @@ async def test_opening_a_result_shows_its_observation(brain):
 
 async def test_export_writes_the_listed_traces_and_says_where(brain, tmp_path):
     app = CleoApp(brain=brain)
-    async with app.run_test(size=SIZE) as pilot:
+    messages: list = []
+    async with app.run_test(size=SIZE, message_hook=messages.append) as pilot:
         screen = await open_traces(app, pilot)
         screen.query_one("#tf-pipeline", Select).value = "cli"
         await settle(app, pilot)
@@ -237,6 +240,8 @@ async def test_export_writes_the_listed_traces_and_says_where(brain, tmp_path):
         records = read_export(tmp_path / "out" / "cli.jsonl")
         assert len(records) == count_traces(brain, TraceFilter(pipeline="cli")) > 0
         assert {r["pipeline"] for r in records} == {"cli"}
+        assert [(m.count, m.where) for m in posted(messages, TracesScreen.Exported)] == [
+            (len(records), str((tmp_path / "out" / "cli.jsonl").resolve()))]
         # the status line names the export; a long (xdist) path is cut at the pane's width
         said = status_of(app).split(f"exported {len(records)} traces to ", 1)[1].rstrip("…")
         assert len(said) >= 10 and str((tmp_path / "out" / "cli.jsonl").resolve()).startswith(said)
@@ -281,7 +286,8 @@ async def test_hippo_store_starts_on_traces_and_other_panes_explain(tmp_path, mo
     monkeypatch.chdir(tmp_path)
     brain = open_hippo(Path("hippo.db"))
     app = CleoApp(brain=brain)
-    async with app.run_test(size=SIZE) as pilot:
+    messages: list = []
+    async with app.run_test(size=SIZE, message_hook=messages.append) as pilot:
         await settle(app, pilot)
         assert app.current_mode == "traces" and isinstance(app.screen, TracesScreen)
         screen = app.screen
@@ -296,6 +302,7 @@ async def test_hippo_store_starts_on_traces_and_other_panes_explain(tmp_path, mo
         await pilot.press("enter", "enter")  # open mem-1: the whole hippo memory in a viewer
         await settle(app, pilot)
         assert isinstance(app.screen, TextViewer) and "more text" in app.screen.text
+        assert ["more text" in m.text for m in posted(messages, TracesScreen.MemoryRead)] == [True]
         await pilot.press("escape")
 
         for key, mode in (("1", "observations"), ("2", "prune"), ("3", "review")):
@@ -375,10 +382,12 @@ async def test_export_asks_before_replacing_a_file_and_keeps_it_when_cancelled(b
     target.write_text("keep me\n")
     target.chmod(0o644)
     app = CleoApp(brain=brain)
-    async with app.run_test(size=SIZE) as pilot:
+    messages: list = []
+    async with app.run_test(size=SIZE, message_hook=messages.append) as pilot:
         await open_traces(app, pilot)
         await export_to(app, pilot, "old.jsonl")
         assert isinstance(app.screen, ConfirmModal) and "old.jsonl" in app.screen.body
+        assert [m.path for m in posted(messages, TracesScreen.ExportTargetExists)] == ["old.jsonl"]
         await pilot.press("escape")
         await settle(app, pilot)
         assert target.read_text() == "keep me\n"

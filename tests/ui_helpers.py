@@ -75,3 +75,9 @@ async def settle(app, pilot) -> None:
         await app.workers.wait_for_complete()
     await pilot.pause()
 
+
+
+def posted(messages: list, kind: type) -> list:
+    """The messages of `kind` that a Pilot run's `message_hook` saw, each once (a bubbling message
+    reaches the hook again at each parent), in the order they arrived."""
+    return list({id(m): m for m in messages if isinstance(m, kind)}.values())

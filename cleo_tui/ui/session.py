@@ -10,8 +10,10 @@ same and for the rest of its news (`Notice`, `Report`, `LiveState`: CLEO's sweep
 the wait for its lock) and shows them.
 
 Slow work runs in thread workers started on the app (so their failures become
-the app's popups); the methods return at once. Workers hand results to the UI
-thread with `call_from_thread` (see `from_worker`).
+the app's popups); the methods return at once. Not being a message pump, the session
+cannot be posted a message: its workers hand results to the UI thread through the app's
+`call_from_thread` (see `from_worker`). Panes' and widgets' workers post typed messages
+to themselves instead (docs/architecture.md, "Workers").
 """
 
 from __future__ import annotations
@@ -174,8 +176,9 @@ class BrainSession:
     def from_worker(self, callback: Callable[..., Any], *args: Any) -> Any:
         """Run `callback(*args)` on the UI thread from a worker, and wait for it.
 
-        The one worker-to-UI style of `ui/`: the result is applied before the worker ends, so
-        whoever waits for the workers (tests, shutdown) sees it applied."""
+        The session's worker-to-UI style (a model, it receives no messages; panes and widgets
+        post typed messages instead): the result is applied before the worker ends, so whoever
+        waits for the workers (tests, shutdown) sees it applied."""
         return self.runner.call_from_thread(callback, *args)
 
     # -- loading ----------------------------------------------------------------------

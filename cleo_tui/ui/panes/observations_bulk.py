@@ -4,11 +4,13 @@ one undoable run (`A`), and export them as JSON, JSONL or Markdown (`X`)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from textual import work
+from textual.message import Message
 
 from cleo_tui.files import ExportExists
 from cleo_tui.memory.bulk import BulkAction, SelectionPlan, plan_selection
@@ -44,6 +46,23 @@ class FilterActions:
     app: Any
     confirm: Callable[..., None]  # PaneScreen.confirm: the one confirm pattern
     _recall: str | None = None  # the recall impact of the last plan's eviction (read with the plan)
+    post_message: Callable[[Message], bool]
+
+    # -- messages from workers ---------------------------------------------------
+    @dataclass(eq=False)
+    class BulkPlanned(Message):
+        plan: SelectionPlan
+        recall: str | None  # the recall impact of evicting the plan's live rows (None: none live)
+
+    @dataclass(eq=False)
+    class ExportCounted(Message):
+        selection: Selection
+        plan: SelectionPlan
+
+    @dataclass(eq=False)
+    class Exported(Message):
+        count: int
+        path: str
 
     def action_act_on_filter(self) -> None:
         if self.session.read_only:
@@ -61,9 +80,10 @@ class FilterActions:
             recall = impact_of(reader, evictable).confirmation() if evictable else None
         finally:
             reader.close()
-        self.app.call_from_thread(self._bulk_planned, plan, recall)
+        self.post_message(self.BulkPlanned(plan, recall))
 
-    def _bulk_planned(self, plan: SelectionPlan, recall: str | None) -> None:
+    def on_filter_actions_bulk_planned(self, message: BulkPlanned) -> None:
+        plan, recall = message.plan, message.recall
         if not plan.ids:
             self.app.notify(f"The filter shows no observations ({plan.described}).", severity="warning")
             return
@@ -125,8 +145,11 @@ class FilterActions:
             plan = plan_selection(reader, selection, self.session.tags)
         finally:
             reader.close()
-        self.app.call_from_thread(lambda: self.app.push_screen(ExportScreen(plan.headline(), Path.cwd()),
-                                                               partial(self._export_chosen, selection)))
+        self.post_message(self.ExportCounted(selection, plan))
+
+    def on_filter_actions_export_counted(self, message: ExportCounted) -> None:
+        self.app.push_screen(ExportScreen(message.plan.headline(), Path.cwd()),
+                             partial(self._export_chosen, message.selection))
 
     def _export_chosen(self, selection: Selection, answer: tuple[ExportFormat, str] | None,
                        force: bool = False) -> None:
@@ -147,7 +170,10 @@ class FilterActions:
             return
         finally:
             reader.close()
-        self.app.call_from_thread(self.app.notify, f"Exported {plural(count, 'observation')} to {path}.", markup=False)
+        self.post_message(self.Exported(count, path))
+
+    def on_filter_actions_exported(self, message: Exported) -> None:
+        self.app.notify(f"Exported {plural(message.count, 'observation')} to {message.path}.", markup=False)
 
 
 

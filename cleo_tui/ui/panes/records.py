@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Static, TabbedContent, TabPane
 
@@ -31,6 +34,10 @@ class RecordsScreen(ForwardWorkerErrors, Screen):
                 Binding("v", "view_record", "Full text", id="records.view",
                         tooltip="The highlighted record's whole text (enter opens it too)")]
 
+    @dataclass(eq=False)
+    class RecordsRead(Message):
+        data: dict[str, list[dict]]  # kind → its newest rows
+
     def compose(self) -> ComposeResult:
         yield BrainHeader()
         with TabbedContent(id="records-tabs"):
@@ -49,9 +56,10 @@ class RecordsScreen(ForwardWorkerErrors, Screen):
     @work(thread=True, exit_on_error=False)
     def load_records(self) -> None:
         data = {kind: list_records(host_of(self.app).session.brain, kind) for kind, _, _ in KINDS}
-        self.app.call_from_thread(self._fill, data)
+        self.post_message(self.RecordsRead(data))
 
-    def _fill(self, data: dict[str, list[dict]]) -> None:
+    def on_records_screen_records_read(self, message: RecordsRead) -> None:
+        data = message.data
         self._rows = {}
         for kind, label, columns in KINDS:
             table = self.query_one(f"#table-{kind}", DataTable)

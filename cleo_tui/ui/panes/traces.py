@@ -158,6 +158,27 @@ class TracesScreen(PaneScreen, FilterOptions):
         opened: OpenTrace | OpenCleoRetrieval | None
         trace_id: int | str  # the row's id: a trace's number or "cleo:N"
 
+    @dataclass(eq=False)
+    class MemoryRead(Message):
+        title: str
+        text: str  # a result's memory in full (not an observation: those open in their own modal)
+
+    @dataclass(eq=False)
+    class Recalled(Message):
+        trace_id: int
+        recorded: RecordedRecall
+
+    @dataclass(eq=False)
+    class ExportTargetExists(Message):
+        path: str
+        flt: RetrievalFilter
+        with_text: bool
+
+    @dataclass(eq=False)
+    class Exported(Message):
+        count: int
+        where: str  # the file written, resolved
+
     def __init__(self) -> None:
         super().__init__(id="pane-traces")
         self.filters = TraceFilters()
@@ -424,7 +445,10 @@ class TracesScreen(PaneScreen, FilterOptions):
         memory = result.memory
         text = memory_text(self.session.brain, memory)
         title = f"{memory.kind} {one_line(result.memory_id, 60)} ({memory.state})"
-        self.app.call_from_thread(self.app.push_screen, TextViewer(title, text))
+        self.post_message(self.MemoryRead(title, text))
+
+    def on_traces_screen_memory_read(self, message: MemoryRead) -> None:
+        self.app.push_screen(TextViewer(message.title, message.text))
 
     # -- recall -----------------------------------------------------------------------
     def action_focus_recall(self) -> None:
@@ -458,9 +482,10 @@ class TracesScreen(PaneScreen, FilterOptions):
             raise BrainError(f"The recall found {plural(len(recorded.results), 'result')}, but its trace could not be "
                              "written, so there is nothing to show here. `cleo-tui recall QUERY --why` shows "
                              "the results without a trace.")
-        self.app.call_from_thread(self._recalled, recorded.trace_id, recorded)
+        self.post_message(self.Recalled(recorded.trace_id, recorded))
 
-    def _recalled(self, trace_id: int, recorded: RecordedRecall) -> None:
+    def on_traces_screen_recalled(self, message: Recalled) -> None:
+        trace_id, recorded = message.trace_id, message.recorded
         self.query_one("#trace-recall", Input).value = ""
         if self.filters.is_set():
             self.action_clear_trace_filters()  # the new trace must be listed to open it
@@ -538,18 +563,19 @@ class TracesScreen(PaneScreen, FilterOptions):
         try:
             count = export_retrievals(self.session.brain, path, flt, with_query_text=with_text, force=force)
         except ExportExists:  # an ordinary file: ask, then write over it (keeping its mode)
-            self.app.call_from_thread(self._ask_replace, path, flt, with_text)
+            self.post_message(self.ExportTargetExists(path, flt, with_text))
             return
-        where = str(Path(path).expanduser().resolve())
-        self.app.call_from_thread(self._exported, count, where)
+        self.post_message(self.Exported(count, str(Path(path).expanduser().resolve())))
 
-    def _ask_replace(self, path: str, flt: RetrievalFilter, with_text: bool) -> None:
+    def on_traces_screen_export_target_exists(self, message: ExportTargetExists) -> None:
         """The one confirm pattern before an existing file is replaced; the guard still refuses a
         brain, a SQLite file or a device when the write runs."""
+        path, flt, with_text = message.path, message.flt, message.with_text
         self.confirm("Replace file", f"{one_line(path, 200)} exists. Replace it with the exported traces?",
                           lambda: self._export(path, flt, with_text, force=True), danger=True)
 
-    def _exported(self, count: int, where: str) -> None:
+    def on_traces_screen_exported(self, message: Exported) -> None:
+        count, where = message.count, message.where
         self.last_export = f"exported {plural(count, 'trace')} to {one_line(where, 80)}"
         self.notify(f"Exported {plural(count, 'trace')} to {one_line(where, 200)}.")
         self.update_status()

@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import secrets
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Button, Footer, Input, Label, LoadingIndicator, Static
 
-from cleo_tui.brain import create_project_brain, open_brain, plan_project_brain
+from cleo_tui.brain import Brain, create_project_brain, open_brain, plan_project_brain
 from cleo_tui.demo import demo_directory_problem
 from cleo_tui.safe_text import printable
 from cleo_tui.ui.host import BrainOpened, ask
@@ -33,6 +35,14 @@ def fresh_demo_directory() -> Path:
 
 
 class WelcomeScreen(ForwardWorkerErrors, Screen):
+    @dataclass(eq=False)
+    class BrainReady(Message):
+        """A worker is done: `brain` was opened (None: it failed, and its error is told), `notice`
+        a toast to show once it is open (what was created)."""
+
+        brain: Brain | None
+        notice: str | None = None
+
     def __init__(self, project: Path, problem: str) -> None:
         super().__init__(id="welcome")
         self.project = project
@@ -108,24 +118,34 @@ class WelcomeScreen(ForwardWorkerErrors, Screen):
         try:
             created = create_project_brain(self.project)
             brain = open_brain(created.path)
-        finally:
-            self.app.call_from_thread(self._busy, False)
-        ask(self, BrainOpened(brain))
-        self.app.call_from_thread(self.app.notify, printable(created.message), timeout=10)
+        except BaseException:
+            self.post_message(self.BrainReady(None))
+            raise
+        self.post_message(self.BrainReady(brain, printable(created.message)))
 
     @work(thread=True, exit_on_error=False)
     def _create_demo(self, folder: Path) -> None:
         from cleo_tui.demo import generate_demo
         try:
             brain = open_brain(generate_demo(folder))
-        finally:
-            self.app.call_from_thread(self._busy, False)
-        ask(self, BrainOpened(brain))
+        except BaseException:
+            self.post_message(self.BrainReady(None))
+            raise
+        self.post_message(self.BrainReady(brain))
 
     @work(thread=True, exit_on_error=False)
     def _open_worker(self, path: Path) -> None:
         try:
             brain = open_brain(path)
-        finally:
-            self.app.call_from_thread(self._busy, False)
-        ask(self, BrainOpened(brain))
+        except BaseException:
+            self.post_message(self.BrainReady(None))
+            raise
+        self.post_message(self.BrainReady(brain))
+
+    def on_welcome_screen_brain_ready(self, message: BrainReady) -> None:
+        """Buttons back; the app starts on the brain (it replaces this screen), then the notice."""
+        self._busy(False)
+        if message.brain is not None:
+            ask(self, BrainOpened(message.brain))
+            if message.notice:
+                self.app.notify(message.notice, timeout=10)

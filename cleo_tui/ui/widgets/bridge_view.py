@@ -44,6 +44,13 @@ class BridgeRead(Message):
     bridge: Bridge
 
 
+@dataclass(eq=False)
+class BridgeRefreshed(Message):
+    """CLEO's `cleo refresh-memory` ran (or could not start): its answer, for the screen that asked."""
+
+    outcome: RefreshOutcome
+
+
 def item_text(item: BridgeItem, show_evicting: bool, tokenizer: str | None, instead: bool = False) -> Text:
     """One item: its tokens, CLEO's line (literal, on one line), then its marks (`instead`: it takes the
     place of a row left out, as eviction intends)."""
@@ -233,10 +240,10 @@ class BridgeScreen(ForwardWorkerErrors, ModalScreen[None]):
 
     @work(thread=True, group="bridge-refresh", exclusive=True, exit_on_error=False)
     def _run_refresh(self, project: Path) -> None:
-        outcome = refresh_through_cleo(project)
-        self.app.call_from_thread(self._refreshed, outcome)
+        self.post_message(BridgeRefreshed(refresh_through_cleo(project)))
 
-    def _refreshed(self, outcome: RefreshOutcome) -> None:
+    def on_bridge_refreshed(self, message: BridgeRefreshed) -> None:
+        outcome = message.outcome
         if outcome.error:
             body = f"`cleo refresh-memory` failed: {outcome.error}."
         else:

@@ -7,10 +7,12 @@ thread and fills the selects (labels shown literally, cut to 40 cells).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from rich.text import Text
 from textual import work
+from textual.message import Message
 from textual.widgets import Select
 
 from cleo_tui.brain import Brain
@@ -25,6 +27,11 @@ class FilterOptions:
     session: Any
     app: Any
     query_one: Any
+    post_message: Any
+
+    @dataclass(eq=False)
+    class OptionsRead(Message):
+        options: FilterChoices
 
     def read_filter_options(self, brain: Brain) -> FilterChoices:
         """What each select offers (the pane's; a read, run in a worker)."""
@@ -32,8 +39,8 @@ class FilterOptions:
 
     @work(thread=True, group="filter-options", exit_on_error=False)
     def load_filter_options(self) -> None:
-        self.app.call_from_thread(self._set_filter_options, self.read_filter_options(self.session.brain))
+        self.post_message(self.OptionsRead(self.read_filter_options(self.session.brain)))
 
-    def _set_filter_options(self, options: FilterChoices) -> None:
-        for select_id, values in options.items():
+    def on_filter_options_options_read(self, message: OptionsRead) -> None:
+        for select_id, values in message.options.items():
             self.query_one(f"#{select_id}", Select).set_options((Text(one_line(label, 40)), v) for label, v in values)

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import io
 import threading
+from dataclasses import dataclass
 
 from rich.console import Console
 from rich.text import Text
 from textual import work
 from textual.geometry import Size
+from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
@@ -68,6 +70,10 @@ class HelpText(ScrollView, can_focus=True):
 
     DEFAULT_CSS = "HelpText { height: 1fr; overflow-x: hidden; overflow-y: scroll; scrollbar-size-vertical: 2; }"
 
+    @dataclass(eq=False)
+    class Rendered(Message):
+        width: int  # the width whose lines are now kept
+
     def __init__(self, markdown: str, render: HelpRender, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.markdown = markdown
@@ -96,11 +102,11 @@ class HelpText(ScrollView, can_focus=True):
     @work(thread=True, exclusive=True, group="help-render", exit_on_error=False)
     def _render_width(self, width: int) -> None:
         self.help_render.lines(self.markdown, width)
-        self.app.call_from_thread(self._rendered, width)
+        self.post_message(self.Rendered(width))
 
-    def _rendered(self, width: int) -> None:
-        if self.scrollable_content_region.width == width:
-            self._show(width)
+    def on_help_text_rendered(self, message: Rendered) -> None:
+        if self.scrollable_content_region.width == message.width:  # not resized meanwhile
+            self._show(message.width)
 
     @property
     def ready(self) -> bool:

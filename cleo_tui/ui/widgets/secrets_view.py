@@ -8,6 +8,7 @@ view itself never writes.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import ClassVar
 
 from rich.text import Text
@@ -15,6 +16,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Label, Static
 
@@ -40,6 +42,10 @@ class SecretsScreen(ModalScreen[SecretScan | None]):
         Binding("r", "redact", "Redact all", id="secrets.redact"),
         Binding("escape,q", "close", "Close", id="secrets.close"),
     ]
+
+    @dataclass(eq=False)
+    class ScanDone(Message):
+        scan: SecretScan
 
     def __init__(self, open_reader: Callable[[], Brain], read_only_reason: str | None = None) -> None:
         super().__init__()
@@ -67,7 +73,10 @@ class SecretsScreen(ModalScreen[SecretScan | None]):
             scan = scan_brain(reader)
         finally:
             reader.close()
-        self.app.call_from_thread(self.show, scan)
+        self.post_message(self.ScanDone(scan))
+
+    def on_secrets_screen_scan_done(self, message: ScanDone) -> None:
+        self.show(message.scan)
 
     def show(self, scan: SecretScan) -> None:
         """List the findings (at most SHOWN) and say what was scanned."""
