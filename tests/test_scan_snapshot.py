@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.memory import curation, scan_snapshot
 from cleo_tui.memory.tags import TagTable, tag_brain
@@ -185,3 +187,23 @@ def test_a_first_scan_whose_process_fails_is_made_here(tmp_path, monkeypatch):
     monkeypatch.setattr(in_subprocess, "_MODULE", "cleo_tui.no_such_module")  # the child fails at once
     assert not in_subprocess.snapshot_in_subprocess(brain)
     assert _all(tag_brain(brain)) == expected and scan_snapshot.snapshot_path(brain).exists()
+
+
+def test_a_first_scan_given_up_ends_its_process_and_scans_nothing_here(tmp_path, monkeypatch):
+    # Quitting (or opening another brain) while a large brain's first scan runs: the child is
+    # ended at once, and the scan is not made in this process instead (the app would wait for it).
+    import threading
+
+    from cleo_tui.memory.pool_scan import in_subprocess
+    from cleo_tui.memory.tags import ScanCancelled
+
+    brain = _brain(tmp_path)
+    scan_snapshot.snapshot_path(brain).unlink(missing_ok=True)
+    monkeypatch.setattr(in_subprocess, "APART_FROM", 1)
+    monkeypatch.setattr(in_subprocess, "_MODULE", "tests.child_that_waits")  # never done by itself
+    cancel = threading.Event()
+    cancel.set()
+    assert not in_subprocess.snapshot_in_subprocess(brain, cancel)
+    with pytest.raises(ScanCancelled):
+        tag_brain(brain, cancel=cancel)
+    assert not scan_snapshot.snapshot_path(brain).exists()

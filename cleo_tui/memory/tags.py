@@ -27,6 +27,8 @@ from cleo_tui.memory import detectors, mapping
 from cleo_tui.memory.seed_types import MemoryReflection, ObservationRecord, ReflectionRecord
 
 if TYPE_CHECKING:
+    import threading
+
     import numpy as np
 
 # Observation columns the tagger and the pruner read; absent ones read as NULL.
@@ -219,7 +221,12 @@ class TagTable(Mapping[str, ObservationTags]):
 _COVERAGE_CODE = {"reinforced": 0, "cited": 1, "uncited": 2}
 
 
-def tag_brain(brain: Brain, early: Callable[[TagTable], None] | None = None) -> TagTable:
+class ScanCancelled(Exception):
+    """A first scan was given up (`tag_brain`'s `cancel` was set): no tags, nothing saved."""
+
+
+def tag_brain(brain: Brain, early: Callable[[TagTable], None] | None = None,
+              cancel: threading.Event | None = None) -> TagTable:
     """Tags of every observation in the brain, live and evicted, by id (safe in a worker thread).
 
     Reopening a brain starts from the snapshot of its last scan (`scan_snapshot`) and
@@ -227,14 +234,15 @@ def tag_brain(brain: Brain, early: Callable[[TagTable], None] | None = None) -> 
     is checked against the snapshot (what is returned then holds any row that changed).
     Without a snapshot every row is read (a large brain's in another process, see
     `_first_scan`); detector findings still come from the per-brain cache where a row's
-    text is unchanged.
+    text is unchanged. Setting `cancel` ends such a first scan's process and raises
+    ScanCancelled (the app quits or opens another brain: it must not wait for the scan).
     """
     from cleo_tui.memory import scan_snapshot
 
     with gc_paused():
         stored = scan_snapshot.load_snapshot(brain)
         if stored is None or not scan_snapshot.same_brain(brain, stored):
-            return TagTable(_first_scan(brain))
+            return TagTable(_first_scan(brain, cancel))
         scan = stored.updated(scan_rows_since(brain, stored.high_water, base=stored))
         if early is not None:
             early(TagTable(scan))
@@ -252,7 +260,7 @@ def tag_brain(brain: Brain, early: Callable[[TagTable], None] | None = None) -> 
         return TagTable(scan)
 
 
-def _first_scan(brain: Brain) -> BrainScan:
+def _first_scan(brain: Brain, cancel: threading.Event | None = None) -> BrainScan:
     """A whole scan of a brain that has no usable snapshot, saved as its snapshot.
 
     A large brain is scanned in another process (`in_subprocess`): this interpreter only
@@ -262,10 +270,13 @@ def _first_scan(brain: Brain) -> BrainScan:
     from cleo_tui.memory import scan_snapshot
     from cleo_tui.memory.pool_scan import in_subprocess
 
-    if in_subprocess.worth_a_process(brain) and in_subprocess.snapshot_in_subprocess(brain):
-        stored = scan_snapshot.load_snapshot(brain)
-        if stored is not None:
-            return stored.updated(scan_rows_since(brain, stored.high_water, base=stored))
+    if in_subprocess.worth_a_process(brain):
+        if in_subprocess.snapshot_in_subprocess(brain, cancel):
+            stored = scan_snapshot.load_snapshot(brain)
+            if stored is not None:
+                return stored.updated(scan_rows_since(brain, stored.high_water, base=stored))
+        if cancel is not None and cancel.is_set():
+            raise ScanCancelled
     scan = scan_brain(brain, row_keys=True)
     scan_snapshot.save_snapshot(brain, scan)
     return scan

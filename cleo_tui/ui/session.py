@@ -125,6 +125,7 @@ class BrainSession:
         self._own_version: int | None = None  # brain.conn's data_version: moves only for other writers
         self.unjudged: PollResult | None = None  # a change not yet told ours or CLEO's (the brain was busy)
         self._waiting_cancel: threading.Event | None = None  # set while a write waits for CLEO's lock
+        self._ended = threading.Event()  # the session ended: a first scan still running is given up
         self._first_rows: Future[Any] | None = None  # the first pane's rows, read ahead (read_first_rows)
         self._first_rows_taken = False
 
@@ -223,7 +224,8 @@ class BrainSession:
             self.watcher.start()
 
     def stop_live(self) -> None:
-        """Stop watching (another brain was opened, or the app ends)."""
+        """Stop watching and give up a first scan still running (another brain was opened, or the app ends)."""
+        self._ended.set()
         if self.watcher is not None:
             self.watcher.stop()
             self.watcher = None
@@ -390,10 +392,12 @@ class BrainSession:
             self._run_tags(work)
 
     def _read_tags(self) -> None:
-        from cleo_tui.memory.tags import tag_brain  # heavy: kept off the first screen's path
+        from cleo_tui.memory.tags import ScanCancelled, tag_brain  # heavy: kept off the first screen's path
         reader = self.brain.reader()
         try:
-            tags = tag_brain(reader, lambda early: self.from_worker(self._set_tags, early))
+            tags = tag_brain(reader, lambda early: self.from_worker(self._set_tags, early), self._ended)
+        except ScanCancelled:
+            return  # the session ended during a first scan: nobody waits for its tags
         finally:
             reader.close()
         self.from_worker(self._set_tags, tags)

@@ -35,11 +35,15 @@ def worth_a_process(brain: Brain) -> bool:
     return int(high or 0) >= APART_FROM
 
 
-def snapshot_in_subprocess(brain: Brain) -> bool:
+CANCEL_CHECK = 0.1  # seconds between two looks at the caller's cancel event while the child runs
+
+
+def snapshot_in_subprocess(brain: Brain, cancel: threading.Event | None = None) -> bool:
     """Scan the brain in a child process that saves its snapshot; True when it did.
 
     False (the caller scans in its own process then) when the child could not run, failed,
-    or could not keep a snapshot (e.g. a read-only cache directory)."""
+    or could not keep a snapshot (e.g. a read-only cache directory); False too, the child
+    ended at once, when `cancel` is set meanwhile (the app quits or opens another brain)."""
     command = [sys.executable, "-m", _MODULE, str(brain.path)]
     try:
         child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
@@ -47,7 +51,12 @@ def snapshot_in_subprocess(brain: Brain) -> bool:
     except OSError:
         return False
     try:
-        return child.wait() == 0
+        while True:
+            try:
+                return child.wait(timeout=CANCEL_CHECK if cancel is not None else None) == 0
+            except subprocess.TimeoutExpired:
+                if cancel is not None and cancel.is_set():
+                    return False
     finally:
         if child.stdin is not None:
             child.stdin.close()
