@@ -233,3 +233,10 @@ async def test_the_header_marks_a_quiet_observer_and_the_pane_says_all(brain):
         assert mark in str(pane.query_one("#brain-header", Static).render())
         text = str(pane.query_one("#hist-liveness", Static).render())
         assert "observer 2026-04-01 08:00:00" in text and warnings[0] in text
+
+
+def test_the_live_token_column_holds_a_million_row_brains_figure_whole():
+    # a real brain of 100,000 rows holds ~34M live tokens: "33,880,…" was cut (the walk, at 140x40)
+    from cleo_tui.ui.panes.history import COLUMNS
+    tokens = next(c for c in COLUMNS if c.key == "tokens")
+    assert tokens.width is not None and tokens.width >= len(f"{338_801_234:,}")

@@ -48,7 +48,7 @@ COLUMNS = [
     Column("sources", "by source", None),
     Column("evicted", "evicted by cause", 21),
     Column("live", "live", 7, right=True),
-    Column("tokens", "live tok", 8, right=True),
+    Column("tokens", "live tok", 11, right=True, min_width=8),  # 338,801,234: a million rows
     Column("notes", "notes", 5, right=True),
     Column("refl", "refl", 4, right=True),
     Column("recalls", "recalls", 7, right=True),
