@@ -38,7 +38,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from cleo_tui.demo import text
-from cleo_tui.demo.generator import content_hash, generate_demo
+from cleo_tui.demo.generator import generate_demo
+from cleo_tui.demo.rows import content_hash
 
 RESHAPED_SOURCES = ("agent", "claude-mem", "auto", "session-debrief", "manual")
 CHUNK = 5_000

@@ -16,6 +16,7 @@ from typing import Any
 from cleo_tui.brain import cleo_schema as cs
 
 INSERT_BATCH = 200         # rows per multi-row INSERT statement
+SqlRow = tuple[str | int | float | bytes | None, ...]  # one row's values, in its table's columns order
 
 OBSERVATION_COLUMNS = (
     "id", "type", "title", "subtitle", "narrative", "facts_json", "concepts_json", "project",
@@ -74,10 +75,10 @@ def insert_rows(conn: sqlite3.Connection, table: str, columns: tuple[str, ...], 
 class Batch:
     """Rows waiting for the next transaction; observations are checked for duplicate text."""
 
-    observations: list[tuple] = field(default_factory=list)
-    nodes: list[tuple] = field(default_factory=list)
-    edges: list[tuple] = field(default_factory=list)
-    decisions: list[tuple] = field(default_factory=list)
+    observations: list[SqlRow] = field(default_factory=list)
+    nodes: list[SqlRow] = field(default_factory=list)
+    edges: list[SqlRow] = field(default_factory=list)
+    decisions: list[SqlRow] = field(default_factory=list)
     evictions: list[tuple[str, str, str]] = field(default_factory=list)  # (invalid_at, updated_at, id)
     raw_narratives: list[tuple[bytes, str]] = field(default_factory=list)  # invalid UTF-8, by id
     hashes: set[str] = field(default_factory=set)

@@ -377,7 +377,7 @@ def _decode(encoded: str) -> Findings:
     return tuple(ids.split("\x1f")) if ids else (), tuple(reasons.split("\x1f")) if reasons else ()
 
 
-def _from_cache(texts: Sequence[str], missing: list[int], known: list, cache: TokenCache) -> list[int]:
+def _from_cache(texts: Sequence[str], missing: list[int], known: list[Findings | None], cache: TokenCache) -> list[int]:
     """Fill `known` from the cache database; returns the indexes still missing."""
     keys = {i: line_key(texts[i]) for i in missing}
     stored = cache.lookup_findings(RULES_KEY, list(keys.values()))
@@ -394,7 +394,7 @@ def _from_cache(texts: Sequence[str], missing: list[int], known: list, cache: To
             known[i] = (tuple(sorted(ids)), tuple(reasons))
     if _store_findings.get():
         # In key order: SQLite then appends to its index pages rather than splitting them at random.
-        cache.store_findings(RULES_KEY, sorted((keys[i], _encode(known[i])) for i in still))
+        cache.store_findings(RULES_KEY, sorted((keys[i], _encode(cast(Findings, known[i]))) for i in still))
     return still
 
 

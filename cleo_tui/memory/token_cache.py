@@ -47,8 +47,9 @@ class CountStats:
 
 
 # The cache's tables: (name, kind column, key column, value column and type).
-_LINE_TOKENS = ("line_tokens", "tokenizer", "line_hash", "tokens", "INTEGER")
-_TEXT_FINDINGS = ("text_findings", "rules", "text_hash", "findings", "TEXT")
+CacheTable = tuple[str, str, str, str, str]
+_LINE_TOKENS: CacheTable = ("line_tokens", "tokenizer", "line_hash", "tokens", "INTEGER")
+_TEXT_FINDINGS: CacheTable = ("text_findings", "rules", "text_hash", "findings", "TEXT")
 
 
 class TokenCache:
@@ -75,7 +76,7 @@ class TokenCache:
                 self._broken = True
         return self._conn
 
-    def _lookup(self, table: tuple, kind: str, keys: Sequence[bytes]) -> dict[bytes, Any]:
+    def _lookup(self, table: CacheTable, kind: str, keys: Sequence[bytes]) -> dict[bytes, Any]:
         name, kind_column, key_column, value_column, _ = table
         conn = self._connect()
         found: dict[bytes, Any] = {}
@@ -92,7 +93,7 @@ class TokenCache:
             self._broken = True
         return found
 
-    def _store(self, table: tuple, kind: str, items: Sequence[tuple[bytes, Any]]) -> None:
+    def _store(self, table: CacheTable, kind: str, items: Sequence[tuple[bytes, Any]]) -> None:
         """One transaction; a failure only costs speed next time."""
         name, kind_column, key_column, value_column, _ = table
         conn = self._connect()

@@ -21,6 +21,7 @@ from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
 from cleo_tui.brain import Brain, BrainNotFound, locate_brain, open_brain
+from cleo_tui.brain.rows import JsonObject
 from cleo_tui.brain.store import global_brain_path
 from cleo_tui.config import config_path, load_config, save_setting
 from cleo_tui.ui import host
@@ -117,7 +118,7 @@ class CleoApp(App[None]):
                 tooltip="CLEO's memory bridge: what the agent reads at session start, with tokens and marks"),
     ]
 
-    summary: reactive[dict | None] = reactive(None)  # the session's counts, for the header to watch
+    summary: reactive[JsonObject | None] = reactive(None)  # the session's counts, for the header to watch
     sweep: reactive[str | None] = reactive(None)  # CLEO's sweep sentence while its gate is up (header)
     waiting: reactive[str | None] = reactive(None)  # "waiting for CLEO's write lock…" (header; esc cancels)
     liveness_mark: reactive[str] = reactive("")  # "⚠ observer idle 12 d": the header shows it
@@ -548,7 +549,7 @@ class CleoApp(App[None]):
         """The one message pattern: a dialog the user closes, its text shown literally."""
         self.push_screen(MessageModal(title, body, error=error))
 
-    def report_worker_failure(self, worker: Worker) -> None:
+    def report_worker_failure(self, worker: Worker[Any]) -> None:
         """A worker's failure becomes a popup with its message, never a traceback."""
         if worker.error is not None:
             self.tell(*failure_text(worker.error), error=True)

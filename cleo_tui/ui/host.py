@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from textual.worker import Worker
 
     from cleo_tui.brain import Brain
+    from cleo_tui.brain.rows import JsonObject
     from cleo_tui.memory.history import Liveness
     from cleo_tui.ui.session import BrainSession
 
@@ -44,7 +45,7 @@ class Host(Protocol):
 
     settings: dict[str, Any]  # the config file's settings (tokenizer, theme, keys…)
     keymap: dict[str, str]  # the user's key remaps in force
-    summary: dict | None  # the session's counts (the header watches it)
+    summary: JsonObject | None  # the session's counts (the header watches it)
     sweep: str | None  # CLEO's sweep sentence while its gate is up
     waiting: str | None  # "waiting for CLEO's write lock…" while a write waits
     liveness_mark: str  # the agents' liveness warning for the header

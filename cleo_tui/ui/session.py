@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from cleo_tui.brain import Brain
 from cleo_tui.brain.journal import UndoOutcome
+from cleo_tui.brain.rows import JsonObject
 from cleo_tui.brain.store import WAITING_MESSAGE
 from cleo_tui.brain.summary import brain_summary
 from cleo_tui.brain.sweep_gate import sweep_active
@@ -112,7 +113,7 @@ class BrainSession:
         self.waiting: str | None = None  # "waiting for CLEO's write lock…" while a write waits
         self.tags: TagTable | None = None
         self.overrides: dict[str, str] = {}
-        self.summary: dict | None = None
+        self.summary: JsonObject | None = None
         self.undo_stack: list[int] = []
         self._tags_started = False
         # One tags worker at a time: a thread worker runs on when cancelled, and a million
@@ -356,7 +357,7 @@ class BrainSession:
         summary, overrides = brain_summary(self.brain), relevance_overrides(self.brain)
         self.from_worker(self._set_summary, summary, overrides)
 
-    def _set_summary(self, summary: dict, overrides: dict[str, str]) -> None:
+    def _set_summary(self, summary: JsonObject, overrides: dict[str, str]) -> None:
         if not self.current:
             return  # another brain was opened meanwhile
         self.overrides, self.summary = overrides, summary

@@ -24,6 +24,7 @@ from textual.message import Message
 from textual.widgets import Input, Label, ProgressBar, Static
 
 from cleo_tui.brain.errors import BrainError
+from cleo_tui.brain.rows import Row
 from cleo_tui.memory.duplicates import (
     DEFAULT_THRESHOLD,
     BadThreshold,
@@ -289,7 +290,7 @@ class DuplicatesScreen(DuplicatesMerge):
         self.show_cluster()
         self.update_status()
 
-    def _cluster_row(self, index: int, item: Cluster | UpdateRow) -> dict:
+    def _cluster_row(self, index: int, item: Cluster | UpdateRow) -> Row:
         if isinstance(item, UpdateRow):
             return {"id": f"update:{item.pair.a}:{item.pair.b}", "update": item.pair}
         return {"id": ":".join(cluster_key(item.ids)), "cluster": item}
@@ -312,7 +313,7 @@ class DuplicatesScreen(DuplicatesMerge):
     def saved(self, cluster: Cluster) -> int:
         return cluster.tokens_saved_for(self.evicted(cluster))
 
-    def format_cluster(self, row: dict) -> dict[str, tuple[str, str]]:
+    def format_cluster(self, row: Row) -> dict[str, tuple[str, str]]:
         pair: Pair | None = row.get("update")
         if pair is not None:
             return {"check": ("", ""), "saved": ("—", "table--muted"), "size": ("2", "table--muted"),
@@ -352,7 +353,7 @@ class DuplicatesScreen(DuplicatesMerge):
     def show_cluster(self) -> None:
         """List the highlighted cluster's members (or an update's two rows) and compare."""
         item = self.current()
-        members: list[dict] = []
+        members: list[Row] = []
         if isinstance(item, Cluster):
             members = [{"id": m.id, "member": m, "cluster": item} for m in (*item.members, *item.related)]
         elif isinstance(item, UpdateRow) and self.scan is not None:
@@ -370,7 +371,7 @@ class DuplicatesScreen(DuplicatesMerge):
             return ("merge!" if member.is_protected else "merge"), ("table--critical" if member.is_protected else "")
         return ("stay" if not member.is_protected else "stay prot."), "table--muted"
 
-    def format_member(self, row: dict) -> dict[str, tuple[str, str]]:
+    def format_member(self, row: Row) -> dict[str, tuple[str, str]]:
         pair: Pair | None = row.get("pair")
         if pair is not None:
             return {"role": ("update", "table--high"), "id": (row["id"], ""),

@@ -21,6 +21,7 @@ from textual.message import Message
 from textual.widgets import Static
 
 from cleo_tui.brain.clock import current_time
+from cleo_tui.brain.rows import Row
 from cleo_tui.brain.store import Brain
 from cleo_tui.memory.history import (
     CLEO_CONSOLIDATION,
@@ -82,7 +83,7 @@ def _counts(counts: dict[str, int], short: Callable[[str], str]) -> str:
     return " ".join(f"{short(k)} {n:,}" for k, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])) if n)
 
 
-def day_cells(row: dict) -> dict[str, tuple[str, str]]:
+def day_cells(row: Row) -> dict[str, tuple[str, str]]:
     """One day of the table (`row["day"]` is a `Day`)."""
     d: Day = row["day"]
     evicted = _counts(d.evicted, cause_short)

@@ -20,6 +20,7 @@ from cleo_tui.brain import Brain, cleo_rules
 from cleo_tui.brain.listing import ObservationListing
 from cleo_tui.brain.numbers import quality_text
 from cleo_tui.brain.observations import distinct_values
+from cleo_tui.brain.rows import Row
 from cleo_tui.memory import recall_protection
 from cleo_tui.memory.detail import ObservationDetail
 from cleo_tui.memory.mapping import derive_relevance
@@ -169,7 +170,7 @@ class ObservationsScreen(FilterActions, PaneScreen, FilterOptions):
         return self.query_one("#obs-table", LineTable)
 
     # -- rows -----------------------------------------------------------------
-    def format_row(self, row: dict) -> dict[str, tuple[str, str]]:
+    def format_row(self, row: Row) -> dict[str, tuple[str, str]]:
         session = self.session
         tag = session.tag(row["id"])
         if tag is not None:
@@ -427,7 +428,7 @@ class ObservationsScreen(FilterActions, PaneScreen, FilterOptions):
         self.app.push_screen(RecordsScreen())
 
     # -- curation -------------------------------------------------------------------
-    def _selected_row(self) -> dict | None:
+    def _selected_row(self) -> Row | None:
         row = self.table.current_row()
         gone = self.table.gone
         if row is None:

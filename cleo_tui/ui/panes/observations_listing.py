@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from cleo_tui.brain.listing import ObservationListing
 from cleo_tui.brain.observation_reads import observation_exists
 from cleo_tui.brain.observations import ObservationQuery, page_observations
+from cleo_tui.brain.rows import Row
 from cleo_tui.brain.store import Brain
 
 if TYPE_CHECKING:  # numpy loads with the tags, after the first screen
@@ -34,7 +35,7 @@ class Filters:
     cleo: str = ANY  # cleo_rules.AT_RISK or HIDDEN: what CLEO's own rules mark (issue 28)
 
 
-def state_cell(row: dict) -> tuple[str, str]:
+def state_cell(row: Row) -> tuple[str, str]:
     """live / evicted, marked with CLEO's rules: "⚠" CLEO's next consolidation deletes it, "hidden" its search
     never returns it (brain/cleo_rules.py; the detail says why)."""
     evicted = row.get("invalid_at") is not None

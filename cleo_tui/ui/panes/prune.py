@@ -26,6 +26,7 @@ from textual.widgets import Input, Label, ProgressBar, Select, Static, TabbedCon
 from cleo_tui.brain.errors import BrainError
 from cleo_tui.brain.journal import Run
 from cleo_tui.brain.observation_reads import live_sessions
+from cleo_tui.brain.rows import Row
 from cleo_tui.brain.store import Brain
 from cleo_tui.memory.budget import budget_text, default_budget, nice_step, stepped
 from cleo_tui.memory.preview_changes import PreviewChanges
@@ -503,10 +504,10 @@ class PruneScreen(PruneLive):
             select.value = self.scope if any(v == self.scope for _, v in options) else ALL_SCOPE
 
     # -- the lists ------------------------------------------------------------------------
-    def _entry_row(self, index: int, entry: PoolEntry) -> dict:
+    def _entry_row(self, index: int, entry: PoolEntry) -> Row:
         return {"id": entry.id, "rank": index + 1, "entry": entry}
 
-    def format_entry(self, row: dict) -> dict[str, tuple[str, str]]:
+    def format_entry(self, row: Row) -> dict[str, tuple[str, str]]:
         entry: PoolEntry = row["entry"]
         return {
             "rank": (f"{row['rank']:,}", "table--muted"),
@@ -523,7 +524,7 @@ class PruneScreen(PruneLive):
         """How often recorded retrievals returned this row, and when last ("" before the index is read)."""
         return recall_cells(self.recall_index, entry_id)
 
-    def format_protected(self, row: dict) -> dict[str, tuple[str, str]]:
+    def format_protected(self, row: Row) -> dict[str, tuple[str, str]]:
         entry: PoolEntry = row["entry"]
         return {
             "id": (entry.id, ""),
@@ -532,7 +533,7 @@ class PruneScreen(PruneLive):
             "reasons": ("; ".join(entry.reasons), "table--protected"),
         }
 
-    def format_run(self, row: dict) -> dict[str, tuple[str, str]]:
+    def format_run(self, row: Row) -> dict[str, tuple[str, str]]:
         return run_cells(row["run"])
 
     def current_list(self) -> str:

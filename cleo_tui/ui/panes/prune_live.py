@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from textual import work
 from textual.message import Message
 
+from cleo_tui.brain.rows import Row
 from cleo_tui.brain.store import Brain
 from cleo_tui.memory.preview_changes import PreviewChanges
 from cleo_tui.memory.pruner import PoolEntry, PreparedPool, pool_rowids
@@ -61,7 +62,7 @@ class PruneLive(PruneActions):
     def _show_preview(self) -> None:
         raise NotImplementedError
 
-    def _entry_row(self, index: int, entry: PoolEntry) -> dict:
+    def _entry_row(self, index: int, entry: PoolEntry) -> Row:
         raise NotImplementedError
 
     # -- the live pool: CLEO's new rows folded into the drop order ------------------------

@@ -13,6 +13,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Static, TabbedContent, TabPane
 
 from cleo_tui.brain.records import LIST_LIMIT, list_records, record_text
+from cleo_tui.brain.rows import Row
 from cleo_tui.safe_text import one_line, printable
 from cleo_tui.ui.host import host_of
 from cleo_tui.ui.widgets.chrome import BrainHeader
@@ -27,7 +28,7 @@ KINDS = (
 )
 
 
-class RecordsScreen(ForwardWorkerErrors, Screen):
+class RecordsScreen(ForwardWorkerErrors, Screen[None]):
     """Reflections and decisions, with the selected record's whole text below."""
 
     BINDINGS = [Binding("escape,t", "app.pop_screen", "Back to observations", id="records.back"),
@@ -36,7 +37,7 @@ class RecordsScreen(ForwardWorkerErrors, Screen):
 
     @dataclass(eq=False)
     class RecordsRead(Message):
-        data: dict[str, list[dict]]  # kind → its newest rows
+        data: dict[str, list[Row]]  # kind → its newest rows
 
     def compose(self) -> ComposeResult:
         yield BrainHeader()
@@ -48,7 +49,7 @@ class RecordsScreen(ForwardWorkerErrors, Screen):
         yield CleoFooter()
 
     def on_mount(self) -> None:
-        self._rows: dict[str, dict] = {}
+        self._rows: dict[str, Row] = {}
         for kind, _, columns in KINDS:
             self.query_one(f"#table-{kind}", DataTable).add_columns(*columns)
         self.load_records()

@@ -22,6 +22,7 @@ from textual.widgets import Button, Input, OptionList, ProgressBar, Select, Stat
 from textual.widgets.option_list import Option
 
 from cleo_tui.brain.errors import BrainError
+from cleo_tui.brain.rows import Row
 from cleo_tui.llm import proposals as proposal_store
 from cleo_tui.llm import results as r
 from cleo_tui.llm.observer import propose_observer_notes
@@ -213,7 +214,7 @@ class ReviewScreen(ReviewDecisions):
         return self.session.brain is not None and self.session.brain.read_only
 
     # -- rows ---------------------------------------------------------------------------
-    def format_proposal(self, row: dict) -> dict[str, tuple[str, str]]:
+    def format_proposal(self, row: Row) -> dict[str, tuple[str, str]]:
         p: Proposal = row["proposal"]
         return {
             "id": (str(p.id), ""),
@@ -222,7 +223,7 @@ class ReviewScreen(ReviewDecisions):
             "what": (proposal_contents(p, short=True), ""),
         }
 
-    def format_item(self, row: dict) -> dict[str, tuple[str, str]]:
+    def format_item(self, row: Row) -> dict[str, tuple[str, str]]:
         item: ReviewItem = row["item"]
         on_text, off_text = MARK_TEXT[item.kind]
         marked = self.marks.get(item.key, False)
@@ -513,7 +514,7 @@ class ReviewScreen(ReviewDecisions):
             self.call_later(self.run_action, actions[button])
 
     # -- state ------------------------------------------------------------------------
-    def check_action(self, action: str, parameters: tuple) -> bool | None:
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel_run":
             return self.running
         return super().check_action(action, parameters)

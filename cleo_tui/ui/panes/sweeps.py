@@ -21,6 +21,7 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import Static
 
+from cleo_tui.brain.rows import Row
 from cleo_tui.memory.cleo_command import APPROVE, ROLLBACK, CleoAnswer, run_cleo, sweep_command
 from cleo_tui.memory.sweeps import (
     PENDING,
@@ -70,7 +71,7 @@ class RunView:
     impact: RecallImpact
 
 
-def run_cells(row: dict) -> dict[str, tuple[str, str]]:
+def run_cells(row: Row) -> dict[str, tuple[str, str]]:
     view: RunView = row["view"]
     run = view.run
     counts = ", ".join(f"{n} {status}" for status, n in sorted(run.counts().items()))
@@ -96,7 +97,7 @@ def _quality(value: object) -> str:
         return "?"
 
 
-def row_cells(row: dict) -> dict[str, tuple[str, str]]:
+def row_cells(row: Row) -> dict[str, tuple[str, str]]:
     staged: StagedRow = row["staged"]
     impact: RecallImpact = row["impact"]
     lost = impact.by_id().get(staged.source_id)
@@ -267,7 +268,7 @@ class SweepsScreen(PaneScreen):
             parts.append(f"approved {one_line(run.approved_at, 30)} by {one_line(run.approved_by or '?', 30)}")
         status.update(Text(" · ".join(parts)))
 
-    def show_row(self, row: dict | None) -> None:
+    def show_row(self, row: Row | None) -> None:
         detail = self.query_one("#sweeps-detail", Static)
         if row is None:
             detail.update(Text("No row selected." if self.views else "", style="italic"))

@@ -34,7 +34,7 @@ def fresh_demo_directory() -> Path:
     return Path(tempfile.gettempdir()).absolute() / f"cleo-tui-demo-{secrets.token_hex(4)}"
 
 
-class WelcomeScreen(ForwardWorkerErrors, Screen):
+class WelcomeScreen(ForwardWorkerErrors, Screen[None]):
     @dataclass(eq=False)
     class BrainReady(Message):
         """A worker is done: `brain` was opened (None: it failed, and its error is told), `notice`

@@ -13,6 +13,7 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Static, Tab, Tabs
 
+from cleo_tui.brain.rows import JsonObject
 from cleo_tui.safe_text import one_line
 from cleo_tui.ui import registry
 from cleo_tui.ui.help import PaneHelp
@@ -35,7 +36,7 @@ STALE_MARK = "MAY BE STALE"
 STALE_HINT = "its -wal cannot be read here; `cleo-tui info` says why"  # Brain.stale_reason is too long
 
 
-def _counts(summary: dict, counts: int) -> str:
+def _counts(summary: JsonObject, counts: int) -> str:
     """The header's counts: all five (3), live and evicted (2), or live only (1)."""
     obs = summary["observations"]
     parts = [f"{obs['live']:,} live", f"{obs['evicted']:,} evicted", f"{summary['patterns']:,} patterns",
@@ -43,7 +44,7 @@ def _counts(summary: dict, counts: int) -> str:
     return " · ".join(parts if counts >= 3 else parts[:counts])
 
 
-def _header_tail(summary: dict | None, kind_label: str | None, read_only: str | None,
+def _header_tail(summary: JsonObject | None, kind_label: str | None, read_only: str | None,
                  live: str | None = None, alert: str = "", stale: str | None = None, counts: int = 3,
                  hidden_count: bool = True) -> Text:
     tail = Text()
@@ -74,7 +75,7 @@ def _header_tail(summary: dict | None, kind_label: str | None, read_only: str | 
     return tail
 
 
-def header_text(summary: dict | None, path: str, kind_label: str, read_only_reason: str | None,
+def header_text(summary: JsonObject | None, path: str, kind_label: str, read_only_reason: str | None,
                 width: int | None = None, live: str | None = None, alert: str = "",
                 stale: str | None = None) -> Text:
     """One line: app name, brain path, kind, counts, read-only state; `live`: CLEO's sweep or lock wait;

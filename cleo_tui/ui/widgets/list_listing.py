@@ -8,18 +8,21 @@ list — O(1) — and only the rows on screen are ever turned into dicts.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Generic, TypeVar
+
+from cleo_tui.brain.rows import Row
 
 PAGE_SIZE = 100
+T = TypeVar("T")  # what the sequence holds
 
 
-class ListListing:
+class ListListing(Generic[T]):
     """Rows `start..stop` of `items`; `to_row(index, item)` makes the dict the table draws (needs "id")."""
 
     page_size = PAGE_SIZE
     in_memory = True  # `index_of` may run on the UI thread (see table.locate)
 
-    def __init__(self, items: Sequence[Any], to_row: Callable[[int, Any], dict],
+    def __init__(self, items: Sequence[T], to_row: Callable[[int, T], Row],
                  start: int = 0, stop: int | None = None) -> None:
         self.items = items
         self.to_row = to_row
@@ -29,14 +32,14 @@ class ListListing:
     def count(self) -> int:
         return self.stop - self.start
 
-    def cached_row(self, index: int) -> dict | None:
+    def cached_row(self, index: int) -> Row | None:
         """The row at `index` of the window (always in memory), or None past the end."""
         if not 0 <= index < self.count():
             return None
         absolute = self.start + index
         return self.to_row(absolute, self.items[absolute])
 
-    def page(self, page_no: int) -> list[dict]:
+    def page(self, page_no: int) -> list[Row]:
         first = page_no * self.page_size
         rows = (self.cached_row(i) for i in range(first, min(first + self.page_size, self.count())))
         return [row for row in rows if row is not None]

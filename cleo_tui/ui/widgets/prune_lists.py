@@ -8,6 +8,7 @@ from textual.binding import Binding
 from textual.widgets import Checkbox
 
 from cleo_tui.brain.journal import Run
+from cleo_tui.brain.rows import Row
 from cleo_tui.memory.pruner import BadBudget, PoolEntry, parse_budget
 from cleo_tui.recall.impact import RecallIndex
 from cleo_tui.ui.widgets.inputs import SafeInput
@@ -61,7 +62,7 @@ def relevance_cell(entry: PoolEntry) -> tuple[str, str]:
                              "low": "table--low"}.get(entry.relevance, "")
 
 
-def run_row(index: int, run: Run) -> dict:
+def run_row(index: int, run: Run) -> Row:
     return {"id": run.id, "run": run}
 
 

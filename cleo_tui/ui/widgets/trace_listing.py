@@ -10,6 +10,7 @@ table's key) and the TraceSummary under "trace".
 from __future__ import annotations
 
 from cleo_tui.brain.listing import PAGE_SIZE, PagedListing
+from cleo_tui.brain.rows import Row
 from cleo_tui.brain.store import Brain
 from cleo_tui.recall.reader import TraceFilter, count_traces, list_traces, trace_position
 from cleo_tui.recall.recorded import list_cleo_retrievals
@@ -52,7 +53,7 @@ class TraceListing(PagedListing):
                     return page_no * self.page_size + offset
         return None
 
-    def _read_page(self, page_no: int) -> list[dict]:
+    def _read_page(self, page_no: int) -> list[Row]:
         above = self._pages.get(page_no - 1)
         if above and len(above) == self.page_size:
             self.keyset_reads += 1
@@ -62,7 +63,7 @@ class TraceListing(PagedListing):
         return [{"id": t.id, "trace": t} for t in traces]
 
 
-def listed_row(listed: Listed) -> dict:
+def listed_row(listed: Listed) -> Row:
     """A listing row: a trace keeps its number as "id"; a CLEO retrieval is "cleo:N"."""
     return {"id": listed.id if listed.cleo is None else listed.key, "kind": listed.kind,
             "trace": listed.trace, "cleo": listed.cleo}
@@ -130,7 +131,7 @@ class RetrievalListing(PagedListing):
                 return index
         return None
 
-    def _read_page(self, page_no: int) -> list[dict]:
+    def _read_page(self, page_no: int) -> list[Row]:
         if not self.merged:
             return self._read_one_kind(page_no)
         refs = (self._order or [])[page_no * self.page_size:(page_no + 1) * self.page_size]
@@ -144,7 +145,7 @@ class RetrievalListing(PagedListing):
                          "trace": None, "cleo": None})
         return rows
 
-    def _read_one_kind(self, page_no: int) -> list[dict]:
+    def _read_one_kind(self, page_no: int) -> list[Row]:
         """A page of the one kind listed, by keyset below the cached page above it, else by offset."""
         above = self._pages.get(page_no - 1)
         before = None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from cleo_tui.brain.rows import Row
 from cleo_tui.recall.reader import TraceOutcome, TraceResult, TraceSummary
 from cleo_tui.recall.recorded import EntryUse, RecordedRetrieval
 from cleo_tui.recall.rerank import format_chain, format_factor
@@ -34,7 +35,7 @@ def outcome_summary(positive: int, negative: int) -> str:
     return " ".join(parts)
 
 
-def trace_cells(row: dict) -> dict[str, tuple[str, str]]:
+def trace_cells(row: Row) -> dict[str, tuple[str, str]]:
     """The trace table's cells for one listing row."""
     t: TraceSummary = row["trace"]
     return {
@@ -190,7 +191,7 @@ def query_cell(query: str | None) -> str:
     return "(NULL query)" if query is None else one_line(query) or "(empty query)"
 
 
-def retrieval_cells(row: dict) -> dict[str, tuple[str, str]]:
+def retrieval_cells(row: Row) -> dict[str, tuple[str, str]]:
     """The Traces table's cells for a trace or a CLEO retrieval (or a row deleted since it was listed)."""
     whose = (WHOSE_LABELS.get(row.get("kind") or "", row.get("kind") or ""), "")
     r: RecordedRetrieval | None = row.get("cleo")
