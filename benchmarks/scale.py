@@ -59,17 +59,17 @@ from typing import TypeVar
 
 from benchmarks import with_bytecode
 
-FLOOR_SCRIPT = r'''
+_FLOOR_TEMPLATE = r'''
 import sqlite3, sys
-conn = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+{setup}conn = sqlite3.connect(f"file:{{sys.argv[1]}}?mode=ro", uri=True)
 conn.text_factory = lambda b: b.decode("utf-8", "replace")
 rows = conn.execute("SELECT id, created_at, title, narrative FROM brain_observations "
                     "WHERE invalid_at IS NULL").fetchall()
 items = []
 for i, (oid, created, title, narrative) in enumerate(rows):
     content = narrative if narrative and narrative.strip() else (title or "")
-    line = f"[{oid}] {str(created)[:16]} [medium] {content}"
-    items.append(((len(line) + 3) // 4, str(created), i))
+    line = f"[{{oid}}] {{str(created)[:16]}} [medium] {{content}}"
+    items.append(({size}, str(created), i))
 items.sort(key=lambda t: (t[1], t[2]))
 total, prefix = 0, []
 for t in items:
@@ -77,27 +77,11 @@ for t in items:
     prefix.append(total)
 print(len(prefix), total)
 '''
-
-FLOOR_TIKTOKEN_SCRIPT = r'''
-import sqlite3, sys
-from cleo_tui.memory.tokenizers import get_encoding  # the encoding file, loaded offline
-encode = get_encoding(sys.argv[2]).encode_ordinary
-conn = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
-conn.text_factory = lambda b: b.decode("utf-8", "replace")
-rows = conn.execute("SELECT id, created_at, title, narrative FROM brain_observations "
-                    "WHERE invalid_at IS NULL").fetchall()
-items = []
-for i, (oid, created, title, narrative) in enumerate(rows):
-    content = narrative if narrative and narrative.strip() else (title or "")
-    line = f"[{oid}] {str(created)[:16]} [medium] {content}"
-    items.append((len(encode(line)), str(created), i))
-items.sort(key=lambda t: (t[1], t[2]))
-total, prefix = 0, []
-for t in items:
-    total += t[0]
-    prefix.append(total)
-print(len(prefix), total)
-'''
+FLOOR_SCRIPT = _FLOOR_TEMPLATE.format(setup="", size="(len(line) + 3) // 4")
+FLOOR_TIKTOKEN_SCRIPT = _FLOOR_TEMPLATE.format(
+    setup="from cleo_tui.memory.tokenizers import get_encoding  # the encoding file, loaded offline\n"
+          "encode = get_encoding(sys.argv[2]).encode_ordinary\n",
+    size="len(encode(line))")
 TOKENIZERS = ("chars4", "o200k_base", "cl100k_base")
 
 

@@ -37,6 +37,14 @@ def credential_problem(resolved: Resolved) -> r.Problem | None:
                      {"provider": resolved.provider, "env_vars": [resolved.key_env]})
 
 
+def first_gates(enabled: bool, who: str, config: object, resolved: Resolved) -> r.Problem | None:
+    """CLEO's first two gates of the observer and the reflector (`who`): enabled in its config, a credential."""
+    if not enabled:
+        return r.Problem(r.DISABLED, f"The {who} is disabled in CLEO's config (brain.{who}.enabled is false).",
+                         {"config": str(config)})
+    return credential_problem(resolved)
+
+
 def read_only_problem(brain: Brain) -> r.Problem | None:
     if not brain.read_only:
         return None

@@ -20,7 +20,7 @@ from cleo_tui.brain import journal
 from cleo_tui.brain.project_config import load_project_settings
 from cleo_tui.brain.store import Brain
 from cleo_tui.llm import results as r
-from cleo_tui.llm.asking import RAW_TEXT_LIMIT, OnAsk, credential_problem, read_only_problem
+from cleo_tui.llm.asking import RAW_TEXT_LIMIT, OnAsk, first_gates, read_only_problem
 from cleo_tui.llm.inputs import OBSERVER_MIN_ROWS, Selection, observer_selection
 from cleo_tui.llm.parsing import ParsedNotes, parse_notes
 from cleo_tui.llm.pipeline import ProposeSteps, propose
@@ -54,10 +54,7 @@ def _gate(brain: Brain, resolved: Resolved, session_id: str | None,
           threshold_override: int | None) -> tuple[Selection | None, r.Problem | None]:
     """CLEO's gates in order: enabled, credential, threshold, at least two rows; then writability."""
     settings = load_project_settings(brain)
-    if not settings.observer_enabled:
-        return None, r.Problem(r.DISABLED, "The observer is disabled in CLEO's config (brain.observer.enabled "
-                                           "is false).", {"config": str(settings.path)})
-    problem = credential_problem(resolved)
+    problem = first_gates(settings.observer_enabled, "observer", settings.path, resolved)
     if problem:
         return None, problem
     selection = observer_selection(brain, session_id)

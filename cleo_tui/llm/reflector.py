@@ -25,7 +25,7 @@ from cleo_tui.brain.errors import StaleState
 from cleo_tui.brain.project_config import load_project_settings
 from cleo_tui.brain.store import Brain
 from cleo_tui.llm import results as r
-from cleo_tui.llm.asking import RAW_TEXT_LIMIT, OnAsk, credential_problem, read_only_problem
+from cleo_tui.llm.asking import RAW_TEXT_LIMIT, OnAsk, first_gates, read_only_problem
 from cleo_tui.llm.inputs import REFLECTOR_MIN_ROWS, Selection, fingerprint, reflector_selection
 from cleo_tui.llm.parsing import ParsedReflection, parse_reflection
 from cleo_tui.llm.pipeline import ProposeSteps, propose
@@ -72,10 +72,7 @@ RUN_KIND = "reflect"
 def _gate(brain: Brain, resolved: Resolved, session_id: str | None) -> tuple[Selection | None, r.Problem | None]:
     """The reflector's gates in order: enabled, credential, at least 3 live rows; then writability."""
     settings = load_project_settings(brain)
-    if not settings.reflector_enabled:
-        return None, r.Problem(r.DISABLED, "The reflector is disabled in CLEO's config (brain.reflector.enabled "
-                                           "is false).", {"config": str(settings.path)})
-    problem = credential_problem(resolved)
+    problem = first_gates(settings.reflector_enabled, "reflector", settings.path, resolved)
     if problem:
         return None, problem
     selection = reflector_selection(brain, session_id)
