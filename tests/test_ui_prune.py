@@ -8,7 +8,7 @@ from pathlib import Path
 
 from textual.widgets import Input, Select, Static
 
-from cleo_tui.memory.budget import budget_text, default_budget, nice_step, stepped
+from cleo_tui.memory.budget import budget_text, default_budget, nice_step, parse_budget, stepped
 from cleo_tui.memory.cleo_effects import HIDDEN_QUALITY
 from cleo_tui.memory.pruner import MAX_BUDGET, PoolEntry, build_pool
 from cleo_tui.memory.tokenizers import get_tokenizer
@@ -60,6 +60,8 @@ def test_steps_and_default_budget_are_round_numbers():
     assert stepped(1, 1_000, -1) == 1
     assert default_budget(149_925) == 150_000 and default_budget(42) == 42
     assert budget_text(12_000) == "12k" and budget_text(12_345) == "12345"
+    assert budget_text(35_000_000) == "35M" and budget_text(35_500_000) == "35500k"  # a real brain's default
+    assert all(parse_budget(budget_text(b)) == b for b in (35_000_000, 35_500_000, 12_000, 7))
 
 
 def test_bar_cells_split_the_pool_and_chart_spans_past_no_drop():

@@ -71,6 +71,9 @@ def stepped(budget: int, step: int, direction: int) -> int:
 
 
 def budget_text(budget: int) -> str:
+    """The budget as the budget box shows it: `35M`, `12k`, `12345` (what `parse_budget` reads back)."""
+    if budget >= 1_000_000 and budget % 1_000_000 == 0:
+        return f"{budget // 1_000_000}M"
     return f"{budget // 1000}k" if budget >= 1000 and budget % 1000 == 0 else str(budget)
 
 
