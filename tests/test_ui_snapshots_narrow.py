@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from textual.widgets import Input
+
 from cleo_tui.ui.app import CleoApp
 from tests.ui_helpers import settle
 
@@ -71,6 +73,9 @@ def test_export_path_prompt_at_80x24(app, snap_compare):
                                    "each: query hash, results shown, outcomes (the raw query is never stored).",
                                    "/home/user/project/cleo-traces.jsonl"))
         await settle(app, pilot)
+        for box in app.screen.query(Input):  # the cursor blinks every 0.5 s: on a loaded machine the
+            box.cursor_blink = False         # picture could catch it either way (a flaky cell)
+        await pilot.pause()
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
