@@ -61,3 +61,25 @@ async def test_a_reopened_brain_shows_the_snapshot_tags_then_the_checked_ones(br
     assert first_count == 1  # no snapshot yet: one scan
     again_count, again = await tags_of(brain)
     assert again_count == 2 and again == first  # from the snapshot at once, then checked
+
+
+async def test_the_protection_column_is_computed_in_the_worker_never_on_the_ui_thread(brain, monkeypatch):
+    # At a million rows the protection column (its identifier counts) takes a second or two: computed
+    # on the UI thread at the first row drawn after the tags arrived, it froze a key that long.
+    from cleo_tui.memory.pool_scan.model import BrainScan
+
+    computed_on: list[bool] = []
+    real = BrainScan.protected
+
+    def recorded(scan):
+        computed_on.append(threading.current_thread() is threading.main_thread())
+        return real.fget(scan)
+
+    monkeypatch.setattr(BrainScan, "protected", property(recorded))
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        assert app.session.tags is not None
+        await pilot.press("down", "down")  # rows drawn with their protection tags
+        await settle(app, pilot)
+    assert computed_on and not any(computed_on)

@@ -165,6 +165,13 @@ class TagTable(Mapping[str, ObservationTags]):
         and the table looks a row up for every visible row of every frame."""
         return self.scan.protected
 
+    def ready(self) -> TagTable:
+        """Compute now, in the caller's thread, the columns every row lookup reads (the protection
+        column: at a million rows its identifier counts take a second or more), so that the UI
+        thread, which shows the table, never has to; returns the table."""
+        _ = self._protected
+        return self
+
     def __len__(self) -> int:
         return len(self.scan)
 

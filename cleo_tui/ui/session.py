@@ -396,12 +396,12 @@ class BrainSession:
         from cleo_tui.memory.tags import ScanCancelled, tag_brain  # heavy: kept off the first screen's path
         reader = self.brain.reader()
         try:
-            tags = tag_brain(reader, lambda early: self.from_worker(self._set_tags, early), self._ended)
+            tags = tag_brain(reader, lambda early: self.from_worker(self._set_tags, early.ready()), self._ended)
         except ScanCancelled:
             return  # the session ended during a first scan: nobody waits for its tags
         finally:
             reader.close()
-        self.from_worker(self._set_tags, tags)
+        self.from_worker(self._set_tags, tags.ready())
 
     def _set_tags(self, tags: TagTable) -> None:
         if not self.current:
@@ -542,7 +542,7 @@ class BrainSession:
             updated = update_tags(reader, tags)
         finally:
             reader.close()
-        self.from_worker(self._set_tags, updated)
+        self.from_worker(self._set_tags, updated.ready())
 
     def _announce_change(self, kind: ChangeKind, what: str, run_id: int | None, source: str | None,
                          notify: bool = True) -> None:
