@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -50,3 +50,18 @@ def add_pattern(brain: Brain, pattern_id: str, text: str, cites: Iterable[str] =
 def observation_rows(brain: Brain) -> list[tuple]:
     """Every column of every observation, ordered by id (to compare before/after)."""
     return [tuple(r) for r in brain.query(f"SELECT * FROM {cs.OBSERVATIONS} ORDER BY id")]
+
+
+def simulate_time(monkeypatch: Any, brain: Brain, perf_counter: Callable[[], float],
+                  sleep: Callable[[float], None], per_row: Callable[[int], None]) -> None:
+    """Run chunked writes on a simulated clock: `journal_chunks.time` replaced (nothing sleeps), and
+    `per_row(rowid)` called for every observation a write evicts or restores, to advance it (a
+    temporary trigger on the test's own connection: the brain file is not changed)."""
+    from types import SimpleNamespace
+
+    from cleo_tui.brain import journal_chunks
+
+    monkeypatch.setattr(journal_chunks, "time", SimpleNamespace(perf_counter=perf_counter, sleep=sleep))
+    brain.conn.create_function("row_written", 1, per_row)
+    brain.conn.execute("CREATE TEMP TRIGGER row_cost AFTER UPDATE OF invalid_at ON brain_observations "
+                       "BEGIN SELECT row_written(new.rowid); END")

@@ -15,7 +15,7 @@ import pytest
 from cleo_tui.brain import journal, journal_chunks
 from cleo_tui.memory import curation
 from cleo_tui.memory.pruner import commit_preview, prepare_pool
-from tests.pruner_fixtures import routine_brain
+from tests.pruner_fixtures import routine_brain, simulate_time
 
 ROW, SLOW = 0.001, 0.050
 BURST = range(25, 60)  # the 25th to 59th row written in a run are slow
@@ -49,11 +49,7 @@ def brain(tmp_path):
 @pytest.fixture
 def clock(brain, monkeypatch):
     clock = Clock()
-    monkeypatch.setattr(journal_chunks, "time",
-                        types.SimpleNamespace(perf_counter=clock.perf_counter, sleep=clock.sleep))
-    brain.conn.create_function("tick", 1, clock.tick)
-    brain.conn.execute("CREATE TEMP TRIGGER slow_row AFTER UPDATE OF invalid_at ON brain_observations "
-                       "BEGIN SELECT tick(new.rowid); END")
+    simulate_time(monkeypatch, brain, clock.perf_counter, clock.sleep, clock.tick)
     return clock
 
 

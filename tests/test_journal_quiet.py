@@ -11,14 +11,13 @@ commits from inside a pause, so it lands exactly there.
 from __future__ import annotations
 
 import sqlite3
-import types
 
 import pytest
 
-from cleo_tui.brain import journal, journal_chunks
+from cleo_tui.brain import journal
 from cleo_tui.brain.journal_pacing import QUIET_STRETCH, ChunkBudget, Pacer, poll_gap
 from cleo_tui.memory.pruner import commit_preview, prepare_pool
-from tests.pruner_fixtures import routine_brain
+from tests.pruner_fixtures import routine_brain, simulate_time
 
 ROW = 0.004  # seconds a row costs: a 60 ms chunk writes about 15
 
@@ -120,11 +119,7 @@ def brain(tmp_path):
 @pytest.fixture
 def timeline(brain, monkeypatch):
     timeline = Timeline()
-    monkeypatch.setattr(journal_chunks, "time", types.SimpleNamespace(perf_counter=timeline.perf_counter,
-                                                                      sleep=timeline.sleep))
-    brain.conn.create_function("row_written", 1, timeline.row)
-    brain.conn.execute("CREATE TEMP TRIGGER row_cost AFTER UPDATE OF invalid_at ON brain_observations "
-                       "BEGIN SELECT row_written(new.rowid); END")
+    simulate_time(monkeypatch, brain, timeline.perf_counter, timeline.sleep, timeline.row)
     brain.conn.set_trace_callback(timeline.trace)
     yield timeline
     brain.conn.set_trace_callback(None)
