@@ -129,6 +129,10 @@ class ReviewDecisions(PaneScreen):
     def set_mark(self, item: ReviewItem, value: bool) -> None:
         """Mark one item, kept with the proposal in the brain (in memory only on a read-only brain)."""
         self._keep_mark(item.key, value)
+        self._show_marks()
+
+    def _show_marks(self) -> None:
+        """The item list, the current item and the status line again, after marks changed."""
         self.item_table.redraw()
         self.show_item()
         self.update_status()
@@ -165,9 +169,7 @@ class ReviewDecisions(PaneScreen):
     def _mark_all(self) -> None:
         for item in self.items:
             self._keep_mark(item.key, True)
-        self.item_table.redraw()
-        self.show_item()
-        self.update_status()
+        self._show_marks()
 
     def action_apply_proposal(self) -> None:
         p = self._pending("applied")
