@@ -311,25 +311,21 @@ class BrainScan:
 
         Counts, protection and citation counts are worked out again when first asked; fold
         a `scan_rows_since` delta in afterwards for the citations of what remains."""
-        keep = np.flatnonzero(~np.isin(self.rowids, np.fromiter(rowids, dtype=np.int64)))
+        return self._rows_at(np.flatnonzero(~np.isin(self.rowids, np.fromiter(rowids, dtype=np.int64))))
+
+    def _rows_at(self, at: np.ndarray) -> BrainScan:
+        """The rows at positions `at`, in that order, with the same table, citations and reflections."""
         return BrainScan(
-            packed.reordered(self.ids, keep), packed.reordered(self.created, keep), taken_in_order(self.sessions, keep),
-            self.rowids[keep], self.live[keep], self.rules[keep], taken_in_order(self.quality, keep),
-            self.findings[keep], self.table, self.citations, self.reflection_counts, self.edges,
-            None if self.units is None else self.units[keep], self.unit_scope, self.count_stats,
-            notes=notes_of(self)[keep], reflection_identifiers=self.reflection_identifiers,
-            row_keys=None if self.row_keys is None else self.row_keys[keep], recall_reasons=self.recall_reasons)
+            packed.reordered(self.ids, at), packed.reordered(self.created, at), taken_in_order(self.sessions, at),
+            self.rowids[at], self.live[at], self.rules[at], taken_in_order(self.quality, at),
+            self.findings[at], self.table, self.citations, self.reflection_counts, self.edges,
+            None if self.units is None else self.units[at], self.unit_scope, self.count_stats,
+            notes=notes_of(self)[at], reflection_identifiers=self.reflection_identifiers,
+            row_keys=None if self.row_keys is None else self.row_keys[at], recall_reasons=self.recall_reasons)
 
     def sorted_by_date(self) -> BrainScan:
         """The same rows oldest first (ties by rowid), as a full scan would hold them."""
-        take = packed.date_order(self.created, self.rowids)
-        scan = BrainScan(
-            packed.reordered(self.ids, take), packed.reordered(self.created, take), taken_in_order(self.sessions, take),
-            self.rowids[take], self.live[take], self.rules[take], taken_in_order(self.quality, take),
-            self.findings[take], self.table, self.citations, self.reflection_counts, self.edges,
-            None if self.units is None else self.units[take], self.unit_scope, self.count_stats,
-            notes=notes_of(self)[take], reflection_identifiers=self.reflection_identifiers,
-            row_keys=None if self.row_keys is None else self.row_keys[take], recall_reasons=self.recall_reasons)
+        scan = self._rows_at(packed.date_order(self.created, self.rowids))
         for name in ("counts", "entry_protected", "entries_of_identifier", "table_index", "_live_notes",
                      "_holder_index"):
             if name in self.__dict__:
