@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import secrets
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -115,32 +116,29 @@ class WelcomeScreen(ForwardWorkerErrors, Screen[None]):
 
     @work(thread=True, exit_on_error=False)
     def _create_empty(self) -> None:
-        try:
+        def create() -> tuple[Brain, str]:
             created = create_project_brain(self.project)
-            brain = open_brain(created.path)
-        except BaseException:
-            self.post_message(self.BrainReady(None))
-            raise
-        self.post_message(self.BrainReady(brain, printable(created.message)))
+            return open_brain(created.path), printable(created.message)
+        self._hand_back(create)
 
     @work(thread=True, exit_on_error=False)
     def _create_demo(self, folder: Path) -> None:
         from cleo_tui.demo import generate_demo
-        try:
-            brain = open_brain(generate_demo(folder))
-        except BaseException:
-            self.post_message(self.BrainReady(None))
-            raise
-        self.post_message(self.BrainReady(brain))
+        self._hand_back(lambda: (open_brain(generate_demo(folder)), None))
 
     @work(thread=True, exit_on_error=False)
     def _open_worker(self, path: Path) -> None:
+        self._hand_back(lambda: (open_brain(path), None))
+
+    def _hand_back(self, make: Callable[[], tuple[Brain, str | None]]) -> None:
+        """In a worker: `make` a brain (and the notice to show once it is open) and post it back as
+        BrainReady; on failure post an empty one (the buttons come back), then fail (the popup)."""
         try:
-            brain = open_brain(path)
+            brain, notice = make()
         except BaseException:
             self.post_message(self.BrainReady(None))
             raise
-        self.post_message(self.BrainReady(brain))
+        self.post_message(self.BrainReady(brain, notice))
 
     def on_welcome_screen_brain_ready(self, message: BrainReady) -> None:
         """Buttons back; the app starts on the brain (it replaces this screen), then the notice."""
