@@ -81,3 +81,22 @@ async def test_the_demo_goes_to_the_named_directory_never_a_projects_cleo(tmp_pa
         assert app.session.brain.path.resolve() == (tmp_path / "demo" / ".cleo" / "cleo.db").resolve()
         assert not (project / ".cleo").exists() and not (project / ".cleo-tui").exists()
         app.session.brain.close()
+
+
+async def test_a_file_that_is_not_a_brain_says_so_and_gives_the_buttons_back(tmp_path, monkeypatch):
+    from cleo_tui.ui.widgets.modals import MessageModal
+
+    monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))
+    project = tmp_path / "p"
+    (project / ".git").mkdir(parents=True)
+    not_a_brain = tmp_path / "notes.txt"
+    not_a_brain.write_text("just text\n")
+    app = CleoApp(brain=None, project=project, problem="No brain found.")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        welcome = app.screen
+        welcome.query_one("#open-path", Input).value = str(not_a_brain)
+        welcome.query_one("#open", Button).press()
+        await settle(app, pilot)
+        assert isinstance(app.screen, MessageModal) and not app.has_session  # the error, told
+        assert not any(b.disabled for b in welcome.query(Button))  # and the buttons back
