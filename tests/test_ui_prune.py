@@ -442,3 +442,17 @@ async def test_every_control_and_the_fall_back_text_fit_at_80x24(brain):
         lines = screen.summary_text().wrap(app.console, summary.content_region.width)
         assert len(lines) <= summary.content_region.height  # the fall-back text is whole
         assert "In the way" in str(summary.render())
+
+
+async def test_escape_leaves_the_budget_box_for_the_list_as_enter_does(brain):
+    # the walk: b, then Esc, then a stray word went into the box and made the budget invalid
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = await open_prune(app, pilot)
+        before = screen.budget
+        await pilot.press("b")
+        assert app.focused is screen.query_one("#prune-budget", Input)
+        await pilot.press("escape")
+        assert app.focused is screen.table(screen.current_list())
+        await pilot.press("w", "z")  # keys of the list now, not text of the box
+        assert screen.budget == before and screen.budget_error is None

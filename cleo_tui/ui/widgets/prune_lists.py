@@ -67,9 +67,11 @@ def run_row(index: int, run: Run) -> Row:
 
 
 class BudgetInput(SafeInput):
-    """The budget box: ↑/↓ step finely, page up/down coarsely (the screen does the stepping)."""
+    """The budget box: ↑/↓ step finely, page up/down coarsely (the screen does the stepping);
+    Esc leaves it as Enter does, for the list (as the search boxes' Esc does)."""
 
     BINDINGS = [
+        Binding("escape", "submit", "Leave the budget box", show=False),
         Binding("up", "screen.step(1, 0)", "Budget up", show=False),
         Binding("down", "screen.step(-1, 0)", "Budget down", show=False),
         Binding("pageup", "screen.step(1, 1)", "Budget up (coarse)", show=False),
