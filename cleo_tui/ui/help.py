@@ -101,7 +101,7 @@ scope; every budget change then re-previews at once from its drop order.
     rows=(("enter", "open the selected observation's detail; on a run, undo it"),),
     texts={
         "prune.budget": "type a budget: `8000`, `12k`, `1.5M` (the target is 80% of it); in the box ↑/↓ step, "
-                        "page up/down step more",
+                        "page up/down step more, enter or esc go back to the list",
         "prune.up": "raise the budget by about 1% of the pool",
         "prune.down": "lower the budget by about 1% of the pool",
         "prune.up_coarse": "raise the budget by about 10% of the pool",
