@@ -90,3 +90,16 @@ def test_an_emoji_zwj_sequence_is_two_cells_and_never_split():
             assert out.count("\u200d") == 2 * out.count("\U0001F467"), (cut.__name__, width, out)
         assert cell_len(fit_cells(text, width)) == width
     assert cut_cells_start(text, 5) == f"…{FAMILY}ef"
+
+
+def test_a_number_too_wide_for_its_column_is_rounded_not_cut():
+    # "1,665,0…" read as a number is wrong by a factor; "1.67M" is right to three figures.
+    assert fit_cells("1,665,023", 8, right=True) == "   1.67M"
+    assert fit_cells("1,665,023", 4, right=True) == "1.7M"
+    assert fit_cells("338,801,234", 8, right=True) == "    339M"
+    assert fit_cells("12,345", 5, right=True) == "12.3k"
+    assert fit_cells("-12,345", 5, right=True) == " -12k"
+    assert fit_cells("1,665,023", 9, right=True) == "1,665,023"  # fits: as it is
+    # Not a grouped number, or a left-aligned cell: cut as any text.
+    assert fit_cells("1,665,023 rows", 8, right=True) == "1,665,0…"
+    assert fit_cells("1,665,023", 8) == "1,665,0…"

@@ -10,6 +10,8 @@ through these functions, which measure and cut by grapheme cluster (Rich's `cell
 
 from __future__ import annotations
 
+import re
+
 from rich.cells import cell_len, set_cell_size, split_graphemes
 
 from cleo_tui.safe_text import one_line
@@ -29,10 +31,45 @@ def cut_cells(text: object, width: int) -> str:
 
 
 def fit_cells(text: object, width: int, right: bool = False, middle: bool = False) -> str:
-    """`text` cut to `width` cells (see cut_cells; `middle`: cut_cells_middle) and padded to exactly `width` cells."""
-    out = cut_cells_middle(text, width) if middle else cut_cells(text, width)
+    """`text` cut to `width` cells (see cut_cells; `middle`: cut_cells_middle) and padded to exactly `width` cells.
+
+    A right-aligned grouped number ("1,665,023") that does not fit is rounded instead ("1.67M"):
+    cut, it would read as a number a thousand times smaller."""
+    rounded = rounded_number(text, width) if right else None
+    out = rounded or (cut_cells_middle(text, width) if middle else cut_cells(text, width))
     pad = " " * max(0, width - cell_len(out))
     return pad + out if right else out + pad
+
+
+_GROUPED = re.compile(r"-?\d{1,3}(?:,\d{3})+")
+_UNITS = (("T", 10**12), ("G", 10**9), ("M", 10**6), ("k", 10**3))
+
+
+def rounded_number(text: object, width: int) -> str | None:
+    """A grouped integer too wide for `width` cells, to the most significant figures (3 at most)
+    that fit, with k, M, G or T ("338,801,234" in 5 cells: "339M"); None when `text` is not
+    such a number, already fits, or fits in no rounding."""
+    if not isinstance(text, str) or len(text) <= width or not _GROUPED.fullmatch(text):
+        return None
+    number = int(text.replace(",", ""))
+    for figures in (3, 2, 1):
+        out = _with_unit(number, figures)
+        if len(out) <= width:
+            return out
+    return None
+
+
+def _with_unit(number: int, figures: int) -> str:
+    """`number` to `figures` significant figures in the largest unit it reaches (a rounding up
+    to 1000 of a unit moves to the next one: 999,999 is "1.00M", not "1000k")."""
+    sign, size = ("-" if number < 0 else ""), abs(number)
+    k = next((k for k, (_, scale) in enumerate(_UNITS) if size >= scale), len(_UNITS) - 1)
+    value = size / _UNITS[k][1]
+    if round(value, max(0, figures - len(str(int(value))))) >= 1000 and k > 0:
+        k -= 1
+        value = size / _UNITS[k][1]
+    whole = len(str(int(round(value, max(0, figures - len(str(int(value))))))))  # 9.999 rounds to 10.0
+    return f"{sign}{value:.{max(0, figures - whole)}f}{_UNITS[k][0]}"
 
 
 def cut_cells_start(text: object, width: int) -> str:
