@@ -99,3 +99,22 @@ def test_a_check_given_up_ends_its_process(tmp_path, monkeypatch):
         tag_brain(brain, cancel=cancel)
     assert len(children) == 1 and children[0].returncode is not None  # ended, and waited for
     assert scan_snapshot.snapshot_path(brain).read_bytes() == before
+
+
+def test_a_large_brains_tags_are_frozen_out_of_collections_a_small_ones_are_not(tmp_path, monkeypatch):
+    # A collection would walk a large brain's millions of tag objects holding the GIL (seconds at a
+    # million rows: no key served meanwhile); a small brain's are collected as any objects are.
+    import gc
+
+    from cleo_tui.memory import tags
+
+    brain = _brain(tmp_path)
+    assert gc.get_freeze_count() == 0
+    tag_brain(brain)
+    assert gc.get_freeze_count() == 0
+    monkeypatch.setattr(tags, "KEEP_FROM", 5)
+    try:
+        kept = tag_brain(brain)
+        assert gc.get_freeze_count() > 0 and len(kept) == 5
+    finally:
+        gc.unfreeze()
