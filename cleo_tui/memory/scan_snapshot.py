@@ -8,7 +8,8 @@ every row is checked in the background, by one hash per row of everything the
 scan read of it: rows that differ are folded in again, rows that were deleted
 are dropped. Only when most rows changed is the brain scanned afresh. The check
 runs no detector and builds no columns: at a million rows it costs about 60% of
-a scan, after the tags are on screen.
+a scan, after the tags are on screen; a large brain's runs in another process
+(`pool_scan.check_in_subprocess`), which needs only the rowids and row hashes.
 
 A damaged or unreadable snapshot file is ignored; a failure to write one only
 costs speed next time.

@@ -22,7 +22,7 @@ import struct
 import subprocess
 import sys
 import threading
-from typing import TYPE_CHECKING, Literal
+from typing import IO, TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import orjson
@@ -76,32 +76,39 @@ def compare_in_subprocess(brain: Brain, scan: BrainScan,
                                  stderr=subprocess.DEVNULL, env=_child_environment())
     except OSError:
         return False
+    stdin, stdout = child.stdin, child.stdout
+    assert stdin is not None and stdout is not None
     answer: list[bytes] = []
-    reader = threading.Thread(target=lambda: answer.append(child.stdout.read() if child.stdout else b""),
-                              name="check answer", daemon=True)
-    reader.start()
+    columns = [_HEADER.pack(scan.high_water, len(rowids)), rowids.data, keys.data]
+    threads = [threading.Thread(target=_send, args=(stdin, columns), name="check columns", daemon=True),
+               threading.Thread(target=lambda: answer.append(stdout.read()), name="check answer", daemon=True)]
+    for thread in threads:  # (in threads: the wait below sees `cancel` while the child still starts)
+        thread.start()
     try:
-        assert child.stdin is not None
-        try:  # (writes release the GIL; the child reads them as soon as it started)
-            child.stdin.write(_HEADER.pack(scan.high_water, len(rowids)))
-            child.stdin.write(rowids.data)
-            child.stdin.write(keys.data)
-            child.stdin.flush()
-        except OSError:  # (the child ended before reading: e.g. it could not start)
-            return False
         status = _wait(child, cancel)
-        reader.join()
+        threads[1].join()
         return _diff_of(answer[0]) if status == 0 and answer else False
     finally:
-        if child.stdin is not None:
-            try:
-                child.stdin.close()
-            except OSError:
-                pass
         if child.poll() is None:  # (cancelled, or the waiting thread was interrupted)
             child.kill()
             child.wait()
-        reader.join()
+        for thread in threads:
+            thread.join()
+        try:
+            stdin.close()
+        except OSError:
+            pass
+
+
+def _send(stdin: IO[bytes], columns: list[Any]) -> None:
+    """Write the columns to the child's stdin, and leave it open (the child ends when it closes);
+    a child that ended before reading them all says so by its exit status."""
+    try:  # (writes release the GIL)
+        for column in columns:
+            stdin.write(column)
+        stdin.flush()
+    except OSError:
+        pass
 
 
 def _wait(child: subprocess.Popen[bytes], cancel: threading.Event | None) -> int:
