@@ -248,39 +248,38 @@ def tag_brain(brain: Brain, early: Callable[[TagTable], None] | None = None,
     ScanCancelled (the app quits or opens another brain: it must not wait for the scan).
     A large brain's tags are left out of later garbage collections (`collector.freeze_on_leave`).
     """
-    with gc_paused():
-        tags = TagTable(_scan_of_brain(brain, early, cancel))
-        if len(tags) >= KEEP_FROM:
-            collector.freeze_on_leave()
-        return tags
-
-
-KEEP_FROM = 20_000  # rows: a brain's tags this large are frozen out of garbage collections (`tag_brain`)
-
-
-def _scan_of_brain(brain: Brain, early: Callable[[TagTable], None] | None,
-                   cancel: threading.Event | None) -> BrainScan:
-    """`tag_brain`'s scan (the collector paused by the caller)."""
     from cleo_tui.memory import scan_snapshot
 
-    stored = scan_snapshot.load_snapshot(brain)
-    if stored is None or not scan_snapshot.same_brain(brain, stored):
-        return _first_scan(brain, cancel)
-    scan = stored.updated(scan_rows_since(brain, stored.high_water, base=stored))
-    if early is not None:
-        early(TagTable(scan))
-    changes, before = _changed_rows(brain, stored, cancel), len(stored)
-    del stored  # (a million rows' columns: not kept through another scan)
-    if changes is None:
-        del scan
-        scan = scan_brain(brain, row_keys=True)
-    elif changes:
-        if changes.gone:
-            scan = scan.without(changes.gone)
-        scan = scan.updated(scan_rows_since(brain, scan.high_water, changes.changed, base=scan))
-    if changes is None or changes or len(scan) != before:
-        scan_snapshot.save_snapshot(brain, scan)
-    return scan
+    with gc_paused():
+        stored = scan_snapshot.load_snapshot(brain)
+        if stored is None or not scan_snapshot.same_brain(brain, stored):
+            return _kept(TagTable(_first_scan(brain, cancel)))
+        scan = stored.updated(scan_rows_since(brain, stored.high_water, base=stored))
+        if early is not None:
+            early(TagTable(scan))
+        changes, before = _changed_rows(brain, stored, cancel), len(stored)
+        del stored  # (a million rows' columns: not kept through another scan)
+        if changes is None:
+            del scan
+            scan = scan_brain(brain, row_keys=True)
+        elif changes:
+            if changes.gone:
+                scan = scan.without(changes.gone)
+            scan = scan.updated(scan_rows_since(brain, scan.high_water, changes.changed, base=scan))
+        if changes is None or changes or len(scan) != before:
+            scan_snapshot.save_snapshot(brain, scan)
+        return _kept(TagTable(scan))
+
+
+KEEP_FROM = 20_000  # rows: a brain's tags this large are frozen out of garbage collections (`_kept`)
+
+
+def _kept(tags: TagTable) -> TagTable:
+    """The tags, frozen out of garbage collections when the collector's pause ends if they are large
+    (`collector.freeze_on_leave`: a collection would walk their millions of objects holding the GIL)."""
+    if len(tags) >= KEEP_FROM:
+        collector.freeze_on_leave()
+    return tags
 
 
 def _changed_rows(brain: Brain, stored: BrainScan,
