@@ -66,12 +66,12 @@ class OpenRun:
 class Terminal:
     """The command on a pty: its output as it comes, and keys written to it."""
 
-    def __init__(self, command: list[str], env: dict[str, str]) -> None:
+    def __init__(self, command: list[str], env: dict[str, str], cwd: Path | None = None) -> None:
         self.master, slave = os.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 36, 120, 0, 0))
         self.started = time.perf_counter()
         self.proc = subprocess.Popen(command, stdin=slave, stdout=slave, stderr=slave, start_new_session=True,
-                                     env=env)
+                                     env=env, cwd=cwd)
         os.close(slave)
         self.output = bytearray()
 
@@ -135,7 +135,9 @@ def _start(path: Path, pycache: Path, cache_home: Path, app_root: Path | None) -
     env = {**with_bytecode(os.environ, pycache), "TERM": "xterm-256color", "XDG_CACHE_HOME": str(cache_home)}
     if app_root is not None:
         env["PYTHONPATH"] = str(app_root)
-    return Terminal([*command, "--db", str(path)], env)
+    # (in app_root: `python -m` puts the working directory first on the path, so started from a
+    # checkout it ran that checkout's package, not app_root's)
+    return Terminal([*command, "--db", str(path)], env, cwd=app_root)
 
 
 def open_once(path: Path, pycache: Path, cache_home: Path, app_root: Path | None = None) -> OpenRun:

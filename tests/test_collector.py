@@ -73,3 +73,35 @@ def test_a_young_collection_asked_by_any_holder_runs_once_when_the_last_leaves()
         assert collections[:1] == [0] and gc.isenabled()
     finally:
         gc.callbacks.remove(seen)
+
+
+def test_a_pause_asked_to_freeze_freezes_instead_of_collecting_when_the_last_leaves():
+    # Issue 33: a large brain's tags are frozen out of collections, which would walk their millions
+    # of objects holding the GIL (no key served meanwhile); freezing costs nothing at once.
+    collections: list[int] = []
+
+    def seen(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            collections.append(info["generation"])
+
+    gc.callbacks.append(seen)
+    try:
+        with collector.paused(collect_young=True):
+            with collector.paused():
+                built = [[i] for i in range(1000)]
+                collector.freeze_on_leave()
+            assert gc.get_freeze_count() == 0  # the outer pause still holds
+        assert collections == [] and gc.isenabled() and gc.get_freeze_count() >= len(built)
+        with collector.paused(collect_young=True):
+            pass
+        assert collections[:1] == [0]  # the next pause collects as asked again
+    finally:
+        gc.callbacks.remove(seen)
+        gc.unfreeze()
+
+
+def test_freezing_outside_a_pause_does_nothing():
+    collector.freeze_on_leave()
+    with collector.paused():
+        pass
+    assert gc.get_freeze_count() == 0

@@ -8,7 +8,8 @@ every row is checked in the background, by one hash per row of everything the
 scan read of it: rows that differ are folded in again, rows that were deleted
 are dropped. Only when most rows changed is the brain scanned afresh. The check
 runs no detector and builds no columns: at a million rows it costs about 60% of
-a scan, after the tags are on screen.
+a scan, after the tags are on screen; a large brain's runs in another process
+(`pool_scan.check_in_subprocess`), which needs only the rowids and row hashes.
 
 A damaged or unreadable snapshot file is ignored; a failure to write one only
 costs speed next time.
@@ -219,40 +220,65 @@ class RowChanges:
         return bool(self.changed or self.gone)
 
 
+@dataclass
+class RowDiff:
+    """What `compare_rows` found, by rowid (small: what a check in another process hands back)."""
+
+    changed: list[int]  # rowids of rows whose hash differs, or that the snapshot did not have
+    was: list[int]      # for each, its position in the snapshot's columns (-1: the snapshot did not have it)
+    gone: list[int]     # rowids of the snapshot's rows no longer there
+
+
 def changed_rows(brain: Brain, scan: BrainScan) -> RowChanges | None:
     """What differs in the brain now from the scan's rows up to `scan.high_water`; None when a
     fresh scan costs less (most rows changed) or is needed (a changed row has no id to fold by).
 
     Each row is read as one blob joined in SQL and compared by its hash (`pool_scan.row_key_sql`)."""
     assert scan.row_keys is not None
-    order = np.argsort(scan.rowids, kind="stable")
-    by_rowid, keys = scan.rowids[order], scan.row_keys[order]
+    return changes_of(brain, scan, compare_rows(brain, scan.rowids, scan.row_keys, scan.high_water))
+
+
+def changes_of(brain: Brain, scan: BrainScan, diff: RowDiff | None) -> RowChanges | None:
+    """The changes `compare_rows` found (`diff`, on the scan's columns), with the changed rows' ids
+    as they are now (None as `changed_rows` says)."""
+    if diff is None:
+        return None
+    was = [scan.ids[i] if i >= 0 else None for i in diff.was]
+    return _with_ids(brain, list(diff.changed), was, list(diff.gone))
+
+
+def compare_rows(brain: Brain, rowids: np.ndarray, row_keys: np.ndarray, high_water: int) -> RowDiff | None:
+    """Which of the brain's rows up to `high_water` differ from a snapshot's (its `rowids` and
+    `row_keys`, position by position), and which of its rows are gone; None when too many
+    changed (`_too_many`). Reads only the brain and those two columns, so
+    that another process can run it (`pool_scan.check_in_subprocess`)."""
+    order = np.argsort(rowids, kind="stable")
+    by_rowid, keys = rowids[order], row_keys[order]
     seen = np.zeros(len(by_rowid), dtype=bool)
     sql = pool_scan.row_key_sql(brain, " WHERE o.rowid <= ?")
     changed: list[int] = []
-    was: list[str | None] = []  # the snapshot's id of each changed row (None: a row it did not have)
+    was: list[int] = []  # the snapshot's position of each changed row (-1: a row it did not have)
     with brain.lock:
-        cursor = brain.conn.execute(sql, [scan.high_water])
+        cursor = brain.conn.execute(sql, [high_water])
         try:
             while rows := cursor.fetchmany(pool_scan.SCAN_CHUNK):
-                rowids, blobs = zip(*rows, strict=True)
-                found = np.array(rowids, dtype=np.int64)
+                found_rowids, blobs = zip(*rows, strict=True)
+                found = np.array(found_rowids, dtype=np.int64)
                 hashes = np.frombuffer(b"".join(map(_hash, blobs)), dtype=np.uint64)
                 at = np.searchsorted(by_rowid, found).clip(0, max(len(by_rowid) - 1, 0))
                 known = (by_rowid[at] == found) if len(by_rowid) else np.zeros(len(found), dtype=bool)
                 seen[at[known]] = True
                 differs = np.flatnonzero(~known | (keys[at] != hashes))
                 changed += found[differs].tolist()
-                was += [scan.ids[i] if k else None
-                        for i, k in zip(order[at[differs]].tolist(), known[differs].tolist(), strict=True)]
-                if _too_many(len(changed), len(scan)):
+                was += np.where(known[differs], order[at[differs]], -1).tolist()
+                if _too_many(len(changed), len(rowids)):
                     return None
         finally:
             cursor.close()
     gone = by_rowid[~seen].tolist()
-    if _too_many(len(changed) + len(gone), len(scan)):
+    if _too_many(len(changed) + len(gone), len(rowids)):
         return None
-    return _with_ids(brain, changed, was, gone)
+    return RowDiff(changed, was, gone)
 
 
 def _too_many(changes: int, rows: int) -> bool:
@@ -283,4 +309,5 @@ def _ids_at(brain: Brain, rowids: list[int]) -> dict[int, str | None]:
     return {r[0]: r[1] for r in brain.query(sql, [orjson.dumps(rowids).decode()])}
 
 
-__all__ = ["RowChanges", "changed_rows", "load_snapshot", "same_brain", "save_snapshot", "snapshot_path"]
+__all__ = ["RowChanges", "RowDiff", "changed_rows", "changes_of", "compare_rows", "load_snapshot", "same_brain",
+           "save_snapshot", "snapshot_path"]

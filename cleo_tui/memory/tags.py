@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 
     import numpy as np
 
+    from cleo_tui.memory import scan_snapshot
+
 # Observation columns the tagger and the pruner read; absent ones read as NULL.
 POOL_COLUMNS = ("id", "created_at", "title", "narrative", "type", "source_type", "source_confidence",
                 "quality_score", "source_session_id", "invalid_at")
@@ -241,19 +243,21 @@ def tag_brain(brain: Brain, early: Callable[[TagTable], None] | None = None,
     is checked against the snapshot (what is returned then holds any row that changed).
     Without a snapshot every row is read (a large brain's in another process, see
     `_first_scan`); detector findings still come from the per-brain cache where a row's
-    text is unchanged. Setting `cancel` ends such a first scan's process and raises
+    text is unchanged. Setting `cancel` ends such a first scan's process (or a large brain's check
+    against its snapshot, also made in another process: `check_in_subprocess`) and raises
     ScanCancelled (the app quits or opens another brain: it must not wait for the scan).
+    A large brain's tags are left out of later garbage collections (`collector.freeze_on_leave`).
     """
     from cleo_tui.memory import scan_snapshot
 
     with gc_paused():
         stored = scan_snapshot.load_snapshot(brain)
         if stored is None or not scan_snapshot.same_brain(brain, stored):
-            return TagTable(_first_scan(brain, cancel))
+            return _kept(TagTable(_first_scan(brain, cancel)))
         scan = stored.updated(scan_rows_since(brain, stored.high_water, base=stored))
         if early is not None:
             early(TagTable(scan))
-        changes, before = scan_snapshot.changed_rows(brain, stored), len(stored)
+        changes, before = _changed_rows(brain, stored, cancel), len(stored)
         del stored  # (a million rows' columns: not kept through another scan)
         if changes is None:
             del scan
@@ -264,7 +268,31 @@ def tag_brain(brain: Brain, early: Callable[[TagTable], None] | None = None,
             scan = scan.updated(scan_rows_since(brain, scan.high_water, changes.changed, base=scan))
         if changes is None or changes or len(scan) != before:
             scan_snapshot.save_snapshot(brain, scan)
-        return TagTable(scan)
+        return _kept(TagTable(scan))
+
+
+KEEP_FROM = 20_000  # rows: a brain's tags this large are frozen out of garbage collections (`_kept`)
+
+
+def _kept(tags: TagTable) -> TagTable:
+    """The tags, frozen out of garbage collections when the collector's pause ends if they are large
+    (`collector.freeze_on_leave`: a collection would walk their millions of objects holding the GIL)."""
+    if len(tags) >= KEEP_FROM:
+        collector.freeze_on_leave()
+    return tags
+
+
+def _changed_rows(brain: Brain, stored: BrainScan,
+                  cancel: threading.Event | None) -> scan_snapshot.RowChanges | None:
+    """The rows that differ from the snapshot (`scan_snapshot.changed_rows`); a large brain's are
+    compared in another process (`check_in_subprocess`: the app's interpreter stays free for keys).
+    Setting `cancel` meanwhile ends that process and raises ScanCancelled."""
+    from cleo_tui.memory.pool_scan import check_in_subprocess
+
+    try:
+        return check_in_subprocess.changed_rows(brain, stored, cancel, check_in_subprocess.worth_a_process(stored))
+    except check_in_subprocess.CheckCancelled:
+        raise ScanCancelled from None
 
 
 def _first_scan(brain: Brain, cancel: threading.Event | None = None) -> BrainScan:

@@ -35,6 +35,7 @@ from cleo_tui.ui.panes.observations_listing import first_listing
 from cleo_tui.ui.panes.welcome import WelcomeScreen
 from cleo_tui.ui.registry import PANE_NAMES, PANES, pane_module_class
 from cleo_tui.ui.session import BACKGROUND_BY, BrainSession
+from cleo_tui.ui.switching import hand_the_gil_back_sooner
 from cleo_tui.ui.textual_compat import action_target, decode_input_leniently, every_mode_screen
 from cleo_tui.ui.widgets.chrome import PaneScreen
 from cleo_tui.ui.widgets.help_view import HelpRender, help_text_width
@@ -558,6 +559,7 @@ class CleoApp(App[None]):
 def run_app(project: Path, db: Path | None, read_only: bool) -> int:
     """Open the brain (or the welcome screen when there is none) and run the app."""
     decode_input_leniently()
+    hand_the_gil_back_sooner()
     brain, problem = None, ""
     try:
         # Before the app is up: CLEO holding the write lock is said on stderr, ctrl+c ends the wait.
