@@ -28,6 +28,7 @@ from cleo_tui.memory.pool_scan.containers import OVERLAY_MAX
 
 NO_FINDINGS: Findings = ((), ())  # table[0] of every findings table
 ARRAYS = ("strings", "string_ends", "id_starts", "id_positions", "reason_starts", "reason_positions")
+_OCCURRENCE_STEP = 1 << 20  # identifier occurrences counted at a time (`_Part.add_counts`)
 _WEIGHTED_STEP = 65_536  # entries held by several rows, counted at a time (`_Part.add_counts`)
 
 
@@ -85,9 +86,13 @@ class _Part:
         """Add to `totals` (per string) each entry's identifiers, `per_entry[k]` times each."""
         starts, positions = self.id_starts, self.id_positions
         lengths = np.diff(starts)
-        # The entries of one live row each (most of them) in one bincount without weights;
-        # those of several rows, weighted, a step at a time (weights are 8 bytes an occurrence).
-        totals += np.bincount(positions[np.repeat(per_entry == 1, lengths)], minlength=len(totals))
+        # The entries of one live row each (most of them) by bincounts without weights, a step of
+        # occurrences at a time (bincount makes its input int64: 110 MB at once for 13.7 million);
+        # those of several rows, weighted, a step of entries at a time.
+        once = np.repeat(per_entry == 1, lengths)
+        for start in range(0, len(positions), _OCCURRENCE_STEP):
+            end = start + _OCCURRENCE_STEP
+            totals += np.bincount(positions[start:end][once[start:end]], minlength=len(totals))
         several = np.flatnonzero(per_entry > 1)
         step = _WEIGHTED_STEP
         for start in range(0, len(several), step):
@@ -272,7 +277,7 @@ class FindingsTable(Sequence[Findings]):
         ends = arrays["string_ends"].astype(np.int64).tolist()
         if ends != sorted(ends) or (ends and ends[-1] != len(text)) or (ends and ends[0] < 0):
             raise ValueError("damaged")
-        strings = [text[a:b] for a, b in zip([0, *ends[:-1]], ends, strict=True)]
+        strings = [text[a:b] for a, b in itertools.pairwise([0, *ends])]
         if len(set(strings)) != len(strings):
             raise ValueError("damaged")  # (a string counted under two positions would count wrong)
         dtype = _positions_dtype(len(strings))

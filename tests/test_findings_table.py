@@ -1,0 +1,88 @@
+"""The findings table in flat arrays (`FindingsTable`): the same entries, counts, protection and
+holders as the tuples it replaces, stored and read back exactly, grown without being copied."""
+
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from cleo_tui.memory.pool_scan import findings_table
+from cleo_tui.memory.pool_scan.findings_table import NO_FINDINGS, FindingsTable, TableBuilder
+
+ENTRIES = [NO_FINDINGS, (("src/a.py", "#12"), ()), (("#12",), ("a user correction",)), ((), ("a user correction",)),
+           (("src/b.py", "src/a.py", "src/b.py"), ()), (("lone\udcff surrogate",), ())]
+
+
+def counted(entries, per_entry):
+    """What the tuples gave: each identifier once per occurrence per live row of its entry."""
+    counts: Counter[str] = Counter()
+    for (ids, _), rows in zip(entries, per_entry, strict=True):
+        for identifier in ids:
+            counts[identifier] += rows
+    return counts
+
+
+def test_entries_read_back_as_the_tuples_they_were():
+    table = FindingsTable.of(ENTRIES)
+    assert list(table) == ENTRIES and table == ENTRIES and len(table) == 6
+    assert table[-1] == ENTRIES[-1] and table[1:3] == ENTRIES[1:3]
+    with pytest.raises(IndexError):
+        table[6]
+
+
+def test_counts_protection_and_holders_match_the_tuples():
+    table = FindingsTable.of(ENTRIES)
+    per_entry = np.array([7, 1, 3, 0, 2, 1])
+    totals = table.identifier_counts(per_entry)
+    assert {s: n for s, n in zip(table.strings, totals.tolist(), strict=True) if n} == counted(ENTRIES, per_entry)
+    weak = np.array([totals[table.where[s]] <= 1 for s in table.strings])
+    expected = [bool(reasons) or any(weak[table.where[i]] for i in ids) for ids, reasons in ENTRIES]
+    assert table.protecting(weak).tolist() == expected == [False, False, True, True, False, True]
+    assert table.holding({"src/a.py", "not there"}) == {1, 4} and table.holding({"a user correction"}) == set()
+
+
+def test_counts_weigh_entries_held_by_many_rows_over_several_steps(monkeypatch):
+    monkeypatch.setattr(findings_table, "_OCCURRENCE_STEP", 3)
+    monkeypatch.setattr(findings_table, "_WEIGHTED_STEP", 2)
+    table = FindingsTable.of(ENTRIES)
+    per_entry = np.array([0, 5, 1, 9, 4, 1])
+    totals = table.identifier_counts(per_entry)
+    assert dict(zip(table.strings, totals.tolist(), strict=True)) == \
+        {"src/a.py": 9, "#12": 6, "a user correction": 0, "src/b.py": 8, "lone\udcff surrogate": 1}
+
+
+def test_stored_arrays_read_back_the_same_table_and_damage_is_refused():
+    table = FindingsTable.of(ENTRIES).appended([(("new.py",), ())])
+    arrays = table.arrays("t_")
+    back = FindingsTable.from_arrays(arrays, "t_")
+    assert list(back) == list(table) and back.strings == table.strings
+    assert list(FindingsTable.from_arrays(FindingsTable.empty().arrays())) == [NO_FINDINGS]
+    damaged = [{"t_id_positions": arrays["t_id_positions"] + 50}, {"t_id_starts": arrays["t_id_starts"][::-1]},
+               {"t_string_ends": arrays["t_string_ends"] + 1}, {"t_reason_starts": arrays["t_reason_starts"][:-1]},
+               {"t_strings": np.frombuffer(b"src/a.pysrc/a.py", dtype=np.uint8), "t_string_ends": np.array([8, 16])}]
+    for change in damaged:
+        with pytest.raises(ValueError):
+            FindingsTable.from_arrays({**arrays, **change}, "t_")
+    with pytest.raises(KeyError):
+        FindingsTable.from_arrays({}, "t_")
+
+
+def test_a_grown_table_shares_its_first_part_until_the_added_entries_are_many(monkeypatch):
+    monkeypatch.setattr(findings_table, "OVERLAY_MAX", 3)
+    table = FindingsTable.of(ENTRIES)
+    once = table.appended([(("x.py",), ()), (("src/a.py",), ())])
+    twice = once.appended([(("y.py",), ("a user correction",))])
+    assert once.base is table.base is twice.base and len(table) == 6 and table.strings == FindingsTable.of(ENTRIES).strings
+    assert list(twice) == [*ENTRIES, (("x.py",), ()), (("src/a.py",), ()), (("y.py",), ("a user correction",))]
+    joined = twice.appended([NO_FINDINGS])
+    assert joined.grown is None and list(joined) == [*twice, NO_FINDINGS]
+    assert joined.holding({"src/a.py"}) == {1, 4, 7} and twice.holding({"src/a.py"}) == {1, 4, 7}
+
+
+def test_a_builder_shares_one_entry_among_equal_findings_it_adds():
+    builder = TableBuilder(FindingsTable.of(ENTRIES))
+    assert builder.add(NO_FINDINGS) == 0
+    assert builder.add((("z.py",), ())) == builder.add((("z.py",), ())) == 6
+    assert builder.add(ENTRIES[1]) == 7  # (the given table is not indexed: an entry of its own)
+    assert list(builder.built()) == [*ENTRIES, (("z.py",), ()), ENTRIES[1]]
+    assert TableBuilder(FindingsTable.empty()).built() == [NO_FINDINGS]
