@@ -39,6 +39,9 @@ def test_counts_protection_and_holders_match_the_tuples():
     expected = [bool(reasons) or any(weak[table.where[i]] for i in ids) for ids, reasons in ENTRIES]
     assert table.protecting(weak).tolist() == expected == [False, False, True, True, False, True]
     assert table.holding({"src/a.py", "not there"}) == {1, 4} and table.holding({"a user correction"}) == set()
+    flagged = np.array([s in ("src/b.py", "#12") for s in table.strings])
+    assert [table.identifiers_where(k, flagged) for k in range(6)] == [[], ["#12"], ["#12"], [], ["src/b.py"] * 2, []]
+    assert [table.text_reasons(k) for k in range(6)] == [reasons for _, reasons in ENTRIES]
 
 
 def test_counts_weigh_entries_held_by_many_rows_over_several_steps(monkeypatch):

@@ -190,10 +190,30 @@ class FindingsTable(Sequence[Findings]):
             k += len(self)
         if not 0 <= k < len(self):
             raise IndexError(k)
+        part, j = self._located(k)
+        return part.entry(j, self.strings)
+
+    def _located(self, k: int) -> tuple[_Part, int]:
+        """The part holding entry k (0 <= k < len), and k's place in it."""
         if k < self._split:
-            return self.base.entry(k, self.strings)
+            return self.base, k
         assert self.grown is not None
-        return self.grown.entry(k - self._split, self.strings)
+        return self.grown, k - self._split
+
+    def identifiers_where(self, k: int, flags: np.ndarray) -> list[str]:
+        """Entry k's identifiers whose strings are flagged (bool per string), in order."""
+        part, j = self._located(k)
+        starts = part.id_starts
+        positions = part.id_positions[starts.item(j):starts.item(j + 1)]
+        strings = self.strings
+        return [strings[p] for p in positions[flags[positions]].tolist()]
+
+    def text_reasons(self, k: int) -> tuple[str, ...]:
+        """Entry k's text reasons."""
+        part, j = self._located(k)
+        start, end = part.reason_starts.item(j), part.reason_starts.item(j + 1)
+        strings = self.strings
+        return tuple([strings[p] for p in part.reason_positions[start:end].tolist()]) if end > start else ()
 
     def __iter__(self) -> Iterator[Findings]:
         return (self[k] for k in range(len(self)))

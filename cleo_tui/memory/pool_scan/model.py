@@ -116,9 +116,13 @@ class BrainScan:
     @cached_property
     def entry_protected(self) -> np.ndarray:
         """bool per table entry: its findings protect a live row (a text reason, a unique identifier)."""
-        get = self.counts.get
-        weak = np.fromiter((get(x, 0) <= 1 for x in self.table.strings), dtype=bool, count=len(self.table.strings))
-        return self.table.protecting(weak)
+        return self.table.protecting(self.scarce)
+
+    @cached_property
+    def scarce(self) -> np.ndarray:
+        """bool per string of the table: as an identifier, held by at most one live row or reflection."""
+        get, strings = self.counts.get, self.table.strings
+        return np.fromiter((get(x, 0) <= 1 for x in strings), dtype=bool, count=len(strings))
 
     @property
     def table_index(self) -> Mapping[Findings, int]:
@@ -150,11 +154,14 @@ class BrainScan:
 
     def reasons_of(self, i: int) -> list[str]:
         """Every reason protecting row i (computed as if live for an evicted one)."""
-        ids, text_reasons = self.table[self.findings[i]]
+        entry = int(self.findings[i])
         relevance, why = mapping.relevance_of_rule(int(self.rules[i]), self.quality[i])
         reasons = [f"critical relevance: {why}"] if relevance == "critical" else []
-        reasons += text_reasons
-        reasons += detectors.unique_identifier_reasons(ids, self.counts, own=1 if self.live[i] else 0)
+        reasons += self.table.text_reasons(entry)
+        # Only identifiers held by at most one row can be unique (`scarce`): the others are never
+        # made strings (a protected row names 15 identifiers, and a prune's JSON lists 25,000 rows).
+        scarce = self.table.identifiers_where(entry, self.scarce)
+        reasons += detectors.unique_identifier_reasons(scarce, self.counts, own=1 if self.live[i] else 0)
         if self.recall_reasons:
             reasons += self.recall_reasons.get(self.ids[i], ())
         return reasons
@@ -287,7 +294,7 @@ class BrainScan:
     def sorted_by_date(self) -> BrainScan:
         """The same rows oldest first (ties by rowid), as a full scan would hold them."""
         scan = self._rows_at(packed.date_order(self.created, self.rowids))
-        for name in ("counts", "entry_protected", "table_index", "_live_notes"):
+        for name in ("counts", "entry_protected", "scarce", "table_index", "_live_notes"):
             if name in self.__dict__:
                 scan.__dict__[name] = self.__dict__[name]
         return scan
