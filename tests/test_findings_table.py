@@ -75,7 +75,8 @@ def test_a_grown_table_shares_its_first_part_until_the_added_entries_are_many(mo
     table = FindingsTable.of(ENTRIES)
     once = table.appended([(("x.py",), ()), (("src/a.py",), ())])
     twice = once.appended([(("y.py",), ("a user correction",))])
-    assert once.base is table.base is twice.base and len(table) == 6 and table.strings == FindingsTable.of(ENTRIES).strings
+    assert once.base is table.base is twice.base  # (not copied)
+    assert len(table) == 6 and table.strings == FindingsTable.of(ENTRIES).strings  # (left as it was)
     assert list(twice) == [*ENTRIES, (("x.py",), ()), (("src/a.py",), ()), (("y.py",), ("a user correction",))]
     joined = twice.appended([NO_FINDINGS])
     assert joined.grown is None and list(joined) == [*twice, NO_FINDINGS]

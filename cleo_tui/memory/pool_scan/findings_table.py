@@ -200,13 +200,13 @@ class FindingsTable(Sequence[Findings]):
         assert self.grown is not None
         return self.grown, k - self._split
 
-    def identifiers_where(self, k: int, flags: np.ndarray) -> list[str]:
-        """Entry k's identifiers whose strings are flagged (bool per string), in order."""
+    def identifiers_where(self, k: int, flags: Sequence[bool]) -> list[str]:
+        """Entry k's identifiers whose strings are flagged (a bool per string: a list is read
+        fastest, for the few positions of one entry), in order."""
         part, j = self._located(k)
         starts = part.id_starts
-        positions = part.id_positions[starts.item(j):starts.item(j + 1)]
         strings = self.strings
-        return [strings[p] for p in positions[flags[positions]].tolist()]
+        return [strings[p] for p in part.id_positions[starts.item(j):starts.item(j + 1)].tolist() if flags[p]]
 
     def text_reasons(self, k: int) -> tuple[str, ...]:
         """Entry k's text reasons."""

@@ -152,6 +152,10 @@ class BrainScan:
         mask[at[at >= 0]] = True
         return mask
 
+    @cached_property
+    def _scarce_flags(self) -> list[bool]:
+        return self.scarce.tolist()  # type: ignore[no-any-return]
+
     def reasons_of(self, i: int) -> list[str]:
         """Every reason protecting row i (computed as if live for an evicted one)."""
         entry = int(self.findings[i])
@@ -160,7 +164,7 @@ class BrainScan:
         reasons += self.table.text_reasons(entry)
         # Only identifiers held by at most one row can be unique (`scarce`): the others are never
         # made strings (a protected row names 15 identifiers, and a prune's JSON lists 25,000 rows).
-        scarce = self.table.identifiers_where(entry, self.scarce)
+        scarce = self.table.identifiers_where(entry, self._scarce_flags)
         reasons += detectors.unique_identifier_reasons(scarce, self.counts, own=1 if self.live[i] else 0)
         if self.recall_reasons:
             reasons += self.recall_reasons.get(self.ids[i], ())
