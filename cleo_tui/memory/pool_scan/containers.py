@@ -22,7 +22,7 @@ from cleo_tui.memory import packed_strings as packed
 class HashIndex(Mapping[Any, int]):
     """Position by value, as `dict(zip(values, range(len(values))))` answers it (the last
     position of a repeated value), in two arrays instead of a dict entry per value (60 MB
-    for a million ids): a scan's ids, or its findings table.
+    for a million ids): a scan's ids.
 
     The values' `hash()` sorted, with the position each came from: a lookup is a binary
     search, confirmed by comparing the value. The hashes live only in this process."""

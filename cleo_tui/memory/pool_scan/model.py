@@ -129,9 +129,9 @@ class BrainScan:
         """Positions of the table entries a fold looks its new findings up in: the empty one and
         those folds added.
 
-        Indexing the whole table (400,000 entries at a million rows) would cost a fold 0.13 s;
-        a new row whose findings equal an old row's instead gets an entry of its own (a tuple),
-        which counts and protection treat the same."""
+        Indexing the whole table (926,092 entries at a million real-layout rows) would make a
+        fold build every entry's tuple; a new row whose findings equal an old row's instead gets
+        an entry of its own, which counts and protection treat the same."""
         where = self.__dict__.get("table_index")
         return where if where is not None else {NO_FINDINGS: 0}
 
