@@ -90,3 +90,48 @@ def test_a_builder_shares_one_entry_among_equal_findings_it_adds():
     assert builder.add(ENTRIES[1]) == 7  # (the given table is not indexed: an entry of its own)
     assert list(builder.built()) == [*ENTRIES, (("z.py",), ()), ENTRIES[1]]
     assert TableBuilder(FindingsTable.empty()).built() == [NO_FINDINGS]
+
+
+def _brain_with_findings(tmp_path):
+    from tests.pruner_fixtures import add_observation, new_brain
+    brain = new_brain(tmp_path)
+    for n, text in enumerate(["about src/a.py and src/c.py", "about src/a.py", "nothing to find", "about src/b.py"]):
+        add_observation(brain, f"O-{n}", text, created_at=f"2026-01-0{n + 1} 10:00:00")
+    return brain
+
+
+def _rewritten(path, **changes):
+    with np.load(path) as data:
+        arrays = {name: data[name] for name in data.files}
+    np.savez(path, **{**arrays, **changes})
+
+
+def test_a_findings_file_whose_table_does_not_add_up_is_read_as_empty(tmp_path):
+    from cleo_tui.memory.pool_scan import scan_brain
+    from cleo_tui.memory.pool_scan.findings_cache import FindingsCacheFile
+    from cleo_tui.memory.tags import TagTable
+
+    brain = _brain_with_findings(tmp_path)
+    truth = TagTable(scan_brain(brain))
+    stored = FindingsCacheFile(brain)
+    assert len(stored.table) == 4 and stored.table[int(stored.lookup(stored.rowids[:1], stored.keys[:1])[0])] == \
+        (("src/a.py", "src/c.py"), ())
+    _rewritten(stored.path, table_id_positions=np.array([7, 7, 7], dtype=np.uint16))
+    assert list(FindingsCacheFile(brain).table) == [NO_FINDINGS] and not len(FindingsCacheFile(brain).rowids)
+    again = TagTable(scan_brain(brain))
+    assert {k: again[k] for k in again} == {k: truth[k] for k in truth}
+
+
+def test_a_snapshot_keeps_the_table_and_one_that_does_not_add_up_is_not_read(tmp_path):
+    from cleo_tui.memory import scan_snapshot
+    from cleo_tui.memory.pool_scan import scan_brain
+
+    brain = _brain_with_findings(tmp_path)
+    scan = scan_brain(brain, row_keys=True)
+    assert scan_snapshot.save_snapshot(brain, scan)
+    loaded = scan_snapshot.load_snapshot(brain)
+    assert loaded is not None and list(loaded.table) == list(scan.table) and loaded.table.strings == scan.table.strings
+    assert loaded.counts == scan.counts and loaded.protected.tolist() == scan.protected.tolist() == \
+        [True, False, False, True]
+    _rewritten(scan_snapshot.snapshot_path(brain), table_string_ends=np.array([1, 2], dtype=np.int64))
+    assert scan_snapshot.load_snapshot(brain) is None
