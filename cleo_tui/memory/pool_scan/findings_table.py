@@ -17,6 +17,7 @@ form a second part beside the first, copied again by the next fold until there a
 from __future__ import annotations
 
 import itertools
+import operator
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -220,7 +221,7 @@ class FindingsTable(Sequence[Findings]):
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (FindingsTable, list)):
-            return len(self) == len(other) and all(itertools.starmap(tuple.__eq__, zip(self, other, strict=True)))
+            return len(self) == len(other) and all(map(operator.eq, self, other))
         return NotImplemented
 
     __hash__ = None  # type: ignore[assignment]
