@@ -319,8 +319,8 @@ class FindingsTable(Sequence[Findings]):
 
 class TableBuilder:
     """A table grown by a scan an entry at a time (`add`), without an object per entry: the
-    entries it adds with equal findings share one (found by their hash: a dict of a million
-    ints costs about a third of one holding the findings)."""
+    entries it adds with equal findings share one (found by their hash: the dict holds ints,
+    not the findings, which a cold scan of a million rows would otherwise keep until its end)."""
 
     def __init__(self, table: FindingsTable) -> None:
         self.table = table
