@@ -35,11 +35,12 @@ from cleo_tui.memory import packed_strings as packed
 from cleo_tui.memory.cache_files import brain_cache_file, write_npz
 from cleo_tui.memory.pool_scan import BrainScan, EdgeSet
 from cleo_tui.memory.pool_scan.citations import cited_by
-from cleo_tui.memory.pool_scan.findings_cache import shared_findings
+from cleo_tui.memory.pool_scan.findings_table import FindingsTable
 from cleo_tui.memory.pool_scan.model import notes_of
 
-FORMAT = "4"  # 2: ids, dates and cited ids stored packed (`packed_strings`) where they fit; 3: manual/owner apart;
-# 4: quality in parts (one JSON list of a million values held the GIL for 0.3 s while decoded)
+FORMAT = "5"  # 2: ids, dates and cited ids stored packed (`packed_strings`) where they fit; 3: manual/owner apart;
+# 4: quality in parts (one JSON list of a million values held the GIL for 0.3 s while decoded);
+# 5: the findings table as a `FindingsTable`'s arrays (decoding it as JSON took 5.5 s at a million rows)
 _PART = 20_000  # items per JSON part: decoding one holds the GIL (about 15 ms)
 _MOST_CHANGED = 0.25  # more rows than this changed: a fresh scan costs less than folding them
 
@@ -116,7 +117,7 @@ def save_snapshot(brain: Brain, scan: BrainScan) -> bool:
             **_strings("ids", scan.ids), **_strings("created", scan.created), **_in_parts("quality", scan.quality),
             "session_names": _json(sessions),
             "sessions": np.fromiter(map(where.__getitem__, scan.sessions), dtype=np.int32, count=len(scan)),
-            **_in_parts("table", scan.table),
+            **scan.table.arrays("table_"),
             **_in_parts("pairs", [] if edges is None else _Pairs(edges)),
             "reflection_counts": _json(dict(scan.reflection_counts)),
             "reflection_identifiers": _json({t: sorted(ids) for t, ids in scan.reflection_identifiers.items()}),
@@ -149,8 +150,7 @@ def _scan_of(data: Any) -> BrainScan | None:
     names = _from_json(data, "session_names")
     rowids, live, rules, findings, notes, keys = (data[n] for n in
                                                  ("rowids", "live", "rules", "findings", "notes", "row_keys"))
-    strings: dict[str, str] = {}
-    table = [shared_findings((i, r), strings) for part in _parts(data, "table") for i, r in part]
+    table = FindingsTable.from_arrays(data, "table_")
     sessions = [names[k] for k in data["sessions"].tolist()]
     n = len(ids)
     lists_fit = all(isinstance(v, (list, packed.PackedStrings)) for v in (ids, created)) and \

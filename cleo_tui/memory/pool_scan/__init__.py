@@ -15,6 +15,8 @@ One job per module:
 - `containers`: the index and sequence types that let a fold share a million rows'
   columns instead of copying them (`HashIndex`, `OverlaidMapping`, `AppendedList`, …);
 - `reading`: the scan's SQL and fetching it a chunk at a time;
+- `findings_table`: the findings of the scanned rows in flat arrays (`FindingsTable`), with
+  the identifier counts and entry protection worked out on them;
 - `findings_cache`: the per-brain file of detector findings by row;
 - `citations`: reflection edges, citations and the reflections' identifiers;
 - `line_units`: each row's pool-line size (chars4 in arrays, or a tokenizer);

@@ -2,8 +2,7 @@
 
 - `HashIndex`: position by value in two numpy arrays (a dict entry per id costs 60 MB at a million);
 - `OverlaidMapping`: the entries a fold changed, over the mapping it started from;
-- `AppendedList`: a list with the items a fold appended after it (a grown findings table);
-- `IdentifierHolders`: which findings-table entries hold an identifier, as hashes beside entries.
+- `AppendedList`: a list with the items a fold appended after it (a grown column of objects).
 
 Past `OVERLAY_MAX` added entries, each is folded into one plain container again.
 """
@@ -18,13 +17,12 @@ from typing import Any
 import numpy as np
 
 from cleo_tui.memory import packed_strings as packed
-from cleo_tui.memory.detectors import Findings
 
 
 class HashIndex(Mapping[Any, int]):
     """Position by value, as `dict(zip(values, range(len(values))))` answers it (the last
     position of a repeated value), in two arrays instead of a dict entry per value (60 MB
-    for a million ids): a scan's ids, or its findings table.
+    for a million ids): a scan's ids.
 
     The values' `hash()` sorted, with the position each came from: a lookup is a binary
     search, confirmed by comparing the value. The hashes live only in this process."""
@@ -152,31 +150,8 @@ def overlaid(base: Mapping[Any, Any], top: dict[Any, Any]) -> Mapping[Any, Any]:
 
 
 
-class IdentifierHolders:
-    """The table entries holding each identifier, for the first `size` entries of a table: each
-    (identifier, entry) pair as the identifier's `hash()` beside its entry (12 bytes a pair, where
-    a dict of lists costs 50 MB at a million rows). A lookup compares every hash in one numpy pass
-    (a millisecond or two per identifier: a fold looks up a few); nothing is sorted. Built when a
-    fold first needs it (an identifier that stopped or started being unique); later folds carry it."""
-
-    def __init__(self, table: Sequence[Findings]) -> None:
-        identifiers = list(map(operator.itemgetter(0), table))
-        lengths = np.fromiter(map(len, identifiers), dtype=np.int64, count=len(identifiers))
-        self.hashes = np.fromiter(map(hash, itertools.chain.from_iterable(identifiers)), dtype=np.int64,
-                                  count=int(lengths.sum()))
-        self.entries = np.repeat(np.arange(len(table), dtype=np.int32), lengths)
-        self.size = len(table)
-
-    def holding(self, identifiers: set[str], table: Sequence[Findings]) -> set[int]:
-        """The entries of `table` (this index's and those after them) holding any of `identifiers`."""
-        targets = np.fromiter(map(hash, identifiers), dtype=np.int64, count=len(identifiers))
-        candidates = set(self.entries[np.isin(self.hashes, targets)].tolist())
-        candidates.update(range(self.size, len(table)))
-        return {k for k in candidates if not identifiers.isdisjoint(table[k][0])}  # (a hash is not proof)
-
-
 class AppendedList(Sequence[Any]):
-    """A list with more items after it, without copying the list (a findings table a fold grew).
+    """A list with more items after it, without copying the list (a column a fold grew).
 
     Growing one again copies only its added items; past `OVERLAY_MAX` of them it becomes one list."""
 

@@ -1,12 +1,11 @@
 """Detector findings by row: the per-brain cache file keyed by rowid and a hash of the row's
-title and narrative (`FindingsCacheFile`), and the one string per identifier the findings share.
+title and narrative (`FindingsCacheFile`), its table stored as the arrays of a `FindingsTable`.
 """
 
 from __future__ import annotations
 
 import zipfile
 import zlib
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -14,9 +13,7 @@ import numpy as np
 from cleo_tui.brain.store import Brain
 from cleo_tui.memory import detectors, mapping
 from cleo_tui.memory.cache_files import brain_cache_file, write_npz
-from cleo_tui.memory.detectors import Findings
-
-NO_FINDINGS: Findings = ((), ())  # table[0] of every findings table
+from cleo_tui.memory.pool_scan.findings_table import FindingsTable
 
 
 def content_keys(titles: list[bytes], narratives: list[bytes]) -> np.ndarray:
@@ -28,16 +25,6 @@ def content_keys(titles: list[bytes], narratives: list[bytes]) -> np.ndarray:
     high = np.fromiter(map(zlib.crc32, narratives), dtype=np.uint64, count=count)
     low = np.fromiter(map(zlib.crc32, titles), dtype=np.uint64, count=count)
     return (high << np.uint64(32)) | low
-
-
-def shared_findings(findings: Findings, strings: dict[str, str]) -> Findings:
-    """The same findings holding the one copy of each string in `strings` (added there if new).
-
-    A million rows' findings name a few ten thousand identifiers: one string each, not one
-    per row that holds it, saves about 50 MB."""
-    ids, reasons = findings
-    return (tuple(map(strings.setdefault, ids, ids)) if ids else (),
-            tuple(map(strings.setdefault, reasons, reasons)) if reasons else ())
 
 
 def decode_lenient(raw: bytes) -> str:
@@ -58,32 +45,33 @@ def judged_text(row: dict[str, Any]) -> str:
 
 
 KEYS_FORMAT = "crc2"  # how `content_keys` hashes (a file of another kind is not read)
+TABLE_FORMAT = "t2"  # t2: the table as a `FindingsTable`'s arrays (before: one string per entry)
 
 
 class FindingsCacheFile:
     """The per-brain cache of findings by (rowid, content key), next to the token cache."""
 
     def __init__(self, brain: Brain) -> None:
-        self.path = brain_cache_file("row_findings", brain.path, f"{detectors.RULES_KEY}-{KEYS_FORMAT}")
+        self.path = brain_cache_file("row_findings", brain.path, f"{detectors.RULES_KEY}-{KEYS_FORMAT}-{TABLE_FORMAT}")
         self.rowids = np.zeros(0, dtype=np.int64)
         self.keys = np.zeros(0, dtype=np.uint64)
         self.entries = np.zeros(0, dtype=np.int32)
-        self.table: list[Findings] = [NO_FINDINGS]
+        self.table = FindingsTable.empty()
         try:
             with np.load(self.path, allow_pickle=False) as data:
                 rowids, keys, entries = data["rowids"], data["keys"], data["entries"]
-                table = bytes(data["table"]).decode("utf-8", "surrogatepass").split("\x1d")
-            order = np.argsort(rowids, kind="stable")
-            self.rowids, self.keys, self.entries = rowids[order], keys[order], entries[order]
-            strings: dict[str, str] = {}
-            self.table = [shared_findings(detectors._decode(t), strings) for t in table]
-            if not self.table or self.table[0] != NO_FINDINGS or (len(entries) and entries.max() >= len(self.table)):
+                table = FindingsTable.from_arrays(data, "table_")
+            if not len(rowids) == len(keys) == len(entries) or \
+                    (len(entries) and not 0 <= int(entries.min()) <= int(entries.max()) < len(table)):
                 raise ValueError("damaged")
+            order = np.argsort(rowids, kind="stable")
+            self.rowids, self.keys, self.entries = rowids[order], keys[order], entries[order].astype(np.int32)
+            self.table = table
         except (OSError, KeyError, ValueError, UnicodeDecodeError, EOFError, zipfile.BadZipFile):
             self.rowids = np.zeros(0, dtype=np.int64)
             self.keys = np.zeros(0, dtype=np.uint64)
             self.entries = np.zeros(0, dtype=np.int32)
-            self.table = [NO_FINDINGS]
+            self.table = FindingsTable.empty()
 
     def lookup(self, rowids: np.ndarray, keys: np.ndarray) -> np.ndarray:
         """int32 table index of each row whose cached hash matches, else -1."""
@@ -95,7 +83,7 @@ class FindingsCacheFile:
         found[hit] = self.entries[at[hit]]
         return found
 
-    def save(self, rowids: np.ndarray, keys: np.ndarray, entries: np.ndarray, table: Sequence[Findings]) -> None:
+    def save(self, rowids: np.ndarray, keys: np.ndarray, entries: np.ndarray, table: FindingsTable) -> None:
         """Replace the file (atomically); a failure only costs speed next time."""
         # Rows this scan did not read (evicted ones, when only live rows were read) keep theirs.
         keep = ~np.isin(self.rowids, rowids)
@@ -103,8 +91,6 @@ class FindingsCacheFile:
             rowids = np.concatenate([rowids, self.rowids[keep]])
             keys = np.concatenate([keys, self.keys[keep]])
             entries = np.concatenate([entries, self.entries[keep]])
-        blob = "\x1d".join(detectors._encode(t) for t in table).encode("utf-8", "surrogatepass")
         write_npz(self.path, {"rowids": rowids, "keys": keys, "entries": entries,
-                              "table": np.frombuffer(blob, dtype=np.uint8)})
-
+                              **table.arrays("table_")})
 

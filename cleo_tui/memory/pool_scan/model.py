@@ -5,7 +5,6 @@ copying a million rows' columns (see `containers`).
 
 from __future__ import annotations
 
-import itertools
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -17,18 +16,16 @@ import numpy as np
 from cleo_tui.memory import detectors, mapping
 from cleo_tui.memory import packed_strings as packed
 from cleo_tui.memory.detectors import Findings
-from cleo_tui.memory.pool_scan import containers
 from cleo_tui.memory.pool_scan.citations import EdgeSet
 from cleo_tui.memory.pool_scan.containers import (
     AppendedList,
     HashIndex,
-    IdentifierHolders,
     index_with_appended,
     overlaid,
     positions_of,
     taken_in_order,
 )
-from cleo_tui.memory.pool_scan.findings_cache import NO_FINDINGS
+from cleo_tui.memory.pool_scan.findings_table import NO_FINDINGS, FindingsTable
 from cleo_tui.memory.pool_scan.line_units import RULE_RELEVANCE
 from cleo_tui.memory.token_cache import CountStats
 
@@ -47,7 +44,7 @@ class BrainScan:
     rules: np.ndarray       # uint8, see mapping.relevance_rule_sql
     quality: Sequence[Any]  # quality_score of low-quality rows (for their reason), else None
     findings: np.ndarray    # int32 index into `table`
-    table: Sequence[Findings]  # (identifiers, text reasons); table[0] is the empty one (a list, or `AppendedList`)
+    table: FindingsTable    # (identifiers, text reasons) of each entry, in arrays; table[0] is the empty one
     citations: dict[str, Collection[str]]  # observation id → the live reflections citing it (a tuple each)
     reflection_counts: Counter[str]  # identifier → live patterns and learnings holding it
     edges: EdgeSet | None = None   # the reflection edges read, to read only new ones next time
@@ -94,18 +91,11 @@ class BrainScan:
     @cached_property
     def counts(self) -> Counter[str]:
         """Identifier → live observations and reflections holding it."""
-        per_entry = np.bincount(self.findings[self.live], minlength=len(self.table))
         table = self.table
-        # Most entries are one row's (long texts rarely share all their identifiers): theirs are
-        # counted by Counter.update, in C (13.7 million identifiers at a million real-layout rows:
-        # 0.6 s instead of 2.6 s in a loop); the entries several rows share, in the loop.
+        per_string = table.identifier_counts(np.bincount(self.findings[self.live], minlength=len(table)))
+        held = np.flatnonzero(per_string)
         counts = Counter(self.reflection_counts)
-        counts.update(itertools.chain.from_iterable(table[e][0] for e in np.flatnonzero(per_entry == 1).tolist()))
-        shared = np.flatnonzero(per_entry > 1)
-        get = counts.get
-        for entry, rows in zip(shared.tolist(), per_entry[shared].tolist(), strict=True):
-            for identifier in table[entry][0]:
-                counts[identifier] = get(identifier, 0) + rows
+        counts.update(dict(zip(packed.take(table.strings, held), per_string[held].tolist(), strict=True)))
         return counts
 
     @cached_property
@@ -126,29 +116,24 @@ class BrainScan:
     @cached_property
     def entry_protected(self) -> np.ndarray:
         """bool per table entry: its findings protect a live row (a text reason, a unique identifier)."""
-        # "some identifier is held by at most one" is "not every identifier is held by two or more"
-        common = {identifier for identifier, n in self.counts.items() if n > 1}
-        return np.array([bool(reasons) or not common.issuperset(ids) for ids, reasons in self.table], dtype=bool)
+        return self.table.protecting(self.scarce)
+
+    @cached_property
+    def scarce(self) -> np.ndarray:
+        """bool per string of the table: as an identifier, held by at most one live row or reflection."""
+        get, strings = self.counts.get, self.table.strings
+        return np.fromiter((get(x, 0) <= 1 for x in strings), dtype=bool, count=len(strings))
 
     @property
     def table_index(self) -> Mapping[Findings, int]:
         """Positions of the table entries a fold looks its new findings up in: the empty one and
         those folds added.
 
-        Indexing the whole table (400,000 entries at a million rows) would cost a fold 0.13 s;
-        a new row whose findings equal an old row's instead gets an entry of its own (a tuple),
-        which counts and protection treat the same."""
+        Indexing the whole table (926,092 entries at a million real-layout rows) would make a
+        fold build every entry's tuple; a new row whose findings equal an old row's instead gets
+        an entry of its own, which counts and protection treat the same."""
         where = self.__dict__.get("table_index")
         return where if where is not None else {NO_FINDINGS: 0}
-
-    @cached_property
-    def entries_of_identifier(self) -> dict[str, list[int]]:
-        """The table entries holding each identifier (to re-judge only what a change touches)."""
-        holders: dict[str, list[int]] = {}
-        for k, (ids, _) in enumerate(self.table):
-            for identifier in ids:
-                holders.setdefault(identifier, []).append(k)
-        return holders
 
     @property
     def protected(self) -> np.ndarray:
@@ -167,13 +152,20 @@ class BrainScan:
         mask[at[at >= 0]] = True
         return mask
 
+    @cached_property
+    def _scarce_flags(self) -> list[bool]:
+        return self.scarce.tolist()  # type: ignore[no-any-return]
+
     def reasons_of(self, i: int) -> list[str]:
         """Every reason protecting row i (computed as if live for an evicted one)."""
-        ids, text_reasons = self.table[self.findings[i]]
+        entry = int(self.findings[i])
         relevance, why = mapping.relevance_of_rule(int(self.rules[i]), self.quality[i])
         reasons = [f"critical relevance: {why}"] if relevance == "critical" else []
-        reasons += text_reasons
-        reasons += detectors.unique_identifier_reasons(ids, self.counts, own=1 if self.live[i] else 0)
+        reasons += self.table.text_reasons(entry)
+        # Only identifiers held by at most one row can be unique (`scarce`): the others are never
+        # made strings (a protected row names 15 identifiers, and a prune's JSON lists 25,000 rows).
+        scarce = self.table.identifiers_where(entry, self._scarce_flags)
+        reasons += detectors.unique_identifier_reasons(scarce, self.counts, own=1 if self.live[i] else 0)
         if self.recall_reasons:
             reasons += self.recall_reasons.get(self.ids[i], ())
         return reasons
@@ -269,30 +261,10 @@ class BrainScan:
         scan.__dict__["counts"] = counts
         flipped = {x for x in touched if (old.get(x, 0) <= 1) != (now[x] <= 1)}
         protected = np.concatenate([self.entry_protected, np.zeros(len(scan.table) - old_table, dtype=bool)])
-        for k in self._holders(scan, flipped, old_table) | set(range(old_table, len(scan.table))):
+        for k in scan.table.holding(flipped) | set(range(old_table, len(scan.table))):
             ids, reasons = scan.table[k]
             protected[k] = bool(reasons) or any(counts.get(i, 0) <= 1 for i in ids)
         scan.__dict__["entry_protected"] = protected
-
-    def _holders(self, scan: BrainScan, identifiers: set[str], old_table: int) -> set[int]:
-        """The entries of `scan.table` (this table and entries from `old_table` on) holding any of
-        `identifiers`; carries the identifier index to `scan` when this scan has built it."""
-        if "entries_of_identifier" not in self.__dict__:  # (a dict of lists: 50 MB at a million rows)
-            if not identifiers:
-                return set()
-            index = self.__dict__.get("_holder_index")
-            if index is None or len(scan.table) - index.size > containers.OVERLAY_MAX:
-                index = IdentifierHolders(scan.table)
-            scan.__dict__["_holder_index"] = index  # (the table only grows: its old entries stay put)
-            return index.holding(identifiers, scan.table)
-        old_holders = self.entries_of_identifier
-        grown: dict[str, list[int]] = {}
-        for k in range(old_table, len(scan.table)):
-            for identifier in scan.table[k][0]:
-                grown[identifier] = [*grown.get(identifier, old_holders.get(identifier, ())), k]
-        holders = overlaid(old_holders, grown)
-        scan.__dict__["entries_of_identifier"] = holders
-        return {k for x in identifiers for k in holders.get(x, ())}
 
     def _carry_citation_counts(self, scan: BrainScan, delta: BrainScan, replaced: list[int]) -> None:
         """`scan.citation_counts` from this scan's, when the delta says whose citations changed."""
@@ -326,8 +298,7 @@ class BrainScan:
     def sorted_by_date(self) -> BrainScan:
         """The same rows oldest first (ties by rowid), as a full scan would hold them."""
         scan = self._rows_at(packed.date_order(self.created, self.rowids))
-        for name in ("counts", "entry_protected", "entries_of_identifier", "table_index", "_live_notes",
-                     "_holder_index"):
+        for name in ("counts", "entry_protected", "scarce", "table_index", "_live_notes"):
             if name in self.__dict__:
                 scan.__dict__[name] = self.__dict__[name]
         return scan
@@ -381,11 +352,11 @@ def reason_of_rule(code: int, quality: Any) -> str:
     return mapping.relevance_of_rule(code, quality)[1]
 
 
-def merged_table(table: Sequence[Findings], extra: Sequence[Findings], where: Mapping[Findings, int]
-                  ) -> tuple[Sequence[Findings], np.ndarray, Mapping[Findings, int]]:
-    """`table` with the entries of `extra` that `where` does not know appended (as a `AppendedList`
-    table: the old entries are not copied), where each of extra's went, and the merged table's
-    index (`where` is not copied either: the added entries are layered over it)."""
+def merged_table(table: FindingsTable, extra: Sequence[Findings], where: Mapping[Findings, int]
+                  ) -> tuple[FindingsTable, np.ndarray, Mapping[Findings, int]]:
+    """`table` with the entries of `extra` that `where` does not know appended (`FindingsTable.appended`:
+    the old entries are not copied), where each of extra's went, and the merged table's index
+    (`where` is not copied either: the added entries are layered over it)."""
     remap = np.zeros(len(extra), dtype=np.int32)
     added: dict[Findings, int] = {}
     for k, entry in enumerate(extra):
@@ -397,6 +368,5 @@ def merged_table(table: Sequence[Findings], extra: Sequence[Findings], where: Ma
         remap[k] = at
     if not added:
         return table, remap, where
-    merged = AppendedList.of(table, list(added))
-    return merged, remap, index_with_appended(where, merged, len(table))
-
+    merged = table.appended(list(added))
+    return merged, remap, overlaid(where, {entry: len(table) + n for n, entry in enumerate(added)})

@@ -21,14 +21,8 @@ from cleo_tui.memory import packed_strings as packed
 from cleo_tui.memory.detectors import Findings
 from cleo_tui.memory.pool_scan.citations import read_citations, reflection_counts_of
 from cleo_tui.memory.pool_scan.containers import taken_in_order
-from cleo_tui.memory.pool_scan.findings_cache import (
-    NO_FINDINGS,
-    FindingsCacheFile,
-    content_keys,
-    decode_lenient,
-    judged_text_of,
-    shared_findings,
-)
+from cleo_tui.memory.pool_scan.findings_cache import FindingsCacheFile, content_keys, decode_lenient, judged_text_of
+from cleo_tui.memory.pool_scan.findings_table import FindingsTable, TableBuilder
 from cleo_tui.memory.pool_scan.line_units import chunk_units
 from cleo_tui.memory.pool_scan.model import BrainScan, live_notes, live_notes_since
 from cleo_tui.memory.pool_scan.reading import Undecodable, chunk_columns, fetch_chunks, row_hash, scan_sql
@@ -61,9 +55,7 @@ def read_pass(brain: Brain, where: str, params: Sequence[Any], tokenizer: Tokeni
                progress: Progress | None, stored: FindingsCacheFile | None, strict: bool,
                base: BrainScan | None = None, row_keys: bool = False) -> tuple[BrainScan, int]:
     """One reading of the rows, a chunk at a time (only a chunk's texts are held at once)."""
-    table = list(stored.table) if stored else [NO_FINDINGS]
-    strings: dict[str, str] = {}
-    where_entry: dict[Findings, int] | None = None  # built at the first row the cache lacks
+    table = TableBuilder(stored.table if stored else FindingsTable.empty())
     parts: dict[str, list[Any]] = {name: [] for name in ("rowids", "ids", "created", "sessions", "live", "rules",
                                                     "quality", "keys", "row_keys", "entries", "units", "notes")}
     fresh = 0
@@ -82,15 +74,9 @@ def read_pass(brain: Brain, where: str, params: Sequence[Any], tokenizer: Tokeni
             missing = np.flatnonzero(entries < 0).tolist()
             if missing:
                 fresh += len(missing)
-                if where_entry is None:
-                    where_entry = {entry: k for k, entry in enumerate(table)}
                 texts = [judged_text_of(decode_lenient(c.titles[i]), decode_lenient(c.narratives[i])) for i in missing]
                 for i, findings in zip(missing, _analysed(texts), strict=False):
-                    at = where_entry.get(findings)
-                    if at is None:
-                        at = where_entry[findings] = len(table)
-                        table.append(shared_findings(findings, strings))
-                    entries[i] = at
+                    entries[i] = table.add(findings)
             if tokenizer is not None:
                 parts["units"].append(chunk_units(c, tokenizer, session, cache, stats))
                 done += len(rows)
@@ -121,14 +107,14 @@ def read_pass(brain: Brain, where: str, params: Sequence[Any], tokenizer: Tokeni
         sessions=shared_strings(lists["sessions"]) if read_sessions else lists["sessions"],
         rowids=arrays["rowids"], live=arrays["live"], notes=arrays["notes"], rules=arrays["rules"],
         quality=lists["quality"],
-        findings=arrays["entries"], table=table,
+        findings=arrays["entries"], table=table.built(),
         citations={}, reflection_counts=Counter(),
         units=arrays["units"] if tokenizer is not None else None, unit_scope=session, count_stats=stats)
     scan.reflection_counts, scan.reflection_identifiers = reflection_counts_of(
         brain, base.reflection_identifiers if base is not None else {})
     scan.keys = arrays["keys"]
     scan.row_keys = arrays["row_keys"] if row_keys else None
-    return scan, fresh  # (not `where_entry` as its table_index: a dict of every entry, 40 MB at a million rows)
+    return scan, fresh
 
 
 def _analysed(texts: list[str]) -> list[Findings]:
