@@ -33,6 +33,11 @@ def pytest_configure(config):
         suite_speed.share_demo_folder(config)
 
 
+def pytest_collection_finish(session):
+    """In each process that runs tests: the collected suite is frozen out of full collections."""
+    suite_speed.settle_heap()
+
+
 @pytest.fixture(autouse=True)
 def _isolated_environment(tmp_path_factory, monkeypatch):
     home = tmp_path_factory.mktemp("home")

@@ -35,3 +35,12 @@ def test_plain_pytest_collects_modules_of_both_kinds():
                           cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "errors" not in done.stdout.splitlines()[-1]
+
+
+def test_the_collected_suite_is_frozen_out_of_full_collections():
+    """tests/suite_speed.settle_heap ran in this process: full collections skip the collected suite
+    (pytest's items, the modules) and wait for a hundred young ones."""
+    import gc
+
+    assert gc.get_freeze_count() > 10_000
+    assert gc.get_threshold()[2] == 100
