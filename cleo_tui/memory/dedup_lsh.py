@@ -49,6 +49,7 @@ SEED = 20260
 _PRIME = (1 << 61) - 1
 SIGNATURE_VERSION = f"v5-{NUM_PERM}-{SEED}"  # change when the words, the hashing or the verdicts change
 _BATCH = 4_000
+_GATHER_WORDS = 250_000  # words whose hash columns `Signer` gathers at once (64 MB)
 _ESTIMATE_CHUNK = 200_000
 
 
@@ -96,34 +97,61 @@ def _permuted(word_hashes: list[int]) -> np.ndarray:
 
 
 def signatures(word_sets: Sequence[Iterable[str]]) -> np.ndarray:
-    """MinHash signatures (len × NUM_PERM, uint32) of word sets; an empty set gets all ones.
+    """MinHash signatures (len × NUM_PERM, uint32) of word sets; an empty set gets all ones."""
+    signer = Signer()
+    out = np.empty((len(word_sets), NUM_PERM), dtype=np.uint32)
+    for start in range(0, len(word_sets), _BATCH):
+        batch = word_sets[start:start + _BATCH]
+        out[start:start + len(batch)] = signer([w if isinstance(w, (set, frozenset)) else set(w) for w in batch])
+    return out
+
+
+class Signer:
+    """MinHash signatures of word sets, batch after batch, each distinct word hashed once for all.
 
     Texts share most of their words, so each distinct word is hashed once (a column of a
     table) and a text's signature is the minimum over its words' columns; words are looked
-    up a batch at a time in C (`map`).
+    up a batch at a time in C (`map`). The columns gathered at once are bounded
+    (`_GATHER_WORDS`): gathering a batch of 4,000 long texts' words (64 values each)
+    held hundreds of MB.
     """
-    out = np.full((len(word_sets), NUM_PERM), 0xFFFFFFFF, dtype=np.uint32)
-    vocabulary: dict[str, int] = {}
-    # One column per word: gathering columns and reducing along rows works on contiguous memory,
-    # several times quicker than the same with a row per word.
-    table = np.zeros((NUM_PERM, 0), dtype=np.uint32)
-    for start in range(0, len(word_sets), _BATCH):
-        unique = [w if isinstance(w, (set, frozenset)) else set(w) for w in word_sets[start:start + _BATCH]]
+
+    def __init__(self) -> None:
+        self.vocabulary: dict[str, int] = {}
+        # One column per word: gathering columns and reducing along rows works on contiguous memory,
+        # several times quicker than the same with a row per word.
+        self.table = np.zeros((NUM_PERM, 0), dtype=np.uint32)
+
+    def __call__(self, unique: Sequence[set[str] | frozenset[str]]) -> np.ndarray:
+        """The signatures of these word sets."""
+        out = np.full((len(unique), NUM_PERM), 0xFFFFFFFF, dtype=np.uint32)
+        sizes = np.fromiter(map(len, unique), dtype=np.int64, count=len(unique))
+        ends = np.cumsum(sizes)
+        start = 0
+        while start < len(unique):
+            # The texts from `start` whose words fit the budget (always one at least).
+            stop = max(start + 1, int(np.searchsorted(ends, ends[start] - sizes[start] + _GATHER_WORDS, "right")))
+            out[start:stop] = self._signed(unique[start:stop], sizes[start:stop])
+            start = stop
+        return out
+
+    def _signed(self, unique: Sequence[set[str] | frozenset[str]], sizes: np.ndarray) -> np.ndarray:
+        out = np.full((len(unique), NUM_PERM), 0xFFFFFFFF, dtype=np.uint32)
         words = list(itertools.chain.from_iterable(unique))
         if not words:
-            continue
+            return out
+        vocabulary = self.vocabulary
         new = list(set(words).difference(vocabulary))  # in any order: an id only names a column
         if new:
             vocabulary.update(zip(new, range(len(vocabulary), len(vocabulary) + len(new)), strict=True))
             hashed = _permuted([zlib.crc32(w.encode("utf-8", "surrogatepass")) for w in new])
-            table = np.concatenate((table, hashed.T), axis=1)
+            self.table = np.concatenate((self.table, hashed.T), axis=1)
         ids = np.fromiter(map(vocabulary.__getitem__, words), dtype=np.intp, count=len(words))
-        sizes = np.fromiter(map(len, unique), dtype=np.int64, count=len(unique))
         filled = np.nonzero(sizes)[0]
         starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))[filled]
-        gathered = table.take(ids, axis=1)
-        out[start + filled] = np.minimum.reduceat(gathered, starts, axis=1).T
-    return out
+        gathered = self.table.take(ids, axis=1)
+        out[filled] = np.minimum.reduceat(gathered, starts, axis=1).T
+        return out
 
 
 def _band_keys(columns: np.ndarray, start: int, stop: int) -> np.ndarray:
@@ -372,11 +400,13 @@ def text_table(texts: Sequence[str], cache: ScanCache) -> TextTable:
     for i, at in zip(hit.tolist(), found[hit].tolist(), strict=True):
         encoded[i] = words[at]
     missing = np.flatnonzero(found < 0).tolist()
-    if missing:
-        computed = [text_words(texts[i]) for i in missing]
+    signer = Signer()
+    for first in range(0, len(missing), _BATCH):  # a batch at a time: 100,000 long texts' word sets take GBs
+        batch = missing[first:first + _BATCH]
+        computed = [text_words(texts[i]) for i in batch]
         unique = [set(words) for words, _ in computed]
-        for i, (words, details) in zip(missing, computed, strict=True):
+        for i, (words, details) in zip(batch, computed, strict=True):
             encoded[i] = " ".join(words) + "\x00" + " ".join(sorted(details))
-        distinct[missing] = np.fromiter(map(len, unique), dtype=np.int32, count=len(unique))
-        sig[missing] = signatures(unique)
+        distinct[batch] = np.fromiter(map(len, unique), dtype=np.int32, count=len(unique))
+        sig[batch] = signer(unique)
     return TextTable(hashes, lengths, sig, encoded, distinct, len(missing))
