@@ -90,11 +90,12 @@ def scan_and_save(path: str) -> int:
     from cleo_tui import collector
     from cleo_tui.brain.store import open_brain
     from cleo_tui.memory import scan_snapshot
+    from cleo_tui.memory.pool_scan.detector_workers import helping
     from cleo_tui.memory.pool_scan.scan_pass import scan_brain
 
     brain = open_brain(path, read_only=True)
     try:
-        with collector.paused():
+        with collector.paused(), helping():  # (the detectors in worker processes too: issue 33)
             scan = scan_brain(brain, row_keys=True)
             return 0 if scan_snapshot.save_snapshot(brain, scan) else 1
     finally:

@@ -1,0 +1,204 @@
+"""A first scan's detectors run on the machine's other cores, beside its reading (issue 33).
+
+The first-scan child (`in_subprocess`) reads the brain a chunk at a time; the detectors were
+more than half of its CPU (3 s of 5.3 s at 100,000 demo rows, ~20 s of ~23 s at 100,000 rows
+of CLEO's real layout, whose narratives are long). Within `helping()`, `chunk_analyser` gives
+the scan's loop an analyser that sends each chunk's texts to a worker process (one per core
+beyond the first) and goes on reading while it runs the detectors; when every worker already
+has `DEPTH` chunks, the chunk is analysed here instead, so the reading process never waits
+idle and the workers' queues (their memory) stay bounded. Findings are handed back in the
+order the chunks were given, so the findings table is built as a scan in one process builds it.
+
+Measured (a 2-core machine, shared; CPU = user + sys of the child and its worker):
+  demo 100,000 rows:       child alone 4.1 s CPU → see `benchmarks` figures in the report
+  real layout 100,000:     20.2 s CPU in one process → both cores busy, wall about halved.
+What it buys is wall time, not CPU: the same work on two cores instead of one, plus a few
+percent for sending the texts through a pipe (pickled, about 1.4 kB a row).
+
+A worker ends as soon as its task pipe closes: when the scanning process ends for any reason
+(done, killed, or ended by its own parent's going, `in_subprocess._exit_with_parent`), the
+kernel closes the pipe, and the worker's reading thread ends the process at once even in the
+middle of a chunk. So a worker never outlives the scan.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import subprocess
+import sys
+import threading
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from multiprocessing.connection import Connection
+from pathlib import Path
+
+from cleo_tui.memory.detectors import Findings
+
+DEPTH = 2  # chunks a worker holds at most (one it analyses, one waiting): bounded memory
+_MODULE = "cleo_tui.memory.pool_scan.detector_workers"
+
+Analyse = Callable[[list[str]], list[Findings]]
+Done = Callable[[list[Findings]], None]
+
+
+class Worker:
+    """One worker process running the detectors on the chunks of texts sent to it, in order."""
+
+    def __init__(self) -> None:
+        task_read, self._task_write = os.pipe()
+        self._result_read, result_write = os.pipe()
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", _MODULE, str(task_read), str(result_write)],
+                pass_fds=(task_read, result_write), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL, env=_worker_environment())
+        except BaseException:
+            for fd in (self._task_write, self._result_read):
+                os.close(fd)
+            raise
+        finally:
+            os.close(task_read)
+            os.close(result_write)
+        self.tasks = Connection(self._task_write, readable=False)
+        self.results = Connection(self._result_read, writable=False)
+        self.in_flight = 0
+
+    def send(self, texts: list[str]) -> None:
+        self.tasks.send(texts)
+        self.in_flight += 1
+
+    def receive(self) -> list[Findings]:
+        """The findings of the oldest chunk sent (waits for them); EOFError when the worker died."""
+        findings: list[Findings] = self.results.recv()
+        self.in_flight -= 1
+        return findings
+
+    def close(self) -> None:
+        """Close the pipes: the worker ends at once (see the module docstring), and is reaped."""
+        self.tasks.close()
+        self.results.close()
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+class ChunkAnalyser:
+    """Chunks of texts analysed by the workers or here, their findings handed to each chunk's
+    `done` in the order the chunks were submitted."""
+
+    def __init__(self, analyse: Analyse, workers: Sequence[Worker] = ()) -> None:
+        self._analyse = analyse
+        self._workers = list(workers)
+        # (worker or None, the texts while a worker has them, findings once known, done)
+        self._pending: deque[tuple[Worker | None, list[str] | None, list[Findings] | None, Done]] = deque()
+
+    def submit(self, texts: list[str], done: Done) -> None:
+        """Analyse `texts` (in a worker when one has room, else here); `done(findings)` is called
+        once every chunk submitted before has had its own."""
+        free = [w for w in self._workers if w.in_flight < DEPTH]
+        if free:
+            worker = min(free, key=lambda w: w.in_flight)
+            try:
+                worker.send(texts)
+            except OSError:  # (the worker ended: its chunks are analysed here)
+                self._workers.remove(worker)
+            else:
+                self._pending.append((worker, texts, None, done))
+                self._hand_back(block=False)
+                return
+        self._pending.append((None, None, self._analyse(texts), done))
+        self._hand_back(block=False)
+
+    def finish(self) -> None:
+        """Wait for every chunk's findings and hand them back."""
+        self._hand_back(block=True)
+
+    def _hand_back(self, block: bool) -> None:
+        while self._pending:
+            worker, texts, findings, done = self._pending[0]
+            if worker is not None and texts is not None:
+                if worker in self._workers:
+                    if not block and not worker.results.poll():
+                        return
+                    try:
+                        findings = worker.receive()
+                    except (EOFError, OSError):  # (it ended early, e.g. killed: analysed here)
+                        self._workers.remove(worker)
+                if worker not in self._workers:
+                    findings = self._analyse(texts)
+            self._pending.popleft()
+            done(findings if findings is not None else [])
+
+    def close(self) -> None:
+        """End the workers (at once, even mid-chunk)."""
+        for worker in self._workers:
+            worker.close()
+        self._workers = []
+
+
+_helping: list[int] = []  # how many workers `chunk_analyser` starts (the innermost `helping`)
+
+
+@contextmanager
+def helping(workers: int | None = None) -> Iterator[None]:
+    """Within this block, `chunk_analyser` runs the detectors in `workers` worker processes
+    (default: one per core beyond the first; none on one core)."""
+    count = max(0, (os.cpu_count() or 1) - 1) if workers is None else workers
+    _helping.append(count)
+    try:
+        yield
+    finally:
+        _helping.pop()
+
+
+def chunk_analyser(analyse: Analyse) -> ChunkAnalyser:
+    """An analyser for one scan, its workers started now (`close` it after); without `helping`,
+    or when no worker can start, every chunk is analysed here, as soon as it is submitted."""
+    workers: list[Worker] = []
+    for _ in range(_helping[-1] if _helping else 0):
+        try:
+            workers.append(Worker())
+        except OSError:
+            break
+    return ChunkAnalyser(analyse, workers)
+
+
+def _worker_environment() -> dict[str, str]:
+    """The parent's environment (the same cache directory), with this package importable."""
+    root = str(Path(__file__).resolve().parents[3])
+    path = os.environ.get("PYTHONPATH")
+    return {**os.environ, "PYTHONPATH": root if not path else f"{root}{os.pathsep}{path}"}
+
+
+def serve(task_fd: int, result_fd: int) -> None:
+    """A worker's life: analyse each chunk received, send its findings back; end (at once, even
+    mid-chunk) when the task pipe closes."""
+    from cleo_tui import collector
+    from cleo_tui.memory import detectors
+
+    tasks = Connection(task_fd, writable=False)
+    results = Connection(result_fd, readable=False)
+    inbox: queue.SimpleQueue[list[str]] = queue.SimpleQueue()
+
+    def read() -> None:
+        try:
+            while True:
+                inbox.put(tasks.recv())
+        except BaseException:
+            pass
+        finally:
+            os._exit(0)  # the scanning process ended (or gave up): so does this one, now
+
+    threading.Thread(target=read, name="tasks", daemon=True).start()
+    with collector.paused(), detectors.findings_not_stored():
+        while True:
+            texts = inbox.get()
+            results.send(detectors.analyse_texts(texts))
+
+
+if __name__ == "__main__":
+    serve(int(sys.argv[1]), int(sys.argv[2]))
