@@ -95,6 +95,7 @@ class ChunkAnalyser:
         self._workers = list(workers)
         # (worker or None, the texts while a worker has them, findings once known, done)
         self._pending: deque[tuple[Worker | None, list[str] | None, list[Findings] | None, Done]] = deque()
+        self.sent = 0  # chunks sent to a worker
 
     def submit(self, texts: list[str], done: Done) -> None:
         """Analyse `texts` (in a worker when one has room, else here); `done(findings)` is called
@@ -107,6 +108,7 @@ class ChunkAnalyser:
             except OSError:  # (the worker ended: its chunks are analysed here)
                 self._workers.remove(worker)
             else:
+                self.sent += 1
                 self._pending.append((worker, texts, None, done))
                 self._hand_back(block=False)
                 return
