@@ -111,3 +111,29 @@ def test_a_first_scan_given_up_ends_its_detector_worker_too(tmp_path, monkeypatc
     scan.join(30)
     assert outcome == [False]
     assert _ends_within(pid, 10)
+
+
+def test_the_lowered_corpus_is_each_text_lowered_whether_or_not_a_text_changes_length():
+    for texts in (["ΟΔΟΣ", "ΣΑ Σ", "User: Σ"], ["İstanbul User", "ΟΔΟΣ", "x"], ["ASCII User", ""]):
+        corpus = detectors._Corpus.lowered(texts)
+        assert corpus.text == "\n".join(t.lower() for t in texts)
+        assert [corpus.text_at(k) for k in range(len(texts))] == [t.lower() for t in texts]
+
+
+def test_the_cache_database_is_read_only_when_it_holds_findings_of_these_rules(tmp_path, monkeypatch):
+    from cleo_tui.memory.token_cache import TokenCache, line_key
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(detectors, "_memo", {})
+    texts = ["Fixed src/a.py", "nothing special"]
+    cache = TokenCache()
+    assert not cache.holds_findings(detectors.RULES_KEY)
+    with detectors.findings_not_stored():
+        assert detectors.analyse_texts(texts, cache) == [(("src/a.py",), ()), ((), ())]
+    assert not cache.holds_findings(detectors.RULES_KEY)
+    cache.store_findings(detectors.RULES_KEY, [(line_key(texts[1]), "T999\x1e")])  # planted: read back, not analysed
+    assert cache.holds_findings(detectors.RULES_KEY)
+    monkeypatch.setattr(detectors, "_memo", {})
+    with detectors.findings_not_stored():
+        assert detectors.analyse_texts(texts, cache) == [(("src/a.py",), ()), (("T999",), ())]
+    cache.close()
