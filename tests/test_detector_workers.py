@@ -137,3 +137,15 @@ def test_the_cache_database_is_read_only_when_it_holds_findings_of_these_rules(t
     with detectors.findings_not_stored():
         assert detectors.analyse_texts(texts, cache) == [(("src/a.py",), ()), (("T999",), ())]
     cache.close()
+
+
+def test_texts_are_analysed_in_batches_bounded_by_count_and_characters(monkeypatch):
+    monkeypatch.setattr(detectors, "_CHUNK", 3)
+    monkeypatch.setattr(detectors, "_CHUNK_CHARACTERS", 10)
+    texts = ["aaaa", "bbbb", "c", "d" * 30, "e", "f", "g", "h"]
+    assert list(detectors._batches(list(range(8)), texts)) == [[0, 1, 2], [3], [4, 5, 6], [7]]
+    monkeypatch.setattr(detectors, "_memo", {})
+    batch = ["Fixed src/a.py", "TypeError: x", "user said so", "T12 " * 5, "plain"]
+    with detectors.findings_not_stored():
+        assert detectors.analyse_texts(batch) == [(tuple(sorted(detectors.identifiers_in(t))),
+                                                  tuple(detectors.text_reasons(t))) for t in batch]

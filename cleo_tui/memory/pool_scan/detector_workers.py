@@ -37,6 +37,9 @@ from pathlib import Path
 from cleo_tui.memory.detectors import Findings
 
 DEPTH = 2  # chunks a worker holds at most (one it analyses, one waiting): bounded memory
+# A worker yields to the app's UI when both want a core (the scan's own process, as before, does not):
+# keys stay quick while both cores scan; a worker behind only means more chunks analysed by the scan.
+WORKER_NICENESS = 5
 _MODULE = "cleo_tui.memory.pool_scan.detector_workers"
 
 Analyse = Callable[[list[str]], list[Findings]]
@@ -196,6 +199,10 @@ def serve(task_fd: int, result_fd: int) -> None:
             os._exit(0)  # the scanning process ended (or gave up): so does this one, now
 
     threading.Thread(target=read, name="tasks", daemon=True).start()
+    try:
+        os.nice(WORKER_NICENESS)
+    except OSError:
+        pass
     with collector.paused(), detectors.findings_not_stored():
         while True:
             texts = inbox.get()
