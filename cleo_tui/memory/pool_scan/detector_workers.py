@@ -40,6 +40,7 @@ DEPTH = 2  # chunks a worker holds at most (one it analyses, one waiting): bound
 # A worker yields to the app's UI when both want a core (the scan's own process, as before, does not):
 # keys stay quick while both cores scan; a worker behind only means more chunks analysed by the scan.
 WORKER_NICENESS = 5
+MOST_WORKERS = 3  # each holds its chunks and a corpus's copies (~100 MB at the peak with long texts)
 _MODULE = "cleo_tui.memory.pool_scan.detector_workers"
 
 Analyse = Callable[[list[str]], list[Findings]]
@@ -151,13 +152,21 @@ _helping: list[int] = []  # how many workers `chunk_analyser` starts (the innerm
 @contextmanager
 def helping(workers: int | None = None) -> Iterator[None]:
     """Within this block, `chunk_analyser` runs the detectors in `workers` worker processes
-    (default: one per core beyond the first; none on one core)."""
-    count = max(0, (os.cpu_count() or 1) - 1) if workers is None else workers
+    (default: one per core this process may use beyond the first, at most `MOST_WORKERS`)."""
+    count = min(MOST_WORKERS, max(0, _cores() - 1)) if workers is None else workers
     _helping.append(count)
     try:
         yield
     finally:
         _helping.pop()
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 def chunk_analyser(analyse: Analyse) -> ChunkAnalyser:

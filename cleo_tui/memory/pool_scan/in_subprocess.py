@@ -11,6 +11,9 @@ beside the UI instead of sharing its core.
 
 The child reads the brain on a read-only connection and writes only cache files. It
 ends when the parent does: it watches its stdin, a pipe the parent holds open.
+
+The child runs the detectors in worker processes too, on the cores beyond its own
+(`detector_workers`): each worker ends as soon as the child does.
 """
 
 from __future__ import annotations
