@@ -9,11 +9,16 @@ has `DEPTH` chunks, the chunk is analysed here instead, so the reading process n
 idle and the workers' queues (their memory) stay bounded. Findings are handed back in the
 order the chunks were given, so the findings table is built as a scan in one process builds it.
 
-Measured (a 2-core machine, shared; CPU = user + sys of the child and its worker):
-  demo 100,000 rows:       child alone 4.1 s CPU → see `benchmarks` figures in the report
-  real layout 100,000:     20.2 s CPU in one process → both cores busy, wall about halved.
-What it buys is wall time, not CPU: the same work on two cores instead of one, plus a few
-percent for sending the texts through a pipe (pickled, about 1.4 kB a row).
+Measured on the 2-core machine (shared, so CPU seconds are the firm figures; wall is the larger
+of the two processes' CPU when the cores are free):
+  demo 100,000 rows:  one process 4.3 s CPU; with a worker, the scan 2.6–2.8 s and the worker
+                      1.4–2.0 s (4.3–4.7 s in all); at a quiet moment 4.4 s → 3.1 s wall.
+  real layout 100k:   one process 17.0 s CPU; with a worker, 9.2 s and 8.4 s: wall about halved.
+                      Peak RSS of the child 302 MB → 250 MB, the worker's 75–125 MB (its memos
+                      and a batch's copies, see `detectors._batches`).
+What it buys is wall time, not CPU: the same work on two cores instead of one, plus a little
+for sending the texts through a pipe (pickled) and the findings back. Not more: the reading
+(SQLite's fetch, 0.9 s per 100,000 rows, hashing, columns) stays in one process.
 
 A worker ends as soon as its task pipe closes: when the scanning process ends for any reason
 (done, killed, or ended by its own parent's going, `in_subprocess._exit_with_parent`), the
