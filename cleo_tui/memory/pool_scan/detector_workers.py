@@ -33,6 +33,7 @@ import queue
 import subprocess
 import sys
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -73,6 +74,7 @@ class Worker:
         self.tasks = Connection(self._task_write, readable=False)
         self.results = Connection(self._result_read, writable=False)
         self.in_flight = 0
+        self.last_seconds = 0.0  # the worker's CPU for the chunk last received
         self._outbox: queue.SimpleQueue[list[str] | None] = queue.SimpleQueue()
         self._sender = threading.Thread(target=self._send_all, name="detector tasks", daemon=True)
         self._sender.start()
@@ -95,9 +97,9 @@ class Worker:
 
     def receive(self) -> list[Findings]:
         """The findings of the oldest chunk sent (waits for them); EOFError when the worker died."""
-        findings: list[Findings] = self.results.recv()
+        findings, self.last_seconds = self.results.recv()
         self.in_flight -= 1
-        return findings
+        return findings  # type: ignore[no-any-return]
 
     def close(self) -> None:
         """Close the pipes: the worker ends at once (see the module docstring), and is reaped."""
@@ -121,31 +123,62 @@ class ChunkAnalyser:
         # (worker or None, the texts while a worker has them, findings once known, done)
         self._pending: deque[tuple[Worker | None, list[str] | None, list[Findings] | None, Done]] = deque()
         self.sent = 0  # chunks sent to a worker
+        self.here = 0  # chunks analysed here
+        self._reading = 0.0  # this process's CPU between two submissions (the scan's own work)
+        self._detecting = 0.0  # CPU of the chunks analysed so far (here or in a worker)
+        self._detected = 0
+        self._left_at: float | None = None
 
     def submit(self, texts: list[str], done: Done) -> None:
-        """Analyse `texts` (in a worker when one has room, else here); `done(findings)` is called
-        once every chunk submitted before has had its own."""
+        """Analyse `texts` (in a worker when one has room, else here or, once a worker has room, there);
+        `done(findings)` is called once every chunk submitted before has had its own."""
+        if self._left_at is not None:
+            self._reading += time.process_time() - self._left_at
+        if self._workers and not self._room() and not self._help_here():
+            self._hand_back(block=True, until_room=True)
         free = [w for w in self._workers if w.in_flight < DEPTH]
         if free:
             worker = min(free, key=lambda w: w.in_flight)
-            try:
-                worker.send(texts)
-            except OSError:  # (the worker ended: its chunks are analysed here)
-                self._workers.remove(worker)
-            else:
-                self.sent += 1
-                self._pending.append((worker, texts, None, done))
-                self._hand_back(block=False)
-                return
-        self._pending.append((None, None, self._analyse(texts), done))
+            worker.send(texts)
+            self.sent += 1
+            self._pending.append((worker, texts, None, done))
+        else:
+            self._pending.append((None, None, self._analysed_here(texts), done))
         self._hand_back(block=False)
+        self._left_at = time.process_time()
+
+    def _room(self) -> bool:
+        return any(w.in_flight < DEPTH for w in self._workers)
+
+    def _help_here(self) -> bool:
+        """Whether this process should analyse the chunk itself rather than wait for a worker: while the
+        share of chunks analysed here is below the one that evens the load. With reading r and detecting
+        d (CPU per chunk) and W workers, the scan's time r + f·d equals a worker's (1 - f)·d / W when
+        f = (d - W·r) / ((W + 1)·d): none when the reading is the slower part (the demo's short texts
+        nearly), 40 % with CLEO's long narratives. Before any chunk came back: help."""
+        submitted = self.sent + self.here
+        if not self._detected or not submitted:
+            return True
+        reading, detecting = self._reading / submitted, self._detecting / self._detected
+        share = (detecting - len(self._workers) * reading) / ((len(self._workers) + 1) * detecting)
+        return self.here < share * (submitted + 1)
+
+    def _analysed_here(self, texts: list[str]) -> list[Findings]:
+        started = time.process_time()
+        findings = self._analyse(texts)
+        self._detecting += time.process_time() - started
+        self._detected += 1
+        self.here += 1
+        return findings
 
     def finish(self) -> None:
         """Wait for every chunk's findings and hand them back."""
         self._hand_back(block=True)
 
-    def _hand_back(self, block: bool) -> None:
-        while self._pending:
+    def _hand_back(self, block: bool, until_room: bool = False) -> None:
+        """Hand back the findings known, in order; with `block`, wait for them (with `until_room`,
+        only until a worker has room for another chunk)."""
+        while self._pending and not (until_room and self._room()):
             worker, texts, findings, done = self._pending[0]
             if worker is not None and texts is not None:
                 if worker in self._workers:
@@ -153,6 +186,8 @@ class ChunkAnalyser:
                         return
                     try:
                         findings = worker.receive()
+                        self._detecting += worker.last_seconds
+                        self._detected += 1
                     except (EOFError, OSError):  # (it ended early, e.g. killed: analysed here)
                         self._workers.remove(worker)
                 if worker not in self._workers:
@@ -236,7 +271,9 @@ def serve(task_fd: int, result_fd: int) -> None:
     with collector.paused(), detectors.findings_not_stored():
         while True:
             texts = inbox.get()
-            results.send(detectors.analyse_texts(texts))
+            started = time.process_time()
+            findings = detectors.analyse_texts(texts)
+            results.send((findings, time.process_time() - started))
 
 
 if __name__ == "__main__":
