@@ -5,20 +5,23 @@ more than half of its CPU (3 s of 5.3 s at 100,000 demo rows, ~20 s of ~23 s at 
 of CLEO's real layout, whose narratives are long). Within `helping()`, `chunk_analyser` gives
 the scan's loop an analyser that sends each chunk's texts to a worker process (one per core
 beyond the first) and goes on reading while it runs the detectors; when every worker already
-has `DEPTH` chunks, the chunk is analysed here instead, so the reading process never waits
-idle and the workers' queues (their memory) stay bounded. Findings are handed back in the
+has `DEPTH` chunks, the chunk is analysed here instead when that evens the load (`_help_here`),
+else the scan waits for room: the workers' queues (their memory) stay bounded. Findings are handed back in the
 order the chunks were given, so the findings table is built as a scan in one process builds it.
 
 Measured on the 2-core machine (shared, so CPU seconds are the firm figures; wall is the larger
 of the two processes' CPU when the cores are free):
-  demo 100,000 rows:  one process 4.3 s CPU; with a worker, the scan 2.6–2.8 s and the worker
-                      1.4–2.0 s (4.3–4.7 s in all); at a quiet moment 4.4 s → 3.1 s wall.
-  real layout 100k:   one process 17.0 s CPU; with a worker, 9.2 s and 8.4 s: wall about halved.
-                      Peak RSS of the child 302 MB → 250 MB, the worker's 75–125 MB (its memos
-                      and a batch's copies, see `detectors._batches`).
+  demo 100,000 rows:  one process 4.3 s CPU; with a worker, the scan 2.6 s and the worker 1.8 s.
+  demo 1,000,000:     one process 38 s CPU; with a worker, the scan 24.4 s and the worker 13.7 s
+                      (the scan's own reading is then the longer part: SQLite's fetch, hashing,
+                      columns, citations; the detectors, whose repeats a memo catches, 13.7 s).
+  real layout 100k:   one process 12.1 s CPU; with a worker, 6.2 s and 6.0 s: wall halved.
+                      Peak RSS of the child 302 MB → 266 MB, the worker's 120–130 MB (its memos
+                      and a batch's copies, see `detectors._batches`); at 1M demo rows the child
+                      800 MB → 660–710 MB, the worker 205 MB.
 What it buys is wall time, not CPU: the same work on two cores instead of one, plus a little
-for sending the texts through a pipe (pickled) and the findings back. Not more: the reading
-(SQLite's fetch, 0.9 s per 100,000 rows, hashing, columns) stays in one process.
+for sending the texts through a pipe (pickled) and the findings back, and the detectors' memo
+split in two. Not more: the reading stays in one process.
 
 A worker ends as soon as its task pipe closes: when the scanning process ends for any reason
 (done, killed, or ended by its own parent's going, `in_subprocess._exit_with_parent`), the
