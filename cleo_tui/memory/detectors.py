@@ -129,17 +129,26 @@ _BLANKS = re.compile(r"[ \t]*")
 class _Corpus:
     """Texts joined by newlines, with each text's start offset for mapping a position back."""
 
-    def __init__(self, texts: Sequence[str]) -> None:
-        self.text = "\n".join(texts)
+    def __init__(self, texts: Sequence[str], joined: str | None = None) -> None:
+        self.text = "\n".join(texts) if joined is None else joined
         # Each text starts one past the end of the one before (the newline); the lengths are summed by numpy.
         ends = np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) + 1)
         self.starts: list[int] = [0, *ends[:-1].tolist()] if len(texts) else []
         self._reversed = ""
-        self._texts = texts
 
-    def lowered(self) -> _Corpus:
-        """The same texts lower-cased (text by text: 'İ' lower-cases to two characters)."""
-        return _Corpus([t.lower() for t in self._texts])
+    @classmethod
+    def lowered(cls, texts: Sequence[str]) -> _Corpus:
+        """The texts lower-cased, joined. The whole corpus is lower-cased at once when no text changes
+        length (as is the rule: only 'İ' lower-cases to two characters, and none to fewer), else text by
+        text. (The newlines between texts are neither cased nor case-ignorable, so the final-sigma rule
+        sees each text's ends as a text alone does.)"""
+        joined = "\n".join(texts)
+        lowered = joined.lower()
+        if len(lowered) != len(joined):
+            return cls([t.lower() for t in texts])
+        corpus = cls(texts, joined)
+        corpus.text = lowered
+        return corpus
 
     def text_at(self, index: int) -> str:
         """The text at `index`, as stored in the corpus."""
@@ -308,7 +317,7 @@ def _quote(snippet: str) -> str:
 
 def text_reasons_of(texts: Sequence[str]) -> list[list[str]]:
     """For each text, the text detectors' reasons, each naming what matched (`error: "TypeError"`)."""
-    corpus = _Corpus(texts).lowered()
+    corpus = _Corpus.lowered(texts)
     first_hint = _first_hints(corpus)
     reasons: list[list[str]] = [[] for _ in texts]
     for (index, name), offset in sorted(first_hint.items(), key=lambda c: (c[0][0], _DETECTOR_ORDER[c[0][1]])):
@@ -360,6 +369,7 @@ def text_reasons(text: str) -> list[str]:
 # of the detectors, so a change of rules is never served stale findings).
 _MEMO_LIMIT = 400_000
 _CHUNK = 4_000
+_CHUNK_CHARACTERS = 500_000
 _memo: dict[tuple[int, int], tuple[tuple[str, ...], tuple[str, ...]]] = {}
 _memo_lock = threading.Lock()
 _FINDINGS_FORMAT = "3"  # 3: an issue number found behind another hint of its token
@@ -379,23 +389,42 @@ def _decode(encoded: str) -> Findings:
 
 def _from_cache(texts: Sequence[str], missing: list[int], known: list[Findings | None], cache: TokenCache) -> list[int]:
     """Fill `known` from the cache database; returns the indexes still missing."""
-    keys = {i: line_key(texts[i]) for i in missing}
-    stored = cache.lookup_findings(RULES_KEY, list(keys.values()))
-    for i, key in keys.items():
-        if key in stored:
-            known[i] = _decode(stored[key])
+    store = _store_findings.get()
+    # (No findings of these rules cached, as on a first run: no text is hashed and looked up in vain.)
+    held = cache.holds_findings(RULES_KEY)
+    keys = {i: line_key(texts[i]) for i in missing} if held or store else {}
+    if held:
+        stored = cache.lookup_findings(RULES_KEY, list(keys.values()))
+        for i, key in keys.items():
+            if key in stored:
+                known[i] = _decode(stored[key])
     still = [i for i in missing if known[i] is None]
-    for first in range(0, len(still), _CHUNK):
-        # In chunks: a corpus of 100,000 texts holding one emoji is stored at four
-        # bytes a character, and it is copied (reversed, lower-cased) once or twice.
-        chunk = still[first:first + _CHUNK]
+    for chunk in _batches(still, texts):
+        # In batches: a corpus of 100,000 texts holding one emoji is stored at four
+        # bytes a character, and it is copied (reversed, lower-cased, folded) a few times.
         subset = [texts[i] for i in chunk]
         for i, ids, reasons in zip(chunk, identifiers_of(subset), text_reasons_of(subset), strict=True):
             known[i] = (tuple(sorted(ids)), tuple(reasons))
-    if _store_findings.get():
+    if store:
         # In key order: SQLite then appends to its index pages rather than splitting them at random.
         cache.store_findings(RULES_KEY, sorted((keys[i], _encode(cast(Findings, known[i]))) for i in still))
     return still
+
+
+def _batches(indexes: list[int], texts: Sequence[str]) -> Iterator[list[int]]:
+    """`indexes` in runs of at most `_CHUNK` texts and about `_CHUNK_CHARACTERS` characters (at least one
+    text each). Long texts (1,400 characters on average in a real brain, some of 200 kB) in batches of
+    4,000 made a corpus's copies cost 190 MB at the peak; of half a million characters, 100 MB (40,000 rows)."""
+    batch: list[int] = []
+    size = 0
+    for i in indexes:
+        if batch and (len(batch) == _CHUNK or size + len(texts[i]) > _CHUNK_CHARACTERS):
+            yield batch
+            batch, size = [], 0
+        batch.append(i)
+        size += len(texts[i])
+    if batch:
+        yield batch
 
 
 _store_findings: ContextVar[bool] = ContextVar("store_findings", default=True)

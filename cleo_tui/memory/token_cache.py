@@ -121,6 +121,18 @@ class TokenCache:
         """Cached detector findings (encoded text) for those text keys that have them."""
         return self._lookup(_TEXT_FINDINGS, rules, keys)
 
+    def holds_findings(self, rules: str) -> bool:
+        """Whether any findings under the rules' hash are cached (none: looking texts up is wasted)."""
+        conn = self._connect()
+        if conn is None:
+            return False
+        try:
+            return conn.execute(f"SELECT 1 FROM {_TEXT_FINDINGS[0]} WHERE {_TEXT_FINDINGS[1]} = ? LIMIT 1",
+                                (rules,)).fetchone() is not None
+        except sqlite3.Error:
+            self._broken = True
+            return False
+
     def store_findings(self, rules: str, items: Sequence[tuple[bytes, str]]) -> None:
         """Remember detector findings under the rules' hash."""
         self._store(_TEXT_FINDINGS, rules, items)

@@ -11,6 +11,9 @@ beside the UI instead of sharing its core.
 
 The child reads the brain on a read-only connection and writes only cache files. It
 ends when the parent does: it watches its stdin, a pipe the parent holds open.
+
+The child runs the detectors in worker processes too, on the cores beyond its own
+(`detector_workers`): each worker ends as soon as the child does.
 """
 
 from __future__ import annotations
@@ -90,11 +93,12 @@ def scan_and_save(path: str) -> int:
     from cleo_tui import collector
     from cleo_tui.brain.store import open_brain
     from cleo_tui.memory import scan_snapshot
+    from cleo_tui.memory.pool_scan.detector_workers import helping
     from cleo_tui.memory.pool_scan.scan_pass import scan_brain
 
     brain = open_brain(path, read_only=True)
     try:
-        with collector.paused():
+        with collector.paused(), helping():  # (the detectors in worker processes too: issue 33)
             scan = scan_brain(brain, row_keys=True)
             return 0 if scan_snapshot.save_snapshot(brain, scan) else 1
     finally:

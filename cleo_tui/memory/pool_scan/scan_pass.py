@@ -5,6 +5,7 @@ citations and reflections.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import operator
@@ -19,6 +20,7 @@ from cleo_tui.brain.store import Brain
 from cleo_tui.memory import detectors, recall_protection
 from cleo_tui.memory import packed_strings as packed
 from cleo_tui.memory.detectors import Findings
+from cleo_tui.memory.pool_scan import detector_workers
 from cleo_tui.memory.pool_scan.citations import read_citations, reflection_counts_of
 from cleo_tui.memory.pool_scan.containers import taken_in_order
 from cleo_tui.memory.pool_scan.findings_cache import FindingsCacheFile, content_keys, decode_lenient, judged_text_of
@@ -64,6 +66,13 @@ def read_pass(brain: Brain, where: str, params: Sequence[Any], tokenizer: Tokeni
     done = 0
     total = count_rows(brain, where, params) if progress and tokenizer is not None else 0
     read_sessions = session is not None or tokenizer is None  # (a whole pool's prune does not need them)
+
+    def enter(missing: list[int], entries: np.ndarray, found: list[Findings]) -> None:
+        """Each missing row's findings into the table (once each), their places into `entries`."""
+        for i, findings in zip(missing, found, strict=False):
+            entries[i] = table.add(findings)
+
+    analyser = detector_workers.chunk_analyser(_analysed)  # (workers only within `helping`: the first-scan child)
     try:
         sql = scan_sql(brain, where, sessions=read_sessions, row_keys=row_keys)
         for rows in fetch_chunks(brain, sql, params, strict):
@@ -75,8 +84,7 @@ def read_pass(brain: Brain, where: str, params: Sequence[Any], tokenizer: Tokeni
             if missing:
                 fresh += len(missing)
                 texts = [judged_text_of(decode_lenient(c.titles[i]), decode_lenient(c.narratives[i])) for i in missing]
-                for i, findings in zip(missing, _analysed(texts), strict=False):
-                    entries[i] = table.add(findings)
+                analyser.submit(texts, functools.partial(enter, missing, entries))  # (entries filled in later)
             if tokenizer is not None:
                 parts["units"].append(chunk_units(c, tokenizer, session, cache, stats))
                 done += len(rows)
@@ -90,7 +98,9 @@ def read_pass(brain: Brain, where: str, params: Sequence[Any], tokenizer: Tokeni
                 parts["row_keys"].append(np.frombuffer(b"".join(map(row_hash, c.titles, c.narratives, c.tails)),
                                                        dtype=np.uint64))
             parts["entries"].append(entries)
+        analyser.finish()
     finally:
+        analyser.close()
         if cache is not None:
             cache.close()
     order = date_order(parts["created"], parts["rowids"])
