@@ -207,3 +207,18 @@ def test_a_first_scan_given_up_ends_its_process_and_scans_nothing_here(tmp_path,
     with pytest.raises(ScanCancelled):
         tag_brain(brain, cancel=cancel)
     assert not scan_snapshot.snapshot_path(brain).exists()
+
+
+def test_a_first_scan_says_how_far_it_got_from_its_process_and_from_here(tmp_path, monkeypatch):
+    # A large brain's first scan takes minutes: the app shows how many of its rows were read.
+    from cleo_tui.memory.pool_scan import in_subprocess
+
+    brain = _brain(tmp_path)
+    rows = int(brain.scalar(f"SELECT count(*) FROM {cs.OBSERVATIONS}"))
+    for in_a_process in (True, False):
+        scan_snapshot.snapshot_path(brain).unlink(missing_ok=True)
+        monkeypatch.setattr(in_subprocess, "APART_FROM", 1 if in_a_process else 10**9)
+        said: list[tuple[int, int]] = []
+        tag_brain(brain.reader(), progress=lambda done, total: said.append((done, total)))  # noqa: B023
+        assert said and said[-1] == (rows, rows), in_a_process
+        assert [done for done, _ in said] == sorted(done for done, _ in said)

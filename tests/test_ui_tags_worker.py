@@ -10,7 +10,7 @@ from cleo_tui.memory import tags as tags_module
 from cleo_tui.ui.app import CleoApp
 from cleo_tui.ui.live import BrainWatcher
 from tests.test_ui_live import cleo_writes, poll
-from tests.ui_helpers import settle
+from tests.ui_helpers import posted, settle
 
 
 async def test_writes_during_a_tag_scan_fold_after_it_instead_of_starting_scans(brain, monkeypatch):
@@ -83,3 +83,35 @@ async def test_the_protection_column_is_computed_in_the_worker_never_on_the_ui_t
         await pilot.press("down", "down")  # rows drawn with their protection tags
         await settle(app, pilot)
     assert computed_on and not any(computed_on)
+
+
+async def test_the_status_line_says_how_far_a_first_scan_got(brain, monkeypatch):
+    # Issue 33: a large brain's first scan takes minutes; "tags: computing…" alone looked stuck.
+    from textual.widgets import Static
+
+    from cleo_tui.ui.messages import TagsProgress
+
+    real, told, release = tags_module.tag_brain, threading.Event(), threading.Event()
+
+    def scan_a_quarter_read(reader, early, cancel, progress):  # the real scan, after saying 25% and waiting
+        progress(50, 200)
+        told.set()
+        assert release.wait(30)
+        return real(reader, early, cancel, progress)
+
+    monkeypatch.setattr(tags_module, "tag_brain", scan_a_quarter_read)
+    app = CleoApp(brain=brain)
+    seen: list = []
+    async with app.run_test(size=(120, 36), message_hook=seen.append) as pilot:
+        await pilot.pause()
+        app.session.start_tags()
+        assert await asyncio.to_thread(told.wait, 30)
+        for _ in range(3):
+            await pilot.pause()
+        status = str(app.screen.query_one("#status-line", Static).render())
+        assert "tags: computing… 25%" in status and app.session.tags_percent == 25
+        assert posted(seen, TagsProgress)
+        release.set()
+        await settle(app, pilot)
+        status = str(app.screen.query_one("#status-line", Static).render())
+        assert "computing" not in status and app.session.tags_percent is None

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from cleo_tui.memory import scan_snapshot
+    from cleo_tui.memory.token_cache import Progress
 
 # Observation columns the tagger and the pruner read; absent ones read as NULL.
 POOL_COLUMNS = ("id", "created_at", "title", "narrative", "type", "source_type", "source_confidence",
@@ -235,7 +236,7 @@ class ScanCancelled(Exception):
 
 
 def tag_brain(brain: Brain, early: Callable[[TagTable], None] | None = None,
-              cancel: threading.Event | None = None) -> TagTable:
+              cancel: threading.Event | None = None, progress: Progress | None = None) -> TagTable:
     """Tags of every observation in the brain, live and evicted, by id (safe in a worker thread).
 
     Reopening a brain starts from the snapshot of its last scan (`scan_snapshot`) and
@@ -247,13 +248,14 @@ def tag_brain(brain: Brain, early: Callable[[TagTable], None] | None = None,
     against its snapshot, also made in another process: `check_in_subprocess`) and raises
     ScanCancelled (the app quits or opens another brain: it must not wait for the scan).
     A large brain's tags are left out of later garbage collections (`collector.freeze_on_leave`).
+    `progress(done, total)` follows a scan of every row (rows read so far), from any thread.
     """
     from cleo_tui.memory import scan_snapshot
 
     with gc_paused():
         stored = scan_snapshot.load_snapshot(brain)
         if stored is None or not scan_snapshot.same_brain(brain, stored):
-            return _kept(TagTable(_first_scan(brain, cancel)))
+            return _kept(TagTable(_first_scan(brain, cancel, progress)))
         scan = stored.updated(scan_rows_since(brain, stored.high_water, base=stored))
         if early is not None:
             early(TagTable(scan))
@@ -261,7 +263,7 @@ def tag_brain(brain: Brain, early: Callable[[TagTable], None] | None = None,
         del stored  # (a million rows' columns: not kept through another scan)
         if changes is None:
             del scan
-            scan = scan_brain(brain, row_keys=True)
+            scan = scan_brain(brain, row_keys=True, progress=progress)
         elif changes:
             if changes.gone:
                 scan = scan.without(changes.gone)
@@ -295,7 +297,7 @@ def _changed_rows(brain: Brain, stored: BrainScan,
         raise ScanCancelled from None
 
 
-def _first_scan(brain: Brain, cancel: threading.Event | None = None) -> BrainScan:
+def _first_scan(brain: Brain, cancel: threading.Event | None = None, progress: Progress | None = None) -> BrainScan:
     """A whole scan of a brain that has no usable snapshot, saved as its snapshot.
 
     A large brain is scanned in another process (`in_subprocess`): this interpreter only
@@ -306,13 +308,13 @@ def _first_scan(brain: Brain, cancel: threading.Event | None = None) -> BrainSca
     from cleo_tui.memory.pool_scan import in_subprocess
 
     if in_subprocess.worth_a_process(brain):
-        if in_subprocess.snapshot_in_subprocess(brain, cancel):
+        if in_subprocess.snapshot_in_subprocess(brain, cancel, progress):
             stored = scan_snapshot.load_snapshot(brain)
             if stored is not None:
                 return stored.updated(scan_rows_since(brain, stored.high_water, base=stored))
         if cancel is not None and cancel.is_set():
             raise ScanCancelled
-    scan = scan_brain(brain, row_keys=True)
+    scan = scan_brain(brain, row_keys=True, progress=progress)
     scan_snapshot.save_snapshot(brain, scan)
     return scan
 

@@ -6,6 +6,7 @@ Each message is a dataclass (Textual's `Message` supports them through
 
     def on_brain_changed(self, message: BrainChanged) -> None: ...
     def on_tags_ready(self, message: TagsReady) -> None: ...
+    def on_tags_progress(self, message: TagsProgress) -> None: ...
     def on_summary_ready(self, message: SummaryReady) -> None: ...
     def on_session_replaced(self, message: SessionReplaced) -> None: ...
 
@@ -50,6 +51,11 @@ class BrainChanged(SessionMessage, bubble=False):
 @dataclass(eq=False)
 class TagsReady(SessionMessage, bubble=False):
     """`session.tags` (coverage, protection, relevance per observation) were (re)computed."""
+
+
+@dataclass(eq=False)
+class TagsProgress(SessionMessage, bubble=False):
+    """A whole scan for the tags got further: `session.tags_percent` of the rows read."""
 
 
 @dataclass(eq=False)

@@ -18,6 +18,7 @@ to themselves instead (docs/architecture.md, "Workers").
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, wait
@@ -47,6 +48,7 @@ from cleo_tui.ui.messages import (
     SessionMessage,
     SessionNews,
     SummaryReady,
+    TagsProgress,
     TagsReady,
     Written,
 )
@@ -112,6 +114,7 @@ class BrainSession:
         self.subscribers: list[MessagePump] = []  # the panes receiving the session's messages
         self.waiting: str | None = None  # "waiting for CLEO's write lock…" while a write waits
         self.tags: TagTable | None = None
+        self.tags_percent: int | None = None  # how far a whole scan for the tags got (rows read), while it runs
         self.overrides: dict[str, str] = {}
         self.summary: JsonObject | None = None
         self.undo_stack: list[int] = []
@@ -396,17 +399,32 @@ class BrainSession:
         from cleo_tui.memory.tags import ScanCancelled, tag_brain  # heavy: kept off the first screen's path
         reader = self.brain.reader()
         try:
-            tags = tag_brain(reader, lambda early: self.from_worker(self._set_tags, early.ready()), self._ended)
+            tags = tag_brain(reader, lambda early: self.from_worker(self._set_tags, early.ready()), self._ended,
+                             self._scan_progress)
         except ScanCancelled:
             return  # the session ended during a first scan: nobody waits for its tags
         finally:
             reader.close()
         self.from_worker(self._set_tags, tags.ready())
 
+    def _scan_progress(self, done: int, total: int) -> None:
+        """From the tags worker (or the thread following a scan process): a whole percent more read
+        is told to the panes. Only a progress display: once the app stops, it is not told."""
+        percent = min(100, done * 100 // total) if total else 0
+        if percent != self.tags_percent:
+            self.tags_percent = percent
+            with contextlib.suppress(RuntimeError):  # (the app no longer runs)
+                self.runner.call_from_thread(self._tell_progress)
+
+    def _tell_progress(self) -> None:
+        if self.current and self.tags is None:
+            self.announce(TagsProgress())
+
     def _set_tags(self, tags: TagTable) -> None:
         if not self.current:
             return
         self.tags = tags
+        self.tags_percent = None
         self.announce(TagsReady())
 
     def refresh_derived(self) -> None:

@@ -10,7 +10,9 @@ but wait on the child (a wait that releases the GIL). On two cores the child als
 beside the UI instead of sharing its core.
 
 The child reads the brain on a read-only connection and writes only cache files. It
-ends when the parent does: it watches its stdin, a pipe the parent holds open.
+ends when the parent does: it watches its stdin, a pipe the parent holds open. On its
+stdout it says how far it got, a line "DONE TOTAL" (rows) per chunk read, which the
+app shows while the user waits ("tags: computing… 34%").
 
 The child runs the detectors in worker processes too, on the cores beyond its own
 (`detector_workers`): each worker ends as soon as the child does.
@@ -23,9 +25,13 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.store import Brain
+
+if TYPE_CHECKING:
+    from cleo_tui.memory.token_cache import Progress
 
 APART_FROM = 20_000  # rows (by the largest rowid): fewer scan in a thread in about a second or less
 _MODULE = "cleo_tui.memory.pool_scan.in_subprocess"
@@ -41,18 +47,24 @@ def worth_a_process(brain: Brain) -> bool:
 CANCEL_CHECK = 0.1  # seconds between two looks at the caller's cancel event while the child runs
 
 
-def snapshot_in_subprocess(brain: Brain, cancel: threading.Event | None = None) -> bool:
+def snapshot_in_subprocess(brain: Brain, cancel: threading.Event | None = None,
+                           progress: Progress | None = None) -> bool:
     """Scan the brain in a child process that saves its snapshot; True when it did.
 
     False (the caller scans in its own process then) when the child could not run, failed,
     or could not keep a snapshot (e.g. a read-only cache directory); False too, the child
-    ended at once, when `cancel` is set meanwhile (the app quits or opens another brain)."""
+    ended at once, when `cancel` is set meanwhile (the app quits or opens another brain).
+    `progress(done, total)` hears how far the child got (from a thread of its own)."""
     command = [sys.executable, "-m", _MODULE, str(brain.path)]
     try:
-        child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+        child = subprocess.Popen(command, stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE if progress else subprocess.DEVNULL,
                                  stderr=subprocess.DEVNULL, env=_child_environment())
     except OSError:
         return False
+    follower = threading.Thread(target=_follow, args=(child, progress), name="scan progress", daemon=True)
+    if progress is not None:
+        follower.start()
     try:
         while True:
             try:
@@ -66,6 +78,24 @@ def snapshot_in_subprocess(brain: Brain, cancel: threading.Event | None = None) 
         if child.poll() is None:  # (the waiting thread was interrupted)
             child.kill()
             child.wait()
+        if follower.is_alive():
+            follower.join(timeout=1.0)  # (its last lines told before this returns; the pipe is at its end)
+
+
+def _follow(child: subprocess.Popen[bytes], progress: Progress | None) -> None:
+    """Hand each "DONE TOTAL" line of the child's stdout to `progress`, until it closes."""
+    assert child.stdout is not None and progress is not None
+    with child.stdout:
+        for line in child.stdout:
+            done, _, total = line.decode("ascii", "replace").partition(" ")
+            if done.isdigit() and total.strip().isdigit():
+                progress(int(done), int(total))
+
+
+def _said(done: int, total: int) -> None:
+    """In the child: how far the scan got, for the parent's `_follow`."""
+    sys.stdout.write(f"{done} {total}\n")
+    sys.stdout.flush()
 
 
 def _child_environment() -> dict[str, str]:
@@ -99,7 +129,7 @@ def scan_and_save(path: str) -> int:
     brain = open_brain(path, read_only=True)
     try:
         with collector.paused(), helping():  # (the detectors in worker processes too: issue 33)
-            scan = scan_brain(brain, row_keys=True)
+            scan = scan_brain(brain, row_keys=True, progress=_said)
             return 0 if scan_snapshot.save_snapshot(brain, scan) else 1
     finally:
         brain.close()

@@ -64,7 +64,7 @@ def read_pass(brain: Brain, where: str, params: Sequence[Any], tokenizer: Tokeni
     stats = CountStats()
     cache = TokenCache() if tokenizer is not None and tokenizer.cached else None
     done = 0
-    total = count_rows(brain, where, params) if progress and tokenizer is not None else 0
+    total = count_rows(brain, where, params) if progress else 0
     read_sessions = session is not None or tokenizer is None  # (a whole pool's prune does not need them)
 
     def enter(missing: list[int], entries: np.ndarray, found: list[Findings]) -> None:
@@ -87,9 +87,9 @@ def read_pass(brain: Brain, where: str, params: Sequence[Any], tokenizer: Tokeni
                 analyser.submit(texts, functools.partial(enter, missing, entries))  # (entries filled in later)
             if tokenizer is not None:
                 parts["units"].append(chunk_units(c, tokenizer, session, cache, stats))
-                done += len(rows)
-                if progress:
-                    progress(done, max(total, done))
+            done += len(rows)
+            if progress:
+                progress(done, max(total, done))
             for name in ("ids", "created", "sessions", "live", "rules", "quality", "notes"):
                 parts[name] += getattr(c, name)
             parts["rowids"].append(rowids)
@@ -166,7 +166,7 @@ def scan_brain(brain: Brain, live_only: bool = False, tokenizer: Tokenizer | Non
     """Read and analyse every observation (or every live one) once, oldest first.
 
     With a tokenizer, each row in scope (one session's, or all when `session` is
-    None) also gets the size of its pool line; `progress(done, total)` follows it.
+    None) also gets the size of its pool line. `progress(done, total)` follows the rows read.
     With `row_keys`, each row gets a hash of everything read of it (see `row_key_sql`).
     """
     have = brain.features.columns(cs.OBSERVATIONS)

@@ -27,7 +27,7 @@ from cleo_tui.memory.mapping import derive_relevance
 from cleo_tui.safe_text import one_line, plural
 from cleo_tui.ui.help import OBSERVATIONS_HELP
 from cleo_tui.ui.host import FirstRowsShown, ask
-from cleo_tui.ui.messages import EXTERNAL, BrainChanged, TagsReady
+from cleo_tui.ui.messages import EXTERNAL, BrainChanged, TagsProgress, TagsReady
 from cleo_tui.ui.panes.observations_bulk import FilterActions
 from cleo_tui.ui.panes.observations_listing import ANY, SORTS, Filters, build_listing, state_cell
 from cleo_tui.ui.session import BACKGROUND_BY
@@ -290,13 +290,19 @@ class ObservationsScreen(FilterActions, PaneScreen, FilterOptions):
             parts.append("CLEO's next consolidation deletes these" if self.filters.cleo == cleo_rules.AT_RISK
                          else "CLEO's search never returns these")
         if self.session.tags is None:
-            parts.append("tags: computing…")
+            percent = self.session.tags_percent
+            # (all rows read is not yet done: the scan is then saved and loaded)
+            parts.append("tags: computing…" if percent is None else f"tags: computing… {min(percent, 99)}%")
         if self.new_count:
             parts.append(f"{self.new_count:,} new (n jumps there)")
         brain = self.session.brain
         if brain.read_only:
             parts.append(f"read-only ({brain.read_only_reason}): pin, evict, restore and undo are disabled")
         self.query_one("#status-line", Static).update(Text(" · ".join(parts)))
+
+    def on_tags_progress(self, message: TagsProgress) -> None:
+        """A first scan got further: the status line says how far."""
+        self.update_status()
 
     def on_tags_ready(self, message: TagsReady) -> None:
         """The tags (coverage, protection) were (re)computed: redraw, or rebuild when they filter or sort."""
