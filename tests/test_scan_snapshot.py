@@ -222,3 +222,19 @@ def test_a_first_scan_says_how_far_it_got_from_its_process_and_from_here(tmp_pat
         tag_brain(brain.reader(), progress=lambda done, total: said.append((done, total)))  # noqa: B023
         assert said and said[-1] == (rows, rows), in_a_process
         assert [done for done, _ in said] == sorted(done for done, _ in said)
+
+
+def test_a_first_scan_goes_to_a_process_by_the_text_it_reads_not_only_by_rows(tmp_path, monkeypatch):
+    # 3,000 rows of CLEO's long narratives take seconds to scan: in a thread of the app, its keys
+    # waited on the scan (83 ms median, 524 ms at worst at 15,000 rows); as few short rows do not.
+    from cleo_tui.memory.pool_scan import in_subprocess
+
+    brain = new_brain(tmp_path)
+    for i in range(40):
+        add_observation(brain, f"O-{i}", "A short note.")
+    assert not in_subprocess.worth_a_process(brain)
+    monkeypatch.setattr(in_subprocess, "APART_FROM_CHARACTERS", 40 * 2_000)
+    assert not in_subprocess.worth_a_process(brain)  # 40 short rows: far below
+    with brain.write() as conn:
+        conn.execute(f"UPDATE {cs.OBSERVATIONS} SET narrative = ?", ["words " * 400])  # 2,400 characters each
+    assert in_subprocess.worth_a_process(brain)

@@ -33,15 +33,28 @@ from cleo_tui.brain.store import Brain
 if TYPE_CHECKING:
     from cleo_tui.memory.token_cache import Progress
 
-APART_FROM = 20_000  # rows (by the largest rowid): fewer scan in a thread in about a second or less
+APART_FROM = 20_000  # rows (by the largest rowid): fewer scan in a thread in about a second or less…
+# …unless their texts are long: CLEO's narratives run to thousands of characters, and the detectors'
+# cost follows the characters (~4 million: about half a second in a thread, whose keys wait on it)
+APART_FROM_CHARACTERS = 4_000_000
+_SAMPLE = 64  # rows whose text lengths stand for every row's
 _MODULE = "cleo_tui.memory.pool_scan.in_subprocess"
 
 
 def worth_a_process(brain: Brain) -> bool:
-    """Whether the brain is large enough (`APART_FROM`) for its first scan to run in another
-    process (the largest rowid, read from the b-tree at once, stands for the row count)."""
-    high = brain.scalar(f"SELECT coalesce(max(rowid), 0) FROM {cs.OBSERVATIONS}")
-    return int(high or 0) >= APART_FROM
+    """Whether the brain is large enough for its first scan to run in another process: `APART_FROM`
+    rows (the largest rowid, read from the b-tree at once, stands for the row count), or about
+    `APART_FROM_CHARACTERS` of title and narrative (rows times the mean of a sample spread over them)."""
+    high = int(brain.scalar(f"SELECT coalesce(max(rowid), 0) FROM {cs.OBSERVATIONS}") or 0)
+    if high >= APART_FROM:
+        return True
+    have = brain.features.columns(cs.OBSERVATIONS)
+    lengths = " + ".join(f"coalesce(length(CAST({c} AS BLOB)), 0)" for c in ("title", "narrative") if c in have)
+    if not lengths:
+        return False
+    at = sorted({high * k // _SAMPLE for k in range(1, _SAMPLE + 1)})
+    mean = brain.scalar(f"SELECT avg({lengths}) FROM {cs.OBSERVATIONS} WHERE rowid IN ({','.join(map(str, at))})")
+    return high * float(mean or 0) >= APART_FROM_CHARACTERS
 
 
 CANCEL_CHECK = 0.1  # seconds between two looks at the caller's cancel event while the child runs
