@@ -20,7 +20,10 @@ One job per module:
 - `findings_cache`: the per-brain file of detector findings by row;
 - `citations`: reflection edges, citations and the reflections' identifiers;
 - `line_units`: each row's pool-line size (chars4 in arrays, or a tokenizer);
-- `scan_pass`: one reading of the rows into a scan (`scan_brain`, `scan_rows_since`).
+- `scan_pass`: one reading of the rows into a scan (`scan_brain`, `scan_rows_since`);
+- `in_subprocess`: a large brain's first scan in a child process (the app's keys stay free),
+  which tells how far it got; `detector_workers`: that scan's detectors on the other cores;
+- `check_in_subprocess`: a reopened large brain's rows checked against its snapshot in a child.
 """
 
 from __future__ import annotations
