@@ -285,8 +285,8 @@ class FindingsTable(Sequence[Findings]):
         part = self.base if self.grown is None else _Part.joined(self.base, self.grown)
         text = "".join(self.strings)
         ends = np.cumsum(np.fromiter(map(len, self.strings), dtype=np.int64, count=len(self.strings)))
-        arrays = (np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8), ends, part.id_starts,
-                  part.id_positions, part.reason_starts, part.reason_positions)
+        arrays: tuple[np.ndarray, ...] = (np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8), ends,
+                                          part.id_starts, part.id_positions, part.reason_starts, part.reason_positions)
         return {prefix + name: array for name, array in zip(ARRAYS, arrays, strict=True)}
 
     @classmethod
