@@ -65,3 +65,17 @@ def simulate_time(monkeypatch: Any, brain: Brain, perf_counter: Callable[[], flo
     brain.conn.create_function("row_written", 1, per_row)
     brain.conn.execute("CREATE TEMP TRIGGER row_cost AFTER UPDATE OF invalid_at ON brain_observations "
                        "BEGIN SELECT row_written(new.rowid); END")
+
+
+def small_tagged_brain(tmp_path: Path) -> Brain:
+    """Five observations (a decision, a low-quality one, two sharing a file, one unique file) and three
+    patterns citing one of them: every tag kind, small enough for any test."""
+    brain = new_brain(tmp_path)
+    add_observation(brain, "O-a", "Chose SQLite for storage", type="decision")
+    add_observation(brain, "O-b", "Routine status update", quality_score=0.2)
+    add_observation(brain, "O-c", "Edited src/only/here.py", source_session_id="ses_1")
+    add_observation(brain, "O-d", "Old note about lib/x.py", created_at="2025-12-01 09:00:00")
+    add_observation(brain, "O-e", "Another note about lib/x.py", source_session_id="ses_1")
+    for i in range(3):
+        add_pattern(brain, f"P-{i}", f"pattern {i}", cites=["O-a"])
+    return brain

@@ -8,18 +8,7 @@ from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.memory import curation, scan_snapshot
 from cleo_tui.memory.tags import TagTable, tag_brain
 from tests.pruner_fixtures import add_observation, add_pattern, new_brain
-
-
-def _brain(tmp_path):
-    brain = new_brain(tmp_path)
-    add_observation(brain, "O-a", "Chose SQLite for storage", type="decision")
-    add_observation(brain, "O-b", "Routine status update", quality_score=0.2)
-    add_observation(brain, "O-c", "Edited src/only/here.py", source_session_id="ses_1")
-    add_observation(brain, "O-d", "Old note about lib/x.py", created_at="2025-12-01 09:00:00")
-    add_observation(brain, "O-e", "Another note about lib/x.py", source_session_id="ses_1")
-    for i in range(3):
-        add_pattern(brain, f"P-{i}", f"pattern {i}", cites=["O-a"])
-    return brain
+from tests.pruner_fixtures import small_tagged_brain as _brain
 
 
 def _all(tags: TagTable) -> dict:
