@@ -8,7 +8,7 @@ import threading
 from cleo_tui.memory.pool_scan import detector_workers, in_subprocess
 
 if __name__ == "__main__":
-    in_subprocess._exit_with_parent()
+    in_subprocess.exit_with_parent()
     worker = detector_workers.Worker()
     worker.send([f"note {i}: see src/a{i}.py, T{i} and parse_{i}() " * 40 for i in range(20_000)])
     with open(os.environ["CLEO_TUI_TEST_FIFO"], "w") as fifo:

@@ -28,7 +28,7 @@ import numpy as np
 import orjson
 
 from cleo_tui.memory.pool_scan import in_subprocess
-from cleo_tui.memory.pool_scan.in_subprocess import CANCEL_CHECK, _child_environment, _exit_with_parent
+from cleo_tui.memory.pool_scan.in_subprocess import child_environment, exit_with_parent, wait_or_cancel
 
 if TYPE_CHECKING:
     from cleo_tui.brain.store import Brain
@@ -73,7 +73,7 @@ def compare_in_subprocess(brain: Brain, scan: BrainScan,
     command = [sys.executable, "-m", _MODULE, str(brain.path)]
     try:
         child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                 stderr=subprocess.DEVNULL, env=_child_environment())
+                                 stderr=subprocess.DEVNULL, env=child_environment())
     except OSError:
         return False
     stdin, stdout = child.stdin, child.stdout
@@ -85,7 +85,9 @@ def compare_in_subprocess(brain: Brain, scan: BrainScan,
     for thread in threads:  # (in threads: the wait below sees `cancel` while the child still starts)
         thread.start()
     try:
-        status = _wait(child, cancel)
+        status = wait_or_cancel(child, cancel)
+        if status is None:
+            raise CheckCancelled
         threads[1].join()
         return _diff_of(answer[0]) if status == 0 and answer else False
     finally:
@@ -109,16 +111,6 @@ def _send(stdin: IO[bytes], columns: list[Any]) -> None:
         stdin.flush()
     except OSError:
         pass
-
-
-def _wait(child: subprocess.Popen[bytes], cancel: threading.Event | None) -> int:
-    """The child's exit status once it ended; CheckCancelled (the child still running) when `cancel` is set."""
-    while True:
-        try:
-            return child.wait(timeout=CANCEL_CHECK if cancel is not None else None)
-        except subprocess.TimeoutExpired:
-            if cancel is not None and cancel.is_set():
-                raise CheckCancelled from None
 
 
 def _diff_of(answer: bytes) -> RowDiff | Literal[False] | None:
@@ -166,7 +158,7 @@ def check_and_answer(path: str) -> int:
     columns = _read_exactly(16 * rows)
     if len(columns) != 16 * rows:
         return 1
-    _exit_with_parent()  # (the rest of stdin: nothing, until the parent closes it)
+    exit_with_parent()  # (the rest of stdin: nothing, until the parent closes it)
     rowids = np.frombuffer(columns, dtype=np.int64, count=rows)
     keys = np.frombuffer(columns, dtype=np.uint64, count=rows, offset=8 * rows)
     brain = open_brain(path, read_only=True)

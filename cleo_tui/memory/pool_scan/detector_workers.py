@@ -24,7 +24,7 @@ for sending the texts through a pipe (pickled) and the findings back, and the de
 split in two. Not more: the reading stays in one process.
 
 A worker ends as soon as its task pipe closes: when the scanning process ends for any reason
-(done, killed, or ended by its own parent's going, `in_subprocess._exit_with_parent`), the
+(done, killed, or ended by its own parent's going, `in_subprocess.exit_with_parent`), the
 kernel closes the pipe, and the worker's reading thread ends the process at once even in the
 middle of a chunk. So a worker never outlives the scan.
 """
@@ -41,9 +41,9 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from multiprocessing.connection import Connection
-from pathlib import Path
 
 from cleo_tui.memory.detectors import Findings
+from cleo_tui.memory.pool_scan import in_subprocess
 
 DEPTH = 3  # chunks a worker holds at most (one it analyses, two waiting): bounded memory
 # A worker yields to the app's UI when both want a core (the scan's own process, as before, does not):
@@ -66,7 +66,7 @@ class Worker:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", _MODULE, str(task_read), str(result_write)],
                 pass_fds=(task_read, result_write), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL, env=_worker_environment())
+                stderr=subprocess.DEVNULL, env=in_subprocess.child_environment())
         except BaseException:
             for fd in (self._task_write, self._result_read):
                 os.close(fd)
@@ -238,13 +238,6 @@ def chunk_analyser(analyse: Analyse) -> ChunkAnalyser:
         except OSError:
             break
     return ChunkAnalyser(analyse, workers)
-
-
-def _worker_environment() -> dict[str, str]:
-    """The parent's environment (the same cache directory), with this package importable."""
-    root = str(Path(__file__).resolve().parents[3])
-    path = os.environ.get("PYTHONPATH")
-    return {**os.environ, "PYTHONPATH": root if not path else f"{root}{os.pathsep}{path}"}
 
 
 def serve(task_fd: int, result_fd: int) -> None:

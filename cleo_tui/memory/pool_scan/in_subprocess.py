@@ -72,32 +72,38 @@ def snapshot_in_subprocess(brain: Brain, cancel: threading.Event | None = None,
     try:
         child = subprocess.Popen(command, stdin=subprocess.PIPE,
                                  stdout=subprocess.PIPE if progress else subprocess.DEVNULL,
-                                 stderr=subprocess.DEVNULL, env=_child_environment())
+                                 stderr=subprocess.DEVNULL, env=child_environment())
     except OSError:
         return False
-    follower = threading.Thread(target=_follow, args=(child, progress), name="scan progress", daemon=True)
+    follower = None
     if progress is not None:
+        follower = threading.Thread(target=_follow, args=(child, progress), name="scan progress", daemon=True)
         follower.start()
     try:
-        while True:
-            try:
-                return child.wait(timeout=CANCEL_CHECK if cancel is not None else None) == 0
-            except subprocess.TimeoutExpired:
-                if cancel is not None and cancel.is_set():
-                    return False
+        return wait_or_cancel(child, cancel) == 0
     finally:
         if child.stdin is not None:
             child.stdin.close()
-        if child.poll() is None:  # (the waiting thread was interrupted)
+        if child.poll() is None:  # (cancelled, or the waiting thread was interrupted)
             child.kill()
             child.wait()
-        if follower.is_alive():
+        if follower is not None:
             follower.join(timeout=1.0)  # (its last lines told before this returns; the pipe is at its end)
 
 
-def _follow(child: subprocess.Popen[bytes], progress: Progress | None) -> None:
+def wait_or_cancel(child: subprocess.Popen[bytes], cancel: threading.Event | None) -> int | None:
+    """The child's exit status once it ended; None (the child still running) as soon as `cancel` is set."""
+    while True:
+        try:
+            return child.wait(timeout=CANCEL_CHECK if cancel is not None else None)
+        except subprocess.TimeoutExpired:
+            if cancel is not None and cancel.is_set():
+                return None
+
+
+def _follow(child: subprocess.Popen[bytes], progress: Progress) -> None:
     """Hand each "DONE TOTAL" line of the child's stdout to `progress`, until it closes."""
-    assert child.stdout is not None and progress is not None
+    assert child.stdout is not None
     with child.stdout:
         for line in child.stdout:
             done, _, total = line.decode("ascii", "replace").partition(" ")
@@ -111,14 +117,14 @@ def _said(done: int, total: int) -> None:
     sys.stdout.flush()
 
 
-def _child_environment() -> dict[str, str]:
+def child_environment() -> dict[str, str]:
     """The parent's environment (the same cache directory), with this package importable."""
     root = str(Path(__file__).resolve().parents[3])
     path = os.environ.get("PYTHONPATH")
     return {**os.environ, "PYTHONPATH": root if not path else f"{root}{os.pathsep}{path}"}
 
 
-def _exit_with_parent() -> None:
+def exit_with_parent() -> None:
     """End this process when the parent's end of stdin closes (the parent ended or gave up)."""
 
     def watch() -> None:
@@ -154,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) != 1:
         print("usage: python -m cleo_tui.memory.pool_scan.in_subprocess DB", file=sys.stderr)
         return 2
-    _exit_with_parent()
+    exit_with_parent()
     return scan_and_save(args[0])
 
 
