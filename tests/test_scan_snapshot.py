@@ -227,3 +227,29 @@ def test_a_first_scan_goes_to_a_process_by_the_text_it_reads_not_only_by_rows(tm
     with brain.write() as conn:
         conn.execute(f"UPDATE {cs.OBSERVATIONS} SET narrative = ?", ["words " * 400])  # 2,400 characters each
     assert in_subprocess.worth_a_process(brain)
+
+
+def test_a_first_scan_in_a_process_shows_a_first_look_before_the_detectors_are_done(tmp_path, monkeypatch):
+    # Issue 33: at a million rows of CLEO's narratives the whole first scan takes minutes; its
+    # first look (no text read) gives every row's coverage and relevance in seconds, protection pending.
+    from cleo_tui.memory.pool_scan import in_subprocess
+    from cleo_tui.memory.pool_scan.scan_pass import first_look
+
+    brain = _brain(tmp_path)
+    expected = _tags_now(brain)
+    look = first_look(brain)
+    assert list(look.ids) == list(tag_brain(brain).scan.ids)  # the same rows in the same order
+    scan_snapshot.snapshot_path(brain).unlink()
+    monkeypatch.setattr(in_subprocess, "APART_FROM", 1)
+    early: list[TagTable] = []
+    full = tag_brain(brain.reader(), early.append)
+    assert len(early) == 1 and early[0].protection_pending and not full.protection_pending
+    first = _all(early[0])
+    assert first.keys() == expected.keys() and _all(full) == expected
+    for obs_id, tag in first.items():
+        truth = expected[obs_id]
+        assert (tag.coverage, tag.citing, tag.relevance, tag.relevance_reason, tag.live) == \
+            (truth.coverage, truth.citing, truth.relevance, truth.relevance_reason, truth.live)
+        assert tag.protection_pending and (truth.protected or not tag.protected)  # (what it knows is true)
+    assert any(t.protected and not first[i].protected for i, t in expected.items())  # (the detectors' part)
+    assert not scan_snapshot.first_look_path(brain).exists()  # (swept away by the snapshot)

@@ -115,3 +115,58 @@ async def test_the_status_line_says_how_far_a_first_scan_got(brain, monkeypatch)
         await settle(app, pilot)
         status = str(app.screen.query_one("#status-line", Static).render())
         assert "computing" not in status and app.session.tags_percent is None
+
+
+async def test_a_first_look_shows_coverage_while_protection_is_still_computed(brain, monkeypatch):
+    # Issue 33: a large brain's first scan shows its first look (coverage, relevance) in seconds; until
+    # the detectors are done protection reads "…", never "no", and a bulk evict waits for it.
+    from textual.widgets import Static
+
+    from cleo_tui.memory.pool_scan.scan_pass import first_look
+    from cleo_tui.memory.tags import TagTable
+    from cleo_tui.ui.widgets.filter_actions import BulkScreen
+
+    real, shown, release = tags_module.tag_brain, threading.Event(), threading.Event()
+
+    def look_first(reader, early, cancel, progress):  # what a scan in a process hands over, then the rest
+        early(TagTable(first_look(reader), protection_pending=True))
+        progress(50, 200)
+        shown.set()
+        assert release.wait(30)
+        return real(reader, early, cancel, progress)
+
+    async def pauses(pilot, until) -> None:
+        for _ in range(200):
+            if until():
+                return
+            await pilot.pause(0.01)
+        raise AssertionError("never came")
+
+    monkeypatch.setattr(tags_module, "tag_brain", look_first)
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        try:
+            await pilot.pause()
+            app.session.start_tags()
+            assert await asyncio.to_thread(shown.wait, 30)
+            pane = app.screen
+            status = pane.query_one("#status-line", Static)
+            await pauses(pilot, lambda: "protection: computing… 25%" in str(status.render()))
+            tags = app.session.tags
+            assert tags is not None and tags.protection_pending and not app.session.protection_known
+            row = pane.table.current_row()
+            assert row is not None
+            unprotected = [i for i in tags if not tags[i].protected]
+            cells = pane.format_row({**row, "id": unprotected[0]})
+            assert cells["protection"][0] == "…" and cells["coverage"][0] != "…"
+            await pilot.press("A")
+            await pauses(pilot, lambda: isinstance(app.screen, BulkScreen))
+            await pilot.press("e")
+            await pauses(pilot, lambda: not isinstance(app.screen, BulkScreen))
+            assert any("waits until every row's protection is known" in n.message for n in app._notifications)
+        finally:
+            release.set()
+        await settle(app, pilot)
+        assert app.session.protection_known and app.session.tags is not None
+        assert not app.session.tags.protection_pending
+        assert "computing" not in str(pane.query_one("#status-line", Static).render())

@@ -50,6 +50,12 @@ def snapshot_path(brain: Brain) -> Path:
     return brain_cache_file("scan_snapshots", brain.path, f"{detectors.RULES_KEY}-{FORMAT}")
 
 
+def first_look_path(brain: Brain) -> Path:
+    """Where a first scan's process leaves its first look (`pool_scan.first_look`: no findings) for
+    the app to show while the detectors run; saving the snapshot sweeps it away (`cache_files.sweep`)."""
+    return brain_cache_file("scan_snapshots", brain.path, f"{detectors.RULES_KEY}-{FORMAT}-first-look")
+
+
 def _strings(name: str, values: Any) -> dict[str, np.ndarray]:
     """A column of strings: its packed bytes as they are (`name_packed`), else as JSON (`name`)."""
     if isinstance(values, packed.PackedStrings):
@@ -105,8 +111,9 @@ def _parts(data: Any, name: str) -> Iterator[list[Any]]:
         yield _from_json(data, f"{name}_{k}")
 
 
-def save_snapshot(brain: Brain, scan: BrainScan) -> bool:
-    """Write the scan (a whole brain's, with its keys) as the brain's snapshot; False if it cannot be kept."""
+def save_snapshot(brain: Brain, scan: BrainScan, path: Path | None = None) -> bool:
+    """Write the scan (a whole brain's, with its keys) as the brain's snapshot (or to `path`);
+    False if it cannot be kept."""
     if scan.row_keys is None or (scan.edges is None and scan.citations):
         return False  # (citations read without their edges' rowids could not be brought up to date)
     sessions = list(dict.fromkeys(scan.sessions))
@@ -128,13 +135,13 @@ def save_snapshot(brain: Brain, scan: BrainScan) -> bool:
         return False
     columns.update(rowids=scan.rowids, live=scan.live, rules=scan.rules, findings=scan.findings,
                    notes=notes_of(scan), row_keys=scan.row_keys)
-    return write_npz(snapshot_path(brain), columns)
+    return write_npz(path or snapshot_path(brain), columns)
 
 
-def load_snapshot(brain: Brain) -> BrainScan | None:
-    """The brain's last saved scan, or None (none yet, or not readable)."""
+def load_snapshot(brain: Brain, path: Path | None = None) -> BrainScan | None:
+    """The brain's last saved scan (or the one saved at `path`), or None (none yet, or not readable)."""
     try:
-        with np.load(snapshot_path(brain), allow_pickle=False) as data:
+        with np.load(path or snapshot_path(brain), allow_pickle=False) as data:
             return _scan_of(data)
     except (OSError, KeyError, ValueError, TypeError, IndexError, EOFError, zipfile.BadZipFile,
             orjson.JSONDecodeError):
@@ -309,5 +316,5 @@ def _ids_at(brain: Brain, rowids: list[int]) -> dict[int, str | None]:
     return {r[0]: r[1] for r in brain.query(sql, [orjson.dumps(rowids).decode()])}
 
 
-__all__ = ["RowChanges", "RowDiff", "changed_rows", "changes_of", "compare_rows", "load_snapshot", "same_brain",
-           "save_snapshot", "snapshot_path"]
+__all__ = ["RowChanges", "RowDiff", "changed_rows", "changes_of", "compare_rows", "first_look_path", "load_snapshot",
+           "same_brain", "save_snapshot", "snapshot_path"]

@@ -77,8 +77,8 @@ class Selection:
 
 def selected_rows(brain: Brain, selection: Selection, tags: TagTable | None = None) -> Iterator[ObservationListRow]:
     """Every row the selection shows, newest first, with the listing's columns (tags computed here
-    when it needs them)."""
-    if selection.needs_tags and tags is None:
+    when it needs them: a first look's cannot tell protection)."""
+    if selection.needs_tags and (tags is None or (selection.protected is not None and tags.protection_pending)):
         tags = tag_brain(brain)
     return iter_observations(brain, selection.query(tags))
 

@@ -66,6 +66,7 @@ class ObservationTags:
     relevance_reason: str
     protected: bool
     reasons: list[str] = field(default_factory=list)
+    protection_pending: bool = False  # the detectors are still reading the texts (`protected` is a lower bound)
 
 
 def compute_coverage_tags(observations: Sequence[ObservationRecord],
@@ -159,8 +160,11 @@ class TagTable(Mapping[str, ObservationTags]):
     column methods answer whole-pool questions without making an object per row.
     """
 
-    def __init__(self, scan: BrainScan) -> None:
+    def __init__(self, scan: BrainScan, protection_pending: bool = False) -> None:
         self.scan = scan
+        # A first look (`scan_pass.first_look`): coverage and relevance are known, but the detectors
+        # have not read the texts yet, so protection is not (shown as pending, never as "no").
+        self.protection_pending = protection_pending
 
     @cached_property
     def _protected(self) -> np.ndarray:
@@ -193,7 +197,7 @@ class TagTable(Mapping[str, ObservationTags]):
             id=key, live=bool(scan.live[i]), coverage=mapping.coverage_tag(len(citing)),
             citation_count=len(citing), citing=citing, relevance=scan.relevance_of(i),
             relevance_reason=scan.relevance_reason_of(i), protected=bool(self._protected[i]),
-            reasons=list(scan.reasons_of(i)))
+            reasons=list(scan.reasons_of(i)), protection_pending=self.protection_pending)
 
     def fields(self, key: str) -> dict[str, object] | None:
         """One row's tags as plain values (coverage, citations, relevance and why, protection and why),
@@ -255,7 +259,7 @@ def tag_brain(brain: Brain, early: Callable[[TagTable], None] | None = None,
     with gc_paused():
         stored = scan_snapshot.load_snapshot(brain)
         if stored is None or not scan_snapshot.same_brain(brain, stored):
-            return _kept(TagTable(_first_scan(brain, cancel, progress)))
+            return _kept(TagTable(_first_scan(brain, cancel, progress, early)))
         scan = stored.updated(scan_rows_since(brain, stored.high_water, base=stored))
         if early is not None:
             early(TagTable(scan))
@@ -297,18 +301,27 @@ def _changed_rows(brain: Brain, stored: BrainScan,
         raise ScanCancelled from None
 
 
-def _first_scan(brain: Brain, cancel: threading.Event | None = None, progress: Progress | None = None) -> BrainScan:
+def _first_scan(brain: Brain, cancel: threading.Event | None = None, progress: Progress | None = None,
+                early: Callable[[TagTable], None] | None = None) -> BrainScan:
     """A whole scan of a brain that has no usable snapshot, saved as its snapshot.
 
     A large brain is scanned in another process (`in_subprocess`): this interpreter only
     waits, then loads the snapshot the child wrote and folds in the rows added meanwhile.
+    Meanwhile `early` gets the child's first look (coverage and relevance; protection pending).
     Rows edited meanwhile are as a scan in this thread would have read them: either way the
     scan reads each row once, at some moment of its pass."""
     from cleo_tui.memory import scan_snapshot
     from cleo_tui.memory.pool_scan import in_subprocess
 
+    def looked() -> None:
+        if early is None:
+            return
+        first = scan_snapshot.load_snapshot(brain, scan_snapshot.first_look_path(brain))
+        if first is not None:
+            early(TagTable(first, protection_pending=True))
+
     if in_subprocess.worth_a_process(brain):
-        if in_subprocess.snapshot_in_subprocess(brain, cancel, progress):
+        if in_subprocess.snapshot_in_subprocess(brain, cancel, progress, looked if early is not None else None):
             stored = scan_snapshot.load_snapshot(brain)
             if stored is not None:
                 return stored.updated(scan_rows_since(brain, stored.high_water, base=stored))

@@ -147,6 +147,12 @@ class BrainSession:
         """The brain's kind has observations that cleo-tui tags (not a hippo store: brain/kinds.py)."""
         return self.brain.supports("tags")
 
+    @property
+    def protection_known(self) -> bool:
+        """Whether the tags are computed with every row's protection (not only a first scan's first look);
+        True for a kind that has no tags (nothing to wait for)."""
+        return not self.tagged or (self.tags is not None and not self.tags.protection_pending)
+
     def tag(self, observation_id: str) -> ObservationTags | None:
         """The tags of one observation, or None (not computed yet, or no such row)."""
         return self.tags.get(observation_id) if self.tags is not None else None
@@ -417,14 +423,15 @@ class BrainSession:
                 self.runner.call_from_thread(self._tell_progress)
 
     def _tell_progress(self) -> None:
-        if self.current and self.tags is None:
+        if self.current and not self.protection_known:
             self.announce(TagsProgress())
 
     def _set_tags(self, tags: TagTable) -> None:
-        if not self.current:
-            return
+        if not self.current or (tags.protection_pending and self.protection_known):
+            return  # (a first look is never shown over tags that know protection)
         self.tags = tags
-        self.tags_percent = None
+        if not tags.protection_pending:
+            self.tags_percent = None
         self.announce(TagsReady())
 
     def refresh_derived(self) -> None:

@@ -48,10 +48,13 @@ def scan_columns(brain: Brain, sessions: bool) -> tuple[list[str], str]:
 _TITLE, _NARRATIVE = 4, 5  # their places in `scan_columns`
 
 
-def scan_sql(brain: Brain, where: str, sessions: bool = True, row_keys: bool = False) -> str:
+def scan_sql(brain: Brain, where: str, sessions: bool = True, row_keys: bool = False, texts: bool = True) -> str:
     """The scan's SELECT; `sessions` adds what a session's pool needs, and `row_keys` the rest
-    of each row's key after its title and narrative (see `row_key_sql`)."""
+    of each row's key after its title and narrative (see `row_key_sql`). Without `texts` the
+    titles and narratives read as empty (a first look: `scan_pass.first_look`)."""
     columns, source = scan_columns(brain, sessions)
+    if not texts:
+        columns[_TITLE] = columns[_NARRATIVE] = "X''"
     if row_keys:
         columns.append(row_tail_sql(columns))
     return f"SELECT o.rowid, {', '.join(columns)} FROM {source}{where}"  # rowid order; sorted by date in Python

@@ -187,7 +187,7 @@ class ObservationsScreen(FilterActions, PaneScreen, FilterOptions):
                         "table--reinforced" if tag.coverage == "reinforced" else
                         "table--cited" if tag.coverage == "cited" else "table--muted")
             protection = (("◆ " + protection_kind(tag.reasons[0])) if tag.protected and tag.reasons
-                          else "◆" if tag.protected else "", "table--protected")
+                          else "◆" if tag.protected else "…" if tag.protection_pending else "", "table--protected")
         evicted = row.get("invalid_at") is not None
         quality = row.get("quality_score")
         return {
@@ -289,10 +289,11 @@ class ObservationsScreen(FilterActions, PaneScreen, FilterOptions):
         if self.filters.cleo != ANY:
             parts.append("CLEO's next consolidation deletes these" if self.filters.cleo == cleo_rules.AT_RISK
                          else "CLEO's search never returns these")
-        if self.session.tags is None:
+        if not self.session.protection_known:
             percent = self.session.tags_percent
             # (all rows read is not yet done: the scan is then saved and loaded)
-            parts.append("tags: computing…" if percent is None else f"tags: computing… {min(percent, 99)}%")
+            done = "" if percent is None else f" {min(percent, 99)}%"
+            parts.append(f"tags: computing…{done}" if self.session.tags is None else f"protection: computing…{done}")
         if self.new_count:
             parts.append(f"{self.new_count:,} new (n jumps there)")
         brain = self.session.brain
@@ -465,7 +466,8 @@ class ObservationsScreen(FilterActions, PaneScreen, FilterOptions):
             return
         reasons = self._protection_reasons(row["id"])
         why = one_line("; ".join(reasons), 300)
-        guard = f"\n\nIt is protected ({why}): you will be asked again." if reasons else ""
+        guard = f"\n\nIt is protected ({why}): you will be asked again." if reasons else \
+            "" if self.session.protection_known else "\n\nIts protection is not known yet (still being computed)."
         self.confirm("Evict observation",
                          f"Soft-evict {row['id']}?\n\n{one_line(row.get('title'), 200)}\n\n"
                          f"Recall impact: {self.recall_impact_text(str(row['id']))}\n\n"

@@ -101,6 +101,10 @@ class FilterActions:
             self._ask(f"{action.capitalize()} {len(ids):,} observations",
                       f"{plan_text(plan)}\n\nOne run: u (or Runs) undoes it.", ids, plan, action)
             return
+        if not self.session.protection_known:
+            self.app.notify("A bulk evict waits until every row's protection is known (still being computed): "
+                            "protected rows must be set apart first.", severity="warning")
+            return
         free = [i for i in plan.unprotected() if plan.live[i]]  # (protected rows are live rows)
         if not free and not plan.protected:
             self.app.notify("The filter shows no live observation to evict.", severity="warning")

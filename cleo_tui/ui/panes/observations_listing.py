@@ -86,7 +86,7 @@ def query_for(f: Filters, sort_index: int, tags: TagTable | None) -> tuple[Obser
         ids_out |= {i for c in ("cited", "reinforced") for i in tags.ids_with_coverage(c)}
     elif tags is not None and f.coverage != ANY:
         ids_in = set(tags.ids_with_coverage(f.coverage))
-    if tags is not None and f.protected != ANY:
+    if tags is not None and not tags.protection_pending and f.protected != ANY:  # (else shown once known)
         protected = set(tags.protected_ids())
         if f.protected == "yes":
             ids_in = protected if ids_in is None else ids_in & protected

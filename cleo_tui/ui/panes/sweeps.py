@@ -154,7 +154,9 @@ def row_detail(staged: StagedRow, impact: RecallImpact, tag: object | None) -> T
         why = one_line(getattr(tag, "relevance_reason", ""), 60)
         text.append(f"  tags: relevance {getattr(tag, 'relevance', '?')} ({why}), "
                     f"coverage {getattr(tag, 'coverage', '?')} ({getattr(tag, 'citation_count', 0)}), "
-                    + (f"protected: {reasons}" if getattr(tag, "protected", False) else "not protected") + "\n")
+                    + (f"protected: {reasons}" if getattr(tag, "protected", False) else
+                       "protection being computed" if getattr(tag, "protection_pending", False) else "not protected")
+                    + "\n")
     body = staged.text or staged.title
     if body:
         text.append("\n")

@@ -230,7 +230,11 @@ def render_meta(detail: ObservationDetail, tag: ObservationTags | None) -> Text:
         return text
     text.append(f"{tag.coverage} — cited by {plural(tag.citation_count, 'reflection')}\n")
     text.append("protection ", style="bold")
-    if tag.protected:
+    if tag.protection_pending:
+        text.append("computing… (the detectors are reading every text)\n", style="italic")
+        for reason in tag.reasons if tag.protected else ():
+            text.append(f"  ◆ {one_line(reason)}\n", style="yellow")
+    elif tag.protected:
         text.append("protected, never pruned\n", style="bold yellow")
         for reason in tag.reasons:
             text.append(f"  ◆ {one_line(reason)}\n", style="yellow")
