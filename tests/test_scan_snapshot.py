@@ -253,3 +253,28 @@ def test_a_first_scan_in_a_process_shows_a_first_look_before_the_detectors_are_d
         assert tag.protection_pending and (truth.protected or not tag.protected)  # (what it knows is true)
     assert any(t.protected and not first[i].protected for i, t in expected.items())  # (the detectors' part)
     assert not scan_snapshot.first_look_path(brain).exists()  # (swept away by the snapshot)
+
+
+def test_a_snapshot_loaded_after_a_first_look_shares_the_columns_it_stored_alike(tmp_path):
+    # At a million rows the first look and the snapshot each held every id, date and citation: the
+    # app peaked 200 MB higher once both were loaded. Columns stored alike are taken from the look.
+    from cleo_tui.memory.pool_scan.scan_pass import first_look
+
+    brain = _brain(tmp_path)
+    expected = _tags_now(brain)
+    assert scan_snapshot.save_snapshot(brain, first_look(brain), scan_snapshot.first_look_path(brain))
+    look = scan_snapshot.load_snapshot(brain, scan_snapshot.first_look_path(brain))
+    assert look is not None and look.stored_digests
+    tag_brain(brain)  # (the whole scan's snapshot)
+    stored = scan_snapshot.load_snapshot(brain, like=look)
+    assert stored is not None
+    assert stored.ids is look.ids and stored.created is look.created and stored.citations is look.citations
+    assert stored.index is look.index and stored.findings is not look.findings
+    assert _all(TagTable(stored)) == expected == _all(TagTable(scan_snapshot.load_snapshot(brain)))
+    with brain.write() as conn:  # a quality changed between the look and the scan: not shared
+        conn.execute(f"UPDATE {cs.OBSERVATIONS} SET quality_score = 0.1 WHERE id = 'O-a'")
+    scan_snapshot.snapshot_path(brain).unlink()
+    tag_brain(brain)
+    changed = scan_snapshot.load_snapshot(brain, like=look)
+    assert changed is not None and changed.quality is not look.quality and changed.ids is look.ids
+    assert _all(TagTable(changed)) == _tags_now(brain)

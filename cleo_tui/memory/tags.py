@@ -313,16 +313,17 @@ def _first_scan(brain: Brain, cancel: threading.Event | None = None, progress: P
     from cleo_tui.memory import scan_snapshot
     from cleo_tui.memory.pool_scan import in_subprocess
 
+    first: list[BrainScan] = []
+
     def looked() -> None:
-        if early is None:
-            return
-        first = scan_snapshot.load_snapshot(brain, scan_snapshot.first_look_path(brain))
-        if first is not None:
-            early(TagTable(first, protection_pending=True))
+        look = scan_snapshot.load_snapshot(brain, scan_snapshot.first_look_path(brain))
+        if look is not None and early is not None:
+            first.append(look)
+            early(TagTable(look, protection_pending=True))
 
     if in_subprocess.worth_a_process(brain):
         if in_subprocess.snapshot_in_subprocess(brain, cancel, progress, looked if early is not None else None):
-            stored = scan_snapshot.load_snapshot(brain)
+            stored = scan_snapshot.load_snapshot(brain, like=first[0] if first else None)
             if stored is not None:
                 return stored.updated(scan_rows_since(brain, stored.high_water, base=stored))
         if cancel is not None and cancel.is_set():

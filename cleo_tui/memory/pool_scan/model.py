@@ -60,6 +60,8 @@ class BrainScan:
     row_keys: np.ndarray | None = None  # uint64 hash of all a row's scanned columns (`row_keys=True`)
     # Opt-in recall-aware protection (`recall_protection`): id → reasons, read with every scan, never stored.
     recall_reasons: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # Loaded from a snapshot file: a digest of each group of columns it stored (`scan_snapshot.load_snapshot`).
+    stored_digests: dict[str, bytes] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -193,8 +195,8 @@ class BrainScan:
         quality: Sequence[Any] = self.quality
         if known:
             sessions, quality = list(sessions), list(quality)
-        arrays = {"rowids": self.rowids, "live": self.live, "rules": self.rules,
-                  "findings": self.findings, "notes": notes_of(self)}
+        arrays: dict[str, Any] = {"rowids": self.rowids, "live": self.live, "rules": self.rules,
+                                  "findings": self.findings, "notes": notes_of(self)}
         if self.row_keys is not None and delta.row_keys is not None:
             arrays["row_keys"] = self.row_keys
         units = self.units
