@@ -233,7 +233,7 @@ def test_a_first_scan_in_a_process_shows_a_first_look_before_the_detectors_are_d
     # Issue 33: at a million rows of CLEO's narratives the whole first scan takes minutes; its
     # first look (no text read) gives every row's coverage and relevance in seconds, protection pending.
     from cleo_tui.memory.pool_scan import in_subprocess
-    from cleo_tui.memory.pool_scan.scan_pass import first_look
+    from cleo_tui.memory.pool_scan.first_look import first_look
 
     brain = _brain(tmp_path)
     expected = _tags_now(brain)
@@ -258,7 +258,7 @@ def test_a_first_scan_in_a_process_shows_a_first_look_before_the_detectors_are_d
 def test_a_snapshot_loaded_after_a_first_look_shares_the_columns_it_stored_alike(tmp_path):
     # At a million rows the first look and the snapshot each held every id, date and citation: the
     # app peaked 200 MB higher once both were loaded. Columns stored alike are taken from the look.
-    from cleo_tui.memory.pool_scan.scan_pass import first_look
+    from cleo_tui.memory.pool_scan.first_look import first_look
 
     brain = _brain(tmp_path)
     expected = _tags_now(brain)

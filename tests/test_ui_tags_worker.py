@@ -122,7 +122,7 @@ async def test_a_first_look_shows_coverage_while_protection_is_still_computed(br
     # the detectors are done protection reads "…", never "no", and a bulk evict waits for it.
     from textual.widgets import Static
 
-    from cleo_tui.memory.pool_scan.scan_pass import first_look
+    from cleo_tui.memory.pool_scan.first_look import first_look
     from cleo_tui.memory.tags import TagTable
     from cleo_tui.ui.widgets.filter_actions import BulkScreen
 

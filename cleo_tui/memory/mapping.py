@@ -127,6 +127,7 @@ def derive_relevance(row: Mapping[str, Any], override: str | None = None) -> tup
 # (relevance, why). A test checks both agree on every rule.
 RULE_OVERRIDE = 10  # + index in RELEVANCES
 _RULE_MANUAL, _RULE_DECISION, _RULE_LOW_QUALITY, _RULE_DEFAULT = 6, 7, 8, 9
+DEFAULT_RULE = _RULE_DEFAULT  # the code of a row no relevance rule concerns
 _RULE_OWNER, _RULE_MANUAL_OWNER = 14, 15  # after the overrides' codes
 RULE_CODES_END = 16  # every rule code is below this
 

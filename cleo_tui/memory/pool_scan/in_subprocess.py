@@ -171,7 +171,8 @@ def scan_and_save(path: str) -> int:
     from cleo_tui.brain.store import open_brain
     from cleo_tui.memory import scan_snapshot
     from cleo_tui.memory.pool_scan.detector_workers import helping
-    from cleo_tui.memory.pool_scan.scan_pass import first_look, scan_brain
+    from cleo_tui.memory.pool_scan.first_look import first_look
+    from cleo_tui.memory.pool_scan.scan_pass import scan_brain
 
     brain = open_brain(path, read_only=True)
     try:

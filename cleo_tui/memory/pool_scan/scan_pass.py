@@ -65,8 +65,7 @@ def read_pass(brain: Brain, where: str, params: Sequence[Any], tokenizer: Tokeni
                base: BrainScan | None = None, row_keys: bool = False) -> tuple[BrainScan, int]:
     """One reading of the rows, a chunk at a time (only a chunk's texts are held at once)."""
     table = TableBuilder(stored.table if stored else FindingsTable.empty())
-    parts: dict[str, list[Any]] = {name: [] for name in ("rowids", "ids", "created", "sessions", "live", "rules",
-                                                    "quality", "keys", "row_keys", "entries", "units", "notes")}
+    parts = new_parts()
     fresh = 0
     stats = CountStats()
     cache = TokenCache() if tokenizer is not None and tokenizer.cached else None
@@ -149,34 +148,10 @@ def gather(parts: dict[str, list[Any]], c: ChunkColumns, rowids: np.ndarray) -> 
     parts["rowids"].append(rowids)
 
 
-def first_look(brain: Brain) -> BrainScan:
-    """Every observation's columns but not its texts, with citations and reflections: the
-    coverage and relevance a first scan shows while the detectors still read every text
-    (`tags.tag_brain`). No row has findings yet and the row keys are zero: such a scan is
-    shown, never stored as the brain's snapshot nor folded into.
-
-    It reads no title or narrative: at 1,000,000 real-layout rows ~6 s, where the whole scan
-    that follows takes ~100 s (the detectors over 1.4 GB of narrative)."""
-    try:
-        return _first_look(brain, strict=True)
-    except Undecodable:
-        return _first_look(brain, strict=False)
-
-
-def _first_look(brain: Brain, strict: bool) -> BrainScan:
-    parts: dict[str, list[Any]] = {name: [] for name in ("rowids", "ids", "created", "sessions", "live", "rules",
-                                                        "quality", "keys", "row_keys", "entries", "units", "notes")}
-    for rows in fetch_chunks(brain, scan_sql(brain, "", texts=False), (), strict):
-        c = chunk_columns(rows)
-        gather(parts, c, np.array(c.rowids, dtype=np.int64))
-        none = np.zeros(len(rows), dtype=np.uint64)
-        parts["keys"].append(none)
-        parts["row_keys"].append(none)
-        parts["entries"].append(np.zeros(len(rows), dtype=np.int32))
-    scan = scan_of_parts(parts, FindingsTable.empty(), read_sessions=True)
-    scan.citations, scan.edges, _ = read_citations(brain, live_notes(scan), None)
-    scan.reflection_counts, scan.reflection_identifiers = reflection_counts_of(brain, {})
-    return scan
+def new_parts() -> dict[str, list[Any]]:
+    """Empty lists for the columns `read_pass` gathers chunk by chunk (`scan_of_parts` joins them)."""
+    return {name: [] for name in ("rowids", "ids", "created", "sessions", "live", "rules", "quality", "keys",
+                                  "row_keys", "entries", "units", "notes")}
 
 
 def _analysed(texts: list[str]) -> list[Findings]:

@@ -1,0 +1,69 @@
+"""A first scan's first look (`pool_scan.first_look`): every row's columns but no text, read from
+CLEO's indexes (or the table where a layout lacks one), exactly as the whole scan reads them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cleo_tui.brain import cleo_schema as cs
+from cleo_tui.memory import curation, mapping
+from cleo_tui.memory.pool_scan import first_look as looking
+from cleo_tui.memory.pool_scan.scan_pass import scan_brain
+from tests.pruner_fixtures import add_observation, small_tagged_brain
+
+COLUMNS = ("ids", "created", "sessions", "quality")
+ARRAYS = ("rowids", "live", "rules", "notes")
+
+
+def odd_brain(tmp_path):
+    """The small tagged brain with every kind of row a rule concerns, and odd values."""
+    brain = small_tagged_brain(tmp_path)
+    observer = mapping.OBSERVER_SOURCE_TYPE
+    add_observation(brain, "O-obs", "[Observer p2] compressed", source_type=observer, title="[Observer p2] notes")
+    add_observation(brain, "O-obs-plain", "an observer row", source_type=observer)
+    add_observation(brain, "O-man", "typed by hand", source_type="manual", source_confidence="owner")
+    add_observation(brain, "O-own", "owner said", source_confidence="owner", created_at="2025-06-01 08:00:00")
+    add_observation(brain, "O-textq", "quality as text", quality_score="n/a")
+    add_observation(brain, "O-neg", "negative quality", quality_score=-2, invalid_at="2026-02-01 00:00:00")
+    add_observation(brain, "O-nulls", "no session, no date order", created_at="")
+    with brain.write() as conn:
+        conn.execute(f"INSERT INTO {cs.OBSERVATIONS} (id, type, title, narrative, created_at, source_session_id) "
+                     "VALUES (42, 'discovery', 't', 'an integer id', '2026-03-01 00:00:00', 7)")
+    curation.pin_observation(brain, "O-c")
+    return brain
+
+
+def assert_as_scanned(look, scan) -> None:
+    for name in COLUMNS:
+        assert list(getattr(look, name)) == list(getattr(scan, name)), name
+    for name in ARRAYS:
+        assert np.array_equal(getattr(look, name), getattr(scan, name)), name
+    assert look.citations == scan.citations and not look.findings.any() and len(look.table) == 1
+
+
+@pytest.mark.parametrize("by_indexes", [True, False])
+def test_the_first_look_reads_every_column_as_the_scan_does(tmp_path, monkeypatch, by_indexes):
+    brain = odd_brain(tmp_path)
+    assert looking.column_indexes(brain) is not None  # (CLEO's layout: every column indexed)
+    if not by_indexes:
+        monkeypatch.setattr(looking, "column_indexes", lambda brain: None)
+    assert_as_scanned(looking.first_look(brain), scan_brain(brain))
+
+
+def test_a_layout_without_an_index_is_read_from_the_table(tmp_path):
+    brain = odd_brain(tmp_path)
+    with brain.write() as conn:
+        conn.execute("DROP INDEX idx_brain_observations_source_conf")
+    assert looking.column_indexes(brain) is None
+    assert_as_scanned(looking.first_look(brain), scan_brain(brain))
+
+
+def test_undecodable_text_in_an_indexed_column_is_read_leniently(tmp_path):
+    brain = odd_brain(tmp_path)
+    with brain.write() as conn:
+        conn.execute(f"UPDATE {cs.OBSERVATIONS} SET source_session_id = CAST(x'73657373e9ff' AS TEXT) "
+                     "WHERE id = 'O-e'")
+    look, scan = looking.first_look(brain), scan_brain(brain)
+    assert_as_scanned(look, scan)
+    assert "sess" in (look.sessions[look.index["O-e"]] or "")
