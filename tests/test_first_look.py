@@ -67,3 +67,16 @@ def test_undecodable_text_in_an_indexed_column_is_read_leniently(tmp_path):
     look, scan = looking.first_look(brain), scan_brain(brain)
     assert_as_scanned(look, scan)
     assert "sess" in (look.sessions[look.index["O-e"]] or "")
+
+
+def test_an_export_during_a_first_look_says_protection_is_not_known(tmp_path):
+    from cleo_tui.memory.export_rows import _markdown
+    from cleo_tui.memory.tags import TagTable
+
+    brain = small_tagged_brain(tmp_path)
+    pending, known = TagTable(looking.first_look(brain), protection_pending=True), TagTable(scan_brain(brain))
+    assert known.fields("O-c")["protected"] is True  # its file is named by no other row: protected once known
+    fields = pending.fields("O-c")
+    assert fields["protected"] is None and fields["coverage"] == known.fields("O-c")["coverage"]
+    text = _markdown({"id": "O-c", "title": "t", "narrative": "n", "tags": fields})
+    assert "- protection: not known yet (being computed)" in text

@@ -51,7 +51,8 @@ def _markdown(record: dict[str, Any]) -> str:
         lines += [f"- coverage: {tags['coverage']} ({tags['citations']} citations)",
                   f"- relevance: {tags['relevance']} — {one_line(tags['relevance_reason'], 200)}",
                   "- protection: " + ("; ".join(one_line(r, 200) for r in tags["protection_reasons"])
-                                      if tags["protected"] else "not protected")]
+                                      if tags["protected"] else "not known yet (being computed)"
+                                      if tags["protected"] is None else "not protected")]
     lines += ["", _fenced(content_of({k: as_text(v) for k, v in record.items()
                                       if k in ("narrative", "title")})), ""]
     return "\n".join(lines)

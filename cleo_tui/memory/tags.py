@@ -201,12 +201,15 @@ class TagTable(Mapping[str, ObservationTags]):
 
     def fields(self, key: str) -> dict[str, object] | None:
         """One row's tags as plain values (coverage, citations, relevance and why, protection and why),
-        read from the scan's columns without building an ObservationTags (an export asks for every row)."""
+        read from the scan's columns without building an ObservationTags (an export asks for every row).
+        While protection is pending (a first look) `protected` is None: not known, not "no"."""
         i = self.scan.index.get(key)
         if i is None:
             return None
         citations = int(self.scan.citation_counts[i])
-        protected = bool(self._protected[i])
+        protected: bool | None = bool(self._protected[i])
+        if self.protection_pending and not protected:
+            protected = None
         return {"coverage": mapping.coverage_tag(citations), "citations": citations,
                 "relevance": self.scan.relevance_of(i), "relevance_reason": self.scan.relevance_reason_of(i),
                 "protected": protected, "protection_reasons": list(self.scan.reasons_of(i)) if protected else []}
