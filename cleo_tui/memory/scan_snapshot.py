@@ -138,16 +138,17 @@ def save_snapshot(brain: Brain, scan: BrainScan, path: Path | None = None) -> bo
     return write_npz(path or snapshot_path(brain), columns)
 
 
-def load_snapshot(brain: Brain, path: Path | None = None, like: BrainScan | None = None) -> BrainScan | None:
+def load_snapshot(brain: Brain, path: Path | None = None, like: BrainScan | None = None,
+                  digests: bool = False) -> BrainScan | None:
     """The brain's last saved scan (or the one saved at `path`), or None (none yet, or not readable).
 
-    Columns stored exactly as they were in the file `like` was loaded from are `like`'s own
-    objects, not decoded again: a first scan's snapshot after its first look (`first_look_path`)
-    then costs its findings, not a second copy of every id, date and citation (200 MB and
-    1.5 s of CPU at a million real-layout rows)."""
+    Columns stored exactly as they were in the file `like` was loaded from (with `digests`) are
+    `like`'s own objects, not decoded again: a first scan's snapshot after its first look
+    (`first_look_path`) then costs its findings, not a second copy of every id, date and citation
+    (200 MB at a million real-layout rows)."""
     try:
         with np.load(path or snapshot_path(brain), allow_pickle=False) as data:
-            return _scan_of(data, like)
+            return _scan_of(data, like, digests)
     except (OSError, KeyError, ValueError, TypeError, IndexError, EOFError, zipfile.BadZipFile,
             orjson.JSONDecodeError):
         return None
@@ -174,14 +175,14 @@ def _digests(data: Any) -> dict[str, bytes]:
     return digests
 
 
-def _scan_of(data: Any, like: BrainScan | None = None) -> BrainScan | None:
+def _scan_of(data: Any, like: BrainScan | None = None, keep_digests: bool = False) -> BrainScan | None:
     """The BrainScan an open snapshot file holds (None, or an error, if it does not add up); the
     columns stored as in the file `like` came from are taken from `like` (see `load_snapshot`)."""
-    digests = _digests(data)
+    digests = _digests(data) if like is not None or keep_digests else {}
     was = like.stored_digests if like is not None else {}
 
     def same(group: str) -> bool:
-        return was.get(group) == digests[group]
+        return group in was and was[group] == digests[group]
 
     ids = like.ids if like is not None and same("ids") else _strings_of(data, "ids")
     created = like.created if like is not None and same("created") else _strings_of(data, "created")

@@ -319,7 +319,7 @@ def _first_scan(brain: Brain, cancel: threading.Event | None = None, progress: P
     first: list[BrainScan] = []
 
     def looked() -> None:
-        look = scan_snapshot.load_snapshot(brain, scan_snapshot.first_look_path(brain))
+        look = scan_snapshot.load_snapshot(brain, scan_snapshot.first_look_path(brain), digests=True)
         if look is not None and early is not None:
             first.append(look)
             early(TagTable(look, protection_pending=True))
