@@ -162,7 +162,7 @@ class TagTable(Mapping[str, ObservationTags]):
 
     def __init__(self, scan: BrainScan, protection_pending: bool = False) -> None:
         self.scan = scan
-        # A first look (`scan_pass.first_look`): coverage and relevance are known, but the detectors
+        # A first look (`pool_scan.first_look`): coverage and relevance are known, but the detectors
         # have not read the texts yet, so protection is not (shown as pending, never as "no").
         self.protection_pending = protection_pending
 

@@ -14,7 +14,7 @@ ends when the parent does: it watches its stdin, a pipe the parent holds open. O
 stdout it says how far it got, a line "DONE TOTAL" (rows) per chunk read, which the
 app shows while the user waits ("protection: computing… 34%").
 
-Before that whole scan the child saves a first look (`scan_pass.first_look`: every row's
+Before that whole scan the child saves a first look (`pool_scan.first_look`: every row's
 columns but no text, with citations, in seconds) and says "LOOK": the app shows its coverage
 and relevance while the detectors still read every text (at a million rows of CLEO's long
 narratives, 5–10 s against 100 s).
@@ -45,6 +45,7 @@ APART_FROM = 20_000  # rows (by the largest rowid): fewer scan in a thread in ab
 APART_FROM_CHARACTERS = 4_000_000
 _SAMPLE = 64  # rows whose text lengths stand for every row's
 _MODULE = "cleo_tui.memory.pool_scan.in_subprocess"
+_LOOK = b"LOOK"  # the child's line once its first look is saved
 
 
 def worth_a_process(brain: Brain) -> bool:
@@ -136,9 +137,6 @@ def _follow(child: subprocess.Popen[bytes], progress: Progress | None, saw_look:
                 progress(int(done), int(total))
 
 
-_LOOK = b"LOOK"
-
-
 def _said(done: int, total: int) -> None:
     """In the child: how far the scan got, for the parent's `_follow`."""
     sys.stdout.write(f"{done} {total}\n")
@@ -177,7 +175,11 @@ def scan_and_save(path: str) -> int:
     brain = open_brain(path, read_only=True)
     try:
         with collector.paused():
-            if scan_snapshot.save_snapshot(brain, first_look(brain), scan_snapshot.first_look_path(brain)):
+            try:
+                looked = scan_snapshot.save_snapshot(brain, first_look(brain), scan_snapshot.first_look_path(brain))
+            except Exception:  # (only a preview: whatever failed, the whole scan still runs)
+                looked = False
+            if looked:
                 sys.stdout.write(f"{_LOOK.decode()}\n")
                 sys.stdout.flush()
         with collector.paused(), helping():  # (the detectors in worker processes too: issue 33)

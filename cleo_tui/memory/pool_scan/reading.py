@@ -51,7 +51,7 @@ _TITLE, _NARRATIVE = 4, 5  # their places in `scan_columns`
 def scan_sql(brain: Brain, where: str, sessions: bool = True, row_keys: bool = False, texts: bool = True) -> str:
     """The scan's SELECT; `sessions` adds what a session's pool needs, and `row_keys` the rest
     of each row's key after its title and narrative (see `row_key_sql`). Without `texts` the
-    titles and narratives read as empty (a first look: `scan_pass.first_look`)."""
+    titles and narratives read as empty (a first look: `pool_scan.first_look`)."""
     columns, source = scan_columns(brain, sessions)
     if not texts:
         columns[_TITLE] = columns[_NARRATIVE] = "X''"
