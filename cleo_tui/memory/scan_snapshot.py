@@ -160,7 +160,7 @@ _GROUPS = {"ids": ("ids",), "created": ("created",), "quality": ("quality",),
 
 def _digests(data: Any) -> dict[str, bytes]:
     """A digest of what the file stores for each group of columns (`_GROUPS`: a name, its packed
-    form, its parts)."""
+    form, its parts), read from the archive a block at a time (no column is made for it)."""
     def stored(name: str) -> list[str]:
         return sorted(f for f in data.files if f == name or f == f"{name}_packed" or
                       (f.startswith(f"{name}_") and f[len(name) + 1:].isdigit()))
@@ -170,7 +170,9 @@ def _digests(data: Any) -> dict[str, bytes]:
         h = hashlib.blake2b(digest_size=16)
         for file in (f for name in names for f in stored(name)):
             h.update(file.encode() + b"\0")
-            h.update(np.ascontiguousarray(data[file]).view(np.uint8).data)
+            with data.zip.open(f"{file}.npy") as member:
+                while block := member.read(1 << 20):
+                    h.update(block)
         digests[group] = h.digest()
     return digests
 
@@ -225,11 +227,19 @@ def _scan_of(data: Any, like: BrainScan | None = None, keep_digests: bool = Fals
         citations = cited_by(zip(observations, cites, strict=True), live_reflections)  # (before packing)
         edges = EdgeSet(packed.pack(observations), cites, int(stored_edges["high_water"]),
                         int(stored_edges["count"]), live_reflections)
-    scan = BrainScan(ids=ids, created=created, sessions=sessions, rowids=rowids.astype(np.int64),
-                     live=live.astype(bool), rules=rules.astype(np.uint8), quality=quality,
-                     findings=findings.astype(np.int32), table=table, citations=citations,
+    def column(stored: np.ndarray, dtype: Any, alike: np.ndarray | None) -> np.ndarray:
+        """The stored column as `dtype` (not copied when it is), or `alike` when equal to it."""
+        as_read = stored.astype(dtype, copy=False)
+        return alike if alike is not None and np.array_equal(alike, as_read) else as_read
+
+    rowids, live, rules, notes = (column(stored, dtype, None if like is None else getattr(like, name))
+                                  for stored, dtype, name in ((rowids, np.int64, "rowids"), (live, bool, "live"),
+                                                              (rules, np.uint8, "rules"), (notes, bool, "notes")))
+    scan = BrainScan(ids=ids, created=created, sessions=sessions, rowids=rowids,
+                     live=live, rules=rules, quality=quality,
+                     findings=findings.astype(np.int32, copy=False), table=table, citations=citations,
                      reflection_counts=Counter(_from_json(data, "reflection_counts")), edges=edges,
-                     notes=notes.astype(bool), row_keys=keys.astype(np.uint64),
+                     notes=notes, row_keys=keys.astype(np.uint64, copy=False),
                      reflection_identifiers={t: frozenset(v) for t, v in
                                              _from_json(data, "reflection_identifiers").items()})
     scan.__dict__["index"] = index  # built above anyway
