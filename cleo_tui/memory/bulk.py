@@ -51,6 +51,8 @@ class SelectionPlan:
     tokens: int
     protected: dict[str, list[str]]  # protected id → its reasons
     live: dict[str, bool]  # id → live now
+    protection_known: bool = True  # False: planned before every row's protection was computed (`protected`
+    # then holds only what was known: an evict must wait)
 
     @property
     def described(self) -> str:
@@ -78,7 +80,8 @@ def plan_selection(brain: Brain, selection: Selection, tags: TagTable | None) ->
         tag = tags.get(observation_id) if tags is not None else None
         if tag is not None and tag.protected:
             protected[observation_id] = list(tag.reasons)
-    return SelectionPlan(selection, ids, tokens, protected, live)
+    return SelectionPlan(selection, ids, tokens, protected, live,
+                         protection_known=tags is not None and not tags.protection_pending)
 
 
 def _pin_rows(conn: sqlite3.Connection, run_id: int, ids: list[str], now: str) -> list[str]:

@@ -101,9 +101,9 @@ class FilterActions:
             self._ask(f"{action.capitalize()} {len(ids):,} observations",
                       f"{plan_text(plan)}\n\nOne run: u (or Runs) undoes it.", ids, plan, action)
             return
-        if not self.session.protection_known:
+        if not plan.protection_known:
             self.app.notify("A bulk evict waits until every row's protection is known (still being computed): "
-                            "protected rows must be set apart first.", severity="warning")
+                            "protected rows must be set apart first. Press A again once it is.", severity="warning")
             return
         free = [i for i in plan.unprotected() if plan.live[i]]  # (protected rows are live rows)
         if not free and not plan.protected:

@@ -25,7 +25,9 @@ from cleo_tui.ui.widgets.inputs import SafeInput
 
 def plan_text(plan: SelectionPlan) -> str:
     text = f"{plan.headline()}, about {plan.tokens:,} tokens."
-    if plan.protected:
+    if not plan.protection_known:
+        text += " Their protection is still being computed: an eviction waits for it."
+    elif plan.protected:
         text += f" {len(plan.protected):,} of them protected: an eviction asks again before it takes those."
     return text
 
