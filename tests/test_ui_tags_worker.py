@@ -120,7 +120,7 @@ async def test_the_status_line_says_how_far_a_first_scan_got(brain, monkeypatch)
 async def test_a_first_look_shows_coverage_while_protection_is_still_computed(brain, monkeypatch):
     # Issue 33: a large brain's first scan shows its first look (coverage, relevance) in seconds; until
     # the detectors are done protection reads "…", never "no", and a bulk evict waits for it.
-    from textual.widgets import Static
+    from textual.widgets import Select, Static
 
     from cleo_tui.memory.pool_scan.first_look import first_look
     from cleo_tui.memory.tags import TagTable
@@ -164,9 +164,16 @@ async def test_a_first_look_shows_coverage_while_protection_is_still_computed(br
             await pilot.press("e")
             await pauses(pilot, lambda: not isinstance(app.screen, BulkScreen))
             assert any("waits until every row's protection is known" in n.message for n in app._notifications)
+            pane.mount_filter_bar()
+            await pauses(pilot, lambda: bool(pane.query("#f-protected")))
+            pane.query_one("#f-protected", Select).value = "yes"
+            await pauses(pilot, lambda: any("Filtering by protection waits" in n.message for n in app._notifications))
+            assert pane.filters.protected == "yes"
         finally:
             release.set()
         await settle(app, pilot)
         assert app.session.protection_known and app.session.tags is not None
         assert not app.session.tags.protection_pending
         assert "computing" not in str(pane.query_one("#status-line", Static).render())
+        protected = set(app.session.tags.protected_ids())
+        assert protected and {row["id"] for row in pane.table.listing.page(0)} <= protected  # (the filter, now)

@@ -331,6 +331,8 @@ class ObservationsScreen(FilterActions, PaneScreen, FilterOptions):
         value = event.value
         blank = value is Select.NULL or value is None
         setattr(self.filters, key, ("all" if key == "state" else ANY) if blank else str(value))
+        if key == "protected" and not blank and not self.session.protection_known:
+            self.notify("Filtering by protection waits for it: it is still being computed.")
         self.reload()
         focused = self.focused
         if focused is not None and event.select in (focused, *focused.ancestors):
