@@ -151,7 +151,7 @@ def _scan_of(data: Any) -> BrainScan | None:
     rowids, live, rules, findings, notes, keys = (data[n] for n in
                                                  ("rowids", "live", "rules", "findings", "notes", "row_keys"))
     table = FindingsTable.from_arrays(data, "table_")
-    sessions = [names[k] for k in data["sessions"].tolist()]
+    sessions = _named(names, data["sessions"])
     n = len(ids)
     lists_fit = all(isinstance(v, (list, packed.PackedStrings)) for v in (ids, created)) and \
         all(isinstance(v, list) for v in (quality, names)) and \
@@ -185,6 +185,15 @@ def _scan_of(data: Any) -> BrainScan | None:
                                              _from_json(data, "reflection_identifiers").items()})
     scan.__dict__["index"] = index  # built above anyway
     return scan
+
+
+def _named(names: list[Any], codes: np.ndarray) -> list[Any]:
+    """`names[k]` for each code, `_PART` codes at a time: one `tolist` of a million codes held the
+    GIL 30-40 ms (a C call lets no other thread in) while a first open's tags loaded."""
+    named: list[Any] = []
+    for start in range(0, len(codes), _PART):
+        named += [names[k] for k in codes[start:start + _PART].tolist()]
+    return named
 
 
 def _shared_ids(observations: list[str], ids: Any, index: pool_scan.HashIndex) -> list[str]:
