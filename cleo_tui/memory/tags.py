@@ -254,23 +254,24 @@ def tag_brain(brain: Brain, early: Callable[[TagTable], None] | None = None,
 
     with gc_paused():
         stored = scan_snapshot.load_snapshot(brain)
-        if stored is None or not scan_snapshot.same_brain(brain, stored):
-            return _kept(TagTable(_first_scan(brain, cancel, progress)))
-        scan = stored.updated(scan_rows_since(brain, stored.high_water, base=stored))
-        if early is not None:
-            early(TagTable(scan))
-        changes, before = _changed_rows(brain, stored, cancel), len(stored)
-        del stored  # (a million rows' columns: not kept through another scan)
-        if changes is None:
-            del scan
-            scan = scan_brain(brain, row_keys=True, progress=progress)
-        elif changes:
-            if changes.gone:
-                scan = scan.without(changes.gone)
-            scan = scan.updated(scan_rows_since(brain, scan.high_water, changes.changed, base=scan))
-        if changes is None or changes or len(scan) != before:
-            scan_snapshot.save_snapshot(brain, scan)
-        return _kept(TagTable(scan))
+        if stored is not None and scan_snapshot.same_brain(brain, stored):
+            scan = stored.updated(scan_rows_since(brain, stored.high_water, base=stored))
+            if early is not None:
+                early(TagTable(scan))
+            changes, before = _changed_rows(brain, stored, cancel), len(stored)
+            del stored  # (a million rows' columns: not kept through another scan)
+            if changes is None:
+                del scan
+                scan = scan_brain(brain, row_keys=True, progress=progress)
+            elif changes:
+                if changes.gone:
+                    scan = scan.without(changes.gone)
+                scan = scan.updated(scan_rows_since(brain, scan.high_water, changes.changed, base=scan))
+            if changes is None or changes or len(scan) != before:
+                scan_snapshot.save_snapshot(brain, scan)
+            return _kept(TagTable(scan))
+        del stored
+    return _first_scan(brain, cancel, progress)  # (it pauses the collector only while it builds the tags)
 
 
 KEEP_FROM = 20_000  # rows: a brain's tags this large are frozen out of garbage collections (`_kept`)
@@ -297,26 +298,30 @@ def _changed_rows(brain: Brain, stored: BrainScan,
         raise ScanCancelled from None
 
 
-def _first_scan(brain: Brain, cancel: threading.Event | None = None, progress: Progress | None = None) -> BrainScan:
-    """A whole scan of a brain that has no usable snapshot, saved as its snapshot.
+def _first_scan(brain: Brain, cancel: threading.Event | None = None, progress: Progress | None = None) -> TagTable:
+    """The tags of a whole scan of a brain that has no usable snapshot, saved as its snapshot.
 
     A large brain is scanned in another process (`in_subprocess`): this interpreter only
     waits, then loads the snapshot the child wrote and folds in the rows added meanwhile.
     Rows edited meanwhile are as a scan in this thread would have read them: either way the
-    scan reads each row once, at some moment of its pass."""
+    scan reads each row once, at some moment of its pass. The collector is paused only while
+    the tags are built, not while the child runs: the UI's garbage of those minutes is collected
+    (paused, it piled up, 60 MB at a million rows, then frozen for good by `_kept`)."""
     from cleo_tui.memory import scan_snapshot
     from cleo_tui.memory.pool_scan import in_subprocess
 
     if in_subprocess.worth_a_process(brain):
         if in_subprocess.snapshot_in_subprocess(brain, cancel, progress):
-            stored = scan_snapshot.load_snapshot(brain)
-            if stored is not None:
-                return stored.updated(scan_rows_since(brain, stored.high_water, base=stored))
+            with gc_paused():
+                stored = scan_snapshot.load_snapshot(brain)
+                if stored is not None:
+                    return _kept(TagTable(stored.updated(scan_rows_since(brain, stored.high_water, base=stored))))
         if cancel is not None and cancel.is_set():
             raise ScanCancelled
-    scan = scan_brain(brain, row_keys=True, progress=progress)
-    scan_snapshot.save_snapshot(brain, scan)
-    return scan
+    with gc_paused():
+        scan = scan_brain(brain, row_keys=True, progress=progress)
+        scan_snapshot.save_snapshot(brain, scan)
+        return _kept(TagTable(scan))
 
 
 def update_tags(brain: Brain, tags: TagTable, changed_ids: Iterable[str] = ()) -> TagTable:
