@@ -306,11 +306,13 @@ def _first_scan(brain: Brain, cancel: threading.Event | None = None, progress: P
     Rows edited meanwhile are as a scan in this thread would have read them: either way the
     scan reads each row once, at some moment of its pass. The collector is paused only while
     the tags are built, not while the child runs: the UI's garbage of those minutes is collected
-    (paused, it piled up, 60 MB at a million rows, then frozen for good by `_kept`)."""
+    (paused, it piled up, 60 MB at a million rows, then frozen for good by `_kept`), and over
+    only what those minutes make (`collector.freeze_now`)."""
     from cleo_tui.memory import scan_snapshot
     from cleo_tui.memory.pool_scan import in_subprocess
 
     if in_subprocess.worth_a_process(brain):
+        collector.freeze_now()  # (the minutes of waiting: the collector walks only what they make)
         if in_subprocess.snapshot_in_subprocess(brain, cancel, progress):
             with gc_paused():
                 stored = scan_snapshot.load_snapshot(brain)
