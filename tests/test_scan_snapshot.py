@@ -224,10 +224,16 @@ def test_the_collector_runs_while_a_first_scan_waits_on_its_process(tmp_path, mo
     brain = _brain(tmp_path)
     scan_snapshot.snapshot_path(brain).unlink(missing_ok=True)
     monkeypatch.setattr(in_subprocess, "APART_FROM", 1)
-    collecting: list[bool] = []
+    collecting: list[tuple[bool, int]] = []
     assert gc.isenabled()
-    tag_brain(brain.reader(), progress=lambda done, total: collecting.append(gc.isenabled()))
-    assert collecting and all(collecting) and gc.isenabled()
+    gc.unfreeze()
+    try:
+        tag_brain(brain.reader(), progress=lambda _done, _total: collecting.append((gc.isenabled(),
+                                                                                    gc.get_freeze_count())))
+    finally:
+        gc.unfreeze()  # (the test process's objects, frozen by the scan, collected again)
+    # …and walks only what is made while it waits, not every object the app made before (`freeze_now`)
+    assert collecting and all(on and frozen > 0 for on, frozen in collecting) and gc.isenabled()
 
 
 def test_a_first_scan_goes_to_a_process_by_the_text_it_reads_not_only_by_rows(tmp_path, monkeypatch):
