@@ -87,7 +87,8 @@ def held(work: Callable[[], object]) -> Holding:
         if late > LATE_S and not done.is_set():
             worker_cpu = time.clock_gettime(clock[0]) - cpu
             # (waiting for the GIL, this thread neither ran nor waited for a core)
-            waited = late - SLEEP_S - (_scheduled() - own) if own is not None else worker_cpu
+            now = _scheduled()
+            waited = late - SLEEP_S - (now - own) if own is not None and now is not None else worker_cpu
             result.holds_ms.append(max(0.0, min(worker_cpu, waited)) * 1000)
             result.where.append(_line_of(worker))
     worker.join()
