@@ -74,6 +74,18 @@ def freeze_on_leave() -> None:
             _holders.freeze = True
 
 
+def freeze_now() -> None:
+    """Leave every object alive now out of later collections (`gc.freeze`, which costs nothing
+    at once); the collector goes on collecting what is made after.
+
+    For a process about to run for minutes with the collector on, long after its start-up: the
+    app while a first scan's process runs. Its modules, widgets and caches (most of its objects,
+    and long-lived) were walked again by every full collection, one every few seconds of paging,
+    each holding the GIL 70 ms of CPU (125 ms at load) and every key with it. The price, as for
+    `freeze_on_leave`: a cycle alive now that becomes garbage later is never collected."""
+    gc.freeze()
+
+
 def _leave(collect_young: bool) -> None:
     """Count one holder fewer; the last puts the collector back (a freeze, or else a young collection
     first, if asked)."""

@@ -28,6 +28,18 @@ def test_columns_that_do_not_fit_stay_lists():
         assert packed.pack(values) is values
 
 
+def test_a_long_column_packs_in_parts_as_in_one():
+    """Packed a part at a time (no C call holds the GIL long): the widest part's width, and a
+    value that does not fit in a later part leaves the whole column a list."""
+    values = [f"O-{n}" for n in range(packed._C_PART)] + ["O-" + "w" * 30, "O-x"]
+    column = packed.pack(values)
+    assert isinstance(column, PackedStrings) and column.width == 32 and column == values
+    assert column.hashes().tolist() == [hash(v) for v in values]
+    late = [*values, "O-é"]
+    assert packed.pack(late) is late
+    assert isinstance(packed.pack([]), PackedStrings) and len(packed.pack([])) == 0
+
+
 def test_appending_and_replacing_make_new_columns_and_leave_the_old_one():
     column = packed.pack(["O-a", "O-b"])
     longer = packed.appended(column, ["O-ccccc"])

@@ -213,6 +213,29 @@ def test_a_first_scan_says_how_far_it_got_from_its_process_and_from_here(tmp_pat
         assert [done for done, _ in said] == sorted(done for done, _ in said)
 
 
+def test_the_collector_runs_while_a_first_scan_waits_on_its_process(tmp_path, monkeypatch):
+    # A first scan of a million rows waits minutes on its process while the user pages through
+    # the rows: the UI's cyclic garbage of those minutes must be collected (paused, it piled up,
+    # 60 MB at a million real-layout rows, and was then frozen out of every later collection).
+    import gc
+
+    from cleo_tui.memory.pool_scan import in_subprocess
+
+    brain = _brain(tmp_path)
+    scan_snapshot.snapshot_path(brain).unlink(missing_ok=True)
+    monkeypatch.setattr(in_subprocess, "APART_FROM", 1)
+    collecting: list[tuple[bool, int]] = []
+    assert gc.isenabled()
+    gc.unfreeze()
+    try:
+        tag_brain(brain.reader(), progress=lambda _done, _total: collecting.append((gc.isenabled(),
+                                                                                    gc.get_freeze_count())))
+    finally:
+        gc.unfreeze()  # (the test process's objects, frozen by the scan, collected again)
+    # …and walks only what is made while it waits, not every object the app made before (`freeze_now`)
+    assert collecting and all(on and frozen > 0 for on, frozen in collecting) and gc.isenabled()
+
+
 def test_a_first_scan_goes_to_a_process_by_the_text_it_reads_not_only_by_rows(tmp_path, monkeypatch):
     # 3,000 rows of CLEO's long narratives take seconds to scan: in a thread of the app, its keys
     # waited on the scan (83 ms median, 524 ms at worst at 15,000 rows); as few short rows do not.

@@ -198,7 +198,7 @@ def _scan_of(data: Any, like: BrainScan | None = None, keep_digests: bool = Fals
     rowids, live, rules, findings, notes, keys = (data[n] for n in
                                                  ("rowids", "live", "rules", "findings", "notes", "row_keys"))
     table = FindingsTable.from_arrays(data, "table_")
-    sessions = like.sessions if like is not None and same("sessions") else [names[k] for k in data["sessions"].tolist()]
+    sessions = like.sessions if like is not None and same("sessions") else _named(names, data["sessions"])
     sessions = sessions if isinstance(sessions, list) else list(sessions)
     n = len(ids)
     lists_fit = all(isinstance(v, (list, packed.PackedStrings)) for v in (ids, created)) and \
@@ -245,6 +245,15 @@ def _scan_of(data: Any, like: BrainScan | None = None, keep_digests: bool = Fals
     scan.__dict__["index"] = index  # built above anyway
     scan.stored_digests = digests
     return scan
+
+
+def _named(names: list[Any], codes: np.ndarray) -> list[Any]:
+    """`names[k]` for each code, `_PART` codes at a time: one `tolist` of a million codes held the
+    GIL 30-40 ms (a C call lets no other thread in) while a first open's tags loaded."""
+    named: list[Any] = []
+    for start in range(0, len(codes), _PART):
+        named += [names[k] for k in codes[start:start + _PART].tolist()]
+    return named
 
 
 def _shared_ids(observations: list[str], ids: Any, index: pool_scan.HashIndex) -> list[str]:

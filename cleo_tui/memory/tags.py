@@ -261,23 +261,24 @@ def tag_brain(brain: Brain, early: Callable[[TagTable], None] | None = None,
 
     with gc_paused():
         stored = scan_snapshot.load_snapshot(brain)
-        if stored is None or not scan_snapshot.same_brain(brain, stored):
-            return _kept(TagTable(_first_scan(brain, cancel, progress, early)))
-        scan = stored.updated(scan_rows_since(brain, stored.high_water, base=stored))
-        if early is not None:
-            early(TagTable(scan))
-        changes, before = _changed_rows(brain, stored, cancel), len(stored)
-        del stored  # (a million rows' columns: not kept through another scan)
-        if changes is None:
-            del scan
-            scan = scan_brain(brain, row_keys=True, progress=progress)
-        elif changes:
-            if changes.gone:
-                scan = scan.without(changes.gone)
-            scan = scan.updated(scan_rows_since(brain, scan.high_water, changes.changed, base=scan))
-        if changes is None or changes or len(scan) != before:
-            scan_snapshot.save_snapshot(brain, scan)
-        return _kept(TagTable(scan))
+        if stored is not None and scan_snapshot.same_brain(brain, stored):
+            scan = stored.updated(scan_rows_since(brain, stored.high_water, base=stored))
+            if early is not None:
+                early(TagTable(scan))
+            changes, before = _changed_rows(brain, stored, cancel), len(stored)
+            del stored  # (a million rows' columns: not kept through another scan)
+            if changes is None:
+                del scan
+                scan = scan_brain(brain, row_keys=True, progress=progress)
+            elif changes:
+                if changes.gone:
+                    scan = scan.without(changes.gone)
+                scan = scan.updated(scan_rows_since(brain, scan.high_water, changes.changed, base=scan))
+            if changes is None or changes or len(scan) != before:
+                scan_snapshot.save_snapshot(brain, scan)
+            return _kept(TagTable(scan))
+        del stored
+    return _first_scan(brain, cancel, progress, early)  # (it pauses the collector only while it builds tags)
 
 
 KEEP_FROM = 20_000  # rows: a brain's tags this large are frozen out of garbage collections (`_kept`)
@@ -305,35 +306,44 @@ def _changed_rows(brain: Brain, stored: BrainScan,
 
 
 def _first_scan(brain: Brain, cancel: threading.Event | None = None, progress: Progress | None = None,
-                early: Callable[[TagTable], None] | None = None) -> BrainScan:
-    """A whole scan of a brain that has no usable snapshot, saved as its snapshot.
+                early: Callable[[TagTable], None] | None = None) -> TagTable:
+    """The tags of a whole scan of a brain that has no usable snapshot, saved as its snapshot.
 
     A large brain is scanned in another process (`in_subprocess`): this interpreter only
     waits, then loads the snapshot the child wrote and folds in the rows added meanwhile.
     Meanwhile `early` gets the child's first look (coverage and relevance; protection pending).
     Rows edited meanwhile are as a scan in this thread would have read them: either way the
-    scan reads each row once, at some moment of its pass."""
+    scan reads each row once, at some moment of its pass. The collector is paused only while
+    the tags are built, not while the child runs: the UI's garbage of those minutes is collected
+    (paused, it piled up, 60 MB at a million rows, then frozen for good by `_kept`), and over
+    only what those minutes make (`collector.freeze_now`)."""
     from cleo_tui.memory import scan_snapshot
     from cleo_tui.memory.pool_scan import in_subprocess
 
     first: list[BrainScan] = []
 
     def looked() -> None:
-        look = scan_snapshot.load_snapshot(brain, scan_snapshot.first_look_path(brain), digests=True)
-        if look is not None and early is not None:
+        with gc_paused():
+            look = scan_snapshot.load_snapshot(brain, scan_snapshot.first_look_path(brain), digests=True)
+            if look is None or early is None:
+                return
             first.append(look)
-            early(TagTable(look, protection_pending=True))
+            early(_kept(TagTable(look, protection_pending=True)))
 
     if in_subprocess.worth_a_process(brain):
+        collector.freeze_now()  # (the minutes of waiting: the collector walks only what they make)
         if in_subprocess.snapshot_in_subprocess(brain, cancel, progress, looked if early is not None else None):
-            stored = scan_snapshot.load_snapshot(brain, like=first[0] if first else None)
-            if stored is not None:
-                return stored.updated(scan_rows_since(brain, stored.high_water, base=stored))
+            with gc_paused():
+                stored = scan_snapshot.load_snapshot(brain, like=first[0] if first else None)
+                first.clear()
+                if stored is not None:
+                    return _kept(TagTable(stored.updated(scan_rows_since(brain, stored.high_water, base=stored))))
         if cancel is not None and cancel.is_set():
             raise ScanCancelled
-    scan = scan_brain(brain, row_keys=True, progress=progress)
-    scan_snapshot.save_snapshot(brain, scan)
-    return scan
+    with gc_paused():
+        scan = scan_brain(brain, row_keys=True, progress=progress)
+        scan_snapshot.save_snapshot(brain, scan)
+        return _kept(TagTable(scan))
 
 
 def update_tags(brain: Brain, tags: TagTable, changed_ids: Iterable[str] = ()) -> TagTable:
