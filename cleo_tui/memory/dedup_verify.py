@@ -69,10 +69,8 @@ class _Judge:
     """Similarity and "differs in a detail" of pairs of rows, from their encoded words.
 
     rapidfuzz's token-sort ratio is its plain ratio of the words sorted, so each row's
-    words are sorted once here rather than once per pair inside rapidfuzz. Its token-set
-    ratio reads each text's distinct words only, so it is given them, sorted, each once: the
-    same number, and it splits and sorts less (set ratios at 100,000 rows: 5.0 -> 4.0 s of
-    CPU on the real-layout brain, 1.56 -> 1.39 s on the demo). Each row's detail set gets a
+    words are sorted once here rather than once per pair inside rapidfuzz (the set ratio
+    of sorted words is the same number too, and quicker). Each row's detail set gets a
     number, so pairs whose details differ are found at once; only pairs with the same
     details are looked at word by word (for swapped words, as `verdict` does).
     """
@@ -82,9 +80,7 @@ class _Judge:
         rows = needed.tolist()
         parts = [encoded[i].partition("\x00") for i in rows]
         self.words = [p[0] for p in parts]  # joined, by slot
-        ordered = [sorted(p[0].split(" ")) for p in parts]
-        self.sorted_words = [" ".join(words) for words in ordered]
-        self.distinct_words = [_distinct(words, joined) for words, joined in zip(ordered, self.sorted_words, strict=True)]
+        self.sorted_words = [" ".join(sorted(p[0].split(" "))) for p in parts]
         self.lengths = np.fromiter(map(len, self.sorted_words), dtype=np.int64, count=len(rows))
         details = [p[2] for p in parts]
         numbers = dict(zip(dict.fromkeys(details), itertools.count()))
@@ -95,8 +91,7 @@ class _Judge:
     def __call__(self, left: Any, right: Any) -> tuple[Any, Any]:
         slot_a, slot_b = self.slot[left], self.slot[right]
         scored = _similarities(_picked(self.sorted_words, slot_a), _picked(self.sorted_words, slot_b),
-                               self.lengths[slot_a] + self.lengths[slot_b],
-                               (_picked(self.distinct_words, slot_a), _picked(self.distinct_words, slot_b)))
+                               self.lengths[slot_a] + self.lengths[slot_b])
         differs = self.detail_id[slot_a] != self.detail_id[slot_b]
         # Below MIN_THRESHOLD a pair is dropped, detail or not: only the others are looked at. Their
         # details are the same and they pass the length guard (`_verify`), so `verdict` would only
@@ -107,20 +102,17 @@ class _Judge:
         return scored, differs
 
 
-def _similarities(sorted_a: list[str], sorted_b: list[str], lengths: Any,
-                  distinct: tuple[list[str], list[str]] | None = None) -> Any:
+def _similarities(sorted_a: list[str], sorted_b: list[str], lengths: Any) -> Any:
     """`dedup_text.similarity_array` of pairs of sorted word strings (`lengths`: each pair's two lengths
     summed), the same numbers for every pair that reaches MIN_THRESHOLD; long pairs' sort ratios
     come from `_long_sort_ratio`, and a pair shown to stay below MIN_THRESHOLD gets a lower score
-    (still below it: such a pair is dropped either way). `distinct`: the same texts' distinct
-    words, sorted (`_distinct`), for the set ratio."""
+    (still below it: such a pair is dropped either way)."""
     from rapidfuzz import fuzz, process
 
     if not sorted_a:
         return np.zeros(0, dtype=np.float64)
-    set_a, set_b = distinct or (sorted_a, sorted_b)
     # float64, as `compare` computes one pair: cpdist's default float32 would round differently.
-    set_ratio = process.cpdist(set_a, set_b, scorer=fuzz.token_set_ratio, workers=1, dtype=np.float64)
+    set_ratio = process.cpdist(sorted_a, sorted_b, scorer=fuzz.token_set_ratio, workers=1, dtype=np.float64)
     long = lengths >= LONG_PAIR
     sort_ratio = np.zeros(len(sorted_a), dtype=np.float64)
     short = np.flatnonzero(~long)
@@ -131,12 +123,6 @@ def _similarities(sorted_a: list[str], sorted_b: list[str], lengths: Any,
     for k in np.flatnonzero(long).tolist():
         sort_ratio[k] = _long_sort_ratio(sorted_a[k], sorted_b[k], float(needed[k]))
     return np.asarray((set_ratio + sort_ratio) / 200.0)
-
-
-def _distinct(ordered: list[str], joined: str) -> str:
-    """Sorted words (`joined` is them joined), each once, joined: what a token-set ratio reads of them."""
-    once = dict.fromkeys(ordered)
-    return joined if len(once) == len(ordered) else " ".join(once)
 
 
 def _long_sort_ratio(a: str, b: str, needed: float) -> float:
