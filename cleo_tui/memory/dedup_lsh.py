@@ -243,7 +243,7 @@ def _agreement(sig: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray
     """How many signature values rows low[k] and high[k] share (`take` gathers rows several times
     quicker than indexing with an array; the equal values are summed as bytes, a fifth quicker
     than `count_nonzero` along rows)."""
-    return np.add.reduce(sig.take(low, axis=0) == sig.take(high, axis=0), axis=1, dtype=np.uint8)
+    return np.asarray(np.add.reduce(sig.take(low, axis=0) == sig.take(high, axis=0), axis=1, dtype=np.uint8))
 
 
 def _top_per_row(low: np.ndarray, high: np.ndarray, agree: np.ndarray, limit: int) -> np.ndarray:
