@@ -52,7 +52,7 @@ _BATCH = 4_000
 # Words whose hash columns `Signer` gathers at once, and pairs whose signatures `_agreement`
 # gathers at once: each gathered block (64 values of 4 bytes a word or row) stays under 32 MB,
 # the largest block glibc's malloc reuses rather than maps afresh and page-faults in each time
-# (64 MB gathers cost the cold demo run about 0.3 s of system CPU and 33 MB of peak memory).
+# (64 MB gathers cost the cold demo run 0.2-0.3 s of system CPU and 33 MB of peak memory).
 _GATHER_WORDS = 100_000
 _ESTIMATE_CHUNK = 60_000
 
