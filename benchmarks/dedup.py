@@ -1,6 +1,7 @@
 """Duplicate-finder benchmark: `dedup` at 10,000 and 100,000 observations, beside a floor, before and after.
 
     python -m benchmarks.dedup [--sizes 10000,100000] [--bench /work/bench] [--brain DB ...] [--before REF]
+                               [--repeats N]
 
 Demo brains come from `/work/bench/10k` and `/work/bench/100k` (built with
 `cleo-tui demo DIR --observations N --seed 7` when absent; a brain another
@@ -18,7 +19,9 @@ For each brain, with empty cache directories:
 - with `--before REF` (a git ref, e.g. `main`): the same whole-process runs with
   cleo-tui as it was at REF (its package exported with `git archive`),
   interleaved with this tree's so both see the same machine load, and whether
-  the two printed the same JSON;
+  the two printed the same JSON; with `--repeats N`, the whole-process runs are
+  made N times over (interleaved, each with empty caches to start) and the run of
+  median CPU is shown (a shared machine's load comes and goes);
 - `scan cold` / `scan warm`: the scan in this process, with empty caches, then
   again (everything from the caches);
 - `floor`: the plainest code doing part of the same work — read the live pool
@@ -34,7 +37,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
-import resource
 import shutil
 import sqlite3
 import subprocess
@@ -131,9 +133,9 @@ def measure(db: Path, groups: list[set[str]]) -> dict[str, Any]:
             clusters = scan.clusters()
             result[f"scan_{label}"] = time.perf_counter() - started
             result[f"cpu_{label}"] = time.process_time() - cpu
+            result[f"stages_{label}"] = {k: round(v, 2) for k, v in scan.stats.seconds.items()}
         result["stats"] = {"rows": scan.stats.rows, "candidates": scan.stats.candidates,
-                           "verified": scan.stats.verified,
-                           "stages": {k: round(v, 2) for k, v in scan.stats.seconds.items()}}
+                           "verified": scan.stats.verified}
         found = [set(c.ids) for c in clusters]
         result["planted_found"] = sum(1 for g in groups if any(g <= c for c in found))
         result["clusters"] = len(clusters)
@@ -157,17 +159,17 @@ def whole_process(db: Path, env: dict[str, str], package: Path | None = None, ou
 
 def _child(command: list[str], env: dict[str, str], output: Path | None = None,
            cwd: Path = ROOT) -> tuple[float, float, float]:
-    """Wall seconds, CPU seconds (user + system) and peak RSS (MB) of one child process.
-
-    Peak RSS is the largest of any child so far (what getrusage tells): brains go smallest first."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    """Wall seconds, CPU seconds (user + system) and peak RSS (MB) of one child process (with the
+    children it waited for), read with `wait4`: that child's own figures, whatever ran before it."""
     started = time.perf_counter()
     with open(output or os.devnull, "wb") as out:
-        subprocess.run(command, env=env, check=True, stdout=out, cwd=cwd)
+        child = subprocess.Popen(command, env=env, stdout=out, cwd=cwd)
+        _, status, usage = os.wait4(child.pid, 0)
     seconds = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
-    return seconds, cpu, after.ru_maxrss / 1024
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode:
+        raise subprocess.CalledProcessError(child.returncode, command)
+    return seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
 def floor_process(db: Path) -> float:
@@ -188,30 +190,37 @@ CONDITIONS = ("cold", "warm", "finder cold")
 Run = tuple[float, float, float]  # wall s, CPU s, peak RSS MB
 
 
-def _processes(db: Path, work: Path, before: Path | None) -> dict[str, dict[str, Run]]:
+def _processes(db: Path, work: Path, before: Path | None, repeats: int = 1) -> tuple[dict[str, dict[str, Run]], bool]:
     """Whole-process runs, cold, warm and with only the finder's scan cache cold, for this tree
-    ('after') and, when given, the exported `before` package, interleaved (same machine load)."""
+    ('after') and, when given, the exported `before` package, interleaved (same machine load);
+    with `repeats`, each sequence that many times (each with empty caches to start), and the
+    run of median CPU seconds kept for each. Also whether every run printed the same JSON."""
     versions = {"after": None, **({"before": before} if before else {})}
-    runs: dict[str, dict[str, Run]] = {name: {} for name in versions}
-    for condition in CONDITIONS:
-        for name, package in versions.items():
-            cache = work / f"cache-{name}"
-            if condition == "finder cold":
-                for scan_cache in cache.rglob("dedup"):
-                    shutil.rmtree(scan_cache)
-            runs[name][condition] = whole_process(db, {**os.environ, "XDG_CACHE_HOME": str(cache)}, package,
-                                                  work / f"{name}-{condition}.json")
-    return runs
+    every: dict[str, dict[str, list[Run]]] = {name: {c: [] for c in CONDITIONS} for name in versions}
+    same = True
+    for repeat in range(repeats):
+        for condition in CONDITIONS:
+            for name, package in versions.items():
+                cache = work / f"cache-{name}-{repeat}"
+                if condition == "finder cold":
+                    for scan_cache in cache.rglob("dedup"):
+                        shutil.rmtree(scan_cache)
+                output = work / f"{name}-{condition}-{repeat}.json"
+                every[name][condition].append(
+                    whole_process(db, {**os.environ, "XDG_CACHE_HOME": str(cache)}, package, output))
+                same = same and output.read_bytes() == (work / f"after-{condition}-0.json").read_bytes()
+    runs = {name: {c: sorted(found, key=lambda run: run[1])[len(found) // 2] for c, found in by.items()}
+            for name, by in every.items()}
+    return runs, same
 
 
-def run_brain(label: str, source: Path, before: Path | None) -> None:
+def run_brain(label: str, source: Path, before: Path | None, repeats: int = 1) -> None:
     """Every figure of one brain, printed."""
     with tempfile.TemporaryDirectory(prefix="cleo-dedup-bench-") as tmp:
         work = Path(tmp)
         db, groups = planted_copy(source, work)
-        runs = _processes(db, work, before)
-        same = None if before is None else all(
-            (work / f"after-{c}.json").read_bytes() == (work / f"before-{c}.json").read_bytes() for c in CONDITIONS)
+        runs, all_same = _processes(db, work, before, repeats)
+        same = None if before is None else all_same
         process_floor = floor_process(db)
         os.environ["XDG_CACHE_HOME"] = str(work / "cache-inproc")
         result = measure(db, groups)
@@ -221,18 +230,20 @@ def run_brain(label: str, source: Path, before: Path | None) -> None:
     print(f"  floor (exact-duplicate hash grouping): {floor_cpu:.2f} s CPU in this process "
           f"({result['floor_groups']:,} groups); {process_floor:.2f} s CPU as a whole process")
     print(f"  scan, cold caches: {result['scan_cold']:7.2f} s wall, {result['cpu_cold']:7.2f} s CPU "
-          f"({result['cpu_cold'] / floor_cpu:.1f}x floor)   stages (wall, cumulative) {result['stats']['stages']}")
+          f"({result['cpu_cold'] / floor_cpu:.1f}x floor)   stages (wall, cumulative) {result['stages_cold']}")
     print(f"  scan, warm caches: {result['scan_warm']:7.2f} s wall, {result['cpu_warm']:7.2f} s CPU "
           f"({result['cpu_warm'] / floor_cpu:.1f}x floor)   candidates {result['stats']['candidates']:,}, "
           f"verified {result['stats']['verified']:,}")
     print("  whole process `dedup --json`: CPU s (x the whole-process floor), wall s, peak RSS MB"
+          + (f" (the run of median CPU of {repeats})" if repeats > 1 else "")
           + ("; target at 100,000: cold <= 8 s CPU" if result["stats"]["rows"] >= 90_000 else ""))
     for condition in CONDITIONS:
         line = [f"{name} {cpu:6.2f} s CPU ({cpu / process_floor:4.1f}x), {wall:6.2f} s wall, {rss:4.0f} MB"
                 for name in ("before", "after") if name in runs for wall, cpu, rss in [runs[name][condition]]]
         print(f"    {condition:11s}: " + " | ".join(line))
     if same is not None:
-        print(f"  before and after printed {'the same JSON' if same else 'DIFFERENT JSON'}")
+        print(f"  before and after printed {'the same JSON' if same else 'DIFFERENT JSON'}"
+              + (" in every run" if repeats > 1 else ""))
     print(f"  machine load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     sys.stdout.flush()
 
@@ -243,6 +254,8 @@ def main() -> None:
     parser.add_argument("--bench", default="/work/bench")
     parser.add_argument("--brain", action="append", default=[], metavar="DB", help="another brain (repeatable)")
     parser.add_argument("--before", metavar="REF", help="also run cleo-tui as it was at this git ref")
+    parser.add_argument("--repeats", type=int, default=1, metavar="N",
+                        help="whole-process runs N times each, interleaved; the median is shown")
     parser.add_argument("--floor-only", metavar="DB", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.floor_only:
@@ -254,7 +267,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="cleo-dedup-before-") as tmp:
         before = exported(args.before, Path(tmp) / "before") if args.before else None
         for label, source in brains:
-            run_brain(label, source, before)
+            run_brain(label, source, before, max(1, args.repeats))
 
 
 if __name__ == "__main__":

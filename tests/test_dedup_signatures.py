@@ -22,3 +22,20 @@ def test_signatures_are_the_same_in_small_gathers(monkeypatch: pytest.MonkeyPatc
     halves = np.concatenate([signer(word_sets[:130]), signer(word_sets[130:])])
     assert np.array_equal(halves, whole)
     assert (whole[[i for i, s in enumerate(word_sets) if not s]] == 0xFFFFFFFF).all()
+
+
+def test_candidates_count_shared_values_in_any_chunking(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each candidate's estimate is the share of signature values its rows hold in common, however
+    many pairs are compared at once."""
+    rng = random.Random(9)
+    vocabulary = [f"word{n}" for n in range(120)]
+    base = [set(rng.sample(vocabulary, 30)) for _ in range(20)]
+    word_sets = [{w for w in rng.choice(base) if rng.random() < 0.9} for _ in range(200)]
+    sig = dedup_lsh.signatures(word_sets)
+    left, right, estimate = dedup_lsh.candidate_pairs(sig)
+    assert len(left) > 100
+    shared = np.count_nonzero(sig[left] == sig[right], axis=1)
+    assert (estimate == shared / dedup_lsh.NUM_PERM).all()
+    monkeypatch.setattr(dedup_lsh, "_ESTIMATE_CHUNK", 7)
+    again = dedup_lsh.candidate_pairs(sig)
+    assert all(np.array_equal(a, b) for a, b in zip(again, (left, right, estimate), strict=True))

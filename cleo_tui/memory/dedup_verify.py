@@ -116,7 +116,9 @@ def _similarities(sorted_a: list[str], sorted_b: list[str], lengths: Any) -> Any
     long = lengths >= LONG_PAIR
     sort_ratio = np.zeros(len(sorted_a), dtype=np.float64)
     short = np.flatnonzero(~long)
-    if len(short):
+    if len(short) == len(sorted_a):  # (the usual batch: no long pair, nothing to pick out)
+        sort_ratio = process.cpdist(sorted_a, sorted_b, scorer=fuzz.ratio, workers=1, dtype=np.float64)
+    elif len(short):
         sort_ratio[short] = process.cpdist(_picked(sorted_a, short), _picked(sorted_b, short), scorer=fuzz.ratio,
                                            workers=1, dtype=np.float64)
     needed = 200 * MIN_THRESHOLD - set_ratio   # the sort ratio a pair needs to reach MIN_THRESHOLD
