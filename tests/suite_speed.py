@@ -106,7 +106,10 @@ def slow_headless_frames(fps: int = HEADLESS_FPS) -> None:
     `export_screenshot` renders the whole screen. The timer's frames in between were rendered
     for nothing. Measured in one sitting, -n 0, test_ui_traces, _observations, _live, _session,
     _startup, test_ui_snapshots and _snapshots_narrow (92 tests): 93.8 s of CPU at 60 frames a
-    second, 65.1 s at 5, 64.5 s at 1 (but 30% more wall time: some steps wait for a frame).
+    second, 65.1 s at 5, 64.5 s at 1 (but 30% more wall time: some steps wait for a frame). The
+    whole suite (-n 3, 1,096 tests, the machine shared: CPU seconds inflate with its load), before
+    and after: 350 -> 225 s of CPU at load 4-5 (5 min 49 s -> 4 min 26 s), 373 -> 302 s at load 7-9
+    (12 min 26 s -> 7 min 26 s); the whole suite also passes at 1 frame a second.
     Only this process: the apps that tests start as subprocesses (pseudo-terminal, CLI, browser) keep
     Textual's rate, as a user's do.
     """
