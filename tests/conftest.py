@@ -24,6 +24,10 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.enviro
 # run — xdist's workers and the CLI subprocesses — even where PYTHONDONTWRITEBYTECODE is set: see suite_speed.
 suite_speed.keep_bytecode(Path(tempfile.gettempdir()) / f"cleo-tui-test-pycache-{os.getuid()}")
 
+# The apps that Pilot runs in this process draw 5 frames a second on their own, not 60: every frame a
+# test looks at is still drawn (see suite_speed.slow_headless_frames).
+suite_speed.slow_headless_frames()
+
 
 def pytest_configure(config):
     """In the process that starts xdist's workers (or runs alone): compile the test modules and

@@ -11,6 +11,8 @@
   them (pytest's own rewrite, stored where pytest looks for it).
 - **Demo brains generated once per run.** `share_demo_folder` names one folder for the run, in
   which `tests.ui_helpers.copy_demo` keeps each demo brain it generated, for every worker.
+- **Fewer headless frames.** The apps under Pilot draw 5 frames a second on their own instead of
+  60 (`slow_headless_frames`): a test sees only the frames Pilot draws when it pauses or presses.
 - **Full garbage collections that walk the test process's own heap.** A test process holds
   what no user's process does: pytest's collected items and reports, every module of the suite,
   and Textual's per-process caches filled by the apps of earlier tests (its method caches keep
@@ -90,6 +92,31 @@ def share_demo_folder(config) -> None:
     folder = tempfile.mkdtemp(prefix="cleo-tui-test-demos-")
     os.environ[SHARED_DEMOS] = folder
     config.add_cleanup(lambda: (shutil.rmtree(folder, True), os.environ.pop(SHARED_DEMOS, None)))
+
+
+HEADLESS_FPS = 5  # frames a second an app under Pilot draws on its own (Textual's default: 60)
+
+
+def slow_headless_frames(fps: int = HEADLESS_FPS) -> None:
+    """Let the screens of the apps this process runs under Pilot refresh `fps` times a second.
+
+    Textual draws a screen on a timer, 60 times a second (`textual.screen.UPDATE_PERIOD`, read each
+    time a screen starts its timer). Under Pilot nobody sees those frames: `pilot.pause()` and every
+    key press draw what is pending before the test goes on (`Screen._on_timer_update`), and
+    `export_screenshot` renders the whole screen. The timer's frames in between were rendered
+    for nothing. Measured in one sitting, -n 0, test_ui_traces, _observations, _live, _session,
+    _startup, test_ui_snapshots and _snapshots_narrow (92 tests): 93.8 s of CPU at 60 frames a
+    second, 65.1 s at 5, 64.5 s at 1 (but 30% more wall time: some steps wait for a frame). The
+    whole suite (-n 3, 1,096 tests, the machine shared: CPU seconds inflate with its load), before
+    and after: 350 -> 225 s of CPU at load 4-5 (5 min 49 s -> 4 min 26 s), 373 -> 302 s at load 7-9
+    (12 min 26 s -> 7 min 26 s); the whole suite also passes at 1 frame a second.
+    Only this process: the apps that tests start as subprocesses (pseudo-terminal, CLI, browser) keep
+    Textual's rate, as a user's do.
+    """
+    import textual.screen
+
+    assert hasattr(textual.screen, "UPDATE_PERIOD"), "Textual renamed its frame period: update slow_headless_frames"
+    textual.screen.UPDATE_PERIOD = 1 / fps
 
 
 def settle_heap() -> None:

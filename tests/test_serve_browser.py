@@ -1,5 +1,8 @@
 """`cleo-tui serve` in a real browser: headless Chromium opens the printed address, the app's first rows
-come, keys reach it; an address without the token is refused; ctrl+c leaves no process behind."""
+come, keys reach it; an address without the token is refused; ctrl+c leaves no process behind.
+
+The browser's screenshot goes to the test's own directory; `CLEO_TUI_BROWSER_SCREENSHOT=screenshots/browser.png`
+writes it where the README shows it instead (each run rewrote that file in the tree before)."""
 
 from __future__ import annotations
 
@@ -26,7 +29,7 @@ from tests.ui_helpers import copy_demo
 
 CHROMIUM, DRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 BUDGET = re.compile(r"Budget ([\d,]+)\s+target")
-SCREENSHOT = Path(__file__).resolve().parent.parent / "screenshots" / "browser.png"
+SCREENSHOT_VARIABLE = "CLEO_TUI_BROWSER_SCREENSHOT"  # where to keep the screenshot (default: the test's tmp_path)
 
 
 def _start_server(db: Path) -> tuple[subprocess.Popen, str]:
@@ -106,6 +109,7 @@ def _two_tabs_evict(driver: webdriver.Chrome, url: str, db: Path) -> None:
 
 def test_serve_opens_the_app_in_a_browser_behind_its_token_and_leaves_nothing_running(tmp_path):
     db = copy_demo(tmp_path / "project")
+    screenshot = Path(os.environ.get(SCREENSHOT_VARIABLE) or tmp_path / "browser.png").resolve()
     proc, url = _start_server(db)
     driver = None
     try:
@@ -130,8 +134,8 @@ def test_serve_opens_the_app_in_a_browser_behind_its_token_and_leaves_nothing_ru
         terminal.send_keys("]")
         after = wait.until(lambda d: (m := BUDGET.search(_screen_text(d))) and m.group(1) != before and m)
         assert int(after.group(1).replace(",", "")) > int(before.replace(",", ""))  # the preview followed the key
-        SCREENSHOT.parent.mkdir(exist_ok=True)
-        driver.save_screenshot(str(SCREENSHOT))
+        screenshot.parent.mkdir(parents=True, exist_ok=True)
+        driver.save_screenshot(str(screenshot))
         _two_tabs_evict(driver, url, db)
     finally:
         if driver is not None:
@@ -145,4 +149,4 @@ def test_serve_opens_the_app_in_a_browser_behind_its_token_and_leaves_nothing_ru
     left = [pid for pid in apps if Path(f"/proc/{pid}").exists()
             and "cleo_tui" in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")]
     assert left == [], f"app processes left running: {left}"
-    assert os.path.getsize(SCREENSHOT) > 10_000
+    assert os.path.getsize(screenshot) > 10_000

@@ -64,6 +64,7 @@ class Tiny(App[None]):
 async def test_footer_key_is_the_widget_textuals_footer_composes():
     app = Tiny()
     async with app.run_test() as pilot:
+        await pilot.pause()  # the first frame: Textual's footer composes its keys after it
         await pilot.pause()
         keys = list(app.screen.query(compat.FooterKey))
         assert keys and {"shown"} <= {k.action for k in keys}

@@ -40,6 +40,12 @@ class Host(App[None]):
         return None if action == "save" and not self.can_save else True
 
 
+async def refreshed(pilot) -> None:
+    """One frame drawn, then what waited for it done (the footer recomposes after a refresh)."""
+    await pilot.pause()
+    await pilot.pause()
+
+
 def footer_keys(app: App[None]) -> list[FooterKey]:
     return [k for k in app.screen.query(FooterKey) if not k.has_class("-command-palette")]
 
@@ -48,20 +54,20 @@ async def test_the_footer_keeps_its_keys_while_they_stay_the_same_and_recomposes
     app = Host()
     async with app.run_test(size=(100, 10)) as pilot:
         app.query_one("#a").focus()
-        await pilot.pause()
+        await refreshed(pilot)
         before = footer_keys(app)
         assert [k.description for k in before] == ["Save"]
 
         app.query_one("#b").focus()  # another widget with the same keys: nothing to redo
-        await pilot.pause()
+        await refreshed(pilot)
         assert footer_keys(app) == before and all(a is b for a, b in zip(footer_keys(app), before, strict=True))
 
         app.query_one("#c").focus()  # a widget with a key of its own: shown
-        await pilot.pause()
+        await refreshed(pilot)
         assert sorted(k.description for k in footer_keys(app)) == ["Extra", "Save"]
 
         app.can_save = False  # a key turned disabled: shown so
         app.refresh_bindings()
-        await pilot.pause()
+        await refreshed(pilot)
         save = next(k for k in footer_keys(app) if k.description == "Save")
         assert save.has_class("-disabled")
