@@ -13,12 +13,15 @@ column stays the list it was, so the functions here take either.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
 
 PACK_WIDTH_MAX = 64
 _READ_PART = 65_536  # strings made at a time when iterating
+_KEPT_AS_LISTS: ContextVar[bool] = ContextVar("kept_as_lists", default=False)
 
 
 class PackedStrings(Sequence[str]):
@@ -82,12 +85,27 @@ class PackedStrings(Sequence[str]):
 
 
 def pack(values: Sequence[str]) -> Sequence[str]:
-    """`values` packed when they fit (module docstring), else as they are."""
-    if isinstance(values, PackedStrings):
+    """`values` packed when they fit (module docstring), else as they are (always within `kept_as_lists`)."""
+    if isinstance(values, PackedStrings) or _KEPT_AS_LISTS.get():
         return values
     if not _packable(values):
         return values
     return PackedStrings(np.array(values, dtype=f"S{max(1, max(map(len, values), default=1))}"))
+
+
+@contextmanager
+def kept_as_lists() -> Iterator[None]:
+    """Within it (in this thread), `pack` leaves columns as the lists they are.
+
+    For a command that reads a brain once, prints and exits (`prune --json`): packing saves
+    memory in a process that keeps its scan, but a one-shot command only pays for it, packing
+    the ids and dates and making strings of them again for its output (0.03-0.04 s of CPU at
+    100,000 rows, of about 1.1 s)."""
+    token = _KEPT_AS_LISTS.set(True)
+    try:
+        yield
+    finally:
+        _KEPT_AS_LISTS.reset(token)
 
 
 def _packable(values: Sequence[Any]) -> bool:
