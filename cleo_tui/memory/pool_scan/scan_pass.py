@@ -90,8 +90,10 @@ def read_pass(brain: Brain, where: str, params: Sequence[Any], tokenizer: Tokeni
             done += len(rows)
             if progress:
                 progress(done, max(total, done))
-            for name in ("ids", "created", "sessions", "live", "rules", "quality", "notes"):
+            for name in ("ids", "created", "sessions", "quality"):
                 parts[name] += getattr(c, name)
+            for name in ("live", "rules", "notes"):  # (arrays when read compact)
+                parts[name].append(np.asarray(getattr(c, name)))
             parts["rowids"].append(rowids)
             parts["keys"].append(keys)
             if c.tails is not None:
@@ -108,7 +110,7 @@ def read_pass(brain: Brain, where: str, params: Sequence[Any], tokenizer: Tokeni
     arrays = {name: joined(parts[name], dtype) for name, dtype in
               (("rowids", np.int64), ("entries", np.int32), ("keys", np.uint64), ("row_keys", np.uint64),
                ("units", np.int64))}
-    arrays.update((name, np.array(parts[name], dtype=dtype)) for name, dtype in
+    arrays.update((name, joined(parts[name], dtype)) for name, dtype in
                   (("live", bool), ("notes", bool), ("rules", np.uint8)))
     if order is not None:
         arrays = {name: column[order] if len(column) else column for name, column in arrays.items()}
