@@ -17,6 +17,7 @@ from cleo_tui.commands.common import (
     add_brain_options,
     brain_from_args,
     emit_json,
+    emit_json_with_rows,
     print_rows,
     print_undo,
 )
@@ -123,8 +124,8 @@ def _prune(args: argparse.Namespace) -> int:
     finally:
         brain.close()
     if args.json:
-        emit_json({**preview.to_json(result.run_id if result else None), "impact": impact.to_json(),
-                   **(result.to_json() if result else {})})
+        emit_json_with_rows({**preview.json_head(result.run_id if result else None), "impact": impact.to_json(),
+                             **(result.to_json() if result else {})}, preview.json_rows)
     else:
         _print_preview(preview, result, impact)
     return 0

@@ -112,9 +112,10 @@ class PoolColumns:
                 for oid, tag, rel, made, size, head, why in zip(ids, coverage, relevance, created, tokens, heads,
                                                                 reasons, strict=True)]
 
-    def protected_json(self) -> list[dict[str, Any]]:
-        """The JSON rows of the protected entries, in pool order (id and reasons)."""
-        at, reasons_at = self.protected.tolist(), self.reasons_at
+    def protected_json(self, positions: np.ndarray | None = None) -> list[dict[str, Any]]:
+        """The JSON rows of the protected entries (id and reasons), in pool order, or of those
+        at `positions` (protected ones)."""
+        at, reasons_at = (self.protected if positions is None else positions).tolist(), self.reasons_at
         return [{"id": obs_id, "reasons": list(reasons_at(k))}
                 for obs_id, k in zip(take(self.ids, at), at, strict=True)]
 
