@@ -38,7 +38,7 @@ def scan_columns(brain: Brain, sessions: bool) -> tuple[list[str], str]:
     join = f" LEFT JOIN {OVERRIDES} ov ON ov.observation_id = o.id" if override else ""
     live = "o.invalid_at IS NULL" if "invalid_at" in have else "1"
     quality = col("quality_score")
-    low_quality = f"CASE WHEN typeof({quality}) IN ('integer', 'real') AND {quality} < 0.4 THEN {quality} END"
+    low_quality = f"CASE WHEN {mapping.low_quality_sql(quality)} THEN {quality} END"
     columns = [f"CAST({col('id')} AS TEXT)", f"coalesce(CAST({col('created_at')} AS TEXT), '')",
                f"CAST({col('source_session_id')} AS TEXT)" if sessions else "NULL", live,
                f"CAST(coalesce({col('title')}, '') AS BLOB)", f"CAST(coalesce({col('narrative')}, '') AS BLOB)",
