@@ -121,12 +121,12 @@ def _json_bytes(value: Any) -> bytes:
     return data
 
 
-def _write(pieces: Iterable[bytes]) -> None:
+def _write(pieces: Iterable[bytes | memoryview]) -> None:
     """Write ASCII bytes to standard output, a piece at a time."""
     buffer = getattr(sys.stdout, "buffer", None)
     if buffer is None:  # a text stream (tests, embedding): the data is ASCII
         for piece in pieces:
-            sys.stdout.write(piece.decode("ascii"))
+            sys.stdout.write(bytes(piece).decode("ascii"))
         return
     sys.stdout.flush()
     for piece in pieces:
@@ -156,7 +156,7 @@ def emit_json_with_rows(head: dict[str, Any], rows: Callable[[], Mapping[str, It
 _NESTED_START, _NESTED_END = b'{\n  "": [\n', b"\n  ]\n}"  # around a part's rows (see _pieces_with_rows)
 
 
-def _pieces_with_rows(head: dict[str, Any], rows: Mapping[str, Iterable[list[Any]]]) -> Iterator[bytes]:
+def _pieces_with_rows(head: dict[str, Any], rows: Mapping[str, Iterable[list[Any]]]) -> Iterator[bytes | memoryview]:
     data = _json_bytes(head)
     for key, parts in rows.items():
         if head.get(key) != []:
@@ -170,7 +170,8 @@ def _pieces_with_rows(head: dict[str, Any], rows: Mapping[str, Iterable[list[Any
         first = True
         for part in parts:
             if part:  # as the list of a key of a dict, its rows are indented as in the head
-                yield (b"\n" if first else b",\n") + _json_bytes({"": part})[len(_NESTED_START):-len(_NESTED_END)]
+                yield b"\n" if first else b",\n"
+                yield memoryview(_json_bytes({"": part}))[len(_NESTED_START):-len(_NESTED_END)]  # (not copied)
                 first = False
         yield b"]" if first else b"\n  ]"
     yield data

@@ -20,7 +20,6 @@ from cleo_tui.brain.store import Brain
 from cleo_tui.memory import detectors, recall_protection
 from cleo_tui.memory import packed_strings as packed
 from cleo_tui.memory.detectors import Findings
-from cleo_tui.memory.pool_scan import detector_workers
 from cleo_tui.memory.pool_scan.citations import read_citations, reflection_counts_of
 from cleo_tui.memory.pool_scan.containers import taken_in_order
 from cleo_tui.memory.pool_scan.findings_cache import FindingsCacheFile, content_keys, decode_lenient, judged_text_of
@@ -71,6 +70,8 @@ def read_pass(brain: Brain, where: str, params: Sequence[Any], tokenizer: Tokeni
         """Each missing row's findings into the table (once each), their places into `entries`."""
         for i, findings in zip(missing, found, strict=False):
             entries[i] = table.add(findings)
+
+    from cleo_tui.memory.pool_scan import detector_workers  # (multiprocessing: imported when a scan runs)
 
     analyser = detector_workers.chunk_analyser(_analysed)  # (workers only within `helping`: the first-scan child)
     try:
