@@ -192,7 +192,7 @@ class ScanRelevanceReasons:
         (the rows with one are found once, in C: most rows have none)."""
         at = np.asarray(rows, dtype=np.int64)
         codes = self.scan.rules[at]
-        kinds = np.unique(codes).tolist()
+        kinds = np.flatnonzero(np.bincount(codes)).tolist()  # (np.unique would import numpy.ma: 15 ms)
         by_rule = np.empty(max(kinds, default=0) + 1, dtype=object)
         for code in kinds:
             by_rule[code] = relevance_reason(code, None)
