@@ -33,14 +33,16 @@ from cleo_tui.memory.tokenizers import Tokenizer
 
 def scan_where(brain: Brain, where: str, params: Sequence[Any], tokenizer: Tokenizer | None, session: str | None,
           progress: Progress | None, cache_file: bool, base: BrainScan | None = None,
-          row_keys: bool = False) -> BrainScan:
+          row_keys: bool = False, sessions: bool = True) -> BrainScan:
     """Scan the rows `where` selects (read again leniently if some short text is not UTF-8), with
     citations and recall reasons; the findings cache is used and saved when `cache_file`."""
     stored = FindingsCacheFile(brain) if cache_file else None
     try:
-        scan, fresh = read_pass(brain, where, params, tokenizer, session, progress, stored, True, base, row_keys)
+        scan, fresh = read_pass(brain, where, params, tokenizer, session, progress, stored, True, base, row_keys,
+                                sessions)
     except Undecodable:
-        scan, fresh = read_pass(brain, where, params, tokenizer, session, progress, stored, False, base, row_keys)
+        scan, fresh = read_pass(brain, where, params, tokenizer, session, progress, stored, False, base, row_keys,
+                                sessions)
     if base is None:
         scan.citations, scan.edges, _ = read_citations(brain, live_notes(scan), None)
     else:
@@ -54,8 +56,10 @@ def scan_where(brain: Brain, where: str, params: Sequence[Any], tokenizer: Token
 
 def read_pass(brain: Brain, where: str, params: Sequence[Any], tokenizer: Tokenizer | None, session: str | None,
                progress: Progress | None, stored: FindingsCacheFile | None, strict: bool,
-               base: BrainScan | None = None, row_keys: bool = False) -> tuple[BrainScan, int]:
-    """One reading of the rows, a chunk at a time (only a chunk's texts are held at once)."""
+               base: BrainScan | None = None, row_keys: bool = False, sessions: bool = True
+               ) -> tuple[BrainScan, int]:
+    """One reading of the rows, a chunk at a time (only a chunk's texts are held at once); without
+    `sessions`, no row's session is read unless one session's units are measured."""
     table = TableBuilder(stored.table if stored else FindingsTable.empty())
     parts: dict[str, list[Any]] = {name: [] for name in ("rowids", "ids", "created", "sessions", "live", "rules",
                                                     "quality", "keys", "row_keys", "entries", "units", "notes")}
@@ -64,7 +68,7 @@ def read_pass(brain: Brain, where: str, params: Sequence[Any], tokenizer: Tokeni
     cache = TokenCache() if tokenizer is not None and tokenizer.cached else None
     done = 0
     total = count_rows(brain, where, params) if progress else 0
-    read_sessions = session is not None or tokenizer is None  # (a whole pool's prune does not need them)
+    read_sessions = session is not None or (tokenizer is None and sessions)  # (a whole pool's prune: not needed)
 
     def enter(missing: list[int], entries: np.ndarray, found: list[Findings]) -> None:
         """Each missing row's findings into the table (once each), their places into `entries`."""
@@ -165,16 +169,19 @@ def shared_strings(values: list[str | None]) -> list[str | None]:
 
 
 def scan_brain(brain: Brain, live_only: bool = False, tokenizer: Tokenizer | None = None,
-               session: str | None = None, progress: Progress | None = None, row_keys: bool = False) -> BrainScan:
+               session: str | None = None, progress: Progress | None = None, row_keys: bool = False,
+               sessions: bool = True) -> BrainScan:
     """Read and analyse every observation (or every live one) once, oldest first.
 
     With a tokenizer, each row in scope (one session's, or all when `session` is
     None) also gets the size of its pool line. `progress(done, total)` follows the rows read.
-    With `row_keys`, each row gets a hash of everything read of it (see `row_key_sql`).
+    With `row_keys`, each row gets a hash of everything read of it (see `row_key_sql`). Without
+    `sessions`, the rows' sessions are not read (None each).
     """
     have = brain.features.columns(cs.OBSERVATIONS)
     where = live_rows_where(brain) if live_only and "invalid_at" in have else ""
-    return scan_where(brain, where, (), tokenizer, session, progress, cache_file=True, row_keys=row_keys)
+    return scan_where(brain, where, (), tokenizer, session, progress, cache_file=True, row_keys=row_keys,
+                      sessions=sessions)
 
 
 def live_rows_where(brain: Brain) -> str:
