@@ -9,13 +9,11 @@ and light commands never load the LLM clients or Textual. A user's mistake
 from __future__ import annotations
 
 import argparse
-import difflib
 import importlib
 import os
 import re
 import sqlite3
 import sys
-import traceback
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -86,6 +84,8 @@ def shown_bytes(value: str) -> str:
 
 def unknown_command(word: str) -> UsageError:
     """`cleo-tui nosuch`: not a command, and no directory of that name; the commands listed."""
+    import difflib  # (only for a mistyped command)
+
     close = difflib.get_close_matches(word, list(COMMANDS), n=1)
     hint = f" Did you mean `cleo-tui {close[0]}`?" if close else ""
     return UsageError(f"'{shown_bytes(word)}' is not a cleo-tui command, nor a directory here.{hint} The "
@@ -156,6 +156,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                   "backup.", file=sys.stderr)
             return EXIT_USER_ERROR
         if os.environ.get("CLEO_TUI_DEBUG"):
+            import traceback
+
             traceback.print_exc()
         print(f"cleo-tui: internal error: {type(exc).__name__}: {safe_text(exc)}. "
               "Run again with CLEO_TUI_DEBUG=1 for details.", file=sys.stderr)

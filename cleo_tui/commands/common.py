@@ -10,6 +10,7 @@ import argparse
 import json
 import re
 import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, NoReturn, Protocol
 
@@ -106,18 +107,75 @@ def emit_json(value: Any) -> None:
     Through orjson: a prune preview of 100,000 dropped rows is 25 MB of JSON.
     """
     try:
-        data = orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS, default=str)
+        data = _json_bytes(value)
     except TypeError:  # a lone surrogate (a file name that is not UTF-8): escaped as \udcff by json
         data = json.dumps(value, indent=2, ensure_ascii=True, default=str).encode("ascii")
+    _write([data, b"\n"])
+
+
+def _json_bytes(value: Any) -> bytes:
+    """`value` as indented JSON (orjson), non-ASCII escaped; TypeError for a lone surrogate."""
+    data = orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS, default=str)
     if not data.isascii() or b"\x7f" in data:
         data = _NON_ASCII.sub(_ascii_escape, data.decode("utf-8")).encode("ascii")
+    return data
+
+
+def _write(pieces: Iterable[bytes | memoryview]) -> None:
+    """Write ASCII bytes to standard output, a piece at a time."""
     buffer = getattr(sys.stdout, "buffer", None)
-    if buffer is None:  # a text stream (tests, embedding): the data is ASCII by now
-        sys.stdout.write(data.decode("ascii") + "\n")
+    if buffer is None:  # a text stream (tests, embedding): the data is ASCII
+        for piece in pieces:
+            sys.stdout.write(bytes(piece).decode("ascii"))
         return
     sys.stdout.flush()
-    buffer.write(data + b"\n")
+    for piece in pieces:
+        buffer.write(piece)
     buffer.flush()
+
+
+def emit_json_with_rows(head: dict[str, Any], rows: Callable[[], Mapping[str, Iterable[list[Any]]]]) -> None:
+    """`emit_json` of `head` with the lists `rows()` makes (the rows of `head[key]`, which is [] in
+    `head`, a list at a time) in their places: the same bytes, made a part at a time.
+
+    What it buys (`prune --json` of 100,000 demo rows): 86,000 dicts never live at once, and no
+    copy of the whole 25 MB is made: the process touches ~60 MB less memory. A part's rows are
+    printed as a list inside a dict, which indents them as they are inside the head. The parts
+    are written once all are made, so that should one hold a lone surrogate, the whole is printed
+    by `emit_json` instead, as before."""
+    try:
+        pieces = list(_pieces_with_rows(head, rows()))
+    except TypeError:
+        for key, parts in rows().items():
+            head[key] = [row for part in parts for row in part]
+        emit_json(head)
+        return
+    _write(pieces)
+
+
+_NESTED_START, _NESTED_END = b'{\n  "": [\n', b"\n  ]\n}"  # around a part's rows (see _pieces_with_rows)
+
+
+def _pieces_with_rows(head: dict[str, Any], rows: Mapping[str, Iterable[list[Any]]]) -> Iterator[bytes | memoryview]:
+    data = _json_bytes(head)
+    for key, parts in rows.items():
+        if head.get(key) != []:
+            raise ValueError(f"{key} is not an empty list of the head")
+        placeholder = b'\n  ' + orjson.dumps(key) + b': []'  # (a raw newline is only ever JSON's own)
+        before, found, data = data.partition(placeholder)
+        if not found:
+            raise ValueError(f"{key} is not a key of the head")
+        yield before
+        yield placeholder[:-1]
+        first = True
+        for part in parts:
+            if part:  # as the list of a key of a dict, its rows are indented as in the head
+                yield b"\n" if first else b",\n"
+                yield memoryview(_json_bytes({"": part}))[len(_NESTED_START):-len(_NESTED_END)]  # (not copied)
+                first = False
+        yield b"]" if first else b"\n  ]"
+    yield data
+    yield b"\n"
 
 
 def int_option(value: str, flag: str, low: int, high: int) -> int:

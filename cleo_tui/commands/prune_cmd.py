@@ -17,11 +17,13 @@ from cleo_tui.commands.common import (
     add_brain_options,
     brain_from_args,
     emit_json,
+    emit_json_with_rows,
     print_rows,
     print_undo,
 )
 from cleo_tui.config import load_config
 from cleo_tui.memory import curation
+from cleo_tui.memory import packed_strings as packed
 from cleo_tui.memory.cleo_effects import eviction_in_cleo
 from cleo_tui.memory.pruner import (
     BadBudget,
@@ -109,7 +111,8 @@ def _prune(args: argparse.Namespace) -> int:
     try:
         if args.apply:
             brain.ensure_writable()  # say so before the work of a preview
-        pool = prepare_pool(brain, _tokenizer(args), args.session)
+        with packed.kept_as_lists():  # read once and printed: packing would only be undone for the output
+            pool = prepare_pool(brain, _tokenizer(args), args.session)
         preview = pool.preview(budget)
         # The Prune pane's computation: the drop order prepared once, this budget looked up.
         impact = impact_of(brain, drop_order=pool.droppable.ids(), count=preview.drop_count)
@@ -121,8 +124,8 @@ def _prune(args: argparse.Namespace) -> int:
     finally:
         brain.close()
     if args.json:
-        emit_json({**preview.to_json(result.run_id if result else None), "impact": impact.to_json(),
-                   **(result.to_json() if result else {})})
+        emit_json_with_rows({**preview.json_head(result.run_id if result else None), "impact": impact.to_json(),
+                             **(result.to_json() if result else {})}, preview.json_rows)
     else:
         _print_preview(preview, result, impact)
     return 0

@@ -132,6 +132,13 @@ _RULE_OWNER, _RULE_MANUAL_OWNER = 14, 15  # after the overrides' codes
 RULE_CODES_END = 16  # every rule code is below this
 
 
+def low_quality_sql(quality: str) -> str:
+    """SQL true for a quality score that is a number below 0.4 (`+`: compared as stored, without the
+    column's affinity, so a text or blob is never below a number). The same as `typeof(q) IN
+    ('integer', 'real') AND q < 0.4`, which cost a scan of 100,000 rows 160 million instructions."""
+    return f"+{quality} < 0.4"
+
+
 def relevance_rule_sql(column: Callable[[str], str], override: str | None) -> str:
     """A SQL CASE giving each row's relevance rule code; `column(name)` spells a column (or NULL)."""
     cases = []
@@ -145,8 +152,7 @@ def relevance_rule_sql(column: Callable[[str], str], override: str | None) -> st
         f"WHEN {column('source_type')} = 'manual' THEN {_RULE_MANUAL}",
         f"WHEN {column('source_confidence')} = 'owner' THEN {_RULE_OWNER}",
         f"WHEN {column('type')} = 'decision' THEN {_RULE_DECISION}",
-        f"WHEN typeof({column('quality_score')}) IN ('integer', 'real') AND {column('quality_score')} < 0.4 "
-        f"THEN {_RULE_LOW_QUALITY}",
+        f"WHEN {low_quality_sql(column('quality_score'))} THEN {_RULE_LOW_QUALITY}",
     ]
     return f"CASE {' '.join(cases)} ELSE {_RULE_DEFAULT} END"
 

@@ -132,7 +132,7 @@ def _prepare_live_pool(brain: Brain, tokenizer: Tokenizer, session: str | None,
                        progress: Progress | None) -> PreparedPool:
     """The live pool's scan, measured, as a pool (`prepare_pool` without the collector's pause)."""
     if tokenizer.cached:  # tiktoken: the counts come from the brain's units file (see pruner_units)
-        scan = tags.scan_brain(brain, live_only=True)
+        scan = tags.scan_brain(brain, live_only=True, sessions=session is not None)
         scan.units, scan.count_stats = scan_line_units(brain, scan, tokenizer, session, progress)
         scan.unit_scope = session
     else:  # chars4: measured while the scan reads each chunk, cheaper than any cache

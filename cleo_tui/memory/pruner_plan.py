@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from cleo_tui.memory.pool_scan import BrainScan
 
 TARGET_SHARE = 0.8
+JSON_PART = 4_096  # rows of a long JSON list made at a time (`PrunePreview.json_rows`)
 
 
 def target_for(budget: int) -> int:
@@ -93,21 +94,34 @@ class PrunePreview:
     def to_json(self, run_id: int | None = None) -> dict[str, Any]:
         """The CLI's JSON shape (DESIGN §3); built from the pool's columns (100,000s of rows)."""
         with tags.gc_paused():  # 100,000s of new dicts, no cycle: collections would only walk them
-            return self._json(run_id)
+            shape = self.json_head(run_id)
+            for key, parts in self.json_rows().items():
+                shape[key] = [row for part in parts for row in part]
+            return shape
 
-    def _json(self, run_id: int | None) -> dict[str, Any]:
-        """`to_json` without the collector's pause."""
-        pool = self.pool
+    def json_head(self, run_id: int | None = None) -> dict[str, Any]:
+        """`to_json` with its long lists ("dropped", "protected") left empty: `json_rows` makes them."""
         return {
             "budget": self.budget, "target": self.target, "tokenizer": self.tokenizer,
-            "session": pool.session,
+            "session": self.pool.session,
             "tokens_before": self.tokens_before, "tokens_after": self.tokens_after,
-            "fell_back": self.fell_back,
-            "dropped": pool.columns.dropped_json(pool.droppable.positions[:self.drop_count], pool.tokenizer),
-            "protected": pool.columns.protected_json(),
+            "fell_back": self.fell_back, "dropped": [], "protected": [],
             "protected_tokens": self.protected_tokens,
             "kept": self.kept, "run_id": run_id,
         }
+
+    def json_rows(self, part: int | None = None) -> dict[str, Iterator[list[dict[str, Any]]]]:
+        """The rows of `to_json`'s long lists, each list `part` rows (`JSON_PART`) at a time, made
+        when iterated: a printer that takes each part as it comes never holds 100,000 dicts at once."""
+        part = part or JSON_PART
+        pool = self.pool
+        columns = pool.columns
+        dropped = pool.droppable.positions[:self.drop_count]
+        protected = pool.protected.positions
+        return {"dropped": (columns.dropped_json(dropped[at:at + part], pool.tokenizer)
+                            for at in range(0, len(dropped), part)),
+                "protected": (columns.protected_json(protected[at:at + part])
+                              for at in range(0, len(protected), part))}
 
 
 @dataclass(frozen=True)

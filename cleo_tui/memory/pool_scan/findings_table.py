@@ -110,6 +110,13 @@ class _Part:
             protected[self.entries_with(np.flatnonzero(weak[self.id_positions]))] = True
         return protected
 
+    def holding_flagged(self, flags: np.ndarray) -> np.ndarray:
+        """bool per entry: it has an identifier where `flags` is True."""
+        held = np.zeros(len(self), dtype=bool)
+        if len(flags):
+            held[self.entries_with(np.flatnonzero(flags[self.id_positions]))] = True
+        return held
+
     def holding(self, positions: np.ndarray) -> np.ndarray:
         """The entries (in this part) with an identifier at one of `positions`."""
         if not len(positions):
@@ -266,6 +273,10 @@ class FindingsTable(Sequence[Findings]):
     def protecting(self, weak: np.ndarray) -> np.ndarray:
         """bool per entry: it has a text reason, or an identifier whose string is `weak` (bool per string)."""
         return np.concatenate([part.protecting(weak) for part in self.parts])
+
+    def holding_flagged(self, flags: np.ndarray) -> np.ndarray:
+        """bool per entry: it has an identifier whose string is flagged (bool per string)."""
+        return np.concatenate([part.holding_flagged(flags) for part in self.parts])
 
     def holding(self, identifiers: Iterable[str]) -> set[int]:
         """The entries with any of these identifiers."""

@@ -148,8 +148,8 @@ def _by_indexes(brain: Brain, indexes: dict[str, str], strict: bool) -> dict[str
         notes[where] = [bool(r[3]) for r in ruled]
         for i, r in zip(where, ruled, strict=True):
             quality[i] = r[2]
-    return {"rowids": [at], "ids": ids, "created": created, "sessions": sessions, "live": live.tolist(),
-            "rules": rules.tolist(), "quality": quality, "notes": notes.tolist(), "units": [], **_none(n)}
+    return {"rowids": [at], "ids": ids, "created": created, "sessions": sessions, "live": [live], "rules": [rules],
+            "quality": quality, "notes": [notes], "units": [], **_none(n)}
 
 
 @contextmanager

@@ -36,7 +36,7 @@ def chunk_units(c: ChunkColumns, tokenizer: Tokenizer, session: str | None, cach
         values = [line_units(c, i) for i in in_scope]
         chunk_stats = CountStats(lines=len(values), counted=len(values))
     else:
-        relevance = [RULE_RELEVANCE[r] for r in c.rules]
+        relevance = [RULE_RELEVANCE[r] for r in np.asarray(c.rules).tolist()]
         lines = [render_line(c.ids[i], mapping.minute_timestamp(c.created[i]), relevance[i],
                              content_of_row(c.titles[i], c.narratives[i])) for i in in_scope]
         values, chunk_stats = count_line_units(lines, tokenizer, None, cache)

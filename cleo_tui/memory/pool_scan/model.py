@@ -158,6 +158,13 @@ class BrainScan:
     def _scarce_flags(self) -> list[bool]:
         return self.scarce.tolist()  # type: ignore[no-any-return]
 
+    @cached_property
+    def _scarce_entries(self) -> np.ndarray:
+        """bool per table entry: it holds a `scarce` identifier. Only those can name a unique one, so
+        the others' identifiers are not looked at (at 100,000 real-layout rows, 25,000 protected rows
+        listed by `prune --json`: 0.04 → 0.005 s)."""
+        return self.table.holding_flagged(self.scarce)
+
     def reasons_of(self, i: int) -> list[str]:
         """Every reason protecting row i (computed as if live for an evicted one)."""
         entry = int(self.findings[i])
@@ -166,8 +173,9 @@ class BrainScan:
         reasons += self.table.text_reasons(entry)
         # Only identifiers held by at most one row can be unique (`scarce`): the others are never
         # made strings (a protected row names 15 identifiers, and a prune's JSON lists 25,000 rows).
-        scarce = self.table.identifiers_where(entry, self._scarce_flags)
-        reasons += detectors.unique_identifier_reasons(scarce, self.counts, own=1 if self.live[i] else 0)
+        if self._scarce_entries[entry]:
+            scarce = self.table.identifiers_where(entry, self._scarce_flags)
+            reasons += detectors.unique_identifier_reasons(scarce, self.counts, own=1 if self.live[i] else 0)
         if self.recall_reasons:
             reasons += self.recall_reasons.get(self.ids[i], ())
         return reasons

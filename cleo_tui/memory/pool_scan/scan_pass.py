@@ -20,7 +20,6 @@ from cleo_tui.brain.store import Brain
 from cleo_tui.memory import detectors, recall_protection
 from cleo_tui.memory import packed_strings as packed
 from cleo_tui.memory.detectors import Findings
-from cleo_tui.memory.pool_scan import detector_workers
 from cleo_tui.memory.pool_scan.citations import read_citations, reflection_counts_of
 from cleo_tui.memory.pool_scan.containers import taken_in_order
 from cleo_tui.memory.pool_scan.findings_cache import FindingsCacheFile, content_keys, decode_lenient, judged_text_of
@@ -41,14 +40,16 @@ from cleo_tui.memory.tokenizers import Tokenizer
 
 def scan_where(brain: Brain, where: str, params: Sequence[Any], tokenizer: Tokenizer | None, session: str | None,
           progress: Progress | None, cache_file: bool, base: BrainScan | None = None,
-          row_keys: bool = False) -> BrainScan:
+          row_keys: bool = False, sessions: bool = True) -> BrainScan:
     """Scan the rows `where` selects (read again leniently if some short text is not UTF-8), with
     citations and recall reasons; the findings cache is used and saved when `cache_file`."""
     stored = FindingsCacheFile(brain) if cache_file else None
     try:
-        scan, fresh = read_pass(brain, where, params, tokenizer, session, progress, stored, True, base, row_keys)
+        scan, fresh = read_pass(brain, where, params, tokenizer, session, progress, stored, True, base, row_keys,
+                                sessions)
     except Undecodable:
-        scan, fresh = read_pass(brain, where, params, tokenizer, session, progress, stored, False, base, row_keys)
+        scan, fresh = read_pass(brain, where, params, tokenizer, session, progress, stored, False, base, row_keys,
+                                sessions)
     if base is None:
         scan.citations, scan.edges, _ = read_citations(brain, live_notes(scan), None)
     else:
@@ -62,8 +63,10 @@ def scan_where(brain: Brain, where: str, params: Sequence[Any], tokenizer: Token
 
 def read_pass(brain: Brain, where: str, params: Sequence[Any], tokenizer: Tokenizer | None, session: str | None,
                progress: Progress | None, stored: FindingsCacheFile | None, strict: bool,
-               base: BrainScan | None = None, row_keys: bool = False) -> tuple[BrainScan, int]:
-    """One reading of the rows, a chunk at a time (only a chunk's texts are held at once)."""
+               base: BrainScan | None = None, row_keys: bool = False, sessions: bool = True
+               ) -> tuple[BrainScan, int]:
+    """One reading of the rows, a chunk at a time (only a chunk's texts are held at once); without
+    `sessions`, no row's session is read unless one session's units are measured."""
     table = TableBuilder(stored.table if stored else FindingsTable.empty())
     parts = new_parts()
     fresh = 0
@@ -71,12 +74,14 @@ def read_pass(brain: Brain, where: str, params: Sequence[Any], tokenizer: Tokeni
     cache = TokenCache() if tokenizer is not None and tokenizer.cached else None
     done = 0
     total = count_rows(brain, where, params) if progress else 0
-    read_sessions = session is not None or tokenizer is None  # (a whole pool's prune does not need them)
+    read_sessions = session is not None or (tokenizer is None and sessions)  # (a whole pool's prune: not needed)
 
     def enter(missing: list[int], entries: np.ndarray, found: list[Findings]) -> None:
         """Each missing row's findings into the table (once each), their places into `entries`."""
         for i, findings in zip(missing, found, strict=False):
             entries[i] = table.add(findings)
+
+    from cleo_tui.memory.pool_scan import detector_workers  # (multiprocessing: imported when a scan runs)
 
     analyser = detector_workers.chunk_analyser(_analysed)  # (workers only within `helping`: the first-scan child)
     try:
@@ -125,7 +130,7 @@ def scan_of_parts(parts: dict[str, list[Any]], table: FindingsTable, read_sessio
     arrays = {name: joined(parts[name], dtype) for name, dtype in
               (("rowids", np.int64), ("entries", np.int32), ("keys", np.uint64), ("row_keys", np.uint64),
                ("units", np.int64))}
-    arrays.update((name, np.array(parts[name], dtype=dtype)) for name, dtype in
+    arrays.update((name, joined(parts[name], dtype)) for name, dtype in
                   (("live", bool), ("notes", bool), ("rules", np.uint8)))
     if order is not None:
         arrays = {name: column[order] if len(column) else column for name, column in arrays.items()}
@@ -143,8 +148,10 @@ def scan_of_parts(parts: dict[str, list[Any]], table: FindingsTable, read_sessio
 
 def gather(parts: dict[str, list[Any]], c: ChunkColumns, rowids: np.ndarray) -> None:
     """A chunk's columns onto the scan's `parts` (the texts, keys and findings are the caller's)."""
-    for name in ("ids", "created", "sessions", "live", "rules", "quality", "notes"):
+    for name in ("ids", "created", "sessions", "quality"):
         parts[name] += getattr(c, name)
+    for name in ("live", "rules", "notes"):  # (arrays when read compact)
+        parts[name].append(np.asarray(getattr(c, name)))
     parts["rowids"].append(rowids)
 
 
@@ -189,16 +196,32 @@ def shared_strings(values: list[str | None]) -> list[str | None]:
 
 
 def scan_brain(brain: Brain, live_only: bool = False, tokenizer: Tokenizer | None = None,
-               session: str | None = None, progress: Progress | None = None, row_keys: bool = False) -> BrainScan:
+               session: str | None = None, progress: Progress | None = None, row_keys: bool = False,
+               sessions: bool = True) -> BrainScan:
     """Read and analyse every observation (or every live one) once, oldest first.
 
     With a tokenizer, each row in scope (one session's, or all when `session` is
     None) also gets the size of its pool line. `progress(done, total)` follows the rows read.
-    With `row_keys`, each row gets a hash of everything read of it (see `row_key_sql`).
+    With `row_keys`, each row gets a hash of everything read of it (see `row_key_sql`). Without
+    `sessions`, the rows' sessions are not read (None each).
     """
     have = brain.features.columns(cs.OBSERVATIONS)
-    where = " WHERE o.invalid_at IS NULL" if live_only and "invalid_at" in have else ""
-    return scan_where(brain, where, (), tokenizer, session, progress, cache_file=True, row_keys=row_keys)
+    where = live_rows_where(brain) if live_only and "invalid_at" in have else ""
+    return scan_where(brain, where, (), tokenizer, session, progress, cache_file=True, row_keys=row_keys,
+                      sessions=sessions)
+
+
+def live_rows_where(brain: Brain) -> str:
+    """The WHERE of the live rows: read through the table when at most half the rows are evicted
+    (the usual pool), through the index on invalid_at otherwise.
+
+    SQLite's planner takes the index either way, and then finds each row by a search of the
+    table instead of reading its pages in order: at 100,000 rows (4% evicted) the scan's read
+    took 0.24 → 0.21 s of CPU on the demo brain and 0.50 → 0.42 s on the real-layout one. The
+    evicted rows are counted in the index (a few ms), the rows bounded by the largest rowid."""
+    evicted = brain.scalar(f"SELECT count(*) FROM {cs.OBSERVATIONS} WHERE invalid_at IS NOT NULL")
+    rows = brain.scalar(f"SELECT max(rowid) FROM {cs.OBSERVATIONS}") or 0
+    return " WHERE +o.invalid_at IS NULL" if 2 * int(evicted or 0) <= int(rows) else " WHERE o.invalid_at IS NULL"
 
 
 def scan_rows_since(brain: Brain, high_water: int, changed_ids: Iterable[str] = (),
