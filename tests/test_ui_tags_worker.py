@@ -135,8 +135,8 @@ async def test_a_first_look_shows_coverage_while_protection_is_still_computed(br
         assert release.wait(30)
         return real(reader, early, cancel, progress)
 
-    async def pauses(pilot, until) -> None:
-        for _ in range(200):
+    async def pauses(pilot, until) -> None:  # (a worker's answer, within 30 s even on a loaded machine)
+        for _ in range(3000):
             if until():
                 return
             await pilot.pause(0.01)
