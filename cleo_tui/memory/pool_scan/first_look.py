@@ -132,7 +132,8 @@ def _by_indexes(brain: Brain, indexes: dict[str, str], strict: bool) -> dict[str
         concerned = [f"SELECT o.rowid FROM {table} WHERE {where}" for c, where in _RULED.items() if c in indexes]
         if OVERRIDES in source:  # (pins: their rows are joined by id)
             concerned.append(f"SELECT o.rowid FROM {table} JOIN {OVERRIDES} p ON p.observation_id = {col('id')}")
-        ruled = read(f"SELECT o.rowid, {columns[6]}, {columns[7]}, {columns[8]} FROM {source} "
+        rule, low_quality, note = columns[6:9]  # (`scan_columns`' order)
+        ruled = read(f"SELECT o.rowid, {rule}, {low_quality}, {note} FROM {source} "
                      f"WHERE o.rowid IN ({' UNION '.join(concerned)})") if concerned else []
     if not len(created) == len(sessions) == len(rowids):
         raise RuntimeError("the indexes disagree on the rows")  # (one transaction: never expected)
