@@ -8,6 +8,7 @@ from __future__ import annotations
 import gc
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 
@@ -57,7 +58,9 @@ def test_nested_pauses_put_back_a_collector_that_was_off_as_off():
     assert not gc.isenabled()
 
 
-def test_a_young_collection_asked_by_any_holder_runs_once_when_the_last_leaves():
+@contextmanager
+def collections_started() -> Iterator[list[int]]:
+    """The generation of each collection that starts inside, in order."""
     collections: list[int] = []
 
     def seen(phase: str, info: dict[str, int]) -> None:
@@ -66,27 +69,25 @@ def test_a_young_collection_asked_by_any_holder_runs_once_when_the_last_leaves()
 
     gc.callbacks.append(seen)
     try:
+        yield collections
+    finally:
+        gc.callbacks.remove(seen)
+
+
+def test_a_young_collection_asked_by_any_holder_runs_once_when_the_last_leaves():
+    with collections_started() as collections:
         with collector.paused():
             with collector.paused(collect_young=True):
                 pass
             assert collections == [] and not gc.isenabled()  # the outer pause still holds
         assert collections[:1] == [0] and gc.isenabled()
-    finally:
-        gc.callbacks.remove(seen)
 
 
 def test_a_pause_asked_to_freeze_freezes_instead_of_collecting_when_the_last_leaves():
     # Issue 33: a large brain's tags are frozen out of collections, which would walk their millions
     # of objects holding the GIL (no key served meanwhile); freezing costs nothing at once.
-    collections: list[int] = []
-
-    def seen(phase: str, info: dict[str, int]) -> None:
-        if phase == "start":
-            collections.append(info["generation"])
-
-    gc.callbacks.append(seen)
     frozen = gc.get_freeze_count()  # (the suite freezes its own heap once collected: tests/suite_speed.py)
-    try:
+    with collections_started() as collections:  # (what was frozen stays so, as the suite's own heap does)
         with collector.paused(collect_young=True):
             with collector.paused():
                 built = [[i] for i in range(1000)]
@@ -96,8 +97,6 @@ def test_a_pause_asked_to_freeze_freezes_instead_of_collecting_when_the_last_lea
         with collector.paused(collect_young=True):
             pass
         assert collections[:1] == [0]  # the next pause collects as asked again
-    finally:
-        gc.callbacks.remove(seen)  # (what was frozen stays so, as the suite's own heap does)
 
 
 def test_freezing_outside_a_pause_does_nothing():
