@@ -122,6 +122,7 @@ async def test_a_first_look_shows_coverage_while_protection_is_still_computed(br
     # the detectors are done protection reads "…", never "no", and a bulk evict waits for it.
     from textual.widgets import Select, Static
 
+    from cleo_tui.memory import selection as selection_module
     from cleo_tui.memory.pool_scan.first_look import first_look
     from cleo_tui.memory.tags import TagTable
     from cleo_tui.ui.widgets.filter_actions import BulkScreen
@@ -143,6 +144,8 @@ async def test_a_first_look_shows_coverage_while_protection_is_still_computed(br
         raise AssertionError("never came")
 
     monkeypatch.setattr(tags_module, "tag_brain", look_first)
+    second_scans: list = []
+    monkeypatch.setattr(selection_module, "tag_brain", lambda reader: second_scans.append(reader) or real(reader))
     app = CleoApp(brain=brain)
     async with app.run_test(size=(120, 36)) as pilot:
         try:
@@ -169,6 +172,10 @@ async def test_a_first_look_shows_coverage_while_protection_is_still_computed(br
             pane.query_one("#f-protected", Select).value = "yes"
             await pauses(pilot, lambda: any("Filtering by protection waits" in n.message for n in app._notifications))
             assert pane.filters.protected == "yes"
+            await pilot.press("A")  # (its rows are not known yet: nothing is read, no second scan starts)
+            await pauses(pilot, lambda: any("Acting on a filter by protection waits" in n.message
+                                            for n in app._notifications))
+            assert not isinstance(app.screen, BulkScreen) and second_scans == []
         finally:
             release.set()
         await settle(app, pilot)

@@ -69,7 +69,18 @@ class FilterActions:
             self.app.notify(f"This brain is read-only ({self.session.read_only_reason}).", severity="warning",
                             markup=False)
             return
-        self._plan_bulk(selection_of(self.filters))
+        selection = selection_of(self.filters)
+        if not self._waits_for_protection(selection):
+            self._plan_bulk(selection)
+
+    def _waits_for_protection(self, selection: Selection) -> bool:
+        """A selection by protection while it is still computed is not read (its rows are not known
+        yet, and reading them would start a second whole scan): said, True."""
+        if selection.protected is None or self.session.protection_known:
+            return False
+        self.app.notify("Acting on a filter by protection waits for it: it is still being computed.",
+                        severity="warning")
+        return True
 
     @work(thread=True, exclusive=True, group="obs-bulk", exit_on_error=False)
     def _plan_bulk(self, selection: Selection) -> None:
@@ -140,7 +151,9 @@ class FilterActions:
         self.session.bulk(action, ids, plan.described)
 
     def action_export_shown(self) -> None:
-        self._count_for_export(selection_of(self.filters))
+        selection = selection_of(self.filters)
+        if not self._waits_for_protection(selection):
+            self._count_for_export(selection)
 
     @work(thread=True, exclusive=True, group="obs-bulk", exit_on_error=False)
     def _count_for_export(self, selection: Selection) -> None:
