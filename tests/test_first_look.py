@@ -27,6 +27,13 @@ def odd_brain(tmp_path):
     add_observation(brain, "O-textq", "quality as text", quality_score="n/a")
     add_observation(brain, "O-neg", "negative quality", quality_score=-2, invalid_at="2026-02-01 00:00:00")
     add_observation(brain, "O-nulls", "no session, no date order", created_at="")
+    add_observation(brain, "O-man-dec", "a manual decision", source_type="manual", type="decision", quality_score=0.1)
+    add_observation(brain, "O-dec-low", "a poor decision", type="decision", quality_score=0.2)
+    add_observation(brain, "O-own-low", "an owner's poor note", source_confidence="owner", quality_score=0)
+    add_observation(brain, "O-low", "only poor", quality_score=0.39, created_at="2026-01-01 10:00:00")
+    add_observation(brain, "O-sep\x1ein-id", "an id holding the separator the columns are joined by")
+    add_observation(brain, "O-blob-date", "a date stored as a blob: its index puts it after every text, "
+                    "here after the next row's equal date", created_at=b"2026-03-01 00:00:00")
     with brain.write() as conn:
         conn.execute(f"INSERT INTO {cs.OBSERVATIONS} (id, type, title, narrative, created_at, source_session_id) "
                      "VALUES (42, 'discovery', 't', 'an integer id', '2026-03-01 00:00:00', 7)")

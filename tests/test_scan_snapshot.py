@@ -265,8 +265,11 @@ def test_a_first_scan_in_a_process_shows_a_first_look_before_the_detectors_are_d
     scan_snapshot.snapshot_path(brain).unlink()
     monkeypatch.setattr(in_subprocess, "APART_FROM", 1)
     early: list[TagTable] = []
-    full = tag_brain(brain.reader(), early.append)
+    heard: list[str] = []  # the whole scan waits for the look to be loaded: its progress comes after
+    full = tag_brain(brain.reader(), lambda tags: (early.append(tags), heard.append("look")),
+                     progress=lambda done, total: heard.append("progress"))
     assert len(early) == 1 and early[0].protection_pending and not full.protection_pending
+    assert heard[0] == "look" and "progress" in heard
     first = _all(early[0])
     assert first.keys() == expected.keys() and _all(full) == expected
     for obs_id, tag in first.items():
@@ -276,6 +279,23 @@ def test_a_first_scan_in_a_process_shows_a_first_look_before_the_detectors_are_d
         assert tag.protection_pending and (truth.protected or not tag.protected)  # (what it knows is true)
     assert any(t.protected and not first[i].protected for i, t in expected.items())  # (the detectors' part)
     assert not scan_snapshot.first_look_path(brain).exists()  # (swept away by the snapshot)
+
+
+def test_the_scan_process_waits_for_its_first_look_to_be_loaded_before_the_whole_scan(tmp_path, capsys):
+    # A million rows' look loaded in the app beside the whole scan on both cores took twice as long.
+    import threading
+
+    from cleo_tui.memory.pool_scan import in_subprocess
+
+    brain = _brain(tmp_path)
+    looking = threading.Thread(target=in_subprocess._look_first, args=(brain,))
+    looking.start()
+    looking.join(timeout=0.5)
+    assert looking.is_alive() and scan_snapshot.first_look_path(brain).exists()  # saved, and waiting
+    in_subprocess._looked.set()  # (the parent's line on stdin)
+    looking.join()
+    assert capsys.readouterr().out == "LOOK\n"
+    in_subprocess._looked.clear()
 
 
 def test_a_snapshot_loaded_after_a_first_look_shares_the_columns_it_stored_alike(tmp_path):
