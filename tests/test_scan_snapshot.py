@@ -6,6 +6,7 @@ import pytest
 
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.memory import curation, scan_snapshot
+from cleo_tui.memory.pool_scan.scan_pass import scan_brain
 from cleo_tui.memory.tags import TagTable, tag_brain
 from tests.pruner_fixtures import add_observation, add_pattern, new_brain
 from tests.pruner_fixtures import small_tagged_brain as _brain
@@ -164,6 +165,42 @@ def test_a_large_brain_is_first_scanned_in_another_process_with_the_same_tags(tm
     monkeypatch.setattr(in_subprocess, "APART_FROM", 1)
     assert in_subprocess.worth_a_process(brain)
     assert _all(tag_brain(brain.reader())) == expected
+
+
+def test_a_first_scan_started_ahead_is_the_process_the_tags_wait_for(tmp_path, monkeypatch):
+    # Issue 33: the app starts a large brain's first scan with its first screen, so that the child's
+    # start-up and first look run beside it; the tags then wait for that process, not a second one.
+    from cleo_tui.memory.pool_scan import in_subprocess
+    from cleo_tui.memory.tags import first_scan_ahead
+
+    brain = _brain(tmp_path)
+    expected = _tags_now(brain)
+    assert first_scan_ahead(brain) is None  # (a snapshot: nothing to scan)
+    scan_snapshot.snapshot_path(brain).unlink()
+    assert first_scan_ahead(brain) is None  # (a small brain: scanned in the app's tags thread)
+    monkeypatch.setattr(in_subprocess, "APART_FROM", 1)
+    children: list[int] = []
+    real_start = in_subprocess.ScanProcess.start
+
+    def counted(brain, look):  # (the real start, counted)
+        process = real_start(brain, look)
+        children.append(process.child.pid)
+        return process
+
+    monkeypatch.setattr(in_subprocess.ScanProcess, "start", counted)
+    ahead = first_scan_ahead(brain)
+    assert ahead is not None and len(children) == 1
+    early: list[TagTable] = []
+    assert _all(tag_brain(brain.reader(), early.append, started=ahead)) == expected
+    assert len(children) == 1 and len(early) == 1 and ahead.child.poll() == 0
+    assert first_scan_ahead(brain) is None  # (its snapshot saved)
+    scan_snapshot.snapshot_path(brain).unlink()
+    monkeypatch.setattr(in_subprocess, "_MODULE", "tests.child_that_waits")  # never done by itself
+    ahead = first_scan_ahead(brain)
+    assert ahead is not None
+    scan_snapshot.save_snapshot(brain, scan_brain(brain, row_keys=True))  # (by another cleo-tui, meanwhile)
+    assert _all(tag_brain(brain, started=ahead)) == expected
+    assert ahead.child.poll() is not None  # (not needed: ended)
 
 
 def test_a_first_scan_whose_process_fails_is_made_here(tmp_path, monkeypatch):

@@ -93,11 +93,11 @@ async def test_the_status_line_says_how_far_a_first_scan_got(brain, monkeypatch)
 
     real, told, release = tags_module.tag_brain, threading.Event(), threading.Event()
 
-    def scan_a_quarter_read(reader, early, cancel, progress):  # the real scan, after saying 25% and waiting
+    def scan_a_quarter_read(reader, early, cancel, progress, started):  # the real scan, after 25% and a wait
         progress(50, 200)
         told.set()
         assert release.wait(30)
-        return real(reader, early, cancel, progress)
+        return real(reader, early, cancel, progress, started)
 
     monkeypatch.setattr(tags_module, "tag_brain", scan_a_quarter_read)
     app = CleoApp(brain=brain)
@@ -129,12 +129,12 @@ async def test_a_first_look_shows_coverage_while_protection_is_still_computed(br
 
     real, shown, release = tags_module.tag_brain, threading.Event(), threading.Event()
 
-    def look_first(reader, early, cancel, progress):  # what a scan in a process hands over, then the rest
+    def look_first(reader, early, cancel, progress, started):  # what a scan in a process hands over, then the rest
         early(TagTable(first_look(reader), protection_pending=True))
         progress(50, 200)
         shown.set()
         assert release.wait(30)
-        return real(reader, early, cancel, progress)
+        return real(reader, early, cancel, progress, started)
 
     async def pauses(pilot, until) -> None:  # (a worker's answer, within 30 s even on a loaded machine)
         for _ in range(3000):

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from cleo_tui.memory import scan_snapshot
+    from cleo_tui.memory.pool_scan.in_subprocess import ScanProcess
     from cleo_tui.memory.token_cache import Progress
 
 # Observation columns the tagger and the pruner read; absent ones read as NULL.
@@ -243,7 +244,8 @@ class ScanCancelled(Exception):
 
 
 def tag_brain(brain: Brain, early: Callable[[TagTable], None] | None = None,
-              cancel: threading.Event | None = None, progress: Progress | None = None) -> TagTable:
+              cancel: threading.Event | None = None, progress: Progress | None = None,
+              started: ScanProcess | None = None) -> TagTable:
     """Tags of every observation in the brain, live and evicted, by id (safe in a worker thread).
 
     Reopening a brain starts from the snapshot of its last scan (`scan_snapshot`) and
@@ -256,12 +258,15 @@ def tag_brain(brain: Brain, early: Callable[[TagTable], None] | None = None,
     ScanCancelled (the app quits or opens another brain: it must not wait for the scan).
     A large brain's tags are left out of later garbage collections (`collector.freeze_on_leave`).
     `progress(done, total)` follows a scan of every row (rows read so far), from any thread.
+    `started`: the first scan's process, started ahead (`first_scan_ahead`); ended if not needed.
     """
     from cleo_tui.memory import scan_snapshot
 
     with gc_paused():
         stored = scan_snapshot.load_snapshot(brain)
         if stored is not None and scan_snapshot.same_brain(brain, stored):
+            if started is not None:
+                started.stop()  # (another cleo-tui saved the snapshot meanwhile)
             scan = stored.updated(scan_rows_since(brain, stored.high_water, base=stored))
             if early is not None:
                 early(TagTable(scan))
@@ -278,7 +283,19 @@ def tag_brain(brain: Brain, early: Callable[[TagTable], None] | None = None,
                 scan_snapshot.save_snapshot(brain, scan)
             return _kept(TagTable(scan))
         del stored
-    return _first_scan(brain, cancel, progress, early)  # (it pauses the collector only while it builds tags)
+    return _first_scan(brain, cancel, progress, early, started)  # (it pauses the collector only while it builds tags)
+
+
+def first_scan_ahead(brain: Brain) -> ScanProcess | None:
+    """The process of the brain's first scan, started now, if the brain has no snapshot and is large
+    enough for one (`in_subprocess.worth_a_process`): the app starts it with its first screen, for
+    `tag_brain(..., started=)`. None otherwise."""
+    from cleo_tui.memory import scan_snapshot
+    from cleo_tui.memory.pool_scan import in_subprocess
+
+    if scan_snapshot.snapshot_path(brain).exists() or not in_subprocess.worth_a_process(brain):
+        return None
+    return in_subprocess.ScanProcess.start(brain, look=True)
 
 
 KEEP_FROM = 20_000  # rows: a brain's tags this large are frozen out of garbage collections (`_kept`)
@@ -306,7 +323,7 @@ def _changed_rows(brain: Brain, stored: BrainScan,
 
 
 def _first_scan(brain: Brain, cancel: threading.Event | None = None, progress: Progress | None = None,
-                early: Callable[[TagTable], None] | None = None) -> TagTable:
+                early: Callable[[TagTable], None] | None = None, started: ScanProcess | None = None) -> TagTable:
     """The tags of a whole scan of a brain that has no usable snapshot, saved as its snapshot.
 
     A large brain is scanned in another process (`in_subprocess`): this interpreter only
@@ -330,9 +347,10 @@ def _first_scan(brain: Brain, cancel: threading.Event | None = None, progress: P
             first.append(look)
             early(_kept(TagTable(look, protection_pending=True)))
 
-    if in_subprocess.worth_a_process(brain):
+    if started is not None or in_subprocess.worth_a_process(brain):
         collector.freeze_now()  # (the minutes of waiting: the collector walks only what they make)
-        if in_subprocess.snapshot_in_subprocess(brain, cancel, progress, looked if early is not None else None):
+        if in_subprocess.snapshot_in_subprocess(brain, cancel, progress, looked if early is not None else None,
+                                                started):
             with gc_paused():
                 stored = scan_snapshot.load_snapshot(brain, like=first[0] if first else None)
                 first.clear()

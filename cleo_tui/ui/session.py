@@ -60,6 +60,7 @@ if TYPE_CHECKING:
 
     from cleo_tui.brain.live_poll import PollResult
     from cleo_tui.memory.bulk import BulkAction, BulkResult
+    from cleo_tui.memory.pool_scan.in_subprocess import ScanProcess
     from cleo_tui.memory.redaction import RedactionResult
     from cleo_tui.memory.secrets import Finding
     from cleo_tui.memory.tags import ObservationTags, TagTable
@@ -132,6 +133,9 @@ class BrainSession:
         self._ended = threading.Event()  # the session ended: a first scan still running is given up
         self._first_rows: Future[Any] | None = None  # the first pane's rows, read ahead (read_first_rows)
         self._first_rows_taken = False
+        self._scan_ahead: ScanProcess | None = None  # a first scan's process, started with the first screen
+        self._scan_ahead_done = threading.Event()  # (set once it was started, or found not needed)
+        self._scan_ahead_done.set()
 
     # -- what panes read -----------------------------------------------------------
     @property
@@ -218,10 +222,37 @@ class BrainSession:
         return self._first_rows
 
     def start(self) -> None:
-        """Read the counts now; the tags start with the first rows (or by BACKGROUND_BY); watch the file."""
+        """Read the counts now; the tags start with the first rows (or by BACKGROUND_BY) — a large brain's
+        first scan process already now, beside the first screen; watch the file."""
         self.load_summary()
+        if self.tagged:
+            self._scan_ahead_done.clear()
+            self.runner.run_worker(self._start_scan_ahead, thread=True, group="scan ahead", exit_on_error=False)
         self.runner.set_timer(BACKGROUND_BY, self.start_tags)
         self.start_live()
+
+    def _start_scan_ahead(self) -> None:
+        from cleo_tui.memory.tags import first_scan_ahead
+
+        try:
+            reader = self.brain.reader()
+            try:
+                self._scan_ahead = first_scan_ahead(reader)
+            finally:
+                reader.close()
+        finally:
+            self._scan_ahead_done.set()
+        if self._ended.is_set():  # (the session ended meanwhile: nobody will wait for it)
+            self._take_scan_ahead()
+
+    def _take_scan_ahead(self) -> ScanProcess | None:
+        """The first scan's process started ahead, once (ended if the session ended meanwhile)."""
+        self._scan_ahead_done.wait()
+        process, self._scan_ahead = self._scan_ahead, None
+        if process is not None and self._ended.is_set():
+            process.stop()
+            return None
+        return process
 
     # -- the live brain (CLEO writing meanwhile) ---------------------------------------------
     def start_live(self) -> None:
@@ -236,6 +267,8 @@ class BrainSession:
     def stop_live(self) -> None:
         """Stop watching and give up a first scan still running (another brain was opened, or the app ends)."""
         self._ended.set()
+        if self._scan_ahead_done.is_set():  # (else its worker ends it once started)
+            self._take_scan_ahead()
         if self.watcher is not None:
             self.watcher.stop()
             self.watcher = None
@@ -403,10 +436,11 @@ class BrainSession:
 
     def _read_tags(self) -> None:
         from cleo_tui.memory.tags import ScanCancelled, tag_brain  # heavy: kept off the first screen's path
+        started = self._take_scan_ahead()
         reader = self.brain.reader()
         try:
             tags = tag_brain(reader, lambda early: self.from_worker(self._set_tags, early.ready()), self._ended,
-                             self._scan_progress)
+                             self._scan_progress, started)
         except ScanCancelled:
             return  # the session ended during a first scan: nobody waits for its tags
         finally:

@@ -73,7 +73,8 @@ CANCEL_CHECK = 0.1  # seconds between two looks at the caller's cancel event whi
 
 
 def snapshot_in_subprocess(brain: Brain, cancel: threading.Event | None = None,
-                           progress: Progress | None = None, looked: Callable[[], None] | None = None) -> bool:
+                           progress: Progress | None = None, looked: Callable[[], None] | None = None,
+                           started: ScanProcess | None = None) -> bool:
     """Scan the brain in a child process that saves its snapshot; True when it did.
 
     False (the caller scans in its own process then) when the child could not run, failed,
@@ -81,40 +82,81 @@ def snapshot_in_subprocess(brain: Brain, cancel: threading.Event | None = None,
     ended at once, when `cancel` is set meanwhile (the app quits or opens another brain).
     `progress(done, total)` hears how far the child got (from a thread of its own); `looked()`
     is called in this thread, once, when the child saved its first look (`first_look_path`) and
-    is still scanning."""
-    command = [sys.executable, "-m", _MODULE, str(brain.path), *(["--look"] if looked is not None else [])]
-    try:
-        child = subprocess.Popen(command, stdin=subprocess.PIPE,
-                                 stdout=subprocess.PIPE if progress or looked else subprocess.DEVNULL,
-                                 stderr=subprocess.DEVNULL, env=child_environment())
-    except OSError:
-        return False
-    follower = None
-    saw_look = threading.Event()
-    if progress is not None or looked is not None:
-        follower = threading.Thread(target=_follow, args=(child, progress, saw_look), name="scan progress",
-                                    daemon=True)
-        follower.start()
+    is still scanning. `started`: the child, started ahead (`ScanProcess.start`, with its look)."""
+    process = started or ScanProcess.start(brain, look=looked is not None)
+    return process is not None and process.finish(cancel, progress, looked)
 
-    def tick() -> bool:
-        if looked is not None and saw_look.is_set():
-            try:
-                looked()
-            finally:
-                _carry_on(child)
-            return True  # (once)
-        return False
 
-    try:
-        return wait_or_cancel(child, cancel, tick) == 0
-    finally:
-        if child.stdin is not None:
-            child.stdin.close()
-        if child.poll() is None:  # (cancelled, or the waiting thread was interrupted)
-            child.kill()
-            child.wait()
-        if follower is not None:
-            follower.join(timeout=1.0)  # (its last lines told before this returns; the pipe is at its end)
+class ScanProcess:
+    """A first scan's child process, and the thread that follows what it says on stdout.
+
+    It may be started ahead of the wait for it (`start`): the app starts it with the brain's
+    first screen, so that the child's start-up and first look run beside it."""
+
+    def __init__(self, child: subprocess.Popen[bytes]) -> None:
+        self.child = child
+        self.progress: Progress | None = None  # (set by `finish`: the follower reads it per line)
+        self.saw_look = threading.Event()
+        self._follower = threading.Thread(target=self._follow, name="scan progress", daemon=True)
+        self._follower.start()
+
+    @classmethod
+    def start(cls, brain: Brain, look: bool) -> ScanProcess | None:
+        """The child scanning `brain` (after its first look, with `look`); None if it could not start."""
+        command = [sys.executable, "-m", _MODULE, str(brain.path), *(["--look"] if look else [])]
+        try:
+            return cls(subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.DEVNULL, env=child_environment()))
+        except OSError:
+            return None
+
+    def finish(self, cancel: threading.Event | None = None, progress: Progress | None = None,
+               looked: Callable[[], None] | None = None) -> bool:
+        """Wait for the child (see `snapshot_in_subprocess`); True when it saved the snapshot."""
+        self.progress = progress
+
+        def tick() -> bool:
+            if looked is not None and self.saw_look.is_set():
+                try:
+                    looked()
+                finally:
+                    self._carry_on()
+                return True  # (once)
+            return False
+
+        try:
+            return wait_or_cancel(self.child, cancel, tick) == 0
+        finally:
+            self.stop()
+
+    def stop(self) -> None:
+        """End the child if it still runs (given up), and let the follower hear its last lines."""
+        if self.child.stdin is not None:
+            self.child.stdin.close()
+        if self.child.poll() is None:  # (cancelled, or the waiting thread was interrupted)
+            self.child.kill()
+            self.child.wait()
+        self._follower.join(timeout=1.0)  # (its last lines told before this returns; the pipe is at its end)
+
+    def _carry_on(self) -> None:
+        """Tell the child its first look was loaded: its whole scan may take both cores."""
+        with contextlib.suppress(OSError):  # (the child ended meanwhile)
+            assert self.child.stdin is not None
+            self.child.stdin.write(b"\n")
+            self.child.stdin.flush()
+
+    def _follow(self) -> None:
+        """Hand each "DONE TOTAL" line of the child's stdout to `progress`, and set `saw_look` on
+        its "LOOK" line, until it closes."""
+        assert self.child.stdout is not None
+        with self.child.stdout:
+            for line in self.child.stdout:
+                if line.startswith(_LOOK):
+                    self.saw_look.set()
+                    continue
+                done, _, total = line.decode("ascii", "replace").partition(" ")
+                if self.progress is not None and done.isdigit() and total.strip().isdigit():
+                    self.progress(int(done), int(total))
 
 
 def wait_or_cancel(child: subprocess.Popen[bytes], cancel: threading.Event | None,
@@ -129,28 +171,6 @@ def wait_or_cancel(child: subprocess.Popen[bytes], cancel: threading.Event | Non
                 return None
             if tick is not None and tick():
                 tick = None
-
-
-def _follow(child: subprocess.Popen[bytes], progress: Progress | None, saw_look: threading.Event) -> None:
-    """Hand each "DONE TOTAL" line of the child's stdout to `progress`, and set `saw_look` on its
-    "LOOK" line, until it closes."""
-    assert child.stdout is not None
-    with child.stdout:
-        for line in child.stdout:
-            if line.startswith(_LOOK):
-                saw_look.set()
-                continue
-            done, _, total = line.decode("ascii", "replace").partition(" ")
-            if progress is not None and done.isdigit() and total.strip().isdigit():
-                progress(int(done), int(total))
-
-
-def _carry_on(child: subprocess.Popen[bytes]) -> None:
-    """Tell the child its first look was loaded: its whole scan may take both cores."""
-    with contextlib.suppress(OSError):  # (the child ended meanwhile)
-        assert child.stdin is not None
-        child.stdin.write(b"\n")
-        child.stdin.flush()
 
 
 def _said(done: int, total: int) -> None:
