@@ -87,3 +87,19 @@ def test_an_export_during_a_first_look_says_protection_is_not_known(tmp_path):
     assert fields["protected"] is None and fields["coverage"] == known.fields("O-c")["coverage"]
     text = _markdown({"id": "O-c", "title": "t", "narrative": "n", "tags": fields})
     assert "- protection: not known yet (being computed)" in text
+
+
+def test_a_look_saved_for_the_app_leaves_its_citations_to_the_loading(tmp_path):
+    # The scan process saves its look for the app, which judges the citations from the stored edges:
+    # the look made to be saved skips that work, and loads with the very citations a look judges.
+    from cleo_tui.memory import scan_snapshot
+
+    brain = odd_brain(tmp_path)
+    judged = looking.first_look(brain)
+    assert judged.citations
+    to_save = looking.first_look(brain, to_save=True)
+    assert to_save.citations == {} and to_save.edges is not None
+    assert scan_snapshot.save_snapshot(brain, to_save, scan_snapshot.first_look_path(brain))
+    loaded = scan_snapshot.load_snapshot(brain, scan_snapshot.first_look_path(brain))
+    assert loaded is not None
+    assert {k: set(v) for k, v in loaded.citations.items()} == {k: set(v) for k, v in judged.citations.items()}

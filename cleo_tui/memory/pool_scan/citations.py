@@ -112,7 +112,7 @@ def live_reflections(brain: Brain, notes: Collection[str]) -> set[str]:
 
 
 def read_citations(brain: Brain, notes: Collection[str], previous: EdgeSet | None,
-               previous_cited: dict[str, Collection[str]] | None = None
+               previous_cited: dict[str, Collection[str]] | None = None, judged: bool = True
                ) -> tuple[dict[str, Collection[str]], EdgeSet | None, set[str] | None]:
     """mapping.reflection_citations, reading only the edges added since `previous` when edges
     were only added (the liveness of patterns and learnings is read again: a few thousand
@@ -122,6 +122,9 @@ def read_citations(brain: Brain, notes: Collection[str], previous: EdgeSet | Non
     judged again: the new edges, and the old ones whose reflection was evicted or
     arrived. The third value is then the observation ids whose citations may have
     changed (None: any may have).
+
+    Without `judged`, a first read that keeps its edges leaves the citations empty: for a scan
+    saved to be loaded elsewhere (`load_snapshot` judges them from the edges it stored).
     """
     if not brain.supports("graph_edges"):
         return {}, None, None
@@ -141,7 +144,7 @@ def read_citations(brain: Brain, notes: Collection[str], previous: EdgeSet | Non
         return cited_by(zip(observations, sources, strict=True), live_reflections(brain, notes)), None, None
     live = frozenset(live_reflections(brain, notes))
     if added is None or previous is None or previous_cited is None:
-        cited = cited_by(zip(observations, sources, strict=True), live)  # (from the strings, before packing)
+        cited = cited_by(zip(observations, sources, strict=True), live) if judged else {}  # (before packing)
         return cited, EdgeSet(packed.pack(observations), sources, high, count, live), None
     cited, touched = cited_since(brain, previous_cited, previous, added, live)
     return cited, EdgeSet(observations, sources, high, count, live), touched

@@ -54,19 +54,23 @@ _RULED = {"source_type": f"o.source_type IN ('manual', '{mapping.OBSERVER_SOURCE
           "quality_score": "o.quality_score < 0.4"}
 
 
-def first_look(brain: Brain) -> BrainScan:
-    """Every observation's columns but not its texts, with citations and reflections (see the module)."""
+def first_look(brain: Brain, to_save: bool = False) -> BrainScan:
+    """Every observation's columns but not its texts, with citations and reflections (see the module).
+
+    `to_save`: for `scan_snapshot.save_snapshot` only, whose loading judges the citations from the
+    edges stored (`read_citations`' `judged`): judging them here too cost the scan process 0.4 s of
+    CPU at a million real-layout rows before the app could show its look."""
     try:
-        return _first_look(brain, strict=True)
+        return _first_look(brain, True, to_save)
     except Undecodable:
-        return _first_look(brain, strict=False)
+        return _first_look(brain, False, to_save)
 
 
-def _first_look(brain: Brain, strict: bool) -> BrainScan:
+def _first_look(brain: Brain, strict: bool, to_save: bool) -> BrainScan:
     indexes = column_indexes(brain)
     parts = _by_indexes(brain, indexes, strict) if indexes is not None else _by_table(brain, strict)
     scan = scan_of_parts(parts, FindingsTable.empty(), read_sessions=True)
-    scan.citations, scan.edges, _ = read_citations(brain, live_notes(scan), None)
+    scan.citations, scan.edges, _ = read_citations(brain, live_notes(scan), None, judged=not to_save)
     scan.reflection_counts, scan.reflection_identifiers = reflection_counts_of(brain, {})
     return scan
 

@@ -228,7 +228,8 @@ def _look_first(brain: Brain) -> None:
 
     with collector.paused():
         try:
-            looked = scan_snapshot.save_snapshot(brain, first_look(brain), scan_snapshot.first_look_path(brain))
+            looked = scan_snapshot.save_snapshot(brain, first_look(brain, to_save=True),
+                                                  scan_snapshot.first_look_path(brain))
         except Exception:  # (only a preview: whatever failed, the whole scan still runs)
             looked = False
     if looked:
