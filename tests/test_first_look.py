@@ -103,3 +103,16 @@ def test_a_look_saved_for_the_app_leaves_its_citations_to_the_loading(tmp_path):
     loaded = scan_snapshot.load_snapshot(brain, scan_snapshot.first_look_path(brain))
     assert loaded is not None
     assert {k: set(v) for k, v in loaded.citations.items()} == {k: set(v) for k, v in judged.citations.items()}
+
+
+def test_a_column_longer_than_sqlite_makes_a_string_is_read_row_by_row(tmp_path):
+    # SQLite joins each indexed column into one string; past its length limit (a billion bytes by
+    # default: ten million long ids) it refuses, and the column is read a row at a time instead.
+    import sqlite3
+
+    brain = odd_brain(tmp_path)
+    for k in range(100):
+        add_observation(brain, f"O-{k:03}-{'long-id-' * 8}", "one of many long ids")
+    scan = scan_brain(brain)
+    brain.conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, 5000)  # (the ids joined are longer; any statement shorter)
+    assert_as_scanned(looking.first_look(brain), scan)
