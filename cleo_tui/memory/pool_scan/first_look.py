@@ -120,13 +120,8 @@ def _by_indexes(brain: Brain, indexes: dict[str, str], strict: bool) -> dict[str
             places = _Places.by_date(*_whole(read, table, indexes["created_at"], _INDEXED["created_at"]))
         else:
             places = _Places.by_date(np.sort(by_id), [""] * len(by_id))
-        if "source_session_id" in indexes:
-            sessions: list[Any] = places.arranged(*_whole(read, table, indexes["source_session_id"],
-                                                          _INDEXED["source_session_id"]))
-            for i in places.of(_rowids(read, "WHERE o.source_session_id IS NULL")).tolist():
-                sessions[i] = None
-        else:
-            sessions = [None] * len(places)
+        sessions = _sessions(read, f"{table} INDEXED BY \"{indexes['source_session_id']}\"", places) \
+            if "source_session_id" in indexes else [None] * len(places)
         evicted = _rowids(read, "WHERE o.invalid_at IS NOT NULL") \
             if "invalid_at" in indexes else np.zeros(0, dtype=np.int64)
         rules, notes, quality = _rule_columns(brain, read, places, have)
@@ -138,6 +133,20 @@ def _by_indexes(brain: Brain, indexes: dict[str, str], strict: bool) -> dict[str
 
 
 _SEPARATOR = "\x1e"  # (ASCII's record separator: a value holding it is read row by row)
+
+
+def _sessions(read: Callable[[str], list[Any]], indexed: str, places: _Places) -> list[str | None]:
+    """Each row's session (`scan_columns`' third column), in the scan's order, each distinct name one
+    string: each session's name and its rows' rowids, grouped over the session index.
+
+    Half the CPU of the joined names (0.3 against 0.6 s at a million rows, most of them sharing a
+    few thousand sessions or none), and no name is made twice."""
+    runs = read(f"SELECT CAST(o.source_session_id AS TEXT), count(*), group_concat(o.rowid) FROM {indexed} "
+                "GROUP BY o.source_session_id")
+    rowids = _integers(",".join(joined for _, _, joined in runs))
+    codes = np.repeat(np.arange(len(runs), dtype=np.int64), [count for _, count, _ in runs])
+    names = [name for name, _, _ in runs]
+    return [names[k] for k in codes[places.arranged_positions(rowids)].tolist()]
 
 
 def _whole(read: Callable[[str], list[Any]], table: str, index: str, expression: str) -> tuple[np.ndarray, list[str]]:
@@ -195,11 +204,15 @@ class _Places:
 
     def arranged(self, rowids: np.ndarray, values: list[Any]) -> list[Any]:
         """`values` (one per rowid, every row once) put in the scan's order."""
+        return taken_in_order(values, self.arranged_positions(rowids))
+
+    def arranged_positions(self, rowids: np.ndarray) -> np.ndarray:
+        """Where in `rowids` (every row once) each row of the scan's order is."""
         if len(rowids) != len(self.at) or not np.array_equal(np.sort(rowids), self._sorted):
             raise RuntimeError("the indexes disagree on the rows")  # (one transaction: never expected)
         source = np.empty(len(rowids), dtype=np.int64)
         source[self.of(rowids)] = np.arange(len(rowids))
-        return taken_in_order(values, source)
+        return source
 
 
 def _dated_in_order(created: list[str], rowids: np.ndarray) -> bool:
