@@ -358,3 +358,27 @@ def test_a_snapshot_loaded_after_a_first_look_shares_the_columns_it_stored_alike
     changed = scan_snapshot.load_snapshot(brain, like=look)
     assert changed is not None and changed.quality is not look.quality and changed.ids is look.ids
     assert _all(TagTable(changed)) == _tags_now(brain)
+
+
+def test_the_digests_a_snapshot_is_written_with_are_those_of_its_columns(tmp_path):
+    # The writer stores each column group's digest, so that loading a first look hashes nothing; a
+    # file without them (an older one) is hashed from its members instead, and matches no stored one.
+    import numpy as np
+
+    from cleo_tui.memory.pool_scan.first_look import first_look
+
+    brain = _brain(tmp_path)
+    path = scan_snapshot.first_look_path(brain)
+    assert scan_snapshot.save_snapshot(brain, first_look(brain, to_save=True), path)
+    with np.load(path) as data:
+        members = {name: data[name] for name in data.files}
+    assert scan_snapshot._digests_of(members) == {group: digest.hex() for group, digest in
+                                                  scan_snapshot.load_snapshot(brain, path, digests=True)
+                                                  .stored_digests.items()}
+    older = tmp_path / "older.npz"
+    np.savez(older, **{name: column for name, column in members.items() if name != "digests"})
+    look = scan_snapshot.load_snapshot(brain, older, digests=True)
+    assert look is not None and look.stored_digests.keys() == scan_snapshot._GROUPS.keys()
+    tag_brain(brain)
+    stored = scan_snapshot.load_snapshot(brain, like=look)
+    assert stored is not None and stored.ids is not look.ids and list(stored.ids) == list(look.ids)
