@@ -116,13 +116,14 @@ class ScanProcess:
         self.progress = progress
 
         def tick() -> bool:
-            if looked is not None and self.saw_look.is_set():
-                try:
+            if not self.saw_look.is_set():
+                return False
+            try:
+                if looked is not None:
                     looked()
-                finally:
-                    self._carry_on()
-                return True  # (once)
-            return False
+            finally:
+                self._carry_on()  # (the child waits for it, even if nobody shows its look)
+            return True  # (once)
 
         try:
             return wait_or_cancel(self.child, cancel, tick) == 0
