@@ -218,10 +218,12 @@ def main() -> None:
     parser.add_argument("--db", action="append", default=[], help="a brain to open cold and warm (repeatable)")
     parser.add_argument("--open-only", action="store_true", help="only the cold and warm opening figures")
     parser.add_argument("--app-root", type=Path, help="open with the cleo_tui package in this tree (a before)")
+    parser.add_argument("--stalls", action="store_true",
+                        help="with --open-only: what the UI thread did in each slow key (benchmarks.ui_stalls)")
     args = parser.parse_args()
     if args.db or args.open_only:
         dbs = [Path(d) for d in args.db] or [demo_brain(Path(args.workdir), int(s)) for s in args.sizes.split(",")]
-        print_open_figures({str(db): open_figures(db, PYCACHE, args.app_root) for db in dbs})
+        print_open_figures({str(db): open_figures(db, PYCACHE, args.app_root, args.stalls) for db in dbs})
         if args.open_only:
             return
     workdir = Path(args.workdir)

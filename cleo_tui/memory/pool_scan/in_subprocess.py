@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.store import Brain
+from cleo_tui.memory.pool_scan.background import yield_the_cores
 
 if TYPE_CHECKING:
     from cleo_tui.memory.token_cache import Progress
@@ -195,6 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) != 1:
         print("usage: python -m cleo_tui.memory.pool_scan.in_subprocess DB", file=sys.stderr)
         return 2
+    yield_the_cores()  # (the UI thread takes a core at once when it wakes for a key: issue 33)
     exit_with_parent()
     return scan_and_save(args[0])
 
