@@ -21,7 +21,9 @@ and prints each figure beside its target: first screen; tags on screen after it;
 each key's latency (key written to screen quiet) and the app's CPU for it, while the
 tags are computed and after; the app's peak RSS. Only those:
 
-    python -m benchmarks.tui --open-only --db /work/bench/100k/.cleo/cleo.db [--db OTHER]
+    python -m benchmarks.tui --open-only --db /work/bench/100k/.cleo/cleo.db [--db OTHER] [--stalls]
+
+(`--stalls`: what the UI thread did during each slow key, see `benchmarks.tui_open`.)
 """
 
 from __future__ import annotations

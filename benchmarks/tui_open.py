@@ -20,6 +20,11 @@ run left. The warm run is the floor the cold one is judged against, beside the t
 - CPU to tags: the app's CPU and its finished children's (the scan process), at tags;
 - peak RSS: the app process's high-water mark (VmHWM) once the tags are on screen and
   the keys after were pressed.
+
+Each key over SLOW_S while the tags are computed is printed with when it came (after the first
+screen) and what the status line said then. With `--stalls`, the app runs with a stall logger
+(`benchmarks.ui_stalls`) and each slow key is printed with what the UI thread did meanwhile:
+its stacks, its CPU and its wait for a core, the scan processes' CPU, the garbage collections.
 """
 
 from __future__ import annotations
