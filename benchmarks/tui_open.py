@@ -42,6 +42,7 @@ import termios
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from benchmarks import with_bytecode
 
@@ -76,6 +77,10 @@ class OpenRun:
     # the keys over SLOW_S while computing: (sent, s after the first screen; took, s; the status line then)
     slow_keys: list[tuple[float, float, str]] = field(default_factory=list)
     stalls: list[str] = field(default_factory=list)  # what the UI thread did during them (--stalls)
+    # (--stalls) the UI thread's CPU that a callback handed to its loop waited behind, while computing:
+    # the longest, and how many waits were over 30 ms of it (the part of a key's wait a quiet machine keeps)
+    loop_cpu_max_ms: float = float("nan")
+    loop_cpu_over_30: int = 0
 
 
 class Terminal:
@@ -214,6 +219,7 @@ def open_once(path: Path, pycache: Path, cache_home: Path, app_root: Path | None
         with stall_log.open("a") as log:  # (for reading the log later: when the first screen came)
             log.write(f'{{"kind": "first screen", "at": {term.started + run.first_screen}}}\n')
         run.stalls = stalls_during(stall_log, run.slow_keys, term.started + run.first_screen)
+        _loop_waits(run, stall_log, term.started + run.first_screen, term.started + known_at)
     return run
 
 
@@ -243,8 +249,10 @@ def _status(output: bytes | bytearray, since: int) -> str:
 
 
 def stalls_during(log: Path, slow: list[tuple[float, float, str]], origin: float) -> list[str]:
-    """For each slow key, the UI-thread stalls and sampler gaps the app logged while it waited
-    (`origin`: the first screen, on the perf_counter clock, which is the app's monotonic one)."""
+    """For each slow key, what the app logged while it waited (`benchmarks.ui_stalls`), a line each:
+    the UI thread's stalls (its CPU, its wait for a core, the scan processes' CPU, collections, what
+    it ran), the sampler's gaps (the GIL held from it) and the loop's lags (`origin`: the first
+    screen, on the perf_counter clock, which is the app's monotonic one)."""
     import json
 
     records = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
@@ -253,9 +261,38 @@ def stalls_during(log: Path, slow: list[tuple[float, float, str]], origin: float
         start, end = origin + sent, origin + sent + took
         lines.append(f"key at +{sent:.2f} s took {took * 1000:.0f} ms; status: {status}")
         for r in records:
-            if r["kind"] in ("stall", "gap") and r.get("to", 0) >= start and r.get("from", 1e18) <= end:
-                lines.append("    " + json.dumps(r))
+            if r["kind"] in ("stall", "gap", "lag") and r.get("to", 0) >= start and r.get("from", 1e18) <= end:
+                lines.append("    " + _said(r, origin))
     return lines
+
+
+def _said(r: dict[str, Any], origin: float) -> str:
+    """One line for a record of the stall log."""
+    at = f"{r['from'] - origin:+.2f}..{r['to'] - origin:+.2f} s"
+    if r["kind"] == "lag":
+        return f"loop lag {at}: {r['ms']:.0f} ms, of it {r['cpu_ms']:.0f} ms of UI-thread CPU"
+    if r["kind"] == "gap":
+        return f"sampler held off {at} ({r['ms']:.0f} ms: no GIL or no core), UI at {(r['main'] or ['?'])[0]}"
+    ran, waited = r["threads"].get("MainThread", [0, 0])
+    children = ", ".join(f"{name.split('.')[-1]} {c[0]:.0f}" for name, c in r["children"].items())
+    gcs = ", ".join(f"gen{g} {ms:.0f} ms" for _, ms, g, who in r["gc"] if who == "MainThread" and ms >= 5)
+    what: dict[str, int] = {}
+    for _, anchor, n in r.get("timeline", []):
+        what[anchor] = what.get(anchor, 0) + n
+    busiest = "; ".join(f"{a.split(' ', 1)[-1]} x{n}" for a, n in sorted(what.items(), key=lambda i: -i[1])[:4])
+    return (f"UI busy {at} ({r['ms']:.0f} ms): ran {ran:.0f} ms, waited for a core {waited:.0f} ms; "
+            f"scan processes ran: {children or '-'}; UI collections: {gcs or '-'}; running: {busiest}")
+
+
+def _loop_waits(run: OpenRun, log: Path, start: float, end: float) -> None:
+    """The longest UI-thread CPU a callback waited behind between `start` and `end` (the app's
+    "lag" records, `benchmarks.ui_stalls`), and how many were over 30 ms."""
+    import json
+
+    waits = [r["cpu_ms"] for r in map(json.loads, log.read_text().splitlines())
+             if r.get("kind") == "lag" and start <= r["from"] <= end]
+    run.loop_cpu_max_ms = max(waits, default=0.0)
+    run.loop_cpu_over_30 = sum(w > 30 for w in waits)
 
 
 def _protection_known(output: bytes | bytearray, since: int) -> bool:
@@ -313,6 +350,9 @@ def print_open_figures(results: dict[str, dict[str, OpenRun]]) -> None:
             ("app CPU per key after", lambda r: f"{r.cpu_after * 1000:.0f} ms"),
             ("peak RSS", lambda r: f"{r.peak_rss_mb:.0f} MB"),
         ]
+        if cold.loop_cpu_max_ms == cold.loop_cpu_max_ms:  # (--stalls)
+            rows.append(("UI CPU a key waits behind, max (>30 ms)",
+                         lambda r: f"{r.loop_cpu_max_ms:.0f} ms ({r.loop_cpu_over_30})"))
         print(f"\n{path}  (load average {os.getloadavg()[0]:.2f})")
         print(f"| {'measure':<38} | {'cold':<30} | {'warm (floor)':<30} | {'target':<15} |")
         print(f"|{'-' * 40}|{'-' * 32}|{'-' * 32}|{'-' * 17}|")

@@ -147,8 +147,46 @@ def _delta(before: dict[str, tuple[int, int]], after: dict[str, tuple[int, int]]
             if ran - before.get(name, (0, 0))[0] > 500_000 or waited - before.get(name, (0, 0))[1] > 500_000}
 
 
+LAG_EVERY_S = 0.01
+LAG_LOGGED_S = 0.015
+
+
+class _Lags:
+    """The event loop's lag as a key meets it: a callback handed to the loop from another thread
+    (as Textual's input thread hands it a key) every LAG_EVERY_S, and how long it waited to run, in
+    wall time and in the UI thread's own CPU meanwhile (what a quiet machine would still wait)."""
+
+    def __init__(self, main: threading.Thread) -> None:
+        self.clock = time.pthread_getcpuclockid(main.ident or 0)
+        self.loop: Any = None
+        self.pending = False
+        self.next = 0.0
+        self.done: list[tuple[float, float, float]] = []  # (posted, wall s, UI CPU s)
+
+    def find_loop(self, frame: FrameType | None) -> None:
+        while self.loop is None and frame is not None:
+            if frame.f_code.co_name == "_run_once":
+                self.loop = frame.f_locals.get("self")
+            frame = frame.f_back
+
+    def post(self, now: float) -> None:
+        if self.loop is None or self.pending or now < self.next:
+            return
+        self.pending = True
+        self.next = now + LAG_EVERY_S
+        try:
+            self.loop.call_soon_threadsafe(self.arrived, now, time.clock_gettime(self.clock))
+        except RuntimeError:  # (the loop closed)
+            self.loop = None
+
+    def arrived(self, posted: float, cpu: float) -> None:
+        self.done.append((posted, time.monotonic() - posted, time.thread_time() - cpu))
+        self.pending = False
+
+
 def _watch(main: threading.Thread, out: Any, collections: list[tuple[float, float, int, str]]) -> None:
     me = threading.get_ident()
+    lags = _Lags(main)
     busy_since: float | None = None
     stacks: Counter[tuple[str, ...]] = Counter()
     others: Counter[str] = Counter()
@@ -173,6 +211,13 @@ def _watch(main: threading.Thread, out: Any, collections: list[tuple[float, floa
             every_second = now + 1.0
             out.write(json.dumps({"kind": "cpu", "at": now, "threads": _delta({}, _threads()),
                                   "children": _delta({}, _children())}) + "\n")
+        lags.find_loop(frame)
+        lags.post(now)
+        while lags.done:
+            posted, wall, cpu = lags.done.pop(0)
+            if wall >= LAG_LOGGED_S:
+                out.write(json.dumps({"kind": "lag", "from": posted, "to": posted + wall, "ms": round(wall * 1000, 1),
+                                      "cpu_ms": round(cpu * 1000, 1)}) + "\n")
         state = _kernel_state(tid)
         if not _in_select(frame) or "epoll" not in state:
             if busy_since is None:
