@@ -50,7 +50,9 @@ def install(log: str) -> None:
 
     gc.callbacks.append(on_gc)
     out.write(json.dumps({"kind": "start", "at": time.monotonic(), "pid": os.getpid()}) + "\n")
-    threading.Thread(target=_watch, args=(main, out, collections), name="stall watchdog", daemon=True).start()
+    lags = _Lags(main)
+    lags.watch_loops()
+    threading.Thread(target=_watch, args=(main, out, collections, lags), name="stall watchdog", daemon=True).start()
 
 
 def _stack(frame: FrameType | None) -> list[str]:
@@ -163,11 +165,19 @@ class _Lags:
         self.next = 0.0
         self.done: list[tuple[float, float, float]] = []  # (posted, wall s, UI CPU s)
 
-    def find_loop(self, frame: FrameType | None) -> None:
-        while self.loop is None and frame is not None:
-            if frame.f_code.co_name == "_run_once":
-                self.loop = frame.f_locals.get("self")
-            frame = frame.f_back
+    def watch_loops(self) -> None:
+        """Know the event loop once it runs (`run_forever` wrapped)."""
+        import asyncio.base_events
+
+        run_forever = asyncio.base_events.BaseEventLoop.run_forever
+        lags = self
+
+        def running(loop: Any) -> Any:
+            if threading.current_thread() is threading.main_thread():
+                lags.loop = loop
+            return run_forever(loop)
+
+        asyncio.base_events.BaseEventLoop.run_forever = running  # type: ignore[method-assign, assignment]
 
     def post(self, now: float) -> None:
         if self.loop is None or self.pending or now < self.next:
@@ -184,9 +194,8 @@ class _Lags:
         self.pending = False
 
 
-def _watch(main: threading.Thread, out: Any, collections: list[tuple[float, float, int, str]]) -> None:
+def _watch(main: threading.Thread, out: Any, collections: list[tuple[float, float, int, str]], lags: _Lags) -> None:
     me = threading.get_ident()
-    lags = _Lags(main)
     busy_since: float | None = None
     stacks: Counter[tuple[str, ...]] = Counter()
     others: Counter[str] = Counter()
@@ -211,7 +220,6 @@ def _watch(main: threading.Thread, out: Any, collections: list[tuple[float, floa
             every_second = now + 1.0
             out.write(json.dumps({"kind": "cpu", "at": now, "threads": _delta({}, _threads()),
                                   "children": _delta({}, _children())}) + "\n")
-        lags.find_loop(frame)
         lags.post(now)
         while lags.done:
             posted, wall, cpu = lags.done.pop(0)
