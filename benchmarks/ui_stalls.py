@@ -58,10 +58,8 @@ def install(log: str) -> None:
 def _stack(frame: FrameType | None) -> list[str]:
     lines: list[str] = []
     while frame is not None and len(lines) < DEPTH:
-        code = frame.f_code
-        owner = frame.f_locals.get("self") if code.co_varnames[:1] == ("self",) else None
-        of = f" [{type(owner).__name__}]" if owner is not None else ""
-        lines.append(f"{_short(code.co_filename)}:{frame.f_lineno} {code.co_name}{of}")
+        code = frame.f_code  # (its qualified name: a running frame's locals are not read from another thread)
+        lines.append(f"{_short(code.co_filename)}:{frame.f_lineno} {code.co_qualname}")
         frame = frame.f_back
     return lines
 
@@ -83,7 +81,7 @@ def _anchor(stack: list[str]) -> str:
     """The outermost frame of `stack` (innermost first) that is not the event loop's or Textual's
     dispatch: what the loop was running (a handler, a timer's refresh, a worker's start…)."""
     for line in reversed(stack):
-        name = line.split(" ")[1]
+        name = line.split(" ")[1].rsplit(".", 1)[-1]
         if name not in _LOOP_FRAMES and "asyncio/" not in line and "runpy" not in line:
             return line
     return stack[0] if stack else "?"
