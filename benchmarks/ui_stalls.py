@@ -73,7 +73,7 @@ def _short(filename: str) -> str:
 
 
 _LOOP_FRAMES = ("_run_once", "run_forever", "run_until_complete", "_run", "run", "run_app", "main", "dispatch",
-                "run_tui", "<module>", "_process_messages", "_process_messages_loop", "_dispatch_message",
+                "run_tui", "<module>", "running", "_process_messages", "_process_messages_loop", "_dispatch_message",
                 "_on_message", "on_event", "invoke", "_invoke", "_pre_process", "_tick", "_run_timer")
 
 
