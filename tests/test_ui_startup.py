@@ -138,17 +138,21 @@ async def test_the_filter_bar_is_mounted_after_the_first_rows(brain, monkeypatch
     from cleo_tui.ui.panes.observations import ObservationsScreen
 
     seen: list[tuple[int, int]] = []  # (rows in the table, widgets in the bar) when the rows are drawn
+    mounted_at_once: list[int] = []  # widgets in the bar as the first rows' handler returns
     original = ObservationsScreen.first_rows_drawn
 
     def first_rows_drawn(self):
         seen.append((self.table.total, len(self.query("#filter-bar > *"))))
         original(self)
+        mounted_at_once.append(len(self.query("#filter-bar > *")))
 
     monkeypatch.setattr(ObservationsScreen, "first_rows_drawn", first_rows_drawn)
     app = CleoApp(brain=brain)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(app, pilot)
         assert seen[0][0] > 0 and seen[0][1] == 0
+        # then one at a time, one per refresh (issue 33): a key pressed meanwhile waits for one, not all
+        assert mounted_at_once[-1] == 1
         bar = app.screen.query_one("#filter-bar")
         assert [type(w) for w in bar.children].count(Select) == 7 and isinstance(bar.children[0], Input)
         assert app.screen.query_one("#f-session", Select)._options[1:]  # its options were read

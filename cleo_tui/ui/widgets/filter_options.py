@@ -13,6 +13,7 @@ from typing import Any
 from rich.text import Text
 from textual import work
 from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import Select
 
 from cleo_tui.brain import Brain
@@ -28,6 +29,8 @@ class FilterOptions:
     app: Any
     query_one: Any
     post_message: Any
+    call_after_refresh: Any
+    _filters_to_mount: list[Widget] = []  # (a class default, never appended to: replaced by `mount_filters`)
 
     @dataclass(eq=False)
     class OptionsRead(Message):
@@ -36,6 +39,31 @@ class FilterOptions:
     def read_filter_options(self, brain: Brain) -> FilterChoices:
         """What each select offers (the pane's; a read, run in a worker)."""
         raise NotImplementedError
+
+    def mount_filters(self, bar: Widget, widgets: list[Widget]) -> None:
+        """Mount `widgets` in `bar`, the first at once and then one per screen refresh (keys pressed
+        meanwhile go first), and read their choices once all are there (`load_filter_options`).
+
+        Mounted together, the Observations pane's eight (composing each select with its overlay,
+        styling, laying the bar out) held the UI thread for one stretch just after the first
+        screen, and a key pressed then waited for all of it."""
+        self._filters_to_mount = list(widgets)
+        self._mount_next_filter(bar)
+
+    def _mount_next_filter(self, bar: Widget) -> None:
+        pending = self._filters_to_mount
+        if not pending or not bar.is_attached:
+            return
+        bar.mount(pending.pop(0))
+        if pending:
+            self.call_after_refresh(self._mount_next_filter, bar)
+        else:
+            self.load_filter_options()
+
+    @property
+    def filter_bar_pending(self) -> bool:
+        """Whether filter widgets are still to be mounted (`mount_filters`)."""
+        return bool(self._filters_to_mount)
 
     @work(thread=True, group="filter-options", exit_on_error=False)
     def load_filter_options(self) -> None:
