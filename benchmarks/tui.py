@@ -21,7 +21,9 @@ and prints each figure beside its target: first screen; tags on screen after it;
 each key's latency (key written to screen quiet) and the app's CPU for it, while the
 tags are computed and after; the app's peak RSS. Only those:
 
-    python -m benchmarks.tui --open-only --db /work/bench/100k/.cleo/cleo.db [--db OTHER]
+    python -m benchmarks.tui --open-only --db /work/bench/100k/.cleo/cleo.db [--db OTHER] [--stalls]
+
+(`--stalls`: what the UI thread did during each slow key, see `benchmarks.tui_open`.)
 """
 
 from __future__ import annotations
@@ -218,10 +220,12 @@ def main() -> None:
     parser.add_argument("--db", action="append", default=[], help="a brain to open cold and warm (repeatable)")
     parser.add_argument("--open-only", action="store_true", help="only the cold and warm opening figures")
     parser.add_argument("--app-root", type=Path, help="open with the cleo_tui package in this tree (a before)")
+    parser.add_argument("--stalls", action="store_true",
+                        help="with --open-only: what the UI thread did in each slow key (benchmarks.ui_stalls)")
     args = parser.parse_args()
     if args.db or args.open_only:
         dbs = [Path(d) for d in args.db] or [demo_brain(Path(args.workdir), int(s)) for s in args.sizes.split(",")]
-        print_open_figures({str(db): open_figures(db, PYCACHE, args.app_root) for db in dbs})
+        print_open_figures({str(db): open_figures(db, PYCACHE, args.app_root, args.stalls) for db in dbs})
         if args.open_only:
             return
     workdir = Path(args.workdir)

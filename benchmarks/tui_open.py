@@ -20,6 +20,11 @@ run left. The warm run is the floor the cold one is judged against, beside the t
 - CPU to tags: the app's CPU and its finished children's (the scan process), at tags;
 - peak RSS: the app process's high-water mark (VmHWM) once the tags are on screen and
   the keys after were pressed.
+
+Each key over SLOW_S while the tags are computed is printed with when it came (after the first
+screen) and what the status line said then. With `--stalls`, the app runs with a stall logger
+(`benchmarks.ui_stalls`) and each slow key is printed with what the UI thread did meanwhile:
+its stacks, its CPU and its wait for a core, the scan processes' CPU, the garbage collections.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ import termios
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from benchmarks import with_bytecode
 
@@ -68,6 +74,13 @@ class OpenRun:
     keys_after: list[float] = field(default_factory=list)
     cpu_after: float = float("nan")      # per key
     peak_rss_mb: float = float("nan")
+    # the keys over SLOW_S while computing: (sent, s after the first screen; took, s; the status line then)
+    slow_keys: list[tuple[float, float, str]] = field(default_factory=list)
+    stalls: list[str] = field(default_factory=list)  # what the UI thread did during them (--stalls)
+    # (--stalls) the UI thread's CPU that a callback handed to its loop waited behind, while computing:
+    # the longest, and how many waits were over 30 ms of it (the part of a key's wait a quiet machine keeps)
+    loop_cpu_max_ms: float = float("nan")
+    loop_cpu_over_30: int = 0
 
 
 class Terminal:
@@ -135,24 +148,33 @@ class Terminal:
         os.close(self.master)
 
 
-def _start(path: Path, pycache: Path, cache_home: Path, app_root: Path | None) -> Terminal:
-    """`cleo-tui --db path` on a pty, with `cache_home` as its XDG cache directory."""
+def _start(path: Path, pycache: Path, cache_home: Path, app_root: Path | None,
+           stall_log: Path | None = None) -> Terminal:
+    """`cleo-tui --db path` on a pty, with `cache_home` as its XDG cache directory; with `stall_log`,
+    the app logs its UI thread's stalls there (`benchmarks.ui_stalls`)."""
     script = Path(sys.executable).with_name("cleo-tui")
     command = [str(script)] if script.exists() and app_root is None else [sys.executable, "-m", "cleo_tui"]
     env = {**with_bytecode(os.environ, pycache), "TERM": "xterm-256color", "XDG_CACHE_HOME": str(cache_home)}
     if app_root is not None:
         env["PYTHONPATH"] = str(app_root)
+    if stall_log is not None:
+        here = str(Path(__file__).resolve().parent.parent)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH"), here) if p)
+        command = [sys.executable, "-c", "import sys; from benchmarks.ui_stalls import install; "
+                   f"install({str(stall_log)!r}); from cleo_tui.cli import main; sys.exit(main())"]
     # (in app_root: `python -m` puts the working directory first on the path, so started from a
     # checkout it ran that checkout's package, not app_root's)
     return Terminal([*command, "--db", str(path)], env, cwd=app_root)
 
 
-def open_once(path: Path, pycache: Path, cache_home: Path, app_root: Path | None = None) -> OpenRun:
+def open_once(path: Path, pycache: Path, cache_home: Path, app_root: Path | None = None,
+              stall_log: Path | None = None) -> OpenRun:
     """Start the app on `path` with `cache_home` as its XDG cache directory and time its opening.
 
     `app_root`: run the cleo_tui package found there (e.g. an older commit's tree, for a
-    before/after in one sitting) instead of the installed one."""
-    term = _start(path, pycache, cache_home, app_root)
+    before/after in one sitting) instead of the installed one. `stall_log`: the app logs its UI
+    thread's stalls there, and the run keeps those that overlap a slow key."""
+    term = _start(path, pycache, cache_home, app_root, stall_log)
     run = OpenRun()
     try:
         term.until(FIRST_ROWS, 0)
@@ -162,7 +184,7 @@ def open_once(path: Path, pycache: Path, cache_home: Path, app_root: Path | None
         tagged_at = None
         while tagged_at is None and time.perf_counter() - term.started < GIVE_UP_S:
             before = len(term.output)
-            run.keys_computing.append(term.key(KEYS[len(run.keys_computing) % 2]))
+            _timed_key(term, run, shown)
             deadline = time.perf_counter() + KEY_GAP_S
             while time.perf_counter() < deadline:
                 term.read(0.01)
@@ -176,7 +198,7 @@ def open_once(path: Path, pycache: Path, cache_home: Path, app_root: Path | None
             if _protection_known(term.output, shown):
                 known_at = time.perf_counter() - term.started
                 break
-            run.keys_computing.append(term.key(KEYS[len(run.keys_computing) % 2]))
+            _timed_key(term, run, shown)
             deadline = time.perf_counter() + KEY_GAP_S
             while time.perf_counter() < deadline:
                 term.read(0.01)
@@ -193,7 +215,84 @@ def open_once(path: Path, pycache: Path, cache_home: Path, app_root: Path | None
         run.peak_rss_mb = term.peak_rss_mb()
     finally:
         term.close()
+    if stall_log is not None:
+        with stall_log.open("a") as log:  # (for reading the log later: when the first screen came)
+            log.write(f'{{"kind": "first screen", "at": {term.started + run.first_screen}}}\n')
+        run.stalls = stalls_during(stall_log, run.slow_keys, term.started + run.first_screen)
+        _loop_waits(run, stall_log, term.started + run.first_screen, term.started + known_at)
     return run
+
+
+SLOW_S = 0.05
+
+
+def _timed_key(term: Terminal, run: OpenRun, shown: int) -> None:
+    """Press the next key while the tags are computed; a slow one is kept with when it came and
+    what the status line said then."""
+    sent = time.perf_counter()
+    took = term.key(KEYS[len(run.keys_computing) % 2])
+    run.keys_computing.append(took)
+    if not took < SLOW_S:
+        run.slow_keys.append((sent - term.started - run.first_screen, took, _status(term.output, shown)))
+
+
+_ESCAPES = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][A-Z0-9]|[\x00-\x1f]")
+
+
+def _status(output: bytes | bytearray, since: int) -> str:
+    """The text of the status line last drawn after `since` (escape sequences dropped)."""
+    at = output.rfind(STATUS, since)
+    if at < 0:
+        return "?"
+    text = _ESCAPES.sub(b"", bytes(output[at:at + 400])).decode(errors="replace")
+    return " ".join(text.split())[:90]
+
+
+def stalls_during(log: Path, slow: list[tuple[float, float, str]], origin: float) -> list[str]:
+    """For each slow key, what the app logged while it waited (`benchmarks.ui_stalls`), a line each:
+    the UI thread's stalls (its CPU, its wait for a core, the scan processes' CPU, collections, what
+    it ran), the sampler's gaps (the GIL held from it) and the loop's lags (`origin`: the first
+    screen, on the perf_counter clock, which is the app's monotonic one)."""
+    import json
+
+    records = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    lines = []
+    for sent, took, status in slow:
+        start, end = origin + sent, origin + sent + took
+        lines.append(f"key at +{sent:.2f} s took {took * 1000:.0f} ms; status: {status}")
+        for r in records:
+            if r["kind"] in ("stall", "gap", "lag") and r.get("to", 0) >= start and r.get("from", 1e18) <= end:
+                lines.append("    " + _said(r, origin))
+    return lines
+
+
+def _said(r: dict[str, Any], origin: float) -> str:
+    """One line for a record of the stall log."""
+    at = f"{r['from'] - origin:+.2f}..{r['to'] - origin:+.2f} s"
+    if r["kind"] == "lag":
+        return f"loop lag {at}: {r['ms']:.0f} ms, of it {r['cpu_ms']:.0f} ms of UI-thread CPU"
+    if r["kind"] == "gap":
+        return f"sampler held off {at} ({r['ms']:.0f} ms: no GIL or no core), UI at {(r['main'] or ['?'])[0]}"
+    ran, waited = r["threads"].get("MainThread", [0, 0])
+    children = ", ".join(f"{name.split('.')[-1]} {c[0]:.0f}" for name, c in r["children"].items())
+    gcs = ", ".join(f"gen{g} {ms:.0f} ms" for _, ms, g, who in r["gc"] if who == "MainThread" and ms >= 5)
+    what: dict[str, int] = {}
+    for _, anchor, n in r.get("timeline", []):
+        what[anchor] = what.get(anchor, 0) + n
+    busiest = "; ".join(f"{a.split(' ', 1)[-1]} x{n}" for a, n in sorted(what.items(), key=lambda i: -i[1])[:4])
+    return (f"UI busy {at} ({r['ms']:.0f} ms): ran {ran:.0f} ms, waited for a core {waited:.0f} ms; "
+            f"scan processes ran: {children or '-'}; UI collections: {gcs or '-'}; running: {busiest}")
+
+
+def _loop_waits(run: OpenRun, log: Path, start: float, end: float) -> None:
+    """The longest UI-thread CPU a callback waited behind between `start` and `end` (the app's
+    "lag" records, `benchmarks.ui_stalls`), and how many were over 30 ms."""
+    import json
+
+    waits = [r["cpu_ms"] for r in map(json.loads, log.read_text().splitlines())
+             if r.get("kind") == "lag" and start <= r["from"] <= end]
+    run.loop_cpu_max_ms = max(waits, default=0.0)
+    run.loop_cpu_over_30 = sum(w > 30 for w in waits)
 
 
 def _protection_known(output: bytes | bytearray, since: int) -> bool:
@@ -202,13 +301,20 @@ def _protection_known(output: bytes | bytearray, since: int) -> bool:
     return at >= 0 and PENDING not in output[at:at + STATUS_BYTES]
 
 
-def open_figures(path: Path, pycache: Path, app_root: Path | None = None) -> dict[str, OpenRun]:
-    """The cold opening (a fresh cache directory), then the warm one (the cache it left)."""
+def open_figures(path: Path, pycache: Path, app_root: Path | None = None,
+                 stalls: bool = False) -> dict[str, OpenRun]:
+    """The cold opening (a fresh cache directory), then the warm one (the cache it left); with
+    `stalls`, what the UI thread did during each slow key (`benchmarks.ui_stalls`)."""
     with tempfile.TemporaryDirectory(prefix="cleo-tui-cold-cache-") as home:
         _compile_once(path, pycache, Path(home), app_root)
     with tempfile.TemporaryDirectory(prefix="cleo-tui-cold-cache-") as home:
-        cold = open_once(path, pycache, Path(home), app_root)
-        warm = open_once(path, pycache, Path(home), app_root)
+        logs: list[Path | None] = [None, None]
+        if stalls:
+            kept = Path(tempfile.mkdtemp(prefix="cleo-tui-stalls-"))
+            logs = [kept / "cold.jsonl", kept / "warm.jsonl"]
+            print(f"stall logs: {kept}", flush=True)
+        cold = open_once(path, pycache, Path(home), app_root, logs[0])
+        warm = open_once(path, pycache, Path(home), app_root, logs[1])
     return {"cold": cold, "warm": warm}
 
 
@@ -244,8 +350,16 @@ def print_open_figures(results: dict[str, dict[str, OpenRun]]) -> None:
             ("app CPU per key after", lambda r: f"{r.cpu_after * 1000:.0f} ms"),
             ("peak RSS", lambda r: f"{r.peak_rss_mb:.0f} MB"),
         ]
+        if cold.loop_cpu_max_ms == cold.loop_cpu_max_ms:  # (--stalls)
+            rows.append(("UI CPU a key waits behind, max (>30 ms)",
+                         lambda r: f"{r.loop_cpu_max_ms:.0f} ms ({r.loop_cpu_over_30})"))
         print(f"\n{path}  (load average {os.getloadavg()[0]:.2f})")
         print(f"| {'measure':<38} | {'cold':<30} | {'warm (floor)':<30} | {'target':<15} |")
         print(f"|{'-' * 40}|{'-' * 32}|{'-' * 32}|{'-' * 17}|")
         for name, show in rows:
             print(f"| {name:<38} | {show(cold):<30} | {show(warm):<30} | {TARGETS.get(name, ''):<15} |")
+        for which, run in runs.items():
+            for sent, took, status in run.slow_keys:
+                print(f"  {which}: a key at +{sent:.2f} s took {took * 1000:.0f} ms; status line: {status}")
+            for line in run.stalls:
+                print(f"  {which} stall: {line}")

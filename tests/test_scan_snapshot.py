@@ -382,3 +382,17 @@ def test_the_digests_a_snapshot_is_written_with_are_those_of_its_columns(tmp_pat
     tag_brain(brain)
     stored = scan_snapshot.load_snapshot(brain, like=look)
     assert stored is not None and stored.ids is not look.ids and list(stored.ids) == list(look.ids)
+
+
+def test_tags_made_ready_are_looked_up_row_by_row_without_computing_a_column(tmp_path):
+    """Issue 33: `TagTable.ready()` computes, in the tags' worker, every column a row's lookup reads;
+    the UI thread, drawing the rows once the tags arrive, computed the rest (which identifiers are
+    scarce and the entries holding one: 45–77 ms at a million rows, a key waiting behind it).
+    Reopened (the snapshot folded with a row added since), as the app loads a large brain's tags."""
+    brain = _brain(tmp_path)
+    tag_brain(brain)
+    add_observation(brain, "O-new", "Edited src/new/only.py", created_at="2026-02-01 10:00:00")
+    tags = tag_brain(brain).ready()
+    computed = set(tags.scan.__dict__)
+    assert any(tags[obs_id].reasons for obs_id in tags)  # (reasons were looked up, unique identifiers among them)
+    assert set(tags.scan.__dict__) == computed

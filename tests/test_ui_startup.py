@@ -138,17 +138,30 @@ async def test_the_filter_bar_is_mounted_after_the_first_rows(brain, monkeypatch
     from cleo_tui.ui.panes.observations import ObservationsScreen
 
     seen: list[tuple[int, int]] = []  # (rows in the table, widgets in the bar) when the rows are drawn
+    mounted_at_once: list[int] = []  # widgets in the bar as the first rows' handler returns
     original = ObservationsScreen.first_rows_drawn
 
     def first_rows_drawn(self):
         seen.append((self.table.total, len(self.query("#filter-bar > *"))))
         original(self)
+        mounted_at_once.append(len(self.query("#filter-bar > *")))
 
     monkeypatch.setattr(ObservationsScreen, "first_rows_drawn", first_rows_drawn)
+    given_at_once: list[int] = []  # selects whose choices changed within one handling of the choices read
+    read = ObservationsScreen.on_filter_options_options_read
+
+    def on_filter_options_options_read(self, message):
+        before = {select.id: list(select._options) for select in self.query(Select)}
+        read(self, message)
+        given_at_once.append(sum(list(s._options) != before[s.id] for s in self.query(Select)))
+
+    monkeypatch.setattr(ObservationsScreen, "on_filter_options_options_read", on_filter_options_options_read)
     app = CleoApp(brain=brain)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(app, pilot)
         assert seen[0][0] > 0 and seen[0][1] == 0
+        # then one at a time, one per refresh (issue 33): a key pressed meanwhile waits for one, not all
+        assert mounted_at_once[-1] == 1 and given_at_once == [1]  # (the choices too, one select at a time)
         bar = app.screen.query_one("#filter-bar")
         assert [type(w) for w in bar.children].count(Select) == 7 and isinstance(bar.children[0], Input)
         assert app.screen.query_one("#f-session", Select)._options[1:]  # its options were read

@@ -175,9 +175,11 @@ class TagTable(Mapping[str, ObservationTags]):
 
     def ready(self) -> TagTable:
         """Compute now, in the caller's thread, the columns every row lookup reads (the protection
-        column: at a million rows its identifier counts take a second or more), so that the UI
-        thread, which shows the table, never has to; returns the table."""
-        _ = self._protected
+        column: at a million rows its identifier counts take a second or more; the ids' index;
+        the protection reasons' scarce identifiers), so that the UI thread, which shows the table, never has to;
+        returns the table."""
+        _ = self._protected, self.scan.index
+        self.scan.reasons_ready()
         return self
 
     def __len__(self) -> int:

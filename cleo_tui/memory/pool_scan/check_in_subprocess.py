@@ -28,6 +28,7 @@ import numpy as np
 import orjson
 
 from cleo_tui.memory.pool_scan import in_subprocess
+from cleo_tui.memory.pool_scan.background import yield_the_cores
 from cleo_tui.memory.pool_scan.in_subprocess import child_environment, exit_with_parent, wait_or_cancel
 
 if TYPE_CHECKING:
@@ -179,6 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) != 1:
         print("usage: python -m cleo_tui.memory.pool_scan.check_in_subprocess DB", file=sys.stderr)
         return 2
+    yield_the_cores()  # (a reopened brain's tags are on screen: this check is background work, issue 33)
     return check_and_answer(args[0])
 
 

@@ -46,8 +46,9 @@ from cleo_tui.memory.detectors import Findings
 from cleo_tui.memory.pool_scan import in_subprocess
 
 DEPTH = 3  # chunks a worker holds at most (one it analyses, two waiting): bounded memory
-# A worker yields to the app's UI when both want a core (the scan's own process, as before, does not):
-# keys stay quick while both cores scan; a worker behind only means more chunks analysed by the scan.
+# A worker yields to the app's UI when both want a core: keys stay quick while both cores scan; a worker
+# behind only means more chunks analysed by the scan. (Started by the scan's process, it inherits that
+# process's SCHED_IDLE, `background.yield_the_cores`, which this niceness does not change.)
 WORKER_NICENESS = 5
 MOST_WORKERS = 3  # each holds its chunks and a corpus's copies (~100 MB at the peak with long texts)
 _MODULE = "cleo_tui.memory.pool_scan.detector_workers"

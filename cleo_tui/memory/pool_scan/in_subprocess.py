@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING
 
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.store import Brain
+from cleo_tui.memory.pool_scan.background import yield_the_cores
 
 if TYPE_CHECKING:
     from cleo_tui.memory.token_cache import Progress
@@ -213,7 +214,8 @@ def scan_and_save(path: str, look: bool = False) -> int:
     brain = open_brain(path, read_only=True)
     try:
         if look:
-            _look_first(brain)
+            _look_first(brain)  # (at the app's own priority: the user waits for it)
+        yield_the_cores()  # (the UI thread takes a core at once when it wakes for a key: issue 33)
         with collector.paused(), helping():  # (the detectors in worker processes too: issue 33)
             scan = scan_brain(brain, row_keys=True, progress=_said)
             return 0 if scan_snapshot.save_snapshot(brain, scan) else 1

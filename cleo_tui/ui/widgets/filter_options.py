@@ -13,6 +13,7 @@ from typing import Any
 from rich.text import Text
 from textual import work
 from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import Select
 
 from cleo_tui.brain import Brain
@@ -27,7 +28,12 @@ class FilterOptions:
     session: Any
     app: Any
     query_one: Any
+    query: Any
     post_message: Any
+    call_after_refresh: Any
+    # (class defaults, never appended to: replaced by `mount_filters` and by each OptionsRead)
+    _filters_to_mount: list[Widget] = []
+    _choices_to_set: list[tuple[str, list[tuple[str, str]]]] = []
 
     @dataclass(eq=False)
     class OptionsRead(Message):
@@ -37,10 +43,46 @@ class FilterOptions:
         """What each select offers (the pane's; a read, run in a worker)."""
         raise NotImplementedError
 
+    def mount_filters(self, bar: Widget, widgets: list[Widget]) -> None:
+        """Mount `widgets` in `bar`, the first at once and then one per screen refresh (keys pressed
+        meanwhile go first), and read their choices once all are there (`load_filter_options`).
+
+        Mounted together, the Observations pane's eight (composing each select with its overlay,
+        styling, laying the bar out) held the UI thread for one stretch just after the first
+        screen, and a key pressed then waited for all of it."""
+        self._filters_to_mount = list(widgets)
+        self._mount_next_filter(bar)
+
+    def _mount_next_filter(self, bar: Widget) -> None:
+        pending = self._filters_to_mount
+        if not pending or not bar.is_attached:
+            return
+        bar.mount(pending.pop(0))
+        if pending:
+            self.call_after_refresh(self._mount_next_filter, bar)
+        else:
+            self.load_filter_options()
+
+    @property
+    def filter_bar_pending(self) -> bool:
+        """Whether filter widgets are still to be mounted (`mount_filters`) or given their choices."""
+        return bool(self._filters_to_mount or self._choices_to_set)
+
     @work(thread=True, group="filter-options", exit_on_error=False)
     def load_filter_options(self) -> None:
         self.post_message(self.OptionsRead(self.read_filter_options(self.session.brain)))
 
     def on_filter_options_options_read(self, message: OptionsRead) -> None:
-        for select_id, values in message.options.items():
-            self.query_one(f"#{select_id}", Select).set_options((Text(one_line(label, 40)), v) for label, v in values)
+        """Give each select its choices, one select per screen refresh (as `mount_filters`: all
+        eight together, hundreds of sessions among them, held a key 40 ms at a million rows)."""
+        self._choices_to_set = list(message.options.items())
+        self._set_next_choices()
+
+    def _set_next_choices(self) -> None:
+        if not self._choices_to_set:
+            return
+        select_id, values = self._choices_to_set.pop(0)
+        for select in self.query(f"#{select_id}").results(Select):  # (gone with its pane meanwhile: none)
+            select.set_options((Text(one_line(label, 40)), v) for label, v in values)
+        if self._choices_to_set:
+            self.call_after_refresh(self._set_next_choices)
