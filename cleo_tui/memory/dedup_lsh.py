@@ -212,7 +212,9 @@ def candidate_pairs(sig: np.ndarray, eligible: np.ndarray | None = None) -> tupl
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, np.zeros(0)
     bands, per_band = band_layout()
-    columns = np.ascontiguousarray(sig.take(rows, axis=0).T)
+    # The signatures transposed (a row per permutation): in one copy, not a gathered copy and then
+    # its transpose (25 MB less held at once at 100,000 rows).
+    columns = np.ascontiguousarray(sig.T) if len(rows) == n else sig.T.take(rows, axis=1)
     full_rank = np.empty(len(rows), dtype=np.int64)
     full_rank[np.argsort(_band_keys(columns, 0, NUM_PERM), kind="stable")] = np.arange(len(rows))
     found: list[tuple[np.ndarray, np.ndarray]] = []
@@ -221,13 +223,19 @@ def candidate_pairs(sig: np.ndarray, eligible: np.ndarray | None = None) -> tupl
         order = np.argsort(keys, kind="stable")
         starts, lengths = _run_bounds(keys[order])
         found += _band_pairs(order, starts, lengths, full_rank)
+    del columns
     if not found:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, np.zeros(0)
-    left = rows[np.concatenate([p[0] for p in found])].astype(np.int64)
-    right = rows[np.concatenate([p[1] for p in found])].astype(np.int64)
-    low, high = np.minimum(left, right), np.maximum(left, right)
-    codes = np.sort(low * n + high)  # sorting beats np.unique's hash table here (ten times faster)
+    # Each pair as one code (low * n + high), the bands' arrays let go of as soon as they are
+    # joined: at 100,000 rows these copies were the run's peak of memory.
+    left, right = np.concatenate([p[0] for p in found]), np.concatenate([p[1] for p in found])
+    del found
+    if len(rows) < n:  # (positions among the rows with words)
+        left, right = rows[left], rows[right]
+    codes = np.minimum(left, right).astype(np.int64, copy=False) * n + np.maximum(left, right)
+    del left, right
+    codes.sort()  # sorting beats np.unique's hash table here (ten times faster)
     codes = codes[np.concatenate(([True], codes[1:] != codes[:-1]))]
     low, high = codes // n, codes % n
     agree = np.concatenate([_agreement(sig, low[i:i + _ESTIMATE_CHUNK], high[i:i + _ESTIMATE_CHUNK])
@@ -380,6 +388,15 @@ class TextTable:
     encoded: list[str]
     distinct: np.ndarray
     computed: int           # how many were not in the cache
+    # Of each text computed here (None for one from the cache), what verifying reads of it: its
+    # words sorted and joined, and its detail words as `encoded` ends with them (`forget_sorted`
+    # drops both once the pairs are verified).
+    sorted_words: list[str | None] = field(default_factory=list)
+    details: list[str | None] = field(default_factory=list)
+
+    def forget_sorted(self) -> None:
+        """Drop `sorted_words` and `details` (verifying is done: no need to hold them)."""
+        self.sorted_words, self.details = [], []
 
     @property
     def has_words(self) -> np.ndarray:
@@ -405,13 +422,20 @@ def text_table(texts: Sequence[str], cache: ScanCache) -> TextTable:
     for i, at in zip(hit.tolist(), found[hit].tolist(), strict=True):
         encoded[i] = words[at]
     missing = np.flatnonzero(found < 0).tolist()
+    # The sorted words and details verifying needs, made here from the words at hand (splitting
+    # `encoded` again for them cost the cold demo run about 0.2 s of CPU).
+    ordered: list[str | None] = [None] * n
+    detail_words: list[str | None] = [None] * n
     signer = Signer()
     for first in range(0, len(missing), _BATCH):  # a batch at a time: 100,000 long texts' word sets take GBs
         batch = missing[first:first + _BATCH]
         computed = [text_words(texts[i]) for i in batch]
         unique = [set(words) for words, _ in computed]
         for i, (words, details) in zip(batch, computed, strict=True):
-            encoded[i] = " ".join(words) + "\x00" + " ".join(sorted(details))
+            joined_details = " ".join(sorted(details))
+            encoded[i] = " ".join(words) + "\x00" + joined_details
+            ordered[i] = " ".join(sorted(words))
+            detail_words[i] = joined_details
         distinct[batch] = np.fromiter(map(len, unique), dtype=np.int32, count=len(unique))
         sig[batch] = signer(unique)
-    return TextTable(hashes, lengths, sig, encoded, distinct, len(missing))
+    return TextTable(hashes, lengths, sig, encoded, distinct, len(missing), ordered, detail_words)

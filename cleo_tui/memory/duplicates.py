@@ -361,6 +361,7 @@ def scan_duplicates(brain: Brain, tokenizer: str | Tokenizer = "chars4", progres
         stats.candidates = len(left)
         stats.seconds["candidates"] = time.perf_counter() - clock
         verified = dedup_verify.verify(texts, left, right, cache, check, report)
+        texts.forget_sorted()
         if texts.computed or verified.computed:
             cache.save(texts, verified.judged)
         left, right, raw, differs = verified.kept
