@@ -59,3 +59,10 @@ def test_candidates_among_rows_with_words_are_those_of_those_rows_alone() -> Non
     assert np.array_equal(estimate, alone[2])
     assert all(np.array_equal(a, b) for a, b in zip(dedup_lsh.candidate_pairs(sig, np.ones(len(sig), dtype=bool)),
                                                     dedup_lsh.candidate_pairs(sig), strict=True))
+
+
+def test_hash_coefficients_are_the_seeded_draws() -> None:
+    rng = np.random.RandomState(dedup_lsh.SEED)
+    a, b = dedup_lsh._permutations()
+    assert np.array_equal(a, rng.randint(1, 1 << 31, size=dedup_lsh.NUM_PERM, dtype=np.uint64))
+    assert np.array_equal(b, rng.randint(0, 1 << 31, size=dedup_lsh.NUM_PERM, dtype=np.uint64))
