@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import itertools
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
@@ -21,6 +21,7 @@ from cleo_tui.memory import dedup_lsh
 from cleo_tui.memory.dedup_model import MIN_THRESHOLD, ScanProgress
 from cleo_tui.memory.dedup_text import LENGTH_GUARD, words_swapped
 
+_T = TypeVar("_T")
 _VERIFY_BATCH = 5_000
 LONG_PAIR = 20_000   # characters of a pair's two sorted word strings from which `_long_sort_ratio` is used
 _MARGIN = 1e-3       # below a cut-off worked out in floating point, so rounding never makes it too high
@@ -81,15 +82,16 @@ class _Judge:
         cache has them worked out of its encoded words here."""
         self.encoded = encoded = texts.encoded
         rows = needed.tolist()
-        sorted_words = _picked(texts.sorted_words, needed) if texts.sorted_words else [None] * len(rows)
-        details = _picked(texts.details, needed) if texts.details else [None] * len(rows)
+        nothing: list[str | None] = [None] * len(rows)
+        sorted_words = _picked(texts.sorted_words, needed) if texts.sorted_words else nothing
+        details = _picked(texts.details, needed) if texts.details else list(nothing)
         if None in sorted_words:
             for k, row in enumerate(rows):
                 if sorted_words[k] is None:
                     joined, _, details[k] = encoded[row].partition("\x00")
                     sorted_words[k] = " ".join(sorted(joined.split(" ")))
-        self.sorted_words: list[str] = sorted_words  # type: ignore[assignment]  # (no None left)
-        self.lengths = np.fromiter(map(len, sorted_words), dtype=np.int64, count=len(rows))
+        self.sorted_words = cast(list[str], sorted_words)  # (no None left)
+        self.lengths = np.fromiter(map(len, self.sorted_words), dtype=np.int64, count=len(rows))
         numbers = dict(zip(dict.fromkeys(details), itertools.count()))
         self.slot = np.full(len(encoded), -1, dtype=np.int64)   # each row's place in the lists above
         self.slot[needed] = np.arange(len(rows))
@@ -185,7 +187,7 @@ def _gap_common(a: list[str], b: list[str]) -> int:
     return int(LCSseq.similarity(" ".join(a), " ".join(b)))
 
 
-def _picked(values: list[str], at: Any) -> list[str]:
+def _picked(values: Sequence[_T], at: Any) -> list[_T]:
     """values[i] for each i of the numpy array `at` (in C: itemgetter)."""
     if len(at) < 2:
         return [values[i] for i in at.tolist()]
