@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from cleo_tui.memory.cache_files import brain_cache_file, write_npz
+from cleo_tui.memory.cache_files import brain_cache_file, read_arrays, write_arrays
 
 NUM_PERM = 64
 LSH_THRESHOLD = 0.5   # Jaccard of word sets where a pair becomes likely to be a candidate
@@ -47,7 +47,7 @@ BUCKET_CAP = 8
 PER_ROW = 4
 SEED = 20260
 _PRIME = (1 << 61) - 1
-SIGNATURE_VERSION = f"v5-{NUM_PERM}-{SEED}"  # change when the words, the hashing or the verdicts change
+SIGNATURE_VERSION = f"v6-{NUM_PERM}-{SEED}"  # change when the words, hashing, verdicts or file layout change
 _BATCH = 4_000
 # Words whose hash columns `Signer` gathers at once, and pairs whose signatures `_agreement`
 # gathers at once: each gathered block (64 values of 4 bytes a word or row) stays under 32 MB,
@@ -315,6 +315,11 @@ def pair_keys(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.asarray(low ^ (high * _GOLDEN))
 
 
+# The cache file's arrays, in the order they are written (`cache_files.write_arrays`).
+_CACHE_ARRAYS = ("hashes", "lengths", "sig", "distinct", "words", "pair_key", "pair_a", "pair_b", "pair_score",
+                 "pair_differs")
+
+
 def _empty_u64() -> np.ndarray:
     return np.zeros(0, dtype=np.uint64)
 
@@ -343,8 +348,7 @@ class ScanCache:
         if path is None:
             return cls()
         try:
-            with np.load(path, allow_pickle=False) as data:
-                arrays = {name: data[name] for name in data.files}
+            arrays = dict(zip(_CACHE_ARRAYS, read_arrays(path, len(_CACHE_ARRAYS)), strict=True))
             blob = arrays.pop("words").tobytes().decode("utf-8", "surrogatepass")
             words = blob.split("\n") if len(arrays["hashes"]) else []
             cache = cls(path, words=words, **arrays)
@@ -379,10 +383,11 @@ class ScanCache:
         low, high = np.minimum(a, b), np.maximum(a, b)
         keys, chosen = np.unique(pair_keys(low, high), return_index=True)
         blob = "\n".join(texts.encoded[i] for i in first.tolist()).encode("utf-8", "surrogatepass")
-        write_npz(self.path, {"hashes": hashes, "lengths": texts.lengths[first], "sig": texts.sig[first],
-                              "distinct": texts.distinct[first], "words": np.frombuffer(blob, dtype=np.uint8),
-                              "pair_key": keys, "pair_a": low[chosen], "pair_b": high[chosen],
-                              "pair_score": score[chosen], "pair_differs": differs[chosen]})
+        arrays = {"hashes": hashes, "lengths": texts.lengths[first], "sig": texts.sig[first],
+                  "distinct": texts.distinct[first], "words": np.frombuffer(blob, dtype=np.uint8),
+                  "pair_key": keys, "pair_a": low[chosen], "pair_b": high[chosen],
+                  "pair_score": score[chosen], "pair_differs": differs[chosen]}
+        write_arrays(self.path, [arrays[name] for name in _CACHE_ARRAYS])
 
 
 def _ascending(values: np.ndarray) -> bool:
