@@ -1,7 +1,7 @@
 """Duplicate-finder benchmark: `dedup` at 10,000 and 100,000 observations, beside a floor, before and after.
 
     python -m benchmarks.dedup [--sizes 10000,100000] [--bench /work/bench] [--brain DB ...] [--before REF]
-                               [--repeats N]
+                               [--repeats N] [--cold-only]
 
 Demo brains come from `/work/bench/10k` and `/work/bench/100k` (built with
 `cleo-tui demo DIR --observations N --seed 7` when absent; a brain another
@@ -21,7 +21,8 @@ For each brain, with empty cache directories:
   interleaved with this tree's so both see the same machine load, and whether
   the two printed the same JSON; with `--repeats N`, the whole-process runs are
   made N times over (interleaved, each with empty caches to start) and the run of
-  median CPU is shown (a shared machine's load comes and goes);
+  median CPU is shown (a shared machine's load comes and goes); `--cold-only` makes only
+  the cold whole-process runs (the issue's figure), a third of the time;
 - `scan cold` / `scan warm`: the scan in this process, with empty caches, then
   again (everything from the caches);
 - `floor`: the plainest code doing part of the same work — read the live pool
@@ -190,16 +191,17 @@ CONDITIONS = ("cold", "warm", "finder cold")
 Run = tuple[float, float, float]  # wall s, CPU s, peak RSS MB
 
 
-def _processes(db: Path, work: Path, before: Path | None, repeats: int = 1) -> tuple[dict[str, dict[str, Run]], bool]:
+def _processes(db: Path, work: Path, before: Path | None, repeats: int = 1,
+               conditions: tuple[str, ...] = CONDITIONS) -> tuple[dict[str, dict[str, Run]], bool]:
     """Whole-process runs, cold, warm and with only the finder's scan cache cold, for this tree
     ('after') and, when given, the exported `before` package, interleaved (same machine load);
     with `repeats`, each sequence that many times (each with empty caches to start), and the
     run of median CPU seconds kept for each. Also whether every run printed the same JSON."""
     versions = {"after": None, **({"before": before} if before else {})}
-    every: dict[str, dict[str, list[Run]]] = {name: {c: [] for c in CONDITIONS} for name in versions}
+    every: dict[str, dict[str, list[Run]]] = {name: {c: [] for c in conditions} for name in versions}
     same = True
     for repeat in range(repeats):
-        for condition in CONDITIONS:
+        for condition in conditions:
             for name, package in versions.items():
                 cache = work / f"cache-{name}-{repeat}"
                 if condition == "finder cold":
@@ -214,12 +216,13 @@ def _processes(db: Path, work: Path, before: Path | None, repeats: int = 1) -> t
     return runs, same
 
 
-def run_brain(label: str, source: Path, before: Path | None, repeats: int = 1) -> None:
+def run_brain(label: str, source: Path, before: Path | None, repeats: int = 1,
+              conditions: tuple[str, ...] = CONDITIONS) -> None:
     """Every figure of one brain, printed."""
     with tempfile.TemporaryDirectory(prefix="cleo-dedup-bench-") as tmp:
         work = Path(tmp)
         db, groups = planted_copy(source, work)
-        runs, all_same = _processes(db, work, before, repeats)
+        runs, all_same = _processes(db, work, before, repeats, conditions)
         same = None if before is None else all_same
         process_floor = floor_process(db)
         os.environ["XDG_CACHE_HOME"] = str(work / "cache-inproc")
@@ -237,7 +240,7 @@ def run_brain(label: str, source: Path, before: Path | None, repeats: int = 1) -
     print("  whole process `dedup --json`: CPU s (x the whole-process floor), wall s, peak RSS MB"
           + (f" (the run of median CPU of {repeats})" if repeats > 1 else "")
           + ("; target at 100,000: cold <= 8 s CPU" if result["stats"]["rows"] >= 90_000 else ""))
-    for condition in CONDITIONS:
+    for condition in conditions:
         line = [f"{name} {cpu:6.2f} s CPU ({cpu / process_floor:4.1f}x), {wall:6.2f} s wall, {rss:4.0f} MB"
                 for name in ("before", "after") if name in runs for wall, cpu, rss in [runs[name][condition]]]
         print(f"    {condition:11s}: " + " | ".join(line))
@@ -256,6 +259,7 @@ def main() -> None:
     parser.add_argument("--before", metavar="REF", help="also run cleo-tui as it was at this git ref")
     parser.add_argument("--repeats", type=int, default=1, metavar="N",
                         help="whole-process runs N times each, interleaved; the median is shown")
+    parser.add_argument("--cold-only", action="store_true", help="whole-process runs with every cache empty only")
     parser.add_argument("--floor-only", metavar="DB", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.floor_only:
@@ -267,7 +271,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="cleo-dedup-before-") as tmp:
         before = exported(args.before, Path(tmp) / "before") if args.before else None
         for label, source in brains:
-            run_brain(label, source, before, max(1, args.repeats))
+            run_brain(label, source, before, max(1, args.repeats), ("cold",) if args.cold_only else CONDITIONS)
 
 
 if __name__ == "__main__":

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import numpy as np
 from rapidfuzz.distance import LCSseq
 
-from cleo_tui.memory import dedup_verify
+from cleo_tui.memory import dedup_lsh, dedup_verify
 from cleo_tui.memory.dedup_model import MIN_THRESHOLD
 from cleo_tui.memory.dedup_text import similarity_array
 
@@ -64,3 +65,25 @@ def test_short_and_long_pairs_mixed_keep_their_order() -> None:
     kept = plain >= MIN_THRESHOLD
     assert fast[0] == plain[0] == 1.0 and fast[-1] == plain[-1]
     assert (fast[kept] == plain[kept]).all() and ((fast >= MIN_THRESHOLD) == kept).all()
+
+
+def test_verdicts_are_the_same_for_texts_from_the_cache() -> None:
+    """Texts computed in the scan come with their sorted words and details; texts from the cache
+    have them worked out of their encoded words: every pair is judged the same either way."""
+    rng = random.Random(21)
+    facts = ["the deploy script must run from the repo root", "retries against the payments API are capped",
+             "tests need pytest -p no:randomly", "cache entries expire after 30 s", "use uv, not pip, here"]
+    odd = ["", "   ", "---", "não é isso", "tab\there", "x" * 300, "T1234 src/a.py v2.1 isn't ready",
+           "\x1b[31mred\x1b[0m [bold]markup[/bold]", "emoji 🎉 party 🎉"]
+    texts = [rng.choice(facts) + " " + " ".join(rng.sample(odd, 2)) + f" {rng.randint(1, 9)}" for _ in range(150)]
+    texts += odd
+    fresh = dedup_lsh.text_table(texts, dedup_lsh.ScanCache())
+    cached = dataclasses.replace(fresh, sorted_words=[], details=[])
+    left, right = np.triu_indices(len(texts), 1)
+    keep = fresh.has_words[left] & fresh.has_words[right]
+    left, right = left[keep].astype(np.int64), right[keep].astype(np.int64)
+    found = [dedup_verify.verify(table, left, right, dedup_lsh.ScanCache(), lambda: None, lambda *_: None)
+             for table in (fresh, cached)]
+    assert len(found[0].kept[0]) > 1_000
+    for a, b in zip(found[0].judged + found[0].kept, found[1].judged + found[1].kept, strict=True):
+        assert np.array_equal(a, b)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 
+import numpy as np
 import pytest
 
 from cleo_tui.memory import dedup_lsh
@@ -250,3 +251,26 @@ def test_words_are_shown_as_the_text_first_writes_them_however_often_asked():
         assert as_written(first, ["invoic", "2.1", "zzz", "not"]) == ("Invoices", "v2.1", "zzz", "never")
         assert as_written(second, ["sent", "invoic", "not"]) == ("sent", "Invoices", "not")
         assert as_written(first, []) == ()
+
+
+def test_a_scan_cache_of_another_layout_is_ignored(brain):
+    """A file at the cache's place holding a zip (as caches were once written), too many arrays, or
+    arrays of other shapes is not read: everything is computed again, the same."""
+    import io
+    import zipfile
+
+    expected = [c.to_json() for c in scan_duplicates(brain).clusters(0.85)]
+    path = dedup_lsh.cache_path(brain.path)
+    whole = path.read_bytes()
+    zipped = io.BytesIO()
+    with zipfile.ZipFile(zipped, "w") as archive:
+        archive.writestr("hashes.npy", whole)
+    extra = io.BytesIO()
+    np.save(extra, np.arange(3))
+    for damaged in (zipped.getvalue(), whole + extra.getvalue(), extra.getvalue() * 10):
+        path.write_bytes(damaged)
+        scan = scan_duplicates(brain)
+        assert scan.stats.signatures_computed == scan.stats.rows
+        assert [c.to_json() for c in scan.clusters(0.85)] == expected
+    again = scan_duplicates(brain)  # the file written by the last scan is read
+    assert again.stats.signatures_computed == 0

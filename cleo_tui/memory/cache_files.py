@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -51,6 +52,41 @@ def write_npz(path: Path, arrays: dict[str, np.ndarray]) -> bool:
     except OSError:
         pass  # housekeeping: never a reason to fail a scan
     return True
+
+
+def write_arrays(path: Path, arrays: Sequence[np.ndarray]) -> bool:
+    """`write_npz` without the zip: the arrays one after another in .npy format, read back in the
+    same order by `read_arrays` (the file keeps the .npz name every cache file has, so `sweep`
+    finds it). A zip computes the CRC of every byte written and again of every byte read, and
+    copies each array once more: for the duplicate finder's 59 MB cache at 100,000 demo rows
+    that cost about 0.1 s of CPU each way."""
+    tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp.npz")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "wb") as file:
+            for array in arrays:
+                np.save(file, array, allow_pickle=False)
+        os.replace(tmp, path)
+    except OSError:
+        _remove(tmp)
+        return False
+    try:
+        sweep(path)
+    except OSError:
+        pass  # housekeeping: never a reason to fail a scan
+    return True
+
+
+def read_arrays(path: Path, count: int) -> list[np.ndarray]:
+    """The `count` arrays `write_arrays` wrote to `path` (OSError, ValueError or EOFError when the
+    file is missing, not such a file, or cut short; ValueError when more follows)."""
+    with open(path, "rb") as file:
+        arrays = [np.load(file, allow_pickle=False) for _ in range(count)]
+        if not all(isinstance(array, np.ndarray) for array in arrays):  # (np.load opens a zip as a whole)
+            raise ValueError(f"{path} is not a file of arrays")
+        if file.read(1):
+            raise ValueError(f"{path} holds more than {count} arrays")
+    return arrays
 
 
 def _registry_path() -> Path:

@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from cleo_tui.memory.cache_files import brain_cache_file, write_npz
+from cleo_tui.memory.cache_files import brain_cache_file, read_arrays, write_arrays
 
 NUM_PERM = 64
 LSH_THRESHOLD = 0.5   # Jaccard of word sets where a pair becomes likely to be a candidate
@@ -47,7 +47,7 @@ BUCKET_CAP = 8
 PER_ROW = 4
 SEED = 20260
 _PRIME = (1 << 61) - 1
-SIGNATURE_VERSION = f"v5-{NUM_PERM}-{SEED}"  # change when the words, the hashing or the verdicts change
+SIGNATURE_VERSION = f"v6-{NUM_PERM}-{SEED}"  # change when the words, hashing, verdicts or file layout change
 _BATCH = 4_000
 # Words whose hash columns `Signer` gathers at once, and pairs whose signatures `_agreement`
 # gathers at once: each gathered block (64 values of 4 bytes a word or row) stays under 32 MB,
@@ -85,12 +85,34 @@ def datasketch_layout() -> tuple[int, int]:
     return int(lsh.b), int(lsh.r)
 
 
+# The universal hash's coefficients a and b: the first NUM_PERM draws of each from numpy's
+# `RandomState(SEED).randint` (1..2^31 and 0..2^31; `test_dedup_signatures` draws them again), written
+# down because importing numpy.random costs every first scan about 15 ms.
+_HASH_A = (
+    1828144670, 508837426, 762119556, 2028049652, 139327948, 1377333838, 1709651562, 1101264210, 1231052889,
+    2056917209, 1473275398, 1052755099, 239295455, 284892025, 1993437329, 1413125140, 1338056228, 1301279780,
+    209264591, 1758620305, 1370596208, 713696821, 1124778041, 1952127872, 1892095482, 783769133, 2034589732,
+    1509085256, 1595403126, 1660341840, 1955432926, 1671377296, 767361254, 1031489616, 1424289232, 1575756231,
+    898334051, 249840515, 1807095917, 1526440902, 720563617, 812375023, 659834439, 1429967969, 685610972,
+    1771958576, 746386938, 373051388, 1668552046, 52182798, 1951685331, 83028988, 303375940, 1705611221,
+    1071083929, 577530633, 1221080817, 1711042381, 2140039013, 1684588316, 1281808044, 54917864, 308976755,
+    323063892,
+)
+_HASH_B = (
+    1356677513, 1687805182, 1152205418, 1086425106, 1753139345, 1313478205, 1917633039, 960551980, 584713511,
+    773672883, 1422794184, 1240632865, 939830973, 1631157953, 2143694381, 1651859059, 1798498820, 1470502901,
+    1668089908, 51821013, 254313354, 79435793, 1262696976, 147217396, 1965750038, 886746767, 1833588156,
+    1818961924, 170896195, 904749869, 469145990, 1173674956, 2023941532, 1150306293, 1553207567, 2087107219,
+    854299705, 327668710, 1057839928, 1955708528, 2031157115, 2060422110, 1415558180, 322946221, 1606365819,
+    1357654246, 971323875, 467629197, 869888895, 1644239310, 1889856380, 1203084086, 786973334, 2143118421,
+    578984193, 664192160, 392303323, 1274787092, 1754975231, 365974187, 1117867221, 764959486, 1485829948,
+    1364722427,
+)
+
+
 @lru_cache(maxsize=1)
 def _permutations() -> tuple[np.ndarray, np.ndarray]:
-    rng = np.random.RandomState(SEED)
-    a = rng.randint(1, 1 << 31, size=NUM_PERM, dtype=np.uint64)
-    b = rng.randint(0, 1 << 31, size=NUM_PERM, dtype=np.uint64)
-    return a, b
+    return np.array(_HASH_A, dtype=np.uint64), np.array(_HASH_B, dtype=np.uint64)
 
 
 def _permuted(word_hashes: list[int]) -> np.ndarray:
@@ -212,7 +234,9 @@ def candidate_pairs(sig: np.ndarray, eligible: np.ndarray | None = None) -> tupl
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, np.zeros(0)
     bands, per_band = band_layout()
-    columns = np.ascontiguousarray(sig.take(rows, axis=0).T)
+    # The signatures transposed (a row per permutation): in one copy, not a gathered copy and then
+    # its transpose (25 MB less held at once at 100,000 rows).
+    columns = np.ascontiguousarray(sig.T) if len(rows) == n else sig.T.take(rows, axis=1)
     full_rank = np.empty(len(rows), dtype=np.int64)
     full_rank[np.argsort(_band_keys(columns, 0, NUM_PERM), kind="stable")] = np.arange(len(rows))
     found: list[tuple[np.ndarray, np.ndarray]] = []
@@ -221,13 +245,19 @@ def candidate_pairs(sig: np.ndarray, eligible: np.ndarray | None = None) -> tupl
         order = np.argsort(keys, kind="stable")
         starts, lengths = _run_bounds(keys[order])
         found += _band_pairs(order, starts, lengths, full_rank)
+    del columns
     if not found:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, np.zeros(0)
-    left = rows[np.concatenate([p[0] for p in found])].astype(np.int64)
-    right = rows[np.concatenate([p[1] for p in found])].astype(np.int64)
-    low, high = np.minimum(left, right), np.maximum(left, right)
-    codes = np.sort(low * n + high)  # sorting beats np.unique's hash table here (ten times faster)
+    # Each pair as one code (low * n + high), the bands' arrays let go of as soon as they are
+    # joined: at 100,000 rows these copies were the run's peak of memory.
+    left, right = np.concatenate([p[0] for p in found]), np.concatenate([p[1] for p in found])
+    del found
+    if len(rows) < n:  # (positions among the rows with words)
+        left, right = rows[left], rows[right]
+    codes = np.minimum(left, right).astype(np.int64, copy=False) * n + np.maximum(left, right)
+    del left, right
+    codes.sort()  # sorting beats np.unique's hash table here (ten times faster)
     codes = codes[np.concatenate(([True], codes[1:] != codes[:-1]))]
     low, high = codes // n, codes % n
     agree = np.concatenate([_agreement(sig, low[i:i + _ESTIMATE_CHUNK], high[i:i + _ESTIMATE_CHUNK])
@@ -285,6 +315,11 @@ def pair_keys(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.asarray(low ^ (high * _GOLDEN))
 
 
+# The cache file's arrays, in the order they are written (`cache_files.write_arrays`).
+_CACHE_ARRAYS = ("hashes", "lengths", "sig", "distinct", "words", "pair_key", "pair_a", "pair_b", "pair_score",
+                 "pair_differs")
+
+
 def _empty_u64() -> np.ndarray:
     return np.zeros(0, dtype=np.uint64)
 
@@ -313,8 +348,7 @@ class ScanCache:
         if path is None:
             return cls()
         try:
-            with np.load(path, allow_pickle=False) as data:
-                arrays = {name: data[name] for name in data.files}
+            arrays = dict(zip(_CACHE_ARRAYS, read_arrays(path, len(_CACHE_ARRAYS)), strict=True))
             blob = arrays.pop("words").tobytes().decode("utf-8", "surrogatepass")
             words = blob.split("\n") if len(arrays["hashes"]) else []
             cache = cls(path, words=words, **arrays)
@@ -349,10 +383,11 @@ class ScanCache:
         low, high = np.minimum(a, b), np.maximum(a, b)
         keys, chosen = np.unique(pair_keys(low, high), return_index=True)
         blob = "\n".join(texts.encoded[i] for i in first.tolist()).encode("utf-8", "surrogatepass")
-        write_npz(self.path, {"hashes": hashes, "lengths": texts.lengths[first], "sig": texts.sig[first],
-                              "distinct": texts.distinct[first], "words": np.frombuffer(blob, dtype=np.uint8),
-                              "pair_key": keys, "pair_a": low[chosen], "pair_b": high[chosen],
-                              "pair_score": score[chosen], "pair_differs": differs[chosen]})
+        arrays = {"hashes": hashes, "lengths": texts.lengths[first], "sig": texts.sig[first],
+                  "distinct": texts.distinct[first], "words": np.frombuffer(blob, dtype=np.uint8),
+                  "pair_key": keys, "pair_a": low[chosen], "pair_b": high[chosen],
+                  "pair_score": score[chosen], "pair_differs": differs[chosen]}
+        write_arrays(self.path, [arrays[name] for name in _CACHE_ARRAYS])
 
 
 def _ascending(values: np.ndarray) -> bool:
@@ -380,6 +415,15 @@ class TextTable:
     encoded: list[str]
     distinct: np.ndarray
     computed: int           # how many were not in the cache
+    # Of each text computed here (None for one from the cache), what verifying reads of it: its
+    # words sorted and joined, and its detail words as `encoded` ends with them (`forget_sorted`
+    # drops both once the pairs are verified).
+    sorted_words: list[str | None] = field(default_factory=list)
+    details: list[str | None] = field(default_factory=list)
+
+    def forget_sorted(self) -> None:
+        """Drop `sorted_words` and `details` (verifying is done: no need to hold them)."""
+        self.sorted_words, self.details = [], []
 
     @property
     def has_words(self) -> np.ndarray:
@@ -405,13 +449,20 @@ def text_table(texts: Sequence[str], cache: ScanCache) -> TextTable:
     for i, at in zip(hit.tolist(), found[hit].tolist(), strict=True):
         encoded[i] = words[at]
     missing = np.flatnonzero(found < 0).tolist()
+    # The sorted words and details verifying needs, made here from the words at hand (splitting
+    # `encoded` again for them cost the cold demo run about 0.2 s of CPU).
+    ordered: list[str | None] = [None] * n
+    detail_words: list[str | None] = [None] * n
     signer = Signer()
     for first in range(0, len(missing), _BATCH):  # a batch at a time: 100,000 long texts' word sets take GBs
         batch = missing[first:first + _BATCH]
         computed = [text_words(texts[i]) for i in batch]
         unique = [set(words) for words, _ in computed]
         for i, (words, details) in zip(batch, computed, strict=True):
-            encoded[i] = " ".join(words) + "\x00" + " ".join(sorted(details))
+            joined_details = " ".join(sorted(details))
+            encoded[i] = " ".join(words) + "\x00" + joined_details
+            ordered[i] = " ".join(sorted(words))
+            detail_words[i] = joined_details
         distinct[batch] = np.fromiter(map(len, unique), dtype=np.int32, count=len(unique))
         sig[batch] = signer(unique)
-    return TextTable(hashes, lengths, sig, encoded, distinct, len(missing))
+    return TextTable(hashes, lengths, sig, encoded, distinct, len(missing), ordered, detail_words)

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import itertools
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
@@ -21,6 +21,7 @@ from cleo_tui.memory import dedup_lsh
 from cleo_tui.memory.dedup_model import MIN_THRESHOLD, ScanProgress
 from cleo_tui.memory.dedup_text import LENGTH_GUARD, words_swapped
 
+_T = TypeVar("_T")
 _VERIFY_BATCH = 5_000
 LONG_PAIR = 20_000   # characters of a pair's two sorted word strings from which `_long_sort_ratio` is used
 _MARGIN = 1e-3       # below a cut-off worked out in floating point, so rounding never makes it too high
@@ -53,7 +54,7 @@ def verify(texts: dedup_lsh.TextTable, left: Any, right: Any, cache: dedup_lsh.S
     todo = np.flatnonzero(~hit)
     needed = np.zeros(len(texts.encoded), dtype=bool)
     needed[left[todo]] = needed[right[todo]] = True
-    judge = _Judge(texts.encoded, np.flatnonzero(needed))
+    judge = _Judge(texts, np.flatnonzero(needed))
     report(0, len(todo), "verifying")
     for start in range(0, len(todo), _VERIFY_BATCH):
         check()
@@ -75,14 +76,22 @@ class _Judge:
     details are looked at word by word (for swapped words, as `verdict` does).
     """
 
-    def __init__(self, encoded: list[str], needed: Any) -> None:
-        """`needed`: a numpy array of the rows that pairs will name (each once)."""
+    def __init__(self, texts: dedup_lsh.TextTable, needed: Any) -> None:
+        """`needed`: a numpy array of the rows that pairs will name (each once). A text computed in
+        this scan comes with its sorted words and details (`TextTable.sorted_words`); one from the
+        cache has them worked out of its encoded words here."""
+        self.encoded = encoded = texts.encoded
         rows = needed.tolist()
-        parts = [encoded[i].partition("\x00") for i in rows]
-        self.words = [p[0] for p in parts]  # joined, by slot
-        self.sorted_words = [" ".join(sorted(p[0].split(" "))) for p in parts]
+        nothing: list[str | None] = [None] * len(rows)
+        sorted_words = _picked(texts.sorted_words, needed) if texts.sorted_words else nothing
+        details = _picked(texts.details, needed) if texts.details else list(nothing)
+        if None in sorted_words:
+            for k, row in enumerate(rows):
+                if sorted_words[k] is None:
+                    joined, _, details[k] = encoded[row].partition("\x00")
+                    sorted_words[k] = " ".join(sorted(joined.split(" ")))
+        self.sorted_words = cast(list[str], sorted_words)  # (no None left)
         self.lengths = np.fromiter(map(len, self.sorted_words), dtype=np.int64, count=len(rows))
-        details = [p[2] for p in parts]
         numbers = dict(zip(dict.fromkeys(details), itertools.count()))
         self.slot = np.full(len(encoded), -1, dtype=np.int64)   # each row's place in the lists above
         self.slot[needed] = np.arange(len(rows))
@@ -96,9 +105,10 @@ class _Judge:
         # Below MIN_THRESHOLD a pair is dropped, detail or not: only the others are looked at. Their
         # details are the same and they pass the length guard (`_verify`), so `verdict` would only
         # look for swapped words.
-        words = self.words
+        encoded = self.encoded
         for n in np.flatnonzero(~differs & (scored >= MIN_THRESHOLD)).tolist():
-            differs[n] = words_swapped(words[slot_a[n]].split(" "), words[slot_b[n]].split(" "), float(scored[n]))
+            differs[n] = words_swapped(encoded[left[n]].partition("\x00")[0].split(" "),
+                                       encoded[right[n]].partition("\x00")[0].split(" "), float(scored[n]))
         return scored, differs
 
 
@@ -177,7 +187,7 @@ def _gap_common(a: list[str], b: list[str]) -> int:
     return int(LCSseq.similarity(" ".join(a), " ".join(b)))
 
 
-def _picked(values: list[str], at: Any) -> list[str]:
+def _picked(values: Sequence[_T], at: Any) -> list[_T]:
     """values[i] for each i of the numpy array `at` (in C: itemgetter)."""
     if len(at) < 2:
         return [values[i] for i in at.tolist()]

@@ -182,9 +182,11 @@ class DuplicateScan:
         updates = np.nonzero((self.score >= threshold) & self.differs)[0]
         touching: dict[int, list[tuple[int, int, int]]] = {}
         near = updates[(group_of[self.left[updates]] >= 0) | (group_of[self.right[updates]] >= 0)]
-        for pair in near[np.argsort(-self.score[near], kind="stable")].tolist():
-            i, j = int(self.left[pair]), int(self.right[pair])
-            shown = touching.setdefault(int(group_of[i] if group_of[i] >= 0 else group_of[j]), [])
+        near = near[np.argsort(-self.score[near], kind="stable")]
+        ends_i, ends_j = self.left[near], self.right[near]
+        owner = np.where(group_of[ends_i] >= 0, group_of[ends_i], group_of[ends_j])  # the cluster each touches
+        for g, i, j, pair in zip(owner.tolist(), ends_i.tolist(), ends_j.tolist(), near.tolist(), strict=True):
+            shown = touching.setdefault(g, [])
             if len(shown) < DETAILS_PER_CLUSTER:
                 shown.append((i, j, pair))
         # Every row shown found in the tag scan at once, and every pair inside the small groups
@@ -361,6 +363,7 @@ def scan_duplicates(brain: Brain, tokenizer: str | Tokenizer = "chars4", progres
         stats.candidates = len(left)
         stats.seconds["candidates"] = time.perf_counter() - clock
         verified = dedup_verify.verify(texts, left, right, cache, check, report)
+        texts.forget_sorted()
         if texts.computed or verified.computed:
             cache.save(texts, verified.judged)
         left, right, raw, differs = verified.kept
@@ -387,9 +390,10 @@ class _Tags:
         """The live pool scanned with the tagger, and the indexes reasons need built now (in the scan's thread).
 
         New findings go to the brain's findings file only (which the TUI's tagging reads), not
-        to the cache database as well: a second copy of them that a first scan would pay for."""
+        to the cache database as well: a second copy of them that a first scan would pay for.
+        No row's session is read: nothing the finder shows depends on it."""
         with detectors.findings_not_stored():
-            scan = tags.scan_brain(brain, live_only=True)
+            scan = tags.scan_brain(brain, live_only=True, sessions=False)
         _ = scan.index, scan.counts
         return cls(scan)
 
