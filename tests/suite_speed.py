@@ -156,7 +156,7 @@ def share_css_parses() -> None:
     from textual.css.stylesheet import Stylesheet
 
     parse_rules = Stylesheet._parse_rules
-    assert getattr(parse_rules, "__name__", "") == "_parse_rules", "Textual moved its CSS parse: update share_css_parses"
+    assert getattr(parse_rules, "__name__", "") == "_parse_rules", "Textual moved its CSS parse: see share_css_parses"
     parsed: dict[tuple, list] = {}
 
     def shared_parse_rules(self, css, read_from, is_default_rules=False, tie_breaker=0, scope=""):
