@@ -27,6 +27,8 @@ suite_speed.keep_bytecode(Path(tempfile.gettempdir()) / f"cleo-tui-test-pycache-
 # The apps that Pilot runs in this process draw 5 frames a second on their own, not 60: every frame a
 # test looks at is still drawn (see suite_speed.slow_headless_frames).
 suite_speed.slow_headless_frames()
+# Each piece of Textual CSS is parsed once per test process, not once per app (see suite_speed.share_css_parses).
+suite_speed.share_css_parses()
 
 
 def pytest_configure(config):

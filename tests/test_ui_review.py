@@ -105,6 +105,7 @@ async def focus_item(screen, pilot, key: str) -> None:
 
 
 async def answer(app, pilot, yes: bool) -> None:
+    await settle(app, pilot)  # some questions come from a worker (the apply reads its merge targets first)
     assert isinstance(app.screen, ConfirmModal)
     await pilot.press("y" if yes else "n")
     await settle(app, pilot)
