@@ -171,7 +171,7 @@ def test_a_first_scan_started_ahead_is_the_process_the_tags_wait_for(tmp_path, m
     # Issue 33: the app starts a large brain's first scan with its first screen, so that the child's
     # start-up and first look run beside it; the tags then wait for that process, not a second one.
     from cleo_tui.memory.pool_scan import in_subprocess
-    from cleo_tui.memory.tags import first_scan_ahead
+    from cleo_tui.memory.pool_scan.in_subprocess import first_scan_ahead
 
     brain = _brain(tmp_path)
     expected = _tags_now(brain)
@@ -201,6 +201,31 @@ def test_a_first_scan_started_ahead_is_the_process_the_tags_wait_for(tmp_path, m
     scan_snapshot.save_snapshot(brain, scan_brain(brain, row_keys=True))  # (by another cleo-tui, meanwhile)
     assert _all(tag_brain(brain, started=ahead)) == expected
     assert ahead.child.poll() is not None  # (not needed: ended)
+
+
+def test_a_first_scan_started_ahead_is_ended_if_the_session_ends_before_taking_it(tmp_path, monkeypatch):
+    # Quitting on the first screen: the process the session started ahead must not outlive it.
+    from cleo_tui.memory.pool_scan import in_subprocess
+
+    brain = _brain(tmp_path)
+    scan_snapshot.snapshot_path(brain).unlink(missing_ok=True)
+    monkeypatch.setattr(in_subprocess, "APART_FROM", 1)
+    monkeypatch.setattr(in_subprocess, "_MODULE", "tests.child_that_waits")  # never done by itself
+    started: list = []
+    real_start = in_subprocess.ScanProcess.start
+    monkeypatch.setattr(in_subprocess.ScanProcess, "start",
+                        lambda brain, look: started.append(real_start(brain, look)) or started[-1])
+    ahead = in_subprocess.ScanAhead()
+    ahead.expect()
+    ahead.start(brain.reader)
+    assert len(started) == 1 and started[0].child.poll() is None  # (running, not taken)
+    ahead.end()
+    assert started[0].child.poll() is not None and ahead.take() is None
+    late = in_subprocess.ScanAhead()  # the session ended while the process was being started
+    late.expect()
+    late.end()
+    late.start(brain.reader)
+    assert len(started) == 2 and started[1].child.poll() is not None and late.take() is None
 
 
 def test_a_first_scan_whose_process_fails_is_made_here(tmp_path, monkeypatch):

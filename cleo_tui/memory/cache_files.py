@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -39,19 +39,7 @@ def brain_cache_file(kind: str, brain_path: Path | str, version: str) -> Path:
 def write_npz(path: Path, arrays: dict[str, np.ndarray]) -> bool:
     """Replace `path` with these arrays, atomically; then sweep the stale cache files.
     False when the file could not be written (a full or read-only disk only costs speed)."""
-    tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp.npz")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        np.savez(tmp, allow_pickle=False, **arrays)
-        os.replace(tmp, path)
-    except OSError:
-        _remove(tmp)
-        return False
-    try:
-        sweep(path)
-    except OSError:
-        pass  # housekeeping: never a reason to fail a scan
-    return True
+    return _replace(path, lambda tmp: np.savez(tmp, allow_pickle=False, **arrays))
 
 
 def write_arrays(path: Path, arrays: Sequence[np.ndarray]) -> bool:
@@ -60,12 +48,22 @@ def write_arrays(path: Path, arrays: Sequence[np.ndarray]) -> bool:
     finds it). A zip computes the CRC of every byte written and again of every byte read, and
     copies each array once more: for the duplicate finder's 59 MB cache at 100,000 demo rows
     that cost about 0.1 s of CPU each way."""
-    tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp.npz")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+
+    def write(tmp: Path) -> None:
         with open(tmp, "wb") as file:
             for array in arrays:
                 np.save(file, array, allow_pickle=False)
+
+    return _replace(path, write)
+
+
+def _replace(path: Path, write: Callable[[Path], None]) -> bool:
+    """`write(tmp)` a file beside `path`, then move it over `path` and sweep the stale cache files;
+    False (nothing left behind) when it could not be written."""
+    tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp.npz")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write(tmp)
         os.replace(tmp, path)
     except OSError:
         _remove(tmp)

@@ -260,7 +260,7 @@ def tag_brain(brain: Brain, early: Callable[[TagTable], None] | None = None,
     ScanCancelled (the app quits or opens another brain: it must not wait for the scan).
     A large brain's tags are left out of later garbage collections (`collector.freeze_on_leave`).
     `progress(done, total)` follows a scan of every row (rows read so far), from any thread.
-    `started`: the first scan's process, started ahead (`first_scan_ahead`); ended if not needed.
+    `started`: the first scan's process, started ahead (`in_subprocess.ScanAhead`); ended if not needed.
     """
     from cleo_tui.memory import scan_snapshot
 
@@ -286,18 +286,6 @@ def tag_brain(brain: Brain, early: Callable[[TagTable], None] | None = None,
             return _kept(TagTable(scan))
         del stored
     return _first_scan(brain, cancel, progress, early, started)  # (it pauses the collector only while it builds tags)
-
-
-def first_scan_ahead(brain: Brain) -> ScanProcess | None:
-    """The process of the brain's first scan, started now, if the brain has no snapshot and is large
-    enough for one (`in_subprocess.worth_a_process`): the app starts it with its first screen, for
-    `tag_brain(..., started=)`. None otherwise."""
-    from cleo_tui.memory import scan_snapshot
-    from cleo_tui.memory.pool_scan import in_subprocess
-
-    if scan_snapshot.snapshot_path(brain).exists() or not in_subprocess.worth_a_process(brain):
-        return None
-    return in_subprocess.ScanProcess.start(brain, look=True)
 
 
 KEEP_FROM = 20_000  # rows: a brain's tags this large are frozen out of garbage collections (`_kept`)

@@ -23,6 +23,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future, wait
 from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from cleo_tui.brain import Brain
@@ -33,6 +34,7 @@ from cleo_tui.brain.summary import brain_summary
 from cleo_tui.brain.sweep_gate import sweep_active
 from cleo_tui.memory import cleo_marks, curation, sweeps
 from cleo_tui.memory.mapping import relevance_overrides
+from cleo_tui.memory.pool_scan.in_subprocess import ScanAhead
 from cleo_tui.safe_text import plural
 from cleo_tui.ui.live import BrainWatcher
 from cleo_tui.ui.messages import (
@@ -60,7 +62,6 @@ if TYPE_CHECKING:
 
     from cleo_tui.brain.live_poll import PollResult
     from cleo_tui.memory.bulk import BulkAction, BulkResult
-    from cleo_tui.memory.pool_scan.in_subprocess import ScanProcess
     from cleo_tui.memory.redaction import RedactionResult
     from cleo_tui.memory.secrets import Finding
     from cleo_tui.memory.tags import ObservationTags, TagTable
@@ -133,9 +134,7 @@ class BrainSession:
         self._ended = threading.Event()  # the session ended: a first scan still running is given up
         self._first_rows: Future[Any] | None = None  # the first pane's rows, read ahead (read_first_rows)
         self._first_rows_taken = False
-        self._scan_ahead: ScanProcess | None = None  # a first scan's process, started with the first screen
-        self._scan_ahead_done = threading.Event()  # (set once it was started, or found not needed)
-        self._scan_ahead_done.set()
+        self._scan_ahead = ScanAhead()  # a large brain's first scan process, started with the first screen
 
     # -- what panes read -----------------------------------------------------------
     @property
@@ -226,33 +225,11 @@ class BrainSession:
         first scan process already now, beside the first screen; watch the file."""
         self.load_summary()
         if self.tagged:
-            self._scan_ahead_done.clear()
-            self.runner.run_worker(self._start_scan_ahead, thread=True, group="scan ahead", exit_on_error=False)
+            self._scan_ahead.expect()
+            self.runner.run_worker(partial(self._scan_ahead.start, self.brain.reader), thread=True,
+                                   group="scan ahead", exit_on_error=False)
         self.runner.set_timer(BACKGROUND_BY, self.start_tags)
         self.start_live()
-
-    def _start_scan_ahead(self) -> None:
-        from cleo_tui.memory.tags import first_scan_ahead
-
-        try:
-            reader = self.brain.reader()
-            try:
-                self._scan_ahead = first_scan_ahead(reader)
-            finally:
-                reader.close()
-        finally:
-            self._scan_ahead_done.set()
-        if self._ended.is_set():  # (the session ended meanwhile: nobody will wait for it)
-            self._take_scan_ahead()
-
-    def _take_scan_ahead(self) -> ScanProcess | None:
-        """The first scan's process started ahead, once (ended if the session ended meanwhile)."""
-        self._scan_ahead_done.wait()
-        process, self._scan_ahead = self._scan_ahead, None
-        if process is not None and self._ended.is_set():
-            process.stop()
-            return None
-        return process
 
     # -- the live brain (CLEO writing meanwhile) ---------------------------------------------
     def start_live(self) -> None:
@@ -267,8 +244,7 @@ class BrainSession:
     def stop_live(self) -> None:
         """Stop watching and give up a first scan still running (another brain was opened, or the app ends)."""
         self._ended.set()
-        if self._scan_ahead_done.is_set():  # (else its worker ends it once started)
-            self._take_scan_ahead()
+        self._scan_ahead.end()
         if self.watcher is not None:
             self.watcher.stop()
             self.watcher = None
@@ -436,7 +412,7 @@ class BrainSession:
 
     def _read_tags(self) -> None:
         from cleo_tui.memory.tags import ScanCancelled, tag_brain  # heavy: kept off the first screen's path
-        started = self._take_scan_ahead()
+        started = self._scan_ahead.take()
         reader = self.brain.reader()
         try:
             tags = tag_brain(reader, lambda early: self.from_worker(self._set_tags, early.ready()), self._ended,

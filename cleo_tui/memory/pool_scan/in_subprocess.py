@@ -161,6 +161,60 @@ class ScanProcess:
                     self.progress(int(done), int(total))
 
 
+def first_scan_ahead(brain: Brain) -> ScanProcess | None:
+    """The process of the brain's first scan, started now, if the brain has no snapshot and is large
+    enough for one (`worth_a_process`): the app starts it with its first screen, for `tag_brain(...,
+    started=)`. None otherwise."""
+    from cleo_tui.memory import scan_snapshot
+
+    if scan_snapshot.snapshot_path(brain).exists() or not worth_a_process(brain):
+        return None
+    return ScanProcess.start(brain, look=True)
+
+
+class ScanAhead:
+    """A first scan's process started ahead in one thread (`start`) and taken in another (`take`, by
+    the tags' worker, which waits while it starts); ended if the session ends first (`end`)."""
+
+    def __init__(self) -> None:
+        self._process: ScanProcess | None = None
+        self._ended = False
+        self._started = threading.Event()
+        self._started.set()  # (until `expect`: nothing to wait for)
+
+    def expect(self) -> None:
+        """A `start` is on its way: `take` waits for it."""
+        self._started.clear()
+
+    def start(self, reader: Callable[[], Brain]) -> None:
+        """Start the brain's first scan if it needs one (`first_scan_ahead`), on a connection of its own."""
+        try:
+            brain = reader()
+            try:
+                self._process = first_scan_ahead(brain)
+            finally:
+                brain.close()
+        finally:
+            self._started.set()
+        if self._ended:  # (the session ended meanwhile: nobody will take it)
+            self.take()
+
+    def take(self) -> ScanProcess | None:
+        """The process started ahead, once; None if there is none (or the session ended: it is ended)."""
+        self._started.wait()
+        process, self._process = self._process, None
+        if process is not None and self._ended:
+            process.stop()
+            return None
+        return process
+
+    def end(self) -> None:
+        """The session ended: a process not taken is ended (now, or once started)."""
+        self._ended = True
+        if self._started.is_set():
+            self.take()
+
+
 def wait_or_cancel(child: subprocess.Popen[bytes], cancel: threading.Event | None,
                    tick: Callable[[], bool] | None = None) -> int | None:
     """The child's exit status once it ended; None (the child still running) as soon as `cancel` is set.
