@@ -168,7 +168,8 @@ async def test_a_first_look_shows_coverage_while_protection_is_still_computed(br
             await pauses(pilot, lambda: not isinstance(app.screen, BulkScreen))
             assert any("waits until every row's protection is known" in n.message for n in app._notifications)
             pane.mount_filter_bar()
-            await pauses(pilot, lambda: bool(pane.query("#f-protected")))
+            # (the bar mounts one widget per refresh: the select is set once composed, as a user would)
+            await pauses(pilot, lambda: not pane.filter_bar_pending and bool(pane.query("#f-protected #label")))
             pane.query_one("#f-protected", Select).value = "yes"
             await pauses(pilot, lambda: any("Filtering by protection waits" in n.message for n in app._notifications))
             assert pane.filters.protected == "yes"
