@@ -160,21 +160,11 @@ _GROUPS = {"ids": ("ids",), "created": ("created",), "quality": ("quality",),
 
 
 def _digests(data: Any) -> dict[str, bytes]:
-    """A digest of what the file stores for each group of columns (`_GROUPS`: a name, its packed
-    form, its parts): as its writer stored them (`_digests_of`), or else (an older file) read from
-    the archive a block at a time (no column is made for it)."""
-    if "digests" in data.files:
-        return {group: bytes.fromhex(digest) for group, digest in _from_json(data, "digests").items()}
-    digests = {}
-    for group, names in _GROUPS.items():
-        h = hashlib.blake2b(digest_size=16)
-        for file in (f for name in names for f in _stored_names(data.files, name)):
-            h.update(file.encode() + b"\0")
-            with data.zip.open(f"{file}.npy") as member:
-                while block := member.read(1 << 20):
-                    h.update(block)
-        digests[group] = h.digest()
-    return digests
+    """The digest of each group of columns (`_GROUPS`: a name, its packed form, its parts) the file's
+    writer stored (`_digests_of`); none in a file written before they were (nothing is shared then).
+    A first look and the snapshot after it come from one scan process, so both have them."""
+    stored = _from_json(data, "digests") if "digests" in data.files else {}
+    return {group: bytes.fromhex(digest) for group, digest in stored.items()}
 
 
 def _digests_of(columns: dict[str, np.ndarray]) -> dict[str, str]:
@@ -205,7 +195,7 @@ def _scan_of(data: Any, like: BrainScan | None = None, keep_digests: bool = Fals
     was = like.stored_digests if like is not None else {}
 
     def same(group: str) -> bool:
-        return group in was and was[group] == digests[group]
+        return group in was and was[group] == digests.get(group)
 
     ids = like.ids if like is not None and same("ids") else _strings_of(data, "ids")
     created = like.created if like is not None and same("created") else _strings_of(data, "created")
