@@ -205,6 +205,8 @@ def test_a_first_scan_started_ahead_is_the_process_the_tags_wait_for(tmp_path, m
 
 def test_a_first_scan_started_ahead_is_ended_if_the_session_ends_before_taking_it(tmp_path, monkeypatch):
     # Quitting on the first screen: the process the session started ahead must not outlive it.
+    import threading
+
     from cleo_tui.memory.pool_scan import in_subprocess
 
     brain = _brain(tmp_path)
@@ -215,13 +217,15 @@ def test_a_first_scan_started_ahead_is_ended_if_the_session_ends_before_taking_i
     real_start = in_subprocess.ScanProcess.start
     monkeypatch.setattr(in_subprocess.ScanProcess, "start",
                         lambda brain, look: started.append(real_start(brain, look)) or started[-1])
-    ahead = in_subprocess.ScanAhead()
+    ended = threading.Event()  # (the session's)
+    ahead = in_subprocess.ScanAhead(ended)
     ahead.expect()
     ahead.start(brain.reader)
     assert len(started) == 1 and started[0].child.poll() is None  # (running, not taken)
+    ended.set()
     ahead.end()
     assert started[0].child.poll() is not None and ahead.take() is None
-    late = in_subprocess.ScanAhead()  # the session ended while the process was being started
+    late = in_subprocess.ScanAhead(ended)  # the session ended while the process was being started
     late.expect()
     late.end()
     late.start(brain.reader)

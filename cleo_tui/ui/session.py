@@ -134,7 +134,7 @@ class BrainSession:
         self._ended = threading.Event()  # the session ended: a first scan still running is given up
         self._first_rows: Future[Any] | None = None  # the first pane's rows, read ahead (read_first_rows)
         self._first_rows_taken = False
-        self._scan_ahead = ScanAhead()  # a large brain's first scan process, started with the first screen
+        self._scan_ahead = ScanAhead(self._ended)  # a large brain's first scan process, started with the first screen
 
     # -- what panes read -----------------------------------------------------------
     @property

@@ -174,11 +174,12 @@ def first_scan_ahead(brain: Brain) -> ScanProcess | None:
 
 class ScanAhead:
     """A first scan's process started ahead in one thread (`start`) and taken in another (`take`, by
-    the tags' worker, which waits while it starts); ended if the session ends first (`end`)."""
+    the tags' worker, which waits while it starts); ended if the session ends first (`ended` set,
+    then `end`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, ended: threading.Event) -> None:
         self._process: ScanProcess | None = None
-        self._ended = False
+        self._ended = ended  # (the session's)
         self._started = threading.Event()
         self._started.set()  # (until `expect`: nothing to wait for)
 
@@ -196,21 +197,20 @@ class ScanAhead:
                 brain.close()
         finally:
             self._started.set()
-        if self._ended:  # (the session ended meanwhile: nobody will take it)
+        if self._ended.is_set():  # (the session ended meanwhile: nobody will take it)
             self.take()
 
     def take(self) -> ScanProcess | None:
         """The process started ahead, once; None if there is none (or the session ended: it is ended)."""
         self._started.wait()
         process, self._process = self._process, None
-        if process is not None and self._ended:
+        if process is not None and self._ended.is_set():
             process.stop()
             return None
         return process
 
     def end(self) -> None:
-        """The session ended: a process not taken is ended (now, or once started)."""
-        self._ended = True
+        """The session ended (`ended` is set): a process not taken is ended (now, or once started)."""
         if self._started.is_set():
             self.take()
 
