@@ -160,8 +160,9 @@ def _arrivals_since(brain: Brain, at: str | None) -> _Arrivals:
 
     Asked of CLEO's indexes: every row after `at` less the observer notes among them, the newest
     by walking the date index back to the first row that is no note. The same question asked of
-    every row walked each record's overflow pages to reach its source type and date: 2.3 s of CPU
-    at a million real-layout rows, on every open, beside the first scan's look."""
+    every row walked each record's overflow pages to reach its source type and date: the liveness
+    read took 1.15 s of CPU (0.16 s now) at a million real-layout rows, on every open, beside the
+    first scan's look."""
     if not brain.features.has_table(cs.OBSERVATIONS):
         return _Arrivals(0, None)
     after, params = ("created_at > ?", [at]) if at is not None else ("1", [])
