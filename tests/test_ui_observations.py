@@ -10,7 +10,7 @@ from cleo_tui.brain.observations import ObservationQuery, count_observations
 from cleo_tui.ui.app import CleoApp
 from cleo_tui.ui.widgets.modals import ConfirmModal, HelpScreen, MessageModal
 from cleo_tui.ui.widgets.table import LineTable
-from tests.ui_helpers import HOSTILE_TITLE, demo_brain, settle
+from tests.ui_helpers import HOSTILE_TITLE, demo_brain, settle, settle_scrolled
 
 
 def table_of(app) -> LineTable:
@@ -323,7 +323,7 @@ async def test_small_terminal_keeps_state_relevance_coverage_protection_and_help
         assert "help" in footer_keys_on_screen(app)
         last_filter = app.screen.query_one("#f-session", Select)
         last_filter.focus()  # every filter is reachable: the bar scrolls to the focused one
-        await settle(app, pilot)
+        await settle_scrolled(app, pilot)
         assert last_filter.region.right <= 80 and last_filter.region.width > 0
 
 

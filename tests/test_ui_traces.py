@@ -24,7 +24,7 @@ from cleo_tui.ui.widgets.trace_export import TraceExportPrompt
 from cleo_tui.ui.widgets.trace_listing import TraceListing
 from cleo_tui.ui.widgets.trace_render import bar, outcome_summary
 from tests.recall_fixtures import make_brain, open_hippo
-from tests.ui_helpers import HOSTILE_TITLE, demo_brain, posted, settle
+from tests.ui_helpers import HOSTILE_TITLE, demo_brain, posted, settle, settle_scrolled
 
 SIZE = (120, 36)
 
@@ -463,5 +463,5 @@ async def test_small_terminal_keeps_the_trace_columns_that_matter_and_help(brain
         for box_id in ("#trace-limit", "#tf-until"):
             box = app.screen.query_one(box_id, Input)
             box.focus()  # every control is reachable: the bar scrolls to the focused one
-            await settle(app, pilot)
+            await settle_scrolled(app, pilot)
             assert box.region.right <= 80 and box.region.width > 0

@@ -79,6 +79,12 @@ async def settle(app, pilot) -> None:
     await pilot.pause()
 
 
+async def settle_scrolled(app, pilot) -> None:
+    """`settle`, then wait for the scroll that focusing a widget starts: Textual animates it, and
+    a loaded machine can finish `settle` while the bar is still part-way there."""
+    await settle(app, pilot)
+    await pilot.wait_for_scheduled_animations()
+
 
 def posted(messages: list, kind: type) -> list:
     """The messages of `kind` that a Pilot run's `message_hook` saw, each once (a bubbling message
