@@ -332,7 +332,10 @@ def _ms(values: list[float]) -> str:
     values = [v for v in values if v == v]  # (nan: no response within 5 s)
     if not values:
         return "-"
-    return f"{statistics.median(values) * 1000:.0f} ms (max {max(values) * 1000:.0f}, n={len(values)})"
+    p95 = sorted(values)[min(len(values) - 1, int(len(values) * 0.95))]
+    slow = sum(v >= SLOW_S for v in values)
+    return (f"{statistics.median(values) * 1000:.0f} ms (p95 {p95 * 1000:.0f}, max {max(values) * 1000:.0f}, "
+            f"{slow}/{len(values)} ≥ {SLOW_S * 1000:.0f})")
 
 
 def print_open_figures(results: dict[str, dict[str, OpenRun]]) -> None:

@@ -32,6 +32,7 @@ SAMPLE_S = 0.002
 STALL_S = 0.030
 GAP_S = 0.015
 DEPTH = 40
+GC_LOGGED_S = 0.003  # a collection taking this much CPU is logged on its own ("gc")
 
 
 def install(log: str) -> None:
@@ -45,8 +46,15 @@ def install(log: str) -> None:
         now = time.monotonic()
         if phase == "start":
             started["at"] = now
+            started["cpu"] = time.thread_time()
         elif "at" in started:
-            collections.append((started.pop("at"), now, info.get("generation", -1), threading.current_thread().name))
+            at, cpu = started.pop("at"), time.thread_time() - started.pop("cpu")
+            collections.append((at, now, info.get("generation", -1), threading.current_thread().name))
+            if cpu >= GC_LOGGED_S:  # (its own CPU: a collection's wall time grows with the machine's load)
+                out.write(json.dumps({"kind": "gc", "at": at, "cpu_ms": round(cpu * 1000, 1), "ms": round(
+                    (now - at) * 1000, 1), "generation": info.get("generation", -1), "collected": info.get(
+                    "collected"), "thread": threading.current_thread().name, "counts": gc.get_count(),
+                    "frozen": gc.get_freeze_count()}) + "\n")
 
     gc.callbacks.append(on_gc)
     out.write(json.dumps({"kind": "start", "at": time.monotonic(), "pid": os.getpid()}) + "\n")

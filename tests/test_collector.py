@@ -105,3 +105,22 @@ def test_freezing_outside_a_pause_does_nothing():
     with collector.paused():
         pass
     assert gc.get_freeze_count() == frozen
+
+
+def test_freezing_again_freezes_only_in_a_program_that_froze_its_tags(monkeypatch):
+    # Issue 33: a large brain's app freezes its help once made (every pane imported, its lines rendered),
+    # so later full collections, which hold the GIL, do not walk it; a small brain's app never freezes.
+    monkeypatch.setattr(collector._holders, "froze", False)
+    frozen = gc.get_freeze_count()
+    kept = [[i] for i in range(1000)]
+    assert not collector.freeze_again() and gc.get_freeze_count() == frozen
+    collector.freeze_now()  # what a large brain's first scan does
+    frozen = gc.get_freeze_count()
+    kept += [[i] for i in range(1000)]
+    with collector.paused():
+        assert collector.freeze_again()
+        assert gc.get_freeze_count() == frozen  # not inside a pause: when it ends
+    assert gc.get_freeze_count() >= frozen + 1000 and gc.isenabled()
+    frozen = gc.get_freeze_count()
+    kept += [[i] for i in range(1000)]
+    assert collector.freeze_again() and gc.get_freeze_count() >= frozen + 1000  # outside a pause: at once

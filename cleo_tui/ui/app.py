@@ -20,6 +20,7 @@ from textual.theme import Theme
 from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
+from cleo_tui import collector
 from cleo_tui.brain import Brain, BrainNotFound, locate_brain, open_brain
 from cleo_tui.brain.rows import JsonObject
 from cleo_tui.brain.store import global_brain_path
@@ -401,7 +402,9 @@ class CleoApp(App[None]):
 
         def prepare() -> None:
             try:
-                self.help_render.lines(self.help_text(), width)
+                with collector.paused():  # (no full collection in this thread: it would hold the GIL)
+                    self.help_render.lines(self.help_text(), width)
+                    collector.freeze_again()  # a large brain's app: its help is left out of collections
             except Exception:  # the help then renders when opened, and says what failed there
                 return
 
