@@ -24,7 +24,9 @@ run left. The warm run is the floor the cold one is judged against, beside the t
 Each key over SLOW_S while the tags are computed is printed with when it came (after the first
 screen) and what the status line said then. With `--stalls`, the app runs with a stall logger
 (`benchmarks.ui_stalls`) and each slow key is printed with what the UI thread did meanwhile:
-its stacks, its CPU and its wait for a core, the scan processes' CPU, the garbage collections.
+its stacks, its CPU and its wait for a core, the scan processes' CPU, the garbage collections; and
+the table says how many full collections ran while computing, on the UI thread and on the app's
+other threads, with their CPU.
 """
 
 from __future__ import annotations
@@ -81,6 +83,10 @@ class OpenRun:
     # the longest, and how many waits were over 30 ms of it (the part of a key's wait a quiet machine keeps)
     loop_cpu_max_ms: float = float("nan")
     loop_cpu_over_30: int = 0
+    # (--stalls) the full garbage collections while computing, each one's CPU (ms): on the UI thread, and
+    # on the app's other threads (which hold the GIL meanwhile: a key waits for them too)
+    full_collections_ui: list[float] = field(default_factory=list)
+    full_collections_other: list[float] = field(default_factory=list)
 
 
 class Terminal:
@@ -289,10 +295,13 @@ def _loop_waits(run: OpenRun, log: Path, start: float, end: float) -> None:
     "lag" records, `benchmarks.ui_stalls`), and how many were over 30 ms."""
     import json
 
-    waits = [r["cpu_ms"] for r in map(json.loads, log.read_text().splitlines())
-             if r.get("kind") == "lag" and start <= r["from"] <= end]
+    records = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    waits = [r["cpu_ms"] for r in records if r.get("kind") == "lag" and start <= r["from"] <= end]
     run.loop_cpu_max_ms = max(waits, default=0.0)
     run.loop_cpu_over_30 = sum(w > 30 for w in waits)
+    full = [r for r in records if r.get("kind") == "gc" and r["generation"] == 2 and start <= r["at"] <= end]
+    run.full_collections_ui = [r["cpu_ms"] for r in full if r["thread"] == "MainThread"]
+    run.full_collections_other = [r["cpu_ms"] for r in full if r["thread"] != "MainThread"]
 
 
 def _protection_known(output: bytes | bytearray, since: int) -> bool:
@@ -338,6 +347,11 @@ def _ms(values: list[float]) -> str:
             f"{slow}/{len(values)} ≥ {SLOW_S * 1000:.0f})")
 
 
+def _collections(cpu_ms: list[float]) -> str:
+    """How many collections, their CPU together and the longest (ms)."""
+    return f"{len(cpu_ms)}, {sum(cpu_ms):.0f} ms (max {max(cpu_ms, default=0):.0f})" if cpu_ms else "0"
+
+
 def print_open_figures(results: dict[str, dict[str, OpenRun]]) -> None:
     """One table per brain: cold, warm (the floor) and the target, row by row."""
     for path, runs in results.items():
@@ -356,6 +370,8 @@ def print_open_figures(results: dict[str, dict[str, OpenRun]]) -> None:
         if cold.loop_cpu_max_ms == cold.loop_cpu_max_ms:  # (--stalls)
             rows.append(("UI CPU a key waits behind, max (>30 ms)",
                          lambda r: f"{r.loop_cpu_max_ms:.0f} ms ({r.loop_cpu_over_30})"))
+            rows.append(("full collections (CPU): UI; other threads",
+                         lambda r: f"{_collections(r.full_collections_ui)}; {_collections(r.full_collections_other)}"))
         print(f"\n{path}  (load average {os.getloadavg()[0]:.2f})")
         print(f"| {'measure':<38} | {'cold':<30} | {'warm (floor)':<30} | {'target':<15} |")
         print(f"|{'-' * 40}|{'-' * 32}|{'-' * 32}|{'-' * 17}|")

@@ -32,7 +32,7 @@ SAMPLE_S = 0.002
 STALL_S = 0.030
 GAP_S = 0.015
 DEPTH = 40
-GC_LOGGED_S = 0.003  # a collection taking this much CPU is logged on its own ("gc")
+GC_LOGGED_S = 0.003  # a collection taking this much CPU is logged on its own ("gc"), and every full one
 
 
 def install(log: str) -> None:
@@ -50,7 +50,7 @@ def install(log: str) -> None:
         elif "at" in started:
             at, cpu = started.pop("at"), time.thread_time() - started.pop("cpu")
             collections.append((at, now, info.get("generation", -1), threading.current_thread().name))
-            if cpu >= GC_LOGGED_S:  # (its own CPU: a collection's wall time grows with the machine's load)
+            if cpu >= GC_LOGGED_S or info.get("generation") == 2:  # (its own CPU: wall time grows with the load)
                 out.write(json.dumps({"kind": "gc", "at": at, "cpu_ms": round(cpu * 1000, 1), "ms": round(
                     (now - at) * 1000, 1), "generation": info.get("generation", -1), "collected": info.get(
                     "collected"), "thread": threading.current_thread().name, "counts": gc.get_count(),
