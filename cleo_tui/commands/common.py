@@ -101,6 +101,9 @@ def _ascii_escape(match: re.Match[str]) -> str:
     return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
+NON_ASCII, ascii_escape = _NON_ASCII, _ascii_escape  # for a command writing its own JSON (dedup_cmd)
+
+
 def emit_json(value: Any) -> None:
     """Print `value` as indented JSON, non-ASCII escaped so no control byte reaches a terminal.
 
