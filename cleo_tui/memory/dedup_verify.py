@@ -13,7 +13,7 @@ import itertools
 import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
@@ -90,8 +90,9 @@ class _Judge:
                 if sorted_words[k] is None:
                     joined, _, details[k] = encoded[row].partition("\x00")
                     sorted_words[k] = " ".join(sorted(joined.split(" ")))
-        self.lengths = np.fromiter(map(len, sorted_words), dtype=np.int64, count=len(rows))  # (no None left)
-        self.sorted_words = _objects(sorted_words)
+        filled = cast(list[str], sorted_words)  # (no None left)
+        self.lengths = np.fromiter(map(len, filled), dtype=np.int64, count=len(rows))
+        self.sorted_words = _objects(filled)
         numbers = dict(zip(dict.fromkeys(details), itertools.count()))
         self.slot = np.full(len(encoded), -1, dtype=np.int64)   # each row's place in the lists above
         self.slot[needed] = np.arange(len(rows))
@@ -121,20 +122,20 @@ def _similarities(sorted_a: Sequence[str], sorted_b: Sequence[str], lengths: Any
 
     if not len(sorted_a):
         return np.zeros(0, dtype=np.float64)
-    sorted_a, sorted_b = _objects(sorted_a), _objects(sorted_b)
+    words_a, words_b = _objects(sorted_a), _objects(sorted_b)
     # float64, as `compare` computes one pair: cpdist's default float32 would round differently.
-    set_ratio = process.cpdist(sorted_a, sorted_b, scorer=fuzz.token_set_ratio, workers=1, dtype=np.float64)
+    set_ratio = process.cpdist(words_a, words_b, scorer=fuzz.token_set_ratio, workers=1, dtype=np.float64)
     long = lengths >= LONG_PAIR
-    sort_ratio = np.zeros(len(sorted_a), dtype=np.float64)
+    sort_ratio = np.zeros(len(words_a), dtype=np.float64)
     short = np.flatnonzero(~long)
-    if len(short) == len(sorted_a):  # (the usual batch: no long pair, nothing to pick out)
-        sort_ratio = process.cpdist(sorted_a, sorted_b, scorer=fuzz.ratio, workers=1, dtype=np.float64)
+    if len(short) == len(words_a):  # (the usual batch: no long pair, nothing to pick out)
+        sort_ratio = process.cpdist(words_a, words_b, scorer=fuzz.ratio, workers=1, dtype=np.float64)
     elif len(short):
-        sort_ratio[short] = process.cpdist(sorted_a[short], sorted_b[short], scorer=fuzz.ratio, workers=1,
+        sort_ratio[short] = process.cpdist(words_a[short], words_b[short], scorer=fuzz.ratio, workers=1,
                                            dtype=np.float64)
     needed = 200 * MIN_THRESHOLD - set_ratio   # the sort ratio a pair needs to reach MIN_THRESHOLD
     for k in np.flatnonzero(long).tolist():
-        sort_ratio[k] = _long_sort_ratio(sorted_a[k], sorted_b[k], float(needed[k]))
+        sort_ratio[k] = _long_sort_ratio(words_a[k], words_b[k], float(needed[k]))
     return np.asarray((set_ratio + sort_ratio) / 200.0)
 
 
