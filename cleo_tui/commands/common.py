@@ -101,9 +101,6 @@ def _ascii_escape(match: re.Match[str]) -> str:
     return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
-NON_ASCII, ascii_escape = _NON_ASCII, _ascii_escape  # for a command writing its own JSON (dedup_cmd)
-
-
 def emit_json(value: Any) -> None:
     """Print `value` as indented JSON, non-ASCII escaped so no control byte reaches a terminal.
 
@@ -113,6 +110,23 @@ def emit_json(value: Any) -> None:
         data = _json_bytes(value)
     except TypeError:  # a lone surrogate (a file name that is not UTF-8): escaped as \udcff by json
         data = json.dumps(value, indent=2, ensure_ascii=True, default=str).encode("ascii")
+    _write([data, b"\n"])
+
+
+def emit_compact_json(value: Any) -> None:
+    """Print `value` as JSON on one line, non-ASCII escaped: the text `json.dumps(value,
+    ensure_ascii=True, separators=(",", ":"))` writes, for a value whose floats are 0 or at
+    least 1e-4 and below 1e16 in size (json writes the others with an exponent, orjson not always).
+
+    Made by orjson: `dedup --json`'s 7.6 MB report of the 100,000-row demo brain took 0.14 s of
+    CPU with json's C encoder, 0.02 s so. What orjson refuses (a lone surrogate) is written by json."""
+    try:
+        data = orjson.dumps(value)
+    except TypeError:
+        data = json.dumps(value, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+    else:
+        if not data.isascii() or b"\x7f" in data:
+            data = _NON_ASCII.sub(_ascii_escape, data.decode("utf-8")).encode("ascii")
     _write([data, b"\n"])
 
 

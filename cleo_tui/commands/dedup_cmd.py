@@ -6,19 +6,15 @@ Without --apply the brain is opened read-only, so a scan never writes to it.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-
-import orjson
 
 from cleo_tui.commands.argtypes import sqlite_int
 from cleo_tui.commands.common import (
-    NON_ASCII,
     AddCommand,
     UsageError,
     add_brain_options,
-    ascii_escape,
     brain_from_args,
+    emit_compact_json,
     emit_json,
     print_undo,
 )
@@ -96,11 +92,12 @@ def _scan_and_report(args: argparse.Namespace, threshold: float) -> int:
         brain.close()
     run_id = merged.run_id if merged else None
     if args.json:
-        _emit_compact({"threshold": threshold, "clusters": [c.to_json() for c in clusters],
-                       "updates": [p.to_json() for p in updates], "updates_total": update_count, "run_id": run_id,
-                       "scanned": scan.stats.rows, "impact": impact.to_json(),
-                       "evicted": merged.evicted if merged else [],
-                       "skipped": [{"id": s.id, "why": s.why} for s in merged.skipped] if merged else []})
+        # (its floats: similarities rounded to 4 places, and the threshold: `emit_compact_json` writes them as json)
+        emit_compact_json({"threshold": threshold, "clusters": [c.to_json() for c in clusters],
+                           "updates": [p.to_json() for p in updates], "updates_total": update_count,
+                           "run_id": run_id, "scanned": scan.stats.rows, "impact": impact.to_json(),
+                           "evicted": merged.evicted if merged else [],
+                           "skipped": [{"id": s.id, "why": s.why} for s in merged.skipped] if merged else []})
     else:
         _print(clusters, update_count, threshold, run_id, args.apply, impact)
         for line in merged.lines() if merged else []:
@@ -108,25 +105,6 @@ def _scan_and_report(args: argparse.Namespace, threshold: float) -> int:
         if merged:
             print(EVICTION_IN_CLEO)
     return 0
-
-
-def _emit_compact(value: object) -> None:
-    """JSON on one line (the report can be large), non-ASCII escaped so no control byte reaches a
-    terminal: the text `json.dumps(value, ensure_ascii=True, separators=(",", ":"))` writes.
-
-    Made by orjson: the 7.6 MB report of the 100,000-row demo brain took 0.14 s of CPU with
-    json's C encoder, 0.02 s so. The two write alike every value the report holds (its floats are
-    similarities rounded to 4 places and the threshold, which both write as `repr` does; a test
-    compares them); what orjson refuses (a lone surrogate) is written by json."""
-    try:
-        data = orjson.dumps(value)
-    except TypeError:
-        text = json.dumps(value, ensure_ascii=True, separators=(",", ":"))
-    else:
-        text = data.decode("utf-8")
-        if not data.isascii() or b"\x7f" in data:
-            text = NON_ASCII.sub(ascii_escape, text)
-    sys.stdout.write(text + "\n")
 
 
 def _requests(clusters: list[Cluster], include_protected: bool) -> tuple[list[MergeRequest], set[str]]:
