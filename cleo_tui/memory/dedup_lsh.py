@@ -143,10 +143,12 @@ class Signer:
     """
 
     def __init__(self) -> None:
-        self.vocabulary: dict[str, int] = {}
+        self.vocabulary = _Vocabulary()
         # One column per word: gathering columns and reducing along rows works on contiguous memory,
-        # several times quicker than the same with a row per word.
-        self.table = np.zeros((NUM_PERM, 0), dtype=np.uint32)
+        # several times quicker than the same with a row per word. The first `len(vocabulary)`
+        # columns are filled; the table doubles when it is full (copying it whole for each batch's
+        # new words was quadratic in a large vocabulary).
+        self.table = np.zeros((NUM_PERM, 1024), dtype=np.uint32)
 
     def __call__(self, unique: Sequence[set[str] | frozenset[str]]) -> np.ndarray:
         """The signatures of these word sets."""
@@ -167,17 +169,36 @@ class Signer:
         if not words:
             return out
         vocabulary = self.vocabulary
-        new = list(set(words).difference(vocabulary))  # in any order: an id only names a column
-        if new:
-            vocabulary.update(zip(new, range(len(vocabulary), len(vocabulary) + len(new)), strict=True))
-            hashed = _permuted([zlib.crc32(w.encode("utf-8", "surrogatepass")) for w in new])
-            self.table = np.concatenate((self.table, hashed.T), axis=1)
-        ids = np.fromiter(map(vocabulary.__getitem__, words), dtype=np.intp, count=len(words))
+        ids = np.fromiter(map(vocabulary.__getitem__, words), dtype=np.intp, count=len(words))  # (new words too)
+        if vocabulary.new:
+            first, count = len(vocabulary) - len(vocabulary.new), len(vocabulary.new)
+            if len(vocabulary) > self.table.shape[1]:
+                grown = np.zeros((NUM_PERM, max(2 * self.table.shape[1], len(vocabulary))), dtype=np.uint32)
+                grown[:, :first] = self.table[:, :first]
+                self.table = grown
+            self.table[:, first:first + count] = _permuted(
+                [zlib.crc32(w.encode("utf-8", "surrogatepass")) for w in vocabulary.new]).T
+            vocabulary.new.clear()
         filled = np.nonzero(sizes)[0]
         starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))[filled]
         gathered = self.table.take(ids, axis=1)
         out[filled] = np.minimum.reduceat(gathered, starts, axis=1).T
         return out
+
+
+class _Vocabulary(dict[str, int]):
+    """Word → its column in `Signer.table`; a word looked up for the first time gets the next
+    column and waits in `new` for its hash values (so a batch's words are looked up once, in C,
+    with no set of them made to find the new ones first)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.new: list[str] = []
+
+    def __missing__(self, word: str) -> int:
+        column = self[word] = len(self)
+        self.new.append(word)
+        return column
 
 
 def _band_keys(columns: np.ndarray, start: int, stop: int) -> np.ndarray:
