@@ -316,7 +316,7 @@ def _top_per_row(low: np.ndarray, high: np.ndarray, agree: np.ndarray, limit: in
     for ends in (low, high):
         # Each pair as one number: its row, then most similar first, then pair order. All are distinct,
         # so a plain sort puts them in that order (quicker than two stable argsorts: at 100,000 rows,
-        # 0.08 s of CPU less).
+        # 0.08 s of CPU less). Rows × 65 × pairs stays far below 2**63 (1e6 rows, 1e8 pairs: 7e15).
         key = (ends.astype(np.int64) * (NUM_PERM + 1) + weaker) * count + positions
         key.sort()
         grouped = key // ((NUM_PERM + 1) * count)  # the row
