@@ -74,3 +74,21 @@ def test_apply_text_says_cleo_still_returns_the_evicted_rows(db, capsys):
     from cleo_tui.memory.cleo_effects import EVICTION_IN_CLEO
     code, out, _ = _run(capsys, "dedup", "--db", db, "--apply", "--yes")
     assert code == 0 and "Merged as run" in out and EVICTION_IN_CLEO in out
+
+
+def test_json_is_what_json_dumps_writes_for_hostile_text(tmp_path, capsys):
+    """The report is written with orjson: byte for byte what `json.dumps(ensure_ascii=True)` writes,
+    non-ASCII, DEL and control characters escaped (and every similarity written alike)."""
+    brain = new_brain(tmp_path)
+    hostile = ("Café naïve 🎉 [bold]markup[/bold] \x1b[31mred\x1b[0m tab\there del\x7f end\x01 \u2028 Σίσυφος "
+               "uses the staging database, which is reset every night.")
+    texts = (hostile, hostile.replace("uses the staging database, which", "— the staging database"),
+             *TEXTS)
+    for n, text in enumerate(texts):
+        add_observation(brain, f"O-{n}-é", text, created_at=f"2026-01-0{n + 1} 10:00:00")
+    brain.close()
+    code, out, _ = _run(capsys, "dedup", "--db", str(tmp_path / ".cleo" / "cleo.db"), "--json", "--threshold", "0.7")
+    report = json.loads(out)
+    assert code == 0 and len(report["clusters"]) == 2 and out.isascii()
+    assert all(escaped in out for escaped in ("\\u007f", "\\u001b", "\\ud83c\\udf89", "\\u00e9"))
+    assert out == json.dumps(report, ensure_ascii=True, separators=(",", ":")) + "\n"

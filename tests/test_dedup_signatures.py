@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import random
+from collections import defaultdict
 
 import numpy as np
 import pytest
@@ -66,3 +68,50 @@ def test_hash_coefficients_are_the_seeded_draws() -> None:
     a, b = dedup_lsh._permutations()
     assert np.array_equal(a, rng.randint(1, 1 << 31, size=dedup_lsh.NUM_PERM, dtype=np.uint64))
     assert np.array_equal(b, rng.randint(0, 1 << 31, size=dedup_lsh.NUM_PERM, dtype=np.uint64))
+
+
+def _candidates_by_definition(sig: np.ndarray) -> list[tuple[int, int, float]]:
+    """The candidates as the module docstring defines them, plainly: every pair sharing a band in a
+    bucket of at most BUCKET_CAP rows; neighbours in full-signature order (ties by row) in a larger
+    bucket; the pairs whose estimate reaches EST_FLOOR; each row's PER_ROW most similar (ties in
+    pair order), kept when among those of either of its rows."""
+    bands, per_band = dedup_lsh.band_layout()
+    columns = np.ascontiguousarray(sig.T)
+    full = dedup_lsh._band_keys(columns, 0, dedup_lsh.NUM_PERM).tolist()
+    found: set[tuple[int, int]] = set()
+    for band in range(bands):
+        buckets: dict[int, list[int]] = defaultdict(list)
+        for row, key in enumerate(dedup_lsh._band_keys(columns, band * per_band, (band + 1) * per_band).tolist()):
+            buckets[key].append(row)
+        for members in buckets.values():
+            if len(members) <= dedup_lsh.BUCKET_CAP:
+                found.update(itertools.combinations(sorted(members), 2))
+            else:
+                ordered = sorted(members, key=lambda row: (full[row], row))
+                found.update((min(a, b), max(a, b)) for a, b in itertools.pairwise(ordered))
+    agree = {pair: int(np.count_nonzero(sig[pair[0]] == sig[pair[1]])) for pair in sorted(found)}
+    kept = [pair for pair, count in agree.items() if count / dedup_lsh.NUM_PERM >= dedup_lsh.EST_FLOOR]
+    best: set[tuple[int, int]] = set()
+    for end in (0, 1):
+        by_row: dict[int, list[tuple[int, int]]] = defaultdict(list)
+        for pair in kept:  # (in pair order)
+            by_row[pair[end]].append(pair)
+        for pairs in by_row.values():
+            best.update(sorted(pairs, key=lambda pair: -agree[pair])[:dedup_lsh.PER_ROW])  # (a stable sort)
+    return [(a, b, agree[(a, b)] / dedup_lsh.NUM_PERM) for a, b in kept if (a, b) in best]
+
+
+def test_candidates_are_those_the_definition_gives() -> None:
+    """The sorts that make candidates quick (unstable band sorts, one number per pair for the
+    large buckets and each row's best) choose the pairs the plain definition chooses."""
+    rng = np.random.default_rng(17)
+    for trial in range(12):
+        rows = int(rng.integers(2, 600))
+        templates = rng.integers(0, 40, size=(int(rng.integers(1, 12)), dedup_lsh.NUM_PERM)).astype(np.uint32)
+        sig = templates[rng.integers(0, len(templates), rows)]
+        noisy = rng.random(sig.shape) < rng.uniform(0, 0.6)  # some exact copies (large buckets), some near ones
+        sig[noisy] = rng.integers(0, 40, int(noisy.sum()))
+        left, right, estimate = dedup_lsh.candidate_pairs(sig)
+        expected = _candidates_by_definition(sig)
+        assert list(zip(left.tolist(), right.tolist(), estimate.tolist(), strict=True)) == expected, trial
+        assert trial or len(expected) > 50

@@ -113,6 +113,23 @@ def emit_json(value: Any) -> None:
     _write([data, b"\n"])
 
 
+def emit_compact_json(value: Any) -> None:
+    """Print `value` as JSON on one line, non-ASCII escaped: the text `json.dumps(value,
+    ensure_ascii=True, separators=(",", ":"))` writes, for a value whose floats are 0 or at
+    least 1e-4 and below 1e16 in size (json writes the others with an exponent, orjson not always).
+
+    Made by orjson: `dedup --json`'s 7.6 MB report of the 100,000-row demo brain took 0.14 s of
+    CPU with json's C encoder, 0.02 s so. What orjson refuses (a lone surrogate) is written by json."""
+    try:
+        data = orjson.dumps(value)
+    except TypeError:
+        data = json.dumps(value, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+    else:
+        if not data.isascii() or b"\x7f" in data:
+            data = _NON_ASCII.sub(_ascii_escape, data.decode("utf-8")).encode("ascii")
+    _write([data, b"\n"])
+
+
 def _json_bytes(value: Any) -> bytes:
     """`value` as indented JSON (orjson), non-ASCII escaped; TypeError for a lone surrogate."""
     data = orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS, default=str)

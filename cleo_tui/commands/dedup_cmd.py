@@ -6,11 +6,18 @@ Without --apply the brain is opened read-only, so a scan never writes to it.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from cleo_tui.commands.argtypes import sqlite_int
-from cleo_tui.commands.common import AddCommand, UsageError, add_brain_options, brain_from_args, emit_json, print_undo
+from cleo_tui.commands.common import (
+    AddCommand,
+    UsageError,
+    add_brain_options,
+    brain_from_args,
+    emit_compact_json,
+    emit_json,
+    print_undo,
+)
 from cleo_tui.memory import curation
 from cleo_tui.memory.cleo_effects import EVICTION_IN_CLEO
 from cleo_tui.memory.dedup_merge import RUN_KIND, MergeRequest, MergeResult, merge_duplicates
@@ -85,11 +92,12 @@ def _scan_and_report(args: argparse.Namespace, threshold: float) -> int:
         brain.close()
     run_id = merged.run_id if merged else None
     if args.json:
-        _emit_compact({"threshold": threshold, "clusters": [c.to_json() for c in clusters],
-                       "updates": [p.to_json() for p in updates], "updates_total": update_count, "run_id": run_id,
-                       "scanned": scan.stats.rows, "impact": impact.to_json(),
-                       "evicted": merged.evicted if merged else [],
-                       "skipped": [{"id": s.id, "why": s.why} for s in merged.skipped] if merged else []})
+        # (its floats: similarities rounded to 4 places, and the threshold: `emit_compact_json` writes them as json)
+        emit_compact_json({"threshold": threshold, "clusters": [c.to_json() for c in clusters],
+                           "updates": [p.to_json() for p in updates], "updates_total": update_count,
+                           "run_id": run_id, "scanned": scan.stats.rows, "impact": impact.to_json(),
+                           "evicted": merged.evicted if merged else [],
+                           "skipped": [{"id": s.id, "why": s.why} for s in merged.skipped] if merged else []})
     else:
         _print(clusters, update_count, threshold, run_id, args.apply, impact)
         for line in merged.lines() if merged else []:
@@ -97,12 +105,6 @@ def _scan_and_report(args: argparse.Namespace, threshold: float) -> int:
         if merged:
             print(EVICTION_IN_CLEO)
     return 0
-
-
-def _emit_compact(value: object) -> None:
-    """JSON on one line: the report can be large, and only unindented JSON gets the C encoder.
-    Non-ASCII is escaped, so no control byte reaches a terminal."""
-    sys.stdout.write(json.dumps(value, ensure_ascii=True, separators=(",", ":")) + "\n")
 
 
 def _requests(clusters: list[Cluster], include_protected: bool) -> tuple[list[MergeRequest], set[str]]:

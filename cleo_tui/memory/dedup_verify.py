@@ -90,8 +90,9 @@ class _Judge:
                 if sorted_words[k] is None:
                     joined, _, details[k] = encoded[row].partition("\x00")
                     sorted_words[k] = " ".join(sorted(joined.split(" ")))
-        self.sorted_words = cast(list[str], sorted_words)  # (no None left)
-        self.lengths = np.fromiter(map(len, self.sorted_words), dtype=np.int64, count=len(rows))
+        filled = cast(list[str], sorted_words)  # (no None left)
+        self.lengths = np.fromiter(map(len, filled), dtype=np.int64, count=len(rows))
+        self.sorted_words = _objects(filled)
         numbers = dict(zip(dict.fromkeys(details), itertools.count()))
         self.slot = np.full(len(encoded), -1, dtype=np.int64)   # each row's place in the lists above
         self.slot[needed] = np.arange(len(rows))
@@ -99,7 +100,7 @@ class _Judge:
 
     def __call__(self, left: Any, right: Any) -> tuple[Any, Any]:
         slot_a, slot_b = self.slot[left], self.slot[right]
-        scored = _similarities(_picked(self.sorted_words, slot_a), _picked(self.sorted_words, slot_b),
+        scored = _similarities(self.sorted_words[slot_a], self.sorted_words[slot_b],
                                self.lengths[slot_a] + self.lengths[slot_b])
         differs = self.detail_id[slot_a] != self.detail_id[slot_b]
         # Below MIN_THRESHOLD a pair is dropped, detail or not: only the others are looked at. Their
@@ -112,28 +113,29 @@ class _Judge:
         return scored, differs
 
 
-def _similarities(sorted_a: list[str], sorted_b: list[str], lengths: Any) -> Any:
+def _similarities(sorted_a: Sequence[str], sorted_b: Sequence[str], lengths: Any) -> Any:
     """`dedup_text.similarity_array` of pairs of sorted word strings (`lengths`: each pair's two lengths
     summed), the same numbers for every pair that reaches MIN_THRESHOLD; long pairs' sort ratios
     come from `_long_sort_ratio`, and a pair shown to stay below MIN_THRESHOLD gets a lower score
     (still below it: such a pair is dropped either way)."""
     from rapidfuzz import fuzz, process
 
-    if not sorted_a:
+    if not len(sorted_a):
         return np.zeros(0, dtype=np.float64)
+    words_a, words_b = _objects(sorted_a), _objects(sorted_b)
     # float64, as `compare` computes one pair: cpdist's default float32 would round differently.
-    set_ratio = process.cpdist(sorted_a, sorted_b, scorer=fuzz.token_set_ratio, workers=1, dtype=np.float64)
+    set_ratio = process.cpdist(words_a, words_b, scorer=fuzz.token_set_ratio, workers=1, dtype=np.float64)
     long = lengths >= LONG_PAIR
-    sort_ratio = np.zeros(len(sorted_a), dtype=np.float64)
+    sort_ratio = np.zeros(len(words_a), dtype=np.float64)
     short = np.flatnonzero(~long)
-    if len(short) == len(sorted_a):  # (the usual batch: no long pair, nothing to pick out)
-        sort_ratio = process.cpdist(sorted_a, sorted_b, scorer=fuzz.ratio, workers=1, dtype=np.float64)
+    if len(short) == len(words_a):  # (the usual batch: no long pair, nothing to pick out)
+        sort_ratio = process.cpdist(words_a, words_b, scorer=fuzz.ratio, workers=1, dtype=np.float64)
     elif len(short):
-        sort_ratio[short] = process.cpdist(_picked(sorted_a, short), _picked(sorted_b, short), scorer=fuzz.ratio,
-                                           workers=1, dtype=np.float64)
+        sort_ratio[short] = process.cpdist(words_a[short], words_b[short], scorer=fuzz.ratio, workers=1,
+                                           dtype=np.float64)
     needed = 200 * MIN_THRESHOLD - set_ratio   # the sort ratio a pair needs to reach MIN_THRESHOLD
     for k in np.flatnonzero(long).tolist():
-        sort_ratio[k] = _long_sort_ratio(sorted_a[k], sorted_b[k], float(needed[k]))
+        sort_ratio[k] = _long_sort_ratio(words_a[k], words_b[k], float(needed[k]))
     return np.asarray((set_ratio + sort_ratio) / 200.0)
 
 
@@ -185,6 +187,16 @@ def _gap_common(a: list[str], b: list[str]) -> int:
     if not a or not b or len(a) > _GAP_WORDS or len(b) > _GAP_WORDS:
         return 0
     return int(LCSseq.similarity(" ".join(a), " ".join(b)))
+
+
+def _objects(values: Sequence[str]) -> Any:
+    """The strings as a numpy object array (picking pairs' strings by an index array is then one
+    numpy call: at 100,000 demo rows, 0.1-0.2 s of CPU less than a list picked with itemgetter)."""
+    if isinstance(values, np.ndarray):
+        return values
+    array = np.empty(len(values), dtype=object)
+    array[:] = values
+    return array
 
 
 def _picked(values: Sequence[_T], at: Any) -> list[_T]:

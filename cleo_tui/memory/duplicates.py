@@ -142,7 +142,7 @@ class DuplicateScan:
         """The index of each pair of rows among the verified pairs, or -1."""
         if self._codes is None:
             codes = self.left * len(self.rows) + self.right
-            self._order = np.argsort(codes, kind="stable")
+            self._order = np.argsort(codes)  # (codes are distinct: any sort gives this order)
             self._codes = codes[self._order]
         if not index_pairs or not len(self._codes):
             return [-1] * len(index_pairs)
