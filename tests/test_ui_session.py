@@ -6,7 +6,6 @@ import json
 import sqlite3
 from pathlib import Path
 
-import pytest
 from textual.command import CommandPalette
 from textual.widgets import Footer, Input
 
@@ -115,32 +114,35 @@ PANE_ACTIONS = [("1", "evict", "evict"), ("1", "pin", "pin"), ("2", "commit", "c
                 ("3", "apply", "apply_proposal"), ("4", "good", "record_good")]
 
 
-@pytest.mark.parametrize(("pane_key", "query", "action"), PANE_ACTIONS)
-async def test_palette_lists_the_current_panes_actions(brain, pane_key, query, action):
+async def test_palette_lists_the_current_panes_actions(brain):
+    """For each (pane, query, action) of PANE_ACTIONS in turn, in one app: the pane's palette
+    lists the action once, finds it by the query and runs it on the pane."""
     app = CleoApp(brain=brain)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(app, pilot)
-        await pilot.press(pane_key)
-        await settle(app, pilot)
-        pane = app.screen
-        entries = palette_entries(app, pane)
-        names = [e.name for e in entries]
-        assert len(names) == len(set(names)), "an entry is listed twice"
-        assert any(query in e.name.lower() or query in e.help.lower() for e in entries)
+        for pane_key, query, action in PANE_ACTIONS:
+            await pilot.press(pane_key)
+            await settle(app, pilot)
+            pane = app.screen
+            entries = palette_entries(app, pane)
+            names = [e.name for e in entries]
+            assert len(names) == len(set(names)), f"an entry is listed twice ({pane_key})"
+            assert any(query in e.name.lower() or query in e.help.lower() for e in entries), (pane_key, query)
 
-        await pilot.press("ctrl+p")
-        await settle(app, pilot)
-        assert isinstance(app.screen, CommandPalette)
-        palette = app.screen
-        palette.query_one(Input).value = query
-        await settle(app, pilot)
-        hits = [str(option.prompt) for option in palette.query_one("CommandList").options]
-        assert any(query in hit.lower() for hit in hits), hits
-        ran: list[str] = []
-        setattr(pane, f"action_{action}", lambda *args: ran.append(action))
-        await pilot.press("enter")
-        await settle(app, pilot)
-        assert ran == [action]
+            await pilot.press("ctrl+p")
+            await settle(app, pilot)
+            assert isinstance(app.screen, CommandPalette), (pane_key, query)
+            palette = app.screen
+            palette.query_one(Input).value = query
+            await settle(app, pilot)
+            hits = [str(option.prompt) for option in palette.query_one("CommandList").options]
+            assert any(query in hit.lower() for hit in hits), (pane_key, query, hits)
+            ran: list[str] = []
+            setattr(pane, f"action_{action}", lambda *args, ran=ran, action=action: ran.append(action))
+            await pilot.press("enter")
+            await settle(app, pilot)
+            assert ran == [action], (pane_key, query)
+            assert app.screen is pane  # the palette is closed: the next pane key reaches the app
 
 
 async def test_palette_has_one_quit(brain):

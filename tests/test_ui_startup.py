@@ -129,7 +129,7 @@ async def test_a_new_rows_detail_takes_one_layout_pass(brain, monkeypatch):
         assert all(passes <= 1 for _, passes in moves), moves
 
 
-async def test_the_filter_bar_is_mounted_after_the_first_rows(brain, monkeypatch):
+async def test_the_filter_bar_is_mounted_after_the_first_rows(brain, monkeypatch, staggered_filter_bars):
     """The first rows are drawn before the filter bar's input and selects exist (about 30 widgets
     composed, styled and laid out: 70 ms of the first screen); then the bar is there and filters."""
     from textual.widgets import Input, Select
