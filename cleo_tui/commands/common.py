@@ -121,21 +121,22 @@ def emit_compact_json(value: Any) -> None:
     Made by orjson: `dedup --json`'s 7.6 MB report of the 100,000-row demo brain took 0.14 s of
     CPU with json's C encoder, 0.02 s so. What orjson refuses (a lone surrogate) is written by json."""
     try:
-        data = orjson.dumps(value)
+        data = _escaped(orjson.dumps(value))
     except TypeError:
         data = json.dumps(value, ensure_ascii=True, separators=(",", ":")).encode("ascii")
-    else:
-        if not data.isascii() or b"\x7f" in data:
-            data = _NON_ASCII.sub(_ascii_escape, data.decode("utf-8")).encode("ascii")
     _write([data, b"\n"])
 
 
 def _json_bytes(value: Any) -> bytes:
     """`value` as indented JSON (orjson), non-ASCII escaped; TypeError for a lone surrogate."""
-    data = orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS, default=str)
-    if not data.isascii() or b"\x7f" in data:
-        data = _NON_ASCII.sub(_ascii_escape, data.decode("utf-8")).encode("ascii")
-    return data
+    return _escaped(orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS, default=str))
+
+
+def _escaped(data: bytes) -> bytes:
+    """orjson's UTF-8 with DEL and every non-ASCII character escaped, as `json.dumps(ensure_ascii=True)` writes them."""
+    if data.isascii() and b"\x7f" not in data:
+        return data
+    return _NON_ASCII.sub(_ascii_escape, data.decode("utf-8")).encode("ascii")
 
 
 def _write(pieces: Iterable[bytes | memoryview]) -> None:
