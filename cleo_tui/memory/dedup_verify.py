@@ -10,18 +10,17 @@ same scores, with less CPU.
 from __future__ import annotations
 
 import itertools
-import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
+from typing import Any, cast
 
 import numpy as np
 
 from cleo_tui.memory import dedup_lsh
 from cleo_tui.memory.dedup_model import MIN_THRESHOLD, ScanProgress
 from cleo_tui.memory.dedup_text import LENGTH_GUARD, words_swapped
+from cleo_tui.memory.pool_scan.containers import taken_in_order
 
-_T = TypeVar("_T")
 _VERIFY_BATCH = 5_000
 LONG_PAIR = 20_000   # characters of a pair's two sorted word strings from which `_long_sort_ratio` is used
 _MARGIN = 1e-3       # below a cut-off worked out in floating point, so rounding never makes it too high
@@ -83,8 +82,8 @@ class _Judge:
         self.encoded = encoded = texts.encoded
         rows = needed.tolist()
         nothing: list[str | None] = [None] * len(rows)
-        sorted_words = _picked(texts.sorted_words, needed) if texts.sorted_words else nothing
-        details = _picked(texts.details, needed) if texts.details else list(nothing)
+        sorted_words = taken_in_order(texts.sorted_words, needed) if texts.sorted_words else nothing
+        details = taken_in_order(texts.details, needed) if texts.details else list(nothing)
         if None in sorted_words:
             for k, row in enumerate(rows):
                 if sorted_words[k] is None:
@@ -197,10 +196,3 @@ def _objects(values: Sequence[str]) -> Any:
     array = np.empty(len(values), dtype=object)
     array[:] = values
     return array
-
-
-def _picked(values: Sequence[_T], at: Any) -> list[_T]:
-    """values[i] for each i of the numpy array `at` (in C: itemgetter)."""
-    if len(at) < 2:
-        return [values[i] for i in at.tolist()]
-    return list(operator.itemgetter(*at.tolist())(values))
