@@ -23,7 +23,8 @@ tags are computed and after; the app's peak RSS. Only those:
 
     python -m benchmarks.tui --open-only --db /work/bench/100k/.cleo/cleo.db [--db OTHER] [--stalls]
 
-(`--stalls`: what the UI thread did during each slow key, see `benchmarks.tui_open`.)
+(`--stalls`: what the UI thread did during each slow key, see `benchmarks.tui_open`;
+`--uncached`: the cold open reads the brain from the disk, none of its pages cached.)
 """
 
 from __future__ import annotations
@@ -222,10 +223,12 @@ def main() -> None:
     parser.add_argument("--app-root", type=Path, help="open with the cleo_tui package in this tree (a before)")
     parser.add_argument("--stalls", action="store_true",
                         help="with --open-only: what the UI thread did in each slow key (benchmarks.ui_stalls)")
+    parser.add_argument("--uncached", action="store_true",
+                        help="with --open-only: the cold open also finds none of the brain's pages in the page cache")
     args = parser.parse_args()
     if args.db or args.open_only:
         dbs = [Path(d) for d in args.db] or [demo_brain(Path(args.workdir), int(s)) for s in args.sizes.split(",")]
-        print_open_figures({str(db): open_figures(db, PYCACHE, args.app_root, args.stalls) for db in dbs})
+        print_open_figures({str(db): open_figures(db, PYCACHE, args.app_root, args.stalls, args.uncached) for db in dbs})
         if args.open_only:
             return
     workdir = Path(args.workdir)

@@ -311,11 +311,14 @@ def _protection_known(output: bytes | bytearray, since: int) -> bool:
 
 
 def open_figures(path: Path, pycache: Path, app_root: Path | None = None,
-                 stalls: bool = False) -> dict[str, OpenRun]:
+                 stalls: bool = False, uncached: bool = False) -> dict[str, OpenRun]:
     """The cold opening (a fresh cache directory), then the warm one (the cache it left); with
-    `stalls`, what the UI thread did during each slow key (`benchmarks.ui_stalls`)."""
+    `stalls`, what the UI thread did during each slow key (`benchmarks.ui_stalls`); with
+    `uncached`, the cold opening also finds none of the brain's pages in the OS's page cache."""
     with tempfile.TemporaryDirectory(prefix="cleo-tui-cold-cache-") as home:
         _compile_once(path, pycache, Path(home), app_root)
+    if uncached:
+        drop_from_page_cache(path)
     with tempfile.TemporaryDirectory(prefix="cleo-tui-cold-cache-") as home:
         logs: list[Path | None] = [None, None]
         if stalls:
@@ -325,6 +328,17 @@ def open_figures(path: Path, pycache: Path, app_root: Path | None = None,
         cold = open_once(path, pycache, Path(home), app_root, logs[0])
         warm = open_once(path, pycache, Path(home), app_root, logs[1])
     return {"cold": cold, "warm": warm}
+
+
+def drop_from_page_cache(path: Path) -> None:
+    """Ask the OS to forget the brain file's cached pages (`posix_fadvise(DONTNEED)`: no root
+    needed for a file nobody has dirty pages of), so the next open reads them from the disk, as
+    after a reboot or with a brain larger than the memory left for caching."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
 
 
 def _compile_once(path: Path, pycache: Path, cache_home: Path, app_root: Path | None) -> None:
