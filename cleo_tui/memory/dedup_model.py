@@ -126,9 +126,13 @@ class Cluster:
         return [m.id for m in self.members if m.is_protected and m.id != self.keep]
 
     def member(self, observation_id: str) -> Member:
-        for m in (*self.members, *self.related):
+        for m in self.members:
             if m.id == observation_id:
                 return m
+        if observation_id in self.related_titles:  # (`related` is made only when one of them is asked for)
+            for m in self.related:
+                if m.id == observation_id:
+                    return m
         raise KeyError(observation_id)
 
     def tokens_saved_for(self, ids: Iterable[str]) -> int:
