@@ -1,3 +1,3 @@
-from cleo_tui.cli import main
+from cleo_tui.cli import run
 
-raise SystemExit(main())
+run()

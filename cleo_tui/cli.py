@@ -14,8 +14,10 @@ import os
 import re
 import sqlite3
 import sys
+import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from cleo_tui import __version__, collector
 from cleo_tui.brain import BrainError
@@ -24,7 +26,7 @@ from cleo_tui.commands.argtypes import nonempty_path
 from cleo_tui.commands.common import EXIT_INTERNAL, EXIT_USER_ERROR, CommandParser, UsageError
 from cleo_tui.safe_text import one_line, safe_text
 
-__all__ = ["EXIT_INTERNAL", "EXIT_USER_ERROR", "UsageError", "build_parser", "main"]
+__all__ = ["EXIT_INTERNAL", "EXIT_USER_ERROR", "UsageError", "build_parser", "main", "run"]
 
 
 def _modules(names: Iterable[str]) -> list[str]:
@@ -120,15 +122,21 @@ def run_tui(args: argparse.Namespace) -> int:
                    read_only=args.read_only)
 
 
+_end_at_once = False  # the command just run asked for its process to end at once (see `run`)
+
+
 def dispatch(argv: list[str]) -> int:
     """Run the subcommand `argv` names, or the TUI when it names none."""
+    global _end_at_once
     if argv and argv[0] in COMMANDS:
         args = build_parser([argv[0]]).parse_args(argv)
         check_text_arguments(args, argv)
         # A command builds its pool once and exits: its objects live to the end, and full
         # collections would only walk them (0.2-0.5 s at a million rows).
         with collector.paused():
-            return int(args.func(args) or 0)
+            code = int(args.func(args) or 0)
+        _end_at_once = bool(getattr(args, "end_at_once", False))
+        return code
     if argv and argv[0] in ("-h", "--help"):
         build_parser().parse_args(argv)
         return 0
@@ -136,6 +144,25 @@ def dispatch(argv: list[str]) -> int:
     if not looks_like_path(args.project):
         raise unknown_command(args.project)
     return run_tui(args)
+
+
+def run() -> NoReturn:
+    """The console script's and `python -m cleo_tui`'s entry: `main`, then the end of the process.
+
+    After a command that asks for it (`end_at_once` among its parser's defaults), and when no other
+    thread runs, the process ends at once (`os._exit`) once its output is flushed: the interpreter's
+    teardown would walk every object the command made in a last collection and free them one by one,
+    which the kernel does at once (`dedup` at 100,000 demo rows: 0.2 s of CPU, with the scan it
+    leaves unfreed, `dedup_cmd`, 0.4 s)."""
+    code = main()
+    if _end_at_once and threading.active_count() == 1:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass  # (a closed pipe: what normal exit would have done with it, silently)
+        os._exit(code)
+    raise SystemExit(code)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

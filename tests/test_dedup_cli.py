@@ -92,3 +92,21 @@ def test_json_is_what_json_dumps_writes_for_hostile_text(tmp_path, capsys):
     assert code == 0 and len(report["clusters"]) == 2 and out.isascii()
     assert all(escaped in out for escaped in ("\\u007f", "\\u001b", "\\ud83c\\udf89", "\\u00e9"))
     assert out == json.dumps(report, ensure_ascii=True, separators=(",", ":")) + "\n"
+
+
+def test_a_process_that_ends_at_once_after_the_command_still_prints_all_of_it(db, tmp_path, capsys):
+    """`python -m cleo_tui dedup` ends its process at once after the command (`cli.run`): its output is
+    flushed first, whole, and the exit status is the command's (its text through a pipe, as a script reads it)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    for argv in (("--json",), ()):
+        done = subprocess.run([sys.executable, "-m", "cleo_tui", "dedup", "--db", db, *argv], capture_output=True,
+                              env=env, timeout=120)
+        _, out, _ = _run(capsys, "dedup", "--db", db, *argv)
+        assert done.returncode == 0 and done.stdout.decode() == out and out.count("\n") >= 1
+    done = subprocess.run([sys.executable, "-m", "cleo_tui", "dedup", "--db", db, "--threshold", "2"],
+                          capture_output=True, env=env, timeout=120)
+    assert done.returncode == 2 and b"threshold must be" in done.stderr

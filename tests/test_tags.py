@@ -117,6 +117,17 @@ def test_hints_over_the_folded_copy_find_what_the_plain_hints_find():
     assert "T\u0663" in detectors.identifiers_in(text) and "deadbee1" in detectors.identifiers_in(ascii_part)
 
 
+def test_the_hints_left_out_of_the_folded_pattern_are_the_issue_number_and_the_errno_names():
+    """Over the folded copy the other hints are one pattern; the '#' hint keeps its own pass (the second,
+    as over the plain text), which says which tokens take the one before them."""
+    number, errno = detectors._NOT_FOLDED
+    assert detectors._IDENTIFIER_HINTS[number] is detectors._NUMBER_HINT and number == detectors._NUMBER_RANK == 1
+    assert detectors._IDENTIFIER_HINTS[errno].pattern.startswith("E(?:NO|")
+    text = "see issue #12/x and ENOENT in src/a.py, parseConfig() at deadbee1"
+    assert detectors._folded(detectors._codes(text)) is not None
+    assert detectors.identifiers_of([text])[0] == {"issue #12", "ENOENT", "src/a.py", "parseConfig()", "deadbee1"}
+
+
 def test_tag_brain_reads_coverage_relevance_and_protection_from_the_brain(tmp_path):
     brain = new_brain(tmp_path)
     add_observation(brain, "O-a", "Chose SQLite for storage", type="decision")

@@ -268,7 +268,8 @@ class RecallIndex:
             return np.zeros(0, dtype=np.int64)
         starts, stops = self._starts[codes], self._starts[codes + 1]
         parts = [self._postings[a:b] for a, b in zip(starts.tolist(), stops.tolist(), strict=True)]
-        return np.unique(np.concatenate(parts))
+        found = np.sort(np.concatenate(parts))  # (np.unique would import numpy.ma: 15-20 ms of a command's CPU)
+        return found[np.concatenate(([True], found[1:] != found[:-1]))] if len(found) else found
 
     def impact(self, evicted: Iterable[str]) -> RecallImpact:
         """The impact of evicting exactly these ids (a merge, a supersede, an evict)."""
