@@ -10,7 +10,9 @@
   and the virtual environment's too (which pip compiled into their `__pycache__`), so a fresh
   clone's run compiled every library again, in every worker at once: importing cleo_tui's UI,
   the LLM SDKs, Hypothesis and datasketch cost 11.1 s of CPU in a new folder against 4.6 s with
-  the bytecode pip wrote (each worker and each CLI subprocess paid its share).
+  the bytecode pip wrote (each worker and each CLI subprocess paid its share). Measured on two fresh
+  clones side by side, one process running four test files (test_llm_observer, test_duplicates,
+  test_ui_welcome, test_cli_basics): 26.8 -> 20.9 s of CPU on the first run, 16.0 vs 14.5 s once warm.
 - **Compiled once, before the workers start.** The workers start together, so each would miss
   the cache and rewrite every module itself; `precompile` does it once in the process that starts
   them (pytest's own rewrite, stored where pytest looks for it).
