@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -20,9 +19,9 @@ settings.register_profile("ci", derandomize=True, database=None, print_blob=True
 settings.register_profile("dev", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
 
-# Compiled test modules (assertions rewritten) and cleo_tui's bytecode are kept for every process of the
-# run — xdist's workers and the CLI subprocesses — even where PYTHONDONTWRITEBYTECODE is set: see suite_speed.
-suite_speed.keep_bytecode(Path(tempfile.gettempdir()) / f"cleo-tui-test-pycache-{os.getuid()}")
+# Compiled test modules (assertions rewritten) and cleo_tui's bytecode are kept, in __pycache__, for every process
+# of the run — xdist's workers and the CLI subprocesses — even where PYTHONDONTWRITEBYTECODE is set: see suite_speed.
+suite_speed.keep_bytecode()
 
 # The apps that Pilot runs in this process draw 5 frames a second on their own, not 60: every frame a
 # test looks at is still drawn (see suite_speed.slow_headless_frames).

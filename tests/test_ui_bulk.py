@@ -54,38 +54,20 @@ async def test_evicting_what_the_filter_shows_asks_about_protected_rows_and_undo
         assert live_of_type(path, "diary") == diary  # one run, undone at once
 
 
-async def test_export_writes_what_the_filter_shows(brain, tmp_path):
-    app = CleoApp(brain=brain)
+async def test_the_counts_a_bulk_step_names_are_the_rows_it_can_change_and_export_writes_what_the_filter_shows(
+        brain, tmp_path):
+    """With live and evicted rows shown, an eviction names only live ones and a restore only evicted ones
+    (both cancelled); then X exports what the filter shows (one app for both)."""
+    path = Path(brain.path).resolve()
+    with sqlite3.connect(path) as conn:
+        evicted = conn.execute("SELECT count(*) FROM brain_observations WHERE invalid_at IS NOT NULL").fetchone()[0]
     out = tmp_path / "diary.json"
+    app = CleoApp(brain=brain)
     messages: list = []
     async with app.run_test(size=(120, 36), message_hook=messages.append) as pilot:
         await settle(app, pilot)
         pane = app.screen
-        pane.filters.type = "diary"
-        pane.reload()
-        await settle(app, pilot)
-        await pilot.press("X")
-        await settle(app, pilot)
-        assert isinstance(app.screen, ExportScreen)
-        assert [m.plan.headline() for m in posted(messages, FilterActions.ExportCounted)] == [app.screen.headline]
-        app.screen.dismiss(("json", str(out)))
-        await settle(app, pilot)
-    records = json.loads(out.read_text())
-    assert [(m.count, m.path) for m in posted(messages, FilterActions.Exported)] == [(len(records), str(out))]
-    with sqlite3.connect(Path(brain.path)) as conn:
-        assert {r["id"] for r in records} == {r[0] for r in conn.execute(
-            "SELECT id FROM brain_observations WHERE type = 'diary'")}
-
-
-async def test_the_counts_a_bulk_step_names_are_the_rows_it_can_change(brain):
-    """With live and evicted rows shown, an eviction names only live ones and a restore only evicted ones."""
-    path = Path(brain.path).resolve()
-    with sqlite3.connect(path) as conn:
-        evicted = conn.execute("SELECT count(*) FROM brain_observations WHERE invalid_at IS NOT NULL").fetchone()[0]
-    app = CleoApp(brain=brain)
-    async with app.run_test(size=(120, 36)) as pilot:
-        await settle(app, pilot)
-        pane = app.screen
+        first_state = pane.filters.state
         pane.filters.state = "all"
         pane.reload()
         await settle(app, pilot)
@@ -103,3 +85,28 @@ async def test_the_counts_a_bulk_step_names_are_the_rows_it_can_change(brain):
         await pilot.press("r")
         await settle(app, pilot)
         assert app.screen.title_text == f"Restore {evicted:,} observations"
+        app.screen.action_answer(False)
+        await settle(app, pilot)
+        assert app.screen is pane
+        with sqlite3.connect(path) as conn:  # both cancelled: nothing changed
+            assert conn.execute("SELECT count(*) FROM brain_observations WHERE invalid_at IS NOT NULL"
+                                ).fetchone()[0] == evicted
+
+        # X exports what the filter shows (the pane's first state filter, diary rows).
+        seen = len(messages)
+        pane.filters.state = first_state
+        pane.filters.type = "diary"
+        pane.reload()
+        await settle(app, pilot)
+        await pilot.press("X")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ExportScreen)
+        assert [m.plan.headline() for m in posted(messages[seen:], FilterActions.ExportCounted)] == [
+            app.screen.headline]
+        app.screen.dismiss(("json", str(out)))
+        await settle(app, pilot)
+    records = json.loads(out.read_text())
+    assert [(m.count, m.path) for m in posted(messages[seen:], FilterActions.Exported)] == [(len(records), str(out))]
+    with sqlite3.connect(Path(brain.path)) as conn:
+        assert {r["id"] for r in records} == {r[0] for r in conn.execute(
+            "SELECT id FROM brain_observations WHERE type = 'diary'")}

@@ -176,10 +176,26 @@ async def test_the_days_equal_sql_and_the_chart_shows_both_causes(brain, size):
         assert "CLEO reflector" in drawn and "2026-03-01" in drawn and shown[0].day in drawn
 
 
-async def test_enter_on_a_day_shows_exactly_its_observations(brain):
+async def test_the_header_marks_a_quiet_observer_enter_on_a_day_shows_its_rows_and_details_name_why(brain):
+    """One app (nothing written): the header's liveness mark and the pane's line; Enter on a day shows
+    exactly its observations, an evicted one naming CLEO's reflector; a pruned row names its run and a
+    deleted id is named where an edge still names it."""
+    from cleo_tui.ui.panes import history
+
+    warnings = brain_liveness(brain, history.utc_now()).warnings
+    assert any(w.startswith("observer: no observer note in") for w in warnings)
+    pruned = brain.scalar("SELECT id FROM brain_observations WHERE invalid_at IS NOT NULL AND id LIKE 'O-p%'")
+    run = brain.scalar("SELECT max(id) FROM cleo_tui_runs WHERE kind = 'prune'")
     app = CleoApp(brain=brain)
     async with app.run_test(size=(140, 40)) as pilot:
         pane = await _open_history(app, pilot)
+        mark = warning_mark(warnings)
+        assert app.liveness_mark == mark and mark.startswith("⚠ observer idle")
+        assert mark in str(pane.query_one("#brain-header", Static).render())
+        text = str(pane.query_one("#hist-liveness", Static).render())
+        assert "observer 2026-04-01 08:00:00" in text and warnings[0] in text
+
+        # Enter on a day shows exactly its observations.
         table = pane.query_one("#hist-table", LineTable)
         index = next(i for i, r in enumerate(rows_of(table)) if r["id"] == "2026-04-09")
         table.cursor = index
@@ -200,13 +216,7 @@ async def test_enter_on_a_day_shows_exactly_its_observations(brain):
         await settle(app, pilot)
         assert obs.total == brain.scalar("SELECT count(*) FROM brain_observations")
 
-
-async def test_a_pruned_row_names_its_run_and_a_deleted_id_where_it_is_named(brain):
-    pruned = brain.scalar("SELECT id FROM brain_observations WHERE invalid_at IS NOT NULL AND id LIKE 'O-p%'")
-    run = brain.scalar("SELECT max(id) FROM cleo_tui_runs WHERE kind = 'prune'")
-    app = CleoApp(brain=brain)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(app, pilot)
+        # A pruned row names its run; a deleted id is named where an edge still names it.
         app.open_observation(pruned)
         await settle(app, pilot)
         assert isinstance(app.screen, ObservationModal)
@@ -218,21 +228,6 @@ async def test_a_pruned_row_names_its_run_and_a_deleted_id_where_it_is_named(bra
         life = str(app.screen.query_one(".detail-life", Static).render())
         assert "deleted outside cleo-tui" in life
         assert "pattern:P-cleo0001 -derived_from-> observation:O-d1" in life
-
-
-async def test_the_header_marks_a_quiet_observer_and_the_pane_says_all(brain):
-    from cleo_tui.ui.panes import history
-
-    warnings = brain_liveness(brain, history.utc_now()).warnings
-    assert any(w.startswith("observer: no observer note in") for w in warnings)
-    app = CleoApp(brain=brain)
-    async with app.run_test(size=(140, 40)) as pilot:
-        pane = await _open_history(app, pilot)
-        mark = warning_mark(warnings)
-        assert app.liveness_mark == mark and mark.startswith("⚠ observer idle")
-        assert mark in str(pane.query_one("#brain-header", Static).render())
-        text = str(pane.query_one("#hist-liveness", Static).render())
-        assert "observer 2026-04-01 08:00:00" in text and warnings[0] in text
 
 
 def test_the_live_token_column_holds_a_million_row_brains_figure_whole():

@@ -289,8 +289,15 @@ async def test_own_writes_are_not_reported_while_a_worker_holds_the_brain(brain)
         assert app.session.last_live is None
 
 
-async def test_waiting_for_cleos_write_lock_is_shown_and_esc_cancels(brain):
+async def test_waiting_for_cleos_write_lock_is_shown_and_esc_cancels_in_observations_prune_and_traces(brain):
+    """One app, three writes that wait for CLEO's lock, each cancelled with Esc: an eviction in the
+    Observations pane, a prune commit, a trace outcome (it goes through the session's one write path,
+    issue 30). Nothing is written, even after the lock is freed."""
+    from cleo_tui.brain.migrations import TRACE_OUTCOMES
+    from cleo_tui.ui.panes.prune import PruneScreen
+    from cleo_tui.ui.panes.traces import TracesScreen
     path = Path(brain.path).resolve()
+    outcomes_before = brain.scalar(f"SELECT count(*) FROM {TRACE_OUTCOMES}")
     app = CleoApp(brain=brain)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(app, pilot)
@@ -315,6 +322,25 @@ async def test_waiting_for_cleos_write_lock_is_shown_and_esc_cancels(brain):
             holder.close()
         await settle(app, pilot)
         assert target in live_ids(path)  # cancelled: nothing written, even after the lock freed
+
+        # A prune commit waits for CLEO's lock too.
+        await pilot.press("2")
+        await settle(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, PruneScreen) and screen.preview is not None and screen.preview.drop_count
+        before = live_ids(path)
+        await _confirm_then_cancel_while_cleo_holds_the_lock(app, pilot, path, "c")
+        assert live_ids(path) == before  # cancelled: nothing evicted, even after the lock freed
+        assert not screen.runs or screen.runs[0].kind != "prune"
+
+        # And a trace outcome.
+        await pilot.press("4")
+        await settle(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, TracesScreen) and screen.selected_result() is not None
+        await _confirm_then_cancel_while_cleo_holds_the_lock(app, pilot, path, "plus")
+        assert not screen.session.undo_stack  # no run recorded
+    assert brain.scalar(f"SELECT count(*) FROM {TRACE_OUTCOMES}") == outcomes_before  # cancelled: nothing written
 
 
 async def _await_waiting(app: CleoApp, pilot) -> None:
@@ -345,22 +371,6 @@ async def _confirm_then_cancel_while_cleo_holds_the_lock(app, pilot, path: Path,
         holder.execute("ROLLBACK")
         holder.close()
     await settle(app, pilot)
-
-
-async def test_a_prune_commit_waits_for_cleos_lock_says_so_and_esc_cancels(brain):
-    from cleo_tui.ui.panes.prune import PruneScreen
-    path = Path(brain.path).resolve()
-    app = CleoApp(brain=brain)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(app, pilot)
-        await pilot.press("2")
-        await settle(app, pilot)
-        screen = app.screen
-        assert isinstance(screen, PruneScreen) and screen.preview is not None and screen.preview.drop_count
-        before = live_ids(path)
-        await _confirm_then_cancel_while_cleo_holds_the_lock(app, pilot, path, "c")
-        assert live_ids(path) == before  # cancelled: nothing evicted, even after the lock freed
-        assert not screen.runs or screen.runs[0].kind != "prune"
 
 
 async def test_a_review_apply_waits_for_cleos_lock_says_so_and_esc_cancels(brain, monkeypatch):
@@ -444,21 +454,3 @@ async def test_the_cursor_and_view_stay_on_their_row_while_cleo_writes_and_its_l
         await pilot.press("down")  # the row that took its place is selected again
         await settle(app, pilot)
         assert table.current_row() is not None and table.cursor == top + line + 3
-
-
-async def test_a_trace_outcome_waits_for_cleos_lock_says_so_and_esc_cancels(brain):
-    """The outcome goes through the session's one write path (issue 30): it waits for CLEO's lock too."""
-    from cleo_tui.brain.migrations import TRACE_OUTCOMES
-    from cleo_tui.ui.panes.traces import TracesScreen
-    path = Path(brain.path).resolve()
-    before = brain.scalar(f"SELECT count(*) FROM {TRACE_OUTCOMES}")
-    app = CleoApp(brain=brain)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(app, pilot)
-        await pilot.press("4")
-        await settle(app, pilot)
-        screen = app.screen
-        assert isinstance(screen, TracesScreen) and screen.selected_result() is not None
-        await _confirm_then_cancel_while_cleo_holds_the_lock(app, pilot, path, "plus")
-        assert not screen.session.undo_stack  # no run recorded
-    assert brain.scalar(f"SELECT count(*) FROM {TRACE_OUTCOMES}") == before  # cancelled: nothing written

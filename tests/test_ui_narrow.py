@@ -24,7 +24,11 @@ def shown_footer(app) -> list[tuple[str, bool]]:
             for key in app.screen.query(FooterKey) if key.display and not key.has_class("-command-palette")]
 
 
-async def test_at_80_columns_the_footer_shows_the_panes_main_keys_whole(brain):
+async def test_at_80x24_the_footer_shows_the_panes_main_keys_whole_and_a_patterns_text_opens_whole(brain):
+    from textual.widgets import Static
+
+    from cleo_tui.ui.widgets.modals import TextViewer
+
     app = CleoApp(brain=brain)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(app, pilot)
@@ -36,6 +40,22 @@ async def test_at_80_columns_the_footer_shows_the_panes_main_keys_whole(brain):
         keys = shown_footer(app)
         assert all(whole for _, whole in keys)
         assert {"help", "commit", "undo_run", "export"} <= {a for a, _ in keys}
+
+        # At 80x24 a pattern's text shows below its table and Enter opens it whole.
+        await pilot.press("1")
+        await settle(app, pilot)
+        await pilot.press("t")
+        await settle(app, pilot)
+        detail = app.screen.query_one("#record-detail", Static)
+        assert detail.region.height >= 5 and detail.region.bottom <= 23  # on screen, above the footer
+        assert "pattern:P-" in str(detail.render())
+        await pilot.press("down", "enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, TextViewer) and app.screen.title_text.startswith("pattern P-")
+        await pilot.press("escape")
+        await pilot.press("v")
+        await settle(app, pilot)
+        assert isinstance(app.screen, TextViewer)
 
 
 def test_at_80_columns_the_header_keeps_the_path_tail_the_kind_and_the_warning():
@@ -61,25 +81,3 @@ def test_ids_shortened_from_the_middle_keep_their_distinct_tail():
     assert shortened[0].startswith("O-mx") and shortened[0].endswith("b2eu0-0") and "…" in shortened[0]
     assert cut_cells_middle("O-short", 12) == "O-short"
     assert cell_len(cut_cells_middle("漢字漢字漢字漢字", 7)) <= 7
-
-
-async def test_at_80x24_a_patterns_text_shows_below_and_enter_opens_it_whole(brain):
-    from textual.widgets import Static
-
-    from cleo_tui.ui.widgets.modals import TextViewer
-
-    app = CleoApp(brain=brain)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(app, pilot)
-        await pilot.press("t")
-        await settle(app, pilot)
-        detail = app.screen.query_one("#record-detail", Static)
-        assert detail.region.height >= 5 and detail.region.bottom <= 23  # on screen, above the footer
-        assert "pattern:P-" in str(detail.render())
-        await pilot.press("down", "enter")
-        await settle(app, pilot)
-        assert isinstance(app.screen, TextViewer) and app.screen.title_text.startswith("pattern P-")
-        await pilot.press("escape")
-        await pilot.press("v")
-        await settle(app, pilot)
-        assert isinstance(app.screen, TextViewer)

@@ -34,7 +34,14 @@ async def move_to(app, pilot, observation_id: str) -> None:
     assert table_of(app).current_row()["id"] == observation_id
 
 
-async def test_opens_with_every_row_and_header(brain):
+async def test_opens_with_every_row_then_filters_by_tags_shows_details_literally_and_a_citing_reflection(brain):
+    """One walk on one app (nothing written): the first rows and the header; the coverage and protected
+    filters; a cited row's detail; the hostile row shown literally; enter, enter opens a citing reflection."""
+    from cleo_tui.ui.help import OBSERVATIONS_HELP
+    from cleo_tui.ui.widgets.modals import TextViewer
+    cited = brain.scalar(
+        "SELECT substr(to_id, 13) FROM brain_page_edges WHERE from_id LIKE 'pattern:%' "
+        "AND to_id LIKE 'observation:%' AND substr(to_id, 13) IN (SELECT id FROM brain_observations) LIMIT 1")
     app = CleoApp(brain=brain)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(app, pilot)
@@ -44,6 +51,49 @@ async def test_opens_with_every_row_and_header(brain):
         live = count_observations(brain, ObservationQuery(state="live"))
         assert f"{live:,} live" in header and "cleo-tui brain" in header
         assert app.session.tags is not None and len(app.session.tags) == total
+
+        # The coverage and protected filters use the tags.
+        app.screen.query_one("#f-protected", Select).value = "yes"
+        await settle(app, pilot)
+        protected = sum(1 for t in app.session.tags.values() if t.protected)
+        assert 0 < table_of(app).total == protected
+        app.screen.query_one("#f-protected", Select).clear()
+        app.screen.query_one("#f-coverage", Select).value = "reinforced"
+        await settle(app, pilot)
+        reinforced = sum(1 for t in app.session.tags.values() if t.coverage == "reinforced")
+        assert 0 < table_of(app).total == reinforced
+        app.screen.query_one("#f-coverage", Select).clear()
+        await settle(app, pilot)
+        assert table_of(app).total == total
+
+        # The detail shows the narrative, the tags and the reflections that cite the row.
+        await move_to(app, pilot, cited)
+        await pilot.press("escape")  # leave the search box
+        assert app.screen.detail.row["id"] == cited
+        detail_text = str(app.screen.query_one("#detail .detail-meta", Static).render())
+        assert cited in detail_text and "relevance" in detail_text and "coverage" in detail_text
+        assert any(r.node_id.startswith("pattern:") for r in app.screen.detail.citing)
+
+        # Hostile text is shown literally.
+        await move_to(app, pilot, "O-hostile")
+        svg = screen_text(app)
+        assert "[bold red]x[/]" in svg.replace("&#160;", " ")
+        narrative = str(app.screen.query_one("#detail .detail-narrative", Static).render())
+        assert "\x1b" not in narrative and "\x07" not in narrative and "\x00" not in narrative
+        assert "␛[31mred" in narrative and "␛]52;c;aGk=" in narrative
+        assert HOSTILE_TITLE in str(app.screen.query_one("#detail .detail-meta", Static).render())
+
+        # Enter, then enter, opens a reflection that cites the row, as the help says.
+        assert any("enter" in key and "reflection" in what for key, what in OBSERVATIONS_HELP.rows)
+        await move_to(app, pilot, cited)
+        table_of(app).focus()
+        await pilot.press("enter")
+        await settle(app, pilot)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, TextViewer)
+        pane = app.screen_stack[-2]
+        assert app.screen.title_text.startswith(pane.detail.citing[0].node_id)
 
 
 async def test_state_filter_and_search(brain):
@@ -78,36 +128,6 @@ async def test_escape_leaves_the_search_with_what_was_typed_applied(brain):
         await settle(app, pilot)
         assert app.focused is table_of(app)
         assert table_of(app).total == count_observations(brain, ObservationQuery(search="retry"))
-
-
-async def test_coverage_and_protected_filters_use_tags(brain):
-    app = CleoApp(brain=brain)
-    async with app.run_test(size=(120, 36)) as pilot:
-        await settle(app, pilot)
-        app.screen.query_one("#f-protected", Select).value = "yes"
-        await settle(app, pilot)
-        protected = sum(1 for t in app.session.tags.values() if t.protected)
-        assert 0 < table_of(app).total == protected
-        app.screen.query_one("#f-protected", Select).clear()
-        app.screen.query_one("#f-coverage", Select).value = "reinforced"
-        await settle(app, pilot)
-        reinforced = sum(1 for t in app.session.tags.values() if t.coverage == "reinforced")
-        assert 0 < table_of(app).total == reinforced
-
-
-async def test_detail_shows_narrative_tags_and_reflections(brain):
-    cited = brain.scalar(
-        "SELECT substr(to_id, 13) FROM brain_page_edges WHERE from_id LIKE 'pattern:%' "
-        "AND to_id LIKE 'observation:%' AND substr(to_id, 13) IN (SELECT id FROM brain_observations) LIMIT 1")
-    app = CleoApp(brain=brain)
-    async with app.run_test(size=(120, 36)) as pilot:
-        await settle(app, pilot)
-        await move_to(app, pilot, cited)
-        await pilot.press("escape")  # leave the search box
-        assert app.screen.detail.row["id"] == cited
-        detail_text = str(app.screen.query_one("#detail .detail-meta", Static).render())
-        assert cited in detail_text and "relevance" in detail_text and "coverage" in detail_text
-        assert any(r.node_id.startswith("pattern:") for r in app.screen.detail.citing)
 
 
 async def test_pin_evict_and_undo(brain):
@@ -170,19 +190,6 @@ async def test_read_only_brain_disables_curation(tmp_path, monkeypatch):
         status = str(app.screen.query_one("#status-line", Static).render())
         assert "read-only (opened with --read-only)" in status and "disabled" in status
     brain.close()
-
-
-async def test_hostile_text_is_shown_literally(brain):
-    app = CleoApp(brain=brain)
-    async with app.run_test(size=(120, 36)) as pilot:
-        await settle(app, pilot)
-        await move_to(app, pilot, "O-hostile")
-        svg = screen_text(app)
-        assert "[bold red]x[/]" in svg.replace("&#160;", " ")
-        narrative = str(app.screen.query_one("#detail .detail-narrative", Static).render())
-        assert "\x1b" not in narrative and "\x07" not in narrative and "\x00" not in narrative
-        assert "␛[31mred" in narrative and "␛]52;c;aGk=" in narrative
-        assert HOSTILE_TITLE in str(app.screen.query_one("#detail .detail-meta", Static).render())
 
 
 async def test_help_screen_explains_tags_and_opens_from_lines_rendered_in_the_background(brain, monkeypatch):
@@ -412,27 +419,6 @@ def test_quality_is_rounded_the_same_in_the_table_and_the_detail(brain):
     assert "quality 0.45 " in meta + " " and "0.4549" not in meta
     assert quality_text(0.45499999999999996, compact=True) == ".45" and quality_text(1) == "1.00"
     assert quality_text(1.0, compact=True) == "1.0" and quality_text(None) == "" and quality_text(float("nan")) == ""
-
-
-async def test_enter_then_enter_opens_a_citing_reflection_as_the_help_says(brain):
-    from cleo_tui.ui.help import OBSERVATIONS_HELP
-    from cleo_tui.ui.widgets.modals import TextViewer
-    cited = brain.scalar(
-        "SELECT substr(to_id, 13) FROM brain_page_edges WHERE from_id LIKE 'pattern:%' "
-        "AND to_id LIKE 'observation:%' AND substr(to_id, 13) IN (SELECT id FROM brain_observations) LIMIT 1")
-    assert any("enter" in key and "reflection" in what for key, what in OBSERVATIONS_HELP.rows)
-    app = CleoApp(brain=brain)
-    async with app.run_test(size=(120, 36)) as pilot:
-        await settle(app, pilot)
-        await move_to(app, pilot, cited)
-        table_of(app).focus()
-        await pilot.press("enter")
-        await settle(app, pilot)
-        await pilot.press("enter")
-        await settle(app, pilot)
-        assert isinstance(app.screen, TextViewer)
-        pane = app.screen_stack[-2]
-        assert app.screen.title_text.startswith(pane.detail.citing[0].node_id)
 
 
 async def test_a_filter_chosen_with_the_mouse_gives_the_keys_back_to_the_table_and_focus_shows(brain):

@@ -315,7 +315,7 @@ async def test_protected_tokens_are_one_figure_in_text_and_bar(brain):
         assert f"protected {preview.protected_tokens:,}" in str(bar.render())
 
 
-async def test_write_keys_on_a_read_only_brain_say_why(tmp_path, monkeypatch):
+async def test_write_keys_on_a_read_only_brain_say_why_and_commit_and_undo_are_disabled(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     brain = demo_brain(tmp_path, read_only=True)
     app = CleoApp(brain=brain)
@@ -328,23 +328,14 @@ async def test_write_keys_on_a_read_only_brain_say_why(tmp_path, monkeypatch):
             assert not isinstance(app.screen, ConfirmModal)
             assert "Evict: not possible, the brain is read-only (opened with --read-only)" in notices(app)
             app.clear_notifications()
-            await open_prune(app, pilot)
-            await pilot.press("c")
-            await settle(app, pilot)
-            assert "Commit: not possible, the brain is read-only (opened with --read-only)" in notices(app)
-    finally:
-        brain.close()
-
-
-async def test_read_only_brain_disables_commit_and_undo(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    brain = demo_brain(tmp_path, read_only=True)
-    app = CleoApp(brain=brain)
-    try:
-        async with app.run_test(size=(120, 36)) as pilot:
             screen = await open_prune(app, pilot)
             assert screen.preview.drop_count > 0
             live_before = live_ids(brain)
+            await pilot.press("c")
+            await settle(app, pilot)
+            assert "Commit: not possible, the brain is read-only (opened with --read-only)" in notices(app)
+
+            # Commit and undo are disabled: no confirmation is offered, nothing is written.
             assert screen.check_action("commit", ()) is None and screen.check_action("undo_run", ()) is None
             await pilot.press("c")
             await pilot.press("u")

@@ -145,7 +145,7 @@ async def test_palette_lists_the_current_panes_actions(brain):
             assert app.screen is pane  # the palette is closed: the next pane key reaches the app
 
 
-async def test_palette_has_one_quit(brain):
+async def test_palette_has_one_quit_and_no_global_store_entry_without_the_file(brain):
     app = CleoApp(brain=brain)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(app, pilot)
@@ -155,6 +155,10 @@ async def test_palette_has_one_quit(brain):
         await settle(app, pilot)
         hits = [str(o.prompt) for o in app.screen.query_one("CommandList").options]
         assert sum("Quit" in hit for hit in hits) == 1, hits
+        await pilot.press("escape")
+        await settle(app, pilot)
+        # No entry for CLEO's global store without its file.
+        assert not any("global store" in e.name for e in palette_entries(app, app.screen))
 
 
 async def test_a_remapped_key_shows_in_footer_help_and_palette(brain):
@@ -243,14 +247,6 @@ async def test_open_cleos_global_store_from_the_palette(brain, tmp_path, monkeyp
         assert Path(app.session.brain.path) == data_home / "cleo" / "cleo.db"
         assert app.screen.query_one("#obs-table", LineTable).total > 0
         app.close_brains()
-
-
-async def test_no_global_store_entry_without_the_file(brain):
-    app = CleoApp(brain=brain)
-    async with app.run_test(size=(120, 36)) as pilot:
-        await settle(app, pilot)
-        assert not any("global store" in e.name for e in palette_entries(app, app.screen))
-
 
 
 async def test_bad_settings_are_said_once_at_start_and_the_palette_changes_the_theme(brain):

@@ -64,7 +64,9 @@ async def open_traces(app, pilot) -> TracesScreen:
     return app.screen
 
 
-async def test_lists_every_trace_newest_first_and_opens_the_top_one(brain):
+async def test_lists_every_trace_newest_first_opens_the_top_one_its_outcomes_and_results(brain):
+    """One walk on one app (read only): the listing, an outcome summary with its credits and the help,
+    then a result opened from the newest trace."""
     app = CleoApp(brain=brain)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_traces(app, pilot)
@@ -89,15 +91,10 @@ async def test_lists_every_trace_newest_first_and_opens_the_top_one(brain):
         await settle(app, pilot)
         assert screen.opened.trace.id == table.current_row()["id"] != newest.id
 
-
-async def test_outcome_summary_and_credit_per_result(brain):
-    traced = [t for t in list_traces(brain) if t.positive and t.negative] or \
-             [t for t in list_traces(brain) if t.positive]
-    target = traced[0]
-    app = CleoApp(brain=brain)
-    async with app.run_test(size=SIZE) as pilot:
-        screen = await open_traces(app, pilot)
-        table = table_of(app)
+        # The outcome summary and the credit per result (was its own test: the same app, read only).
+        traced = [t for t in list_traces(brain) if t.positive and t.negative] or \
+                 [t for t in list_traces(brain) if t.positive]
+        target = traced[0]
         table.cursor = next(i for i in range(table.total) if table.listing.cached_row(i)["id"] == target.id)
         await settle(app, pilot)
         cells = table.formatter(table.current_row())
@@ -110,6 +107,26 @@ async def test_outcome_summary_and_credit_per_result(brain):
         assert isinstance(app.screen, HelpScreen)
         assert "Keys in the Traces pane" in app.screen.markdown
         assert "How recall ranks memories" in app.screen.markdown
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert app.screen is screen and app.focused is table
+
+        # Opening a result shows its observation (was its own test): back on the newest trace.
+        table.cursor = 0
+        await settle(app, pilot)
+        assert screen.opened.trace.id == newest.id
+        assert screen.selected_result().memory.kind == "observation"
+        await pilot.press("enter")  # into the results
+        assert screen.query_one("#trace-results", OptionList).has_focus
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ObservationModal)
+        assert app.screen.observation_id == screen.opened.results[0].memory_id
+        await pilot.press("escape")
+        await pilot.press("down")  # rank 2 is forgotten: nothing to open, no popup
+        await pilot.press("o")
+        await settle(app, pilot)
+        assert app.screen is screen
 
 
 async def test_filters_by_pipeline_outcome_session_and_time(brain):
@@ -204,53 +221,6 @@ async def test_recall_opens_the_new_trace_and_an_outcome_is_recorded_and_undone(
         await pilot.press("n")  # cancelled: nothing written
         await settle(app, pilot)
         assert brain.scalar(f"SELECT count(*) FROM {TRACE_OUTCOMES} WHERE trace_id = ?", (new_id,)) == 0
-
-
-async def test_opening_a_result_shows_its_observation(brain):
-    app = CleoApp(brain=brain)
-    async with app.run_test(size=SIZE) as pilot:
-        screen = await open_traces(app, pilot)
-        assert screen.selected_result().memory.kind == "observation"
-        await pilot.press("enter")  # into the results
-        assert screen.query_one("#trace-results", OptionList).has_focus
-        await pilot.press("enter")
-        await settle(app, pilot)
-        assert isinstance(app.screen, ObservationModal)
-        assert app.screen.observation_id == screen.opened.results[0].memory_id
-        await pilot.press("escape")
-        await pilot.press("down")  # rank 2 is forgotten: nothing to open, no popup
-        await pilot.press("o")
-        await settle(app, pilot)
-        assert app.screen is screen
-
-
-async def test_export_writes_the_listed_traces_and_says_where(brain, tmp_path):
-    app = CleoApp(brain=brain)
-    messages: list = []
-    async with app.run_test(size=SIZE, message_hook=messages.append) as pilot:
-        screen = await open_traces(app, pilot)
-        screen.query_one("#tf-pipeline", Select).value = "cli"
-        await settle(app, pilot)
-        await pilot.press("x")
-        assert isinstance(app.screen, TraceExportPrompt)
-        app.screen.query_one("#path-input", Input).value = "out/cli.jsonl"
-        (tmp_path / "out").mkdir()
-        await pilot.press("enter")
-        await settle(app, pilot)
-        records = read_export(tmp_path / "out" / "cli.jsonl")
-        assert len(records) == count_traces(brain, TraceFilter(pipeline="cli")) > 0
-        assert {r["pipeline"] for r in records} == {"cli"}
-        assert [(m.count, m.where) for m in posted(messages, TracesScreen.Exported)] == [
-            (len(records), str((tmp_path / "out" / "cli.jsonl").resolve()))]
-        # the status line names the export; a long (xdist) path is cut at the pane's width
-        said = status_of(app).split(f"exported {len(records)} traces to ", 1)[1].rstrip("…")
-        assert len(said) >= 10 and str((tmp_path / "out" / "cli.jsonl").resolve()).startswith(said)
-
-        await pilot.press("x")
-        app.screen.query_one("#path-input", Input).value = "no/such/dir/x.jsonl"
-        await pilot.press("enter")
-        await settle(app, pilot)
-        assert isinstance(app.screen, MessageModal) and "Cannot write" in app.screen.body
 
 
 async def test_hostile_memory_titles_are_literal(brain):
@@ -377,14 +347,48 @@ async def export_to(app, pilot, path: str) -> None:
     await settle(app, pilot)
 
 
-async def test_export_asks_before_replacing_a_file_and_keeps_it_when_cancelled(brain, tmp_path):
+async def test_a_recall_that_matched_nothing_does_not_suggest_crediting_and_the_limit_is_the_clis(brain):
+    """One app: a recall that matches nothing (at the CLI's default limit, shown in its box), then one at a
+    limit the user typed."""
+    from cleo_tui.recall.recall import DEFAULT_LIMIT
+    app = CleoApp(brain=brain)
+    notes: list[str] = []
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_traces(app, pilot)
+        limit_box = screen.query_one("#trace-limit", Input)
+        assert limit_box.value == str(DEFAULT_LIMIT) == "10"
+        original = app.notify
+        app.notify = lambda message, *a, **k: (notes.append(str(message)), original(message, *a, **k))[1]
+        screen.notify = app.notify
+        await pilot.press("r")
+        screen.query_one("#trace-recall", Input).value = "zzqqxxnothingmatches"
+        await pilot.press("enter")
+        await settle(app, pilot)
+        said = " ".join(notes)
+        assert "matched nothing" in said.lower() and "outcome" not in said.lower()
+
+        limit_box.value = "3"
+        await pilot.press("r")
+        screen.query_one("#trace-recall", Input).value = "invoice"
+        await pilot.press("enter")
+        await settle(app, pilot)
+        new_id = brain.scalar(f"SELECT max(id) FROM {TRACES}")
+        assert brain.scalar(f"SELECT result_count FROM {TRACES} WHERE id = ?", (new_id,)) == 3
+        assert brain.scalar(f"SELECT query_length FROM {TRACES} WHERE id = ?", (new_id,)) == len("invoice")
+
+
+async def test_export_asks_before_replacing_refuses_the_open_brain_and_writes_the_listed_traces(brain, tmp_path):
+    """One app, three exports: onto a file that exists (cancelled, then replaced), onto the open brain
+    (refused, the brain intact), then the filtered listing to a new file (and to a folder that is not there)."""
     target = tmp_path / "old.jsonl"
     target.write_text("keep me\n")
     target.chmod(0o644)
+    before = Path(brain.path).read_bytes()
+    observations = brain.scalar("SELECT count(*) FROM brain_observations")
     app = CleoApp(brain=brain)
     messages: list = []
     async with app.run_test(size=SIZE, message_hook=messages.append) as pilot:
-        await open_traces(app, pilot)
+        screen = await open_traces(app, pilot)
         await export_to(app, pilot, "old.jsonl")
         assert isinstance(app.screen, ConfirmModal) and "old.jsonl" in app.screen.body
         assert [m.path for m in posted(messages, TracesScreen.ExportTargetExists)] == ["old.jsonl"]
@@ -399,13 +403,7 @@ async def test_export_asks_before_replacing_a_file_and_keeps_it_when_cancelled(b
         assert len(read_export(target)) == listed(brain) > count_traces(brain) > 0
         assert target.stat().st_mode & 0o777 == 0o644
 
-
-async def test_export_onto_the_open_brain_is_refused_and_the_brain_is_intact(brain, tmp_path):
-    before = Path(brain.path).read_bytes()
-    observations = brain.scalar("SELECT count(*) FROM brain_observations")
-    app = CleoApp(brain=brain)
-    async with app.run_test(size=SIZE) as pilot:
-        await open_traces(app, pilot)
+        # The open brain and its side file are refused.
         for name in (str(brain.path), str(brain.path) + "-wal"):
             await export_to(app, pilot, name)
             if isinstance(app.screen, ConfirmModal):  # never offered: but if it were, say yes
@@ -414,40 +412,34 @@ async def test_export_onto_the_open_brain_is_refused_and_the_brain_is_intact(bra
             assert isinstance(app.screen, MessageModal) and "open brain" in app.screen.body
             await pilot.press("escape")
             await settle(app, pilot)
+        assert app.screen is screen
+
+        # The listed traces (filtered), and where they went.
+        seen = len(messages)
+        screen.query_one("#tf-pipeline", Select).value = "cli"
+        await settle(app, pilot)
+        await pilot.press("x")
+        assert isinstance(app.screen, TraceExportPrompt)
+        app.screen.query_one("#path-input", Input).value = "out/cli.jsonl"
+        (tmp_path / "out").mkdir()
+        await pilot.press("enter")
+        await settle(app, pilot)
+        records = read_export(tmp_path / "out" / "cli.jsonl")
+        assert len(records) == count_traces(brain, TraceFilter(pipeline="cli")) > 0
+        assert {r["pipeline"] for r in records} == {"cli"}
+        assert [(m.count, m.where) for m in posted(messages[seen:], TracesScreen.Exported)] == [
+            (len(records), str((tmp_path / "out" / "cli.jsonl").resolve()))]
+        # the status line names the export; a long (xdist) path is cut at the pane's width
+        said = status_of(app).split(f"exported {len(records)} traces to ", 1)[1].rstrip("…")
+        assert len(said) >= 10 and str((tmp_path / "out" / "cli.jsonl").resolve()).startswith(said)
+
+        await pilot.press("x")
+        app.screen.query_one("#path-input", Input).value = "no/such/dir/x.jsonl"
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, MessageModal) and "Cannot write" in app.screen.body
     assert brain.scalar("SELECT count(*) FROM brain_observations") == observations
     assert Path(brain.path).read_bytes()[:16] == before[:16] == b"SQLite format 3\x00"
-
-
-async def test_recall_uses_the_cli_default_limit_and_the_user_can_change_it(brain):
-    from cleo_tui.recall.recall import DEFAULT_LIMIT
-    app = CleoApp(brain=brain)
-    async with app.run_test(size=SIZE) as pilot:
-        screen = await open_traces(app, pilot)
-        limit_box = screen.query_one("#trace-limit", Input)
-        assert limit_box.value == str(DEFAULT_LIMIT) == "10"
-        limit_box.value = "3"
-        await pilot.press("r")
-        screen.query_one("#trace-recall", Input).value = "invoice"
-        await pilot.press("enter")
-        await settle(app, pilot)
-        new_id = brain.scalar(f"SELECT max(id) FROM {TRACES}")
-        assert brain.scalar(f"SELECT result_count FROM {TRACES} WHERE id = ?", (new_id,)) == 3
-
-
-async def test_a_recall_that_matched_nothing_does_not_suggest_crediting(brain):
-    app = CleoApp(brain=brain)
-    notes: list[str] = []
-    async with app.run_test(size=SIZE) as pilot:
-        screen = await open_traces(app, pilot)
-        original = app.notify
-        app.notify = lambda message, *a, **k: (notes.append(str(message)), original(message, *a, **k))[1]
-        screen.notify = app.notify
-        await pilot.press("r")
-        screen.query_one("#trace-recall", Input).value = "zzqqxxnothingmatches"
-        await pilot.press("enter")
-        await settle(app, pilot)
-        said = " ".join(notes)
-        assert "matched nothing" in said.lower() and "outcome" not in said.lower()
 
 
 async def test_small_terminal_keeps_the_trace_columns_that_matter_and_help(brain):
