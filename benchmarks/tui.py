@@ -228,7 +228,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.db or args.open_only:
         dbs = [Path(d) for d in args.db] or [demo_brain(Path(args.workdir), int(s)) for s in args.sizes.split(",")]
-        print_open_figures({str(db): open_figures(db, PYCACHE, args.app_root, args.stalls, args.uncached) for db in dbs})
+        print_open_figures({str(db): open_figures(db, PYCACHE, args.app_root, args.stalls, args.uncached)
+                            for db in dbs})
         if args.open_only:
             return
     workdir = Path(args.workdir)

@@ -10,7 +10,7 @@ from cleo_tui.brain.observations import ObservationQuery, count_observations
 from cleo_tui.ui.app import CleoApp
 from cleo_tui.ui.widgets.modals import ConfirmModal, HelpScreen, MessageModal
 from cleo_tui.ui.widgets.table import LineTable
-from tests.ui_helpers import HOSTILE_TITLE, demo_brain, settle, settle_scrolled
+from tests.ui_helpers import HOSTILE_TITLE, demo_brain, settle, settle_past_failure, settle_scrolled
 
 
 def table_of(app) -> LineTable:
@@ -236,7 +236,7 @@ async def test_worker_failure_becomes_popup(brain):
         with brain.write() as conn:
             conn.execute("UPDATE brain_observations SET invalid_at = '2026-01-01 00:00:00' WHERE id = ?", (target,))
         app.session.curate("evict", target)
-        await settle(app, pilot)
+        await settle_past_failure(app, pilot)
         assert isinstance(app.screen, MessageModal)
         assert "already" in app.screen.body
 
@@ -263,7 +263,7 @@ async def test_screen_worker_failure_becomes_popup(brain):
         other.close()
         app.screen.query_one("#search", Input).value = "retry"
         app.screen._apply_search()
-        await settle(app, pilot)
+        await settle_past_failure(app, pilot)
         assert isinstance(app.screen, MessageModal)
         assert "no such table: brain_observations" in app.screen.body
 
