@@ -152,6 +152,8 @@ def whole_process(db: Path, env: dict[str, str], package: Path | None = None, ou
     (cleo-tui from `package`, a directory holding an exported `cleo_tui`, when given).
 
     The machine is shared, so CPU seconds (user + system) are the fairer figure."""
+    env = {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}  # (this machine sets it: see
+    # `_processes`; else every start compiled cleo_tui's modules again, which no user's run pays)
     if package is not None:
         env = {**env, "PYTHONPATH": str(package)}
     return _child([sys.executable, "-m", "cleo_tui", "dedup", "--db", str(db), "--json"], env, output,
@@ -198,6 +200,8 @@ def _processes(db: Path, work: Path, before: Path | None, repeats: int = 1,
     with `repeats`, each sequence that many times (each with empty caches to start), and the
     run of median CPU seconds kept for each. Also whether every run printed the same JSON."""
     versions = {"after": None, **({"before": before} if before else {})}
+    for package in versions.values():  # (bytecode beside the sources, as an installed package has it)
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str((package or ROOT) / "cleo_tui")], check=True)
     every: dict[str, dict[str, list[Run]]] = {name: {c: [] for c in conditions} for name in versions}
     same = True
     for repeat in range(repeats):
