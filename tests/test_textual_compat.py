@@ -188,6 +188,40 @@ async def test_no_second_layout_is_asked_for_each_new_size_and_still_grows():
         assert seen and part.size.height == 3  # Textual still goes through the hook, and the height follows
 
 
+async def test_scroll_bars_a_layout_changes_are_drawn_in_that_layouts_frame():
+    from textual.containers import VerticalScroll
+
+    class Pane(VerticalScroll, compat.NoSecondLayout):  # as the detail is (Textual's first: its CSS type)
+        pass
+
+    class Part(Static, compat.NoSecondLayout):
+        pass
+
+    class Panes(Screen[None]):
+        frames = 0
+
+        def compose(self) -> ComposeResult:
+            with Pane(id="pane"):
+                yield Part("one", id="part")
+
+        def _compositor_refresh(self) -> None:  # counts the frames drawn
+            self.frames += 1
+            super()._compositor_refresh()
+
+    app = Tiny(Panes)
+    async with app.run_test(size=(40, 10)) as pilot:
+        await pilot.pause()
+        screen, part = app.screen, app.screen.query_one("#part", Static)
+        pane = screen.query_one("#pane", Pane)
+        for lines in (40, 80, 20):  # the bar appears, its thumb grows, then shrinks
+            drawn = screen.frames
+            part.update("\n".join(map(str, range(lines))))
+            for _ in range(4):
+                await pilot.pause()
+            assert pane.show_vertical_scrollbar and pane.vertical_scrollbar.window_virtual_size == lines
+        assert screen.frames - drawn == 1  # the layout's frame drew the new thumb too (Textual: a frame more)
+
+
 def test_the_lenient_decoder_replaces_invalid_input_in_the_linux_driver(monkeypatch):
     from textual.drivers import linux_driver
 

@@ -7,6 +7,9 @@ cleo-tui leans on a few private names of Textual (8.2.8) where no public API doe
     every_mode_screen      App._screen_stacks: the screens of every mode, not only the current one
     FrameHoldingScreen     Screen._compositor_refresh: draw nothing while frames are held back
     NoSecondLayout         Widget._size_updated: a new height alone does not lay the screen out again
+    draw_scrollbars_in_this_frame  ScrollBar._repaint_required, Compositor.update_widgets (through
+                           Widget._size_updated: ScrollBarsInTheSameFrame, ScrollViewBarsInTheSameFrame):
+                           the scroll bars a layout pass changed are drawn in that pass's frame
     bindings_for_key       DOMNode._bindings: a node's bindings of a key, hidden ones included
     keep_styles_on_resume  ScreenResume.refresh_styles (public field, private effect): skip a restyle
     decode_input_leniently textual.drivers.linux_driver's module-level `getincrementaldecoder`
@@ -32,6 +35,7 @@ from textual.binding import Binding
 from textual.dom import DOMNode
 from textual.geometry import Size
 from textual.screen import Screen
+from textual.scroll_view import ScrollView
 from textual.widget import Widget
 from textual.widgets._footer import FooterKey
 
@@ -39,9 +43,12 @@ __all__ = [
     "FooterKey",
     "FrameHoldingScreen",
     "NoSecondLayout",
+    "ScrollBarsInTheSameFrame",
+    "ScrollViewBarsInTheSameFrame",
     "action_target",
     "bindings_for_key",
     "decode_input_leniently",
+    "draw_scrollbars_in_this_frame",
     "every_mode_screen",
     "keep_styles_on_resume",
     "updates_held",
@@ -105,7 +112,43 @@ class FrameHoldingScreen(Screen[None]):
         super()._compositor_refresh()
 
 
-class NoSecondLayout(Widget):
+def draw_scrollbars_in_this_frame(widget: Widget) -> None:
+    """`widget`'s scroll bars, if a layout pass just changed them, are drawn in the frame that pass draws.
+
+    Textual asks for their repaint (`ScrollBar._repaint_required`), which reaches the screen only
+    after that frame: every layout (each new row's detail, with its new height) cost one more
+    frame, 17 ms or more after the rest, for the scroll bars of the table and of the detail. They
+    are put in the frame's regions instead (`Compositor.update_widgets`)."""
+    bars = {bar for bar in (widget._vertical_scrollbar, widget._horizontal_scrollbar)
+            if bar is not None and bar._repaint_required}
+    if bars and widget.is_attached:
+        for bar in bars:
+            bar._repaint_required = False
+        widget.screen._compositor.update_widgets(bars)  # type: ignore[arg-type]
+
+
+class ScrollBarsInTheSameFrame(Widget):
+    """A widget whose scroll bars a layout pass changed are drawn in that pass's frame
+    (`draw_scrollbars_in_this_frame`)."""
+
+    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
+        changed = super()._size_updated(size, virtual_size, container_size, layout=layout)
+        draw_scrollbars_in_this_frame(self)
+        return changed
+
+
+class ScrollViewBarsInTheSameFrame(ScrollView):
+    """A ScrollView whose scroll bars are drawn in the frame of the layout pass that changed them
+    (`draw_scrollbars_in_this_frame`). Each layout pass changes them: its virtual size (the rows)
+    never equals the one the pass measures (the view), so Textual repaints its bars every time."""
+
+    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
+        changed = super()._size_updated(size, virtual_size, container_size, layout=layout)
+        draw_scrollbars_in_this_frame(self)
+        return changed
+
+
+class NoSecondLayout(ScrollBarsInTheSameFrame):
     """Takes a new height from a layout pass without asking for another pass.
 
     Textual sets a resized widget's virtual size as a reactive that lays the whole screen
@@ -135,3 +178,4 @@ def decode_input_leniently() -> None:
     from textual.drivers import linux_driver
 
     vars(linux_driver)["getincrementaldecoder"] = lenient_decoder_factory  # the name the driver reads
+

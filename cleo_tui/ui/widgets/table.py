@@ -18,10 +18,10 @@ from textual.binding import Binding
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.worker import get_current_worker
 
+from cleo_tui.ui.textual_compat import ScrollViewBarsInTheSameFrame
 from cleo_tui.ui.widgets.cells import fit_cells
 from cleo_tui.ui.widgets.worker_errors import ForwardWorkerErrors
 
@@ -152,7 +152,7 @@ def locate(listing: Listing, anchor: Anchor, read: bool = True) -> Located:
     return Located(anchor, None)
 
 
-class LineTable(ForwardWorkerErrors, ScrollView, can_focus=True):
+class LineTable(ForwardWorkerErrors, ScrollViewBarsInTheSameFrame, can_focus=True):
     """Virtual table: `listing` supplies rows by position, `formatter` turns a row into cells."""
 
     COMPONENT_CLASSES = {
