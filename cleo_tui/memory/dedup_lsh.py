@@ -39,6 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from cleo_tui.memory.cache_files import brain_cache_file, read_arrays, write_arrays
+from cleo_tui.memory.distinct import distinct_with_first
 from cleo_tui.memory.pool_scan.containers import taken_in_order
 
 NUM_PERM = 64
@@ -229,7 +230,8 @@ def _band_pairs(order: np.ndarray, starts: np.ndarray, lengths: np.ndarray, full
     """Pairs from one band's buckets: all pairs in small buckets, neighbours in large ones
     (`full_rank`: each row's place in full-signature order; `by_rank`: the row at each place)."""
     pairs = []
-    for size in np.flatnonzero(np.bincount(lengths[(lengths >= 2) & (lengths <= BUCKET_CAP)])):  # (see `_distinct`)
+    # (the sizes present counted, not np.unique, which imports numpy.ma: see `distinct`)
+    for size in np.flatnonzero(np.bincount(lengths[(lengths >= 2) & (lengths <= BUCKET_CAP)])):
         first = starts[lengths == size]
         members = order[first[:, None] + np.arange(size)]
         left, right = np.triu_indices(int(size), 1)
@@ -410,10 +412,10 @@ class ScanCache:
         atomically, and a failure only costs time next time."""
         if self.path is None:
             return
-        hashes, first = _distinct(texts.hashes)
+        hashes, first = distinct_with_first(texts.hashes)
         a, b, score, differs = pairs
         low, high = np.minimum(a, b), np.maximum(a, b)
-        keys, chosen = _distinct(pair_keys(low, high))
+        keys, chosen = distinct_with_first(pair_keys(low, high))
         # (the words in hash order picked in C: 0.04 s of CPU less than a generator at 100,000 rows)
         blob = "\n".join(taken_in_order(texts.encoded, first)).encode("utf-8", "surrogatepass")
         arrays = {"hashes": hashes, "lengths": texts.lengths[first], "sig": texts.sig[first],
@@ -422,15 +424,6 @@ class ScanCache:
                   "pair_score": score[chosen], "pair_differs": differs[chosen]}
         write_arrays(self.path, [arrays[name] for name in _CACHE_ARRAYS])
 
-
-def _distinct(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(the distinct values in order, the index of each one's first occurrence): `np.unique(values,
-    return_index=True)`, which imports numpy.ma, 15-20 ms of every cold scan's CPU, for nothing."""
-    order = np.argsort(values, kind="stable")
-    ordered = values[order]
-    first = np.ones(len(ordered), dtype=bool)
-    first[1:] = ordered[1:] != ordered[:-1]
-    return ordered[first], order[first]
 
 
 def _ascending(values: np.ndarray) -> bool:
