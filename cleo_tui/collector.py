@@ -23,6 +23,7 @@ class _Holders:
         self.was_enabled = True     # the collector's state when the first of them entered
         self.collect_young = False  # one of them asked for a young collection on the way out
         self.freeze = False         # one of them asked for every object then alive to be frozen (`gc.freeze`)
+        self.skip_young = False     # one of them asked for no young collection: the process is about to end
         self.froze = False          # this program froze objects (`freeze_now`, `freeze_on_leave`): see `freeze_again`
 
 
@@ -55,7 +56,7 @@ def _enter() -> None:
     with _holders.lock:
         if _holders.count == 0:
             _holders.was_enabled = gc.isenabled()
-            _holders.collect_young = _holders.freeze = False
+            _holders.collect_young = _holders.freeze = _holders.skip_young = False
             gc.disable()
         _holders.count += 1
 
@@ -73,6 +74,16 @@ def freeze_on_leave() -> None:
     with _holders.lock:
         if _holders.count:
             _holders.freeze = _holders.froze = True
+
+
+def skip_young_on_leave() -> None:
+    """Inside a pause: when the last pause ends, put the collector back without the young collection
+    any pause asked for. For a process about to end (a CLI command): that collection would only walk
+    every object the command made, all of them young with the collector paused (0.08 s of CPU after
+    `dedup` at 100,000 demo rows), and none of them is needed longer."""
+    with _holders.lock:
+        if _holders.count:
+            _holders.skip_young = True
 
 
 def freeze_now() -> None:
@@ -117,7 +128,7 @@ def _leave(collect_young: bool) -> None:
             return
         if _holders.freeze:
             gc.freeze()
-        elif _holders.collect_young:
+        elif _holders.collect_young and not _holders.skip_young:
             gc.collect(0)
         gc.enable()
 

@@ -83,6 +83,19 @@ def test_a_young_collection_asked_by_any_holder_runs_once_when_the_last_leaves()
         assert collections[:1] == [0] and gc.isenabled()
 
 
+def test_a_process_about_to_end_skips_the_young_collection_a_pause_asked_for():
+    # A CLI command (`cli.dispatch`): the young collection would only walk what the command made.
+    with collections_started() as collections:
+        with collector.paused():
+            collector.skip_young_on_leave()
+            with collector.paused(collect_young=True):
+                pass
+        assert collections == [] and gc.isenabled()
+        with collector.paused(collect_young=True):
+            pass
+        assert collections[:1] == [0]  # the next pause collects as asked again
+
+
 def test_a_pause_asked_to_freeze_freezes_instead_of_collecting_when_the_last_leaves():
     # Issue 33: a large brain's tags are frozen out of collections, which would walk their millions
     # of objects holding the GIL (no key served meanwhile); freezing costs nothing at once.

@@ -27,14 +27,12 @@ import itertools
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from cleo_tui import collector
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.store import Brain
 from cleo_tui.memory import dedup_lsh, dedup_verify, detectors, mapping, tags
@@ -176,7 +174,7 @@ class DuplicateScan:
 
     def clusters(self, threshold: float = DEFAULT_THRESHOLD) -> list[Cluster]:
         """Clusters at `threshold`, most tokens saved first."""
-        with _gc_paused():  # 10,000s of members and pairs, no cycle: a collection would walk the whole scan
+        with tags.gc_paused():  # 10,000s of members and pairs, no cycle: a collection would walk the whole scan
             return self._clusters(threshold)
 
     def _clusters(self, threshold: float) -> list[Cluster]:
@@ -289,13 +287,6 @@ def _components(edges: Iterable[tuple[int, int]]) -> list[list[int]]:
     return [sorted(g) for g in groups.values() if len(g) > 1]
 
 
-def _gc_paused() -> AbstractContextManager[None]:
-    """The collector paused while the scan or its clusters are built (`tags.gc_paused`), and its young
-    generation collected after only when no other pause holds it. Within a command's pause
-    (`cli.dispatch`) that collection would come as the process ends and walk every object the scan
-    made: 0.08 s of CPU for nothing at 100,000 demo rows."""
-    return collector.paused() if collector.holders() else tags.gc_paused()
-
 
 def _checker(cancel: Cancel | None) -> Callable[[], None]:
     def check() -> None:
@@ -359,7 +350,7 @@ def scan_duplicates(brain: Brain, tokenizer: str | Tokenizer = "chars4", progres
     check = _checker(cancel)
     report = progress or (lambda done, total, stage: None)
     stats, clock = ScanStats(), time.perf_counter()
-    with _gc_paused():
+    with tags.gc_paused():
         rows = _read_live(brain, check)
         stats.rows = len(rows)
         report(0, len(rows), "reading")
