@@ -185,3 +185,40 @@ async def test_a_first_look_shows_coverage_while_protection_is_still_computed(br
         assert "computing" not in str(pane.query_one("#status-line", Static).render())
         protected = set(app.session.tags.protected_ids())
         assert protected and {row["id"] for row in pane.table.listing.page(0)} <= protected  # (the filter, now)
+
+
+async def test_background_redraws_wait_for_the_users_keys(brain):
+    # Issue 33: a progress line drawn 20-40 ms after a page key's own frame made the key feel that
+    # much slower (most slow keys while a large brain's scan ran). Work no key asked for waits
+    # until the keys have settled; the percents that came meanwhile make one redraw.
+    import time
+
+    from textual.widgets import Static
+
+    from cleo_tui.ui.messages import TagsProgress
+    from cleo_tui.ui.widgets.chrome import KEYS_SETTLE_S
+
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        pane, ran = app.screen, []
+        pane.when_keys_settled(lambda: ran.append("no key yet"))
+        assert ran == ["no key yet"]
+        await pilot.press("down")
+        pressed = time.monotonic()
+        assert pressed - KEYS_SETTLE_S < pane.last_key_at <= pressed
+        pane.when_keys_settled(lambda: ran.append("after the key"))
+        app.session.tags, app.session.tags_percent = None, 40  # (as while a first scan runs)
+        status = pane.query_one("#status-line", Static)
+        pane.on_tags_progress(TagsProgress())
+        app.session.tags_percent = 41
+        pane.on_tags_progress(TagsProgress())
+        await pilot.pause()
+        if time.monotonic() < pane.last_key_at + KEYS_SETTLE_S:  # (a slow machine may be past the hold already)
+            assert ran == ["no key yet"] and "41%" not in str(status.render())
+        for _ in range(3000):
+            if len(ran) == 2 and "41%" in str(status.render()):
+                break
+            await pilot.pause(0.01)
+        assert ran == ["no key yet", "after the key"] and "tags: computing… 41%" in str(status.render())
+        assert time.monotonic() >= pane.last_key_at + KEYS_SETTLE_S

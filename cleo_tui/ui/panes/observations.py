@@ -117,6 +117,7 @@ class ObservationsScreen(FilterActions, PaneScreen, FilterOptions):
         self.sort_index = 0
         self._search_timer: Timer | None = None
         self._detail_timer: Timer | None = None
+        self._progress_waiting = False  # a progress redraw waits for keys to settle
         self.new_count = 0  # rows CLEO wrote that arrived above a cursor not at the top
         self.filter_bar_mounted = False  # see mount_filter_bar
         self._recalls: RecallIndex | None = None  # every recorded retrieval, for an evict's recall impact
@@ -299,10 +300,18 @@ class ObservationsScreen(FilterActions, PaneScreen, FilterOptions):
         brain = self.session.brain
         if brain.read_only:
             parts.append(f"read-only ({brain.read_only_reason}): pin, evict, restore and undo are disabled")
-        self.query_one("#status-line", Static).update(Text(" · ".join(parts)))
+        # (one line of fixed size: its text never changes the layout, so none is done)
+        self.query_one("#status-line", Static).update(Text(" · ".join(parts)), layout=False)
 
     def on_tags_progress(self, message: TagsProgress) -> None:
-        """A first scan got further: the status line says how far."""
+        """A first scan got further: the status line says how far (once keys settle; the
+        percents reached meanwhile make one redraw)."""
+        if not self._progress_waiting:
+            self._progress_waiting = True
+            self.when_keys_settled(self._show_progress)
+
+    def _show_progress(self) -> None:
+        self._progress_waiting = False
         self.update_status()
 
     def on_tags_ready(self, message: TagsReady) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.cells import cell_len
@@ -162,6 +164,11 @@ class PaneTabs(Tabs):
             self.active = f"tab-{self.pane}"
 
 
+# How long after the user's last key work no key asked for waits (`PaneScreen.when_keys_settled`):
+# a key's frames are out by then, even on a busy machine.
+KEYS_SETTLE_S = 0.15
+
+
 class PaneScreen(ForwardWorkerErrors, FrameHoldingScreen):
     """Base of the panes: header and tabs on top, footer at the bottom, the session's messages.
 
@@ -178,6 +185,7 @@ class PaneScreen(ForwardWorkerErrors, FrameHoldingScreen):
     WRITE_ACTIONS: ClassVar[set[str]] = set()  # actions that write: disabled on a read-only brain
     PANE_HELP: ClassVar[PaneHelp | None] = None  # this pane's section of the help (keys from BINDINGS)
     FOOTER_FIRST: ClassVar[tuple[str, ...]] = ()  # actions the footer shows first (after Help) when narrow
+    last_key_at = float("-inf")  # (time.monotonic) the user's last key on this pane: see `when_keys_settled`
 
     @property
     def host(self) -> Host:
@@ -238,8 +246,21 @@ class PaneScreen(ForwardWorkerErrors, FrameHoldingScreen):
             return None  # shown disabled in the footer; the pane's status line says why
         return True
 
+    def when_keys_settled(self, callback: Callable[[], object], hold: float = KEYS_SETTLE_S) -> None:
+        """Run `callback` now, or once `hold` seconds have passed since the user's last key here.
+
+        For work no key asked for (background progress, filling the filter bar): done right after
+        a key it shared the key's frame, or drew a frame a few milliseconds after it, and the key
+        felt that much slower."""
+        wait = self.last_key_at + hold - time.monotonic()
+        if wait > 0:
+            self.set_timer(wait, partial(self.when_keys_settled, callback, hold))
+        else:
+            callback()
+
     def on_key(self, event: events.Key) -> None:
-        """A write key on a read-only brain does nothing: say why, in one short notice."""
+        """Remember when; a write key on a read-only brain does nothing: say why, in one short notice."""
+        self.last_key_at = time.monotonic()
         app = self.host
         if not (self.WRITE_ACTIONS and app.has_session and app.session.read_only):
             return

@@ -8,6 +8,7 @@ thread and fills the selects (labels shown literally, cut to 40 cells).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from rich.text import Text
@@ -31,6 +32,7 @@ class FilterOptions:
     query: Any
     post_message: Any
     call_after_refresh: Any
+    when_keys_settled: Any
     # (class defaults, never appended to: replaced by `mount_filters` and by each OptionsRead)
     _filters_to_mount: list[Widget] = []
     _choices_to_set: list[tuple[str, list[tuple[str, str]]]] = []
@@ -44,14 +46,15 @@ class FilterOptions:
         raise NotImplementedError
 
     def mount_filters(self, bar: Widget, widgets: list[Widget]) -> None:
-        """Mount `widgets` in `bar`, the first at once and then one per screen refresh (keys pressed
-        meanwhile go first), and read their choices once all are there (`load_filter_options`).
+        """Mount `widgets` in `bar` one per screen refresh, each once the user's keys have settled
+        (`when_keys_settled`: keys go first), and read their choices once all are there
+        (`load_filter_options`).
 
         Mounted together, the Observations pane's eight (composing each select with its overlay,
         styling, laying the bar out) held the UI thread for one stretch just after the first
         screen, and a key pressed then waited for all of it."""
         self._filters_to_mount = list(widgets)
-        self._mount_next_filter(bar)
+        self.when_keys_settled(partial(self._mount_next_filter, bar))
 
     def _mount_next_filter(self, bar: Widget) -> None:
         pending = self._filters_to_mount
@@ -59,7 +62,7 @@ class FilterOptions:
             return
         bar.mount(pending.pop(0))
         if pending:
-            self.call_after_refresh(self._mount_next_filter, bar)
+            self.call_after_refresh(self.when_keys_settled, partial(self._mount_next_filter, bar))
         else:
             self.load_filter_options()
 
@@ -76,7 +79,7 @@ class FilterOptions:
         """Give each select its choices, one select per screen refresh (as `mount_filters`: all
         eight together, hundreds of sessions among them, held a key 40 ms at a million rows)."""
         self._choices_to_set = list(message.options.items())
-        self._set_next_choices()
+        self.when_keys_settled(self._set_next_choices)
 
     def _set_next_choices(self) -> None:
         if not self._choices_to_set:
@@ -85,4 +88,4 @@ class FilterOptions:
         for select in self.query(f"#{select_id}").results(Select):  # (gone with its pane meanwhile: none)
             select.set_options((Text(one_line(label, 40)), v) for label, v in values)
         if self._choices_to_set:
-            self.call_after_refresh(self._set_next_choices)
+            self.call_after_refresh(self.when_keys_settled, self._set_next_choices)
