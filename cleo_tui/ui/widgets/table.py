@@ -426,10 +426,17 @@ class LineTable(ForwardWorkerErrors, ScrollViewBarsInTheSameFrame, can_focus=Tru
         self._move(self.cursor + (0 if self.gone is not None else 1))
 
     def action_page_up(self) -> None:
-        self._move(self.cursor - self._visible_rows)
+        self._page(-self._visible_rows)
 
     def action_page_down(self) -> None:
-        self._move(self.cursor + self._visible_rows)
+        self._page(self._visible_rows)
+
+    def _page(self, rows: int) -> None:
+        """Move the view a page (as far as it goes) and the cursor as far: it keeps its line on
+        screen (moved alone, the view followed it only as far as it had to, one row)."""
+        if self.total:
+            self.scroll_to(y=int(self.scroll_offset.y) + rows, animate=False)
+        self._move(self.cursor + rows)
 
     def action_first(self) -> None:
         self._move(0)
