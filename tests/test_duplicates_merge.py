@@ -50,8 +50,11 @@ def test_merge_evicts_the_others_with_supersedes_edges_and_undo_restores_every_r
         ("observation:O-3", "observation:O-2", "supersedes", 1.0, f"cleo-tui-dedup:{result.run_id}")]
     runs = curation.list_curation_runs(brain, ("dedup",))
     assert [r.id for r in runs] == [result.run_id]
-    curation.undo(brain, result.run_id)
+    outcome = curation.undo_detailed(brain, result.run_id)
     assert _dump(brain) == before
+    # The walk's defect: "4 rows restored" for 2 evictions, since the 2 edges counted as rows too.
+    assert outcome.lines("u")[0] == f"Undid run {result.run_id}: 2 observations and 2 edges restored " \
+                                    f"(recorded as run {outcome.undo_id})."
 
 
 def test_a_protected_member_is_refused_unless_confirmed_by_itself(brain):

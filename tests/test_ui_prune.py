@@ -198,7 +198,7 @@ async def test_an_undo_after_cleo_deleted_some_rows_names_them(brain):
         await settle(app, pilot)
         assert set(ids[2:]) <= live_ids(brain)
         assert isinstance(app.screen, MessageModal)
-        assert f"{len(ids) - 2:,} rows restored" in app.screen.body
+        assert f"{len(ids) - 2:,} observations restored" in app.screen.body
         assert all(i in app.screen.body for i in gone) and "Deleted since" in app.screen.body
 
 

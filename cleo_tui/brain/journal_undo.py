@@ -34,7 +34,7 @@ from cleo_tui.brain.journal_runs import (
     update_row,
     where_key,
 )
-from cleo_tui.brain.migrations import RUN_CHANGES, RUNS
+from cleo_tui.brain.migrations import OVERRIDES, RUN_CHANGES, RUNS
 from cleo_tui.safe_text import plural, titled_lines
 
 if TYPE_CHECKING:
@@ -51,6 +51,10 @@ CLEO_BOOKKEEPING = frozenset({
     "weight", "plasticity_class",  # graph edges CLEO strengthens on co-retrieval
 })
 READ_BOOKKEEPING = frozenset({"updated_at", "citation_count"})
+
+# What a row of each table is called when an undo counts what it restored ("2 observations and 2 edges").
+ROW_WORDS = {cs.OBSERVATIONS: "observation", cs.EDGES: "edge", cs.PATTERNS: "pattern", cs.LEARNINGS: "learning",
+             OVERRIDES: "relevance override"}
 
 
 @dataclass
@@ -79,10 +83,20 @@ class UndoOutcome:
         """Every change of the run undone: nothing skipped, nothing deleted meanwhile."""
         return self.complete and not self.skipped and not self.missing
 
+    def restored_counts(self) -> list[str]:
+        """The rows restored, counted by kind: ["2 observations", "2 edges"] (an edge a run added
+        is restored by taking it away); [] when none was."""
+        counts: Counter[str] = Counter()
+        for table, n in self.restored_in.items():
+            counts[ROW_WORDS.get(table, "other row")] += n
+        return [plural(counts[word], word) for word in [*ROW_WORDS.values(), "other row"] if counts[word]]
+
     def lines(self, again: str) -> list[str]:
         """The outcome in words, for the CLI and the TUI, naming the rows it could not restore;
         `again` says how to try the changes left (a command, a key)."""
-        out = [f"Undid run {self.run_id}: {plural(self.restored, 'row')} restored (recorded as run {self.undo_id})."]
+        counts = self.restored_counts() or ["no row"]
+        restored = ", ".join(counts[:-1]) + " and " + counts[-1] if len(counts) > 1 else counts[0]
+        out = [f"Undid run {self.run_id}: {restored} restored (recorded as run {self.undo_id})."]
         out += titled_lines("Changed since by someone else, left as they are:",
                             [f"{s['id']}: {s['why']}" for s in self.skipped])
         out += titled_lines("Deleted since (by CLEO's consolidation?), not restored:", [s["id"] for s in self.missing])

@@ -25,7 +25,7 @@ from cleo_tui.brain.clock import cleo_timestamp
 from cleo_tui.brain.errors import BrainError
 from cleo_tui.brain.migrations import OVERRIDES, RUNS
 from cleo_tui.brain.store import Brain
-from cleo_tui.safe_text import one_line, plural
+from cleo_tui.safe_text import one_line
 
 # The runs a curation history lists (each a kind of run in the journal).
 CurationRunKind = Literal["prune", "evict", "restore", "pin", "unpin", "undo"]
@@ -236,18 +236,9 @@ def list_curation_runs(brain: Brain, kinds: Iterable[str] | None = None,
         return journal.list_runs(brain.conn, tuple(kinds) if kinds else None, limit)
 
 
-ROW_WORDS = {cs.OBSERVATIONS: "observation", cs.EDGES: "edge", cs.PATTERNS: "pattern", cs.LEARNINGS: "learning",
-             OVERRIDES: "relevance override"}
-
-
 def undo_summary(outcome: journal.UndoOutcome) -> str:
     """What an undo took back, in words: "undid pinned O-1 (1 relevance override)",
     "undid pruning … (12 observations, 3 edges)"."""
-    counts: dict[str, int] = {}
-    for table, n in outcome.restored_in.items():
-        word = ROW_WORDS.get(table, "other row")
-        counts[word] = counts.get(word, 0) + n
-    order = [*ROW_WORDS.values(), "other row"]
-    restored = ", ".join(plural(counts[w], w) for w in order if counts.get(w)) or "nothing restored"
+    restored = ", ".join(outcome.restored_counts()) or "nothing restored"
     what = one_line(outcome.undone, 200) if outcome.undone else f"run {outcome.run_id}"
     return f"undid {what} ({restored})"
