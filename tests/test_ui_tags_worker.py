@@ -222,3 +222,26 @@ async def test_background_redraws_wait_for_the_users_keys(brain):
             await pilot.pause(0.01)
         assert ran == ["no key yet", "after the key"] and "tags: computing… 41%" in str(status.render())
         assert time.monotonic() >= pane.last_key_at + KEYS_SETTLE_S
+
+
+async def test_slash_right_after_keys_focuses_the_search_though_the_filter_bar_waited(brain):
+    # A regression of the keys-first change, caught by the pty guard test: keys pressed as the pane
+    # opened held the filter bar back, and "/" then found no search box (NoMatches, a traceback).
+    import time
+
+    from textual.widgets import Input
+
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        pane = app.screen
+        pane.last_key_at = time.monotonic() + 60  # keys pressed as it opens, and on: the bar waits
+        for _ in range(100):  # (until the first rows are drawn: the bar's mounting is then asked for)
+            if pane.filter_bar_mounted:
+                break
+            await pilot.pause()
+        assert pane.filter_bar_mounted and not pane.query("#search")
+        await pilot.press("slash")
+        await pilot.pause()
+        assert isinstance(app.focused, Input) and app.focused.id == "search"
+        await settle(app, pilot)  # (the choices are read once every filter is there)
+        assert not pane.filter_bar_pending and pane.query("#f-session")

@@ -369,11 +369,13 @@ class ObservationsScreen(FilterActions, PaneScreen, FilterOptions):
             self.reload()
 
     def action_focus_search(self) -> None:
-        if self.filter_bar_mounted:
-            self.query_one("#search", Input).focus()
-        else:  # pressed before the first rows were drawn
-            self.mount_filter_bar()
-            self.call_after_refresh(lambda: self.query_one("#search", Input).focus())
+        searches = self.query("#search").results(Input)
+        if search := next(searches, None):
+            search.focus()
+            return
+        self.mount_filter_bar()  # pressed before the first rows were drawn, or while keys held the bar back
+        self.mount_filters_now()
+        self.call_after_refresh(lambda: self.query_one("#search", Input).focus())
 
     def action_cycle_sort(self) -> None:
         self.sort_index = (self.sort_index + 1) % len(SORTS)

@@ -35,6 +35,7 @@ class FilterOptions:
     when_keys_settled: Any
     # (class defaults, never appended to: replaced by `mount_filters` and by each OptionsRead)
     _filters_to_mount: list[Widget] = []
+    _filter_bar: Widget | None = None
     _choices_to_set: list[tuple[str, list[tuple[str, str]]]] = []
 
     @dataclass(eq=False)
@@ -53,8 +54,17 @@ class FilterOptions:
         Mounted together, the Observations pane's eight (composing each select with its overlay,
         styling, laying the bar out) held the UI thread for one stretch just after the first
         screen, and a key pressed then waited for all of it."""
-        self._filters_to_mount = list(widgets)
+        self._filters_to_mount, self._filter_bar = list(widgets), bar
         self.when_keys_settled(partial(self._mount_next_filter, bar))
+
+    def mount_filters_now(self) -> None:
+        """Mount every filter still waiting, at once: the user asks for the bar (keys held it back)."""
+        bar, pending = self._filter_bar, self._filters_to_mount
+        if not pending or bar is None or not bar.is_attached:
+            return
+        bar.mount_all(pending)
+        self._filters_to_mount = []  # (the steps still waiting then find nothing to do)
+        self.load_filter_options()
 
     def _mount_next_filter(self, bar: Widget) -> None:
         pending = self._filters_to_mount
