@@ -99,7 +99,9 @@ def test_a_large_brains_tags_are_frozen_out_of_collections_a_small_ones_are_not(
     brain = _brain(tmp_path)
     frozen = gc.get_freeze_count()  # (the suite freezes its own heap once collected: tests/suite_speed.py)
     tag_brain(brain)
-    assert gc.get_freeze_count() == frozen
+    # (not frozen: the count does not grow; it may shrink, as frozen objects of earlier tests are freed)
+    assert gc.get_freeze_count() <= frozen
+    frozen = gc.get_freeze_count()
     monkeypatch.setattr(tags, "KEEP_FROM", 5)
     kept = tag_brain(brain)
-    assert gc.get_freeze_count() > frozen and len(kept) == 5  # (left frozen, as the suite's heap is)
+    assert gc.get_freeze_count() > frozen + 5 and len(kept) == 5  # (left frozen, as the suite's heap is)
