@@ -9,6 +9,7 @@ shows them to the user, so a protection is never a mystery.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
 import threading
 from bisect import bisect_right
@@ -179,18 +180,22 @@ class _Corpus:
 
 
 # Identifiers of each distinct token searched (tokens repeat a lot, across texts and across
-# calls: the tagger analyses a pool a few thousand texts at a time). Bounded; a plain dict,
-# whose get and set are safe from several threads.
+# calls: the tagger analyses a pool a few thousand texts at a time). Bounded; a dict, whose get
+# and set are safe from several threads. A token not in it is searched when looked up
+# (`__missing__`), so `identifiers_of` looks its tokens up with `map`, in C.
 _TOKEN_MEMO_LIMIT = 100_000  # about 15 MB at most
-_token_memo: dict[str, tuple[str, ...]] = {}
 
 
-def _token_identifiers(token: str) -> tuple[str, ...]:
-    """The identifiers in one token (or a token and the one before it), remembered."""
-    found = tuple(_IDENTIFIER.findall(token))
-    if len(_token_memo) < _TOKEN_MEMO_LIMIT:
-        _token_memo[token] = found
-    return found
+class _TokenMemo(dict[str, tuple[str, ...]]):
+    def __missing__(self, token: str) -> tuple[str, ...]:
+        """The identifiers in one token (or a token and the one before it), remembered."""
+        found = tuple(_IDENTIFIER.findall(token))
+        if len(self) < _TOKEN_MEMO_LIMIT:
+            self[token] = found
+        return found
+
+
+_token_memo = _TokenMemo()
 
 
 def identifiers_of(texts: Sequence[str]) -> list[set[str]]:
@@ -202,14 +207,12 @@ def identifiers_of(texts: Sequence[str]) -> list[set[str]]:
     for k in np.flatnonzero(number).tolist():  # an issue number may take the token before it
         starts[k] = corpus.previous_token_start(int(starts[k]))
     owners = np.searchsorted(np.asarray(corpus.starts, dtype=np.int64), starts, side="right") - 1
-    memo = _token_memo
-    for start, end, owner in zip(starts.tolist(), ends.tolist(), owners.tolist(), strict=True):
-        token = text[start:end]
-        identifiers = memo.get(token)
-        if identifiers is None:
-            identifiers = _token_identifiers(token)
-        if identifiers:
-            found[owner].update(identifiers)
+    # Each token cut and looked up by `map` (in C; a token not met before is searched by the memo's
+    # `__missing__`), then only the tokens holding identifiers visited in Python.
+    tokens = map(text.__getitem__, map(slice, starts.tolist(), ends.tolist()))
+    identifiers = list(map(_token_memo.__getitem__, tokens))
+    for owner, held in itertools.compress(zip(owners.tolist(), identifiers), identifiers):
+        found[owner].update(held)
     return found
 
 
@@ -422,17 +425,18 @@ def _from_cache(texts: Sequence[str], missing: list[int], known: list[Findings |
 def _batches(indexes: list[int], texts: Sequence[str]) -> Iterator[list[int]]:
     """`indexes` in runs of at most `_CHUNK` texts and about `_CHUNK_CHARACTERS` characters (at least one
     text each). Long texts (1,400 characters on average in a real brain, some of 200 kB) in batches of
-    4,000 made a corpus's copies cost 190 MB at the peak; of half a million characters, 100 MB (40,000 rows)."""
-    batch: list[int] = []
-    size = 0
-    for i in indexes:
-        if batch and (len(batch) == _CHUNK or size + len(texts[i]) > _CHUNK_CHARACTERS):
-            yield batch
-            batch, size = [], 0
-        batch.append(i)
-        size += len(texts[i])
-    if batch:
-        yield batch
+    4,000 made a corpus's copies cost 190 MB at the peak; of half a million characters, 100 MB (40,000 rows).
+
+    Each run is the longest that fits, found by a binary search in the lengths' running sums
+    (not text by text in Python)."""
+    ends = np.cumsum(np.fromiter(map(len, map(texts.__getitem__, indexes)), dtype=np.int64, count=len(indexes)))
+    start = 0
+    while start < len(indexes):
+        before = int(ends[start - 1]) if start else 0
+        fits = int(np.searchsorted(ends, before + _CHUNK_CHARACTERS, side="right"))
+        stop = max(start + 1, min(start + _CHUNK, fits))
+        yield indexes[start:stop]
+        start = stop
 
 
 _store_findings: ContextVar[bool] = ContextVar("store_findings", default=True)
