@@ -9,7 +9,6 @@ shows them to the user, so a protection is never a mystery.
 from __future__ import annotations
 
 import hashlib
-import itertools
 import re
 import threading
 from bisect import bisect_right
@@ -180,22 +179,18 @@ class _Corpus:
 
 
 # Identifiers of each distinct token searched (tokens repeat a lot, across texts and across
-# calls: the tagger analyses a pool a few thousand texts at a time). Bounded; a dict, whose get
-# and set are safe from several threads. A token not in it is searched when looked up
-# (`__missing__`), so `identifiers_of` looks its tokens up with `map`, in C.
+# calls: the tagger analyses a pool a few thousand texts at a time). Bounded; a plain dict,
+# whose get and set are safe from several threads.
 _TOKEN_MEMO_LIMIT = 100_000  # about 15 MB at most
+_token_memo: dict[str, tuple[str, ...]] = {}
 
 
-class _TokenMemo(dict[str, tuple[str, ...]]):
-    def __missing__(self, token: str) -> tuple[str, ...]:
-        """The identifiers in one token (or a token and the one before it), remembered."""
-        found = tuple(_IDENTIFIER.findall(token))
-        if len(self) < _TOKEN_MEMO_LIMIT:
-            self[token] = found
-        return found
-
-
-_token_memo = _TokenMemo()
+def _token_identifiers(token: str) -> tuple[str, ...]:
+    """The identifiers in one token (or a token and the one before it), remembered."""
+    found = tuple(_IDENTIFIER.findall(token))
+    if len(_token_memo) < _TOKEN_MEMO_LIMIT:
+        _token_memo[token] = found
+    return found
 
 
 def identifiers_of(texts: Sequence[str]) -> list[set[str]]:
@@ -207,12 +202,14 @@ def identifiers_of(texts: Sequence[str]) -> list[set[str]]:
     for k in np.flatnonzero(number).tolist():  # an issue number may take the token before it
         starts[k] = corpus.previous_token_start(int(starts[k]))
     owners = np.searchsorted(np.asarray(corpus.starts, dtype=np.int64), starts, side="right") - 1
-    # Each token cut and looked up by `map` (in C; a token not met before is searched by the memo's
-    # `__missing__`), then only the tokens holding identifiers visited in Python.
-    tokens = map(text.__getitem__, map(slice, starts.tolist(), ends.tolist()))
-    identifiers = list(map(_token_memo.__getitem__, tokens))
-    for owner, held in itertools.compress(zip(owners.tolist(), identifiers), identifiers):
-        found[owner].update(held)
+    memo = _token_memo
+    for start, end, owner in zip(starts.tolist(), ends.tolist(), owners.tolist(), strict=True):
+        token = text[start:end]
+        identifiers = memo.get(token)
+        if identifiers is None:
+            identifiers = _token_identifiers(token)
+        if identifiers:
+            found[owner].update(identifiers)
     return found
 
 
