@@ -78,9 +78,10 @@ def freeze_on_leave() -> None:
 
 def skip_young_on_leave() -> None:
     """Inside a pause: when the last pause ends, put the collector back without the young collection
-    any pause asked for. For a process about to end (a CLI command): that collection would only walk
-    every object the command made, all of them young with the collector paused (0.08 s of CPU after
-    `dedup` at 100,000 demo rows), and none of them is needed longer."""
+    any pause asked for, nor the automatic one the next allocation would start (`_age_unwalked`).
+    For a process about to end (a CLI command): that collection would only walk every object the
+    command made, all of them young with the collector paused (0.08 s of CPU after `dedup` at
+    100,000 demo rows for the one asked for), and none of them is needed longer."""
     with _holders.lock:
         if _holders.count:
             _holders.skip_young = True
@@ -128,9 +129,22 @@ def _leave(collect_young: bool) -> None:
             return
         if _holders.freeze:
             gc.freeze()
-        elif _holders.collect_young and not _holders.skip_young:
+        elif _holders.skip_young:
+            _age_unwalked()
+        elif _holders.collect_young:
             gc.collect(0)
         gc.enable()
+
+
+def _age_unwalked() -> None:
+    """Move every young object to the oldest generation without walking it (a freeze undone at once:
+    two list splices), so the young collection the next allocation would start once the collector is
+    back has nothing to walk. Counted allocations go on while it is off: after `dedup` at 100,000 demo
+    rows that automatic collection walked every object the command made, 0.2-0.3 s of CPU. Not done
+    when a freeze is in force (unfreezing would undo it); the collection then runs as before."""
+    if gc.get_freeze_count() == 0:
+        gc.freeze()
+        gc.unfreeze()
 
 
 def holders() -> int:

@@ -92,6 +92,19 @@ def test_a_builder_shares_one_entry_among_equal_findings_it_adds():
     assert TableBuilder(FindingsTable.empty()).built() == [NO_FINDINGS]
 
 
+def test_a_builder_shares_entries_after_it_forgets_the_findings_it_held(monkeypatch):
+    # Issue 33: the last findings added are held by value (no entry decoded to compare), a bounded
+    # number of them; past the bound they are looked up by hash again, with the same entries.
+    from cleo_tui.memory.pool_scan import findings_table
+    monkeypatch.setattr(findings_table, "RECENT", 2)
+    builder = TableBuilder(FindingsTable.empty())
+    added = [((f"f{n}.py",), ()) for n in range(5)]
+    first = [builder.add(f) for f in added]
+    assert first == [1, 2, 3, 4, 5] and len(builder.recent) <= 2
+    assert [builder.add(f) for f in added] == first and builder.add(NO_FINDINGS) == 0
+    assert list(builder.built()) == [NO_FINDINGS, *added]
+
+
 def _brain_with_findings(tmp_path):
     from tests.pruner_fixtures import add_observation, new_brain
     brain = new_brain(tmp_path)

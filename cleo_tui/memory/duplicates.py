@@ -52,6 +52,7 @@ from cleo_tui.memory.dedup_model import (
 )
 from cleo_tui.memory.dedup_text import TextKey, as_written, comparable_counts, compare, verdict
 from cleo_tui.memory.pool_scan import positions_of
+from cleo_tui.memory.pool_scan.scan_pass import live_rows_where
 from cleo_tui.memory.seed_types import render_line
 from cleo_tui.memory.tokenizers import Tokenizer, get_tokenizer
 
@@ -305,17 +306,19 @@ def _read_live(brain: Brain, check: Callable[[], None]) -> list[_Row]:
 
     Text columns are read as bytes and decoded leniently here (one C call each, cheaper than
     the connection's Python text factory); rows come in rowid order, which is usually date
-    order already, and are sorted only when they are not (cheaper than SQLite's sort).
+    order already, and are sorted only when they are not (cheaper than SQLite's sort). The live
+    rows are read as the tag scan reads them (`live_rows_where`: through the table, not the
+    index on invalid_at, when few rows are evicted).
     """
     have = brain.features.columns(cs.OBSERVATIONS)
 
     def text(column: str) -> str:
-        return f'CAST("{column}" AS BLOB)' if column in have else "NULL"
+        return f'CAST(o."{column}" AS BLOB)' if column in have else "NULL"
 
-    quality = '"quality_score"' if "quality_score" in have else "NULL"
-    where = " WHERE invalid_at IS NULL" if "invalid_at" in have else ""
+    quality = 'o."quality_score"' if "quality_score" in have else "NULL"
+    where = live_rows_where(brain) if "invalid_at" in have else ""
     sql = (f"SELECT {text('id')}, {text('title')}, {text('narrative')}, {text('created_at')}, {quality} "
-           f"FROM {cs.OBSERVATIONS}{where} ORDER BY rowid")
+           f"FROM {cs.OBSERVATIONS} o{where} ORDER BY o.rowid")
     rows: list[_Row] = []
     with brain.lock:
         cursor = brain.conn.cursor()
