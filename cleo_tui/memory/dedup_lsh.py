@@ -425,7 +425,6 @@ class ScanCache:
         write_arrays(self.path, [arrays[name] for name in _CACHE_ARRAYS])
 
 
-
 def _ascending(values: np.ndarray) -> bool:
     return bool(np.all(values[1:] > values[:-1]))
 

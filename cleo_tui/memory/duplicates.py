@@ -288,7 +288,6 @@ def _components(edges: Iterable[tuple[int, int]]) -> list[list[int]]:
     return [sorted(g) for g in groups.values() if len(g) > 1]
 
 
-
 def _checker(cancel: Cancel | None) -> Callable[[], None]:
     def check() -> None:
         if cancel is not None and (cancel.is_set() if isinstance(cancel, threading.Event) else cancel()):

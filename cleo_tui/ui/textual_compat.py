@@ -140,7 +140,9 @@ class ScrollBarsInTheSameFrame(Widget):
 class ScrollViewBarsInTheSameFrame(ScrollView):
     """A ScrollView whose scroll bars are drawn in the frame of the layout pass that changed them
     (`draw_scrollbars_in_this_frame`). Each layout pass changes them: its virtual size (the rows)
-    never equals the one the pass measures (the view), so Textual repaints its bars every time."""
+    never equals the one the pass measures (the view), so Textual repaints its bars every time.
+    (Not a subclass of `ScrollBarsInTheSameFrame`: a Widget subclass ahead of ScrollView in the MRO
+    gives Widget's default CSS precedence over ScrollView's, and the view no longer scrolls.)"""
 
     def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
         changed = super()._size_updated(size, virtual_size, container_size, layout=layout)
@@ -178,4 +180,3 @@ def decode_input_leniently() -> None:
     from textual.drivers import linux_driver
 
     vars(linux_driver)["getincrementaldecoder"] = lenient_decoder_factory  # the name the driver reads
-
