@@ -28,8 +28,6 @@ suite_speed.keep_bytecode()
 suite_speed.slow_headless_frames()
 # Each piece of Textual CSS is parsed once per test process, not once per app (see suite_speed.share_css_parses).
 suite_speed.share_css_parses()
-# A pane's filter bar is filled in one refresh, not one widget per refresh (see suite_speed.fill_filter_bars_at_once).
-suite_speed.fill_filter_bars_at_once()
 
 
 def pytest_configure(config):
@@ -62,15 +60,6 @@ def _isolated_environment(tmp_path_factory, monkeypatch):
         monkeypatch.setattr(live.BrainWatcher, "interval", 3600.0)
     monkeypatch.setenv("CLEO_TUI_NOW", "2026-06-01T09:00:00+00:00")  # the demo's "now": the TUI's liveness
     # warnings count days from it, so the header and the History pane read the same every day
-
-
-@pytest.fixture
-def staggered_filter_bars(monkeypatch):
-    """The filter bars of this test's apps fill one widget per refresh, as a user's do."""
-    from cleo_tui.ui.widgets.filter_options import FilterOptions
-
-    for name, method in suite_speed.STAGGERED_FILTER_BARS.items():
-        monkeypatch.setattr(FilterOptions, name, method)
 
 
 @pytest.fixture

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import sqlite3
 
-from textual.widgets import Input, Select, Static
+from textual.widgets import Input, Static
 
 from cleo_tui.brain.observations import ObservationQuery, count_observations
 from cleo_tui.ui.app import CleoApp
+from cleo_tui.ui.widgets.filter_chip import FilterChip
 from cleo_tui.ui.widgets.modals import ConfirmModal, HelpScreen, MessageModal
 from cleo_tui.ui.widgets.table import LineTable
 from tests.ui_helpers import HOSTILE_TITLE, demo_brain, settle, settle_past_failure, settle_scrolled
@@ -53,16 +54,16 @@ async def test_opens_with_every_row_then_filters_by_tags_shows_details_literally
         assert app.session.tags is not None and len(app.session.tags) == total
 
         # The coverage and protected filters use the tags.
-        app.screen.query_one("#f-protected", Select).value = "yes"
+        app.screen.query_one("#f-protected", FilterChip).value = "yes"
         await settle(app, pilot)
         protected = sum(1 for t in app.session.tags.values() if t.protected)
         assert 0 < table_of(app).total == protected
-        app.screen.query_one("#f-protected", Select).clear()
-        app.screen.query_one("#f-coverage", Select).value = "reinforced"
+        app.screen.query_one("#f-protected", FilterChip).clear()
+        app.screen.query_one("#f-coverage", FilterChip).value = "reinforced"
         await settle(app, pilot)
         reinforced = sum(1 for t in app.session.tags.values() if t.coverage == "reinforced")
         assert 0 < table_of(app).total == reinforced
-        app.screen.query_one("#f-coverage", Select).clear()
+        app.screen.query_one("#f-coverage", FilterChip).clear()
         await settle(app, pilot)
         assert table_of(app).total == total
 
@@ -100,14 +101,14 @@ async def test_state_filter_and_search(brain):
     app = CleoApp(brain=brain)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(app, pilot)
-        app.screen.query_one("#f-state", Select).value = "evicted"
+        app.screen.query_one("#f-state", FilterChip).value = "evicted"
         await settle(app, pilot)
         evicted = count_observations(brain, ObservationQuery(state="evicted"))
         assert 0 < evicted < count_observations(brain)
         assert table_of(app).total == evicted
         assert table_of(app).current_row()["invalid_at"] is not None
 
-        app.screen.query_one("#f-state", Select).clear()
+        app.screen.query_one("#f-state", FilterChip).clear()
         await pilot.press("slash")
         await pilot.press(*"retry", "enter")
         await settle(app, pilot)
@@ -338,7 +339,7 @@ async def test_small_terminal_keeps_state_relevance_coverage_protection_and_help
         header = table_of(app).render_line(0).text
         assert header.rstrip().endswith("state")  # the last column is whole, not clipped
         assert "help" in footer_keys_on_screen(app)
-        last_filter = app.screen.query_one("#f-session", Select)
+        last_filter = app.screen.query_one("#f-session", FilterChip)
         last_filter.focus()  # every filter is reachable: the bar scrolls to the focused one
         await settle_scrolled(app, pilot)
         assert last_filter.region.right <= 80 and last_filter.region.width > 0
@@ -422,20 +423,22 @@ def test_quality_is_rounded_the_same_in_the_table_and_the_detail(brain):
 
 
 async def test_a_filter_chosen_with_the_mouse_gives_the_keys_back_to_the_table_and_focus_shows(brain):
-    from textual.widgets import Select
-    from textual.widgets._select import SelectOverlay
+    from textual.widgets import OptionList
+
+    from cleo_tui.ui.widgets.filter_chip import ChoiceMenu
     app = CleoApp(brain=brain)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(app, pilot)
-        table = table_of(app)
-        select = app.screen.query_one("#f-state", Select)
-        await pilot.click(select)
+        pane, table = app.screen, table_of(app)
+        chip = pane.query_one("#f-state", FilterChip)
+        await pilot.click(chip)
         await pilot.pause()
-        assert select.expanded
-        overlay = select.query_one(SelectOverlay)
-        await pilot.click(overlay, offset=(2, 2))  # under its focus border: "all states", then "live"
+        assert isinstance(app.screen, ChoiceMenu)
+        menu = app.screen.query_one(OptionList)
+        assert menu.region.y == chip.region.bottom  # right under the chip
+        await pilot.click(menu, offset=(2, 2))  # under its border: "all states", then "live"
         await settle(app, pilot)
-        assert select.value == "live" and not select.expanded
+        assert chip.value == "live" and app.screen is pane
         assert app.focused is table  # the keys go to the rows again
         await pilot.press("j")
         assert table.cursor == 1
@@ -448,8 +451,7 @@ async def test_a_filter_chosen_with_the_mouse_gives_the_keys_back_to_the_table_a
             await pilot.pause()
             assert app.export_screenshot() != unfocused, widget
         # ...and clearly so on the filter bar (a 5% tint was all Textual's compact widgets showed).
-        from textual.widgets._select import SelectCurrent
-        for widget, painted in ((select, select.query_one(SelectCurrent)), (app.screen.query_one("#search"),) * 2):
+        for widget, painted in ((chip, chip), (app.screen.query_one("#search"),) * 2):
             app.set_focus(None)
             await pilot.pause()
             unfocused = painted.styles.background

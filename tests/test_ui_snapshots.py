@@ -8,8 +8,8 @@ Update after an intended change with `pytest --snapshot-update`.
 from __future__ import annotations
 
 import pytest
-from textual.widgets import Select
 
+from cleo_tui.ui.widgets.filter_chip import FilterChip
 from tests.ui_helpers import settle
 
 SIZE = (120, 36)
@@ -25,7 +25,7 @@ def test_observations_pane(app, snap_compare):
 def test_observations_evicted_filter(app, snap_compare):
     async def run_before(pilot):
         await settle(app, pilot)
-        app.screen.query_one("#f-state", Select).value = "evicted"
+        app.screen.query_one("#f-state", FilterChip).value = "evicted"
         await settle(app, pilot)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)

@@ -129,62 +129,50 @@ async def test_a_new_rows_detail_takes_one_layout_pass(brain, monkeypatch):
         assert all(passes <= 1 for _, passes in moves), moves
 
 
-async def test_the_filter_bar_is_mounted_after_the_first_rows(brain, monkeypatch, staggered_filter_bars):
-    """The first rows are drawn before the filter bar's input and selects exist (about 30 widgets
-    composed, styled and laid out: 70 ms of the first screen); then the bar is there and filters."""
-    from textual.widgets import Input, Select
+async def test_the_filter_bar_is_drawn_with_the_first_rows_and_its_choices_read_after(brain, monkeypatch):
+    """The bar's input and seven chips are there with the first rows (one line each, cheap to
+    compose: issue 33); the whole-brain read of their choices starts only once rows are drawn."""
+    from textual.widgets import Input
 
     from cleo_tui.brain.observations import ObservationQuery, count_observations
     from cleo_tui.ui.panes.observations import ObservationsScreen
+    from cleo_tui.ui.widgets.filter_chip import FilterChip
 
-    seen: list[tuple[int, int]] = []  # (rows in the table, widgets in the bar) when the rows are drawn
-    mounted_at_once: list[int] = []  # widgets in the bar as the first rows' handler returns
+    seen: list[tuple[int, int, bool]] = []  # (rows in the table, widgets in the bar, choices asked) at first rows
     original = ObservationsScreen.first_rows_drawn
 
     def first_rows_drawn(self):
-        seen.append((self.table.total, len(self.query("#filter-bar > *"))))
+        seen.append((self.table.total, len(self.query("#filter-bar > *")), self._choices_asked))
         original(self)
-        mounted_at_once.append(len(self.query("#filter-bar > *")))
 
     monkeypatch.setattr(ObservationsScreen, "first_rows_drawn", first_rows_drawn)
-    given_at_once: list[int] = []  # selects whose choices changed within one handling of the choices read
-    read = ObservationsScreen.on_filter_options_options_read
-
-    def on_filter_options_options_read(self, message):
-        before = {select.id: list(select._options) for select in self.query(Select)}
-        read(self, message)
-        given_at_once.append(sum(list(s._options) != before[s.id] for s in self.query(Select)))
-
-    monkeypatch.setattr(ObservationsScreen, "on_filter_options_options_read", on_filter_options_options_read)
     app = CleoApp(brain=brain)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(app, pilot)
-        assert seen[0][0] > 0 and seen[0][1] == 0
-        # then one at a time, one per refresh (issue 33): a key pressed meanwhile waits for one, not all
-        assert mounted_at_once[-1] == 1 and given_at_once == [1]  # (the choices too, one select at a time)
+        assert seen[0][0] > 0 and seen[0][1:] == (8, False)
         bar = app.screen.query_one("#filter-bar")
-        assert [type(w) for w in bar.children].count(Select) == 7 and isinstance(bar.children[0], Input)
-        assert app.screen.query_one("#f-session", Select)._options[1:]  # its options were read
-        app.screen.query_one("#f-state", Select).value = "evicted"
+        assert [type(w) for w in bar.children].count(FilterChip) == 7 and isinstance(bar.children[0], Input)
+        sessions = app.screen.query_one("#f-session", FilterChip).choices
+        assert sessions and app.screen.filter_choices_read  # its choices were read
+        app.screen.query_one("#f-state", FilterChip).value = "evicted"
         await settle(app, pilot)
         table = app.screen.query_one("#obs-table", LineTable)
         assert table.total == count_observations(brain, ObservationQuery(state="evicted"))
 
 
-async def test_filters_set_before_the_filter_bar_is_mounted(brain, monkeypatch):
-    """Clearing the filters, a day from the History pane and `/` work before the bar exists
-    (right after the pane mounts); the bar then mounts blank, the search focused."""
-    from textual.widgets import Input, Select
+async def test_filters_set_as_the_pane_mounts(brain, monkeypatch):
+    """Clearing the filters, a day from the History pane and `/` work right as the pane mounts,
+    before any row is read: the bar is blank, the search focused."""
+    from textual.widgets import Input
 
     from cleo_tui.ui.panes.observations import ObservationsScreen
+    from cleo_tui.ui.widgets.filter_chip import FilterChip
 
     day = str(brain.scalar("SELECT substr(max(created_at), 1, 10) FROM brain_observations"))
-    before: list[int] = []
     original = ObservationsScreen.on_mount
 
     def on_mount(self):
         original(self)
-        before.append(len(self.query("#filter-bar > *")))
         self.action_clear_filters()
         self.show_day(day)
         self.action_focus_search()
@@ -194,14 +182,13 @@ async def test_filters_set_before_the_filter_bar_is_mounted(brain, monkeypatch):
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(app, pilot)
         screen = app.screen
-        assert before == [0]
         assert screen.filters.day == day
         table = screen.query_one("#obs-table", LineTable)
         on_day = brain.scalar("SELECT count(*) FROM brain_observations WHERE substr(created_at, 1, 10) = ?", (day,))
         assert 0 < table.total == on_day
         search = screen.query_one("#search", Input)
         assert search.value == "" and search.has_focus
-        assert all(select.is_blank() for select in screen.query(Select))
+        assert all(chip.is_blank() for chip in screen.query(FilterChip))
 
 
 async def test_the_first_rows_are_read_ahead_before_the_counts(brain, monkeypatch):
@@ -230,17 +217,6 @@ async def test_the_first_rows_are_read_ahead_before_the_counts(brain, monkeypatc
         assert reads == ["rows", "counts"]
         assert app.screen.query_one("#obs-table", LineTable).total == app.session.summary["observations"]["live"] + \
             app.session.summary["observations"]["evicted"]
-
-
-def test_the_terminal_gets_the_first_rows_before_the_filter_bar(brain, tmp_path):
-    """On a real terminal the first rows are sent before the filter bar is drawn (they are what
-    the first screen waits for; see also ObservationsScreen.first_rows_drawn)."""
-    from tests.pty_capture import python_argv, run_in_pty
-
-    output = run_in_pty(python_argv("--db", str(brain.path)), [(b"all states", b"q")], cwd=str(tmp_path))
-    status = output.find("observations ·".encode())
-    assert status >= 0
-    assert 0 <= output.find(b"O-", status) < output.find(b"all states")
 
 
 async def test_nothing_is_rendered_while_textual_holds_frames_back(brain, monkeypatch):

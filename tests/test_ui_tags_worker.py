@@ -120,12 +120,13 @@ async def test_the_status_line_says_how_far_a_first_scan_got(brain, monkeypatch)
 async def test_a_first_look_shows_coverage_while_protection_is_still_computed(brain, monkeypatch):
     # Issue 33: a large brain's first scan shows its first look (coverage, relevance) in seconds; until
     # the detectors are done protection reads "…", never "no", and a bulk evict waits for it.
-    from textual.widgets import Select, Static
+    from textual.widgets import Static
 
     from cleo_tui.memory import selection as selection_module
     from cleo_tui.memory.pool_scan.first_look import first_look
     from cleo_tui.memory.tags import TagTable
     from cleo_tui.ui.widgets.filter_actions import BulkScreen
+    from cleo_tui.ui.widgets.filter_chip import FilterChip
 
     real, shown, release = tags_module.tag_brain, threading.Event(), threading.Event()
 
@@ -167,10 +168,7 @@ async def test_a_first_look_shows_coverage_while_protection_is_still_computed(br
             await pilot.press("e")
             await pauses(pilot, lambda: not isinstance(app.screen, BulkScreen))
             assert any("waits until every row's protection is known" in n.message for n in app._notifications)
-            pane.mount_filter_bar()
-            # (the bar mounts one widget per refresh: the select is set once composed, as a user would)
-            await pauses(pilot, lambda: not pane.filter_bar_pending and bool(pane.query("#f-protected #label")))
-            pane.query_one("#f-protected", Select).value = "yes"
+            pane.query_one("#f-protected", FilterChip).value = "yes"
             await pauses(pilot, lambda: any("Filtering by protection waits" in n.message for n in app._notifications))
             assert pane.filters.protected == "yes"
             await pilot.press("A")  # (its rows are not known yet: nothing is read, no second scan starts)
@@ -223,26 +221,3 @@ async def test_background_redraws_wait_for_the_users_keys(brain):
         assert [ran[0], ran[1][0]] == ["no key yet", "after the key"]
         assert "tags: computing… 41%" in str(status.render())
         assert ran[1][1] >= pane.last_key_at + KEYS_SETTLE_S  # (run by the timer, not at once)
-
-
-async def test_slash_right_after_keys_focuses_the_search_though_the_filter_bar_waited(brain):
-    # A regression of the keys-first change, caught by the pty guard test: keys pressed as the pane
-    # opened held the filter bar back, and "/" then found no search box (NoMatches, a traceback).
-    import time
-
-    from textual.widgets import Input
-
-    app = CleoApp(brain=brain)
-    async with app.run_test(size=(120, 36)) as pilot:
-        pane = app.screen
-        pane.last_key_at = time.monotonic() + 60  # keys pressed as it opens, and on: the bar waits
-        for _ in range(100):  # (until the first rows are drawn: the bar's mounting is then asked for)
-            if pane.filter_bar_mounted:
-                break
-            await pilot.pause()
-        assert pane.filter_bar_mounted and not pane.query("#search")
-        await pilot.press("slash")
-        await pilot.pause()
-        assert isinstance(app.focused, Input) and app.focused.id == "search"
-        await settle(app, pilot)  # (the choices are read once every filter is there)
-        assert not pane.filter_bar_pending and pane.query("#f-session")

@@ -75,9 +75,6 @@ async def settle(app, pilot) -> None:
     for _ in range(3):
         await pilot.pause()
         await app.workers.wait_for_complete()
-    while getattr(app.screen, "filter_bar_pending", False):  # (mounted one widget per refresh)
-        await pilot.pause()
-        await app.workers.wait_for_complete()
     await pilot.pause()
 
 

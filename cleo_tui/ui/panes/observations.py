@@ -14,7 +14,7 @@ from textual.containers import Horizontal
 from textual.message import Message
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Input, Select, Static
+from textual.widgets import Input, Static
 
 from cleo_tui.brain import Brain, cleo_rules
 from cleo_tui.brain.listing import ObservationListing
@@ -34,6 +34,7 @@ from cleo_tui.ui.session import BACKGROUND_BY
 from cleo_tui.ui.textual_compat import updates_held
 from cleo_tui.ui.widgets.chrome import PaneScreen
 from cleo_tui.ui.widgets.detail import DetailView, load_detail
+from cleo_tui.ui.widgets.filter_chip import FilterChip
 from cleo_tui.ui.widgets.filter_options import FilterChoices, FilterOptions
 from cleo_tui.ui.widgets.inputs import SearchInput
 from cleo_tui.ui.widgets.table import Anchor, Column, LineTable, Located, locate
@@ -57,8 +58,8 @@ COLUMNS = [
     Column("source", "source", 8, drop=5),
     Column("state", "state", 8),  # live / evicted, and CLEO's marks: ⚠ at risk, "hidden" from its search
 ]
-FILTER_OF_SELECT = {"f-state": "state", "f-type": "type", "f-coverage": "coverage", "f-protected": "protected",
-                    "f-tier": "tier", "f-session": "session", "f-cleo": "cleo"}  # each select's field of Filters
+FILTER_OF_CHIP = {"f-state": "state", "f-type": "type", "f-coverage": "coverage", "f-protected": "protected",
+                  "f-tier": "tier", "f-session": "session", "f-cleo": "cleo"}  # each chip's field of Filters
 COVERAGE_SHORT = {"reinforced": "reinf."}
 
 
@@ -119,7 +120,6 @@ class ObservationsScreen(FilterActions, PaneScreen, FilterOptions):
         self._detail_timer: Timer | None = None
         self._progress_waiting = False  # a progress redraw waits for keys to settle
         self.new_count = 0  # rows CLEO wrote that arrived above a cursor not at the top
-        self.filter_bar_mounted = False  # see mount_filter_bar
         self._recalls: RecallIndex | None = None  # every recorded retrieval, for an evict's recall impact
         self._recalls_problem: str | None = None
         self._recalls_loading = self._recalls_stale = False
@@ -127,7 +127,7 @@ class ObservationsScreen(FilterActions, PaneScreen, FilterOptions):
     # -- layout ---------------------------------------------------------------
     def compose(self) -> ComposeResult:
         yield from self.compose_chrome_top()
-        yield Horizontal(id="filter-bar")  # filled once the first rows are drawn: mount_filter_bar
+        yield Horizontal(*self.filter_widgets(), id="filter-bar")  # (its choices are read once rows show)
         yield Static(id="status-line")
         yield LineTable(COLUMNS, self.format_row, id="obs-table")
         yield DetailView(id="detail")
@@ -136,35 +136,26 @@ class ObservationsScreen(FilterActions, PaneScreen, FilterOptions):
     def on_mount(self) -> None:
         self.query_one("#obs-table", LineTable).focus()
         self.reload()
-        self.set_timer(BACKGROUND_BY, self.mount_filter_bar)  # by then if no rows are ever drawn
+        self.set_timer(BACKGROUND_BY, self.load_filter_options_once)  # by then if no rows are ever drawn
 
     @staticmethod
     def filter_widgets() -> list[Widget]:
-        """The search input and the six filters, blank (only they change the filters they show)."""
+        """The search input and the seven filters, blank (only they change the filters they show)."""
         return [
             SearchInput(placeholder="/ search", id="search", compact=True),
-            Select([("live", "live"), ("evicted", "evicted")], prompt="all states", id="f-state",
-                   compact=True, tooltip="State: live or soft-evicted"),
-            Select([], prompt="all types", id="f-type", compact=True, tooltip="Observation type"),
-            Select([(c, c) for c in ("reinforced", "cited", "uncited")], prompt="any coverage",
-                   id="f-coverage", compact=True, tooltip="How many reflections cite it"),
-            Select([("protected", "yes"), ("unprotected", "no")], prompt="protected?",
-                   id="f-protected", compact=True, tooltip="Protected rows never drop in a prune"),
-            Select([], prompt="all tiers", id="f-tier", compact=True, tooltip="Memory tier"),
-            Select([], prompt="all sessions", id="f-session", compact=True, tooltip="CLEO session"),
-            Select([("CLEO deletes", cleo_rules.AT_RISK), ("CLEO can't find", cleo_rules.HIDDEN)],
-                   prompt="CLEO marks", id="f-cleo", compact=True,
-                   tooltip="At risk: CLEO's next consolidation deletes it. Hidden: CLEO's search never returns it"),
+            FilterChip([("live", "live"), ("evicted", "evicted")], prompt="all states", id="f-state",
+                       tooltip="State: live or soft-evicted"),
+            FilterChip([], prompt="all types", id="f-type", tooltip="Observation type"),
+            FilterChip([(c, c) for c in ("reinforced", "cited", "uncited")], prompt="any coverage",
+                       id="f-coverage", tooltip="How many reflections cite it"),
+            FilterChip([("protected", "yes"), ("unprotected", "no")], prompt="protected?",
+                       id="f-protected", tooltip="Protected rows never drop in a prune"),
+            FilterChip([], prompt="all tiers", id="f-tier", tooltip="Memory tier"),
+            FilterChip([], prompt="all sessions", id="f-session", tooltip="CLEO session"),
+            FilterChip([("CLEO deletes", cleo_rules.AT_RISK), ("CLEO can't find", cleo_rules.HIDDEN)],
+                       prompt="CLEO marks", id="f-cleo",
+                       tooltip="At risk: CLEO's next consolidation deletes it. Hidden: CLEO's search never returns it"),
         ]
-
-    def mount_filter_bar(self) -> None:
-        """Mount the filter bar's widgets, once: after the first rows are drawn, since composing,
-        styling and laying out its 30-odd widgets took about 70 ms of the first screen (one by one:
-        `mount_filters`)."""
-        if self.filter_bar_mounted:
-            return
-        self.filter_bar_mounted = True
-        self.mount_filters(self.query_one("#filter-bar", Horizontal), self.filter_widgets())
 
     @property
     def table(self) -> LineTable:
@@ -240,13 +231,13 @@ class ObservationsScreen(FilterActions, PaneScreen, FilterOptions):
         self.call_after_refresh(self.first_rows_drawn)
 
     def first_rows_drawn(self) -> None:
-        """Rows are on screen: now the filter bar, and the app's reads over the whole brain."""
+        """Rows are on screen: now the filters' choices, and the app's reads over the whole brain."""
         if self.frame_held and self.is_current:  # not yet: they go out with the first frame let through
             if not updates_held(self.app):
                 self.refresh()
             self.set_timer(1 / 60, lambda: self.call_after_refresh(self.first_rows_drawn))
             return
-        self.mount_filter_bar()
+        self.load_filter_options_once()
         ask(self, FirstRowsShown())
 
     # -- the live brain: CLEO's new rows -------------------------------------------------
@@ -332,21 +323,20 @@ class ObservationsScreen(FilterActions, PaneScreen, FilterOptions):
         return {name: [(v, v) for v in distinct_values(brain, column)]
                 for name, column in (("f-type", "type"), ("f-tier", "memory_tier"), ("f-session", "source_session_id"))}
 
-    @on(Select.Changed)
-    def filter_changed(self, event: Select.Changed) -> None:
-        key = FILTER_OF_SELECT.get(event.select.id or "")
+    @on(FilterChip.Changed)
+    def filter_changed(self, event: FilterChip.Changed) -> None:
+        key = FILTER_OF_CHIP.get(event.chip.id or "")
         if key is None:
             return
-        value = event.value
-        blank = value is Select.NULL or value is None
-        setattr(self.filters, key, ("all" if key == "state" else ANY) if blank else str(value))
+        blank = event.value is None
+        value = ("all" if key == "state" else ANY) if blank else event.value
+        if getattr(self.filters, key) == value:
+            return  # (cleared with the other filters: `x`, a day from History)
+        setattr(self.filters, key, value)
         if key == "protected" and not blank and not self.session.protection_known:
             self.notify("Filtering by protection waits for it: it is still being computed.")
         self.reload()
-        focused = self.focused
-        if focused is not None and event.select in (focused, *focused.ancestors):
-            # Chosen by the user (mouse or keys): the keys go back to the rows. After the select
-            # has taken the focus back itself (it does so once the choice is made).
+        if self.focused is event.chip:  # chosen by the user (mouse or keys): the keys go back to the rows
             self.call_after_refresh(self.table.focus)
 
     @on(Input.Changed, "#search")
@@ -369,13 +359,7 @@ class ObservationsScreen(FilterActions, PaneScreen, FilterOptions):
             self.reload()
 
     def action_focus_search(self) -> None:
-        searches = self.query("#search").results(Input)
-        if search := next(searches, None):
-            search.focus()
-            return
-        self.mount_filter_bar()  # pressed before the first rows were drawn, or while keys held the bar back
-        self.mount_filters_now()
-        self.call_after_refresh(lambda: self.query_one("#search", Input).focus())
+        self.query_one("#search", Input).focus()
 
     def action_cycle_sort(self) -> None:
         self.sort_index = (self.sort_index + 1) % len(SORTS)
@@ -395,11 +379,10 @@ class ObservationsScreen(FilterActions, PaneScreen, FilterOptions):
         self.reload()
 
     def _clear_filter_bar(self) -> None:
-        """Every filter widget blank (none yet before the bar is mounted: it mounts blank)."""
-        for select in self.query(Select):
-            select.clear()
-        for search in self.query("#search").results(Input):
-            search.value = ""
+        """Every filter widget blank."""
+        for chip in self.query(FilterChip):
+            chip.clear()
+        self.query_one("#search", Input).value = ""
 
     # -- detail -------------------------------------------------------------------
     @property
@@ -561,12 +544,9 @@ class ObservationsScreen(FilterActions, PaneScreen, FilterOptions):
         """any → at risk → hidden from CLEO's search → any (the "CLEO marks" filter, reachable at any width)."""
         order = [ANY, cleo_rules.AT_RISK, cleo_rules.HIDDEN]
         self.filters.cleo = order[(order.index(self.filters.cleo) + 1) % len(order)]
-        for select in self.query("#f-cleo").results(Select):
-            with select.prevent(Select.Changed):
-                if self.filters.cleo == ANY:
-                    select.clear()
-                else:
-                    select.value = self.filters.cleo
+        for chip in self.query("#f-cleo").results(FilterChip):
+            with chip.prevent(FilterChip.Changed):
+                chip.value = None if self.filters.cleo == ANY else self.filters.cleo
         self.reload()
 
     def action_keep_in_cleo(self) -> None:

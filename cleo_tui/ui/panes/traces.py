@@ -15,7 +15,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
-from textual.widgets import Input, OptionList, Select, Static
+from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from cleo_tui.brain import Brain
@@ -42,6 +42,7 @@ from cleo_tui.safe_text import one_line, plural
 from cleo_tui.ui.help import TRACES_HELP
 from cleo_tui.ui.messages import BrainChanged, Written
 from cleo_tui.ui.widgets.chrome import PaneScreen
+from cleo_tui.ui.widgets.filter_chip import FilterChip
 from cleo_tui.ui.widgets.filter_options import FilterChoices, FilterOptions
 from cleo_tui.ui.widgets.inputs import SafeInput
 from cleo_tui.ui.widgets.modals import TextViewer
@@ -195,14 +196,14 @@ class TracesScreen(PaneScreen, FilterOptions):
                         id="trace-recall", compact=True, disabled=read_only)
             yield SafeInput(str(DEFAULT_LIMIT), id="trace-limit", compact=True, type="integer",
                             disabled=read_only, tooltip=f"How many results a recall returns (1–{MAX_LIMIT:,})")
-            yield Select([], prompt="everyone's", id="tf-whose", compact=True,
-                         tooltip="Whose retrievals: CLEO's own (by source) or the recall traces")
-            yield Select([(p, p) for p in PIPELINES], prompt="all pipelines", id="tf-pipeline", compact=True,
-                         tooltip="Which path wrote the trace (CLEO's retrievals have none: choosing one hides them)")
-            yield Select([], prompt="all sessions", id="tf-session", compact=True, tooltip="Session id")
-            yield Select([], prompt="all tenants", id="tf-tenant", compact=True, tooltip="Tenant id")
-            yield Select([("with outcome", "with"), ("no outcome", "without")], prompt="any outcome",
-                         id="tf-outcome", compact=True, tooltip="Traces with or without a recorded outcome")
+            yield FilterChip([], prompt="everyone's", id="tf-whose",
+                             tooltip="Whose retrievals: CLEO's own (by source) or the recall traces")
+            yield FilterChip([(p, p) for p in PIPELINES], prompt="all pipelines", id="tf-pipeline", tooltip=
+                             "Which path wrote the trace (CLEO's retrievals have none: choosing one hides them)")
+            yield FilterChip([], prompt="all sessions", id="tf-session", tooltip="Session id")
+            yield FilterChip([], prompt="all tenants", id="tf-tenant", tooltip="Tenant id")
+            yield FilterChip([("with outcome", "with"), ("no outcome", "without")], prompt="any outcome",
+                             id="tf-outcome", tooltip="Traces with or without a recorded outcome")
             yield SafeInput(placeholder="since", id="tf-since", compact=True,
                         tooltip="From this date or time (UTC), e.g. 2026-05-01 or 2026-05-01 13:00")
             yield SafeInput(placeholder="until", id="tf-until", compact=True, tooltip="Before this date or time (UTC)")
@@ -291,14 +292,13 @@ class TracesScreen(PaneScreen, FilterOptions):
         return {"tf-session": [(v, v) for v in sessions],
                 "tf-tenant": [(v, v) for v in trace_values(brain, "tenant_id")], "tf-whose": whose}
 
-    @on(Select.Changed)
-    def filter_changed(self, event: Select.Changed) -> None:
+    @on(FilterChip.Changed)
+    def filter_changed(self, event: FilterChip.Changed) -> None:
         key = {"tf-pipeline": "pipeline", "tf-session": "session", "tf-tenant": "tenant",
-               "tf-outcome": "outcome", "tf-whose": "whose"}.get(event.select.id or "")
+               "tf-outcome": "outcome", "tf-whose": "whose"}.get(event.chip.id or "")
         if key is None:
             return
-        blank = event.value is Select.NULL or event.value is None
-        value = ANY if blank else str(event.value)
+        value = ANY if event.value is None else event.value
         if getattr(self.filters, key) != value:
             setattr(self.filters, key, value)
             self.reload()
@@ -314,8 +314,8 @@ class TracesScreen(PaneScreen, FilterOptions):
 
     def action_clear_trace_filters(self) -> None:
         self.filters = TraceFilters()
-        for select in self.query("#trace-bar Select").results(Select):
-            select.clear()
+        for chip in self.query(FilterChip):
+            chip.clear()
         for input_id in ("#tf-since", "#tf-until"):
             box = self.query_one(input_id, Input)
             box.value = ""

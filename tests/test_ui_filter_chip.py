@@ -1,0 +1,91 @@
+"""The filter chip: one line, its choices in a menu opened by keys or a click (issue 33)."""
+
+from __future__ import annotations
+
+from textual.app import App, ComposeResult
+from textual.widgets import OptionList
+
+from cleo_tui.ui.widgets.filter_chip import ChoiceMenu, FilterChip
+
+SESSIONS = [(f"ses-{name}", f"ses-{name}") for name in ("alpha", "bravo", "charlie", "delta")]
+
+
+class ChipApp(App[None]):
+    def __init__(self) -> None:
+        super().__init__()
+        self.changes: list[str | None] = []
+
+    def compose(self) -> ComposeResult:
+        yield FilterChip(SESSIONS, prompt="all sessions", id="chip")
+
+    def on_filter_chip_changed(self, event: FilterChip.Changed) -> None:
+        self.changes.append(event.value)
+
+
+async def test_keys_open_the_menu_type_ahead_and_choose():
+    app = ChipApp()
+    async with app.run_test(size=(60, 20)) as pilot:
+        chip = app.query_one(FilterChip)
+        chip.focus()
+        await pilot.pause()
+        assert chip.render().plain.startswith("all sessions") and chip.render().plain.endswith(" ▾")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, ChoiceMenu)
+        assert app.screen.query_one(OptionList).highlighted == 0  # the blank choice, as it stands
+        await pilot.press("s", "e", "s", "-", "c")  # typed letters find "ses-charlie"
+        assert app.screen.query_one(OptionList).highlighted == 3
+        await pilot.press("enter")
+        await pilot.pause()
+        assert not isinstance(app.screen, ChoiceMenu) and app.focused is chip
+        assert chip.value == "ses-charlie" and app.changes == ["ses-charlie"]
+        assert "ses-charlie" in chip.label.plain
+        await pilot.press("down")  # reopened on the current choice; Escape leaves it as it was
+        await pilot.pause()
+        assert app.screen.query_one(OptionList).highlighted == 3
+        await pilot.press("escape")
+        await pilot.pause()
+        assert chip.value == "ses-charlie" and app.changes == ["ses-charlie"]
+        await pilot.press("space", "home", "enter")  # the first choice is the prompt: blank again
+        await pilot.pause()
+        assert chip.is_blank() and app.changes == ["ses-charlie", None]
+
+
+async def test_a_click_outside_the_menu_closes_it_and_a_vanished_choice_goes_blank():
+    app = ChipApp()
+    async with app.run_test(size=(60, 20)) as pilot:
+        chip = app.query_one(FilterChip)
+        chip.value = "ses-delta"
+        await pilot.click(chip)
+        await pilot.pause()
+        assert isinstance(app.screen, ChoiceMenu)
+        await pilot.click(offset=(50, 15))
+        await pilot.pause()
+        assert not isinstance(app.screen, ChoiceMenu) and chip.value == "ses-delta"
+        chip.set_choices(SESSIONS[:2])  # its choice is gone from the brain
+        await pilot.pause()
+        assert chip.is_blank() and app.changes[-1] is None
+
+
+async def test_a_menu_near_the_bottom_opens_above_its_chip():
+    class LowChipApp(ChipApp):
+        CSS = "FilterChip { offset: 0 17; }"
+
+    app = LowChipApp()
+    async with app.run_test(size=(60, 20)) as pilot:
+        chip = app.query_one(FilterChip)
+        await pilot.click(chip)
+        await pilot.pause()
+        menu = app.screen.query_one(OptionList)
+        assert menu.region.bottom == chip.region.y and menu.region.height == len(SESSIONS) + 3
+
+
+async def test_hostile_choices_are_shown_as_written():
+    app = ChipApp()
+    async with app.run_test(size=(100, 20)) as pilot:
+        chip = app.query_one(FilterChip)
+        chip.set_choices([("[bold]x[/bold] \x1b[31mred\nline", "odd")])
+        chip.value = "odd"
+        await pilot.pause()
+        assert chip.label.plain.startswith("[bold]x[/bold]") and "\n" not in chip.label.plain
+        assert "\x1b" not in app.export_screenshot()
