@@ -9,7 +9,7 @@ from textual.widgets import Checkbox, Input, Static
 from cleo_tui.brain.store import open_brain
 from cleo_tui.recall.export import read_export
 from cleo_tui.ui.app import CleoApp
-from cleo_tui.ui.widgets.filter_chip import FilterChip
+from cleo_tui.ui.widgets.choice_chip import ChoiceChip
 from cleo_tui.ui.widgets.trace_export import TraceExportPrompt
 from tests.test_cleo_retrievals import EVICTED, GONE, HIDDEN, make_cleo_logged
 from tests.test_ui_traces import SIZE, open_traces, result_lines, screen_text, status_of, steps_of, table_of
@@ -61,12 +61,12 @@ async def test_cleo_retrievals_list_with_their_query_as_data_and_results_as_cleo
             assert any("CLEO's own retrieval" in n.message for n in app._notifications)
 
             await pilot.press("escape")
-            screen.query_one("#tf-whose", FilterChip).value = "cleo/fetch"
+            screen.query_one("#tf-whose", ChoiceChip).value = "cleo/fetch"
             await settle(app, pilot)
             assert table.total == 1 and table.current_row()["id"] == "cleo:5"
             await pilot.press("c")
             await settle(app, pilot)
-            screen.query_one("#tf-pipeline", FilterChip).value = "api"  # a trace's own filter: CLEO's rows leave
+            screen.query_one("#tf-pipeline", ChoiceChip).value = "api"  # a trace's own filter: CLEO's rows leave
             await settle(app, pilot)
             assert table.total == 0
     finally:

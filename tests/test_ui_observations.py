@@ -8,7 +8,7 @@ from textual.widgets import Input, Static
 
 from cleo_tui.brain.observations import ObservationQuery, count_observations
 from cleo_tui.ui.app import CleoApp
-from cleo_tui.ui.widgets.filter_chip import FilterChip
+from cleo_tui.ui.widgets.choice_chip import ChoiceChip
 from cleo_tui.ui.widgets.modals import ConfirmModal, HelpScreen, MessageModal
 from cleo_tui.ui.widgets.table import LineTable
 from tests.ui_helpers import HOSTILE_TITLE, demo_brain, settle, settle_past_failure, settle_scrolled
@@ -54,16 +54,16 @@ async def test_opens_with_every_row_then_filters_by_tags_shows_details_literally
         assert app.session.tags is not None and len(app.session.tags) == total
 
         # The coverage and protected filters use the tags.
-        app.screen.query_one("#f-protected", FilterChip).value = "yes"
+        app.screen.query_one("#f-protected", ChoiceChip).value = "yes"
         await settle(app, pilot)
         protected = sum(1 for t in app.session.tags.values() if t.protected)
         assert 0 < table_of(app).total == protected
-        app.screen.query_one("#f-protected", FilterChip).clear()
-        app.screen.query_one("#f-coverage", FilterChip).value = "reinforced"
+        app.screen.query_one("#f-protected", ChoiceChip).clear()
+        app.screen.query_one("#f-coverage", ChoiceChip).value = "reinforced"
         await settle(app, pilot)
         reinforced = sum(1 for t in app.session.tags.values() if t.coverage == "reinforced")
         assert 0 < table_of(app).total == reinforced
-        app.screen.query_one("#f-coverage", FilterChip).clear()
+        app.screen.query_one("#f-coverage", ChoiceChip).clear()
         await settle(app, pilot)
         assert table_of(app).total == total
 
@@ -101,14 +101,14 @@ async def test_state_filter_and_search(brain):
     app = CleoApp(brain=brain)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(app, pilot)
-        app.screen.query_one("#f-state", FilterChip).value = "evicted"
+        app.screen.query_one("#f-state", ChoiceChip).value = "evicted"
         await settle(app, pilot)
         evicted = count_observations(brain, ObservationQuery(state="evicted"))
         assert 0 < evicted < count_observations(brain)
         assert table_of(app).total == evicted
         assert table_of(app).current_row()["invalid_at"] is not None
 
-        app.screen.query_one("#f-state", FilterChip).clear()
+        app.screen.query_one("#f-state", ChoiceChip).clear()
         await pilot.press("slash")
         await pilot.press(*"retry", "enter")
         await settle(app, pilot)
@@ -339,7 +339,7 @@ async def test_small_terminal_keeps_state_relevance_coverage_protection_and_help
         header = table_of(app).render_line(0).text
         assert header.rstrip().endswith("state")  # the last column is whole, not clipped
         assert "help" in footer_keys_on_screen(app)
-        last_filter = app.screen.query_one("#f-session", FilterChip)
+        last_filter = app.screen.query_one("#f-session", ChoiceChip)
         last_filter.focus()  # every filter is reachable: the bar scrolls to the focused one
         await settle_scrolled(app, pilot)
         assert last_filter.region.right <= 80 and last_filter.region.width > 0
@@ -425,12 +425,12 @@ def test_quality_is_rounded_the_same_in_the_table_and_the_detail(brain):
 async def test_a_filter_chosen_with_the_mouse_gives_the_keys_back_to_the_table_and_focus_shows(brain):
     from textual.widgets import OptionList
 
-    from cleo_tui.ui.widgets.filter_chip import ChoiceMenu
+    from cleo_tui.ui.widgets.choice_chip import ChoiceMenu
     app = CleoApp(brain=brain)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(app, pilot)
         pane, table = app.screen, table_of(app)
-        chip = pane.query_one("#f-state", FilterChip)
+        chip = pane.query_one("#f-state", ChoiceChip)
         await pilot.click(chip)
         await pilot.pause()
         assert isinstance(app.screen, ChoiceMenu)

@@ -6,7 +6,7 @@ import json
 import sqlite3
 from pathlib import Path
 
-from textual.widgets import Input, Select, Static
+from textual.widgets import Input, Static
 
 from cleo_tui.memory.budget import budget_text, default_budget, nice_step, parse_budget, stepped
 from cleo_tui.memory.cleo_effects import HIDDEN_QUALITY
@@ -15,6 +15,7 @@ from cleo_tui.memory.tokenizers import get_tokenizer
 from cleo_tui.ui.app import CleoApp
 from cleo_tui.ui.panes.prune import PruneScreen
 from cleo_tui.ui.widgets.budget_bar import BarFigures, BudgetBar, bar_cells
+from cleo_tui.ui.widgets.choice_chip import ChoiceChip
 from cleo_tui.ui.widgets.detail import ObservationModal
 from cleo_tui.ui.widgets.list_listing import ListListing
 from cleo_tui.ui.widgets.modals import ConfirmModal, MessageModal
@@ -383,7 +384,7 @@ async def test_tokenizer_and_scope_prepare_a_new_pool(brain):
     async with app.run_test(size=(120, 36)) as pilot:
         screen = await open_prune(app, pilot)
         assert screen.pool.tokenizer.name == "cl100k_base"
-        assert screen.query_one("#prune-tokenizer", Select).value == "cl100k_base"
+        assert screen.query_one("#prune-tokenizer", ChoiceChip).value == "cl100k_base"
         first, budget = screen.pool, screen.budget
         await pilot.press("t")  # cl100k_base → chars4
         await settle(app, pilot)
@@ -394,7 +395,7 @@ async def test_tokenizer_and_scope_prepare_a_new_pool(brain):
         session, count = brain.query(
             "SELECT source_session_id, COUNT(*) FROM brain_observations WHERE invalid_at IS NULL "
             "AND source_session_id IS NOT NULL GROUP BY 1 ORDER BY 2 DESC LIMIT 1")[0]
-        screen.query_one("#prune-scope", Select).value = session
+        screen.query_one("#prune-scope", ChoiceChip).value = session
         await settle(app, pilot)
         assert screen.pool.session == session and len(screen.pool) == count
 

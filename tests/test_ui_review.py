@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from textual.widgets import OptionList, Select, Static
+from textual.widgets import OptionList, Static
 
 from cleo_tui.brain import open_brain
 from cleo_tui.llm.proposals import get_proposal, list_proposals
@@ -18,6 +18,7 @@ from cleo_tui.memory.curation import pin_observation
 from cleo_tui.ui.app import CleoApp
 from cleo_tui.ui.messages import BrainChanged
 from cleo_tui.ui.panes.review import ReviewScreen
+from cleo_tui.ui.widgets.choice_chip import ChoiceChip
 from cleo_tui.ui.widgets.detail import ObservationModal
 from cleo_tui.ui.widgets.modals import ConfirmModal, MessageModal, TextViewer
 from tests.fake_llm import FakeLLM, FakeLLMServer, error_reply, hang_reply, ids_in_prompt, text_reply
@@ -78,7 +79,7 @@ async def open_review(app, pilot) -> ReviewScreen:
 
 
 async def run(screen: ReviewScreen, app, pilot, kind: str = "observer") -> None:
-    screen.query_one("#review-kind", Select).value = kind
+    screen.query_one("#review-kind", ChoiceChip).value = kind
     screen.proposal_table.focus()
     await pilot.press("r")
     await settle(app, pilot)
@@ -312,13 +313,13 @@ async def test_why_it_did_not_run_and_changing_provider_and_model(brain, server,
 
         # another provider and model, shown at once and used for the call
         monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
-        screen.query_one("#review-provider", Select).value = "openai"
+        screen.query_one("#review-provider", ChoiceChip).value = "openai"
         screen.query_one("#review-model").value = "gpt-test-model"
         await settle(app, pilot)
         line = text_of(screen, "#review-provider-line")
         assert "openai · gpt-test-model" in line and "OPENAI_API_KEY set" in line and OPENAI_KEY not in line
         server.push(reflection_reply)
-        scope = screen.query_one("#review-scope", Select)
+        scope = screen.query_one("#review-scope", ChoiceChip)
         session = brain.scalar("SELECT source_session_id FROM brain_observations WHERE source_session_id IS NOT NULL "
                                "ORDER BY created_at DESC LIMIT 1")
         scope.value = session

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from cleo_tui.ui.widgets.filter_chip import FilterChip
+from cleo_tui.ui.widgets.choice_chip import ChoiceChip
 from tests.ui_helpers import settle
 
 SIZE = (120, 36)
@@ -25,7 +25,7 @@ def test_observations_pane(app, snap_compare):
 def test_observations_evicted_filter(app, snap_compare):
     async def run_before(pilot):
         await settle(app, pilot)
-        app.screen.query_one("#f-state", FilterChip).value = "evicted"
+        app.screen.query_one("#f-state", ChoiceChip).value = "evicted"
         await settle(app, pilot)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)

@@ -136,7 +136,7 @@ async def test_the_filter_bar_is_drawn_with_the_first_rows_and_its_choices_read_
 
     from cleo_tui.brain.observations import ObservationQuery, count_observations
     from cleo_tui.ui.panes.observations import ObservationsScreen
-    from cleo_tui.ui.widgets.filter_chip import FilterChip
+    from cleo_tui.ui.widgets.choice_chip import ChoiceChip
 
     seen: list[tuple[int, int, bool]] = []  # (rows in the table, widgets in the bar, choices asked) at first rows
     original = ObservationsScreen.first_rows_drawn
@@ -151,10 +151,10 @@ async def test_the_filter_bar_is_drawn_with_the_first_rows_and_its_choices_read_
         await settle(app, pilot)
         assert seen[0][0] > 0 and seen[0][1:] == (8, False)
         bar = app.screen.query_one("#filter-bar")
-        assert [type(w) for w in bar.children].count(FilterChip) == 7 and isinstance(bar.children[0], Input)
-        sessions = app.screen.query_one("#f-session", FilterChip).choices
+        assert [type(w) for w in bar.children].count(ChoiceChip) == 7 and isinstance(bar.children[0], Input)
+        sessions = app.screen.query_one("#f-session", ChoiceChip).choices
         assert sessions and app.screen.filter_choices_read  # its choices were read
-        app.screen.query_one("#f-state", FilterChip).value = "evicted"
+        app.screen.query_one("#f-state", ChoiceChip).value = "evicted"
         await settle(app, pilot)
         table = app.screen.query_one("#obs-table", LineTable)
         assert table.total == count_observations(brain, ObservationQuery(state="evicted"))
@@ -166,7 +166,7 @@ async def test_filters_set_as_the_pane_mounts(brain, monkeypatch):
     from textual.widgets import Input
 
     from cleo_tui.ui.panes.observations import ObservationsScreen
-    from cleo_tui.ui.widgets.filter_chip import FilterChip
+    from cleo_tui.ui.widgets.choice_chip import ChoiceChip
 
     day = str(brain.scalar("SELECT substr(max(created_at), 1, 10) FROM brain_observations"))
     original = ObservationsScreen.on_mount
@@ -188,7 +188,7 @@ async def test_filters_set_as_the_pane_mounts(brain, monkeypatch):
         assert 0 < table.total == on_day
         search = screen.query_one("#search", Input)
         assert search.value == "" and search.has_focus
-        assert all(chip.is_blank() for chip in screen.query(FilterChip))
+        assert all(chip.is_blank() for chip in screen.query(ChoiceChip))
 
 
 async def test_the_first_rows_are_read_ahead_before_the_counts(brain, monkeypatch):

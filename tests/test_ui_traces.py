@@ -17,8 +17,8 @@ from cleo_tui.recall.traces import RecallTraceInput, TraceResultInput, write_rec
 from cleo_tui.ui.app import CleoApp
 from cleo_tui.ui.panes.hippo_notice import HippoNoticeScreen
 from cleo_tui.ui.panes.traces import TracesScreen, time_bound
+from cleo_tui.ui.widgets.choice_chip import ChoiceChip
 from cleo_tui.ui.widgets.detail import ObservationModal
-from cleo_tui.ui.widgets.filter_chip import FilterChip
 from cleo_tui.ui.widgets.modals import ConfirmModal, HelpScreen, MessageModal, TextViewer
 from cleo_tui.ui.widgets.table import LineTable
 from cleo_tui.ui.widgets.trace_export import TraceExportPrompt
@@ -135,7 +135,7 @@ async def test_filters_by_pipeline_outcome_session_and_time(brain):
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_traces(app, pilot)
         table = table_of(app)
-        screen.query_one("#tf-pipeline", FilterChip).value = "api"
+        screen.query_one("#tf-pipeline", ChoiceChip).value = "api"
         await settle(app, pilot)
         assert table.total == count_traces(brain, TraceFilter(pipeline="api")) > 0
         assert all(table.listing.cached_row(i)["trace"].pipeline == "api" for i in range(table.total))
@@ -143,14 +143,14 @@ async def test_filters_by_pipeline_outcome_session_and_time(brain):
         await pilot.press("c")
         await settle(app, pilot)
         assert table.total == listed(brain)
-        screen.query_one("#tf-outcome", FilterChip).value = "with"
+        screen.query_one("#tf-outcome", ChoiceChip).value = "with"
         await settle(app, pilot)
         assert table.total == count_traces(brain, TraceFilter(has_outcome=True)) > 0
 
         await pilot.press("c")
         await settle(app, pilot)
         session = next(t.session_id for t in list_traces(brain) if t.session_id)
-        screen.query_one("#tf-session", FilterChip).value = session
+        screen.query_one("#tf-session", ChoiceChip).value = session
         await settle(app, pilot)
         assert table.total == listed(brain, TraceFilter(session_id=session)) > 0
 
@@ -185,7 +185,7 @@ async def test_recall_opens_the_new_trace_and_an_outcome_is_recorded_and_undone(
     messages: list = []
     async with app.run_test(size=SIZE, message_hook=messages.append) as pilot:
         screen = await open_traces(app, pilot)
-        screen.query_one("#tf-pipeline", FilterChip).value = "mcp"  # a filter the new trace does not match
+        screen.query_one("#tf-pipeline", ChoiceChip).value = "mcp"  # a filter the new trace does not match
         await settle(app, pilot)
         await pilot.press("r")
         box = screen.query_one("#trace-recall", Input)
@@ -417,7 +417,7 @@ async def test_export_asks_before_replacing_refuses_the_open_brain_and_writes_th
 
         # The listed traces (filtered), and where they went.
         seen = len(messages)
-        screen.query_one("#tf-pipeline", FilterChip).value = "cli"
+        screen.query_one("#tf-pipeline", ChoiceChip).value = "cli"
         await settle(app, pilot)
         await pilot.press("x")
         assert isinstance(app.screen, TraceExportPrompt)

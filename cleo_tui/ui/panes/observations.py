@@ -32,9 +32,9 @@ from cleo_tui.ui.panes.observations_bulk import FilterActions
 from cleo_tui.ui.panes.observations_listing import ANY, SORTS, Filters, build_listing, state_cell
 from cleo_tui.ui.session import BACKGROUND_BY
 from cleo_tui.ui.textual_compat import updates_held
+from cleo_tui.ui.widgets.choice_chip import ChoiceChip
 from cleo_tui.ui.widgets.chrome import PaneScreen
 from cleo_tui.ui.widgets.detail import DetailView, load_detail
-from cleo_tui.ui.widgets.filter_chip import FilterChip
 from cleo_tui.ui.widgets.filter_options import FilterChoices, FilterOptions
 from cleo_tui.ui.widgets.inputs import SearchInput
 from cleo_tui.ui.widgets.table import Anchor, Column, LineTable, Located, locate
@@ -143,16 +143,16 @@ class ObservationsScreen(FilterActions, PaneScreen, FilterOptions):
         """The search input and the seven filters, blank (only they change the filters they show)."""
         return [
             SearchInput(placeholder="/ search", id="search", compact=True),
-            FilterChip([("live", "live"), ("evicted", "evicted")], prompt="all states", id="f-state",
+            ChoiceChip([("live", "live"), ("evicted", "evicted")], prompt="all states", id="f-state",
                        tooltip="State: live or soft-evicted"),
-            FilterChip([], prompt="all types", id="f-type", tooltip="Observation type"),
-            FilterChip([(c, c) for c in ("reinforced", "cited", "uncited")], prompt="any coverage",
+            ChoiceChip([], prompt="all types", id="f-type", tooltip="Observation type"),
+            ChoiceChip([(c, c) for c in ("reinforced", "cited", "uncited")], prompt="any coverage",
                        id="f-coverage", tooltip="How many reflections cite it"),
-            FilterChip([("protected", "yes"), ("unprotected", "no")], prompt="protected?",
+            ChoiceChip([("protected", "yes"), ("unprotected", "no")], prompt="protected?",
                        id="f-protected", tooltip="Protected rows never drop in a prune"),
-            FilterChip([], prompt="all tiers", id="f-tier", tooltip="Memory tier"),
-            FilterChip([], prompt="all sessions", id="f-session", tooltip="CLEO session"),
-            FilterChip([("CLEO deletes", cleo_rules.AT_RISK), ("CLEO can't find", cleo_rules.HIDDEN)],
+            ChoiceChip([], prompt="all tiers", id="f-tier", tooltip="Memory tier"),
+            ChoiceChip([], prompt="all sessions", id="f-session", tooltip="CLEO session"),
+            ChoiceChip([("CLEO deletes", cleo_rules.AT_RISK), ("CLEO can't find", cleo_rules.HIDDEN)],
                        prompt="CLEO marks", id="f-cleo",
                        tooltip="At risk: CLEO's next consolidation deletes it. Hidden: CLEO's search never returns it"),
         ]
@@ -323,8 +323,8 @@ class ObservationsScreen(FilterActions, PaneScreen, FilterOptions):
         return {name: [(v, v) for v in distinct_values(brain, column)]
                 for name, column in (("f-type", "type"), ("f-tier", "memory_tier"), ("f-session", "source_session_id"))}
 
-    @on(FilterChip.Changed)
-    def filter_changed(self, event: FilterChip.Changed) -> None:
+    @on(ChoiceChip.Changed)
+    def filter_changed(self, event: ChoiceChip.Changed) -> None:
         key = FILTER_OF_CHIP.get(event.chip.id or "")
         if key is None:
             return
@@ -380,7 +380,7 @@ class ObservationsScreen(FilterActions, PaneScreen, FilterOptions):
 
     def _clear_filter_bar(self) -> None:
         """Every filter widget blank."""
-        for chip in self.query(FilterChip):
+        for chip in self.query(ChoiceChip):
             chip.clear()
         self.query_one("#search", Input).value = ""
 
@@ -544,8 +544,8 @@ class ObservationsScreen(FilterActions, PaneScreen, FilterOptions):
         """any → at risk → hidden from CLEO's search → any (the "CLEO marks" filter, reachable at any width)."""
         order = [ANY, cleo_rules.AT_RISK, cleo_rules.HIDDEN]
         self.filters.cleo = order[(order.index(self.filters.cleo) + 1) % len(order)]
-        for chip in self.query("#f-cleo").results(FilterChip):
-            with chip.prevent(FilterChip.Changed):
+        for chip in self.query("#f-cleo").results(ChoiceChip):
+            with chip.prevent(ChoiceChip.Changed):
                 chip.value = None if self.filters.cleo == ANY else self.filters.cleo
         self.reload()
 

@@ -21,7 +21,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
-from textual.widgets import Input, Label, ProgressBar, Select, Static, TabbedContent, TabPane
+from textual.widgets import Input, Label, ProgressBar, Static, TabbedContent, TabPane
 
 from cleo_tui.brain.errors import BrainError
 from cleo_tui.brain.journal import Run
@@ -45,6 +45,7 @@ from cleo_tui.ui.help import PRUNE_HELP
 from cleo_tui.ui.messages import EXTERNAL, BrainChanged
 from cleo_tui.ui.panes.prune_live import PruneLive
 from cleo_tui.ui.widgets.budget_bar import BarFigures, BudgetBar
+from cleo_tui.ui.widgets.choice_chip import ChoiceChip
 from cleo_tui.ui.widgets.detail import update_static
 from cleo_tui.ui.widgets.list_listing import ListListing
 from cleo_tui.ui.widgets.prune_chart import PruneChart
@@ -63,7 +64,7 @@ from cleo_tui.ui.widgets.prune_lists import (
 )
 from cleo_tui.ui.widgets.table import LineTable
 
-ALL_SCOPE = "\x00all"  # the Select value for "every live observation" (no session id looks like it)
+ALL_SCOPE = "\x00all"  # the scope chip's value for "every live observation" (no session id looks like it)
 FINE, COARSE = 0.01, 0.10  # step sizes as shares of the pool's tokens
 
 
@@ -161,11 +162,11 @@ class PruneScreen(PruneLive):
             yield BudgetInput(placeholder="e.g. 12k", id="prune-budget", compact=True,
                               tooltip="Tokens; a k or M suffix is fine. ↑/↓ step, page up/down step more")
             yield Label("Tokenizer", classes="prune-label")
-            yield Select([(name, name) for name in TOKENIZER_NAMES], value=self.tokenizer, allow_blank=False,
-                         id="prune-tokenizer", compact=True, tooltip="How tokens are counted")
+            yield ChoiceChip([(name, name) for name in TOKENIZER_NAMES], value=self.tokenizer,
+                             id="prune-tokenizer", tooltip="How tokens are counted")
             yield Label("Scope", classes="prune-label")
-            yield Select([(Text("all live observations"), ALL_SCOPE)], value=ALL_SCOPE, allow_blank=False,
-                         id="prune-scope", compact=True, tooltip="The whole live pool or one session's part")
+            yield ChoiceChip([("all live observations", ALL_SCOPE)], id="prune-scope",
+                             tooltip="The whole live pool or one session's part")
         yield Static(id="prune-status")
         with Horizontal(id="prune-top"):
             yield Static(id="prune-summary")
@@ -472,36 +473,36 @@ class PruneScreen(PruneLive):
         self.set_budget(self.budget)
 
     # -- tokenizer and scope: these prepare the pool anew ----------------------------------
-    @on(Select.Changed, "#prune-tokenizer")
-    def tokenizer_chosen(self, event: Select.Changed) -> None:
+    @on(ChoiceChip.Changed, "#prune-tokenizer")
+    def tokenizer_chosen(self, event: ChoiceChip.Changed) -> None:
         if event.value in TOKENIZER_NAMES and event.value != self.tokenizer:
-            self.tokenizer = str(event.value)
+            self.tokenizer = event.value
             self.reload()
 
-    @on(Select.Changed, "#prune-scope")
-    def scope_chosen(self, event: Select.Changed) -> None:
-        if isinstance(event.value, str) and event.value != self.scope:
+    @on(ChoiceChip.Changed, "#prune-scope")
+    def scope_chosen(self, event: ChoiceChip.Changed) -> None:
+        if event.value is not None and event.value != self.scope:
             self.scope = event.value
             self.reload()
 
     def action_cycle_tokenizer(self) -> None:
         names = list(TOKENIZER_NAMES)
-        self.query_one("#prune-tokenizer", Select).value = names[(names.index(self.tokenizer) + 1) % len(names)]
+        self.query_one("#prune-tokenizer", ChoiceChip).value = names[(names.index(self.tokenizer) + 1) % len(names)]
 
     def action_focus_scope(self) -> None:
-        self.query_one("#prune-scope", Select).focus()
+        self.query_one("#prune-scope", ChoiceChip).focus()
 
     @work(thread=True, exclusive=True, group="prune-sessions", exit_on_error=False)
     def _load_sessions(self) -> None:
         self.post_message(self.SessionsLoaded(live_sessions(self.session.brain)))
 
     def on_prune_screen_sessions_loaded(self, message: SessionsLoaded) -> None:
-        options = [(Text("all live observations"), ALL_SCOPE)]
-        options += [(Text(f"{one_line(session, 40)} ({count:,})"), session) for session, count in message.sessions]
-        select = self.query_one("#prune-scope", Select)
-        with self.prevent(Select.Changed):
-            select.set_options(options)
-            select.value = self.scope if any(v == self.scope for _, v in options) else ALL_SCOPE
+        choices = [("all live observations", ALL_SCOPE)]
+        choices += [(f"{one_line(session, 30)} ({count:,})", session) for session, count in message.sessions]
+        chip = self.query_one("#prune-scope", ChoiceChip)
+        with self.prevent(ChoiceChip.Changed):
+            chip.set_choices(choices)
+            chip.value = self.scope if any(v == self.scope for _, v in choices) else ALL_SCOPE
 
     # -- the lists ------------------------------------------------------------------------
     def _entry_row(self, index: int, entry: PoolEntry) -> Row:

@@ -18,7 +18,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.widgets import Button, Input, OptionList, ProgressBar, Select, Static
+from textual.widgets import Button, Input, OptionList, ProgressBar, Static
 from textual.widgets.option_list import Option
 
 from cleo_tui.brain.errors import BrainError
@@ -56,14 +56,15 @@ from cleo_tui.safe_text import one_line
 from cleo_tui.ui.help import REVIEW_HELP
 from cleo_tui.ui.messages import BrainChanged
 from cleo_tui.ui.panes.review_decide import ReviewDecisions
+from cleo_tui.ui.widgets.choice_chip import ChoiceChip
 from cleo_tui.ui.widgets.inputs import SafeInput
 from cleo_tui.ui.widgets.list_listing import ListListing
 from cleo_tui.ui.widgets.modals import TextViewer
 from cleo_tui.ui.widgets.review_render import MARK_TEXT, describe_item, head_text, problem_text, provider_text
 from cleo_tui.ui.widgets.table import Column, LineTable
 
-ALL_SCOPE = "\x00recent"   # the scope Select's value for "no session: the recent window"
-AUTO = "\x00auto"          # the provider Select's value for "resolve from config and environment"
+ALL_SCOPE = "\x00recent"   # the scope chip's value for "no session: the recent window"
+AUTO = "\x00auto"          # the provider chip's value for "resolve from config and environment"
 
 PROPOSAL_COLUMNS = [
     Column("id", "#", 3, right=True),
@@ -149,12 +150,12 @@ class ReviewScreen(ReviewDecisions):
     def compose(self) -> ComposeResult:
         yield from self.compose_chrome_top()
         with Horizontal(id="review-controls"):
-            yield Select([(Text("Observer"), OBSERVER), (Text("Reflector"), REFLECTOR)], value=OBSERVER,
-                         allow_blank=False, id="review-kind", compact=True, tooltip="Which one to run (t)")
-            yield Select([(Text("recent window"), ALL_SCOPE)], value=ALL_SCOPE, allow_blank=False,
-                         id="review-scope", compact=True, tooltip="A CLEO session, or the recent window")
-            yield Select([(Text("auto provider"), AUTO)] + [(Text(p), p) for p in PROVIDERS], value=AUTO,
-                         allow_blank=False, id="review-provider", compact=True, tooltip="LLM provider")
+            yield ChoiceChip([("Observer", OBSERVER), ("Reflector", REFLECTOR)], id="review-kind",
+                             tooltip="Which one to run (t)")
+            yield ChoiceChip([("recent window", ALL_SCOPE)], id="review-scope",
+                             tooltip="A CLEO session, or the recent window")
+            yield ChoiceChip([("auto provider", AUTO)] + [(p, p) for p in PROVIDERS], id="review-provider",
+                             tooltip="LLM provider")
             yield SafeInput(placeholder="model (default)", id="review-model", compact=True,
                         tooltip="Model name; empty: CLEO_OBSERVER_MODEL, config, built-in default")
             yield SafeInput(placeholder="threshold", id="review-threshold", restrict=r"[0-9]*", max_length=7,
@@ -293,9 +294,8 @@ class ReviewScreen(ReviewDecisions):
         self.post_message(self.SessionsLoaded(recent_sessions(self.session.brain)))
 
     def on_review_screen_sessions_loaded(self, message: SessionsLoaded) -> None:
-        scope = self.query_one("#review-scope", Select)
-        options = [(Text("recent window"), ALL_SCOPE)] + [(Text(one_line(s, 40)), s) for s in message.sessions]
-        scope.set_options(options)
+        scope = self.query_one("#review-scope", ChoiceChip)
+        scope.set_choices([("recent window", ALL_SCOPE)] + [(s, s) for s in message.sessions])
         scope.value = ALL_SCOPE
 
     def on_line_table_highlighted(self, event: LineTable.Highlighted) -> None:
@@ -383,21 +383,21 @@ class ReviewScreen(ReviewDecisions):
     # -- provider, model, scope ---------------------------------------------------------
     def choice(self) -> tuple[str, str | None, str | None, str | None, int | None]:
         """(kind, session, provider, model, threshold) as chosen in the controls."""
-        kind = self.query_one("#review-kind", Select).value
-        scope = self.query_one("#review-scope", Select).value
-        provider = self.query_one("#review-provider", Select).value
+        kind = self.query_one("#review-kind", ChoiceChip).value
+        scope = self.query_one("#review-scope", ChoiceChip).value
+        provider = self.query_one("#review-provider", ChoiceChip).value
         model = self.query_one("#review-model", Input).value.strip() or None
         threshold = self.query_one("#review-threshold", Input).value.strip()
-        return (str(kind), None if scope in (ALL_SCOPE, Select.NULL) else str(scope),
-                None if provider in (AUTO, Select.NULL) else str(provider), model,
+        return (str(kind), None if scope in (ALL_SCOPE, None) else scope,
+                None if provider in (AUTO, None) else provider, model,
                 int(threshold) if threshold.isdigit() and int(threshold) > 0 else None)
 
-    @on(Select.Changed, "#review-provider")
+    @on(ChoiceChip.Changed, "#review-provider")
     @on(Input.Changed, "#review-model")
     def provider_changed(self) -> None:
         self.describe()
 
-    @on(Select.Changed, "#review-kind")
+    @on(ChoiceChip.Changed, "#review-kind")
     def kind_changed(self) -> None:
         self.query_one("#review-threshold", Input).disabled = self.choice()[0] != OBSERVER
 
@@ -418,8 +418,8 @@ class ReviewScreen(ReviewDecisions):
         line.update(provider_text(message.described) if message.described else Text(message.error, style="red"))
 
     def action_toggle_kind(self) -> None:
-        select = self.query_one("#review-kind", Select)
-        select.value = REFLECTOR if select.value == OBSERVER else OBSERVER
+        chip = self.query_one("#review-kind", ChoiceChip)
+        chip.value = REFLECTOR if chip.value == OBSERVER else OBSERVER
 
     # -- running ----------------------------------------------------------------------
     def action_run_llm(self) -> None:

@@ -41,8 +41,8 @@ from cleo_tui.recall.traces import PIPELINES
 from cleo_tui.safe_text import one_line, plural
 from cleo_tui.ui.help import TRACES_HELP
 from cleo_tui.ui.messages import BrainChanged, Written
+from cleo_tui.ui.widgets.choice_chip import ChoiceChip
 from cleo_tui.ui.widgets.chrome import PaneScreen
-from cleo_tui.ui.widgets.filter_chip import FilterChip
 from cleo_tui.ui.widgets.filter_options import FilterChoices, FilterOptions
 from cleo_tui.ui.widgets.inputs import SafeInput
 from cleo_tui.ui.widgets.modals import TextViewer
@@ -196,13 +196,13 @@ class TracesScreen(PaneScreen, FilterOptions):
                         id="trace-recall", compact=True, disabled=read_only)
             yield SafeInput(str(DEFAULT_LIMIT), id="trace-limit", compact=True, type="integer",
                             disabled=read_only, tooltip=f"How many results a recall returns (1–{MAX_LIMIT:,})")
-            yield FilterChip([], prompt="everyone's", id="tf-whose",
+            yield ChoiceChip([], prompt="everyone's", id="tf-whose",
                              tooltip="Whose retrievals: CLEO's own (by source) or the recall traces")
-            yield FilterChip([(p, p) for p in PIPELINES], prompt="all pipelines", id="tf-pipeline", tooltip=
+            yield ChoiceChip([(p, p) for p in PIPELINES], prompt="all pipelines", id="tf-pipeline", tooltip=
                              "Which path wrote the trace (CLEO's retrievals have none: choosing one hides them)")
-            yield FilterChip([], prompt="all sessions", id="tf-session", tooltip="Session id")
-            yield FilterChip([], prompt="all tenants", id="tf-tenant", tooltip="Tenant id")
-            yield FilterChip([("with outcome", "with"), ("no outcome", "without")], prompt="any outcome",
+            yield ChoiceChip([], prompt="all sessions", id="tf-session", tooltip="Session id")
+            yield ChoiceChip([], prompt="all tenants", id="tf-tenant", tooltip="Tenant id")
+            yield ChoiceChip([("with outcome", "with"), ("no outcome", "without")], prompt="any outcome",
                              id="tf-outcome", tooltip="Traces with or without a recorded outcome")
             yield SafeInput(placeholder="since", id="tf-since", compact=True,
                         tooltip="From this date or time (UTC), e.g. 2026-05-01 or 2026-05-01 13:00")
@@ -292,8 +292,8 @@ class TracesScreen(PaneScreen, FilterOptions):
         return {"tf-session": [(v, v) for v in sessions],
                 "tf-tenant": [(v, v) for v in trace_values(brain, "tenant_id")], "tf-whose": whose}
 
-    @on(FilterChip.Changed)
-    def filter_changed(self, event: FilterChip.Changed) -> None:
+    @on(ChoiceChip.Changed)
+    def filter_changed(self, event: ChoiceChip.Changed) -> None:
         key = {"tf-pipeline": "pipeline", "tf-session": "session", "tf-tenant": "tenant",
                "tf-outcome": "outcome", "tf-whose": "whose"}.get(event.chip.id or "")
         if key is None:
@@ -314,7 +314,7 @@ class TracesScreen(PaneScreen, FilterOptions):
 
     def action_clear_trace_filters(self) -> None:
         self.filters = TraceFilters()
-        for chip in self.query(FilterChip):
+        for chip in self.query(ChoiceChip):
             chip.clear()
         for input_id in ("#tf-since", "#tf-until"):
             box = self.query_one(input_id, Input)

@@ -15,11 +15,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Input, Label, Select, Static
+from textual.widgets import Input, Label, Static
 
 from cleo_tui.memory.bulk import BulkAction, SelectionPlan
 from cleo_tui.memory.export_rows import FORMATS, ExportFormat
 from cleo_tui.safe_text import one_line
+from cleo_tui.ui.widgets.choice_chip import ChoiceChip
 from cleo_tui.ui.widgets.inputs import SafeInput
 
 
@@ -72,7 +73,7 @@ class ExportScreen(ModalScreen[tuple[ExportFormat, str] | None]):
             yield Label(Text("Export observations"), classes="dialog-title")
             yield Static(Text(f"Write the {one_line(self.headline, 300)}, each with its tags and their reasons."),
                          classes="dialog-body")
-            yield Select([(f, f) for f in FORMATS], value="md", allow_blank=False, id="export-format")
+            yield ChoiceChip([(f, f) for f in FORMATS], value="md", id="export-format", tooltip="The file's format")
             yield SafeInput(str(self.directory / "observations.md"), id="export-path")
             yield Label(Text("enter to write (asks before replacing a file; never over a brain) · esc cancel"),
                         classes="dialog-hint")
@@ -80,7 +81,7 @@ class ExportScreen(ModalScreen[tuple[ExportFormat, str] | None]):
     def on_mount(self) -> None:
         self.query_one("#export-path", Input).focus()
 
-    def on_select_changed(self, event: Select.Changed) -> None:
+    def on_choice_chip_changed(self, event: ChoiceChip.Changed) -> None:
         box = self.query_one("#export-path", Input)
         path = Path(box.value)
         if path.suffix.lstrip(".") in FORMATS:
@@ -91,7 +92,7 @@ class ExportScreen(ModalScreen[tuple[ExportFormat, str] | None]):
         event.stop()
         value = event.value.strip()
         if value:
-            fmt = self.query_one("#export-format", Select).value
+            fmt = self.query_one("#export-format", ChoiceChip).value
             self.dismiss((str(fmt), str(Path(value).expanduser().resolve())))  # type: ignore[arg-type]
 
     def action_cancel(self) -> None:

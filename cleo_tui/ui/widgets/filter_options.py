@@ -14,7 +14,7 @@ from textual import work
 from textual.message import Message
 
 from cleo_tui.brain import Brain
-from cleo_tui.ui.widgets.filter_chip import FilterChip
+from cleo_tui.ui.widgets.choice_chip import ChoiceChip
 
 FilterChoices = dict[str, list[tuple[str, str]]]  # chip id → (label, value) per choice
 
@@ -48,6 +48,6 @@ class FilterOptions:
 
     def on_filter_options_options_read(self, message: OptionsRead) -> None:
         for chip_id, values in message.options.items():
-            for chip in self.query(f"#{chip_id}").results(FilterChip):  # (gone with its pane meanwhile: none)
+            for chip in self.query(f"#{chip_id}").results(ChoiceChip):  # (gone with its pane meanwhile: none)
                 chip.set_choices(values)
         self.filter_choices_read = True

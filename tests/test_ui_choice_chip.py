@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.app import App, ComposeResult
 from textual.widgets import OptionList
 
-from cleo_tui.ui.widgets.filter_chip import ChoiceMenu, FilterChip
+from cleo_tui.ui.widgets.choice_chip import ChoiceChip, ChoiceMenu
 
 SESSIONS = [(f"ses-{name}", f"ses-{name}") for name in ("alpha", "bravo", "charlie", "delta")]
 
@@ -16,16 +16,16 @@ class ChipApp(App[None]):
         self.changes: list[str | None] = []
 
     def compose(self) -> ComposeResult:
-        yield FilterChip(SESSIONS, prompt="all sessions", id="chip")
+        yield ChoiceChip(SESSIONS, prompt="all sessions", id="chip")
 
-    def on_filter_chip_changed(self, event: FilterChip.Changed) -> None:
+    def on_choice_chip_changed(self, event: ChoiceChip.Changed) -> None:
         self.changes.append(event.value)
 
 
 async def test_keys_open_the_menu_type_ahead_and_choose():
     app = ChipApp()
     async with app.run_test(size=(60, 20)) as pilot:
-        chip = app.query_one(FilterChip)
+        chip = app.query_one(ChoiceChip)
         chip.focus()
         await pilot.pause()
         assert chip.render().plain.startswith("all sessions") and chip.render().plain.endswith(" ▾")
@@ -54,7 +54,7 @@ async def test_keys_open_the_menu_type_ahead_and_choose():
 async def test_a_click_outside_the_menu_closes_it_and_a_vanished_choice_goes_blank():
     app = ChipApp()
     async with app.run_test(size=(60, 20)) as pilot:
-        chip = app.query_one(FilterChip)
+        chip = app.query_one(ChoiceChip)
         chip.value = "ses-delta"
         await pilot.click(chip)
         await pilot.pause()
@@ -69,11 +69,11 @@ async def test_a_click_outside_the_menu_closes_it_and_a_vanished_choice_goes_bla
 
 async def test_a_menu_near_the_bottom_opens_above_its_chip():
     class LowChipApp(ChipApp):
-        CSS = "FilterChip { offset: 0 17; }"
+        CSS = "ChoiceChip { offset: 0 17; }"
 
     app = LowChipApp()
     async with app.run_test(size=(60, 20)) as pilot:
-        chip = app.query_one(FilterChip)
+        chip = app.query_one(ChoiceChip)
         await pilot.click(chip)
         await pilot.pause()
         menu = app.screen.query_one(OptionList)
@@ -83,7 +83,7 @@ async def test_a_menu_near_the_bottom_opens_above_its_chip():
 async def test_hostile_choices_are_shown_as_written():
     app = ChipApp()
     async with app.run_test(size=(100, 20)) as pilot:
-        chip = app.query_one(FilterChip)
+        chip = app.query_one(ChoiceChip)
         chip.set_choices([("[bold]x[/bold] \x1b[31mred\nline", "odd")])
         chip.value = "odd"
         await pilot.pause()

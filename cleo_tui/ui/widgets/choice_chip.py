@@ -1,10 +1,11 @@
-"""A filter's choice on one line ("all types ▾"), its choices in a menu opened on demand.
+"""A choice on one line ("all types ▾"), its choices in a menu opened on demand.
 
-The filter bars used Textual's `Select`, which composes its current value and an overlay
-list per select, and rebuilds the list when given its choices. The Observations bar's seven
-took ~41 ms of the UI thread to mount and more to fill (measured headless: 7 `Select`s
-41 ms, 7 chips 3.5 ms), just after the first screen, when a user's first keys come. A chip is
-one widget that draws one line; the list is made only when the user opens it.
+Every pane's filters and settings (Observations, Traces, Prune, Review, the export dialog)
+use it. Textual's `Select` composes its current value and an overlay list per select, and
+rebuilds the list when given its choices: the Observations bar's seven took ~41 ms of the UI
+thread to mount and more to fill (measured headless: 7 `Select`s 41 ms, 7 chips 3.5 ms), just
+after the first screen, when a user's first keys come. A chip is one widget that draws one
+line; the list is made only when the user opens it.
 """
 
 from __future__ import annotations
@@ -34,21 +35,22 @@ TYPE_AHEAD_S = 1.0  # typed letters within this of each other find one choice to
 MENU_ROWS = 12  # the most choices a menu shows at once (it scrolls)
 
 
-class FilterChip(Widget, can_focus=True):
-    """One filter: its choice, or its `prompt` when blank ("any" value); Enter, space, ↓ or a
-    click opens its choices. `value` is None when blank; setting it posts `Changed`."""
+class ChoiceChip(Widget, can_focus=True):
+    """One choice among `choices`; Enter, space, ↓ or a click opens them. With a `prompt` the
+    chip may be blank (a filter's "any": `value` None, the prompt shown and offered first);
+    without one it always holds a choice (`value`, else the first). Setting `value` posts `Changed`."""
 
     DEFAULT_CSS = """
-    FilterChip {
+    ChoiceChip {
         height: 1;
         width: 15;
         padding: 0 0 0 1;
         background: $boost;
     }
-    FilterChip.-blank {
+    ChoiceChip.-blank {
         color: $text-muted;
     }
-    FilterChip:focus {
+    ChoiceChip:focus {
         background: $accent 30%;
         color: $text;
         text-style: bold;
@@ -62,29 +64,37 @@ class FilterChip(Widget, can_focus=True):
     class Changed(Message):
         """The chip's value changed (None: blank)."""
 
-        chip: FilterChip
+        chip: ChoiceChip
         value: str | None
 
         @property
-        def control(self) -> FilterChip:
+        def control(self) -> ChoiceChip:
             return self.chip
 
-    def __init__(self, choices: Iterable[Choice], *, prompt: str, id: str, tooltip: str | None = None) -> None:
-        super().__init__(id=id, classes="-blank")
+    def __init__(self, choices: Iterable[Choice], *, prompt: str | None = None, value: str | None = None,
+                 id: str, tooltip: str | None = None) -> None:
+        super().__init__(id=id)
         self.prompt = prompt
         self.choices: list[tuple[Text, str]] = _as_text(choices)
+        self.set_reactive(ChoiceChip.value, value if value is not None or prompt else self._first())
+        self.set_class(self.value is None, "-blank")
         if tooltip:
             self.tooltip = tooltip
 
+    def _first(self) -> str | None:
+        return self.choices[0][1] if self.choices else None
+
     def set_choices(self, choices: Iterable[Choice]) -> None:
-        """Offer `choices`; a value no longer among them goes blank."""
+        """Offer `choices`; a value no longer among them goes blank (or to the first choice)."""
         self.choices = _as_text(choices)
         if self.value is not None and self.value not in {value for _, value in self.choices}:
-            self.value = None
+            self.value = None if self.prompt else self._first()
         self.refresh()
 
     def clear(self) -> None:
-        self.value = None
+        """Blank (the prompt's choice); a chip without a prompt keeps its choice."""
+        if self.prompt:
+            self.value = None
 
     def is_blank(self) -> bool:
         return self.value is None
@@ -100,7 +110,7 @@ class FilterChip(Widget, can_focus=True):
         for label, value in self.choices:
             if value == self.value:
                 return label
-        return Text(self.prompt)
+        return Text(self.prompt or "")
 
     def render(self) -> Text:
         room = max(1, self.content_size.width - 2)
@@ -108,16 +118,20 @@ class FilterChip(Widget, can_focus=True):
         label.truncate(room, overflow="ellipsis", pad=True)
         return label + Text(" ▾")
 
+    @property
+    def _entries(self) -> list[tuple[Text, str | None]]:
+        """The menu's lines: the prompt's (blank) first when there is one, then the choices."""
+        blank: list[tuple[Text, str | None]] = [(Text(self.prompt, style="italic"), None)] if self.prompt else []
+        return blank + list(self.choices)
+
     def action_open(self) -> None:
-        current = next((i for i, (_, value) in enumerate(self.choices, start=1) if value == self.value), 0)
-        menu = ChoiceMenu([Text(self.prompt, style="italic"), *(label for label, _ in self.choices)],
-                          current, self.region)
-        self.app.push_screen(menu, self._chosen)
+        entries = self._entries
+        current = next((i for i, (_, value) in enumerate(entries) if value == self.value), 0)
+        self.app.push_screen(ChoiceMenu([label for label, _ in entries], current, self.region), self._chosen)
 
     def _chosen(self, index: int | None) -> None:
-        if index is None:
-            return  # closed without a choice
-        self.value = None if index == 0 else self.choices[index - 1][1]
+        if index is not None:  # (None: closed without a choice)
+            self.value = self._entries[index][1]
         self.focus()
 
     def on_click(self, event: Click) -> None:
