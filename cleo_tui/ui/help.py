@@ -62,7 +62,9 @@ OBSERVATIONS_HELP = PaneHelp(
     "Keys in the Observations pane",
     rows=(("↑ ↓ j k, page up/down, home/end (g/G)", "move; the detail below follows the cursor"),
           ("enter", "into the detail's citing reflections; enter again opens the highlighted reflection "
-                    "(↑ ↓ choose); with none, into the detail to scroll it")),
+                    "(↑ ↓ choose); with none, into the detail to scroll it"),
+          ("tab, then enter / space / ↓ (or a click)", "open a filter's choices: ↑ ↓ or typed letters find one, "
+                                                      "enter chooses it, esc leaves the filter as it was")),
     texts={
         "obs.search": "search (FTS5 where the brain has it, else a plain text match); Enter or Esc goes "
                       "back to the list",
