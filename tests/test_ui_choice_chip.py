@@ -11,6 +11,8 @@ SESSIONS = [(f"ses-{name}", f"ses-{name}") for name in ("alpha", "bravo", "charl
 
 
 class ChipApp(App[None]):
+    BINDINGS = [("q", "quit", "Quit")]  # (as cleo-tui's: a letter typed in the menu must not reach it)
+
     def __init__(self) -> None:
         super().__init__()
         self.changes: list[str | None] = []
@@ -35,6 +37,8 @@ async def test_keys_open_the_menu_type_ahead_and_choose():
         assert app.screen.query_one(OptionList).highlighted == 0  # the blank choice, as it stands
         await pilot.press("s", "e", "s", "-", "c")  # typed letters find "ses-charlie"
         assert app.screen.query_one(OptionList).highlighted == 3
+        await pilot.press("q")  # a letter no choice starts with: nothing happens, the app does not quit
+        assert app.is_running and app.screen.query_one(OptionList).highlighted == 3
         await pilot.press("enter")
         await pilot.pause()
         assert not isinstance(app.screen, ChoiceMenu) and app.focused is chip
