@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 
 import numpy as np
@@ -10,6 +11,7 @@ import pytest
 from cleo_tui.memory import dedup_lsh
 from cleo_tui.memory.dedup_text import as_written, compare, text_key, word_diff, words_swapped
 from cleo_tui.memory.duplicates import ScanCancelled, parse_threshold, scan_duplicates
+from cleo_tui.memory.pool_scan import SCAN_CHUNK
 from tests.pruner_fixtures import add_observation, add_pattern, new_brain
 
 # The same fact in different words (three groups), facts that share vocabulary, and updates.
@@ -126,6 +128,39 @@ def test_progress_is_reported_and_a_cancelled_scan_stops(brain):
         scan_duplicates(brain, cancel=stop)
     with pytest.raises(ScanCancelled):
         scan_duplicates(brain, cancel=lambda: True)
+
+
+def test_the_rows_read_with_the_tag_scan_are_every_live_row_once_oldest_first_as_stored(tmp_path):
+    """The finder's rows come from the tag scan's reading of the pool: each live row once (also when an
+    id that is not UTF-8 makes the scan read the rows a second time, leniently), oldest first, ties in
+    rowid order, the narrative (or the title when it is blank) as content, the quality as stored."""
+    brain = new_brain(tmp_path)
+    with brain.write() as conn:  # wordless rows (never candidates) filling the first chunks read
+        conn.executemany("INSERT INTO brain_observations (id, type, title, narrative, created_at) "
+                         "VALUES (?, 'discovery', '', '', '2025-12-01 10:00:00')",
+                         [(f"O-blank{n}",) for n in range(SCAN_CHUNK + 10)])
+    qualities = [0.5, None, 0, "0.1", b"0.1", 0.9, 1e308]
+    for n, quality in enumerate(qualities):
+        add_observation(brain, f"O-{n}", f"{SAME_UV[n % 2]} ({n})" if n != 3 else "  ", title=f"Title {n}",
+                        created_at=f"2026-01-0{1 + (n * 3) % 5} 10:00:00", quality_score=quality,
+                        invalid_at="2026-02-01 00:00:00" if n == 5 else None)
+    brain.conn.execute("UPDATE brain_observations SET id = CAST(X'4f2dff36' AS TEXT) WHERE id = 'O-6'")
+    brain.conn.commit()
+    rows = [(r.id, r.title, r.content, r.created_at, r.quality) for r in scan_duplicates(brain).rows]
+    assert len(rows) == SCAN_CHUNK + 16 and rows[SCAN_CHUNK + 9][0] == f"O-blank{SCAN_CHUNK + 9}"
+    del rows[:SCAN_CHUNK + 10]
+    brain.close()
+    conn = sqlite3.connect(tmp_path / ".cleo" / "cleo.db")
+    conn.text_factory = lambda raw: raw.decode("utf-8", "replace")
+    expected = [(obs_id, title, narrative if narrative.strip() else title, created,
+                 float(quality) if isinstance(quality, (int, float)) else None)
+                for obs_id, title, narrative, created, quality in conn.execute(
+                    "SELECT id, title, narrative, created_at, quality_score FROM brain_observations "
+                    "WHERE invalid_at IS NULL AND narrative != '' ORDER BY created_at, rowid")]
+    conn.close()
+    assert rows == expected
+    assert [r[0] for r in rows] == ["O-0", "O-2", "O-4", "O-1", "O-\ufffd6", "O-3"]  # (sorted: not rowid order)
+    assert [r[4] for r in rows] == [0.5, 0.0, None, None, 1e308, 0.1] and rows[-1][1:3] == ("Title 3", "Title 3")
 
 
 def test_a_rescan_after_new_rows_computes_only_the_new_signatures_and_pairs(brain):
