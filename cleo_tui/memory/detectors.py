@@ -92,15 +92,19 @@ MAX_LISTED_IDENTIFIERS = 3
 # a full pattern contains a hint, so the result is the same as searching each
 # text with the full patterns (a test checks that).
 
-# Words (any case) without which a text detector cannot match.
+# Words (any case) without which a text detector cannot match: a match holds one of its detector's.
+# (The longest that hold: a longer word is found quicker, `completed` than `complete`.)
 _TEXT_HINTS = {
     "user": "user assertion", "owner": "user assertion",
-    "task": "completion", "complete": "completion", "finish": "completion", "ship": "completion",
-    "merge": "completion", "release": "completion", "deploy": "completion",
+    "task": "completion", "completed": "completion", "finished": "completion", "shipped": "completion",
+    "merged": "completion", "released": "completion", "deployed": "completion",
     "error": "error", "exception": "error", "traceback": "error", "fatal": "error", "panic": "error",
-    "exit": "error", "errno": "error", "segmentation": "error",
+    "exit": "error", "errno": "error", "segmentation fault": "error",
 }
-_HINT_REACH = 300  # longest stretch of a text detector's match before its hint word
+# A text detector's match starts at a hint word, or before it by word characters (`[A-Z]\w*Error`),
+# or by white space after a line start (`^\s*user:`): its search may start where such a stretch
+# before the first hint starts (the text reversed from there, `\w*\s*` matched).
+_BEFORE_HINT = re.compile(r"\w*\s*")
 # Every identifier holds one of these: '/' ; '#' and a digit ; '()' ; '.' before a word
 # character ; an upper-case letter run reaching a digit ; 7+ hex digits ; an E-errno name ;
 # '_' before a letter or digit ; a lower-case letter or digit before an upper-case one.
@@ -330,9 +334,15 @@ def text_reasons_of(texts: Sequence[str]) -> list[list[str]]:
     reasons: list[list[str]] = [[] for _ in texts]
     for (index, name), offset in sorted(first_hint.items(), key=lambda c: (c[0][0], _DETECTOR_ORDER[c[0][1]])):
         text = texts[index]
-        # A match holds its hint and starts at most a few words before it, so the
-        # search may start there (from 0 when lower-casing moved the offsets).
-        start = max(0, offset - _HINT_REACH) if len(corpus.text_at(index)) == len(text) else 0
+        # Every match holds a hint at or after the first, and starts before it only by word
+        # characters, then white space (see `_BEFORE_HINT`): the search starts there, not at the
+        # text's start (at 100,000 demo rows 0.28 → 0.16 s of CPU; from 0 when lower-casing moved
+        # the offsets). A hint is a letter, and a stretch before a later hint reaching back past
+        # the first one also holds the first one's.
+        start = 0
+        if offset and len(corpus.text_at(index)) == len(text):
+            before = _BEFORE_HINT.match(text[offset - 1::-1])
+            start = offset - (before.end() if before else 0)
         found = _TEXT_PATTERNS[name].search(text, start)
         if found:
             reasons[index].append(f"{name}: {_quote(found.group())}")
@@ -380,7 +390,8 @@ _CHUNK = 4_000
 _CHUNK_CHARACTERS = 500_000
 _memo: dict[tuple[int, int], tuple[tuple[str, ...], tuple[str, ...]]] = {}
 _memo_lock = threading.Lock()
-_FINDINGS_FORMAT = "3"  # 3: an issue number found behind another hint of its token
+_FINDINGS_FORMAT = "4"  # 3: an issue number found behind another hint of its token; 4: a text detector
+# match however far before its hint (it was missed 300 characters before)
 RULES_KEY = hashlib.sha256(repr((_FINDINGS_FORMAT, TEXT_DETECTORS, IDENTIFIER_KINDS)).encode()).hexdigest()[:16]
 Findings = tuple[tuple[str, ...], tuple[str, ...]]  # (identifiers, text reasons)
 
