@@ -277,6 +277,25 @@ def test_the_differing_words_are_shown_as_written_not_as_stems(tmp_path):
         brain.close()
 
 
+def test_a_clusters_detail_pairs_show_their_words_as_written_each_time_the_clusters_are_built(tmp_path):
+    """The scan remembers each row's written forms while it builds clusters (a speed trick, issue 33),
+    and forgets them after: the words shown stay those of the texts, build after build."""
+    brain = new_brain(tmp_path)
+    try:
+        add_observation(brain, "O-a", "Deploy Billing v2.1 to staging from the CI runner.")
+        add_observation(brain, "O-b", "From the CI runner, deploy Billing v2.1 to staging.")
+        add_observation(brain, "O-c", "Deploy Billing v2.2 to staging from the CI runner.")
+        scan = scan_duplicates(brain, cache=dedup_lsh.ScanCache())
+        first = [c.to_json() for c in scan.clusters(0.85)]
+        assert not scan._forms
+        assert [c.to_json() for c in scan.clusters(0.85)] == first
+    finally:
+        brain.close()
+    [cluster] = first
+    assert sorted(cluster["members"]) == ["O-a", "O-b"] and cluster["details"]
+    assert {(*p["only_a"], *p["only_b"]) for p in cluster["details"]} <= {("v2.1", "v2.2"), ("v2.2", "v2.1")}
+
+
 def test_words_are_shown_as_the_text_first_writes_them_however_often_asked():
     """The written forms are remembered per text and per stretch (a speed trick, issue 33): the
     answers stay those of reading the text afresh, for every text and every call."""

@@ -163,6 +163,10 @@ class ChunkColumns:
     notes: list[int] | np.ndarray  # 1: an observer note
     tails: list[bytes] | None = None  # the rest of each row's key (a scan with `row_keys`)
     scores: list[Any] | None = None  # each row's quality_score as stored (a scan with `scores`)
+    # Every row's title and narrative decoded leniently, when a caller of the scan needs them all
+    # (`scan_pass.read_pass` with `rows_read`; else only the rows the detectors read are decoded).
+    title_texts: list[str] | None = None
+    narrative_texts: list[str] | None = None
 
 
 def chunk_columns(rows: list[tuple[Any, ...]], scores: bool = False) -> ChunkColumns:

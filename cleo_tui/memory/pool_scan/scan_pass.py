@@ -73,7 +73,8 @@ def read_pass(brain: Brain, where: str, params: Sequence[Any], tokenizer: Tokeni
                rows_read: RowsRead | None = None) -> tuple[BrainScan, int]:
     """One reading of the rows, a chunk at a time (only a chunk's texts are held at once); without
     `sessions`, no row's session is read unless one session's units are measured. With `rows_read`
-    (see `scan_where`), each chunk's columns are handed on too, with the rows' quality scores."""
+    (see `scan_where`), each chunk's columns are handed on too, with the rows' quality scores and
+    texts decoded."""
     table = TableBuilder(stored.table if stored else FindingsTable.empty())
     parts = new_parts()
     fresh = 0
@@ -96,7 +97,9 @@ def read_pass(brain: Brain, where: str, params: Sequence[Any], tokenizer: Tokeni
         take = rows_read() if rows_read is not None else None
         for rows in fetch_chunks(brain, sql, params, strict):
             c = chunk_columns(rows, scores=take is not None)
-            if take is not None:
+            if take is not None:  # (every row's texts decoded once, for the caller and the detectors)
+                c.title_texts = [title.decode("utf-8", "replace") for title in c.titles]
+                c.narrative_texts = [narrative.decode("utf-8", "replace") for narrative in c.narratives]
                 take(c)
             rowids = np.array(c.rowids, dtype=np.int64)
             keys = content_keys(c.titles, c.narratives)
@@ -104,7 +107,11 @@ def read_pass(brain: Brain, where: str, params: Sequence[Any], tokenizer: Tokeni
             missing = np.flatnonzero(entries < 0).tolist()
             if missing:
                 fresh += len(missing)
-                texts = [judged_text_of(decode_lenient(c.titles[i]), decode_lenient(c.narratives[i])) for i in missing]
+                if c.title_texts is not None and c.narrative_texts is not None:
+                    texts = [judged_text_of(c.title_texts[i], c.narrative_texts[i]) for i in missing]
+                else:
+                    texts = [judged_text_of(decode_lenient(c.titles[i]), decode_lenient(c.narratives[i]))
+                             for i in missing]
                 analyser.submit(texts, functools.partial(enter, missing, entries))  # (entries filled in later)
             if tokenizer is not None:
                 parts["units"].append(chunk_units(c, tokenizer, session, cache, stats))
