@@ -208,6 +208,7 @@ def test_the_scan_keeps_the_pools_findings_in_the_brains_findings_file_only(brai
     monkeypatch.setattr(detectors, "analyse_texts", analysed_again)
     assert len(tags.tag_brain(brain)) == len(texts)  # every row from the findings file
     assert detectors._store_findings.get()  # stored again outside the scan
+    assert detectors._memo == {} and detectors._remember_findings.get()  # nor held in this process
 
 
 def test_threshold_parsing_and_word_diff_for_highlighting():

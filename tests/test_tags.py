@@ -105,6 +105,18 @@ def test_the_fast_batch_search_equals_plain_regex_search_of_each_text(batch):
         assert why == expected
 
 
+def test_findings_not_remembered_are_found_afresh_and_leave_the_memo_as_it_was(monkeypatch):
+    texts = ["TypeError: boom in src/a.py", "nothing here", "the user said: keep T12"]
+    expected = [(tuple(sorted(detectors.identifiers_in(t))), tuple(detectors.text_reasons(t))) for t in texts]
+    stale = ((), ("stale",))
+    monkeypatch.setattr(detectors, "_memo", {(hash(texts[0]), len(texts[0])): stale})
+    with detectors.findings_not_remembered():
+        assert detectors.analyse_texts(texts) == expected  # (the stale entry is not looked up)
+    assert detectors._memo == {(hash(texts[0]), len(texts[0])): stale}
+    assert detectors.analyse_texts(texts) == [stale, *expected[1:]]  # remembered again outside the block
+    assert len(detectors._memo) == 3
+
+
 def test_a_text_detector_match_far_before_its_hint_is_found_as_a_plain_search_finds_it():
     """The search starts where word characters, then white space, before the first hint start: however
     long that stretch is (an error class named by 400 characters, 400 blank lines before `user:`)."""

@@ -391,9 +391,11 @@ class _Tags:
         `rows_read` is handed the rows as they are read (see `scan_brain`).
 
         New findings go to the brain's findings file only (which the TUI's tagging reads), not
-        to the cache database as well: a second copy of them that a first scan would pay for.
-        No row's session is read: nothing the finder shows depends on it."""
-        with detectors.findings_not_stored():
+        to the cache database as well: a second copy of them that a first scan would pay for;
+        nor to the detectors' memo of this process (held through the rest of the scan, and no
+        row of this scan is analysed again: a later scan reads the findings file). No row's
+        session is read: nothing the finder shows depends on it."""
+        with detectors.findings_not_stored(), detectors.findings_not_remembered():
             scan = tags.scan_brain(brain, live_only=True, sessions=False, rows_read=rows_read)
         _ = scan.index, scan.counts
         return cls(scan)
