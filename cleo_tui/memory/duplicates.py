@@ -381,7 +381,7 @@ class _Tags:
     """Protection, citing reflections and relevance of observations, worked out when a member
     is shown (the whole pool's scan is needed: an identifier is unique against all of it)."""
 
-    scan: BrainScan | None = field(repr=False)
+    scan: BrainScan = field(repr=False)
     _memo: dict[str, tuple[tuple[str, ...], list[str], str]] = field(default_factory=dict, repr=False)
     _places: dict[str, int] = field(default_factory=dict, repr=False)  # row in the scan by id (-1: not there)
 
@@ -404,8 +404,6 @@ class _Tags:
         """Find these observations in the scan at once, before `of` asks for each: one binary
         search for all of them (at 100,000 rows, clusters show 60,000 members and related rows;
         a search each cost 0.1-0.2 s of CPU)."""
-        if self.scan is None:
-            return
         wanted = [i for i in dict.fromkeys(obs_ids) if i not in self._places]
         self._places.update(zip(wanted, positions_of(self.scan.index, wanted).tolist(), strict=True))
 
@@ -413,10 +411,10 @@ class _Tags:
         """(protection reasons, citing reflections, relevance) of one observation."""
         found = self._memo.get(obs_id)
         if found is None:
-            i = None if self.scan is None else self._places.get(obs_id)
-            if i is None and self.scan is not None:
+            i = self._places.get(obs_id)
+            if i is None:
                 i = self.scan.index.get(obs_id)
-            if self.scan is None or i is None or i < 0:
+            if i is None or i < 0:
                 found = ((), [], "medium")
             else:
                 found = (tuple(self.scan.reasons_of(i)), sorted(self.scan.citations.get(obs_id) or ()),
