@@ -10,7 +10,7 @@ from rapidfuzz.distance import LCSseq
 
 from cleo_tui.memory import dedup_lsh, dedup_verify
 from cleo_tui.memory.dedup_model import MIN_THRESHOLD
-from cleo_tui.memory.dedup_text import similarity_array
+from cleo_tui.memory.dedup_text import similarity_array, text_key, verdict
 
 
 def _sorted_words(rng: random.Random, vocabulary: list[str], count: int) -> str:
@@ -87,3 +87,20 @@ def test_verdicts_are_the_same_for_texts_from_the_cache() -> None:
     assert len(found[0].kept[0]) > 1_000
     for a, b in zip(found[0].judged + found[0].kept, found[1].judged + found[1].kept, strict=True):
         assert np.array_equal(a, b)
+
+
+def test_swapped_words_are_judged_as_the_verdict_judges_them_however_often_a_row_recurs() -> None:
+    """A row in many pairs has its words split once (`_Judge._words`): each pair that reaches
+    MIN_THRESHOLD still differs in a detail exactly when `verdict` says it does."""
+    names = ["ruff", "vite", "billing", "search", "deploy", "docs", "invoices"]
+    templates = ["use {} for {} rather than rolling our own", "the {} report grouped by {} date instead of UTC",
+                 "run the {} script from the {} folder of the repository"]
+    texts = [t.format(a, b) for t in templates for a in names for b in names[:3] if a != b]
+    table = dedup_lsh.text_table(texts, dedup_lsh.ScanCache())
+    left, right = (ends.astype(np.int64) for ends in np.triu_indices(len(texts), 1))
+    kept_left, kept_right, score, differs = dedup_verify.verify(
+        table, left, right, dedup_lsh.ScanCache(), lambda: None, lambda *_: None).kept
+    expected = [verdict(text_key(texts[a]), text_key(texts[b]), s).differs_in_detail
+                for a, b, s in zip(kept_left.tolist(), kept_right.tolist(), score.tolist(), strict=True)]
+    assert differs.tolist() == expected and len(expected) > 100 and {True, False} <= set(expected)
+    assert np.bincount(np.concatenate([kept_left, kept_right])).min() > 5  # (every row in several pairs)

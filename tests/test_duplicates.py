@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 
 import numpy as np
@@ -10,6 +11,7 @@ import pytest
 from cleo_tui.memory import dedup_lsh
 from cleo_tui.memory.dedup_text import as_written, compare, text_key, word_diff, words_swapped
 from cleo_tui.memory.duplicates import ScanCancelled, parse_threshold, scan_duplicates
+from cleo_tui.memory.pool_scan import SCAN_CHUNK
 from tests.pruner_fixtures import add_observation, add_pattern, new_brain
 
 # The same fact in different words (three groups), facts that share vocabulary, and updates.
@@ -128,6 +130,39 @@ def test_progress_is_reported_and_a_cancelled_scan_stops(brain):
         scan_duplicates(brain, cancel=lambda: True)
 
 
+def test_the_rows_read_with_the_tag_scan_are_every_live_row_once_oldest_first_as_stored(tmp_path):
+    """The finder's rows come from the tag scan's reading of the pool: each live row once (also when an
+    id that is not UTF-8 makes the scan read the rows a second time, leniently), oldest first, ties in
+    rowid order, the narrative (or the title when it is blank) as content, the quality as stored."""
+    brain = new_brain(tmp_path)
+    with brain.write() as conn:  # wordless rows (never candidates) filling the first chunks read
+        conn.executemany("INSERT INTO brain_observations (id, type, title, narrative, created_at) "
+                         "VALUES (?, 'discovery', '', '', '2025-12-01 10:00:00')",
+                         [(f"O-blank{n}",) for n in range(SCAN_CHUNK + 10)])
+    qualities = [0.5, None, 0, "0.1", b"0.1", 0.9, 1e308]
+    for n, quality in enumerate(qualities):
+        add_observation(brain, f"O-{n}", f"{SAME_UV[n % 2]} ({n})" if n != 3 else "  ", title=f"Title {n}",
+                        created_at=f"2026-01-0{1 + (n * 3) % 5} 10:00:00", quality_score=quality,
+                        invalid_at="2026-02-01 00:00:00" if n == 5 else None)
+    brain.conn.execute("UPDATE brain_observations SET id = CAST(X'4f2dff36' AS TEXT) WHERE id = 'O-6'")
+    brain.conn.commit()
+    rows = [(r.id, r.title, r.content, r.created_at, r.quality) for r in scan_duplicates(brain).rows]
+    assert len(rows) == SCAN_CHUNK + 16 and rows[SCAN_CHUNK + 9][0] == f"O-blank{SCAN_CHUNK + 9}"
+    del rows[:SCAN_CHUNK + 10]
+    brain.close()
+    conn = sqlite3.connect(tmp_path / ".cleo" / "cleo.db")
+    conn.text_factory = lambda raw: raw.decode("utf-8", "replace")
+    expected = [(obs_id, title, narrative if narrative.strip() else title, created,
+                 float(quality) if isinstance(quality, (int, float)) else None)
+                for obs_id, title, narrative, created, quality in conn.execute(
+                    "SELECT id, title, narrative, created_at, quality_score FROM brain_observations "
+                    "WHERE invalid_at IS NULL AND narrative != '' ORDER BY created_at, rowid")]
+    conn.close()
+    assert rows == expected
+    assert [r[0] for r in rows] == ["O-0", "O-2", "O-4", "O-1", "O-\ufffd6", "O-3"]  # (sorted: not rowid order)
+    assert [r[4] for r in rows] == [0.5, 0.0, None, None, 1e308, 0.1] and rows[-1][1:3] == ("Title 3", "Title 3")
+
+
 def test_a_rescan_after_new_rows_computes_only_the_new_signatures_and_pairs(brain):
     first = scan_duplicates(brain)
     assert first.stats.signatures_computed == first.stats.rows
@@ -173,6 +208,7 @@ def test_the_scan_keeps_the_pools_findings_in_the_brains_findings_file_only(brai
     monkeypatch.setattr(detectors, "analyse_texts", analysed_again)
     assert len(tags.tag_brain(brain)) == len(texts)  # every row from the findings file
     assert detectors._store_findings.get()  # stored again outside the scan
+    assert detectors._memo == {} and detectors._remember_findings.get()  # nor held in this process
 
 
 def test_threshold_parsing_and_word_diff_for_highlighting():
@@ -240,6 +276,25 @@ def test_the_differing_words_are_shown_as_written_not_as_stems(tmp_path):
         assert {*pair.only_a, *pair.only_b} == {"cli", "invoices"}
     finally:
         brain.close()
+
+
+def test_a_clusters_detail_pairs_show_their_words_as_written_each_time_the_clusters_are_built(tmp_path):
+    """The scan remembers each row's written forms while it builds clusters (a speed trick, issue 33),
+    and forgets them after: the words shown stay those of the texts, build after build."""
+    brain = new_brain(tmp_path)
+    try:
+        add_observation(brain, "O-a", "Deploy Billing v2.1 to staging from the CI runner.")
+        add_observation(brain, "O-b", "From the CI runner, deploy Billing v2.1 to staging.")
+        add_observation(brain, "O-c", "Deploy Billing v2.2 to staging from the CI runner.")
+        scan = scan_duplicates(brain, cache=dedup_lsh.ScanCache())
+        first = [c.to_json() for c in scan.clusters(0.85)]
+        assert not scan._forms
+        assert [c.to_json() for c in scan.clusters(0.85)] == first
+    finally:
+        brain.close()
+    [cluster] = first
+    assert sorted(cluster["members"]) == ["O-a", "O-b"] and cluster["details"]
+    assert {(*p["only_a"], *p["only_b"]) for p in cluster["details"]} <= {("v2.1", "v2.2"), ("v2.2", "v2.1")}
 
 
 def test_words_are_shown_as_the_text_first_writes_them_however_often_asked():

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from cleo_tui.memory import mapping
+from cleo_tui.memory import detectors, mapping
+from cleo_tui.memory.pool_scan.findings_cache import judged_text_of
 from cleo_tui.memory.tags import scan_brain
 from cleo_tui.memory.tokenizers import get_tokenizer
 from tests.pruner_fixtures import add_observation, new_brain
@@ -59,3 +60,36 @@ def test_the_low_quality_rule_in_sql_agrees_with_derive_relevance(tmp_path):
         expected = mapping.derive_relevance({"quality_score": stored[oid], "type": "discovery"})
         assert mapping.relevance_of_rule(int(scan.rules[i]), scan.quality[i]) == expected, (oid, stored[oid])
         assert (scan.quality[i] is not None) == (expected[0] == "low"), oid
+
+
+def test_a_reading_handed_on_gives_each_live_row_its_texts_and_score_and_the_same_findings(tmp_path):
+    """`rows_read` (the duplicate finder's rows): each chunk handed on with every row's texts decoded
+    leniently and its quality score as stored; the detectors read those texts, finding what they find
+    in a plain reading of the rows."""
+    brain = _brain(tmp_path)
+    add_observation(brain, "O-latin", "TypeError: boom in src/a.py", title="a title")
+    brain.conn.execute("UPDATE brain_observations SET narrative = CAST(X'636166e920543132' AS TEXT) "
+                       "WHERE id = 'O-q0'")  # (invalid UTF-8: "caf\xe9 T12")
+    brain.conn.commit()
+    handed: list = []
+
+    def reading():
+        handed.clear()
+        return handed.append
+
+    try:
+        scan = scan_brain(brain, live_only=True, rows_read=reading)
+        brain.conn.text_factory = lambda raw: raw.decode("utf-8", "replace")
+        stored = brain.conn.execute("SELECT id, coalesce(title, ''), coalesce(narrative, ''), quality_score "
+                                    "FROM brain_observations WHERE invalid_at IS NULL ORDER BY rowid").fetchall()
+    finally:
+        brain.close()
+    rows = [row for c in handed for row in zip(c.ids, c.title_texts, c.narrative_texts, c.scores, strict=True)]
+    stored = [tuple(row) for row in stored]
+    assert rows == stored and "caf\ufffd T12" in {r[2] for r in rows} and 0.39 in {r[3] for r in rows}
+    index = {oid: i for i, oid in enumerate(scan.ids)}
+    for oid, title, narrative, _ in stored:
+        text = judged_text_of(title, narrative)
+        assert scan.table[int(scan.findings[index[oid]])] == (tuple(sorted(detectors.identifiers_in(text))),
+                                                              tuple(detectors.text_reasons(text))), oid
+    assert scan.table[int(scan.findings[index["O-latin"]])][1]  # (an error: something was found)

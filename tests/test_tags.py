@@ -105,6 +105,28 @@ def test_the_fast_batch_search_equals_plain_regex_search_of_each_text(batch):
         assert why == expected
 
 
+def test_findings_not_remembered_are_found_afresh_and_leave_the_memo_as_it_was(monkeypatch):
+    texts = ["TypeError: boom in src/a.py", "nothing here", "the user said: keep T12"]
+    expected = [(tuple(sorted(detectors.identifiers_in(t))), tuple(detectors.text_reasons(t))) for t in texts]
+    stale = ((), ("stale",))
+    monkeypatch.setattr(detectors, "_memo", {(hash(texts[0]), len(texts[0])): stale})
+    with detectors.findings_not_remembered():
+        assert detectors.analyse_texts(texts) == expected  # (the stale entry is not looked up)
+    assert detectors._memo == {(hash(texts[0]), len(texts[0])): stale}
+    assert detectors.analyse_texts(texts) == [stale, *expected[1:]]  # remembered again outside the block
+    assert len(detectors._memo) == 3
+
+
+def test_a_text_detector_match_far_before_its_hint_is_found_as_a_plain_search_finds_it():
+    """The search starts where word characters, then white space, before the first hint start: however
+    long that stretch is (an error class named by 400 characters, 400 blank lines before `user:`)."""
+    batch = ["see A" + "b" * 400 + "Error: boom", "x." + "\n" * 400 + "  user: hi", "ok " * 200 + "TypeError x"]
+    for text, why in zip(batch, detectors.text_reasons_of(batch), strict=True):
+        expected = [f"{name}: {detectors._quote(match.group())}" for name, _, _, pattern in detectors.TEXT_DETECTORS
+                    if (match := re.compile(pattern, re.MULTILINE).search(text))]
+        assert why == expected and expected
+
+
 def test_hints_over_the_folded_copy_find_what_the_plain_hints_find():
     """Digits and capitals are folded for speed only when no other decimal digit (\\d) is in the batch."""
     text = "T12 deadbee1 parseConfig AB-12 x9Y 12 abc 1a2b3c4 ENOENT T\u0663 \u0663abcdef"

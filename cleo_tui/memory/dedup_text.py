@@ -196,11 +196,17 @@ def as_written(text: str, words: Sequence[str]) -> tuple[str, ...]:
 
 @lru_cache(maxsize=4_096)
 def written_forms(text: str) -> dict[str, str]:
+    """`forms_written(text)`, remembered for the last 4,096 texts asked. Do not change the dict."""
+    return forms_written(text)
+
+
+def forms_written(text: str) -> dict[str, str]:
     """Each word of `text` (as `text_words` makes them) → how the text first writes it.
 
-    Remembered per text, and each whitespace-free stretch per stretch: clusters show the
-    differing details of 70,000 pairs at 100,000 rows, a text often in several pairs, and
-    tokenising each text again per pair cost 1.2 s of CPU (0.3 s so). Do not change the dict."""
+    Each whitespace-free stretch is remembered: clusters show the differing details of 70,000
+    pairs at 100,000 rows, a text often in several pairs, and tokenising each text again per
+    pair cost 1.2 s of CPU (0.3 s so). A caller asking for many texts' forms remembers them
+    per text (`written_forms`, or the duplicate scan's own memo while it builds clusters)."""
     written: dict[str, str] = {}
     memo = _written_memo
     for chunk in (_NOT.sub(" not", text) if "'" in text else text).split():

@@ -96,6 +96,7 @@ class _Judge:
         self.slot = np.full(len(encoded), -1, dtype=np.int64)   # each row's place in the lists above
         self.slot[needed] = np.arange(len(rows))
         self.detail_id = np.fromiter(map(numbers.__getitem__, details), dtype=np.int64, count=len(details))
+        self._split: dict[int, list[str]] = {}
 
     def __call__(self, left: Any, right: Any) -> tuple[Any, Any]:
         slot_a, slot_b = self.slot[left], self.slot[right]
@@ -105,11 +106,20 @@ class _Judge:
         # Below MIN_THRESHOLD a pair is dropped, detail or not: only the others are looked at. Their
         # details are the same and they pass the length guard (`_verify`), so `verdict` would only
         # look for swapped words.
-        encoded = self.encoded
-        for n in np.flatnonzero(~differs & (scored >= MIN_THRESHOLD)).tolist():
-            differs[n] = words_swapped(encoded[left[n]].partition("\x00")[0].split(" "),
-                                       encoded[right[n]].partition("\x00")[0].split(" "), float(scored[n]))
+        looked = np.flatnonzero(~differs & (scored >= MIN_THRESHOLD))
+        words = self._words
+        for n, a, b, score in zip(looked.tolist(), left[looked].tolist(), right[looked].tolist(),
+                                  scored[looked].tolist(), strict=True):
+            differs[n] = words_swapped(words(a), words(b), score)
         return scored, differs
+
+    def _words(self, row: int) -> list[str]:
+        """Row `row`'s words in text order, split once (a row is in several pairs looked at word by word:
+        at 100,000 demo rows 18,900 pairs of 96,000 rows). Do not change the list."""
+        found = self._split.get(row)
+        if found is None:
+            found = self._split[row] = self.encoded[row].partition("\x00")[0].split(" ")
+        return found
 
 
 def _similarities(sorted_a: Sequence[str], sorted_b: Sequence[str], lengths: Any) -> Any:

@@ -24,6 +24,7 @@ and stops the scan with `ScanCancelled`.
 from __future__ import annotations
 
 import itertools
+import operator
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -33,7 +34,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.store import Brain
 from cleo_tui.memory import dedup_lsh, dedup_verify, detectors, mapping, tags
 from cleo_tui.memory.dedup_model import (
@@ -50,9 +50,10 @@ from cleo_tui.memory.dedup_model import (
     parse_threshold,
     suggest_keeper,
 )
-from cleo_tui.memory.dedup_text import TextKey, as_written, comparable_counts, compare, verdict
+from cleo_tui.memory.dedup_text import TextKey, comparable_counts, compare, forms_written, verdict
 from cleo_tui.memory.pool_scan import positions_of
-from cleo_tui.memory.pool_scan.scan_pass import live_rows_where
+from cleo_tui.memory.pool_scan.reading import ChunkColumns
+from cleo_tui.memory.pool_scan.scan_pass import RowsRead
 from cleo_tui.memory.seed_types import render_line
 from cleo_tui.memory.tokenizers import Tokenizer, get_tokenizer
 
@@ -64,7 +65,7 @@ __all__ = ["DEFAULT_THRESHOLD", "MIN_THRESHOLD", "BadThreshold", "Cluster", "Dup
 
 FULL_MATRIX_LIMIT = 12   # larger clusters get keeper-to-member similarities only
 DETAILS_PER_CLUSTER = 20  # the most similar "differs in a detail" pairs shown with a cluster
-_READ_CHUNK = 4_000
+_CREATED = operator.attrgetter("created_at")  # (a row's date, the sort key of the rows)
 
 
 @dataclass(slots=True)
@@ -100,6 +101,7 @@ class DuplicateScan:
     _memo: dict[float, tuple[list[list[int]], Any]] = field(default_factory=dict, repr=False)
     _units: dict[int, int] = field(default_factory=dict, repr=False)
     _detail_sets: dict[int, frozenset[str]] = field(default_factory=dict, repr=False)
+    _forms: dict[int, dict[str, str]] = field(default_factory=dict, repr=False)  # while clusters are built
     _codes: Any = field(default=None, repr=False)   # sorted left * rows + right, to find a verified pair
     _order: Any = field(default=None, repr=False)   # the pair at each code
 
@@ -128,6 +130,17 @@ class DuplicateScan:
             details = self.encoded[index].partition("\x00")[2]
             found = self._detail_sets[index] = frozenset(details.split(" ")) if details else frozenset()
         return found
+
+    def _written(self, index: int, words: Sequence[str]) -> tuple[str, ...]:
+        """`as_written` of row `index`'s content, the row's written forms remembered while clusters are
+        built (`clusters` forgets them after): at 100,000 demo rows they show the words of 22,600 texts,
+        of which `written_forms`' bounded cache had made 30,000 (0.07 s of CPU more)."""
+        if not words:
+            return ()
+        forms = self._forms.get(index)
+        if forms is None:
+            forms = self._forms[index] = forms_written(self.rows[index].content)
+        return tuple(forms.get(w) or w for w in words)
 
     def _member(self, index: int) -> Member:
         row = self.rows[index]
@@ -176,7 +189,10 @@ class DuplicateScan:
     def clusters(self, threshold: float = DEFAULT_THRESHOLD) -> list[Cluster]:
         """Clusters at `threshold`, most tokens saved first."""
         with tags.gc_paused():  # 10,000s of members and pairs, no cycle: a collection would walk the whole scan
-            return self._clusters(threshold)
+            try:
+                return self._clusters(threshold)
+            finally:
+                self._forms.clear()
 
     def _clusters(self, threshold: float) -> list[Cluster]:
         groups, group_of = self._groups(threshold)
@@ -232,12 +248,11 @@ class DuplicateScan:
             details_i, details_j = self._details(i), self._details(j)
             if details_i != details_j:  # `verdict` without the words: no swapped words to look for
                 return Pair(*ids, similarity, "detail" if alike else "apart",
-                            as_written(self.rows[i].content, sorted(details_i - details_j)),
-                            as_written(self.rows[j].content, sorted(details_j - details_i)))
+                            self._written(i, sorted(details_i - details_j)),
+                            self._written(j, sorted(details_j - details_i)))
             found = verdict(self._key(i), self._key(j), self._raw_list[known])
         kind = "duplicate" if found.is_duplicate(threshold) else "detail" if found.is_update(threshold) else "apart"
-        return Pair(*ids, found.similarity, kind, as_written(self.rows[i].content, found.only_a),
-                    as_written(self.rows[j].content, found.only_b))
+        return Pair(*ids, found.similarity, kind, self._written(i, found.only_a), self._written(j, found.only_b))
 
     def _cluster(self, group: list[int], detail_pairs: list[tuple[int, int, int]], threshold: float,
                  known: dict[tuple[int, int], int]) -> Cluster:
@@ -295,51 +310,33 @@ def _checker(cancel: Cancel | None) -> Callable[[], None]:
     return check
 
 
-def _decoded(value: bytes | None) -> str:
-    return "" if value is None else value.decode("utf-8", "replace")
+def _read_live(brain: Brain, check: Callable[[], None]) -> tuple[list[_Row], _Tags]:
+    """Live observations, oldest first (ties by rowid), with the columns the scan needs, and the
+    tag scan of them: one reading of the pool serves both (`scan_brain`'s `rows_read`).
 
-
-def _read_live(brain: Brain, check: Callable[[], None]) -> list[_Row]:
-    """Live observations, oldest first (ties by rowid), with the columns the scan needs (absent
-    ones as NULL, read as empty).
-
-    Text columns are read as bytes and decoded leniently here (one C call each, cheaper than
-    the connection's Python text factory); rows come in rowid order, which is usually date
-    order already, and are sorted only when they are not (cheaper than SQLite's sort). The live
-    rows are read as the tag scan reads them (`live_rows_where`: through the table, not the
-    index on invalid_at, when few rows are evicted).
+    The tag scan is needed anyway (an identifier is unique against the whole pool) and reads the
+    same rows; reading them a second time for the finder cost the cold `dedup --json` about
+    0.2 s of CPU at 100,000 demo rows. Titles and narratives come as bytes and are decoded
+    leniently here (one C call each); rows come in rowid order, which is usually date order
+    already, and are sorted only when they are not (cheaper than SQLite's sort).
     """
-    have = brain.features.columns(cs.OBSERVATIONS)
-
-    def text(column: str) -> str:
-        return f'CAST(o."{column}" AS BLOB)' if column in have else "NULL"
-
-    quality = 'o."quality_score"' if "quality_score" in have else "NULL"
-    where = live_rows_where(brain) if "invalid_at" in have else ""
-    sql = (f"SELECT {text('id')}, {text('title')}, {text('narrative')}, {text('created_at')}, {quality} "
-           f"FROM {cs.OBSERVATIONS} o{where} ORDER BY o.rowid")
     rows: list[_Row] = []
-    with brain.lock:
-        cursor = brain.conn.cursor()
-        cursor.row_factory = None  # plain tuples
-        try:
-            cursor.execute(sql)
-            while chunk := cursor.fetchmany(_READ_CHUNK):
-                check()
-                for obs_id, title, narrative, created_at, value in chunk:
-                    title_text, narrative_text = _decoded(title), _decoded(narrative)
-                    rows.append(_Row(_decoded(obs_id), title_text,
-                                     narrative_text if narrative_text.strip() else title_text, _decoded(created_at),
-                                     float(value) if isinstance(value, (int, float)) else None))
-        finally:
-            cursor.close()
-    if "created_at" in have and any(a.created_at > b.created_at for a, b in itertools.pairwise(rows)):
-        rows.sort(key=_created)  # stable: ties stay in rowid order
-    return rows
 
+    def reading() -> Callable[[ChunkColumns], None]:
+        rows.clear()  # (a second reading, when a short text was not UTF-8, starts again)
+        return take
 
-def _created(row: _Row) -> str:
-    return row.created_at
+    def take(c: ChunkColumns) -> None:
+        check()
+        assert c.scores is not None and c.title_texts is not None and c.narrative_texts is not None
+        for obs_id, title, narrative, created_at, value in zip(c.ids, c.title_texts, c.narrative_texts, c.created,
+                                                               c.scores, strict=True):
+            rows.append(_Row(obs_id, title, narrative if narrative.strip() else title, created_at,
+                             float(value) if isinstance(value, (int, float)) else None))
+
+    pool = _Tags.of_brain(brain, reading)
+    rows.sort(key=_CREATED)  # stable: ties stay in rowid order (in C, and quick when already in order)
+    return rows, pool
 
 
 def scan_duplicates(brain: Brain, tokenizer: str | Tokenizer = "chars4", progress: ScanProgress | None = None,
@@ -353,10 +350,10 @@ def scan_duplicates(brain: Brain, tokenizer: str | Tokenizer = "chars4", progres
     report = progress or (lambda done, total, stage: None)
     stats, clock = ScanStats(), time.perf_counter()
     with tags.gc_paused():
-        rows = _read_live(brain, check)
+        rows, pool = _read_live(brain, check)
         stats.rows = len(rows)
         report(0, len(rows), "reading")
-        stats.seconds["read"] = time.perf_counter() - clock
+        stats.seconds["read and tags"] = time.perf_counter() - clock
         check()
         cache = cache if cache is not None else dedup_lsh.ScanCache.load(dedup_lsh.cache_path(brain.path))
         texts = dedup_lsh.text_table([r.content for r in rows], cache)
@@ -374,8 +371,6 @@ def scan_duplicates(brain: Brain, tokenizer: str | Tokenizer = "chars4", progres
         left, right, raw, differs = verified.kept
         stats.verified, stats.pairs_computed = len(left), verified.computed
         stats.seconds["verify"] = time.perf_counter() - clock
-        pool = _Tags.of_brain(brain) if len(left) else _Tags(None)
-        stats.seconds["tags"] = time.perf_counter() - clock
     report(len(rows), len(rows), "done")
     return DuplicateScan(rows, texts.encoded, left, right, np.round(raw, 4), raw, differs, texts.distinct, tokenizer,
                          stats, pool)
@@ -386,19 +381,22 @@ class _Tags:
     """Protection, citing reflections and relevance of observations, worked out when a member
     is shown (the whole pool's scan is needed: an identifier is unique against all of it)."""
 
-    scan: BrainScan | None = field(repr=False)
+    scan: BrainScan = field(repr=False)
     _memo: dict[str, tuple[tuple[str, ...], list[str], str]] = field(default_factory=dict, repr=False)
     _places: dict[str, int] = field(default_factory=dict, repr=False)  # row in the scan by id (-1: not there)
 
     @classmethod
-    def of_brain(cls, brain: Brain) -> _Tags:
-        """The live pool scanned with the tagger, and the indexes reasons need built now (in the scan's thread).
+    def of_brain(cls, brain: Brain, rows_read: RowsRead | None = None) -> _Tags:
+        """The live pool scanned with the tagger, and the indexes reasons need built now (in the scan's thread);
+        `rows_read` is handed the rows as they are read (see `scan_brain`).
 
         New findings go to the brain's findings file only (which the TUI's tagging reads), not
-        to the cache database as well: a second copy of them that a first scan would pay for.
-        No row's session is read: nothing the finder shows depends on it."""
-        with detectors.findings_not_stored():
-            scan = tags.scan_brain(brain, live_only=True, sessions=False)
+        to the cache database as well: a second copy of them that a first scan would pay for;
+        nor to the detectors' memo of this process (held through the rest of the scan, and no
+        row of this scan is analysed again: a later scan reads the findings file). No row's
+        session is read: nothing the finder shows depends on it."""
+        with detectors.findings_not_stored(), detectors.findings_not_remembered():
+            scan = tags.scan_brain(brain, live_only=True, sessions=False, rows_read=rows_read)
         _ = scan.index, scan.counts
         return cls(scan)
 
@@ -406,8 +404,6 @@ class _Tags:
         """Find these observations in the scan at once, before `of` asks for each: one binary
         search for all of them (at 100,000 rows, clusters show 60,000 members and related rows;
         a search each cost 0.1-0.2 s of CPU)."""
-        if self.scan is None:
-            return
         wanted = [i for i in dict.fromkeys(obs_ids) if i not in self._places]
         self._places.update(zip(wanted, positions_of(self.scan.index, wanted).tolist(), strict=True))
 
@@ -415,10 +411,10 @@ class _Tags:
         """(protection reasons, citing reflections, relevance) of one observation."""
         found = self._memo.get(obs_id)
         if found is None:
-            i = None if self.scan is None else self._places.get(obs_id)
-            if i is None and self.scan is not None:
+            i = self._places.get(obs_id)
+            if i is None:
                 i = self.scan.index.get(obs_id)
-            if self.scan is None or i is None or i < 0:
+            if i is None or i < 0:
                 found = ((), [], "medium")
             else:
                 found = (tuple(self.scan.reasons_of(i)), sorted(self.scan.citations.get(obs_id) or ()),

@@ -50,10 +50,13 @@ def scan_columns(brain: Brain, sessions: bool) -> tuple[list[str], str]:
 _TITLE, _NARRATIVE = 4, 5  # their places in `scan_columns`
 
 
-def scan_sql(brain: Brain, where: str, sessions: bool = True, row_keys: bool = False, texts: bool = True) -> str:
+def scan_sql(brain: Brain, where: str, sessions: bool = True, row_keys: bool = False, texts: bool = True,
+             scores: bool = False) -> str:
     """The scan's SELECT; `sessions` adds what a session's pool needs, and `row_keys` the rest
     of each row's key after its title and narrative (see `row_key_sql`). Without `texts` the
-    titles and narratives read as empty (a first look: `pool_scan.first_look`).
+    titles and narratives read as empty (a first look: `pool_scan.first_look`). With `scores`,
+    every row's quality_score comes last, as stored (`ChunkColumns.scores`: the duplicate
+    finder's rows are read with the scan).
 
     Without `row_keys`, the small codes come as one number (`compact_columns`)."""
     columns, source = scan_columns(brain, sessions)
@@ -63,6 +66,8 @@ def scan_sql(brain: Brain, where: str, sessions: bool = True, row_keys: bool = F
         columns.append(row_tail_sql(columns))
     else:
         columns = compact_columns(columns, sessions)
+    if scores:
+        columns.append(column_or_null(brain.features.columns(cs.OBSERVATIONS))("quality_score"))
     return f"SELECT o.rowid, {', '.join(columns)} FROM {source}{where}"  # rowid order; sorted by date in Python
 
 
@@ -157,16 +162,23 @@ class ChunkColumns:
     quality: list[Any]
     notes: list[int] | np.ndarray  # 1: an observer note
     tails: list[bytes] | None = None  # the rest of each row's key (a scan with `row_keys`)
+    scores: list[Any] | None = None  # each row's quality_score as stored (a scan with `scores`)
+    # Every row's title and narrative decoded leniently, when a caller of the scan needs them all
+    # (`scan_pass.read_pass` with `rows_read`; else only the rows the detectors read are decoded).
+    title_texts: list[str] | None = None
+    narrative_texts: list[str] | None = None
 
 
-def chunk_columns(rows: list[tuple[Any, ...]]) -> ChunkColumns:
+def chunk_columns(rows: list[tuple[Any, ...]], scores: bool = False) -> ChunkColumns:
     """The chunk's rows as columns (a NULL id read as the empty string), read as `scan_sql` wrote
-    them (compact or not: told by their number)."""
+    them (compact or not: told by their number, once `scores` has taken the last one off)."""
     columns = list(map(list, zip(*rows, strict=False)))
+    score_values = columns.pop() if scores else None
     if len(columns) >= _FULL_WIDTH:
         rowids, ids, created, sessions, live, titles, narratives, rules, quality, notes = columns[:10]
         return ChunkColumns(rowids, [i if i is not None else "" for i in ids], created, sessions, live,
-                            titles, narratives, rules, quality, notes, columns[10] if len(columns) > 10 else None)
+                            titles, narratives, rules, quality, notes, columns[10] if len(columns) > 10 else None,
+                            score_values)
     if len(columns) == 8:  # with sessions
         rowids, ids, created, sessions, flag_values, titles, narratives, quality = columns
     else:
@@ -174,6 +186,4 @@ def chunk_columns(rows: list[tuple[Any, ...]]) -> ChunkColumns:
         sessions = [None] * len(rowids)
     flags = np.array(flag_values, dtype=np.int64)
     return ChunkColumns(rowids, [i if i is not None else "" for i in ids], created, sessions, flags & 1,
-                        titles, narratives, flags >> 2, quality, (flags >> 1) & 1)
-
-
+                        titles, narratives, flags >> 2, quality, (flags >> 1) & 1, scores=score_values)

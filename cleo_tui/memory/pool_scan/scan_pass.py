@@ -10,7 +10,7 @@ import itertools
 import json
 import operator
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -37,19 +37,25 @@ from cleo_tui.memory.pool_scan.reading import (
 from cleo_tui.memory.token_cache import CountStats, Progress, TokenCache
 from cleo_tui.memory.tokenizers import Tokenizer
 
+# Called as each reading of the rows starts (a second one follows when a short text is not UTF-8);
+# what it returns takes each chunk's columns in turn.
+RowsRead = Callable[[], Callable[[ChunkColumns], None]]
+
 
 def scan_where(brain: Brain, where: str, params: Sequence[Any], tokenizer: Tokenizer | None, session: str | None,
           progress: Progress | None, cache_file: bool, base: BrainScan | None = None,
-          row_keys: bool = False, sessions: bool = True) -> BrainScan:
+          row_keys: bool = False, sessions: bool = True, rows_read: RowsRead | None = None) -> BrainScan:
     """Scan the rows `where` selects (read again leniently if some short text is not UTF-8), with
-    citations and recall reasons; the findings cache is used and saved when `cache_file`."""
+    citations and recall reasons; the findings cache is used and saved when `cache_file`. With
+    `rows_read`, each reading of the rows starts by calling it, and hands each chunk's columns
+    (with `scores`) to what it returns."""
     stored = FindingsCacheFile(brain) if cache_file else None
     try:
         scan, fresh = read_pass(brain, where, params, tokenizer, session, progress, stored, True, base, row_keys,
-                                sessions)
+                                sessions, rows_read)
     except Undecodable:
         scan, fresh = read_pass(brain, where, params, tokenizer, session, progress, stored, False, base, row_keys,
-                                sessions)
+                                sessions, rows_read)
     if base is None:
         scan.citations, scan.edges, _ = read_citations(brain, live_notes(scan), None)
     else:
@@ -63,10 +69,12 @@ def scan_where(brain: Brain, where: str, params: Sequence[Any], tokenizer: Token
 
 def read_pass(brain: Brain, where: str, params: Sequence[Any], tokenizer: Tokenizer | None, session: str | None,
                progress: Progress | None, stored: FindingsCacheFile | None, strict: bool,
-               base: BrainScan | None = None, row_keys: bool = False, sessions: bool = True
-               ) -> tuple[BrainScan, int]:
+               base: BrainScan | None = None, row_keys: bool = False, sessions: bool = True,
+               rows_read: RowsRead | None = None) -> tuple[BrainScan, int]:
     """One reading of the rows, a chunk at a time (only a chunk's texts are held at once); without
-    `sessions`, no row's session is read unless one session's units are measured."""
+    `sessions`, no row's session is read unless one session's units are measured. With `rows_read`
+    (see `scan_where`), each chunk's columns are handed on too, with the rows' quality scores and
+    texts decoded."""
     table = TableBuilder(stored.table if stored else FindingsTable.empty())
     parts = new_parts()
     fresh = 0
@@ -85,16 +93,25 @@ def read_pass(brain: Brain, where: str, params: Sequence[Any], tokenizer: Tokeni
 
     analyser = detector_workers.chunk_analyser(_analysed)  # (workers only within `helping`: the first-scan child)
     try:
-        sql = scan_sql(brain, where, sessions=read_sessions, row_keys=row_keys)
+        sql = scan_sql(brain, where, sessions=read_sessions, row_keys=row_keys, scores=rows_read is not None)
+        take = rows_read() if rows_read is not None else None
         for rows in fetch_chunks(brain, sql, params, strict):
-            c = chunk_columns(rows)
+            c = chunk_columns(rows, scores=take is not None)
+            if take is not None:  # (every row's texts decoded once, for the caller and the detectors)
+                c.title_texts = [title.decode("utf-8", "replace") for title in c.titles]
+                c.narrative_texts = [narrative.decode("utf-8", "replace") for narrative in c.narratives]
+                take(c)
             rowids = np.array(c.rowids, dtype=np.int64)
             keys = content_keys(c.titles, c.narratives)
             entries = stored.lookup(rowids, keys) if stored else np.full(len(rowids), -1, dtype=np.int32)
             missing = np.flatnonzero(entries < 0).tolist()
             if missing:
                 fresh += len(missing)
-                texts = [judged_text_of(decode_lenient(c.titles[i]), decode_lenient(c.narratives[i])) for i in missing]
+                if c.title_texts is not None and c.narrative_texts is not None:
+                    texts = [judged_text_of(c.title_texts[i], c.narrative_texts[i]) for i in missing]
+                else:
+                    texts = [judged_text_of(decode_lenient(c.titles[i]), decode_lenient(c.narratives[i]))
+                             for i in missing]
                 analyser.submit(texts, functools.partial(enter, missing, entries))  # (entries filled in later)
             if tokenizer is not None:
                 parts["units"].append(chunk_units(c, tokenizer, session, cache, stats))
@@ -197,18 +214,20 @@ def shared_strings(values: list[str | None]) -> list[str | None]:
 
 def scan_brain(brain: Brain, live_only: bool = False, tokenizer: Tokenizer | None = None,
                session: str | None = None, progress: Progress | None = None, row_keys: bool = False,
-               sessions: bool = True) -> BrainScan:
+               sessions: bool = True, rows_read: RowsRead | None = None) -> BrainScan:
     """Read and analyse every observation (or every live one) once, oldest first.
 
     With a tokenizer, each row in scope (one session's, or all when `session` is
     None) also gets the size of its pool line. `progress(done, total)` follows the rows read.
     With `row_keys`, each row gets a hash of everything read of it (see `row_key_sql`). Without
-    `sessions`, the rows' sessions are not read (None each).
+    `sessions`, the rows' sessions are not read (None each). With `rows_read`, each chunk's
+    columns are handed on as they are read (see `scan_where`): a caller that needs the rows
+    too reads them once.
     """
     have = brain.features.columns(cs.OBSERVATIONS)
     where = live_rows_where(brain) if live_only and "invalid_at" in have else ""
     return scan_where(brain, where, (), tokenizer, session, progress, cache_file=True, row_keys=row_keys,
-                      sessions=sessions)
+                      sessions=sessions, rows_read=rows_read)
 
 
 def live_rows_where(brain: Brain) -> str:
