@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from textual.app import App, ComposeResult
 from textual.widgets import OptionList
 
@@ -11,7 +13,7 @@ SESSIONS = [(f"ses-{name}", f"ses-{name}") for name in ("alpha", "bravo", "charl
 
 
 class ChipApp(App[None]):
-    BINDINGS = [("q", "quit", "Quit")]  # (as cleo-tui's: a letter typed in the menu must not reach it)
+    BINDINGS: ClassVar = [("q", "quit", "Quit")]  # (as cleo-tui's: a letter typed in the menu must not reach it)
 
     def __init__(self) -> None:
         super().__init__()
