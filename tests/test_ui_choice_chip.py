@@ -73,9 +73,9 @@ async def test_a_click_outside_the_menu_closes_it_and_a_vanished_choice_goes_bla
         assert chip.is_blank() and app.changes[-1] is None
 
 
-async def test_a_menu_near_the_bottom_opens_above_its_chip():
+async def test_a_menu_near_the_bottom_right_opens_above_its_chip_and_inside_the_screen():
     class LowChipApp(ChipApp):
-        CSS = "ChoiceChip { offset: 0 17; }"
+        CSS = "ChoiceChip { offset: 50 17; }"
 
     app = LowChipApp()
     async with app.run_test(size=(60, 20)) as pilot:
@@ -84,6 +84,7 @@ async def test_a_menu_near_the_bottom_opens_above_its_chip():
         await pilot.pause()
         menu = app.screen.query_one(OptionList)
         assert menu.region.bottom == chip.region.y and menu.region.height == len(SESSIONS) + 3
+        assert menu.region.right == 60 and menu.region.width >= len("all sessions") + 4
 
 
 async def test_hostile_choices_are_shown_as_written():

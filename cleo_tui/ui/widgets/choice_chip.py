@@ -33,6 +33,7 @@ Choice = tuple[str, str]  # (label, value)
 LABEL_CELLS = 40  # a longer label (a session id, say) is cut short
 TYPE_AHEAD_S = 1.0  # typed letters within this of each other find one choice together
 MENU_ROWS = 12  # the most choices a menu shows at once (it scrolls)
+MENU_CELLS = 46  # the widest a menu gets (labels are cut to LABEL_CELLS)
 
 
 class ChoiceChip(Widget, can_focus=True):
@@ -149,9 +150,6 @@ class ChoiceMenu(ModalScreen[int | None]):
         background: transparent;
     }
     ChoiceMenu > OptionList {
-        width: auto;
-        min-width: 15;
-        max-width: 46;
         height: auto;
         border: tall $accent;
         background: $panel;
@@ -176,9 +174,11 @@ class ChoiceMenu(ModalScreen[int | None]):
         screen_height = self.app.size.height
         below = self.chip_region.bottom
         y = below if below + rows <= screen_height or self.chip_region.y < rows else self.chip_region.y - rows
+        width = min(MENU_CELLS, max(15, self.chip_region.width, *(label.cell_len + 5 for label in self.labels)))
+        x = min(self.chip_region.x, self.app.size.width - width)  # (a chip at the right edge: the menu fits)
         menu.styles.max_height = rows
-        menu.styles.min_width = max(15, self.chip_region.width)
-        menu.styles.offset = (self.chip_region.x, max(0, y))
+        menu.styles.width = width
+        menu.styles.offset = (max(0, x), max(0, y))
         menu.highlighted = self.current
         menu.focus()
 
