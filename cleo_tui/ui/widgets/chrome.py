@@ -249,8 +249,8 @@ class PaneScreen(ForwardWorkerErrors, FrameHoldingScreen):
     def when_keys_settled(self, callback: Callable[[], object], hold: float = KEYS_SETTLE_S) -> None:
         """Run `callback` now, or once `hold` seconds have passed since the user's last key here.
 
-        For work no key asked for (background progress): done right after a key it shared the key's frame, or drew a frame a few milliseconds after it, and the key
-        felt that much slower."""
+        For work no key asked for (background progress): done right after a key it shared the
+        key's frame, or drew a frame a few milliseconds after it, and the key felt that much slower."""
         wait = self.last_key_at + hold - time.monotonic()
         if wait > 0:
             self.set_timer(wait, partial(self.when_keys_settled, callback, hold))
