@@ -98,8 +98,8 @@ def read_pass(brain: Brain, where: str, params: Sequence[Any], tokenizer: Tokeni
         for rows in fetch_chunks(brain, sql, params, strict):
             c = chunk_columns(rows, scores=take is not None)
             if take is not None:  # (every row's texts decoded once, for the caller and the detectors)
-                c.title_texts = [title.decode("utf-8", "replace") for title in c.titles]
-                c.narrative_texts = [narrative.decode("utf-8", "replace") for narrative in c.narratives]
+                c.title_texts = list(map(decode_lenient, c.titles))
+                c.narrative_texts = list(map(decode_lenient, c.narratives))
                 take(c)
             rowids = np.array(c.rowids, dtype=np.int64)
             keys = content_keys(c.titles, c.narratives)

@@ -25,7 +25,6 @@ class FilterOptions:
     session: Any
     query: Any
     post_message: Any
-    filter_choices_read = False  # (set once the chips have their choices)
     _choices_asked = False
 
     @dataclass(eq=False)
@@ -50,4 +49,3 @@ class FilterOptions:
         for chip_id, values in message.options.items():
             for chip in self.query(f"#{chip_id}").results(ChoiceChip):  # (gone with its pane meanwhile: none)
                 chip.set_choices(values)
-        self.filter_choices_read = True
