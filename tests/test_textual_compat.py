@@ -18,6 +18,7 @@ from typing import ClassVar
 from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.geometry import Size
 from textual.reactive import Reactive
 from textual.screen import Screen
 from textual.widgets import Footer, Static
@@ -98,6 +99,97 @@ async def test_a_frame_holding_screen_draws_nothing_while_frames_are_held_then_d
         screen.refresh()
         await pilot.pause()
         assert not screen.frame_held  # the next frame went out
+
+
+class CountingFooter(Footer):
+    """Records how many keys each of its composes yielded."""
+
+    def __init__(self, at_once: bool) -> None:
+        super().__init__()
+        self.composed: list[int] = []
+        if at_once:
+            compat.compose_keys_at_once(self)
+
+    def compose(self) -> ComposeResult:
+        keys = list(super().compose())
+        self.composed.append(sum(isinstance(k, compat.FooterKey) for k in keys))
+        yield from keys
+
+
+class WithFooter(Screen[None]):
+    BINDINGS: ClassVar[list[Binding]] = [Binding("v", "shown", "Shown")]
+
+    def __init__(self, at_once: bool) -> None:
+        super().__init__()
+        self.at_once = at_once
+
+    def compose(self) -> ComposeResult:
+        yield Static("one line")
+        yield CountingFooter(self.at_once)
+
+
+async def _footer_composes(at_once: bool) -> list[int]:
+    app = Tiny(lambda: WithFooter(at_once))  # type: ignore[arg-type]
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        await pilot.pause()
+        return app.screen.query_one(CountingFooter).composed
+
+
+async def test_textuals_footer_composes_empty_first_then_again_with_its_keys():
+    composed = await _footer_composes(at_once=False)
+    assert composed[0] == 0 and composed[-1] > 0  # what compose_keys_at_once is for
+
+
+async def test_a_footer_told_to_compose_keys_at_once_has_them_in_its_first_compose():
+    composed = await _footer_composes(at_once=True)
+    assert composed[0] > 0 and composed[-1] == composed[0]
+
+
+class Sized(Screen[None]):
+    """Counts the Resize events it is sent."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.resizes: list[Size] = []
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.resizes.append(event.size)
+
+
+class Resizing(App[None]):
+    def on_mount(self) -> None:
+        self.push_screen(Sized())
+
+
+class ResizingOnlyOnChange(compat.ResizeOnlyOnChange, Resizing):
+    pass
+
+
+async def _resizes_after_a_same_size_then_a_new_size(app: Resizing) -> tuple[list[Size], list[Size]]:
+    async with app.run_test(size=(40, 12)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, Sized)
+        screen.resizes.clear()
+        app.post_message(events.Resize(Size(40, 12), Size(40, 12)))  # as the driver's at start
+        await pilot.pause()
+        await pilot.pause()
+        same = list(screen.resizes)
+        await pilot.resize_terminal(50, 14)
+        await pilot.pause()
+        return same, list(screen.resizes)
+
+
+async def test_textual_sends_the_screen_a_resize_of_the_size_it_has():
+    same, _ = await _resizes_after_a_same_size_then_a_new_size(Resizing())
+    assert same == [Size(40, 12)]  # what ResizeOnlyOnChange is for: if Textual stops, it can go
+
+
+async def test_resize_only_on_change_lays_out_only_for_a_new_size():
+    same, after = await _resizes_after_a_same_size_then_a_new_size(ResizingOnlyOnChange())
+    assert same == []
+    assert after and set(after) == {Size(50, 14)}  # a new size is laid out as ever
 
 
 async def test_every_mode_screen_lists_the_screens_of_modes_not_shown():

@@ -71,3 +71,16 @@ async def test_the_footer_keeps_its_keys_while_they_stay_the_same_and_recomposes
         await refreshed(pilot)
         save = next(k for k in footer_keys(app) if k.description == "Save")
         assert save.has_class("-disabled")
+
+
+async def test_the_footer_has_its_keys_from_the_first_frame_and_keeps_the_keys_it_composed():
+    """The keys are composed with the screen (not in a second compose, which laid the whole screen
+    out again after the first frame), and a focus that changes nothing keeps them."""
+    app = Host()
+    async with app.run_test(size=(100, 10)) as pilot:
+        await pilot.pause()
+        first = footer_keys(app)
+        assert [k.description for k in first] == ["Save"]
+        app.query_one("#a").focus()
+        await refreshed(pilot)
+        assert all(a is b for a, b in zip(footer_keys(app), first, strict=True))

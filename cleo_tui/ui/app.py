@@ -37,7 +37,12 @@ from cleo_tui.ui.panes.welcome import WelcomeScreen
 from cleo_tui.ui.registry import PANE_NAMES, PANES, pane_module_class
 from cleo_tui.ui.session import BACKGROUND_BY, BrainSession
 from cleo_tui.ui.switching import hand_the_gil_back_sooner
-from cleo_tui.ui.textual_compat import action_target, decode_input_leniently, every_mode_screen
+from cleo_tui.ui.textual_compat import (
+    ResizeOnlyOnChange,
+    action_target,
+    decode_input_leniently,
+    every_mode_screen,
+)
 from cleo_tui.ui.widgets.chrome import PaneScreen
 from cleo_tui.ui.widgets.help_view import HelpRender, help_text_width
 from cleo_tui.ui.widgets.modals import ConfirmModal, HelpScreen, MessageModal
@@ -95,7 +100,7 @@ class OpeningScreen(Screen[None]):
         yield Static("Opening the brain…")
 
 
-class CleoApp(App[None]):
+class CleoApp(ResizeOnlyOnChange):
     """The app: one mode per pane, one `BrainSession` (`session`); the host of panes and widgets.
 
     It implements `ui.host.Host` (what panes read) and handles the requests they send up

@@ -17,7 +17,7 @@ from textual import events
 from textual.app import ComposeResult
 from textual.widgets import Footer
 
-from cleo_tui.ui.textual_compat import FooterKey
+from cleo_tui.ui.textual_compat import FooterKey, compose_keys_at_once
 
 FIRST_ACTIONS = ("help",)  # shown before every pane key
 COMPACT_BELOW = 120  # columns: a narrower footer drops the padding inside each key
@@ -64,6 +64,10 @@ class CleoFooter(Footer):
     """
 
     _composed: tuple[object, ...] | None = None  # `shown_keys` when the keys were last composed
+
+    def __init__(self) -> None:
+        super().__init__()
+        compose_keys_at_once(self)
 
     def shown_keys(self) -> tuple[object, ...]:
         """Everything the footer's keys show: each shown binding's key, label, action, state and tooltip."""
