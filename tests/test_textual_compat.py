@@ -19,7 +19,6 @@ from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.geometry import Size
-from textual.reactive import Reactive
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
@@ -62,17 +61,6 @@ class Tiny(App[None]):
         self.marked.append(self)
 
 
-async def test_footer_key_is_the_widget_textuals_footer_composes():
-    app = Tiny()
-    async with app.run_test() as pilot:
-        await pilot.pause()  # the first frame: Textual's footer composes its keys after it
-        await pilot.pause()
-        keys = list(app.screen.query(compat.FooterKey))
-        assert keys and {"shown"} <= {k.action for k in keys}
-        assert all(isinstance(k.key_display, str) and isinstance(k.description, str) for k in keys)
-        assert isinstance(vars(compat.FooterKey)["compact"], Reactive)  # CleoFooter sets it without a restyle
-
-
 async def test_updates_held_follows_textuals_batch_update():
     app = Tiny()
     async with app.run_test() as pilot:
@@ -99,51 +87,6 @@ async def test_a_frame_holding_screen_draws_nothing_while_frames_are_held_then_d
         screen.refresh()
         await pilot.pause()
         assert not screen.frame_held  # the next frame went out
-
-
-class CountingFooter(Footer):
-    """Records how many keys each of its composes yielded."""
-
-    def __init__(self, at_once: bool) -> None:
-        super().__init__()
-        self.composed: list[int] = []
-        if at_once:
-            compat.compose_keys_at_once(self)
-
-    def compose(self) -> ComposeResult:
-        keys = list(super().compose())
-        self.composed.append(sum(isinstance(k, compat.FooterKey) for k in keys))
-        yield from keys
-
-
-class WithFooter(Screen[None]):
-    BINDINGS: ClassVar[list[Binding]] = [Binding("v", "shown", "Shown")]
-
-    def __init__(self, at_once: bool) -> None:
-        super().__init__()
-        self.at_once = at_once
-
-    def compose(self) -> ComposeResult:
-        yield Static("one line")
-        yield CountingFooter(self.at_once)
-
-
-async def _footer_composes(at_once: bool) -> list[int]:
-    app = Tiny(lambda: WithFooter(at_once))  # type: ignore[arg-type]
-    async with app.run_test() as pilot:
-        await pilot.pause()
-        await pilot.pause()
-        return app.screen.query_one(CountingFooter).composed
-
-
-async def test_textuals_footer_composes_empty_first_then_again_with_its_keys():
-    composed = await _footer_composes(at_once=False)
-    assert composed[0] == 0 and composed[-1] > 0  # what compose_keys_at_once is for
-
-
-async def test_a_footer_told_to_compose_keys_at_once_has_them_in_its_first_compose():
-    composed = await _footer_composes(at_once=True)
-    assert composed[0] > 0 and composed[-1] == composed[0]
 
 
 class Sized(Screen[None]):

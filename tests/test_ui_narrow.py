@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from textual.widgets._footer import FooterKey
-
 from cleo_tui.ui.app import CleoApp
-from cleo_tui.ui.widgets.footer import footer_priority, keys_that_fit
+from cleo_tui.ui.widgets.footer import CleoFooter, footer_priority, keys_that_fit
 from tests.ui_helpers import settle
 
 
@@ -18,10 +16,11 @@ def test_footer_order_is_help_then_the_panes_first_keys_then_the_rest():
 
 
 def shown_footer(app) -> list[tuple[str, bool]]:
-    """(action, wholly on screen) for every footer key that is displayed, palette excluded."""
-    width = app.screen.size.width
-    return [(key.action, key.region.width > 0 and key.region.right <= width)
-            for key in app.screen.query(FooterKey) if key.display and not key.has_class("-command-palette")]
+    """(action, drawn whole within the screen's width) for every footer key drawn, palette excluded."""
+    footer = app.screen.query_one(CleoFooter)
+    line = footer.render()
+    fits = line.cell_len <= app.screen.size.width
+    return [(key.action, fits and f"{key.key_display} {key.description}" in line.plain) for key in footer.shown]
 
 
 async def test_at_80x24_the_footer_shows_the_panes_main_keys_whole_and_a_patterns_text_opens_whole(brain):

@@ -318,11 +318,9 @@ def test_header_gives_the_path_way_before_the_counts():
 
 
 def footer_keys_on_screen(app) -> list[str]:
-    """The actions of the footer keys a user can see (wholly inside the screen)."""
-    from textual.widgets._footer import FooterKey
-    width = app.screen.size.width
-    return [key.action for key in app.screen.query(FooterKey)
-            if key.region.width and key.region.right <= width]
+    """The actions of the footer keys a user can see (the footer draws only those that fit whole)."""
+    from cleo_tui.ui.widgets.footer import CleoFooter
+    return [key.action for key in app.screen.query_one(CleoFooter).shown]
 
 
 async def test_small_terminal_keeps_state_relevance_coverage_protection_and_help(brain):

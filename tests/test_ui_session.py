@@ -7,13 +7,14 @@ import sqlite3
 from pathlib import Path
 
 from textual.command import CommandPalette
-from textual.widgets import Footer, Input
+from textual.widgets import Input
 
 from cleo_tui.config import config_path
 from cleo_tui.ui.app import CleoApp
 from cleo_tui.ui.messages import BrainChanged, SessionReplaced, TagsReady
 from cleo_tui.ui.palette import palette_entries
 from cleo_tui.ui.widgets.chrome import PaneScreen
+from cleo_tui.ui.widgets.footer import CleoFooter
 from cleo_tui.ui.widgets.modals import ConfirmModal, HelpScreen
 from cleo_tui.ui.widgets.path_prompt import PathPrompt
 from cleo_tui.ui.widgets.table import LineTable
@@ -167,8 +168,7 @@ async def test_a_remapped_key_shows_in_footer_help_and_palette(brain):
     app = CleoApp(brain=brain)
     async with app.run_test(size=(160, 36)) as pilot:
         await settle(app, pilot)
-        footer = app.screen.query_one(Footer)
-        footer_keys = {str(item.key_display): item.description for item in footer.query("FooterKey")}
+        footer_keys = {key.key_display: key.description for key in app.screen.query_one(CleoFooter).shown}
         assert footer_keys.get("E") == "Evict" and "e" not in footer_keys
 
         await pilot.press("f1")
@@ -262,7 +262,7 @@ async def test_bad_settings_are_said_once_at_start_and_the_palette_changes_the_t
         assert "'nosuch' is not a theme; using cleo" in told[0]
         assert '"obs.evict" → p clashes with Pin (the observations pane); Evict keeps its default key e' in told[0]
         assert '"obs.nosuch" is not an action of cleo-tui' in told[0]
-        footer_keys = {str(item.key_display): item.description for item in app.screen.query("FooterKey")}
+        footer_keys = {key.key_display: key.description for key in app.screen.query_one(CleoFooter).shown}
         assert footer_keys.get("e") == "Evict" and footer_keys.get("p") == "Pin" and footer_keys.get("V") == "Full text"
 
         entry = next(e for e in palette_entries(app, app.screen) if e.name == "Change theme…")

@@ -51,8 +51,7 @@ async def test_the_export_dialogs_default_path_is_absolute(brain, tmp_path):
 async def test_a_hippo_store_hides_the_write_keys_and_still_says_why_when_one_is_pressed(tmp_path, monkeypatch):
     from pathlib import Path
 
-    from textual.widgets._footer import FooterKey
-
+    from cleo_tui.ui.widgets.footer import CleoFooter
     from tests.recall_fixtures import open_hippo
 
     monkeypatch.chdir(tmp_path)
@@ -60,7 +59,7 @@ async def test_a_hippo_store_hides_the_write_keys_and_still_says_why_when_one_is
     app = CleoApp(brain=brain)
     async with app.run_test(size=(120, 30)) as pilot:
         await settle(app, pilot)
-        shown = {k.action for k in app.screen.query(FooterKey)}
+        shown = {k.action for k in app.screen.query_one(CleoFooter).keys}
         assert not shown & app.screen.WRITE_ACTIONS and "export_traces" in shown
         await pilot.press("plus")
         await settle(app, pilot)

@@ -61,19 +61,22 @@ async def test_a_new_pane_keeps_the_styles_it_was_mounted_with(brain, monkeypatc
         assert ("observations", True) in resumes
 
 
-async def test_footer_keys_are_styled_once(brain, monkeypatch):
-    """The footer's keys are not made compact and back (a restyle each); the palette's key stays compact."""
+async def test_the_footer_draws_the_panes_keys_in_one_widget_styled_once(brain, monkeypatch):
+    """The footer is one widget drawing its keys (Textual's mounted one per key, after the first frame,
+    and laid the screen out again for them); it is styled once, not per key."""
     from textual.dom import DOMNode
-    from textual.widgets._footer import FooterKey
+
+    from cleo_tui.ui.widgets.footer import CleoFooter
 
     restyled = count_calls(monkeypatch, DOMNode, "update_node_styles")
     app = CleoApp(brain=brain)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(app, pilot)
-        keys = list(app.screen.query(FooterKey))
-        assert len(keys) > 5
-        assert [key.has_class("-compact") for key in keys] == [key.has_class("-command-palette") for key in keys]
-        assert sum(isinstance(node, FooterKey) for node in restyled) < len(keys)  # was 138 for 12 keys
+        footer = app.screen.query_one(CleoFooter)
+        assert not footer.children and len(footer.shown) > 5
+        assert [key.action for key in footer.shown][:2] == ["help", "focus_search"]
+        assert footer.render().plain.startswith(" f1 Help  / Search ")
+        assert sum(node is footer for node in restyled) <= 2
 
 
 async def test_theme_change_restyles_a_pane_shown_later(brain):

@@ -2,8 +2,6 @@
 
 cleo-tui leans on a few private names of Textual (8.2.8) where no public API does the job:
 
-    FooterKey              the footer's key widget (textual.widgets._footer), ordered and fitted by CleoFooter
-    compose_keys_at_once   Footer._bindings_ready: a footer composes its keys in its first compose
     updates_held           App._batch_count: Textual is holding frames back (starting, switching mode)
     every_mode_screen      App._screen_stacks: the screens of every mode, not only the current one
     FrameHoldingScreen     Screen._compositor_refresh: draw nothing while frames are held back
@@ -40,11 +38,8 @@ from textual.geometry import Size
 from textual.screen import Screen
 from textual.scroll_view import ScrollView
 from textual.widget import Widget
-from textual.widgets import Footer
-from textual.widgets._footer import FooterKey
 
 __all__ = [
-    "FooterKey",
     "FrameHoldingScreen",
     "NoSecondLayout",
     "ResizeOnlyOnChange",
@@ -52,7 +47,6 @@ __all__ = [
     "ScrollViewBarsInTheSameFrame",
     "action_target",
     "bindings_for_key",
-    "compose_keys_at_once",
     "decode_input_leniently",
     "draw_scrollbars_in_this_frame",
     "every_mode_screen",
@@ -67,16 +61,6 @@ APP_NAMESPACES = ("app", "screen", "focused")
 def updates_held(app: App[Any]) -> bool:
     """Textual holds frames back: inside `App.batch_update()` (the app starting, a mode switching)."""
     return bool(app._batch_count)
-
-
-def compose_keys_at_once(footer: Footer) -> None:
-    """`footer` composes its keys in its first compose (the screen's bindings are known by then).
-
-    Textual's footer composes empty until the screen first says its bindings changed, then
-    composes again: the keys are mounted and the whole screen laid out and drawn once more,
-    about 55 ms of the UI thread (120×36 pty), often just after the first screen went out,
-    where it held up the first key pressed."""
-    footer._bindings_ready = True
 
 
 def every_mode_screen(app: App[Any]) -> list[Screen[Any]]:
