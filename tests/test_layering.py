@@ -1,6 +1,6 @@
 """The layers of cleo_tui, read from the source with `ast` (lazy imports inside functions count too).
 
-    safe_text, config, collector  utilities
+    safe_text, config, collector, low_priority  utilities
     brain                       opening, schema, migrations, queries
     memory                      tokenizers, tags, pruner, curation
     llm, recall                 the observer and reflector; recall and traces (independent of each other)
@@ -18,10 +18,11 @@ import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "cleo_tui"
-BASE = {"cleo_tui", "safe_text", "config", "collector"}  # the package root holds only __version__
+BASE = {"cleo_tui", "safe_text", "config", "collector", "low_priority"}  # the package root holds only __version__
 ALLOWED: dict[str, set[str]] = {
     "safe_text": set(),
     "collector": set(),  # pausing the garbage collector
+    "low_priority": set(),  # starting a child process below the app
     "config": {"safe_text"},
     "files": {"safe_text", "brain"},  # guarded file writing; its errors are BrainErrors
     "brain": set(BASE),

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from cleo_tui import low_priority
 from cleo_tui.memory.pool_scan import in_subprocess
 from tests.pruner_fixtures import small_tagged_brain
 
@@ -31,13 +32,34 @@ def test_the_first_scan_process_runs_only_on_cores_nobody_else_wants(tmp_path, m
         assert child.wait() == 0
 
 
-def test_its_first_look_runs_at_the_apps_priority_and_only_the_whole_scan_yields(tmp_path, monkeypatch):
-    # The user waits for the first look (coverage and relevance on screen): it must not wait for cores
-    # another program wants; the whole scan after it is background work.
+def _niceness(pid: int) -> int:
+    """The niceness of process `pid` (alive, or ended and not yet reaped): /proc's field 19."""
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
+
+
+def test_a_child_started_below_the_app_lowers_itself_before_it_imports_anything():
+    done = subprocess.run(low_priority.command("tests.child_reports_its_start", "a b", "--c"), capture_output=True,
+                          text=True, check=True, cwd=Path(__file__).resolve().parent.parent)
+    assert done.stdout.split(" ", 2) == [str(min(19, os.nice(0) + low_priority.NICENESS)), "False", "['a b', '--c']\n"]
+
+
+def test_the_scan_process_the_app_starts_runs_below_it(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     brain = small_tagged_brain(tmp_path)
-    child = subprocess.Popen([sys.executable, "-m", "cleo_tui.memory.pool_scan.in_subprocess", str(brain.path),
-                              "--look"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    scan = in_subprocess.ScanProcess.start(brain, look=False)
+    assert scan is not None
+    os.waitid(os.P_PID, scan.child.pid, os.WEXITED | os.WNOWAIT)
+    assert _niceness(scan.child.pid) == min(19, os.nice(0) + low_priority.NICENESS)
+    assert scan.finish()
+
+
+def test_its_first_look_runs_below_the_app_not_idle_and_only_the_whole_scan_yields(tmp_path, monkeypatch):
+    # The user waits for the first look (coverage and relevance on screen): it must not wait for cores
+    # another program wants (the app's threads come first); the whole scan after it is background work.
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    brain = small_tagged_brain(tmp_path)
+    child = subprocess.Popen(low_priority.command("cleo_tui.memory.pool_scan.in_subprocess", str(brain.path),
+                                                  "--look"), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              env=in_subprocess.child_environment())
     assert child.stdin is not None and child.stdout is not None
     try:

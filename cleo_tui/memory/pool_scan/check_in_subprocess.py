@@ -27,6 +27,7 @@ from typing import IO, TYPE_CHECKING, Any, Literal
 import numpy as np
 import orjson
 
+from cleo_tui import low_priority
 from cleo_tui.memory.pool_scan import in_subprocess
 from cleo_tui.memory.pool_scan.background import yield_the_cores
 from cleo_tui.memory.pool_scan.in_subprocess import child_environment, exit_with_parent, wait_or_cancel
@@ -71,7 +72,7 @@ def compare_in_subprocess(brain: Brain, scan: BrainScan,
     assert scan.row_keys is not None
     rowids = np.ascontiguousarray(scan.rowids, dtype=np.int64)
     keys = np.ascontiguousarray(scan.row_keys, dtype=np.uint64)
-    command = [sys.executable, "-m", _MODULE, str(brain.path)]
+    command = low_priority.command(_MODULE, str(brain.path))
     try:
         child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                  stderr=subprocess.DEVNULL, env=child_environment())

@@ -36,6 +36,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cleo_tui import low_priority
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.store import Brain
 from cleo_tui.memory.pool_scan.background import yield_the_cores
@@ -104,7 +105,7 @@ class ScanProcess:
     @classmethod
     def start(cls, brain: Brain, look: bool) -> ScanProcess | None:
         """The child scanning `brain` (after its first look, with `look`); None if it could not start."""
-        command = [sys.executable, "-m", _MODULE, str(brain.path), *(["--look"] if look else [])]
+        command = low_priority.command(_MODULE, str(brain.path), *(["--look"] if look else []))
         try:
             return cls(subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=subprocess.DEVNULL, env=child_environment()))
@@ -268,7 +269,7 @@ def scan_and_save(path: str, look: bool = False) -> int:
     brain = open_brain(path, read_only=True)
     try:
         if look:
-            _look_first(brain)  # (at the app's own priority: the user waits for it)
+            _look_first(brain)  # (below the app, not idle: the user waits for it; `low_priority`)
         yield_the_cores()  # (the UI thread takes a core at once when it wakes for a key: issue 33)
         with collector.paused(), helping():  # (the detectors in worker processes too: issue 33)
             scan = scan_brain(brain, row_keys=True, progress=_said)
