@@ -15,9 +15,10 @@ from textual.widgets import Static
 
 from cleo_tui.brain import Brain, open_brain
 from cleo_tui.memory.history import Day, brain_liveness
+from cleo_tui.memory.liveness import warning_mark
 from cleo_tui.memory.pruner import commit_prune, prepare_pool
 from cleo_tui.ui.app import CleoApp
-from cleo_tui.ui.panes.history import HistoryScreen, day_cells, warning_mark
+from cleo_tui.ui.panes.history import HistoryScreen, day_cells
 from cleo_tui.ui.panes.observations import ObservationsScreen
 from cleo_tui.ui.widgets.detail import ObservationModal
 from cleo_tui.ui.widgets.history_chart import LEVELS, REFLECTOR, TOKENS, TUI, bucket_days, chart_rows

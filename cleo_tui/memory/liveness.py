@@ -15,12 +15,15 @@ TUI both use.
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from cleo_tui.brain import cleo_schema as cs
+from cleo_tui.brain.clock import current_time
 from cleo_tui.brain.migrations import RUNS
 from cleo_tui.brain.project_config import load_project_settings
 from cleo_tui.brain.store import Brain
@@ -265,3 +268,35 @@ def brain_liveness(brain: Brain, now: datetime | None = None) -> Liveness:
         warnings += _consolidation_warnings(table, event, _arrivals_since(brain, None).count, brain, now)
     warnings += _dream_warnings(dream)
     return Liveness(observer, reflector, evidence, event, table, dream, tuple(warnings))
+
+
+def read_liveness(brain: Brain) -> Liveness:
+    """`brain_liveness` as of `clock.current_time`, on a reader connection of its own (call from a
+    worker thread)."""
+    reader = brain.reader()
+    try:
+        return brain_liveness(reader, current_time())
+    finally:
+        reader.close()
+
+
+_DAYS = re.compile(r"\bin (\d+) days\b")
+
+
+def warning_mark(warnings: Sequence[str]) -> str:
+    """The header's short mark for liveness warnings: "⚠ observer idle 12 d" (+N more)."""
+    if not warnings:
+        return ""
+    first = warnings[0]
+    who = first.split(":", 1)[0]
+    days = _DAYS.search(first)
+    if days:
+        what = f"{who} idle {days.group(1)} d"
+    elif "at all" in first:
+        what = f"{who} never ran"
+    elif who == "dream state":
+        what = "sweep active" if "sweep gate" in first else "dream state"
+    else:
+        what = f"{who} failing" if "did not succeed" in first else who
+    more = f" +{len(warnings) - 1}" if len(warnings) > 1 else ""
+    return f"⚠ {what}{more}"

@@ -334,13 +334,14 @@ class CleoApp(ResizeOnlyOnChange):
     @work(thread=True, group="liveness", exit_on_error=False)
     def _read_liveness(self, session: BrainSession) -> None:
         """The agents' liveness for the header's mark (the History pane shows all of it)."""
-        from cleo_tui.ui.panes.history import read_liveness  # with the History pane's module: not at start
+        from cleo_tui.memory.liveness import read_liveness  # (not at start; not the History pane's module,
+        # whose import in this thread held the GIL for 19 ms in one piece, just after the first screen)
         liveness = read_liveness(session.brain)
         self.call_from_thread(lambda: self.set_liveness(liveness) if self._session is session else None)
 
     def set_liveness(self, liveness: Liveness) -> None:
         """Show the mark of `liveness`'s warnings in the header (empty when there are none)."""
-        from cleo_tui.ui.panes.history import warning_mark
+        from cleo_tui.memory.liveness import warning_mark
         self.liveness_mark = warning_mark(liveness.warnings)
 
     def show_observations_of_day(self, day: str) -> None:

@@ -8,8 +8,7 @@ observations created that day in the Observations pane.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -22,7 +21,6 @@ from textual.widgets import Static
 
 from cleo_tui.brain.clock import current_time
 from cleo_tui.brain.rows import Row
-from cleo_tui.brain.store import Brain
 from cleo_tui.memory.history import (
     CLEO_CONSOLIDATION,
     CLEO_REFLECTOR,
@@ -31,9 +29,9 @@ from cleo_tui.memory.history import (
     Day,
     Liveness,
     Timeline,
-    brain_liveness,
     brain_timeline,
 )
+from cleo_tui.memory.liveness import read_liveness
 from cleo_tui.safe_text import one_line
 from cleo_tui.ui.help import HISTORY_HELP
 from cleo_tui.ui.host import LivenessRead, ShowDay, ask
@@ -55,21 +53,11 @@ COLUMNS = [
     Column("recalls", "recalls", 7, right=True),
 ]
 SOURCE_SHORT = {"observer-compressed": "observer"}
-_DAYS = re.compile(r"\bin (\d+) days\b")
 
 
 def utc_now() -> datetime:
     """The "now" the liveness warnings count days from (`clock.current_time`: $CLEO_TUI_NOW in tests)."""
     return current_time()
-
-
-def read_liveness(brain: Brain) -> Liveness:
-    """`brain_liveness` on a reader connection of its own (call from a worker thread)."""
-    reader = brain.reader()
-    try:
-        return brain_liveness(reader, utc_now())
-    finally:
-        reader.close()
 
 
 def cause_short(cause: str) -> str:
@@ -99,25 +87,6 @@ def day_cells(row: Row) -> dict[str, tuple[str, str]]:
         "refl": (f"{d.reflections:,}" if d.reflections else "", ""),
         "recalls": (f"{d.recalls:,}" if d.recalls else "", ""),
     }
-
-
-def warning_mark(warnings: Sequence[str]) -> str:
-    """The header's short mark for liveness warnings: "⚠ observer idle 12 d" (+N more)."""
-    if not warnings:
-        return ""
-    first = warnings[0]
-    who = first.split(":", 1)[0]
-    days = _DAYS.search(first)
-    if days:
-        what = f"{who} idle {days.group(1)} d"
-    elif "at all" in first:
-        what = f"{who} never ran"
-    elif who == "dream state":
-        what = "sweep active" if "sweep gate" in first else "dream state"
-    else:
-        what = f"{who} failing" if "did not succeed" in first else who
-    more = f" +{len(warnings) - 1}" if len(warnings) > 1 else ""
-    return f"⚠ {what}{more}"
 
 
 def _when(at: str | None) -> str:
