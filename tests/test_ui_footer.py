@@ -52,6 +52,13 @@ def footer(app: App[None]) -> CleoFooter:
     return app.screen.query_one(CleoFooter)
 
 
+async def focus_and_draw(app: App[None], pilot, selector: str) -> str:
+    """Focus `selector`, let the footer redraw: its line."""
+    app.query_one(selector).focus()
+    await refreshed(pilot)
+    return footer_line(app)
+
+
 def footer_line(app: App[None]) -> str:
     """The footer's line as drawn on screen."""
     return "".join(segment.text for segment in app.screen.get_widget_at(0, app.size.height - 1)[0].render_line(0))
@@ -89,9 +96,7 @@ async def test_the_footer_draws_its_keys_from_the_first_frame_and_follows_the_fo
 async def test_a_click_on_a_key_presses_it_and_the_pointer_shows_its_tooltip():
     app = Host()
     async with app.run_test(size=(100, 10)) as pilot:
-        app.query_one("#c").focus()
-        await refreshed(pilot)
-        line = footer_line(app)
+        line = await focus_and_draw(app, pilot, "#c")
         await pilot.click(CleoFooter, offset=(line.index("Save"), 0))
         assert app.saved == 1
         app.can_save = False
@@ -108,11 +113,8 @@ async def test_a_click_on_a_key_presses_it_and_the_pointer_shows_its_tooltip():
 async def test_a_narrow_footer_is_compact_and_shows_only_keys_that_fit_whole():
     app = Host()
     async with app.run_test(size=(30, 10)) as pilot:
-        app.query_one("#a").focus()
-        await refreshed(pilot)
-        line = footer_line(app)
+        line = await focus_and_draw(app, pilot, "#a")
         assert line.startswith("s Save ") and line.endswith("▏^p palette ") and len(line) == 30
-        app.query_one("#c").focus()
-        await refreshed(pilot)
+        line = await focus_and_draw(app, pilot, "#c")
         assert footer(app).shown == ()  # "x Extra …", first, does not fit whole: no key after it either
-        assert footer_line(app).strip() == "▏^p palette"
+        assert line.strip() == "▏^p palette"
