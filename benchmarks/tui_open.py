@@ -201,7 +201,7 @@ def open_once(path: Path, pycache: Path, cache_home: Path, app_root: Path | None
         run.tags_after_first = tagged_at - run.first_screen
         known_at = None
         while known_at is None and time.perf_counter() - term.started < GIVE_UP_S:
-            if _protection_known(term.output, shown):
+            if protection_known(term.output, shown):
                 known_at = time.perf_counter() - term.started
                 break
             _timed_key(term, run, shown)
@@ -304,7 +304,7 @@ def _loop_waits(run: OpenRun, log: Path, start: float, end: float) -> None:
     run.full_collections_other = [r["cpu_ms"] for r in full if r["thread"] != "MainThread"]
 
 
-def _protection_known(output: bytes | bytearray, since: int) -> bool:
+def protection_known(output: bytes | bytearray, since: int) -> bool:
     """Whether the status line last drawn after `since` no longer says that anything is computing."""
     at = output.rfind(STATUS, since)
     return at >= 0 and PENDING not in output[at:at + STATUS_BYTES]
