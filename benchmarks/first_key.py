@@ -3,12 +3,13 @@
 
 `benchmarks.tui --open-only` times a key from outside, until the screen is quiet for 40 ms: a key
 pressed while the app still draws its first screen's detail is charged that drawing too. Here the
-app runs with two hooks (`key_hooks`): the moment a page key's action runs, and the moment each
+app runs with two hooks (`key_hooks`): the moment PageDown's action runs, and the moment each
 frame is written. Each open (`cleo-tui --db FILE` on a 120×36 pty, an empty cache directory, or
 with `--warm` the same brain opened once before) presses PageDown as soon as the first rows show,
 and reads: key written → its action ran → the first frame after it. The floor, in the same open:
-the same key pressed once the app is idle (protection known, then half a second), read the same
-way. `--before TREE` alternates the opens with that tree's package (its `cleo_tui` first on the path).
+the same key pressed once the app is idle (protection known, then half a second), onto rows not
+drawn before as the first key's were, read the same way. `--before TREE` alternates the opens with
+that tree's package (its `cleo_tui` first on the path).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from pathlib import Path
 from benchmarks import with_bytecode
 from benchmarks.tui_open import FIRST_ROWS, GIVE_UP_S, Terminal, protection_known
 
-PAGE_DOWN, PAGE_UP = b"\x1b[6~", b"\x1b[5~"
+PAGE_DOWN = b"\x1b[6~"
 IDLE_S = 0.5  # after protection is known, before the floor's key
 _HOOKED = ("import sys; from benchmarks.key_hooks import install; install({log!r}); "
            "from cleo_tui.cli import main; sys.exit(main())")
@@ -91,7 +92,7 @@ def open_once(db: Path, tree: Path | None, warm: bool, times: KeyTimes) -> None:
             deadline = time.perf_counter() + IDLE_S
             while time.perf_counter() < deadline:
                 term.read(0.01)
-            times.floor_frame.append(_key(term, log, PAGE_UP)[1])
+            times.floor_frame.append(_key(term, log, PAGE_DOWN)[1])  # (rows not drawn before, as the first key's)
         finally:
             term.close()
     finally:
