@@ -30,4 +30,4 @@ def install(log: str) -> None:
         out.write(f"act {time.monotonic()}\n")
         page_down(widget)
 
-    table.LineTable.action_page_down = acted  # type: ignore[method-assign]
+    table.LineTable.action_page_down = acted  # type: ignore[method-assign, assignment]
