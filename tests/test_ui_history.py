@@ -14,8 +14,8 @@ import pytest
 from textual.widgets import Static
 
 from cleo_tui.brain import Brain, open_brain
-from cleo_tui.memory.history import Day, brain_liveness
-from cleo_tui.memory.liveness import warning_mark
+from cleo_tui.memory.history import Day
+from cleo_tui.memory.liveness import read_liveness, warning_mark
 from cleo_tui.memory.pruner import commit_prune, prepare_pool
 from cleo_tui.ui.app import CleoApp
 from cleo_tui.ui.panes.history import HistoryScreen, day_cells
@@ -181,9 +181,7 @@ async def test_the_header_marks_a_quiet_observer_enter_on_a_day_shows_its_rows_a
     """One app (nothing written): the header's liveness mark and the pane's line; Enter on a day shows
     exactly its observations, an evicted one naming CLEO's reflector; a pruned row names its run and a
     deleted id is named where an edge still names it."""
-    from cleo_tui.ui.panes import history
-
-    warnings = brain_liveness(brain, history.utc_now()).warnings
+    warnings = read_liveness(brain).warnings  # (as the app reads it for the header)
     assert any(w.startswith("observer: no observer note in") for w in warnings)
     pruned = brain.scalar("SELECT id FROM brain_observations WHERE invalid_at IS NOT NULL AND id LIKE 'O-p%'")
     run = brain.scalar("SELECT max(id) FROM cleo_tui_runs WHERE kind = 'prune'")

@@ -1,7 +1,7 @@
 """SVG snapshots of the History pane on the demo brain, at 140×40 and at 80×24.
 
 Deterministic: the demo is seeded, opened by a relative path, the liveness warnings count
-days from the demo's own "now" (conftest fixes `history.utc_now`), and every worker has
+days from the demo's own "now" (conftest sets $CLEO_TUI_NOW), and every worker has
 finished before the picture is taken. Update after an intended change with `--snapshot-update`.
 """
 

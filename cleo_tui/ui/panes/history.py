@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 
 from rich.text import Text
 from textual import on, work
@@ -19,7 +18,6 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Static
 
-from cleo_tui.brain.clock import current_time
 from cleo_tui.brain.rows import Row
 from cleo_tui.memory.history import (
     CLEO_CONSOLIDATION,
@@ -53,11 +51,6 @@ COLUMNS = [
     Column("recalls", "recalls", 7, right=True),
 ]
 SOURCE_SHORT = {"observer-compressed": "observer"}
-
-
-def utc_now() -> datetime:
-    """The "now" the liveness warnings count days from (`clock.current_time`: $CLEO_TUI_NOW in tests)."""
-    return current_time()
 
 
 def cause_short(cause: str) -> str:
