@@ -24,13 +24,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchmarks import with_bytecode
-from benchmarks.tui_open import FIRST_ROWS, GIVE_UP_S, Terminal, protection_known
+from benchmarks.tui import PYCACHE
+from benchmarks.tui_open import FIRST_ROWS, GIVE_UP_S, Terminal, protection_known, start_app
 
 PAGE_DOWN = b"\x1b[6~"
 IDLE_S = 0.5  # after protection is known, before the floor's key
-_HOOKED = ("import sys; from benchmarks.key_hooks import install; install({log!r}); "
-           "from cleo_tui.cli import main; sys.exit(main())")
 
 
 @dataclass
@@ -44,11 +42,13 @@ class KeyTimes:
 
 
 def _start(db: Path, tree: Path | None, cache: Path, log: Path) -> Terminal:
-    here = str(Path(__file__).resolve().parent.parent)
-    pycache = Path(tempfile.gettempdir()) / "cleo-tui-bench-pycache"
-    env = {**with_bytecode(os.environ, pycache), "TERM": "xterm-256color", "XDG_CACHE_HOME": str(cache),
-           "PYTHONPATH": os.pathsep.join(str(p) for p in (tree, here) if p is not None)}
-    return Terminal([sys.executable, "-c", _HOOKED.format(log=str(log)), "--db", str(db)], env, cwd=tree)
+    return start_app(db, PYCACHE, cache, tree, ("benchmarks.key_hooks", log))
+
+
+def _until_protection_known(term: Terminal) -> None:
+    shown = len(term.output)
+    while not protection_known(term.output, shown) and time.perf_counter() - term.started < GIVE_UP_S:
+        term.read(0.05)
 
 
 def _key(term: Terminal, log: Path, key: bytes) -> tuple[float, float]:
@@ -74,9 +74,7 @@ def open_once(db: Path, tree: Path | None, warm: bool, times: KeyTimes) -> None:
         if warm:  # opened once, its scan saved: the open timed below is a reopening
             term = _start(db, tree, cache, log)
             try:
-                shown = len(term.output)
-                while not protection_known(term.output, shown) and time.perf_counter() - term.started < GIVE_UP_S:
-                    term.read(0.05)
+                _until_protection_known(term)
             finally:
                 term.close()
         term = _start(db, tree, cache, log)
@@ -86,9 +84,7 @@ def open_once(db: Path, tree: Path | None, warm: bool, times: KeyTimes) -> None:
             action, frame = _key(term, log, PAGE_DOWN)
             times.action.append(action)
             times.frame.append(frame)
-            shown = len(term.output)
-            while not protection_known(term.output, shown) and time.perf_counter() - term.started < GIVE_UP_S:
-                term.read(0.05)
+            _until_protection_known(term)
             deadline = time.perf_counter() + IDLE_S
             while time.perf_counter() < deadline:
                 term.read(0.01)

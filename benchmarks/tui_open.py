@@ -154,20 +154,22 @@ class Terminal:
         os.close(self.master)
 
 
-def _start(path: Path, pycache: Path, cache_home: Path, app_root: Path | None,
-           stall_log: Path | None = None) -> Terminal:
-    """`cleo-tui --db path` on a pty, with `cache_home` as its XDG cache directory; with `stall_log`,
-    the app logs its UI thread's stalls there (`benchmarks.ui_stalls`)."""
+def start_app(path: Path, pycache: Path, cache_home: Path, app_root: Path | None,
+              hook: tuple[str, Path] | None = None) -> Terminal:
+    """`cleo-tui --db path` on a pty, with `cache_home` as its XDG cache directory; with `hook`
+    (a module of `benchmarks` and a log), the app first calls that module's `install(log)`
+    (`benchmarks.ui_stalls`: its UI thread's stalls; `benchmarks.key_hooks`: its keys and frames)."""
     script = Path(sys.executable).with_name("cleo-tui")
     command = [str(script)] if script.exists() and app_root is None else [sys.executable, "-m", "cleo_tui"]
     env = {**with_bytecode(os.environ, pycache), "TERM": "xterm-256color", "XDG_CACHE_HOME": str(cache_home)}
     if app_root is not None:
         env["PYTHONPATH"] = str(app_root)
-    if stall_log is not None:
+    if hook is not None:
+        module, log = hook
         here = str(Path(__file__).resolve().parent.parent)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH"), here) if p)
-        command = [sys.executable, "-c", "import sys; from benchmarks.ui_stalls import install; "
-                   f"install({str(stall_log)!r}); from cleo_tui.cli import main; sys.exit(main())"]
+        command = [sys.executable, "-c", f"import sys; from {module} import install; "
+                   f"install({str(log)!r}); from cleo_tui.cli import main; sys.exit(main())"]
     # (in app_root: `python -m` puts the working directory first on the path, so started from a
     # checkout it ran that checkout's package, not app_root's)
     return Terminal([*command, "--db", str(path)], env, cwd=app_root)
@@ -180,7 +182,8 @@ def open_once(path: Path, pycache: Path, cache_home: Path, app_root: Path | None
     `app_root`: run the cleo_tui package found there (e.g. an older commit's tree, for a
     before/after in one sitting) instead of the installed one. `stall_log`: the app logs its UI
     thread's stalls there, and the run keeps those that overlap a slow key."""
-    term = _start(path, pycache, cache_home, app_root, stall_log)
+    term = start_app(path, pycache, cache_home, app_root,
+                     None if stall_log is None else ("benchmarks.ui_stalls", stall_log))
     run = OpenRun()
     try:
         term.until(FIRST_ROWS, 0)
@@ -344,7 +347,7 @@ def drop_from_page_cache(path: Path) -> None:
 def _compile_once(path: Path, pycache: Path, cache_home: Path, app_root: Path | None) -> None:
     """An untimed start up to the first screen: it writes the bytecode the timed starts read
     (an installed package has it; compiling every module is no part of opening a brain)."""
-    term = _start(path, pycache, cache_home, app_root)
+    term = start_app(path, pycache, cache_home, app_root)
     try:
         term.until(FIRST_ROWS, 0)
     finally:
