@@ -456,3 +456,27 @@ async def test_a_filter_chosen_with_the_mouse_gives_the_keys_back_to_the_table_a
             widget.focus()
             await pilot.pause()
             assert painted.styles.background != unfocused, widget
+
+
+async def test_clear_filters_with_none_set_leaves_the_list_and_the_cursor_as_they_are(brain):
+    """`x` is the one letter of a stray word ("zzx") that acts on the table: with no filter set it has
+    nothing to clear, and the user keeps their place; with one set it clears it."""
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("pagedown", "pagedown", "down")
+        await settle(app, pilot)
+        table = table_of(app)
+        listing, cursor, row = table.listing, table.cursor, table.current_row()["id"]
+        assert cursor > 0
+        await pilot.press(*"zzx")
+        await settle(app, pilot)
+        assert table.listing is listing and table.cursor == cursor and table.current_row()["id"] == row
+
+        app.screen.query_one("#f-state", ChoiceChip).value = "evicted"
+        await settle(app, pilot)
+        assert table.total < count_observations(brain)
+        await pilot.press("x")
+        await settle(app, pilot)
+        assert table.total == count_observations(brain)
+        assert app.screen.query_one("#f-state", ChoiceChip).is_blank()

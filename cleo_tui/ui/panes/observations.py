@@ -368,6 +368,8 @@ class ObservationsScreen(FilterActions, PaneScreen, FilterOptions):
         self.reload()
 
     def action_clear_filters(self) -> None:
+        if self.filters == Filters() and not self.query_one("#search", Input).value:
+            return  # nothing to clear: the list and the cursor stay (`x` of a stray word)
         self.filters = Filters()
         self._clear_filter_bar()
         self.reload()
