@@ -117,9 +117,11 @@ def require_terminal() -> None:
 
 def run_tui(args: argparse.Namespace) -> int:
     require_terminal()
+    from cleo_tui.ui.first_brain import open_first_brain  # (before the app's modules: see there)
+
+    first = open_first_brain(Path(args.project), Path(args.db) if args.db else None, args.read_only)
     from cleo_tui.ui.app import run_app
-    return run_app(project=Path(args.project), db=Path(args.db) if args.db else None,
-                   read_only=args.read_only)
+    return run_app(first, args.read_only)
 
 
 _end_at_once = False  # the command just run asked for its process to end at once (see `run`)

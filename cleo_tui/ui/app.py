@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-import sys
 import threading
 from collections.abc import Callable, Iterable
 from functools import partial
@@ -51,7 +50,9 @@ from cleo_tui.ui.widgets.worker_errors import failure_text
 
 if TYPE_CHECKING:
     from cleo_tui.memory.history import Liveness
+    from cleo_tui.memory.pool_scan.in_subprocess import ScanProcess
     from cleo_tui.memory.secrets import SecretScan
+    from cleo_tui.ui.first_brain import FirstBrain
 
 OPENING = "opening"  # the mode shown while panes are swapped for a new brain
 
@@ -131,10 +132,12 @@ class CleoApp(ResizeOnlyOnChange):
     liveness_mark: reactive[str] = reactive("")  # "⚠ observer idle 12 d": the header shows it
 
     def __init__(self, brain: Brain | None = None, project: Path | None = None,
-                 problem: str = "", watch_css: bool = False, read_only: bool = False) -> None:
+                 problem: str = "", watch_css: bool = False, read_only: bool = False,
+                 first_scan: ScanProcess | None = None) -> None:
         super().__init__(watch_css=watch_css)
         self._session: BrainSession | None = None
         self._first_brain = brain
+        self._first_scan = first_scan  # (the first brain's first scan, started before the app)
         self._retired: list[BrainSession] = []
         self._liveness_read_for: BrainSession | None = None  # the session whose liveness read has started
         self.project = project or Path.cwd()
@@ -248,7 +251,8 @@ class CleoApp(ResizeOnlyOnChange):
         if self._first_brain is None:
             self.push_screen(WelcomeScreen(self.project, self.problem))
         else:
-            self.open_brain_session(self._first_brain)
+            self.open_brain_session(self._first_brain, self._first_scan)
+            self._first_scan = None
 
     def _check_keys(self) -> None:
         """Check the config's key remaps against every pane's keys (imports the panes: in a thread),
@@ -282,12 +286,13 @@ class CleoApp(ResizeOnlyOnChange):
             self.settings["theme"] = theme
             save_setting("theme", theme)
 
-    def open_brain_session(self, brain: Brain) -> None:
-        """Start on `brain`: a new session, fresh panes, the first pane shown; the old brain retires."""
+    def open_brain_session(self, brain: Brain, first_scan: ScanProcess | None = None) -> None:
+        """Start on `brain`: a new session, fresh panes, the first pane shown; the old brain retires.
+        `first_scan`: its first scan's process, started already."""
         old = self._session
         if old is not None:
             old.current = False
-        self._session = BrainSession(self, brain, self._session_news)
+        self._session = BrainSession(self, brain, self._session_news, first_scan)
         self.summary = None
         if isinstance(self.screen, WelcomeScreen):
             self.pop_screen()
@@ -565,22 +570,13 @@ class CleoApp(ResizeOnlyOnChange):
             self.tell(*failure_text(worker.error), error=True)
 
 
-def run_app(project: Path, db: Path | None, read_only: bool) -> int:
-    """Open the brain (or the welcome screen when there is none) and run the app."""
+def run_app(first: FirstBrain, read_only: bool) -> int:
+    """Run the app on the brain opened first (or the welcome screen when there is none)."""
     decode_input_leniently()
     hand_the_gil_back_sooner()
-    brain, problem = None, ""
-    try:
-        # Before the app is up: CLEO holding the write lock is said on stderr, ctrl+c ends the wait.
-        brain = open_brain(db if db else locate_brain(project), read_only=read_only,
-                           on_wait=lambda text: print(f"cleo-tui: {text} (ctrl+c cancels)", file=sys.stderr,
-                                                      flush=True))
-    except BrainNotFound as exc:
-        if db is not None:
-            raise
-        problem = str(exc)
-    app = CleoApp(brain=brain, project=project.expanduser().resolve(), problem=problem,
-                  read_only=read_only)
+    brain = first.brain
+    app = CleoApp(brain=brain, project=first.project, problem=first.problem, read_only=read_only,
+                  first_scan=first.first_scan)
     app.run()
     if app.has_session:
         app.close_brains()

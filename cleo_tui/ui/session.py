@@ -34,7 +34,7 @@ from cleo_tui.brain.summary import brain_summary
 from cleo_tui.brain.sweep_gate import sweep_active
 from cleo_tui.memory import cleo_marks, curation, sweeps
 from cleo_tui.memory.mapping import relevance_overrides
-from cleo_tui.memory.pool_scan.in_subprocess import ScanAhead
+from cleo_tui.memory.pool_scan.in_subprocess import ScanAhead, ScanProcess
 from cleo_tui.safe_text import plural
 from cleo_tui.ui.live import BrainWatcher
 from cleo_tui.ui.messages import (
@@ -108,7 +108,8 @@ class BrainSession:
     `start_tags`); `summary` is None until read. Both are replaced, never mutated.
     """
 
-    def __init__(self, runner: Runner, brain: Brain, listener: Listener | None = None) -> None:
+    def __init__(self, runner: Runner, brain: Brain, listener: Listener | None = None,
+                 first_scan: ScanProcess | None = None) -> None:
         self.runner = runner
         self.listener = listener  # the app: shows the session's news (counts, sweep, notices)
         self.brain = brain
@@ -134,7 +135,8 @@ class BrainSession:
         self._ended = threading.Event()  # the session ended: a first scan still running is given up
         self._first_rows: Future[Any] | None = None  # the first pane's rows, read ahead (read_first_rows)
         self._first_rows_taken = False
-        self._scan_ahead = ScanAhead(self._ended)  # a large brain's first scan process, started with the first screen
+        # A large brain's first scan process: started before the app (`first_scan`), else with the first screen.
+        self._scan_ahead = ScanAhead(self._ended, first_scan)
 
     # -- what panes read -----------------------------------------------------------
     @property
@@ -224,7 +226,7 @@ class BrainSession:
         """Read the counts now; the tags start with the first rows (or by BACKGROUND_BY) — a large brain's
         first scan process already now, beside the first screen; watch the file."""
         self.load_summary()
-        if self.tagged:
+        if self.tagged and not self._scan_ahead.has_process:
             self._scan_ahead.expect()
             self.runner.run_worker(partial(self._scan_ahead.start, self.brain.reader), thread=True,
                                    group="scan ahead", exit_on_error=False)

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -164,11 +165,15 @@ class ScanProcess:
 
 def first_scan_ahead(brain: Brain) -> ScanProcess | None:
     """The process of the brain's first scan, started now, if the brain has no snapshot and is large
-    enough for one (`worth_a_process`): the app starts it with its first screen, for `tag_brain(...,
-    started=)`. None otherwise."""
+    enough for one (`worth_a_process`): started before the app's modules load, or with its first
+    screen, for `tag_brain(..., started=)`. None otherwise, or if the brain could not be read (the
+    tags' worker then finds out as it would have)."""
     from cleo_tui.memory import scan_snapshot
 
-    if scan_snapshot.snapshot_path(brain).exists() or not worth_a_process(brain):
+    try:
+        if scan_snapshot.snapshot_path(brain).exists() or not worth_a_process(brain):
+            return None
+    except (sqlite3.Error, OSError):
         return None
     return ScanProcess.start(brain, look=True)
 
@@ -178,11 +183,16 @@ class ScanAhead:
     the tags' worker, which waits while it starts); ended if the session ends first (`ended` set,
     then `end`)."""
 
-    def __init__(self, ended: threading.Event) -> None:
-        self._process: ScanProcess | None = None
+    def __init__(self, ended: threading.Event, started: ScanProcess | None = None) -> None:
+        self._process = started  # (`started`: one started already, e.g. before the app)
         self._ended = ended  # (the session's)
         self._started = threading.Event()
         self._started.set()  # (until `expect`: nothing to wait for)
+
+    @property
+    def has_process(self) -> bool:
+        """Whether a process was started and not taken yet."""
+        return self._process is not None
 
     def expect(self) -> None:
         """A `start` is on its way: `take` waits for it."""

@@ -1,0 +1,45 @@
+"""What the app opens on, made before its modules load (no Textual here): the brain, and a large
+brain's first scan, already started.
+
+The app's modules take 0.3-0.45 s to import. A brain opened for the first time waits for its first
+scan's first look (`pool_scan.first_look`) for its tags; started here, that process runs beside those
+imports, and the tags come as much sooner (issue 33: at a million real-layout rows, 4.3-5.6 → 4.0-4.4 s
+after the first screen, measured in one sitting with `benchmarks.tui --open-only`).
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from cleo_tui.brain import Brain, BrainNotFound, locate_brain, open_brain
+from cleo_tui.memory.pool_scan.in_subprocess import ScanProcess, first_scan_ahead
+
+
+@dataclass
+class FirstBrain:
+    """The brain the app opens on (None: the welcome screen says `problem`), and its first scan's
+    process if one was started (`first_scan_ahead`)."""
+
+    project: Path
+    brain: Brain | None
+    problem: str = ""
+    first_scan: ScanProcess | None = None
+
+
+def open_first_brain(project: Path, db: Path | None, read_only: bool) -> FirstBrain:
+    """Open `db` (or the project's brain) and start its first scan if it needs one in a process.
+
+    CLEO holding the write lock is said on stderr meanwhile (the app is not up yet), and ctrl+c ends
+    the wait. No brain at the project: the welcome screen says so; none at `db`: BrainNotFound."""
+    project = project.expanduser().resolve()
+    try:
+        brain = open_brain(db if db else locate_brain(project), read_only=read_only,
+                           on_wait=lambda text: print(f"cleo-tui: {text} (ctrl+c cancels)", file=sys.stderr,
+                                                      flush=True))
+    except BrainNotFound as exc:
+        if db is not None:
+            raise
+        return FirstBrain(project, None, str(exc))
+    return FirstBrain(project, brain, first_scan=first_scan_ahead(brain) if brain.supports("tags") else None)
