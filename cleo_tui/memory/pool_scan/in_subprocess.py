@@ -117,21 +117,26 @@ class ScanProcess:
                looked: Callable[[], None] | None = None) -> bool:
         """Wait for the child (see `snapshot_in_subprocess`); True when it saved the snapshot."""
         self.progress = progress
-
-        def tick() -> bool:
-            if not self.saw_look.is_set():
-                return False
-            try:
-                if looked is not None:
-                    looked()
-            finally:
-                self._carry_on()  # (the child waits for it, even if nobody shows its look)
-            return True  # (once)
-
         try:
-            return wait_or_cancel(self.child, cancel, tick) == 0
+            return self._hand_over_the_look(cancel, looked) and wait_or_cancel(self.child, cancel) == 0
         finally:
             self.stop()
+
+    def _hand_over_the_look(self, cancel: threading.Event | None, looked: Callable[[], None] | None) -> bool:
+        """Once the child said "LOOK", call `looked()` at once (not at the next look at `cancel`: 50 ms
+        later on average) and let the child go on; False if `cancel` was set first. A child that ends
+        without a look (started without one, or failed) is left to `wait_or_cancel`."""
+        while not self.saw_look.wait(CANCEL_CHECK):
+            if cancel is not None and cancel.is_set():
+                return False
+            if self.child.poll() is not None:
+                return True
+        try:
+            if looked is not None:
+                looked()
+        finally:
+            self._carry_on()  # (the child waits for it, even if nobody shows its look)
+        return True
 
     def stop(self) -> None:
         """End the child if it still runs (given up), and let the follower hear its last lines."""
@@ -226,18 +231,14 @@ class ScanAhead:
             self.take()
 
 
-def wait_or_cancel(child: subprocess.Popen[bytes], cancel: threading.Event | None,
-                   tick: Callable[[], bool] | None = None) -> int | None:
-    """The child's exit status once it ended; None (the child still running) as soon as `cancel` is set.
-    `tick()` is called between two looks at `cancel` until it returns True."""
+def wait_or_cancel(child: subprocess.Popen[bytes], cancel: threading.Event | None) -> int | None:
+    """The child's exit status once it ended; None (the child still running) as soon as `cancel` is set."""
     while True:
         try:
-            return child.wait(timeout=CANCEL_CHECK if cancel is not None or tick is not None else None)
+            return child.wait(timeout=CANCEL_CHECK if cancel is not None else None)
         except subprocess.TimeoutExpired:
             if cancel is not None and cancel.is_set():
                 return None
-            if tick is not None and tick():
-                tick = None
 
 
 def _said(done: int, total: int) -> None:
