@@ -193,7 +193,7 @@ def open_once(path: Path, pycache: Path, cache_home: Path, app_root: Path | None
         tagged_at = None
         while tagged_at is None and time.perf_counter() - term.started < GIVE_UP_S:
             before = len(term.output)
-            _timed_key(term, run, shown)
+            timed_key(term, run, shown)
             deadline = time.perf_counter() + KEY_GAP_S
             while time.perf_counter() < deadline:
                 term.read(0.01)
@@ -207,7 +207,7 @@ def open_once(path: Path, pycache: Path, cache_home: Path, app_root: Path | None
             if protection_known(term.output, shown):
                 known_at = time.perf_counter() - term.started
                 break
-            _timed_key(term, run, shown)
+            timed_key(term, run, shown)
             deadline = time.perf_counter() + KEY_GAP_S
             while time.perf_counter() < deadline:
                 term.read(0.01)
@@ -235,7 +235,7 @@ def open_once(path: Path, pycache: Path, cache_home: Path, app_root: Path | None
 SLOW_S = 0.05
 
 
-def _timed_key(term: Terminal, run: OpenRun, shown: int) -> None:
+def timed_key(term: Terminal, run: OpenRun, shown: int) -> None:
     """Press the next key while the tags are computed; a slow one is kept with when it came and
     what the status line said then."""
     sent = time.perf_counter()
