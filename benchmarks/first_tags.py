@@ -32,6 +32,7 @@ from benchmarks.tui_open import (
     TAGGED,
     OpenRun,
     Terminal,
+    protection_known,
     start_app,
     timed_key,
 )
@@ -76,10 +77,14 @@ def tags_after_first_screen(db: Path, tree: Path | None, cache: Path) -> tuple[f
 
 
 def _scan_whole(db: Path, tree: Path | None, cache: Path) -> None:
-    """A first open left until its scan's snapshot is saved in `cache`, for the reopenings."""
+    """A first open left until its scan's snapshot is saved in `cache` and the app has taken it (its
+    status line no longer says "computing"), for the reopenings."""
     term: Terminal = start_app(db, PYCACHE, cache, tree)
     try:
         while not _snapshot_saved(cache) and time.perf_counter() - term.started < GIVE_UP_S:
+            term.read(0.05)
+        saved = len(term.output)
+        while not protection_known(term.output, saved) and time.perf_counter() - term.started < GIVE_UP_S:
             term.read(0.05)
     finally:
         term.close()
