@@ -63,8 +63,6 @@ def test_its_first_look_runs_below_the_app_not_idle_and_only_the_whole_scan_yiel
                              env=in_subprocess.child_environment())
     assert child.stdin is not None and child.stdout is not None
     try:
-        child.stdin.write(b"g")  # (the app waits for the look)
-        child.stdin.flush()
         assert child.stdout.readline() == b"LOOK\n"  # (it waits for the app to have loaded it)
         assert _policy(child.pid) == os.SCHED_OTHER
         child.stdin.write(b"\n")

@@ -357,14 +357,10 @@ def test_the_scan_process_waits_for_its_first_look_to_be_loaded_before_the_whole
     looking = threading.Thread(target=in_subprocess._look_first, args=(brain,))
     looking.start()
     looking.join(timeout=0.5)
-    assert looking.is_alive() and not scan_snapshot.first_look_path(brain).exists()  # waits for go
-    in_subprocess._go.set()  # (the parent's byte on stdin: it waits for the look)
-    looking.join(timeout=0.5)
     assert looking.is_alive() and scan_snapshot.first_look_path(brain).exists()  # saved, and waiting
-    in_subprocess._looked.set()  # (the parent's byte on stdin: it loaded the look)
+    in_subprocess._looked.set()  # (the parent's line on stdin)
     looking.join()
     assert capsys.readouterr().out == "LOOK\n"
-    in_subprocess._go.clear()
     in_subprocess._looked.clear()
 
 

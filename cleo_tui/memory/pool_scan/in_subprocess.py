@@ -54,10 +54,6 @@ _MODULE = "cleo_tui.memory.pool_scan.in_subprocess"
 _LOOK = b"LOOK"  # the child's line once its first look is saved
 LOOK_WAIT = 30.0  # seconds the child waits at most for the app to load its first look
 _looked = threading.Event()  # (in the child: the parent loaded the first look, or is gone)
-_GO = b"g"  # the parent's byte once it waits for the look (its first screen is drawn)
-GO_WAIT = 10.0  # seconds a child started ahead waits at most for it before its look
-_go = threading.Event()  # (in the child: the parent said go, or is gone)
-_LOADED = b"\n"  # the parent's byte once it loaded the first look
 
 
 def worth_a_process(brain: Brain) -> bool:
@@ -121,7 +117,6 @@ class ScanProcess:
                looked: Callable[[], None] | None = None) -> bool:
         """Wait for the child (see `snapshot_in_subprocess`); True when it saved the snapshot."""
         self.progress = progress
-        self._tell(_GO)
         try:
             return self._hand_over_the_look(cancel, looked) and wait_or_cancel(self.child, cancel) == 0
         finally:
@@ -146,8 +141,7 @@ class ScanProcess:
     def stop(self) -> None:
         """End the child if it still runs (given up), and let the follower hear its last lines."""
         if self.child.stdin is not None:
-            with contextlib.suppress(OSError):  # (what `_tell` left unsent to a child that ended)
-                self.child.stdin.close()
+            self.child.stdin.close()
         if self.child.poll() is None:  # (cancelled, or the waiting thread was interrupted)
             self.child.kill()
             self.child.wait()
@@ -155,12 +149,9 @@ class ScanProcess:
 
     def _carry_on(self) -> None:
         """Tell the child its first look was loaded: its whole scan may take both cores."""
-        self._tell(_LOADED)
-
-    def _tell(self, what: bytes) -> None:
         with contextlib.suppress(OSError):  # (the child ended meanwhile)
             assert self.child.stdin is not None
-            self.child.stdin.write(what)
+            self.child.stdin.write(b"\n")
             self.child.stdin.flush()
 
     def _follow(self) -> None:
@@ -264,16 +255,13 @@ def child_environment() -> dict[str, str]:
 
 
 def exit_with_parent() -> None:
-    """End this process when the parent's end of stdin closes (the parent ended or gave up); what the
-    parent says on it sets `_go` (`_GO`) and `_looked` (`_LOADED`)."""
+    """End this process when the parent's end of stdin closes (the parent ended or gave up); a line
+    on it sets `_looked`."""
 
     def watch() -> None:
         try:
-            while said := os.read(0, 1 << 12):  # (the raw descriptor: a buffered reader's lock would stall exit)
-                if _GO in said:
-                    _go.set()
-                if _LOADED in said:
-                    _looked.set()
+            while os.read(0, 1 << 12):  # (the raw descriptor: a buffered reader's lock would stall exit)
+                _looked.set()
         finally:
             os._exit(3)
 
@@ -302,18 +290,11 @@ def scan_and_save(path: str, look: bool = False) -> int:
 
 
 def _look_first(brain: Brain) -> None:
-    """Once the parent says go, save the brain's first look, say "LOOK", and wait for the parent to
-    have loaded it.
-
-    The parent says go when it waits for the look (`ScanProcess.finish`): a child started ahead,
-    beside the app's imports, has made its own and opened the brain by then, and its look no longer
-    competes with the drawing of the app's first screen (at 100,000 real-layout rows the first
-    screen took 0.47 s without the child beside it, 0.56 s with its look running then)."""
+    """Save the brain's first look, say "LOOK", and wait for the parent to have loaded it."""
     from cleo_tui import collector
     from cleo_tui.memory import scan_snapshot
     from cleo_tui.memory.pool_scan.first_look import first_look
 
-    _go.wait(GO_WAIT)
     with collector.paused():
         try:
             looked = scan_snapshot.save_snapshot(brain, first_look(brain, to_save=True),
