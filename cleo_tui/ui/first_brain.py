@@ -1,10 +1,12 @@
-"""What the app opens on, made before its modules load (no Textual here): the brain, and a large
-brain's first scan, already started.
+"""What the app opens on, made before its modules load (no Textual here): the brain, and a very
+large brain's first scan, already started.
 
 The app's modules take 0.3-0.45 s to import. A brain opened for the first time waits for its first
 scan's first look (`pool_scan.first_look`) for its tags; started here, that process runs beside those
-imports, and the tags come as much sooner (issue 33: at a million real-layout rows, 4.3-5.6 → 4.0-4.4 s
-after the first screen, measured in one sitting with `benchmarks.tui --open-only`).
+imports, and the tags come about 0.3 s sooner (issue 33: at a million real-layout rows, 3.57 → 3.26 s
+after the first screen, `benchmarks.first_tags`). It costs the first screen 20-90 ms (the child's
+imports and look beside the app's, on two cores), so it is done only where the look takes seconds
+(`BEFORE_THE_APP_FROM` rows): a smaller brain's scan starts with the first screen, as the session does.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from pathlib import Path
 
 from cleo_tui.brain import Brain, BrainNotFound, locate_brain, open_brain
 from cleo_tui.memory.pool_scan.in_subprocess import ScanProcess, first_scan_ahead
+
+BEFORE_THE_APP_FROM = 250_000  # rows: the first look takes about a second at 250,000, 3 s at a million
 
 
 @dataclass
@@ -42,4 +46,5 @@ def open_first_brain(project: Path, db: Path | None, read_only: bool) -> FirstBr
         if db is not None:
             raise
         return FirstBrain(project, None, str(exc))
-    return FirstBrain(project, brain, first_scan=first_scan_ahead(brain) if brain.supports("tags") else None)
+    started = first_scan_ahead(brain, BEFORE_THE_APP_FROM) if brain.supports("tags") else None
+    return FirstBrain(project, brain, first_scan=started)
