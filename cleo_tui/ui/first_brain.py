@@ -6,17 +6,24 @@ scan's first look (`pool_scan.first_look`) for its tags; started here, that proc
 imports, and the tags come about 0.3 s sooner (issue 33: at a million real-layout rows, 3.57 → 3.26 s
 after the first screen, `benchmarks.first_tags`). It costs the first screen 20-90 ms (the child's
 imports and look beside the app's, on two cores), so it is done only where the look takes seconds
-(`BEFORE_THE_APP_FROM` rows): a smaller brain's scan starts with the first screen, as the session does.
+(`BEFORE_THE_APP_FROM` rows): a smaller brain's scan starts with the first screen, as the session does,
+and the scan's modules are not imported here (imported before the app's, they cost a 100,000-row
+brain's first screen 20-70 ms more).
 """
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cleo_tui.brain import Brain, BrainNotFound, locate_brain, open_brain
-from cleo_tui.memory.pool_scan.in_subprocess import ScanProcess, first_scan_ahead
+from cleo_tui.brain import cleo_schema as cs
+
+if TYPE_CHECKING:
+    from cleo_tui.memory.pool_scan.in_subprocess import ScanProcess
 
 BEFORE_THE_APP_FROM = 250_000  # rows: the first look takes about a second at 250,000, 3 s at a million
 
@@ -46,5 +53,18 @@ def open_first_brain(project: Path, db: Path | None, read_only: bool) -> FirstBr
         if db is not None:
             raise
         return FirstBrain(project, None, str(exc))
-    started = first_scan_ahead(brain, BEFORE_THE_APP_FROM) if brain.supports("tags") else None
-    return FirstBrain(project, brain, first_scan=started)
+    return FirstBrain(project, brain, first_scan=_first_scan_of_a_very_large(brain))
+
+
+def _first_scan_of_a_very_large(brain: Brain) -> ScanProcess | None:
+    """`first_scan_ahead` for a brain of `BEFORE_THE_APP_FROM` rows or more (its largest rowid, read
+    at once), else None."""
+    try:
+        if not brain.supports("tags") or int(brain.scalar(
+                f"SELECT coalesce(max(rowid), 0) FROM {cs.OBSERVATIONS}") or 0) < BEFORE_THE_APP_FROM:
+            return None
+    except sqlite3.Error:
+        return None
+    from cleo_tui.memory.pool_scan.in_subprocess import first_scan_ahead
+
+    return first_scan_ahead(brain)

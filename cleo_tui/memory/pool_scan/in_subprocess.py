@@ -60,7 +60,7 @@ def worth_a_process(brain: Brain) -> bool:
     """Whether the brain is large enough for its first scan to run in another process: `APART_FROM`
     rows (the largest rowid, read from the b-tree at once, stands for the row count), or about
     `APART_FROM_CHARACTERS` of title and narrative (rows times the mean of a sample spread over them)."""
-    high = largest_rowid(brain)
+    high = int(brain.scalar(f"SELECT coalesce(max(rowid), 0) FROM {cs.OBSERVATIONS}") or 0)
     if high >= APART_FROM:
         return True
     have = brain.features.columns(cs.OBSERVATIONS)
@@ -168,21 +168,15 @@ class ScanProcess:
                     self.progress(int(done), int(total))
 
 
-def largest_rowid(brain: Brain) -> int:
-    """The largest rowid of the observations (read from the b-tree at once: it stands for their count)."""
-    return int(brain.scalar(f"SELECT coalesce(max(rowid), 0) FROM {cs.OBSERVATIONS}") or 0)
-
-
-def first_scan_ahead(brain: Brain, from_rows: int = 0) -> ScanProcess | None:
+def first_scan_ahead(brain: Brain) -> ScanProcess | None:
     """The process of the brain's first scan, started now, if the brain has no snapshot and is large
-    enough for one (`worth_a_process`) and has `from_rows` rows (by `largest_rowid`): started before
-    the app's modules load, or with its first screen, for `tag_brain(..., started=)`. None
-    otherwise, or if the brain could not be read (the tags' worker then finds out as it would have)."""
+    enough for one (`worth_a_process`): started before the app's modules load, or with its first
+    screen, for `tag_brain(..., started=)`. None otherwise, or if the brain could not be read (the
+    tags' worker then finds out as it would have)."""
     from cleo_tui.memory import scan_snapshot
 
     try:
-        if scan_snapshot.snapshot_path(brain).exists() or not worth_a_process(brain) or \
-                largest_rowid(brain) < from_rows:
+        if scan_snapshot.snapshot_path(brain).exists() or not worth_a_process(brain):
             return None
     except (sqlite3.Error, OSError):
         return None
