@@ -35,12 +35,14 @@ import fcntl
 import os
 import re
 import select
+import signal
 import statistics
 import struct
 import subprocess
 import sys
 import tempfile
 import termios
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -89,10 +91,19 @@ class OpenRun:
     full_collections_other: list[float] = field(default_factory=list)
 
 
+def _end_apps_on_sigterm() -> None:
+    """A benchmark ended by SIGTERM (`timeout`) runs its `finally` blocks, which close the apps it
+    started: each runs in a session of its own without a controlling terminal, so no hangup ends it,
+    and Textual, reading end-of-file from the closed pty again and again, kept one at a whole core."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, lambda signum, _frame: sys.exit(128 + signum))
+
+
 class Terminal:
     """The command on a pty: its output as it comes, and keys written to it."""
 
     def __init__(self, command: list[str], env: dict[str, str], cwd: Path | None = None) -> None:
+        _end_apps_on_sigterm()
         self.master, slave = os.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 36, 120, 0, 0))
         self.started = time.perf_counter()
