@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmarks.tui import PYCACHE
-from benchmarks.tui_open import FIRST_ROWS, GIVE_UP_S, Terminal, protection_known, start_app
+from benchmarks.tui_open import FIRST_ROWS, GIVE_UP_S, Terminal, add_tree_arguments, protection_known, start_app, trees
 
 PAGE_DOWN = b"\x1b[6~"
 IDLE_S = 0.5  # after protection is known, before the floor's key
@@ -101,24 +101,20 @@ def _spread(values: list[float]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.first_key", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--db", action="append", required=True, type=Path, help="a brain (repeatable)")
-    parser.add_argument("--before", type=Path, help="a tree whose cleo_tui package is timed alternately")
-    parser.add_argument("--runs", type=int, default=6, help="opens per tree (default 6)")
+    add_tree_arguments(parser, 6, "opens")
     parser.add_argument("--warm", action="store_true", help="reopen a brain opened once (default: never opened)")
     args = parser.parse_args(argv)
-    trees: list[tuple[str, Path | None]] = [("this tree", None)]
-    if args.before is not None:
-        trees.insert(0, ("before", args.before.resolve()))
+    named = trees(args)
     for db in args.db:
-        results = {name: KeyTimes() for name, _ in trees}
+        results = {name: KeyTimes() for name, _ in named}
         for _ in range(args.runs):
-            for name, tree in trees:
+            for name, tree in named:
                 open_once(db, tree, args.warm, results[name])
         print(f"\n{db} ({'warm' if args.warm else 'cold'}, {args.runs} opens each; medians, range in brackets)")
         print("| tree | key at the first screen → its action | → its frame | the same key when idle (floor) "
               "| ratio | first screen |")
         print("|---|---|---|---|---|---|")
-        for name, _ in trees:
+        for name, _ in named:
             t = results[name]
             ratio = statistics.median(t.frame) / statistics.median(t.floor_frame)
             print(f"| {name} | {_spread(t.action)} ms | {_spread(t.frame)} ms | {_spread(t.floor_frame)} ms "

@@ -32,9 +32,11 @@ from benchmarks.tui_open import (
     TAGGED,
     OpenRun,
     Terminal,
+    add_tree_arguments,
     protection_known,
     start_app,
     timed_key,
+    trees,
 )
 
 
@@ -100,21 +102,17 @@ def _spread(values: list[float]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.first_tags", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--db", action="append", required=True, type=Path, help="a brain (repeatable)")
-    parser.add_argument("--before", type=Path, help="a tree whose cleo_tui package is timed alternately")
-    parser.add_argument("--runs", type=int, default=8, help="cold opens per tree (default 8)")
+    add_tree_arguments(parser, 8, "cold opens")
     args = parser.parse_args(argv)
-    trees: list[tuple[str, Path | None]] = [("this tree", None)]
-    if args.before is not None:
-        trees.insert(0, ("before", args.before.resolve()))
+    named = trees(args)
     for db in args.db:
-        results = {name: TagTimes() for name, _ in trees}
-        kept = {name: Path(tempfile.mkdtemp(prefix="cleo-tui-first-tags-kept-")) for name, _ in trees}
+        results = {name: TagTimes() for name, _ in named}
+        kept = {name: Path(tempfile.mkdtemp(prefix="cleo-tui-first-tags-kept-")) for name, _ in named}
         try:
-            for name, tree in trees:
+            for name, tree in named:
                 _scan_whole(db, tree, kept[name])  # (untimed: bytecode written, and the snapshot kept)
             for k in range(args.runs):
-                for name, tree in trees if k % 2 == 0 else trees[::-1]:  # (neither tree always first)
+                for name, tree in named if k % 2 == 0 else named[::-1]:  # (neither tree always first)
                     cache = Path(tempfile.mkdtemp(prefix="cleo-tui-first-tags-"))
                     try:
                         first, tags = tags_after_first_screen(db, tree, cache)
@@ -129,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\n{db} ({args.runs} cold opens and reopenings each, alternated; s, median (range))")
         print("| tree | first screen | tags on screen after it | reopened: tags after it (floor) | ratio |")
         print("|---|---|---|---|---|")
-        for name, _ in trees:
+        for name, _ in named:
             t = results[name]
             ratio = statistics.median(t.tags) / statistics.median(t.reopened_tags)
             print(f"| {name} | {_spread(t.first_screen)} | {_spread(t.tags)} | {_spread(t.reopened_tags)} "

@@ -31,6 +31,7 @@ other threads, with their CPU.
 
 from __future__ import annotations
 
+import argparse
 import fcntl
 import os
 import re
@@ -89,6 +90,22 @@ class OpenRun:
     # on the app's other threads (which hold the GIL meanwhile: a key waits for them too)
     full_collections_ui: list[float] = field(default_factory=list)
     full_collections_other: list[float] = field(default_factory=list)
+
+
+def add_tree_arguments(parser: argparse.ArgumentParser, runs: int, what: str) -> None:
+    """`--db` (repeatable), `--before TREE` and `--runs N`: the arguments of a benchmark that opens
+    brains with this checkout's package and, alternately, another tree's (`trees`)."""
+    parser.add_argument("--db", action="append", required=True, type=Path, help="a brain (repeatable)")
+    parser.add_argument("--before", type=Path, help="a tree whose cleo_tui package is timed alternately")
+    parser.add_argument("--runs", type=int, default=runs, help=f"{what} per tree (default {runs})")
+
+
+def trees(args: argparse.Namespace) -> list[tuple[str, Path | None]]:
+    """The packages to time, named: `--before`'s tree first if given, then this checkout's (None)."""
+    named: list[tuple[str, Path | None]] = [("this tree", None)]
+    if args.before is not None:
+        named.insert(0, ("before", args.before.resolve()))
+    return named
 
 
 def _end_apps_on_sigterm() -> None:
