@@ -7,7 +7,7 @@ Layers, each importing only those below it (tests/test_layering.py): app → pan
 - `host.py`     Host: what panes and widgets read of the app (a Protocol), and the requests they post
                 to it as messages (confirm, tell, open an observation, switch pane…).
 - `registry.py` The panes: tabs, number keys, help sections and palette entries are made from it.
-- `first_brain.py` What the app opens on, made before its modules load: the brain, and a large
+- `first_brain.py` What the app opens on, made before its modules load: the brain, and a very large
                 brain's first scan, started already.
 - `session.py`  BrainSession, a model: the open brain, tags, pins, counts, undo; `write` (the one
                 write path: sweep gate, CLEO's lock, worker, journal, announcing), curate/undo/reload.
