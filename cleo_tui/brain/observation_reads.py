@@ -11,6 +11,12 @@ from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.store import Brain
 
 
+def largest_rowid(brain: Brain) -> int:
+    """The observations' largest rowid (0 when there are none): read from the end of the table's
+    b-tree at once, it stands for their count where a count would read every row."""
+    return int(brain.scalar(f"SELECT coalesce(max(rowid), 0) FROM {cs.OBSERVATIONS}") or 0)
+
+
 def observation_exists(brain: Brain, observation_id: str) -> bool:
     """True when an observation (live or evicted) has exactly this id."""
     if not brain.features.has_table(cs.OBSERVATIONS):

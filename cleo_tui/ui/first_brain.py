@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cleo_tui.brain import Brain, BrainNotFound, locate_brain, open_brain
-from cleo_tui.brain import cleo_schema as cs
+from cleo_tui.brain.observation_reads import largest_rowid
 
 if TYPE_CHECKING:
     from cleo_tui.memory.pool_scan.in_subprocess import ScanProcess
@@ -60,8 +60,7 @@ def _first_scan_of_a_very_large(brain: Brain) -> ScanProcess | None:
     """`first_scan_ahead` for a brain of `BEFORE_THE_APP_FROM` rows or more (its largest rowid, read
     at once), else None."""
     try:
-        if not brain.supports("tags") or int(brain.scalar(
-                f"SELECT coalesce(max(rowid), 0) FROM {cs.OBSERVATIONS}") or 0) < BEFORE_THE_APP_FROM:
+        if not brain.supports("tags") or largest_rowid(brain) < BEFORE_THE_APP_FROM:
             return None
     except sqlite3.Error:
         return None

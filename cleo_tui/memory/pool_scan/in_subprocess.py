@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING
 
 from cleo_tui import low_priority
 from cleo_tui.brain import cleo_schema as cs
+from cleo_tui.brain.observation_reads import largest_rowid
 from cleo_tui.brain.store import Brain
 from cleo_tui.memory.pool_scan.background import yield_the_cores
 
@@ -60,7 +61,7 @@ def worth_a_process(brain: Brain) -> bool:
     """Whether the brain is large enough for its first scan to run in another process: `APART_FROM`
     rows (the largest rowid, read from the b-tree at once, stands for the row count), or about
     `APART_FROM_CHARACTERS` of title and narrative (rows times the mean of a sample spread over them)."""
-    high = int(brain.scalar(f"SELECT coalesce(max(rowid), 0) FROM {cs.OBSERVATIONS}") or 0)
+    high = largest_rowid(brain)
     if high >= APART_FROM:
         return True
     have = brain.features.columns(cs.OBSERVATIONS)

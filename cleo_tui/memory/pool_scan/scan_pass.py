@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from cleo_tui.brain import cleo_schema as cs
+from cleo_tui.brain.observation_reads import largest_rowid
 from cleo_tui.brain.store import Brain
 from cleo_tui.memory import detectors, recall_protection
 from cleo_tui.memory import packed_strings as packed
@@ -239,8 +240,8 @@ def live_rows_where(brain: Brain) -> str:
     took 0.24 → 0.21 s of CPU on the demo brain and 0.50 → 0.42 s on the real-layout one. The
     evicted rows are counted in the index (a few ms), the rows bounded by the largest rowid."""
     evicted = brain.scalar(f"SELECT count(*) FROM {cs.OBSERVATIONS} WHERE invalid_at IS NOT NULL")
-    rows = brain.scalar(f"SELECT max(rowid) FROM {cs.OBSERVATIONS}") or 0
-    return " WHERE +o.invalid_at IS NULL" if 2 * int(evicted or 0) <= int(rows) else " WHERE o.invalid_at IS NULL"
+    return " WHERE +o.invalid_at IS NULL" if 2 * int(evicted or 0) <= largest_rowid(brain) \
+        else " WHERE o.invalid_at IS NULL"
 
 
 def scan_rows_since(brain: Brain, high_water: int, changed_ids: Iterable[str] = (),
