@@ -42,6 +42,9 @@ from cleo_tui.safe_text import plural, safe_path, safe_text
 # cleo-tui's own brain in a project CLEO has not set up: outside .cleo/, which CLEO owns
 # (see brain/create.py for why not .cleo/cleo.db or .cleo/brain.db).
 OWN_BRAIN = Path(".cleo-tui") / "brain.db"
+# A reader's query checks whether reads were stopped every this many SQLite instructions: about
+# 6 ms of a scan. Each check takes the GIL, so far fewer than that would slow the UI's thread.
+STOP_CHECK_EVERY = 500_000
 
 @dataclass
 class Features:
@@ -97,6 +100,8 @@ class Brain:
     identity: tuple[str, int, int] | None = None  # absolute path, device and inode when opened
     recovered: list[str] = field(default_factory=list)  # interrupted runs rolled back on open (or, read-only: waiting)
     stale_reason: str | None = None  # why what it reads may miss committed changes (see connection.open_sqlite)
+    # Set by `stop_reads`; shared with every reader made from this brain, whose queries it ends.
+    reads_stopped: threading.Event = field(default_factory=threading.Event)
 
     def __post_init__(self) -> None:
         self.identity = self.identity or _file_identity(os.path.abspath(self.path))
@@ -171,11 +176,20 @@ class Brain:
         """A second, read-only view of the same file with its own connection.
 
         Long reads in a worker (tagging a whole brain) use it, so they never hold
-        the lock that the UI's page reads wait on. Close it when done.
+        the lock that the UI's page reads wait on. Close it when done. Its queries
+        end with "interrupted" once `stop_reads` was called on this brain.
         """
         conn = connect(self.path, True)
+        conn.set_progress_handler(self.reads_stopped.is_set, STOP_CHECK_EVERY)
         return Brain(path=self.path, conn=conn, kind=self.kind, read_only=True, read_only_reason="a reader",
-                     features=Features(conn, self.features.tables), stale_reason=conn.stale_reason)
+                     features=Features(conn, self.features.tables), stale_reason=conn.stale_reason,
+                     reads_stopped=self.reads_stopped)
+
+    def stop_reads(self) -> None:
+        """End every query of this brain's readers, now and later (the app quits: a read of a
+        million rows must not keep the process alive). Its own connection, which every write
+        uses, is left alone."""
+        self.reads_stopped.set()
 
     def data_version(self, wait: bool = True) -> int | None:
         """SQLite's `data_version` on this connection: it moves only when another connection commits.

@@ -27,7 +27,16 @@ from cleo_tui.config import config_path, load_config, save_setting
 from cleo_tui.ui import host
 from cleo_tui.ui.help import help_markdown
 from cleo_tui.ui.keys import check_keymap
-from cleo_tui.ui.messages import LiveState, Notice, Report, SessionMessage, SessionNews, SessionReplaced, SummaryReady
+from cleo_tui.ui.messages import (
+    ChosenEnded,
+    LiveState,
+    Notice,
+    Report,
+    SessionMessage,
+    SessionNews,
+    SessionReplaced,
+    SummaryReady,
+)
 from cleo_tui.ui.palette import CleoCommands
 from cleo_tui.ui.panes.hippo_notice import TRACES_PANE, HippoNoticeScreen
 from cleo_tui.ui.panes.observations import ObservationsScreen
@@ -140,6 +149,7 @@ class CleoApp(ResizeOnlyOnChange):
         self._first_scan = first_scan  # (the first brain's first scan, started before the app)
         self._retired: list[BrainSession] = []
         self._liveness_read_for: BrainSession | None = None  # the session whose liveness read has started
+        self._quit_when_done = False  # q was pressed while a write or export the user chose ran
         self.project = project or Path.cwd()
         self.problem = problem
         self.settings, self.config_problem = load_config()
@@ -229,6 +239,8 @@ class CleoApp(ResizeOnlyOnChange):
 
     def _session_news(self, session: BrainSession, news: SessionNews) -> None:
         """What the open session announces, shown: counts and CLEO's sweep in the header, notices, reports."""
+        if isinstance(news, ChosenEnded):
+            self._chosen_ended(news)
         if session is not self._session:
             return
         if isinstance(news, SummaryReady):
@@ -423,7 +435,7 @@ class CleoApp(ResizeOnlyOnChange):
 
     def close_brains(self) -> None:
         """Close every brain this app opened (the current one and those replaced)."""
-        for session in [*self._retired, *([self._session] if self._session else [])]:
+        for session in self._sessions():
             session.close()
         self._retired.clear()
 
@@ -516,9 +528,39 @@ class CleoApp(ResizeOnlyOnChange):
             return True
         return await super().run_action(action, default_namespace, namespaces)
 
+    def chosen_under_way(self) -> list[str]:
+        """The writes and exports the user chose that have not ended, of every brain opened."""
+        return [label for session in self._sessions() for label in session.chosen]
+
+    async def action_quit(self) -> None:
+        """Quit, once every write and export the user chose is done (said, and done when they end)."""
+        under_way = self.chosen_under_way()
+        if not under_way:
+            self.exit()
+            return
+        self._quit_when_done = True
+        how = " (esc cancels it: nothing is written)" if self.waiting else ""
+        self.notify(f"Finishing the {under_way[0]} you chose{how}; cleo-tui quits once it is done.",
+                    timeout=30, markup=False)
+
+    def _chosen_ended(self, news: ChosenEnded) -> None:
+        if not self._quit_when_done:
+            return
+        if news.failed:  # its failure's popup follows: the user reads it before quitting
+            self._quit_when_done = False
+            self.notify(f"The {news.label} failed, so cleo-tui did not quit.", severity="warning", markup=False)
+        elif not self.chosen_under_way():
+            self.exit()
+
+    def _sessions(self) -> list[BrainSession]:
+        return [*self._retired, *([self._session] if self._session else [])]
+
     def on_unmount(self) -> None:
-        for session in [*self._retired, *([self._session] if self._session else [])]:
+        """The app ends: no more watching, and the reads still under way end at once (the process
+        waits for every worker thread; a million rows' read would keep it alive for minutes)."""
+        for session in self._sessions():
             session.stop_live()
+            session.stop_reads()
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         """Textual's commands (themes, keys, screenshot) without its Quit: ours is listed once."""

@@ -94,7 +94,15 @@ class LiveState:
     """The session's `sweep` (CLEO's sweep gate) or `waiting` (for CLEO's write lock) changed."""
 
 
-SessionNews = SessionMessage | Notice | Report | LiveState
+@dataclass
+class ChosenEnded:
+    """A write or an export the user chose (`BrainSession.run_chosen`) ended: done, or `failed`."""
+
+    label: str
+    failed: bool
+
+
+SessionNews = SessionMessage | Notice | Report | LiveState | ChosenEnded
 
 
 @dataclass

@@ -44,6 +44,7 @@ from cleo_tui.ui.messages import (
     UNDO,
     BrainChanged,
     ChangeKind,
+    ChosenEnded,
     LiveState,
     Notice,
     Report,
@@ -132,6 +133,7 @@ class BrainSession:
         self._own_version: int | None = None  # brain.conn's data_version: moves only for other writers
         self.unjudged: PollResult | None = None  # a change not yet told ours or CLEO's (the brain was busy)
         self._waiting_cancel: threading.Event | None = None  # set while a write waits for CLEO's lock
+        self.chosen: list[str] = []  # the writes and exports the user chose that are under way (`run_chosen`)
         self._ended = threading.Event()  # the session ended: a first scan still running is given up
         self._first_rows: Future[Any] | None = None  # the first pane's rows, read ahead (read_first_rows)
         self._first_rows_taken = False
@@ -242,6 +244,10 @@ class BrainSession:
         if self.watcher is None:
             self.watcher = BrainWatcher(self)
             self.watcher.start()
+
+    def stop_reads(self) -> None:
+        """End the long reads of the brain's readers at once (the app ends; see Brain.stop_reads)."""
+        self.brain.stop_reads()
 
     def stop_live(self) -> None:
         """Stop watching and give up a first scan still running (another brain was opened, or the app ends)."""
@@ -475,8 +481,31 @@ class BrainSession:
             result = step(self.brain)
             self.from_worker(self._written, report, result, source)
 
-        self.runner.run_worker(run, thread=True, exclusive=True, group=group, exit_on_error=False)
+        self.run_chosen(label, run, group)
         return True
+
+    def run_chosen(self, label: str, work: Callable[[], None], group: str) -> None:
+        """Run `work`, which the user chose (a write, an export), in a worker; listed in `chosen`
+        until it ends (then ChosenEnded is told), so that quitting waits for it.
+
+        Never exclusive: a second choice must not cancel the first before its thread started
+        (Textual then drops it unrun)."""
+        self.chosen.append(label)
+
+        def run() -> None:
+            ended = False
+            try:
+                work()
+                ended = True
+            finally:
+                with contextlib.suppress(RuntimeError):  # (the app no longer runs)
+                    self.from_worker(self._chosen_ended, label, ended)
+
+        self.runner.run_worker(run, thread=True, group=group, exit_on_error=False)
+
+    def _chosen_ended(self, label: str, ended: bool) -> None:
+        self.chosen.remove(label)
+        self._tell(ChosenEnded(label, failed=not ended))
 
     def _written(self, report: Callable[[T], Written | None], result: T, source: str | None) -> None:
         written = report(result)

@@ -179,6 +179,10 @@ class DuplicatesScreen(DuplicatesMerge):
         self.table("clusters").focus()
         self.rescan()
 
+    def on_unmount(self) -> None:
+        super().on_unmount()
+        self._cancel.set()  # gone for good (the app ends): a scan under way stops at its next check
+
     def table(self, name: str) -> LineTable:
         return self.query_one(f"#dup-{name}", LineTable)
 

@@ -7,6 +7,7 @@ are the pane's; the writes go through the session's one write path (`BrainSessio
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from textual import work
@@ -168,8 +169,12 @@ class PruneActions(PaneScreen):
         else:
             self._export(path, preview)
 
-    @work(thread=True, exclusive=True, group="prune-export", exit_on_error=False)
     def _export(self, path: Path, preview: PrunePreview) -> None:
+        """Write the export in a worker (quitting waits for it: the user chose it)."""
+        self.session.run_chosen(f"export to {one_line(str(path), 80)}", partial(self._write_export, path, preview),
+                                "prune-export")
+
+    def _write_export(self, path: Path, preview: PrunePreview) -> None:
         write_export(path, preview, self.session.brain.path)
         self.post_message(self.Exported(path, preview.drop_count))
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from rich.text import Text
@@ -558,8 +559,12 @@ class TracesScreen(PaneScreen, FilterOptions):
             "(a trace never stores its query; CLEO's raw query text is left out unless you tick the box).",
             str(Path.cwd() / EXPORT_DEFAULT)), chosen)  # absolute: the user sees where
 
-    @work(thread=True, exclusive=True, group="trace-export", exit_on_error=False)
     def _export(self, path: str, flt: RetrievalFilter, with_text: bool, force: bool = False) -> None:
+        """Write the export in a worker (quitting waits for it: the user chose it)."""
+        self.session.run_chosen(f"export to {one_line(path, 80)}",
+                                partial(self._write_export, path, flt, with_text, force), "trace-export")
+
+    def _write_export(self, path: str, flt: RetrievalFilter, with_text: bool, force: bool) -> None:
         try:
             count = export_retrievals(self.session.brain, path, flt, with_query_text=with_text, force=force)
         except ExportExists:  # an ordinary file: ask, then write over it (keeping its mode)

@@ -1,0 +1,162 @@
+"""Quitting: the process ends at once, however long a read was under way, and never before a
+write or an export the user chose is done (or its wait for CLEO's lock cancelled)."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+
+from cleo_tui.brain.cleo_schema import OBSERVATIONS
+from cleo_tui.ui.app import CleoApp
+from cleo_tui.ui.panes.duplicates import DuplicatesScreen
+from cleo_tui.ui.widgets.table import LineTable
+from tests.test_ui_live import _await_waiting, live_ids
+from tests.ui_helpers import settle
+
+# A read that never ends on its own: SQLite counts for ever.
+ENDLESS = "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT count(*) FROM n"
+
+
+def _endless_read(reader, outcome: dict) -> None:
+    """Run ENDLESS on `reader`, noting how it ended in `outcome`."""
+    outcome["started"].set()
+    try:
+        reader.query(ENDLESS)
+    except sqlite3.Error as exc:
+        outcome["error"] = exc
+    finally:
+        outcome["ended"].set()
+
+
+def test_stopping_a_brains_reads_ends_its_readers_queries_and_leaves_its_own_connection_alone(brain):
+    reader = brain.reader()
+    outcome: dict = {"started": threading.Event(), "ended": threading.Event()}
+    thread = threading.Thread(target=_endless_read, args=(reader, outcome), daemon=True)
+    thread.start()
+    assert outcome["started"].wait(30)
+    brain.stop_reads()
+    thread.join(30)
+    alive = thread.is_alive()
+    if alive:
+        reader.conn.interrupt()  # (so that a failure does not hang the run)
+        thread.join()
+    assert not alive, "a reader's query went on after the brain's reads were stopped"
+    assert "interrupted" in str(outcome["error"])
+    reader.close()
+
+    # A reader made afterwards is stopped too (a worker that starts late at quit).
+    late = brain.reader()
+    try:
+        late.query(ENDLESS)
+    except sqlite3.OperationalError as exc:
+        assert "interrupted" in str(exc)
+    else:
+        raise AssertionError("a late reader's query ran")
+    finally:
+        late.close()
+
+    # The brain's own connection (page reads, every write) is not stopped.
+    first = brain.scalar(f"SELECT id FROM {OBSERVATIONS} ORDER BY rowid LIMIT 1")
+    with brain.write() as conn:
+        conn.execute(f"UPDATE {OBSERVATIONS} SET title = title || '!' WHERE id = ?", (first,))
+    assert brain.scalar(f"SELECT title FROM {OBSERVATIONS} WHERE id = ?", (first,)).endswith("!")
+
+
+async def test_quitting_ends_a_long_read_in_a_worker_at_once(brain):
+    """A pane's worker reading the whole of a large brain (History's days, the duplicate scan)
+    must not keep the process alive after q: the asyncio runner waits for every worker thread."""
+    app = CleoApp(brain=brain)
+    outcome: dict = {"started": threading.Event(), "ended": threading.Event()}
+    reader = None
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await settle(app, pilot)
+            reader = app.session.brain.reader()
+            app.run_worker(lambda: _endless_read(reader, outcome), thread=True, exit_on_error=False)
+            await _until(pilot, outcome["started"].is_set)
+            await pilot.press("q")
+        assert outcome["ended"].wait(30), "the read went on after the app quit"
+        assert "interrupted" in str(outcome["error"])
+    finally:
+        if reader is not None:
+            reader.conn.interrupt()  # (so that a failure does not hang the run's teardown)
+    assert app.return_code == 0
+
+
+async def test_leaving_the_duplicates_pane_for_good_cancels_its_scan(brain):
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("5")
+        await settle(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, DuplicatesScreen)
+        screen.rescan()
+        cancel = screen._cancel
+        assert not cancel.is_set()
+        await pilot.press("q")
+    assert cancel.is_set()  # its verify stage (numpy, no SQL) checks this between batches
+
+
+async def _evict_waiting_for_cleo(app: CleoApp, pilot, holder: sqlite3.Connection) -> str:
+    """With `holder` holding CLEO's write lock: confirm an eviction, await the wait's notice."""
+    await settle(app, pilot)
+    table = app.screen.query_one("#obs-table", LineTable)
+    table.focus()
+    target = table.current_row()["id"]
+    holder.execute("BEGIN IMMEDIATE")
+    await pilot.press("e", "y")
+    await _await_waiting(app, pilot)
+    return target
+
+
+async def _until(pilot, done) -> None:
+    """Let the app run until `done()` (bounded: about 10 s)."""
+    for _ in range(200):
+        if done():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError("the app did not get there")
+
+
+def _notices(app: CleoApp) -> str:
+    return " | ".join(str(n.message) for n in app._notifications)
+
+
+async def test_quitting_during_a_chosen_write_finishes_it_first_and_says_so(brain):
+    path = Path(brain.path).resolve()
+    app = CleoApp(brain=brain)
+    holder = sqlite3.connect(path, isolation_level=None)
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            target = await _evict_waiting_for_cleo(app, pilot, holder)
+            await pilot.press("q")
+            await pilot.pause()
+            assert app.return_code is None, "the app quit before the eviction the user chose was written"
+            assert "quits once it is done" in _notices(app) and "esc cancels" in _notices(app)
+            holder.execute("ROLLBACK")  # CLEO lets go: the eviction is written, then the app quits
+            await _until(pilot, lambda: app.return_code is not None)
+            assert app.return_code == 0
+    finally:
+        holder.close()
+    assert target not in live_ids(path)
+
+
+async def test_quitting_while_a_write_waits_for_cleo_then_esc_quits_and_writes_nothing(brain):
+    path = Path(brain.path).resolve()
+    app = CleoApp(brain=brain)
+    holder = sqlite3.connect(path, isolation_level=None)
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            target = await _evict_waiting_for_cleo(app, pilot, holder)
+            await pilot.press("q")
+            await pilot.pause()
+            assert app.return_code is None
+            await pilot.press("escape")
+            await _until(pilot, lambda: app.return_code is not None)
+            assert app.return_code == 0
+        holder.execute("ROLLBACK")
+    finally:
+        holder.close()
+    assert target in live_ids(path)
