@@ -134,7 +134,7 @@ async def test_quitting_during_a_chosen_write_finishes_it_first_and_says_so(brai
             await pilot.press("q")
             await pilot.pause()
             assert app.return_code is None, "the app quit before the eviction the user chose was written"
-            assert "quits once it is done" in _notices(app) and "esc cancels" in _notices(app)
+            assert "Quitting once this is done: evict " in _notices(app) and "esc cancels" in _notices(app)
             holder.execute("ROLLBACK")  # CLEO lets go: the eviction is written, then the app quits
             await _until(pilot, lambda: app.return_code is not None)
             assert app.return_code == 0
@@ -160,3 +160,25 @@ async def test_quitting_while_a_write_waits_for_cleo_then_esc_quits_and_writes_n
     finally:
         holder.close()
     assert target in live_ids(path)
+
+
+async def test_a_chosen_write_that_fails_while_quitting_cancels_the_quit_and_says_why(brain):
+    """The user must read why their write failed: the app stays, with the failure's popup."""
+    from cleo_tui.ui.widgets.modals import MessageModal
+    path = Path(brain.path).resolve()
+    app = CleoApp(brain=brain)
+    holder = sqlite3.connect(path, isolation_level=None)
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await _evict_waiting_for_cleo(app, pilot, holder)
+            await pilot.press("q")
+            await pilot.pause()
+            path.with_name("copy.db").write_bytes(path.read_bytes())
+            path.with_name("copy.db").replace(path)  # the brain is replaced under the app: the write refuses
+            holder.execute("ROLLBACK")
+            await _until(pilot, lambda: isinstance(app.screen, MessageModal))
+            assert app.return_code is None
+            assert "failed, so cleo-tui did not quit" in _notices(app)
+            assert "replaced" in app.screen.body
+    finally:
+        holder.close()

@@ -539,9 +539,8 @@ class CleoApp(ResizeOnlyOnChange):
             self.exit()
             return
         self._quit_when_done = True
-        how = " (esc cancels it: nothing is written)" if self.waiting else ""
-        self.notify(f"Finishing the {under_way[0]} you chose{how}; cleo-tui quits once it is done.",
-                    timeout=30, markup=False)
+        wait = " It waits for CLEO's write lock: esc cancels it, and nothing is written." if self.waiting else ""
+        self.notify(f"Quitting once this is done: {', '.join(under_way)}.{wait}", timeout=30, markup=False)
 
     def _chosen_ended(self, news: ChosenEnded) -> None:
         if not self._quit_when_done:

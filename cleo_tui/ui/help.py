@@ -283,7 +283,9 @@ provenance_class is noise-purged and the run's approved_at equals its invalid_at
 staged run: an approved sweep cannot be rolled back through CLEO (restore rows one by one in Observations).
 """)
 
-APP_HELP = PaneHelp("Keys everywhere", texts={"app.help": "this help", "app.quit": "quit"},
+APP_HELP = PaneHelp("Keys everywhere",
+                    texts={"app.help": "this help",
+                           "app.quit": "quit (once the writes and exports you chose are done)"},
                     rows=(("ctrl+p", "the command palette: every action of the pane by name, with its key"),))
 
 
