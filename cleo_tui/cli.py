@@ -120,6 +120,8 @@ def run_tui(args: argparse.Namespace) -> int:
     from cleo_tui.ui.first_brain import open_first_brain  # (before the app's modules: see there)
 
     first = open_first_brain(Path(args.project), Path(args.db) if args.db else None, args.read_only)
+    from cleo_tui.ui.switching import frames_sooner
+    frames_sooner()
     from cleo_tui.ui.app import run_app
     return run_app(first, args.read_only)
 

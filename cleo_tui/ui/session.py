@@ -493,19 +493,19 @@ class BrainSession:
         self.chosen.append(label)
 
         def run() -> None:
-            ended = False
+            done = False
             try:
                 work()
-                ended = True
+                done = True
             finally:
                 with contextlib.suppress(RuntimeError):  # (the app no longer runs)
-                    self.from_worker(self._chosen_ended, label, ended)
+                    self.from_worker(self._chosen_ended, label, not done)
 
         self.runner.run_worker(run, thread=True, group=group, exit_on_error=False)
 
-    def _chosen_ended(self, label: str, ended: bool) -> None:
+    def _chosen_ended(self, label: str, failed: bool) -> None:
         self.chosen.remove(label)
-        self._tell(ChosenEnded(label, failed=not ended))
+        self._tell(ChosenEnded(label, failed))
 
     def _written(self, report: Callable[[T], Written | None], result: T, source: str | None) -> None:
         written = report(result)
