@@ -9,8 +9,8 @@ from pathlib import Path
 
 from cleo_tui.brain.cleo_schema import OBSERVATIONS
 from cleo_tui.ui.app import CleoApp
-from cleo_tui.ui.panes.duplicates import DuplicatesScreen
 from cleo_tui.ui.widgets.table import LineTable
+from tests.test_ui_duplicates import open_pane
 from tests.test_ui_live import _await_waiting, live_ids
 from tests.ui_helpers import settle
 
@@ -87,11 +87,7 @@ async def test_quitting_ends_a_long_read_in_a_worker_at_once(brain):
 async def test_leaving_the_duplicates_pane_for_good_cancels_its_scan(brain):
     app = CleoApp(brain=brain)
     async with app.run_test(size=(140, 40)) as pilot:
-        await settle(app, pilot)
-        await pilot.press("5")
-        await settle(app, pilot)
-        screen = app.screen
-        assert isinstance(screen, DuplicatesScreen)
+        screen = await open_pane(app, pilot)
         screen.rescan()
         cancel = screen._cancel
         assert not cancel.is_set()
@@ -99,8 +95,9 @@ async def test_leaving_the_duplicates_pane_for_good_cancels_its_scan(brain):
     assert cancel.is_set()  # its verify stage (numpy, no SQL) checks this between batches
 
 
-async def _evict_waiting_for_cleo(app: CleoApp, pilot, holder: sqlite3.Connection) -> str:
-    """With `holder` holding CLEO's write lock: confirm an eviction, await the wait's notice."""
+async def _quit_while_an_eviction_waits_for_cleo(app: CleoApp, pilot, holder: sqlite3.Connection) -> str:
+    """With `holder` holding CLEO's write lock: confirm an eviction, await the wait's notice, press q:
+    the app is still there. The row evicted is returned."""
     await settle(app, pilot)
     table = app.screen.query_one("#obs-table", LineTable)
     table.focus()
@@ -108,6 +105,9 @@ async def _evict_waiting_for_cleo(app: CleoApp, pilot, holder: sqlite3.Connectio
     holder.execute("BEGIN IMMEDIATE")
     await pilot.press("e", "y")
     await _await_waiting(app, pilot)
+    await pilot.press("q")
+    await pilot.pause()
+    assert app.return_code is None, "the app quit before the eviction the user chose was written"
     return target
 
 
@@ -130,10 +130,7 @@ async def test_quitting_during_a_chosen_write_finishes_it_first_and_says_so(brai
     holder = sqlite3.connect(path, isolation_level=None)
     try:
         async with app.run_test(size=(100, 30)) as pilot:
-            target = await _evict_waiting_for_cleo(app, pilot, holder)
-            await pilot.press("q")
-            await pilot.pause()
-            assert app.return_code is None, "the app quit before the eviction the user chose was written"
+            target = await _quit_while_an_eviction_waits_for_cleo(app, pilot, holder)
             assert "Quitting once this is done: evict " in _notices(app) and "esc cancels" in _notices(app)
             holder.execute("ROLLBACK")  # CLEO lets go: the eviction is written, then the app quits
             await _until(pilot, lambda: app.return_code is not None)
@@ -149,10 +146,7 @@ async def test_quitting_while_a_write_waits_for_cleo_then_esc_quits_and_writes_n
     holder = sqlite3.connect(path, isolation_level=None)
     try:
         async with app.run_test(size=(100, 30)) as pilot:
-            target = await _evict_waiting_for_cleo(app, pilot, holder)
-            await pilot.press("q")
-            await pilot.pause()
-            assert app.return_code is None
+            target = await _quit_while_an_eviction_waits_for_cleo(app, pilot, holder)
             await pilot.press("escape")
             await _until(pilot, lambda: app.return_code is not None)
             assert app.return_code == 0
@@ -170,9 +164,7 @@ async def test_a_chosen_write_that_fails_while_quitting_cancels_the_quit_and_say
     holder = sqlite3.connect(path, isolation_level=None)
     try:
         async with app.run_test(size=(100, 30)) as pilot:
-            await _evict_waiting_for_cleo(app, pilot, holder)
-            await pilot.press("q")
-            await pilot.pause()
+            await _quit_while_an_eviction_waits_for_cleo(app, pilot, holder)
             path.with_name("copy.db").write_bytes(path.read_bytes())
             path.with_name("copy.db").replace(path)  # the brain is replaced under the app: the write refuses
             holder.execute("ROLLBACK")
