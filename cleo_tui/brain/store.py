@@ -43,7 +43,7 @@ from cleo_tui.safe_text import plural, safe_path, safe_text
 # (see brain/create.py for why not .cleo/cleo.db or .cleo/brain.db).
 OWN_BRAIN = Path(".cleo-tui") / "brain.db"
 # A reader's query checks whether reads were stopped every this many SQLite instructions: about
-# 6 ms of a scan. Each check takes the GIL, so far fewer than that would slow the UI's thread.
+# 6 ms of a scan. Each check takes the GIL: checking much more often would slow the UI's thread.
 STOP_CHECK_EVERY = 500_000
 
 @dataclass
