@@ -7,6 +7,8 @@ import sqlite3
 import threading
 from pathlib import Path
 
+import pytest
+
 from cleo_tui.brain.cleo_schema import OBSERVATIONS
 from cleo_tui.ui.app import CleoApp
 from cleo_tui.ui.widgets.table import LineTable
@@ -120,57 +122,51 @@ async def _until(pilot, done) -> None:
     raise AssertionError("the app did not get there")
 
 
+@pytest.fixture
+def holder(brain):
+    """A second connection to the brain, as CLEO's: the tests take its write lock."""
+    connection = sqlite3.connect(Path(brain.path).resolve(), isolation_level=None)
+    yield connection
+    connection.close()
+
+
 def _notices(app: CleoApp) -> str:
     return " | ".join(str(n.message) for n in app._notifications)
 
 
-async def test_quitting_during_a_chosen_write_finishes_it_first_and_says_so(brain):
-    path = Path(brain.path).resolve()
+async def test_quitting_during_a_chosen_write_finishes_it_first_and_says_so(brain, holder):
     app = CleoApp(brain=brain)
-    holder = sqlite3.connect(path, isolation_level=None)
-    try:
-        async with app.run_test(size=(100, 30)) as pilot:
-            target = await _quit_while_an_eviction_waits_for_cleo(app, pilot, holder)
-            assert "Quitting once this is done: evict " in _notices(app) and "esc cancels" in _notices(app)
-            holder.execute("ROLLBACK")  # CLEO lets go: the eviction is written, then the app quits
-            await _until(pilot, lambda: app.return_code is not None)
-            assert app.return_code == 0
-    finally:
-        holder.close()
-    assert target not in live_ids(path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        target = await _quit_while_an_eviction_waits_for_cleo(app, pilot, holder)
+        assert "Quitting once this is done: evict " in _notices(app) and "esc cancels" in _notices(app)
+        holder.execute("ROLLBACK")  # CLEO lets go: the eviction is written, then the app quits
+        await _until(pilot, lambda: app.return_code is not None)
+        assert app.return_code == 0
+    assert target not in live_ids(Path(brain.path).resolve())
 
 
-async def test_quitting_while_a_write_waits_for_cleo_then_esc_quits_and_writes_nothing(brain):
-    path = Path(brain.path).resolve()
+async def test_quitting_while_a_write_waits_for_cleo_then_esc_quits_and_writes_nothing(brain, holder):
     app = CleoApp(brain=brain)
-    holder = sqlite3.connect(path, isolation_level=None)
-    try:
-        async with app.run_test(size=(100, 30)) as pilot:
-            target = await _quit_while_an_eviction_waits_for_cleo(app, pilot, holder)
-            await pilot.press("escape")
-            await _until(pilot, lambda: app.return_code is not None)
-            assert app.return_code == 0
-        holder.execute("ROLLBACK")
-    finally:
-        holder.close()
-    assert target in live_ids(path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        target = await _quit_while_an_eviction_waits_for_cleo(app, pilot, holder)
+        await pilot.press("escape")
+        await _until(pilot, lambda: app.return_code is not None)
+        assert app.return_code == 0
+    holder.execute("ROLLBACK")
+    assert target in live_ids(Path(brain.path).resolve())
 
 
-async def test_a_chosen_write_that_fails_while_quitting_cancels_the_quit_and_says_why(brain):
+async def test_a_chosen_write_that_fails_while_quitting_cancels_the_quit_and_says_why(brain, holder):
     """The user must read why their write failed: the app stays, with the failure's popup."""
     from cleo_tui.ui.widgets.modals import MessageModal
     path = Path(brain.path).resolve()
     app = CleoApp(brain=brain)
-    holder = sqlite3.connect(path, isolation_level=None)
-    try:
-        async with app.run_test(size=(100, 30)) as pilot:
-            await _quit_while_an_eviction_waits_for_cleo(app, pilot, holder)
-            path.with_name("copy.db").write_bytes(path.read_bytes())
-            path.with_name("copy.db").replace(path)  # the brain is replaced under the app: the write refuses
-            holder.execute("ROLLBACK")
-            await _until(pilot, lambda: isinstance(app.screen, MessageModal))
-            assert app.return_code is None
-            assert "failed, so cleo-tui did not quit" in _notices(app)
-            assert "replaced" in app.screen.body
-    finally:
-        holder.close()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await _quit_while_an_eviction_waits_for_cleo(app, pilot, holder)
+        path.with_name("copy.db").write_bytes(path.read_bytes())
+        path.with_name("copy.db").replace(path)  # the brain is replaced under the app: the write refuses
+        holder.execute("ROLLBACK")
+        await _until(pilot, lambda: isinstance(app.screen, MessageModal))
+        assert app.return_code is None
+        assert "failed, so cleo-tui did not quit" in _notices(app)
+        assert "replaced" in app.screen.body
