@@ -3,6 +3,7 @@ write or an export the user chose is done (or its wait for CLEO's lock cancelled
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 from pathlib import Path
@@ -170,3 +171,35 @@ async def test_a_chosen_write_that_fails_while_quitting_cancels_the_quit_and_say
         assert app.return_code is None
         assert "failed, so cleo-tui did not quit" in _notices(app)
         assert "replaced" in app.screen.body
+
+
+async def test_quitting_during_an_export_waits_for_its_file(brain, tmp_path, monkeypatch):
+    """An export the user chose is written before the app quits (the export is held until the
+    notice is seen, then let go)."""
+    from textual.widgets import Input
+
+    from cleo_tui.ui.panes import prune_actions
+    from tests.test_ui_prune import open_prune
+    go = threading.Event()
+    write_export = prune_actions.write_export
+
+    def held_export(*args, **kwargs):
+        go.wait(30)
+        write_export(*args, **kwargs)
+
+    monkeypatch.setattr(prune_actions, "write_export", held_export)
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await open_prune(app, pilot)
+        await pilot.press("x")
+        await pilot.pause()
+        app.screen.query_one("#path-input", Input).value = "preview.json"
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.press("q")
+        await pilot.pause()
+        assert app.return_code is None, "the app quit before the export the user chose was written"
+        assert "Quitting once this is done: export to " in _notices(app)
+        go.set()
+        await _until(pilot, lambda: app.return_code is not None)
+    assert json.loads((tmp_path / "preview.json").read_text())["budget"]

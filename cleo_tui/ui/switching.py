@@ -17,7 +17,7 @@ def frames_sooner() -> None:
     Textual's screen draws on a timer with that period, and a frame asked for soon after
     another waits for one or two of its periods: at 60, a key pressed while the first screen
     was still being drawn waited up to 33 ms for its frame with the UI thread idle. Measured
-    (`benchmarks.first_key`, real-layout 100,000 rows, cold): the key's frame 34-36 ms → 21-22 ms
+    (`benchmarks.first_key`, 100,000 rows, cold, alternated): the key's frame 39-41 ms → 21-22 ms
     (median), the first screen unchanged. Frames are drawn only when something changed, so an
     idle app draws none either way."""
     os.environ.setdefault("TEXTUAL_FPS", FRAMES_PER_SECOND)
