@@ -47,6 +47,7 @@ def test_counts_protection_and_holders_match_the_tuples():
 def test_counts_weigh_entries_held_by_many_rows_over_several_steps(monkeypatch):
     monkeypatch.setattr(findings_table, "_OCCURRENCE_STEP", 3)
     monkeypatch.setattr(findings_table, "_WEIGHTED_STEP", 2)
+    monkeypatch.setattr(findings_table, "_ENTRY_STEP", 4)  # (the entries' flags made in two steps)
     table = FindingsTable.of(ENTRIES)
     per_entry = np.array([0, 5, 1, 9, 4, 1])
     totals = table.identifier_counts(per_entry)
