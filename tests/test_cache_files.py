@@ -106,3 +106,20 @@ def test_tagging_a_brain_registers_it_and_sweeps_its_older_caches(tmp_path: Path
     assert len(kept) == 1 and kept[0].name.startswith(older.name.split("-", 1)[0])
     registry = (cache_dir() / "brains.json").read_text()
     assert os.path.realpath(brain.path) in registry
+
+
+def test_each_variant_keeps_its_own_file(tmp_path: Path) -> None:
+    """A brain's line units for one tokenizer survive counting with another (switching tokenizers
+    used to throw the other's away, and the next run with it counted every row's units again)."""
+    brain = _brain(tmp_path, "a")
+    o200k = brain_cache_file("line_units", brain, "v1", variant="o200k_base")
+    legacy = o200k.with_name(o200k.name.split("-", 1)[0] + "-o200k_base-v1.npz")  # (named before variants)
+    legacy.parent.mkdir(parents=True)
+    legacy.write_bytes(b"x")
+    assert write_npz(o200k, {"values": np.arange(3)})
+    cl100k = brain_cache_file("line_units", brain, "v1", variant="cl100k_base")
+    assert write_npz(cl100k, {"values": np.arange(3)})
+    assert o200k.exists() and cl100k.exists() and not legacy.exists()
+    newer = brain_cache_file("line_units", brain, "v2", variant="o200k_base")
+    assert write_npz(newer, {"values": np.arange(3)})
+    assert newer.exists() and cl100k.exists() and not o200k.exists()  # an older format of the same variant goes

@@ -84,3 +84,15 @@ def test_a_damaged_units_file_is_counted_again(tmp_path):
     assert again.count_stats.from_cache == len(again)  # the token cache still knows every line
     assert again.preview(40).to_json() == pool.preview(40).to_json()
     brain.close()
+
+
+def test_switching_tokenizers_keeps_each_ones_units(tmp_path):
+    """Counting with o200k_base after cl100k_base left cl100k_base's units file in place: switching
+    back reads it (the sweep used to delete it, and every row's units were made again)."""
+    brain = _brain(tmp_path)
+    prepare_pool(brain, "cl100k_base")
+    prepare_pool(brain, "o200k_base")
+    kept = pruner_units.UnitsFile(brain, "cl100k_base")
+    assert len(kept.rowids) == len(ODD_ROWS) + 1
+    assert len(pruner_units.UnitsFile(brain, "o200k_base").rowids) == len(ODD_ROWS) + 1
+    brain.close()

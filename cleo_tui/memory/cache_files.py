@@ -22,18 +22,27 @@ from cleo_tui.config import brain_cache_name, cache_dir
 KINDS = ("row_findings", "scan_snapshots", "dedup", "line_units")
 _UNKNOWN_MAX_AGE = 30 * 86400  # files of brains the registry does not know (older versions wrote them)
 _TMP_MAX_AGE = 86400           # a half-written file left by a killed process
+_VARIANT_END = "~"  # ends the variant in a file's name (a tokenizer's name holds none)
 
 
-def brain_cache_file(kind: str, brain_path: Path | str, version: str) -> Path:
+def brain_cache_file(kind: str, brain_path: Path | str, version: str, variant: str | None = None) -> Path:
     """Where one brain's cache of this kind and version lives (the brain is registered, so that
-    its files can be swept once it is gone)."""
+    its files can be swept once it is gone). A brain keeps one file per `variant` (its line units
+    per tokenizer): writing one sweeps only the older versions of the same variant."""
     name = brain_cache_name(brain_path)
     registry = _read_registry()
     real = os.path.realpath(str(brain_path))
     if registry.get(name) != real:
         registry[name] = real
         _write_registry(registry)
-    return cache_dir() / kind / f"{name}-{version}.npz"
+    stem = f"{name}-{version}" if variant is None else f"{name}-{variant}{_VARIANT_END}{version}"
+    return cache_dir() / kind / f"{stem}.npz"
+
+
+def _variant_of(file: Path) -> str:
+    """The variant in a cache file's name ("" for none, as every file named before variants)."""
+    rest = file.name.split("-", 1)[-1]
+    return rest.split(_VARIANT_END, 1)[0] if _VARIANT_END in rest else ""
 
 
 def write_npz(path: Path, arrays: dict[str, np.ndarray]) -> bool:
@@ -122,12 +131,13 @@ def _remove(path: Path) -> None:
 
 def _is_stale(file: Path, name: str, registry: dict[str, str], just_written: Path, now: float) -> bool:
     """Whether a cache file may go: a leftover temporary file, a file of a brain that no longer
-    exists, an older version of the file just written, or an old file of an unknown brain."""
+    exists, an older version of the file just written (of its variant, or without one), or an old
+    file of an unknown brain."""
     age = now - file.stat().st_mtime
     if ".tmp." in file.name:
         return age > _TMP_MAX_AGE
     if file.parent == just_written.parent and name == just_written.name.split("-", 1)[0]:
-        return file != just_written
+        return file != just_written and _variant_of(file) in ("", _variant_of(just_written))
     owner = registry.get(name)
     if owner is None:
         return age > _UNKNOWN_MAX_AGE

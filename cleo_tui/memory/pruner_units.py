@@ -169,7 +169,7 @@ class UnitsFile:
     """One brain's line units for one tokenizer, by (rowid, content key, head key), sorted by rowid."""
 
     def __init__(self, brain: Brain, tokenizer: str) -> None:
-        self.path = brain_cache_file(UNITS_KIND, brain.path, f"{tokenizer}-{_FORMAT}")
+        self.path = brain_cache_file(UNITS_KIND, brain.path, _FORMAT, variant=tokenizer)
         self.rowids = np.zeros(0, dtype=np.int64)
         self.keys = np.zeros(0, dtype=np.uint64)
         self.heads = np.zeros(0, dtype=np.uint64)
