@@ -1,7 +1,8 @@
 """cleo-tui's per-brain cache files: where each lives, writing one, and sweeping away the files
 of brains that are gone and of formats no longer read (no Textual here).
 
-A cache file is `<cache dir>/<kind>/<brain name>-<version>.npz`, the brain's name being
+A cache file is `<cache dir>/<kind>/<brain name>-<version>.npz` (`<brain name>-<variant>~<version>.npz`
+for a cache kept per variant, such as line units per tokenizer), the brain's name being
 `config.brain_cache_name` (a hash of its real path). `brains.json` beside them maps each name
 back to its path, so a file whose brain no longer exists can be found. Losing any of these
 files costs only time: the next scan rebuilds it.
