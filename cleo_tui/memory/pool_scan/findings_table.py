@@ -30,7 +30,7 @@ from cleo_tui.memory.pool_scan.containers import OVERLAY_MAX
 NO_FINDINGS: Findings = ((), ())  # table[0] of every findings table
 ARRAYS = ("strings", "string_ends", "id_starts", "id_positions", "reason_starts", "reason_positions")
 _OCCURRENCE_STEP = 1 << 18  # identifier occurrences counted at a time (`_Part.add_counts`; a C call each)
-_WEIGHTED_STEP = 16_384  # entries held by several rows, counted at a time (`_Part.add_counts`)
+_WEIGHTED_STEP = 65_536  # entries held by several rows, counted at a time (`_Part.add_counts`)
 _ENTRY_STEP = 65_536  # entries whose occurrences are flagged at a time (`_repeated`)
 RECENT = 32_768  # findings a `TableBuilder` holds by value (then it forgets them and starts again)
 
