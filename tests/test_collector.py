@@ -24,6 +24,13 @@ def collector_on() -> Iterator[None]:
     gc.enable()
 
 
+def frozen(objects: list) -> set[bool]:
+    """Whether each object is frozen (`gc.freeze`: no collection walks it), as a set. (Counting the
+    frozen objects instead is not reproducible: any frozen object another thread frees leaves the count.)"""
+    walked = {id(o) for o in gc.get_objects()}  # (every generation a collection walks)
+    return {id(o) not in walked for o in objects}
+
+
 def test_the_collector_comes_back_only_when_the_last_thread_leaves():
     entered, leave_first, first_left, leave_second = (threading.Event() for _ in range(4))
     seen: list[bool] = []
@@ -130,41 +137,38 @@ def test_a_process_about_to_end_leaves_what_it_made_out_of_the_next_young_collec
 def test_a_pause_asked_to_freeze_freezes_instead_of_collecting_when_the_last_leaves():
     # Issue 33: a large brain's tags are frozen out of collections, which would walk their millions
     # of objects holding the GIL (no key served meanwhile); freezing costs nothing at once.
-    frozen = gc.get_freeze_count()  # (the suite freezes its own heap once collected: tests/suite_speed.py)
     with collections_started() as collections:  # (what was frozen stays so, as the suite's own heap does)
         with collector.paused(collect_young=True):
             with collector.paused():
                 built = [[i] for i in range(1000)]
                 collector.freeze_on_leave()
-            assert gc.get_freeze_count() == frozen  # the outer pause still holds
-        assert collections == [] and gc.isenabled() and gc.get_freeze_count() >= frozen + len(built)
+            assert frozen(built) == {False}  # the outer pause still holds
+        assert collections == [] and gc.isenabled() and frozen(built) == {True}
         with collector.paused(collect_young=True):
             pass
         assert collections[:1] == [0]  # the next pause collects as asked again
 
 
 def test_freezing_outside_a_pause_does_nothing():
-    frozen = gc.get_freeze_count()
+    made = [[i] for i in range(100)]
     collector.freeze_on_leave()
     with collector.paused():
         pass
-    assert gc.get_freeze_count() == frozen
+    assert frozen(made) == {False}
 
 
 def test_freezing_again_freezes_only_in_a_program_that_froze_its_tags(monkeypatch):
     # Issue 33: a large brain's app freezes its help once made (every pane imported, its lines rendered),
     # so later full collections, which hold the GIL, do not walk it; a small brain's app never freezes.
     monkeypatch.setattr(collector._holders, "froze", False)
-    frozen = gc.get_freeze_count()
     kept = [[i] for i in range(1000)]
-    assert not collector.freeze_again() and gc.get_freeze_count() == frozen
+    assert not collector.freeze_again() and frozen(kept) == {False}
     collector.freeze_now()  # what a large brain's first scan does
-    frozen = gc.get_freeze_count()
-    kept += [[i] for i in range(1000)]
+    assert frozen(kept) == {True}
+    later = [[i] for i in range(1000)]
     with collector.paused():
         assert collector.freeze_again()
-        assert gc.get_freeze_count() == frozen  # not inside a pause: when it ends
-    assert gc.get_freeze_count() >= frozen + 1000 and gc.isenabled()
-    frozen = gc.get_freeze_count()
-    kept += [[i] for i in range(1000)]
-    assert collector.freeze_again() and gc.get_freeze_count() >= frozen + 1000  # outside a pause: at once
+        assert frozen(later) == {False}  # not inside a pause: when it ends
+    assert frozen(later) == {True} and gc.isenabled()
+    last = [[i] for i in range(1000)]
+    assert collector.freeze_again() and frozen(last) == {True}  # outside a pause: at once
