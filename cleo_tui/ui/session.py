@@ -24,6 +24,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, wait
 from dataclasses import replace
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from cleo_tui.brain import Brain
@@ -35,7 +36,7 @@ from cleo_tui.brain.sweep_gate import sweep_active
 from cleo_tui.memory import cleo_marks, curation, sweeps
 from cleo_tui.memory.mapping import relevance_overrides
 from cleo_tui.memory.pool_scan.in_subprocess import ScanAhead, ScanProcess
-from cleo_tui.safe_text import plural
+from cleo_tui.safe_text import one_line, plural
 from cleo_tui.ui.live import BrainWatcher
 from cleo_tui.ui.messages import (
     CURATION,
@@ -502,6 +503,10 @@ class BrainSession:
                     self.from_worker(self._chosen_ended, label, not done)
 
         self.runner.run_worker(run, thread=True, group=group, exit_on_error=False)
+
+    def run_export(self, path: str | Path, work: Callable[[], None], group: str) -> None:
+        """`run_chosen` for an export the user chose to write to `path` (named by it)."""
+        self.run_chosen(f"export to {one_line(str(path), 80)}", work, group)
 
     def _chosen_ended(self, label: str, failed: bool) -> None:
         self.chosen.remove(label)

@@ -17,7 +17,7 @@ from cleo_tui.memory.bulk import BulkAction, SelectionPlan, plan_selection
 from cleo_tui.memory.export_rows import ExportFormat, export_rows
 from cleo_tui.memory.selection import Selection, selected_rows, whole_rows
 from cleo_tui.recall.impact import impact_of
-from cleo_tui.safe_text import one_line, plural, titled_lines
+from cleo_tui.safe_text import plural, titled_lines
 from cleo_tui.ui.widgets.filter_actions import BulkScreen, ExportScreen, plan_text
 
 if TYPE_CHECKING:
@@ -175,8 +175,7 @@ class FilterActions:
 
     def _export(self, selection: Selection, answer: tuple[ExportFormat, str], force: bool) -> None:
         """Write the export in a worker (quitting waits for it: the user chose it)."""
-        self.session.run_chosen(f"export to {one_line(answer[1], 80)}",
-                                partial(self._write_export, selection, answer, force), "obs-export")
+        self.session.run_export(answer[1], partial(self._write_export, selection, answer, force), "obs-export")
 
     def _write_export(self, selection: Selection, answer: tuple[ExportFormat, str], force: bool) -> None:
         fmt, path = answer

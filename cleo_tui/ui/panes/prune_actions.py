@@ -171,8 +171,7 @@ class PruneActions(PaneScreen):
 
     def _export(self, path: Path, preview: PrunePreview) -> None:
         """Write the export in a worker (quitting waits for it: the user chose it)."""
-        self.session.run_chosen(f"export to {one_line(str(path), 80)}", partial(self._write_export, path, preview),
-                                "prune-export")
+        self.session.run_export(path, partial(self._write_export, path, preview), "prune-export")
 
     def _write_export(self, path: Path, preview: PrunePreview) -> None:
         write_export(path, preview, self.session.brain.path)

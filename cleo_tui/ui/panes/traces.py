@@ -561,8 +561,7 @@ class TracesScreen(PaneScreen, FilterOptions):
 
     def _export(self, path: str, flt: RetrievalFilter, with_text: bool, force: bool = False) -> None:
         """Write the export in a worker (quitting waits for it: the user chose it)."""
-        self.session.run_chosen(f"export to {one_line(path, 80)}",
-                                partial(self._write_export, path, flt, with_text, force), "trace-export")
+        self.session.run_export(path, partial(self._write_export, path, flt, with_text, force), "trace-export")
 
     def _write_export(self, path: str, flt: RetrievalFilter, with_text: bool, force: bool) -> None:
         try:
