@@ -52,6 +52,9 @@ class Features:
 
     conn: sqlite3.Connection
     tables: frozenset[str]
+    # The brain's lock (Brain.lock): a worker asks what the file holds while another thread may
+    # close the connection, and a statement racing a close crashes the process.
+    lock: threading.RLock = field(default_factory=threading.RLock)
     _columns: dict[str, frozenset[str]] = field(default_factory=dict)
 
     def has_table(self, table: str) -> bool:
@@ -67,7 +70,8 @@ class Features:
             if table not in self.tables:
                 self._columns[table] = frozenset()
             else:
-                rows = self.conn.execute(f'PRAGMA table_info("{table}")').fetchall()
+                with self.lock:
+                    rows = self.conn.execute(f'PRAGMA table_info("{table}")').fetchall()
                 self._columns[table] = frozenset(r[1] for r in rows)
         return self._columns[table]
 
@@ -81,7 +85,8 @@ class Features:
             return False
         if "_fts_ok" not in self._columns:
             try:
-                self.conn.execute(f"SELECT rowid FROM {cs.OBSERVATIONS_FTS} LIMIT 0").fetchall()
+                with self.lock:
+                    self.conn.execute(f"SELECT rowid FROM {cs.OBSERVATIONS_FTS} LIMIT 0").fetchall()
                 self._columns["_fts_ok"] = frozenset({"yes"})
             except sqlite3.DatabaseError:
                 self._columns["_fts_ok"] = frozenset()
@@ -96,7 +101,6 @@ class Brain:
     read_only: bool
     read_only_reason: str | None
     features: Features
-    lock: threading.RLock = field(default_factory=threading.RLock)
     identity: tuple[str, int, int] | None = None  # absolute path, device and inode when opened
     recovered: list[str] = field(default_factory=list)  # interrupted runs rolled back on open (or, read-only: waiting)
     stale_reason: str | None = None  # why what it reads may miss committed changes (see connection.open_sqlite)
@@ -105,6 +109,11 @@ class Brain:
 
     def __post_init__(self) -> None:
         self.identity = self.identity or _file_identity(os.path.abspath(self.path))
+
+    @property
+    def lock(self) -> threading.RLock:
+        """Held by every statement on `conn` (one thread at a time), and by `close`."""
+        return self.features.lock
 
     def ensure_same_file(self) -> None:
         """Refuse to write when the file was deleted or replaced since it was opened.
@@ -212,7 +221,8 @@ class Brain:
 
     def refresh(self) -> None:
         """Re-read the table list (after another process created tables)."""
-        self.features = Features(self.conn, _table_names(self.conn))
+        with self.lock:
+            self.features = Features(self.conn, _table_names(self.conn), self.lock)
 
     def close(self) -> None:
         with self.lock:
