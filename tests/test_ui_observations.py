@@ -480,3 +480,27 @@ async def test_clear_filters_with_none_set_leaves_the_list_and_the_cursor_as_the
         await settle(app, pilot)
         assert table.total == count_observations(brain)
         assert app.screen.query_one("#f-state", ChoiceChip).is_blank()
+
+
+async def test_a_long_narrative_shows_its_start_and_v_opens_all_of_it(brain):
+    from textual.widgets import TextArea
+
+    from cleo_tui.ui.widgets.detail import NARRATIVE_INLINE
+    from cleo_tui.ui.widgets.modals import TextViewer
+
+    narrative = "".join(f"line {k:05d} of a long session log. " for k in range(450))  # 15,300 characters
+    with brain.write() as conn:
+        conn.execute("INSERT INTO brain_observations(id, type, title, narrative, created_at) VALUES (?, ?, ?, ?, ?)",
+                     ("O-long", "discovery", "A long log", narrative, "2026-06-01 00:00:00"))
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await move_to(app, pilot, "O-long")
+        shown = str(app.screen.query_one("#detail .detail-narrative", Static).render())
+        assert shown.startswith(narrative[:NARRATIVE_INLINE]) and narrative[NARRATIVE_INLINE:][:40] not in shown
+        assert f"{len(narrative) - NARRATIVE_INLINE:,} more characters — press v to read all of it" in shown
+        table_of(app).focus()
+        await pilot.press("v")
+        await settle(app, pilot)
+        assert isinstance(app.screen, TextViewer)
+        assert app.screen.query_one("#viewer", TextArea).text.replace("\n", "") == narrative

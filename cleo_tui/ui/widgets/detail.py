@@ -31,7 +31,11 @@ if TYPE_CHECKING:  # the memory's life is read in workers, after the first scree
     from cleo_tui.memory.history import MemoryLife
     from cleo_tui.memory.tags import ObservationTags
 
-NARRATIVE_INLINE = 20_000  # longer narratives show their start; `v` opens all of it
+# Longer narratives show their start; `v` opens all of it. The panel wraps and draws all it holds
+# each time the cursor moves: onto a row of 20,000 characters or more took 55-72 ms of CPU with the
+# cut at 20,000, 28-37 ms with it here (`benchmarks.detail_render`, 80 and 140 columns). 5,000
+# characters are more lines than the panel shows at either width.
+NARRATIVE_INLINE = 5_000
 
 
 @dataclass
