@@ -195,6 +195,39 @@ def test_cli_on_hostile_brain_reads_writes_and_undoes(tmp_path, kind):
            "integrity ok", "passed", rows_evicted_and_restored=evicted)
 
 
+
+def test_a_row_without_an_id_is_kept_and_the_prune_says_why(tmp_path):
+    """The hostile brain's row whose id is NULL: nothing can evict it (CLEO and cleo-tui find a row by
+    its id), so a prune keeps it as protected and says so, even at a budget that drops every other row."""
+    path = build_hostile_brain(tmp_path / "cleo.db")
+    preview = json.loads(run_cli("prune", "--budget", "1", "--json", "--db", str(path))[1])
+    assert "" not in {d["id"] for d in preview["dropped"]} and preview["dropped"]
+    kept = [p for p in preview["protected"] if p["id"] == ""]
+    assert len(kept) == 1 and any("no id" in reason for reason in kept[0]["reasons"]), kept
+    code, out, err = run_cli("prune", "--budget", "1", "--apply", "--yes", "--db", str(path))
+    assert code == 0, err
+    assert "changed since" not in out and "deleted since the preview" not in out, out
+    record(THEME, "a row whose id is NULL, at a budget that drops every other row",
+           "kept as protected with the reason (no id: nothing can evict it); the commit reports no row "
+           "as changed", "passed",
+           fixed="the prune offered it for dropping as id \"\", and its commit then said it had been "
+                 "deleted since the preview")
+
+
+
+async def test_the_detail_of_a_row_without_an_id_says_so(tmp_path):
+    app = CleoApp(brain=open_brain(build_hostile_brain(tmp_path / "cleo.db")))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        app.screen.query_one("#search", Input).value = "whose id is NULL"
+        app.screen._apply_search()
+        await settle(app, pilot)
+        assert app.screen.query_one("#obs-table").current_row()["id"] is None  # (as the brain holds it)
+        meta = str(app.screen.query_one("#detail .detail-meta").render())
+        assert "has no id" in meta and "deleted" not in meta, meta
+    app.close_brains()
+
+
 def test_fts_out_of_sync_and_vec0_never_break_search(tmp_path):
     """A ghost FTS entry and unindexed rows: search still answers from the content table."""
     path = build_hostile_brain(tmp_path / "cleo.db")

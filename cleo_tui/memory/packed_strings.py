@@ -12,6 +12,7 @@ column stays the list it was, so the functions here take either.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -141,6 +142,15 @@ def take(column: Sequence[str], positions: Sequence[int] | np.ndarray) -> list[s
         return column.take(positions)
     at = positions.tolist() if isinstance(positions, np.ndarray) else positions
     return [column[i] for i in at]
+
+
+def empty(column: Sequence[str]) -> np.ndarray:
+    """bool per string: it is empty (in C, `_C_PART` strings at a time when not packed)."""
+    if isinstance(column, PackedStrings):
+        return np.asarray(column.data == b"")
+    parts = [np.fromiter(map(operator.not_, column[start:start + _C_PART]), dtype=bool)
+             for start in range(0, len(column), _C_PART)]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=bool)
 
 
 def reordered(column: Sequence[str], order: np.ndarray) -> Sequence[str]:

@@ -30,6 +30,7 @@ from cleo_tui.memory.pool_scan.line_units import RULE_RELEVANCE
 from cleo_tui.memory.token_cache import CountStats
 
 _CRITICAL = mapping.RELEVANCES.index("critical")
+NO_ID_REASON = "no id: CLEO and cleo-tui find a row by its id, so nothing can evict this one"
 
 
 @dataclass
@@ -141,10 +142,16 @@ class BrainScan:
     def protected(self) -> np.ndarray:
         """bool: live and protected (critical relevance, a text detector, a unique identifier, and the
         opt-in recall-aware reasons)."""
-        guarded = (self.relevance == _CRITICAL) | self.entry_protected[self.findings]
+        guarded = (self.relevance == _CRITICAL) | self.entry_protected[self.findings] | self.without_id
         if self.recall_reasons:
             guarded = guarded | self.recall_protected
         return np.asarray(self.live & guarded)
+
+    @cached_property
+    def without_id(self) -> np.ndarray:
+        """bool: the row's id is NULL or empty. CLEO and cleo-tui find a row by its id, so nothing can
+        evict such a row: it is protected (`NO_ID_REASON`), never offered for dropping."""
+        return packed.empty(self.ids)
 
     @cached_property
     def recall_protected(self) -> np.ndarray:
@@ -184,6 +191,8 @@ class BrainScan:
             reasons += detectors.unique_identifier_reasons(scarce, self.counts, own=1 if self.live[i] else 0)
         if self.recall_reasons:
             reasons += self.recall_reasons.get(self.ids[i], ())
+        if not self.ids[i]:
+            reasons.append(NO_ID_REASON)
         return reasons
 
     def ids_where(self, mask: np.ndarray) -> list[str]:

@@ -420,6 +420,10 @@ class ObservationsScreen(FilterActions, PaneScreen, FilterOptions):
         gone = self.table.gone
         if gone is not None and gone.row_id == message.observation_id:
             self.detail_view.query_one(".detail-meta", Static).update(gone_notice(message.observation_id, detail))
+        elif detail is None and not message.observation_id:
+            self.detail_view.query_one(".detail-meta", Static).update(Text(
+                "This row has no id (NULL or empty in the brain): CLEO and cleo-tui find a row by its id, so "
+                "it cannot be shown in full, changed or evicted. A prune keeps it.", style="bold"))
         elif detail is None:
             self.detail_view.query_one(".detail-meta", Static).update(Text(
                 f"{one_line(message.observation_id, 80)} is gone: it was deleted from the brain since this "
