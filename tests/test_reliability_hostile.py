@@ -225,6 +225,8 @@ async def test_the_detail_of_a_row_without_an_id_says_so(tmp_path):
         assert app.screen.query_one("#obs-table").current_row()["id"] is None  # (as the brain holds it)
         meta = str(app.screen.query_one("#detail .detail-meta").render())
         assert "has no id" in meta and "deleted" not in meta, meta
+        cells = app.screen.format_row(app.screen.query_one("#obs-table").current_row())
+        assert cells["protection"][0] == "◆ no id", cells  # its protection, as the table shows it
     app.close_brains()
 
 

@@ -161,9 +161,12 @@ class BrainSession:
         True for a kind that has no tags (nothing to wait for)."""
         return not self.tagged or (self.tags is not None and not self.tags.protection_pending)
 
-    def tag(self, observation_id: str) -> ObservationTags | None:
-        """The tags of one observation, or None (not computed yet, or no such row)."""
-        return self.tags.get(observation_id) if self.tags is not None else None
+    def tag(self, observation_id: str | None) -> ObservationTags | None:
+        """The tags of one observation, or None (not computed yet, or no such row). A NULL id is
+        the scan's empty one."""
+        if self.tags is None:
+            return None
+        return self.tags.get("" if observation_id is None else observation_id)
 
     def is_pinned(self, observation_id: str) -> bool:
         return self.overrides.get(observation_id) == "critical"
