@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from textual import events
+from textual.screen import ModalScreen
 from textual.widgets import Input, TextArea
 
 from cleo_tui.brain import open_brain
@@ -215,6 +216,33 @@ def test_a_row_without_an_id_is_kept_and_the_prune_says_why(tmp_path):
 
 
 
+
+def test_a_row_without_an_id_is_never_a_duplicate_keeper_nor_merged(tmp_path):
+    """Two rows and the hostile brain's kind of row whose id is NULL, all three the same text: the two
+    are one cluster, and the NULL-id row is in none (a merge is a supersedes edge between ids)."""
+    path = build_hostile_brain(tmp_path / "cleo.db")
+    text = "The deploy script must be run from the repository root."
+    conn = sqlite3.connect(path, isolation_level=None)
+    for oid, day in (("O-dupA", 1), ("O-dupB", 2), (None, 5)):
+        conn.execute("INSERT INTO brain_observations(id, type, title, narrative, created_at, source_type) "
+                     "VALUES (?, 'discovery', ?, ?, ?, 'agent')", (oid, text, text, f"2026-04-0{day} 09:00:00"))
+    conn.close()
+    code, out, err = run_cli("dedup", "--json", "--db", str(path))
+    assert code == 0, err
+    clusters = json.loads(out)["clusters"]
+    assert all(member for c in clusters for member in c["members"]), "a member without an id"
+    ours = [c for c in clusters if {"O-dupA", "O-dupB"} & set(c["members"])]
+    assert len(ours) == 1 and set(ours[0]["members"]) == {"O-dupA", "O-dupB"}, ours
+    code, out, err = run_cli("dedup", "--apply", "--yes", "--db", str(path))
+    assert code == 0, err
+    edges = sqlite3.connect(path).execute("SELECT from_id FROM brain_page_edges WHERE edge_type = 'supersedes'")
+    assert all(from_id not in ("", "observation:") for (from_id,) in edges)
+    record(THEME, "a row whose id is NULL with the same text as two others, through dedup and its apply",
+           "the two are one cluster; the NULL-id row is in none, so no merge edge names it", "passed",
+           fixed="it could be a cluster's suggested keeper, and merging then wrote supersedes edges from an id "
+                 "that does not exist")
+
+
 async def test_the_detail_of_a_row_without_an_id_says_so(tmp_path):
     app = CleoApp(brain=open_brain(build_hostile_brain(tmp_path / "cleo.db")))
     async with app.run_test(size=(120, 36)) as pilot:
@@ -227,6 +255,13 @@ async def test_the_detail_of_a_row_without_an_id_says_so(tmp_path):
         assert "has no id" in meta and "deleted" not in meta, meta
         cells = app.screen.format_row(app.screen.query_one("#obs-table").current_row())
         assert cells["protection"][0] == "◆ no id", cells  # its protection, as the table shows it
+        app.screen.query_one("#obs-table").focus()
+        for key in ("e", "p", "r"):  # nothing can change it: said at once, nothing asked
+            await pilot.press(key)
+            await settle(app, pilot)
+            assert not isinstance(app.screen, ModalScreen), (key, app.screen)
+        said = [str(n.message) for n in app._notifications]
+        assert len(said) == 3 and all("has no id" in text for text in said), said
     app.close_brains()
 
 

@@ -318,7 +318,9 @@ def _read_live(brain: Brain, check: Callable[[], None]) -> tuple[list[_Row], _Ta
     same rows; reading them a second time for the finder cost the cold `dedup --json` about
     0.2 s of CPU at 100,000 demo rows. Titles and narratives come as bytes and are decoded
     leniently here (one C call each); rows come in rowid order, which is usually date order
-    already, and are sorted only when they are not (cheaper than SQLite's sort).
+    already, and are sorted only when they are not (cheaper than SQLite's sort). A row without an
+    id (NULL or empty) is left out: a merge is a supersedes edge between two ids, so such a row can
+    be neither kept nor merged.
     """
     rows: list[_Row] = []
 
@@ -331,8 +333,9 @@ def _read_live(brain: Brain, check: Callable[[], None]) -> tuple[list[_Row], _Ta
         assert c.scores is not None and c.title_texts is not None and c.narrative_texts is not None
         for obs_id, title, narrative, created_at, value in zip(c.ids, c.title_texts, c.narrative_texts, c.created,
                                                                c.scores, strict=True):
-            rows.append(_Row(obs_id, title, narrative if narrative.strip() else title, created_at,
-                             float(value) if isinstance(value, (int, float)) else None))
+            if obs_id:
+                rows.append(_Row(obs_id, title, narrative if narrative.strip() else title, created_at,
+                                 float(value) if isinstance(value, (int, float)) else None))
 
     pool = _Tags.of_brain(brain, reading)
     rows.sort(key=_CREATED)  # stable: ties stay in rowid order (in C, and quick when already in order)

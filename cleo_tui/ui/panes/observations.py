@@ -438,12 +438,17 @@ class ObservationsScreen(FilterActions, PaneScreen, FilterOptions):
 
     # -- curation -------------------------------------------------------------------
     def _selected_row(self) -> Row | None:
+        """The row a curation key acts on, or None (said why): none selected, or one without an id."""
         row = self.table.current_row()
         gone = self.table.gone
         if row is None:
             self.notify("No observation is selected." if gone is None else
                         f"{one_line(gone.row_id, 80)} left this list: nothing is selected; move the cursor to "
                         "choose a row.", severity="warning", markup=False)
+        elif row.get("id") in (None, ""):
+            self.notify("This row has no id (NULL or empty in the brain): CLEO and cleo-tui find a row by its "
+                        "id, so cleo-tui cannot change it.", severity="warning", markup=False)
+            return None
         return row
 
     def action_pin(self) -> None:
