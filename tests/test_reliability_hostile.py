@@ -243,6 +243,16 @@ def test_a_row_without_an_id_is_never_a_duplicate_keeper_nor_merged(tmp_path):
                  "that does not exist")
 
 
+
+def test_a_bulk_step_leaves_a_row_without_an_id_out(tmp_path):
+    path = build_hostile_brain(tmp_path / "cleo.db")
+    for extra in ((), ("--include-protected",)):
+        code, out, err = run_cli("evict", "--search", "whose id is NULL", "--json", *extra, "--db", str(path))
+        assert code == 0, err
+        plan = json.loads(out)
+        assert plan["count"] == 0 and plan["ids"] == [], plan  # not "None": nothing can evict it
+
+
 async def test_the_detail_of_a_row_without_an_id_says_so(tmp_path):
     app = CleoApp(brain=open_brain(build_hostile_brain(tmp_path / "cleo.db")))
     async with app.run_test(size=(120, 36)) as pilot:

@@ -17,7 +17,7 @@ from cleo_tui.commands.common import (
 )
 from cleo_tui.memory.bulk import ACTIONS, PAST, BulkAction, apply_bulk
 from cleo_tui.memory.export_rows import FORMATS, export_rows
-from cleo_tui.memory.selection import COVERAGES, Selection, selected_rows, whole_rows
+from cleo_tui.memory.selection import COVERAGES, Selection, has_id, selected_rows, whole_rows
 from cleo_tui.memory.tags import TagTable, tag_brain
 from cleo_tui.recall.impact import impact_of
 from cleo_tui.safe_text import plural
@@ -97,7 +97,7 @@ def _plan(action: BulkAction, rows: list[ObservationListRow], tags: TagTable,
     """The ids the step can change (an eviction the live rows, a restore the evicted ones, a pin all)
     and how many protected rows are left out."""
     ids = [str(r["id"]) for r in rows
-           if action == "pin" or (r.get("invalid_at") is None) == (action == "evict")]
+           if has_id(r) and (action == "pin" or (r.get("invalid_at") is None) == (action == "evict"))]
     if action != "evict" or include_protected:
         return ids, 0
     protected = {i for i in ids if i in tags and tags[i].protected}

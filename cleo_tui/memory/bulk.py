@@ -19,7 +19,7 @@ from cleo_tui.brain.clock import cleo_timestamp
 from cleo_tui.brain.migrations import OVERRIDES
 from cleo_tui.brain.store import Brain
 from cleo_tui.memory import curation
-from cleo_tui.memory.selection import Selection, selected_rows
+from cleo_tui.memory.selection import Selection, has_id, selected_rows
 from cleo_tui.memory.tags import TagTable
 
 BulkAction = Literal["evict", "restore", "pin"]
@@ -73,6 +73,8 @@ def plan_selection(brain: Brain, selection: Selection, tags: TagTable | None) ->
     protected: dict[str, list[str]] = {}
     live: dict[str, bool] = {}
     for row in selected_rows(brain, selection, tags):
+        if not has_id(row):
+            continue
         observation_id = str(row["id"])
         ids.append(observation_id)
         live[observation_id] = row.get("invalid_at") is None

@@ -8,7 +8,7 @@ tags (`TagTable`), as the pane's filter bar does.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,6 +73,12 @@ class Selection:
         if ids_in is not None:
             return q.with_(ids_in=tuple(sorted(ids_in - ids_out)))
         return q.with_(ids_not_in=tuple(sorted(ids_out))) if ids_out else q
+
+
+def has_id(row: Mapping[str, Any]) -> bool:
+    """The row has an id to be written by: CLEO and cleo-tui find a row by its id, so a row whose id
+    is NULL or empty can be listed but never evicted, restored or pinned."""
+    return row["id"] not in (None, "")
 
 
 def selected_rows(brain: Brain, selection: Selection, tags: TagTable | None = None) -> Iterator[ObservationListRow]:

@@ -24,6 +24,7 @@ from cleo_tui.brain.rows import Row
 from cleo_tui.memory import recall_protection
 from cleo_tui.memory.detail import ObservationDetail
 from cleo_tui.memory.mapping import derive_relevance
+from cleo_tui.memory.selection import has_id
 from cleo_tui.safe_text import one_line, plural
 from cleo_tui.ui.help import OBSERVATIONS_HELP
 from cleo_tui.ui.host import FirstRowsShown, ask
@@ -445,7 +446,7 @@ class ObservationsScreen(FilterActions, PaneScreen, FilterOptions):
             self.notify("No observation is selected." if gone is None else
                         f"{one_line(gone.row_id, 80)} left this list: nothing is selected; move the cursor to "
                         "choose a row.", severity="warning", markup=False)
-        elif row.get("id") in (None, ""):
+        elif not has_id(row):
             self.notify("This row has no id (NULL or empty in the brain): CLEO and cleo-tui find a row by its "
                         "id, so cleo-tui cannot change it.", severity="warning", markup=False)
             return None
