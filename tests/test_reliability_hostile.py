@@ -253,6 +253,17 @@ def test_a_bulk_step_leaves_a_row_without_an_id_out(tmp_path):
         assert plan["count"] == 0 and plan["ids"] == [], plan  # not "None": nothing can evict it
 
 
+def test_an_export_holds_every_row_the_filter_shows_a_row_without_an_id_too(tmp_path):
+    path = build_hostile_brain(tmp_path / "cleo.db")
+    out = tmp_path / "rows.jsonl"
+    code, said, err = run_cli("export", "--format", "jsonl", "--state", "all", "--out", str(out), "--db", str(path))
+    assert code == 0, err
+    written = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    total = sqlite3.connect(path).execute("SELECT count(*) FROM brain_observations").fetchone()[0]
+    assert len(written) == total and f"Wrote {total} observations" in said, (len(written), total, said)
+    assert next(r for r in written if r["id"] is None)["title"] == "a row whose id is NULL"
+
+
 async def test_the_detail_of_a_row_without_an_id_says_so(tmp_path):
     app = CleoApp(brain=open_brain(build_hostile_brain(tmp_path / "cleo.db")))
     async with app.run_test(size=(120, 36)) as pilot:

@@ -90,20 +90,26 @@ def selected_rows(brain: Brain, selection: Selection, tags: TagTable | None = No
 
 
 def whole_rows(brain: Brain, rows: Iterable[ObservationListRow], batch: int = 500) -> Iterator[Row]:
-    """Every column of each of `rows` (the listing's rows hold some columns, the narrative cut), in order."""
-    ids: list[Any] = []
+    """Every column of each of `rows` (the listing's rows hold some columns, the narrative cut), in order.
+
+    Found by rowid, which every row has (an id may be NULL, or an INTEGER CLEO's history left), and
+    kept only while the row there still has the id listed: a row deleted meanwhile is left out."""
+    listed: list[tuple[int, Any]] = []
 
     def read() -> Iterator[Row]:
-        rows = brain.query(f"SELECT * FROM {cs.OBSERVATIONS} WHERE id IN (SELECT value FROM json_each(?))",
-                           (json.dumps(ids),))
+        rows = brain.query(f"SELECT *, rowid AS _rowid FROM {cs.OBSERVATIONS} "
+                           "WHERE rowid IN (SELECT value FROM json_each(?))", (json.dumps([r for r, _ in listed]),))
         names = rows[0].keys() if rows else []
-        found = {r["id"]: dict(zip(names, r, strict=True)) for r in rows}
-        yield from (found[i] for i in ids if i in found)
+        found = {r["_rowid"]: dict(zip(names, r, strict=True)) for r in rows}
+        for rowid, listed_id in listed:
+            row = found.get(rowid)
+            if row is not None and row["id"] == listed_id:
+                yield row
 
     for row in rows:
-        ids.append(row["id"])
-        if len(ids) >= batch:
+        listed.append((row["_rowid"], row["id"]))
+        if len(listed) >= batch:
             yield from read()
-            ids = []
-    if ids:
+            listed = []
+    if listed:
         yield from read()
