@@ -262,6 +262,9 @@ def test_an_export_holds_every_row_the_filter_shows_a_row_without_an_id_too(tmp_
     total = sqlite3.connect(path).execute("SELECT count(*) FROM brain_observations").fetchone()[0]
     assert len(written) == total and f"Wrote {total} observations" in said, (len(written), total, said)
     assert next(r for r in written if r["id"] is None)["title"] == "a row whose id is NULL"
+    markdown = tmp_path / "rows.md"
+    code, said, err = run_cli("export", "--format", "md", "--state", "all", "--out", str(markdown), "--db", str(path))
+    assert code == 0 and "## (no id) — a row whose id is NULL\n" in markdown.read_text(encoding="utf-8"), err
 
 
 async def test_the_detail_of_a_row_without_an_id_says_so(tmp_path):

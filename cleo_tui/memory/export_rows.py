@@ -44,7 +44,8 @@ def _fenced(text: str) -> str:
 
 def _markdown(record: dict[str, Any]) -> str:
     tags = record.get("tags") or {}
-    lines = [f"## {one_line(record.get('id'), 80)} — {one_line(record.get('title') or '', 100)}".rstrip(" —"),
+    shown_id = one_line(record.get("id"), 80) if record.get("id") not in (None, "") else "(no id)"
+    lines = [f"## {shown_id} — {one_line(record.get('title') or '', 100)}".rstrip(" —"),
              "", f"- date: {one_line(record.get('created_at'), 40)}", f"- type: {one_line(record.get('type'), 40)}",
              f"- state: {'evicted ' + one_line(record.get('invalid_at'), 40) if record.get('invalid_at') else 'live'}"]
     if tags:
