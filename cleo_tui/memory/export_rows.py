@@ -18,6 +18,7 @@ import orjson
 
 from cleo_tui.files import write_export_atomically
 from cleo_tui.memory.mapping import as_text, content_of
+from cleo_tui.memory.selection import has_id
 from cleo_tui.memory.tags import TagTable
 from cleo_tui.safe_text import one_line, printable
 
@@ -44,7 +45,7 @@ def _fenced(text: str) -> str:
 
 def _markdown(record: dict[str, Any]) -> str:
     tags = record.get("tags") or {}
-    shown_id = one_line(record.get("id"), 80) if record.get("id") not in (None, "") else "(no id)"
+    shown_id = one_line(record.get("id"), 80) if has_id(record) else "(no id)"
     lines = [f"## {shown_id} — {one_line(record.get('title') or '', 100)}".rstrip(" —"),
              "", f"- date: {one_line(record.get('created_at'), 40)}", f"- type: {one_line(record.get('type'), 40)}",
              f"- state: {'evicted ' + one_line(record.get('invalid_at'), 40) if record.get('invalid_at') else 'live'}"]

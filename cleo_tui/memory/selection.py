@@ -78,7 +78,7 @@ class Selection:
 def has_id(row: Mapping[str, Any]) -> bool:
     """The row has an id to be written by: CLEO and cleo-tui find a row by its id, so a row whose id
     is NULL or empty can be listed but never evicted, restored or pinned."""
-    return row["id"] not in (None, "")
+    return row.get("id") not in (None, "")
 
 
 def selected_rows(brain: Brain, selection: Selection, tags: TagTable | None = None) -> Iterator[ObservationListRow]:
