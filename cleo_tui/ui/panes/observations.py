@@ -64,6 +64,9 @@ FILTER_OF_CHIP = {"f-state": "state", "f-type": "type", "f-coverage": "coverage"
 COVERAGE_SHORT = {"reinforced": "reinf."}
 
 
+_NO_ID = "This row has no id (NULL or empty in the brain): CLEO and cleo-tui find a row by its id"
+
+
 def protection_kind(reason: str) -> str:
     """The short name of a protection reason ("unique identifier: x appears…" → "unique identifier";
     "recalled 2026-11-28 (query '…')" → "recalled")."""
@@ -423,8 +426,7 @@ class ObservationsScreen(FilterActions, PaneScreen, FilterOptions):
             self.detail_view.query_one(".detail-meta", Static).update(gone_notice(message.observation_id, detail))
         elif detail is None and not message.observation_id:
             self.detail_view.query_one(".detail-meta", Static).update(Text(
-                "This row has no id (NULL or empty in the brain): CLEO and cleo-tui find a row by its id, so "
-                "it cannot be shown in full, changed or evicted. A prune keeps it.", style="bold"))
+                f"{_NO_ID}, so it cannot be shown in full, changed or evicted. A prune keeps it.", style="bold"))
         elif detail is None:
             self.detail_view.query_one(".detail-meta", Static).update(Text(
                 f"{one_line(message.observation_id, 80)} is gone: it was deleted from the brain since this "
@@ -447,8 +449,7 @@ class ObservationsScreen(FilterActions, PaneScreen, FilterOptions):
                         f"{one_line(gone.row_id, 80)} left this list: nothing is selected; move the cursor to "
                         "choose a row.", severity="warning", markup=False)
         elif not has_id(row):
-            self.notify("This row has no id (NULL or empty in the brain): CLEO and cleo-tui find a row by its "
-                        "id, so cleo-tui cannot change it.", severity="warning", markup=False)
+            self.notify(f"{_NO_ID}, so cleo-tui cannot change it.", severity="warning", markup=False)
             return None
         return row
 
