@@ -76,5 +76,5 @@ def test_a_tui_session_runs_every_statement_of_its_connection_under_the_lock(tmp
                           "opened): every statement of a whole TUI session, all seven panes walked, traced",
            "every statement runs under the brain's lock, which closing takes too", "passed",
            fixed="a worker read the brain's table layout (PRAGMA table_info) without the lock, so closing the "
-                 "connection under it crashed the process (a segmentation fault, 2 of ~105 stress runs of the "
+                 "connection under it crashed the process (a segmentation fault, 3 of ~105 stress runs of the "
                  "read-only tests)")
