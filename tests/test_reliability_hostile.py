@@ -28,6 +28,7 @@ from cleo_tui.memory.tags import tag_brain
 from cleo_tui.recall.recall import recall
 from cleo_tui.ui.app import CleoApp
 from cleo_tui.ui.widgets.detail import ObservationModal
+from cleo_tui.ui.widgets.filter_actions import ExportScreen
 from cleo_tui.ui.widgets.modals import MessageModal, TextViewer
 from tests.pty_capture import foreign_controls, python_argv, run_in_pty
 from tests.reliability_fixtures import (
@@ -286,6 +287,16 @@ async def test_the_detail_of_a_row_without_an_id_says_so(tmp_path):
             assert not isinstance(app.screen, ModalScreen), (key, app.screen)
         said = [str(n.message) for n in app._notifications]
         assert len(said) == 3 and all("has no id" in text for text in said), said
+        await pilot.press("X")  # an export writes it: the dialog counts it
+        await settle(app, pilot)
+        assert isinstance(app.screen, ExportScreen) and app.screen.headline.startswith("1 observation "), \
+            app.screen.headline
+        app.pop_screen()
+        await pilot.press("A")  # a bulk step cannot change it: said, no dialog
+        await settle(app, pilot)
+        assert not isinstance(app.screen, ModalScreen), app.screen
+        said = [str(n.message) for n in app._notifications]
+        assert len(said) == 4 and "without an id" in said[-1], said
     app.close_brains()
 
 

@@ -53,6 +53,7 @@ class SelectionPlan:
     live: dict[str, bool]  # id → live now
     protection_known: bool = True  # False: planned before every row's protection was computed (`protected`
     # then holds only what was known: an evict must wait)
+    without_id: int = 0  # rows shown that have no id: counted and exported, but no step can write them
 
     @property
     def described(self) -> str:
@@ -60,7 +61,8 @@ class SelectionPlan:
 
     def headline(self) -> str:
         """"412 observations selected by: type diary, before 2026-06-01, live"."""
-        return f"{len(self.ids):,} observation{'' if len(self.ids) == 1 else 's'} selected by: {self.described}"
+        shown = len(self.ids) + self.without_id
+        return f"{shown:,} observation{'' if shown == 1 else 's'} selected by: {self.described}"
 
     def unprotected(self) -> list[str]:
         return [i for i in self.ids if i not in self.protected]
@@ -72,18 +74,20 @@ def plan_selection(brain: Brain, selection: Selection, tags: TagTable | None) ->
     tokens = 0
     protected: dict[str, list[str]] = {}
     live: dict[str, bool] = {}
+    without_id = 0
     for row in selected_rows(brain, selection, tags):
+        tokens += int(row.get("narrative_length") or len(str(row.get("title") or ""))) // 4
         if not has_id(row):
+            without_id += 1
             continue
         observation_id = str(row["id"])
         ids.append(observation_id)
         live[observation_id] = row.get("invalid_at") is None
-        tokens += int(row.get("narrative_length") or len(str(row.get("title") or ""))) // 4
         tag = tags.get(observation_id) if tags is not None else None
         if tag is not None and tag.protected:
             protected[observation_id] = list(tag.reasons)
     return SelectionPlan(selection, ids, tokens, protected, live,
-                         protection_known=tags is not None and not tags.protection_pending)
+                         protection_known=tags is not None and not tags.protection_pending, without_id=without_id)
 
 
 def _pin_rows(conn: sqlite3.Connection, run_id: int, ids: list[str], now: str) -> list[str]:

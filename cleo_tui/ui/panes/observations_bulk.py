@@ -96,7 +96,10 @@ class FilterActions:
     def on_filter_actions_bulk_planned(self, message: BulkPlanned) -> None:
         plan, recall = message.plan, message.recall
         if not plan.ids:
-            self.app.notify(f"The filter shows no observations ({plan.described}).", severity="warning")
+            self.app.notify(f"The filter shows no observations ({plan.described})." if not plan.without_id else
+                            f"The filter shows only observations without an id ({plan.described}): CLEO and "
+                            "cleo-tui find a row by its id, so no step can change them.", severity="warning",
+                            markup=False)
             return
         self._recall = recall
         self.app.push_screen(BulkScreen(plan), partial(self._bulk_chosen, plan))

@@ -30,6 +30,8 @@ def plan_text(plan: SelectionPlan) -> str:
         text += " Their protection is still being computed: an eviction waits for it."
     elif plan.protected:
         text += f" {len(plan.protected):,} of them protected: an eviction asks again before it takes those."
+    if plan.without_id:
+        text += f" {plan.without_id:,} of them without an id, which no step can change."
     return text
 
 
