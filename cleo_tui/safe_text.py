@@ -48,6 +48,14 @@ def one_line(text: object, width: int | None = None) -> str:
     return out
 
 
+NO_ID = "(no id)"
+
+
+def shown_id(value: object, width: int | None = None) -> str:
+    """A memory's id on one line, or "(no id)" for a row whose id is NULL or empty (nothing can name it)."""
+    return one_line(value, width) if value not in (None, "") else NO_ID
+
+
 SHOWN_NAMES = 20  # names a report lists of one kind; --json lists them all
 
 

@@ -21,6 +21,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, TextArea
 
 from cleo_tui.brain import open_brain
+from cleo_tui.brain.migrations import TRACE_OUTCOMES
 from cleo_tui.brain.observations import ObservationQuery, count_observations, get_observation, page_observations
 from cleo_tui.memory.detail import observation_detail
 from cleo_tui.memory.pruner import prepare_pool
@@ -266,6 +267,47 @@ def test_an_export_holds_every_row_the_filter_shows_a_row_without_an_id_too(tmp_
     markdown = tmp_path / "rows.md"
     code, said, err = run_cli("export", "--format", "md", "--state", "all", "--out", str(markdown), "--db", str(path))
     assert code == 0 and "## (no id) — a row whose id is NULL\n" in markdown.read_text(encoding="utf-8"), err
+
+
+def test_a_recall_shows_a_result_without_an_id_and_never_credits_it(tmp_path):
+    """The hostile brain's NULL-id row is a recall's first result: it is listed as "(no id)", and an
+    outcome credits the other results only (no memory is known by the id ""); naming it alone is refused."""
+    path = build_hostile_brain(tmp_path / "cleo.db")
+    code, out, err = run_cli("recall", "whose id is NULL", "--db", str(path))
+    assert code == 0 and out.splitlines()[0].split("[observation]")[0].endswith("(no id)  "), out
+    code, out, err = run_cli("outcome", "--good", "--json", "--db", str(path))
+    credited = json.loads(out)["memory_ids"]
+    assert code == 0 and "" not in credited and "O-nulls" in credited, (out, err)
+    code, out, err = run_cli("outcome", "--bad", "", "--db", str(path))
+    assert code != 0 and "no id" in err and "Traceback" not in err, (code, out, err)
+    stored = sqlite3.connect(path).execute(f"SELECT memory_ids_json FROM {TRACE_OUTCOMES}").fetchall()
+    assert [json.loads(r[0]) for r in stored] == [credited], stored
+    record(THEME, "a recall whose first result is the row whose id is NULL, then outcome --good and --bad \"\"",
+           "listed as (no id); the outcome credits the other results only; naming it alone is refused", "passed",
+           fixed="the result showed a blank id, and the outcome credited the id \"\" "
+                 "(\"for 7 memories: , O-nulls, …\")")
+
+
+async def test_the_traces_pane_shows_a_result_without_an_id_and_will_not_credit_it(tmp_path):
+    brain = open_brain(build_hostile_brain(tmp_path / "cleo.db"))
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("4")
+        await settle(app, pilot)
+        await pilot.press("r")
+        app.screen.query_one("#trace-recall", Input).value = "whose id is NULL"
+        await pilot.press("enter")
+        await settle(app, pilot)
+        options = app.screen.query_one("#trace-results")
+        assert options.highlighted == 0 and app.screen.selected_result().memory_id == ""
+        assert "(no id)" in str(options.get_option_at_index(0).prompt)
+        await pilot.press("plus")
+        await settle(app, pilot)
+        assert not isinstance(app.screen, ModalScreen), app.screen  # nothing asked: it cannot be credited
+        said = [str(n.message) for n in app._notifications]
+        assert "has no id" in said[-1], said
+    app.close_brains()
 
 
 async def test_the_detail_of_a_row_without_an_id_says_so(tmp_path):

@@ -33,7 +33,7 @@ from cleo_tui.recall.retrievals import (
     trace_kind,
 )
 from cleo_tui.recall.traces import DEFAULT_TENANT, PIPELINES, query_hash
-from cleo_tui.safe_text import one_line, printable
+from cleo_tui.safe_text import one_line, printable, shown_id
 
 TITLE_WIDTH = 80
 
@@ -126,13 +126,14 @@ def cmd_recall(args: argparse.Namespace) -> int:
     if not recorded.results:
         print("No live memory matches that query.")
     for r in recorded.results:
-        print(f"{r.rank:>3}. {r.score:.3f}  {one_line(r.memory_id, 40)}  [{r.kind}]  {one_line(r.title, TITLE_WIDTH)}")
+        print(f"{r.rank:>3}. {r.score:.3f}  {shown_id(r.memory_id, 40)}  [{r.kind}]  {one_line(r.title, TITLE_WIDTH)}")
         if args.why:
             print(f"      {one_line(format_chain(r.steps))}")
     if recorded.can_credit:
         print(f"trace {recorded.trace_id} written; credit it with `cleo-tui outcome --good` or `--bad`.")
     elif recorded.trace_id is not None:
-        print(f"trace {recorded.trace_id} written (no results).")
+        print(f"trace {recorded.trace_id} written ("
+              + ("its results have no id, so none can be credited)." if recorded.results else "no results)."))
     return 0
 
 
@@ -233,7 +234,7 @@ def _show_cleo(opened: OpenCleoRetrieval, as_json: bool) -> int:
         print("entry_ids is not a JSON list of ids: CLEO's log row cannot say what it returned.")
     for x in opened.results:
         title = one_line(x.memory.title, TITLE_WIDTH) if x.memory.kind else ""
-        print(f"{x.rank:>3}. {one_line(x.memory_id, 40)}  [{x.memory.kind or '-'}, {x.state}]  {title}")
+        print(f"{x.rank:>3}. {shown_id(x.memory_id, 40)}  [{x.memory.kind or '-'}, {x.state}]  {title}")
         print(f"      usage: {_use_text(x.use)}")
     return 0
 
@@ -254,7 +255,7 @@ def _show_trace(brain: Brain, trace_id: int, as_json: bool) -> int:
     print(_summary_line(trace))
     for r in results:
         title = one_line(r.memory.title, TITLE_WIDTH) if r.memory.kind else ""
-        print(f"{r.rank:>3}. {r.score:.3f}  {one_line(r.memory_id, 40)}  [{r.memory.kind or '-'}, "
+        print(f"{r.rank:>3}. {r.score:.3f}  {shown_id(r.memory_id, 40)}  [{r.memory.kind or '-'}, "
               f"{r.memory.state}]  {title}")
         if r.steps:
             print(f"      {one_line(format_chain(r.steps))}")

@@ -18,9 +18,8 @@ import orjson
 
 from cleo_tui.files import write_export_atomically
 from cleo_tui.memory.mapping import as_text, content_of
-from cleo_tui.memory.selection import has_id
 from cleo_tui.memory.tags import TagTable
-from cleo_tui.safe_text import one_line, printable
+from cleo_tui.safe_text import one_line, printable, shown_id
 
 ExportFormat = Literal["json", "jsonl", "md"]
 FORMATS: tuple[ExportFormat, ...] = ("json", "jsonl", "md")
@@ -45,8 +44,8 @@ def _fenced(text: str) -> str:
 
 def _markdown(record: dict[str, Any]) -> str:
     tags = record.get("tags") or {}
-    shown_id = one_line(record.get("id"), 80) if has_id(record) else "(no id)"
-    lines = [f"## {shown_id} — {one_line(record.get('title') or '', 100)}".rstrip(" —"),
+    heading_id = shown_id(record.get("id"), 80)
+    lines = [f"## {heading_id} — {one_line(record.get('title') or '', 100)}".rstrip(" —"),
              "", f"- date: {one_line(record.get('created_at'), 40)}", f"- type: {one_line(record.get('type'), 40)}",
              f"- state: {'evicted ' + one_line(record.get('invalid_at'), 40) if record.get('invalid_at') else 'live'}"]
     if tags:

@@ -56,8 +56,8 @@ class RecordedRecall:
 
     @property
     def can_credit(self) -> bool:
-        """There is something to credit: results, and a trace they were recorded in."""
-        return bool(self.results) and self.trace_id is not None
+        """There is something to credit: a result with an id, and a trace it was recorded in."""
+        return self.trace_id is not None and any(r.memory_id for r in self.results)
 
 
 @dataclass(frozen=True)

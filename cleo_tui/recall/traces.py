@@ -233,7 +233,8 @@ def credited_ids(conn: sqlite3.Connection, trace_id: int, tenant_id: str,
     """(ids to credit, why nothing can be credited) under the seed's two checks.
 
     1. the trace exists and belongs to `tenant_id`;
-    2. only ids that trace returned count (in the order given, each once).
+    2. only ids that trace returned count (in the order given, each once); an empty id (a result
+       whose row has no id) names no memory, so it is never credited.
     """
     row = (conn.execute(f"SELECT tenant_id FROM {TRACES} WHERE id = ?", (trace_id,)).fetchone()
            if _has_trace_tables(conn) else None)
@@ -243,9 +244,11 @@ def credited_ids(conn: sqlite3.Connection, trace_id: int, tenant_id: str,
         return [], f"trace {trace_id} belongs to another tenant"
     returned = {r[0] for r in conn.execute(
         f"SELECT memory_id FROM {TRACE_RESULTS} WHERE trace_id = ?", (trace_id,))}
-    credited = [i for i in dict.fromkeys(memory_ids) if i in returned]
+    given = list(dict.fromkeys(memory_ids))
+    credited = [i for i in given if i and i in returned]
     if not credited:
-        return [], f"none of the ids were returned by trace {trace_id}"
+        return [], ("a result whose row has no id names no memory, so it cannot be credited" if given == [""] else
+                    f"none of the ids were returned by trace {trace_id}")
     return credited, None
 
 

@@ -39,7 +39,7 @@ from cleo_tui.recall.recorded import cleo_sessions, cleo_sources, has_retrieval_
 from cleo_tui.recall.resolve import FORGOTTEN
 from cleo_tui.recall.retrievals import CleoResult, OpenCleoRetrieval, RetrievalFilter, open_cleo_retrieval, trace_kind
 from cleo_tui.recall.traces import PIPELINES
-from cleo_tui.safe_text import one_line, plural
+from cleo_tui.safe_text import one_line, plural, shown_id
 from cleo_tui.ui.help import TRACES_HELP
 from cleo_tui.ui.messages import BrainChanged, Written
 from cleo_tui.ui.widgets.choice_chip import ChoiceChip
@@ -83,6 +83,7 @@ COLUMNS = [
 RECALL_PIPELINE = "cli"  # hippo's pipelines are api/cli/context/mcp; a person typing a query is the CLI's
 EXPORT_DEFAULT = "traces.jsonl"
 ANY = "any"
+_NO_ID_RESULT = "This result has no id (its row's id was NULL when it was recalled): "
 _TIME = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}(:\d{2}){0,2})?$")
 
 
@@ -433,7 +434,9 @@ class TracesScreen(PaneScreen, FilterOptions):
             self.notify("Select a result of a trace first.", severity="warning")
             return
         memory = result.memory
-        if memory.state == FORGOTTEN:
+        if not result.memory_id:
+            self.notify(_NO_ID_RESULT + "nothing to open.", severity="warning")
+        elif memory.state == FORGOTTEN:
             self.notify(f"{one_line(result.memory_id, 60)} is forgotten: no row with that id exists any more.",
                         severity="warning")
         elif memory.kind == "observation":
@@ -445,7 +448,7 @@ class TracesScreen(PaneScreen, FilterOptions):
     def _open_text(self, result: TraceResult | CleoResult) -> None:
         memory = result.memory
         text = memory_text(self.session.brain, memory)
-        title = f"{memory.kind} {one_line(result.memory_id, 60)} ({memory.state})"
+        title = f"{memory.kind} {shown_id(result.memory_id, 60)} ({memory.state})"
         self.post_message(self.MemoryRead(title, text))
 
     def on_traces_screen_memory_read(self, message: MemoryRead) -> None:
@@ -494,7 +497,10 @@ class TracesScreen(PaneScreen, FilterOptions):
             self._focus_results_for = trace_id
             self.notify(f"Recalled {plural(len(recorded.results), 'result')}; trace {trace_id} written. "
                         "+ / - record an outcome.")
-        else:  # nothing to credit: say so, and do not offer + / -
+        elif recorded.results:  # nothing to credit: say so, and do not offer + / -
+            self.notify(f"Recalled {plural(len(recorded.results), 'result')}; trace {trace_id} written. None has "
+                        "an id, so no outcome can credit them.", severity="warning")
+        else:
             self.notify(f"The recall matched nothing; trace {trace_id} written with no results.",
                         severity="warning")
         self.session.refresh_derived()
@@ -517,10 +523,14 @@ class TracesScreen(PaneScreen, FilterOptions):
         if not isinstance(result, TraceResult) or not isinstance(self.opened, OpenTrace):
             self.notify("Open a trace and select one of its results first.", severity="warning")
             return
+        if not result.memory_id:
+            self.notify(_NO_ID_RESULT + "an outcome names the memories it credits, so it cannot credit this one.",
+                        severity="warning")
+            return
         trace = self.opened.trace
         word = "good (positive)" if outcome == "positive" else "bad (negative)"
         body = (f"Record a {word} outcome on trace {trace.id} for result #{result.rank}, "
-                f"{one_line(result.memory_id, 60)}?\n\n{one_line(result.memory.title, 200)}\n\n"
+                f"{shown_id(result.memory_id, 60)}?\n\n{one_line(result.memory.title, 200)}\n\n"
                 "Later recalls rank it " + ("higher" if outcome == "positive" else "lower")
                 + " (the outcome stage). u undoes it.")
         self.confirm(f"Record a {outcome} outcome", body,

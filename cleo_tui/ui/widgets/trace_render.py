@@ -15,7 +15,7 @@ from cleo_tui.recall.recorded import EntryUse, RecordedRetrieval
 from cleo_tui.recall.rerank import format_chain, format_factor
 from cleo_tui.recall.resolve import DELETED, EVICTED, FORGOTTEN, HIDDEN, LIVE
 from cleo_tui.recall.retrievals import CleoResult
-from cleo_tui.safe_text import one_line, plural, printable
+from cleo_tui.safe_text import one_line, plural, printable, shown_id
 from cleo_tui.ui.widgets.cells import fit_cells
 
 BAR_WIDTH = 14
@@ -79,9 +79,15 @@ def chain_scale(results: list[TraceResult]) -> float:
     return max(values, default=0.0)
 
 
+# A result whose row had no id when it was recalled (a NULL id): the trace cannot say which row it was.
+NO_ID_MEMORY = "a memory without an id: the trace cannot say which"
+
+
 def memory_label(result: TraceResult) -> Text:
     """The memory's title, or why there is none (forgotten), evicted ones struck through."""
     memory = result.memory
+    if not result.memory_id:
+        return Text(NO_ID_MEMORY, style="italic")
     if memory.state == FORGOTTEN:
         return Text("no longer in this store", style="italic red")
     if memory.state == "unresolved":
@@ -110,13 +116,13 @@ def result_prompt(result: TraceResult, credit: tuple[int, int], title_width: int
     plus, minus = credit
     text.append(f"{'+' + str(plus) if plus else '':>3}", style="bold green")
     text.append(f"{'−' + str(minus) if minus else '':>3} ", style="bold red")
-    state_style = {"live": "green", EVICTED: "yellow", FORGOTTEN: "red"}.get(memory.state, "")
-    text.append(f"{memory.state:<10}", style=state_style)
+    state = memory.state if result.memory_id else "no id"
+    text.append(f"{state:<10}", style={"live": "green", EVICTED: "yellow", FORGOTTEN: "red"}.get(state, ""))
     label = memory_label(result)
     label.truncate(title_width, overflow="ellipsis")
     text.append_text(label)
     text.append("\n     ")
-    text.append(one_line(result.memory_id, 40), style="bold dim")
+    text.append(shown_id(result.memory_id, 40), style="bold dim")
     text.append("  ")
     text.append_text(chain_text(result))
     return text
@@ -126,8 +132,11 @@ def steps_text(result: TraceResult, scale: float, credit: tuple[int, int]) -> Te
     """The chain of one result step by step, each with a bar on the trace's common scale."""
     memory = result.memory
     text = Text()
-    text.append(f"#{result.rank} {one_line(result.memory_id, 40)}\n", style="bold")
-    text.append(f"{memory.kind or 'unknown kind'} · {memory.state}")
+    text.append(f"#{result.rank} {shown_id(result.memory_id, 40)}\n", style="bold")
+    if not result.memory_id:
+        text.append(NO_ID_MEMORY)
+    else:
+        text.append(f"{memory.kind or 'unknown kind'} · {memory.state}")
     if memory.created_at:
         text.append(f" · {short_time(memory.created_at)}")
     text.append("\n")
@@ -148,8 +157,9 @@ def steps_text(result: TraceResult, scale: float, credit: tuple[int, int]) -> Te
     text.append(bar(result.score, scale) + "\n", style="bold cyan")
     plus, minus = credit
     text.append("credit   ", style="bold")
-    text.append(outcome_summary(plus, minus) or "no outcome credits it")
-    text.append("\nenter opens the memory" if memory.state != FORGOTTEN else "", style="dim")
+    text.append(outcome_summary(plus, minus) or ("no outcome credits it" if result.memory_id else
+                                                 "none can: nothing names a memory without an id"))
+    text.append("\nenter opens the memory" if result.memory_id and memory.state != FORGOTTEN else "", style="dim")
     return text
 
 
@@ -259,7 +269,7 @@ def cleo_result_prompt(result: CleoResult, title_width: int = 48) -> Text:
     label.truncate(title_width, overflow="ellipsis")
     text.append_text(label)
     second = Text("\n     ")
-    second.append(one_line(result.memory_id, 40), style="bold dim")
+    second.append(shown_id(result.memory_id, 40), style="bold dim")
     usage = usage_summary(result.use)
     if usage:  # before the kind: on a narrow pane the usage is what must stay
         second.append(f"  {usage}", style="bold green" if result.use and result.use.used else "dim")
@@ -272,7 +282,7 @@ def cleo_result_text(result: CleoResult, retrieval: RecordedRetrieval) -> Text:
     """The detail of one CLEO result: what the memory is now, the usage log's rows, then the query."""
     memory = result.memory
     text = Text()
-    text.append(f"#{result.rank} {one_line(result.memory_id, 40)}\n", style="bold")
+    text.append(f"#{result.rank} {shown_id(result.memory_id, 40)}\n", style="bold")
     text.append(f"{memory.kind or 'unknown kind'} · ")
     text.append(result.state, style=STATE_STYLES.get(result.state, ""))
     if memory.created_at:
