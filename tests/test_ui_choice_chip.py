@@ -96,3 +96,38 @@ async def test_hostile_choices_are_shown_as_written():
         await pilot.pause()
         assert chip.label.plain.startswith("[bold]x[/bold]") and "\n" not in chip.label.plain
         assert "\x1b" not in app.export_screenshot()
+
+
+class CountedChip(ChoiceChip):
+    """A chip that counts its draws."""
+
+    draws = 0
+
+    def render(self):
+        self.draws += 1
+        return super().render()
+
+
+class OneCountedChip(App[None]):
+    def compose(self) -> ComposeResult:
+        yield CountedChip([], prompt="all sessions", id="chip")
+
+
+async def test_new_choices_redraw_the_chip_only_when_what_it_shows_changes():
+    """Filled just after the first screen, a blank chip still shows its prompt: no frame for it
+    (a repaint there delayed the first key's screen)."""
+    app = OneCountedChip()
+    async with app.run_test(size=(60, 5)) as pilot:
+        chip = app.query_one(CountedChip)
+        await pilot.pause()
+        drawn = chip.draws
+        assert drawn >= 1
+        chip.set_choices(SESSIONS)
+        await pilot.pause()
+        assert chip.draws == drawn and chip.render().plain.startswith("all sessions")
+        chip.value = "ses-bravo"
+        await pilot.pause()
+        drawn = chip.draws
+        chip.set_choices(SESSIONS[2:])  # its choice is gone: blank again, the prompt drawn
+        await pilot.pause()
+        assert chip.draws > drawn and chip.is_blank()

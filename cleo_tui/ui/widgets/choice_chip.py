@@ -86,11 +86,17 @@ class ChoiceChip(Widget, can_focus=True):
         return self.choices[0][1] if self.choices else None
 
     def set_choices(self, choices: Iterable[Choice]) -> None:
-        """Offer `choices`; a value no longer among them goes blank (or to the first choice)."""
+        """Offer `choices`; a value no longer among them goes blank (or to the first choice).
+
+        The chip is drawn again only when what it shows changes: filled just after the first
+        screen, the Observations bar's chips still show their prompts, and a repaint of them then
+        was a frame of its own while a user's first key waits for the screen."""
+        shown = self.label
         self.choices = _as_text(choices)
         if self.value is not None and self.value not in {value for _, value in self.choices}:
             self.value = None if self.prompt else self._first()
-        self.refresh()
+        if self.label != shown:
+            self.refresh()
 
     def clear(self) -> None:
         """Blank (the prompt's choice); a chip without a prompt keeps its choice."""
