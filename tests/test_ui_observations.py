@@ -504,3 +504,25 @@ async def test_a_long_narrative_shows_its_start_and_v_opens_all_of_it(brain):
         await settle(app, pilot)
         assert isinstance(app.screen, TextViewer)
         assert app.screen.query_one("#viewer", TextArea).text.replace("\n", "") == narrative
+
+
+async def test_the_detail_text_keeps_its_width_whether_or_not_it_overflows(brain):
+    """The detail's scroll bar is always there: moving from a row whose detail fits onto one that
+    overflows neither rewraps the text under the user's eyes nor lays the screen out twice more
+    (the bar appearing took two more layout passes and frames)."""
+    narrative = "".join(f"line {k:05d} of a long session log. " for k in range(200))
+    with brain.write() as conn:
+        conn.execute("INSERT INTO brain_observations(id, type, title, narrative, created_at) VALUES (?, ?, ?, ?, ?)",
+                     ("O-long", "discovery", "A long log", narrative, "2026-06-01 00:00:00"))
+        conn.execute("INSERT INTO brain_observations(id, type, title, narrative, created_at) VALUES (?, ?, ?, ?, ?)",
+                     ("O-short", "discovery", "Short", "Short.", "2026-06-01 00:00:01"))
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(140, 60)) as pilot:
+        await settle(app, pilot)
+        detail = app.screen.query_one("#detail")
+        narrative_part = detail.query_one(".detail-narrative", Static)
+        await move_to(app, pilot, "O-short")
+        assert detail.max_scroll_y == 0 and detail.show_vertical_scrollbar  # it fits, and the bar is there
+        width = narrative_part.content_size.width
+        await move_to(app, pilot, "O-long")
+        assert detail.max_scroll_y > 0 and narrative_part.content_size.width == width
