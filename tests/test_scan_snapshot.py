@@ -425,3 +425,20 @@ def test_tags_made_ready_are_looked_up_row_by_row_without_computing_a_column(tmp
     computed = set(tags.scan.__dict__)
     assert any(tags[obs_id].reasons for obs_id in tags)  # (reasons were looked up, unique identifiers among them)
     assert set(tags.scan.__dict__) == computed
+
+
+def test_a_reopened_brains_tags_do_not_import_numpy_ma(tmp_path):
+    """`np.unique` imports numpy.ma on its first call (10-15 ms holding the interpreter in the tags'
+    thread, just after a reopened brain's first screen, where the first key waits); the snapshot's
+    check and the scan's other steps use `memory.distinct` instead. Run in a fresh interpreter."""
+    import subprocess
+    import sys
+
+    brain = _brain(tmp_path)
+    tag_brain(brain)
+    assert scan_snapshot.snapshot_path(brain).exists()
+    script = ("import sys; from cleo_tui.brain import open_brain; from cleo_tui.memory.tags import tag_brain; "
+              f"brain = open_brain({str(brain.path)!r}); early = []; tags = tag_brain(brain, early.append); "
+              "assert early and len(tags); print('numpy.ma' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "False", (done.stdout, done.stderr)

@@ -31,6 +31,7 @@ import numpy as np
 
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.store import Brain
+from cleo_tui.memory.distinct import distinct_values
 from cleo_tui.memory.pruner import PreparedPool, pool_rowids
 
 OBS = cs.OBSERVATIONS
@@ -67,7 +68,7 @@ class PreviewChanges:
     """
 
     def __init__(self, rowids: np.ndarray) -> None:
-        self.rowids = np.unique(np.asarray(rowids, dtype=np.int64))  # sorted
+        self.rowids = distinct_values(np.asarray(rowids, dtype=np.int64))  # sorted
         self.evicted = np.zeros(0, dtype=np.int64)  # rowids of the pool found evicted
         self.deleted = np.zeros(0, dtype=np.int64)
         self._lock = threading.Lock()

@@ -33,6 +33,7 @@ from cleo_tui.brain.store import Brain
 from cleo_tui.memory import detectors, pool_scan
 from cleo_tui.memory import packed_strings as packed
 from cleo_tui.memory.cache_files import brain_cache_file, write_npz
+from cleo_tui.memory.distinct import distinct_values
 from cleo_tui.memory.pool_scan import BrainScan, EdgeSet
 from cleo_tui.memory.pool_scan.citations import cited_by
 from cleo_tui.memory.pool_scan.findings_table import FindingsTable
@@ -282,7 +283,7 @@ def same_brain(brain: Brain, scan: BrainScan, sample: int = 64) -> bool:
     a brain file replaced by another must not show the old one's tags, even for a moment."""
     if not len(scan):
         return True
-    at = np.unique(np.linspace(0, len(scan) - 1, num=min(sample, len(scan))).astype(np.int64)).tolist()
+    at = distinct_values(np.linspace(0, len(scan) - 1, num=min(sample, len(scan))).astype(np.int64)).tolist()
     expected = {int(scan.rowids[i]): scan.ids[i] for i in at}
     found = _ids_at(brain, list(expected))
     kept = sum(found.get(rowid) == oid for rowid, oid in expected.items())

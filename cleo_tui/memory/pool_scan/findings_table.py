@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cleo_tui.memory.detectors import Findings
+from cleo_tui.memory.distinct import distinct_values
 from cleo_tui.memory.pool_scan.containers import OVERLAY_MAX
 
 NO_FINDINGS: Findings = ((), ())  # table[0] of every findings table
@@ -132,7 +133,7 @@ class _Part:
         """The entries (in this part) with an identifier at one of `positions`."""
         if not len(positions):
             return np.zeros(0, dtype=np.int64)
-        return np.unique(self.entries_with(np.flatnonzero(np.isin(self.id_positions, positions))))
+        return distinct_values(self.entries_with(np.flatnonzero(np.isin(self.id_positions, positions))))
 
 
 class _Encoder:

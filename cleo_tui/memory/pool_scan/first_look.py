@@ -32,6 +32,7 @@ from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.migrations import OVERRIDES
 from cleo_tui.brain.store import Brain
 from cleo_tui.memory import mapping
+from cleo_tui.memory.distinct import distinct_values
 from cleo_tui.memory.pool_scan.citations import read_citations, reflection_counts_of
 from cleo_tui.memory.pool_scan.containers import taken_in_order
 from cleo_tui.memory.pool_scan.findings_table import FindingsTable
@@ -254,13 +255,13 @@ def _rule_columns(brain: Brain, read: Callable[[str], list[Any]], places: _Place
         for i, r in zip(at.tolist(), low, strict=True):
             quality[i] = r[1]
     rules = np.full(n, mapping.DEFAULT_RULE, dtype=np.uint8)
-    for combination in np.unique(conditions[conditions > 0]).tolist():
+    for combination in distinct_values(conditions[conditions > 0]).tolist():
         rules[conditions == combination] = read(f"SELECT {_rule_of(combination)}")[0][0]
     columns, source = scan_columns(brain, sessions=False)
     if OVERRIDES in source:  # (pins: their rows are joined by id)
         apart.append(_rowids(read, f"JOIN {OVERRIDES} p ON p.observation_id = {column_or_null(have)('id')}"))
     notes = np.zeros(n, dtype=bool)
-    rowids = np.unique(np.concatenate(apart))
+    rowids = distinct_values(np.concatenate(apart))
     if len(rowids):
         rule, low_quality, note = columns[6:9]  # (`scan_columns`' order)
         rows = read(f"SELECT o.rowid, {rule}, {low_quality}, {note} FROM {source} "
