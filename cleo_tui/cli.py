@@ -129,11 +129,27 @@ def run_tui(args: argparse.Namespace) -> int:
 _end_at_once = False  # the command just run asked for its process to end at once (see `run`)
 
 
+def command_first(argv: list[str]) -> list[str]:
+    """`argv` with a command typed after the TUI's options moved first (`cleo-tui --db FILE info` is
+    `cleo-tui info --db FILE`, as `git -C DIR status` reads); unchanged when the first word that is
+    not an option is no command, or is a directory here (the TUI's project, as before)."""
+    at = 0
+    while at < len(argv) and argv[at].startswith("-") and argv[at] != "--":
+        at += 2 if argv[at] == "--db" else 1  # (--db takes a value; --db=FILE and the flags do not)
+    if 0 < at < len(argv) and argv[at] in COMMANDS and not os.path.isdir(argv[at]):
+        return [argv[at], *argv[:at], *argv[at + 1:]]
+    return argv
+
+
 def dispatch(argv: list[str]) -> int:
     """Run the subcommand `argv` names, or the TUI when it names none."""
     global _end_at_once
+    argv = command_first(argv)
     if argv and argv[0] in COMMANDS:
-        args = build_parser([argv[0]]).parse_args(argv)
+        args, extra = build_parser([argv[0]]).parse_known_args(argv)
+        if extra:  # (said for the command: its --help has the options, not cleo-tui's)
+            raise UsageError(f"{argv[0]}: unrecognized arguments: {' '.join(map(shown_bytes, extra))}. "
+                             f"Run `cleo-tui {argv[0]} --help` for the options.")
         check_text_arguments(args, argv)
         # A command builds its pool once and exits: its objects live to the end, and collections
         # would only walk them (0.2-0.5 s at a million rows; `skip_young_on_leave`).

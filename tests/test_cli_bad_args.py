@@ -146,3 +146,27 @@ def test_a_brain_left_behind_by_cleo_init_is_named(tmp_path, capsys, monkeypatch
     assert ".cleo-tui/brain.db" in err and "not opened" in err
     assert cli.main(["info", "--db", str(tmp_path / ".cleo" / "cleo.db")]) == 0
     assert "left behind" in capsys.readouterr().out  # named by info however the brain was given
+
+
+@pytest.mark.parametrize("before", [["--db", "{db}"], ["--db={db}"], ["--read-only", "--db", "{db}"]])
+def test_options_before_the_command_are_the_commands(before, demo_db, capsys, tmp_path, monkeypatch):
+    """`cleo-tui --db FILE info`: the command comes after the options a user typed first (as `git -C DIR
+    status` has it). It said "'info' is not a cleo-tui command … Did you mean `cleo-tui info`?"."""
+    monkeypatch.chdir(tmp_path)
+    argv = [a.replace("{db}", str(demo_db)) for a in before]
+    if "--read-only" in argv:  # (not an option of `info`: said by its parser, one paragraph)
+        assert cli.main([*argv, "info", "--json"]) == cli.EXIT_USER_ERROR
+        err = capsys.readouterr().err
+        assert "--read-only" in err and "not a cleo-tui command" not in err, err
+        return
+    assert cli.main([*argv, "info", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["observations"]["live"] > 0
+    assert cli.main([*argv, "recall", "invoice", "--limit", "2", "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["results"]) == 2
+
+
+def test_a_directory_named_like_a_command_after_options_is_still_the_project(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "info").mkdir()
+    assert cli.main(["--read-only", "info"]) == cli.EXIT_USER_ERROR  # the TUI on ./info: no terminal here
+    assert "terminal" in capsys.readouterr().err

@@ -125,8 +125,11 @@ def test_help_lists_every_command_and_a_flag_mistake_is_one_paragraph(capsys):
     assert all(name in listed for name in COMMANDS)
     assert cli.main(["traces", "--show", "1", "--export", "x.jsonl"]) == cli.EXIT_USER_ERROR
     err = capsys.readouterr().err.strip()
-    assert err.startswith("cleo-tui: cleo-tui traces: argument --export") and "not allowed with" in err
-    assert "\n" not in err and "usage:" not in err
+    assert err.startswith("cleo-tui: traces: argument --export") and "not allowed with" in err
+    assert "\n" not in err and "usage:" not in err and "`cleo-tui traces --help`" in err
+    assert cli.main(["info", "--bogus"]) == cli.EXIT_USER_ERROR  # said by the command, not by cleo-tui's parser
+    err = capsys.readouterr().err.strip()
+    assert err == "cleo-tui: info: unrecognized arguments: --bogus. Run `cleo-tui info --help` for the options.", err
 
 
 def test_the_live_writes_benchmark_shows_its_writer_option(capsys):

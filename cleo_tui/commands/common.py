@@ -40,7 +40,8 @@ class CommandParser(argparse.ArgumentParser):
     """An ArgumentParser whose mistakes are a UsageError: one paragraph, exit 2, like every other."""
 
     def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{self.prog}: {message}. Run `{self.prog} --help` for the options.")
+        command = self.prog.removeprefix("cleo-tui").strip()  # (every message already starts "cleo-tui: ")
+        raise UsageError(f"{command + ': ' if command else ''}{message}. Run `{self.prog} --help` for the options.")
 
 
 def add_brain_options(parser: argparse.ArgumentParser, read_only_flag: bool = True) -> None:
