@@ -84,3 +84,22 @@ def test_the_plan_counts_only_the_rows_the_step_can_change(db, capsys):
     assert json.loads(capsys.readouterr().out)["count"] == evicted
     assert main(["evict", "--db", str(db), "--state", "all", "--include-protected", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["count"] == live
+
+
+def test_the_cli_plans_as_the_observations_pane_does(db, capsys):
+    """`cleo-tui evict …` and the pane's A read one plan (`plan_selection`): the same ids, the same
+    protected rows left out, and the tokens counted the same way (chars/4 a row)."""
+    from cleo_tui.brain import open_brain
+    from cleo_tui.memory.bulk import plan_selection
+    from cleo_tui.memory.selection import Selection
+    from cleo_tui.memory.tags import tag_brain
+
+    brain = open_brain(db, read_only=True)
+    try:
+        plan = plan_selection(brain, Selection(type="diary"), tag_brain(brain))
+    finally:
+        brain.close()
+    assert main(["evict", "--db", str(db), "--type", "diary", "--json"]) == 0
+    said = json.loads(capsys.readouterr().out)
+    assert said["ids"] == plan.ids_for("evict") and said["tokens"] == plan.tokens_of(plan.ids_for("evict"))
+    assert said["protected_left_out"] == len(plan.protected) > 0

@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from cleo_tui.brain.rows import ObservationListRow
 from cleo_tui.commands.common import (
     AddCommand,
     UsageError,
@@ -15,10 +14,10 @@ from cleo_tui.commands.common import (
     emit_json,
     print_undo,
 )
-from cleo_tui.memory.bulk import ACTIONS, PAST, BulkAction, apply_bulk
+from cleo_tui.memory.bulk import ACTIONS, PAST, BulkAction, apply_bulk, plan_selection
 from cleo_tui.memory.export_rows import FORMATS, export_rows
-from cleo_tui.memory.selection import COVERAGES, Selection, has_id, selected_rows, whole_rows
-from cleo_tui.memory.tags import TagTable, tag_brain
+from cleo_tui.memory.selection import COVERAGES, Selection, selected_rows, whole_rows
+from cleo_tui.memory.tags import tag_brain
 from cleo_tui.recall.impact import impact_of
 from cleo_tui.safe_text import plural
 
@@ -92,18 +91,6 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
-def _plan(action: BulkAction, rows: list[ObservationListRow], tags: TagTable,
-          include_protected: bool) -> tuple[list[str], int]:
-    """The ids the step can change (an eviction the live rows, a restore the evicted ones, a pin all)
-    and how many protected rows are left out."""
-    ids = [str(r["id"]) for r in rows
-           if has_id(r) and (action == "pin" or (r.get("invalid_at") is None) == (action == "evict"))]
-    if action != "evict" or include_protected:
-        return ids, 0
-    protected = {i for i in ids if i in tags and tags[i].protected}
-    return [i for i in ids if i not in protected], len(protected)
-
-
 def cmd_bulk(args: argparse.Namespace) -> int:
     action: BulkAction = args.action
     if args.undo is not None:
@@ -117,12 +104,10 @@ def cmd_bulk(args: argparse.Namespace) -> int:
     selection = selection_of(args)
     brain = brain_from_args(args, read_only=not args.yes)
     try:
-        tags = tag_brain(brain)
-        rows = list(selected_rows(brain, selection, tags))
-        ids, left_out = _plan(action, rows, tags, getattr(args, "include_protected", False))
-        chosen = set(ids)
-        tokens = sum(int(r.get("narrative_length") or len(str(r.get("title") or ""))) for r in rows
-                     if str(r["id"]) in chosen) // 4  # chars/4, as the Observations pane's plan counts them
+        planned = plan_selection(brain, selection, tag_brain(brain))  # (as the Observations pane plans)
+        ids = planned.ids_for(action, getattr(args, "include_protected", False))
+        left_out = len(planned.ids_for(action, include_protected=True)) - len(ids)
+        tokens = planned.tokens_of(ids)
         plan = {"action": action, "selection": selection.describe(), "count": len(ids), "tokens": tokens,
                 "protected_left_out": left_out}
         if action == "evict":

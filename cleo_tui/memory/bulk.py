@@ -54,6 +54,7 @@ class SelectionPlan:
     protection_known: bool = True  # False: planned before every row's protection was computed (`protected`
     # then holds only what was known: an evict must wait)
     without_id: int = 0  # rows shown that have no id: counted and exported, but no step can write them
+    row_tokens: dict[str, int] = field(default_factory=dict)  # id → its tokens (chars/4)
 
     @property
     def described(self) -> str:
@@ -64,8 +65,18 @@ class SelectionPlan:
         shown = len(self.ids) + self.without_id
         return f"{shown:,} observation{'' if shown == 1 else 's'} selected by: {self.described}"
 
-    def unprotected(self) -> list[str]:
-        return [i for i in self.ids if i not in self.protected]
+    def ids_for(self, action: BulkAction, include_protected: bool = False) -> list[str]:
+        """The ids `action` can change, in list order: a pin every row shown, a restore the evicted
+        ones, an evict the live ones, the protected among them only with `include_protected`."""
+        if action == "pin":
+            return list(self.ids)
+        if action == "restore":
+            return [i for i in self.ids if not self.live[i]]
+        return [i for i in self.ids if self.live[i] and (include_protected or i not in self.protected)]
+
+    def tokens_of(self, ids: list[str]) -> int:
+        """The tokens (chars/4) of these rows of the plan."""
+        return sum(self.row_tokens[i] for i in ids)
 
 
 def plan_selection(brain: Brain, selection: Selection, tags: TagTable | None) -> SelectionPlan:
@@ -75,19 +86,23 @@ def plan_selection(brain: Brain, selection: Selection, tags: TagTable | None) ->
     protected: dict[str, list[str]] = {}
     live: dict[str, bool] = {}
     without_id = 0
+    row_tokens: dict[str, int] = {}
     for row in selected_rows(brain, selection, tags):
-        tokens += int(row.get("narrative_length") or len(str(row.get("title") or ""))) // 4
+        counted = int(row.get("narrative_length") or len(str(row.get("title") or ""))) // 4
+        tokens += counted
         if not has_id(row):
             without_id += 1
             continue
         observation_id = str(row["id"])
+        row_tokens[observation_id] = counted
         ids.append(observation_id)
         live[observation_id] = row.get("invalid_at") is None
         tag = tags.get(observation_id) if tags is not None else None
         if tag is not None and tag.protected:
             protected[observation_id] = list(tag.reasons)
     return SelectionPlan(selection, ids, tokens, protected, live,
-                         protection_known=tags is not None and not tags.protection_pending, without_id=without_id)
+                         protection_known=tags is not None and not tags.protection_pending, without_id=without_id,
+                         row_tokens=row_tokens)
 
 
 def _pin_rows(conn: sqlite3.Connection, run_id: int, ids: list[str], now: str) -> list[str]:

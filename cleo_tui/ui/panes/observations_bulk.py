@@ -87,7 +87,7 @@ class FilterActions:
         reader = self.session.brain.reader()
         try:
             plan = plan_selection(reader, selection, self.session.tags)
-            evictable = [i for i, live in plan.live.items() if live]
+            evictable = plan.ids_for("evict", include_protected=True)
             recall = impact_of(reader, evictable).confirmation() if evictable else None
         finally:
             reader.close()
@@ -108,7 +108,7 @@ class FilterActions:
         if action is None:
             return
         if action != "evict":  # a restore takes the evicted rows shown, a pin every row shown
-            ids = [i for i in plan.ids if not plan.live[i]] if action == "restore" else plan.ids
+            ids = plan.ids_for(action)
             if not ids:
                 self.app.notify("The filter shows no evicted observation to restore.", severity="warning")
                 return
@@ -119,7 +119,7 @@ class FilterActions:
             self.app.notify("A bulk evict waits until every row's protection is known (still being computed): "
                             "protected rows must be set apart first. Press A again once it is.", severity="warning")
             return
-        free = [i for i in plan.unprotected() if plan.live[i]]  # (protected rows are live rows)
+        free = plan.ids_for("evict")
         if not free and not plan.protected:
             self.app.notify("The filter shows no live observation to evict.", severity="warning")
             return
