@@ -3,6 +3,7 @@ protected rows; one run, undone with u; X exports what the filter shows."""
 
 from __future__ import annotations
 
+import html
 import json
 import sqlite3
 from pathlib import Path
@@ -110,3 +111,18 @@ async def test_the_counts_a_bulk_step_names_are_the_rows_it_can_change_and_expor
     with sqlite3.connect(Path(brain.path)) as conn:
         assert {r["id"] for r in records} == {r[0] for r in conn.execute(
             "SELECT id FROM brain_observations WHERE type = 'diary'")}
+
+
+async def test_the_bulk_dialogs_keys_wrap_at_80x24(brain):
+    """Its line of keys ran past the dialog's edge at 80 columns ("… esc cancel (each asks fi")."""
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        app.screen.filters.type = "diary"
+        app.screen.reload()
+        await settle(app, pilot)
+        await pilot.press("A")
+        await settle(app, pilot)
+        assert isinstance(app.screen, BulkScreen)
+        shown = html.unescape(app.export_screenshot()).replace("\xa0", " ")
+        assert "esc cancel (each asks" in shown and "first; u undoes)" in shown
