@@ -454,3 +454,39 @@ async def test_the_cursor_and_view_stay_on_their_row_while_cleo_writes_and_its_l
         await pilot.press("down")  # the row that took its place is selected again
         await settle(app, pilot)
         assert table.current_row() is not None and table.cursor == top + line + 3
+
+
+async def test_after_its_row_is_deleted_the_view_stays_on_its_rows_while_cleo_writes(brain):
+    """The cursor's row deleted by CLEO: nothing is selected, and as CLEO goes on writing above, the rows
+    in view stay where they are (they scrolled down under the user, the count of new ones growing);
+    down then selects the row that took the deleted one's place."""
+    from tests.brain_fixtures import insert_observations
+    path = Path(brain.path).resolve()
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        poll(app)
+        pane = app.screen
+        table = pane.query_one("#obs-table", LineTable)
+        table.focus()
+        await pilot.press("pagedown", "down", "down")
+        await settle(app, pilot)
+        here = table.current_row()["id"]
+        following = table.listing.cached_row(table.cursor + 1)["id"]
+        with sqlite3.connect(path, isolation_level=None) as conn:
+            conn.execute("DELETE FROM brain_observations WHERE id = ?", (here,))
+        poll(app)
+        await settle(app, pilot)
+        assert table.gone is not None and table.gone.row_id == here
+        top = int(table.scroll_offset.y)
+        in_view = [table.listing.cached_row(i)["id"] for i in range(top, top + 5)]
+        insert_observations(path, [{"id": f"O-later{i}", "type": "change", "title": f"later {i}",
+                                    "narrative": "n", "created_at": "2099-02-01 00:00:0" + str(i)} for i in range(4)])
+        poll(app)
+        await settle(app, pilot)
+        now = int(table.scroll_offset.y)
+        assert now == top + 4 and [table.listing.cached_row(i)["id"] for i in range(now, now + 5)] == in_view
+        assert table.gone is not None and table.current_row() is None  # still nothing selected
+        await pilot.press("down")
+        await settle(app, pilot)
+        assert table.current_row()["id"] == following

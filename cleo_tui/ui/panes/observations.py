@@ -212,7 +212,7 @@ class ObservationsScreen(FilterActions, PaneScreen, FilterOptions):
             self.on_observations_screen_listing_ready(self.ListingReady(ahead.result(), keep_cursor))
             return
         self.update_status(counting=True)
-        anchor = self.table.cursor_anchor() if keep_cursor and not by_index else None
+        anchor = self.table.held_anchor() if keep_cursor and not by_index else None
         self._build_listing(replace(self.filters), self.sort_index, self.session.tags, keep_cursor, anchor, ahead,
                             (by_index, quiet))
 

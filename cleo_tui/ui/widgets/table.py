@@ -222,13 +222,15 @@ class LineTable(ForwardWorkerErrors, ScrollViewBarsInTheSameFrame, can_focus=Tru
         view (rows CLEO wrote meanwhile move neither). `located` is where a worker found it
         (`locate`); without it, or when the cursor moved since, only rows in memory are searched.
         When the row left the list, nothing is selected until the cursor moves (`gone`), with a
-        notice, unless `quiet` (a write of this app's: the next row takes its place silently).
+        notice, unless `quiet` (a write of this app's: the next row takes its place silently); the
+        rows in view meanwhile stay where they are (`held_anchor`).
         `by_index` keeps the cursor's index instead (a list following its newest rows).
         """
-        anchor = self.cursor_anchor() if keep_cursor and not by_index else None
+        anchor = self.held_anchor() if keep_cursor and not by_index else None
         if anchor is not None and (located is None or located.anchor.row_id != anchor.row_id):
             located = locate(listing, anchor, read=False)
         previous_gone = self.gone
+        holding_view = previous_gone is not None and anchor is not None and anchor is not previous_gone
         self.listing = listing
         self.total = listing.count()
         self._wanted.clear()
@@ -237,7 +239,11 @@ class LineTable(ForwardWorkerErrors, ScrollViewBarsInTheSameFrame, can_focus=Tru
         top = int(self.scroll_offset.y) if keep_cursor else 0
         self.gone = previous_gone if keep_cursor and anchor is None else None
         if anchor is not None and located is not None:
-            if located.index is not None:
+            if holding_view:  # nothing selected: the view moves with its first row, the cursor's place too
+                self.gone = previous_gone
+                if located.index is not None:
+                    cursor, top = max(0, min(cursor + located.index - anchor.index, self.total - 1)), located.index
+            elif located.index is not None:
                 cursor, top = located.index, located.index - anchor.line
             elif not quiet:
                 self.gone = anchor
@@ -258,6 +264,15 @@ class LineTable(ForwardWorkerErrors, ScrollViewBarsInTheSameFrame, can_focus=Tru
         if row is None:
             return self.gone
         return Anchor(row.get("id"), self.cursor, self.cursor - int(self.scroll_offset.y))
+
+    def held_anchor(self) -> Anchor | None:
+        """What a new listing keeps in place: the cursor's row; while it is gone, the first row in view
+        (CLEO writing on: the rows the user looks at must not scroll under them)."""
+        if self.gone is None or self.listing is None:
+            return self.cursor_anchor()
+        top = int(self.scroll_offset.y)
+        row = self.listing.cached_row(top)
+        return Anchor(row.get("id"), top, 0) if row is not None else self.gone
 
     def current_row(self) -> Row | None:
         if self.listing is None or self.total == 0 or self.gone is not None:
