@@ -53,6 +53,23 @@ def screen_text(app: CleoApp) -> str:
     return "\n".join(s.text for s in app.screen._compositor.render_strips())
 
 
+async def scrolled_table(app: CleoApp, pilot, *keys: str) -> LineTable:
+    """The Observations table, focused, after the watcher's first read and `keys` pressed."""
+    await settle(app, pilot)
+    poll(app)
+    table = app.screen.query_one("#obs-table", LineTable)
+    table.focus()
+    await pilot.press(*keys)
+    await settle(app, pilot)
+    return table
+
+
+def cleo_deletes(path: Path, observation_id: str) -> None:
+    """CLEO's consolidation deleting one row (another connection, as another process would)."""
+    with sqlite3.connect(path, isolation_level=None) as conn:
+        conn.execute("DELETE FROM brain_observations WHERE id = ?", (observation_id,))
+
+
 def live_ids(path: Path) -> set[str]:
     with sqlite3.connect(path) as conn:
         return {r[0] for r in conn.execute("SELECT id FROM brain_observations WHERE invalid_at IS NULL")}
@@ -418,13 +435,8 @@ async def test_the_cursor_and_view_stay_on_their_row_while_cleo_writes_and_its_l
     path = Path(brain.path).resolve()
     app = CleoApp(brain=brain)
     async with app.run_test(size=(140, 40)) as pilot:
-        await settle(app, pilot)
-        poll(app)
+        table = await scrolled_table(app, pilot, "pagedown", "pagedown", "down", "down")
         pane = app.screen
-        table = pane.query_one("#obs-table", LineTable)
-        table.focus()
-        await pilot.press("pagedown", "pagedown", "down", "down")
-        await settle(app, pilot)
         here = table.current_row()["id"]
         top = int(table.scroll_offset.y)
         line = table.cursor - top
@@ -439,8 +451,7 @@ async def test_the_cursor_and_view_stay_on_their_row_while_cleo_writes_and_its_l
         assert table.current_row()["id"] == here and pane.detail.row["id"] == here
         assert table.cursor - int(table.scroll_offset.y) == line and int(table.scroll_offset.y) == top + 3
         assert table.cursor == top + line + 3  # four rows arrived above it, one went
-        with sqlite3.connect(path, isolation_level=None) as conn:
-            conn.execute("DELETE FROM brain_observations WHERE id = ?", (here,))
+        cleo_deletes(path, here)
         before = live_ids(path)
         poll(app)
         await settle(app, pilot)
@@ -464,17 +475,10 @@ async def test_after_its_row_is_deleted_the_view_stays_on_its_rows_while_cleo_wr
     path = Path(brain.path).resolve()
     app = CleoApp(brain=brain)
     async with app.run_test(size=(140, 40)) as pilot:
-        await settle(app, pilot)
-        poll(app)
-        pane = app.screen
-        table = pane.query_one("#obs-table", LineTable)
-        table.focus()
-        await pilot.press("pagedown", "down", "down")
-        await settle(app, pilot)
+        table = await scrolled_table(app, pilot, "pagedown", "down", "down")
         here = table.current_row()["id"]
         following = table.listing.cached_row(table.cursor + 1)["id"]
-        with sqlite3.connect(path, isolation_level=None) as conn:
-            conn.execute("DELETE FROM brain_observations WHERE id = ?", (here,))
+        cleo_deletes(path, here)
         poll(app)
         await settle(app, pilot)
         assert table.gone is not None and table.gone.row_id == here
