@@ -236,7 +236,7 @@ class TracesScreen(PaneScreen, FilterOptions):
     # -- the trace list -----------------------------------------------------------
     def reload(self, keep_cursor: bool = False, select_id: int | str | None = None) -> None:
         self.update_status(counting=True)
-        anchor = self.table.cursor_anchor() if keep_cursor else None
+        anchor = self.table.held_anchor() if keep_cursor else None
         self._build_listing(self.filters.to_retrieval_filter(), select_id, keep_cursor, anchor)
 
     @work(thread=True, exclusive=True, group="trace-listing", exit_on_error=False)
