@@ -494,3 +494,28 @@ async def test_after_its_row_is_deleted_the_view_stays_on_its_rows_while_cleo_wr
         await pilot.press("down")
         await settle(app, pilot)
         assert table.current_row()["id"] == following
+
+
+async def test_a_row_deleted_while_cleo_writes_above_leaves_the_cursor_on_its_neighbour(brain):
+    """CLEO deletes the cursor's row and writes rows above it in the same moment (one poll): nothing is
+    selected, the view stays on its rows, and down selects the row that took the deleted one's place, not
+    one of those above it (the place was kept by index, off by the rows written)."""
+    from tests.brain_fixtures import insert_observations
+    path = Path(brain.path).resolve()
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(140, 40)) as pilot:
+        table = await scrolled_table(app, pilot, "pagedown", "down", "down")
+        here = table.current_row()["id"]
+        following = table.listing.cached_row(table.cursor + 1)["id"]
+        line = table.cursor - int(table.scroll_offset.y)
+        cleo_deletes(path, here)
+        insert_observations(path, [{"id": f"O-same{i}", "type": "change", "title": f"same {i}",
+                                    "narrative": "n", "created_at": "2099-03-01 00:00:0" + str(i)} for i in range(3)])
+        poll(app)
+        await settle(app, pilot)
+        assert table.gone is not None and table.gone.row_id == here and table.current_row() is None
+        assert table.listing.cached_row(table.cursor)["id"] == following
+        assert table.cursor - int(table.scroll_offset.y) == line  # on the deleted row's line
+        await pilot.press("down")
+        await settle(app, pilot)
+        assert table.current_row()["id"] == following

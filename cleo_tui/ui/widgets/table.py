@@ -112,44 +112,55 @@ class Anchor:
     row_id: Any
     index: int
     line: int  # index - the view's first row
+    next_id: Any = None  # the row after it then: its place, if it is gone (None: not known)
 
 
 @dataclass(frozen=True)
 class Located:
-    """Where an anchor's row is in a listing (`index` None: it is not there any more)."""
+    """Where an anchor's row is in a listing (`index` None: it is not there any more, and `neighbour`
+    is where the row after it is, if found)."""
 
     anchor: Anchor
     index: int | None
+    neighbour: int | None = None
 
 
 NEAR_ROWS = 300  # rows either side of the old place searched first (reads at most a few pages)
 
 
 def locate(listing: Listing, anchor: Anchor, read: bool = True) -> Located:
-    """Find `anchor`'s row in `listing` by its id.
+    """Find `anchor`'s row in `listing` by its id; when it is gone, the row after it (`next_id`).
 
     A listing with an `index_of(row_id)` (an exact search, e.g. the observations' SQL count) is
     asked; otherwise the rows near the old place, then every row, are compared. Without `read`
     only rows already in memory are looked at (for the UI thread). Slow with `read`: in a worker.
     """
+    index = _find(listing, anchor.row_id, anchor.index, read)
+    if index is not None or anchor.next_id is None:
+        return Located(anchor, index)
+    return Located(anchor, None, _find(listing, anchor.next_id, anchor.index + 1, read))
+
+
+def _find(listing: Listing, row_id: Any, near_index: int, read: bool) -> int | None:
+    """The index of the row `row_id` in `listing`, searched from `near_index` out (see `locate`)."""
     exact = getattr(listing, "index_of", None)
     in_memory = getattr(listing, "in_memory", False)
     if exact is not None and read and not in_memory:
-        return Located(anchor, exact(anchor.row_id))
+        return exact(row_id)  # type: ignore[no-any-return]
     total = listing.count()
-    near = range(max(0, anchor.index - NEAR_ROWS), min(total, anchor.index + NEAR_ROWS + 1))
-    order = sorted(near, key=lambda i: abs(i - anchor.index))
+    near = range(max(0, near_index - NEAR_ROWS), min(total, near_index + NEAR_ROWS + 1))
+    order = sorted(near, key=lambda i: abs(i - near_index))
     if exact is not None and in_memory:  # the rows near the old place first, then an exact search
-        found = next((i for i in order if (listing.cached_row(i) or {}).get("id") == anchor.row_id), None)
-        return Located(anchor, found if found is not None else exact(anchor.row_id))
+        found = next((i for i in order if (listing.cached_row(i) or {}).get("id") == row_id), None)
+        return found if found is not None else exact(row_id)
     for index in [*order, *(i for i in range(total) if i not in near)]:
         row = listing.cached_row(index)
         if row is None and read:
             listing.page(index // listing.page_size)
             row = listing.cached_row(index)
-        if row is not None and row.get("id") == anchor.row_id:
-            return Located(anchor, index)
-    return Located(anchor, None)
+        if row is not None and row.get("id") == row_id:
+            return index
+    return None
 
 
 class LineTable(ForwardWorkerErrors, ScrollViewBarsInTheSameFrame, can_focus=True):
@@ -245,12 +256,15 @@ class LineTable(ForwardWorkerErrors, ScrollViewBarsInTheSameFrame, can_focus=Tru
                     cursor, top = max(0, min(cursor + located.index - anchor.index, self.total - 1)), located.index
             elif located.index is not None:
                 cursor, top = located.index, located.index - anchor.line
-            elif not quiet:
-                self.gone = anchor
-                if previous_gone is None or previous_gone.row_id != anchor.row_id:  # said once
-                    self.notify(f"{anchor.row_id} left this list (CLEO changed or deleted it, or it no longer "
-                                "matches the filters): nothing is selected until you move the cursor.",
-                                severity="warning", markup=False, timeout=8)
+            else:
+                if located.neighbour is not None:  # the row after it takes its place, on its line
+                    cursor, top = located.neighbour, located.neighbour - anchor.line
+                if not quiet:
+                    self.gone = anchor
+                    if previous_gone is None or previous_gone.row_id != anchor.row_id:  # said once
+                        self.notify(f"{anchor.row_id} left this list (CLEO changed or deleted it, or it no "
+                                    "longer matches the filters): nothing is selected until you move the cursor.",
+                                    severity="warning", markup=False, timeout=8)
         top = max(0, min(top, self.total - self._visible_rows))
         self.scroll_to(y=top, animate=False, immediate=True)
         self.set_reactive(LineTable.cursor, cursor)
@@ -263,7 +277,9 @@ class LineTable(ForwardWorkerErrors, ScrollViewBarsInTheSameFrame, can_focus=Tru
         row = self.current_row()
         if row is None:
             return self.gone
-        return Anchor(row.get("id"), self.cursor, self.cursor - int(self.scroll_offset.y))
+        after = self.listing.cached_row(self.cursor + 1) if self.listing is not None else None
+        return Anchor(row.get("id"), self.cursor, self.cursor - int(self.scroll_offset.y),
+                      None if after is None else after.get("id"))
 
     def held_anchor(self) -> Anchor | None:
         """What a new listing keeps in place: the cursor's row; while it is gone, the first row in view
