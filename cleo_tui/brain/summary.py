@@ -23,9 +23,12 @@ def brain_summary(brain: Brain) -> JsonObject:
     if brain.supports("observations"):
         live = _count(brain, cs.OBSERVATIONS, "invalid_at IS NULL" if has_invalid else "")
         evicted = _count(brain, cs.OBSERVATIONS, "invalid_at IS NOT NULL") if has_invalid else 0
-    else:  # a hippo store: its memories, superseded or not
-        live = _count(brain, HIPPO_MEMORIES)
-        evicted = 0
+    elif "superseded_by" in brain.features.columns(HIPPO_MEMORIES):  # a hippo store: a superseded
+        # memory is out of the pool, as History's timeline and the Traces pane count it
+        live = _count(brain, HIPPO_MEMORIES, "superseded_by IS NULL")
+        evicted = _count(brain, HIPPO_MEMORIES, "superseded_by IS NOT NULL")
+    else:
+        live, evicted = _count(brain, HIPPO_MEMORIES), 0
     return {
         "db": str(brain.path),
         "kind": brain.kind.name,

@@ -35,7 +35,7 @@ def register(add: AddCommand) -> None:
     bridge.add_argument("--refresh", action="store_true",
                         help="run `cleo refresh-memory` in the project (asks first; needs cleo on PATH)")
     bridge.add_argument("--yes", action="store_true", help="with --refresh: do not ask")
-    bridge.set_defaults(func=cmd_bridge)
+    bridge.set_defaults(func=cmd_bridge, needs="observations")
 
 
 def _tokenizer(args: argparse.Namespace) -> str:

@@ -57,7 +57,7 @@ def register(add: AddCommand) -> None:
             parser.add_argument("--include-protected", action="store_true",
                                 help="evict protected observations too (left out otherwise)")
         parser.add_argument("--undo", metavar="RUN_ID", type=int, help="undo an earlier run instead")
-        parser.set_defaults(func=cmd_bulk, action=action)
+        parser.set_defaults(func=cmd_bulk, action=action, needs="observations")
     export = add("export", help="write the observations a filter shows as JSON, JSONL or Markdown",
                  description="Export the observations the filters select, each with its tags and their reasons. "
                              "Never writes over a brain or any SQLite file; asks for --force to replace a file.")
@@ -66,7 +66,7 @@ def register(add: AddCommand) -> None:
     export.add_argument("--format", choices=FORMATS, required=True, help="json, jsonl or md (Markdown)")
     export.add_argument("--out", required=True, metavar="FILE", help="the file to write")
     export.add_argument("--force", action="store_true", help="replace FILE if it exists")
-    export.set_defaults(func=cmd_export)
+    export.set_defaults(func=cmd_export, needs="observations")
 
 
 def selection_of(args: argparse.Namespace) -> Selection:

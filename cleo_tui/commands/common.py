@@ -18,6 +18,7 @@ import orjson
 
 from cleo_tui.brain import Brain, BrainError, locate_brain, open_brain
 from cleo_tui.brain.journal import UndoOutcome
+from cleo_tui.brain.kinds import Capability
 from cleo_tui.brain.store import brains_left_behind
 from cleo_tui.commands.argtypes import nonempty_path
 from cleo_tui.safe_text import one_line, titled_lines
@@ -69,6 +70,7 @@ def brain_from_args(args: argparse.Namespace, read_only: bool | None = None) -> 
             print(f"cleo-tui: note: {one_line(str(other))} is {left_behind_words(path)}", file=sys.stderr)
     chosen = bool(getattr(args, "read_only", False))
     brain = open_brain(path, read_only=chosen if read_only is None else read_only, on_wait=_say_wait)
+    _check_supports(brain, args)
     if brain.read_only and not chosen and brain.recovered:
         brain.close()
         writer = open_brain(path, read_only=False, on_wait=_say_wait)
@@ -79,6 +81,20 @@ def brain_from_args(args: argparse.Namespace, read_only: bool | None = None) -> 
         brain = open_brain(path, read_only=True, on_wait=_say_wait)
         brain.recovered = notes + brain.recovered
     return brain
+
+
+def _check_supports(brain: Brain, args: argparse.Namespace) -> None:
+    """UsageError (the brain closed, nothing read or written) when the file cannot do what the
+    command needs: a command that needs a capability says so with `needs` among its parser's defaults."""
+    needs: Capability | None = getattr(args, "needs", None)
+    if needs is None or brain.supports(needs):
+        return
+    brain.close()
+    hint = (" A hippo store opens for its recall traces and memories: `cleo-tui traces`, `recall`, `outcome`, "
+            "`history`, `secrets` and `info`, and the app's Traces pane." if brain.kind == "hippo" else "")
+    raise UsageError(f"`cleo-tui {args.command}` needs a brain with {needs.replace('_', ' ')}, and "
+                     f"{one_line(str(brain.path))} is a {brain.kind.label}, which has none; nothing was read or "
+                     f"written.{hint}")
 
 
 def left_behind_words(found: Path) -> str:

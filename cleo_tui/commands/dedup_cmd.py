@@ -59,7 +59,7 @@ def register(add: AddCommand) -> None:
                        help="with --apply, also evict protected duplicates (otherwise they are kept)")
     action.add_argument("--undo", metavar="RUN_ID", type=sqlite_int("--undo", what="a run id (a whole number)"),
                         help="undo a merge run")
-    dedup.set_defaults(func=cmd_dedup, end_at_once=True)  # (see `cli.run` and `_held_to_the_end`)
+    dedup.set_defaults(func=cmd_dedup, needs="observations", end_at_once=True)  # (see `cli.run` and `_held_to_the_end`)
 
 
 def cmd_dedup(args: argparse.Namespace) -> int:

@@ -78,7 +78,7 @@ def register(add: AddCommand) -> None:
     mode.add_argument("--store", metavar="PROPOSAL_ID", type=sqlite_int("--store"),
                       help="store notes of a pending observer proposal")
     observe.add_argument("--notes", metavar="N,N", help="with --store: which notes (0-based; default: all)")
-    observe.set_defaults(func=cmd_observe)
+    observe.set_defaults(func=cmd_observe, needs="observations")
 
     reflect = add("reflect", help="propose patterns, learnings and superseded observations for review",
                   description="Ask CLEO's reflector. Its answer is kept as a pending proposal; "
@@ -101,7 +101,7 @@ def register(add: AddCommand) -> None:
     action.add_argument("--show", metavar="ID", type=sqlite_int("--show"), help="show one proposal in full")
     action.add_argument("--discard", metavar="ID", type=sqlite_int("--discard"), help="discard a pending proposal")
     action.add_argument("--undo", metavar="ID", type=sqlite_int("--undo"), help="undo an applied proposal")
-    reflect.set_defaults(func=cmd_reflect)
+    reflect.set_defaults(func=cmd_reflect, needs="observations")
 
 
 def _indexes(text: str | None, flag: str) -> list[int] | None:

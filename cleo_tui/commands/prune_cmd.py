@@ -62,7 +62,7 @@ def register(add: AddCommand) -> None:
     prune.add_argument("--hide-from-cleo", action="store_true",
                        help="with --apply: also hide the evicted rows from CLEO's own search "
                             "(quality_score below its 0.3 threshold; undone exactly)")
-    prune.set_defaults(func=cmd_prune)
+    prune.set_defaults(func=cmd_prune, needs="observations")
 
 
 def cmd_prune(args: argparse.Namespace) -> int:

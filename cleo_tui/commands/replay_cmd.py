@@ -51,7 +51,7 @@ def register(add: AddCommand) -> None:
     cmd.add_argument("--tokenizer", metavar="NAME", choices=TOKENIZER_NAMES,
                      help="how --budget counts tokens (default: the config file's, else chars4)")
     cmd.add_argument("--json", action="store_true", help="print JSON")
-    cmd.set_defaults(func=cmd_replay)
+    cmd.set_defaults(func=cmd_replay, needs="observations")
 
 
 def _tokenizer(args: argparse.Namespace) -> str:

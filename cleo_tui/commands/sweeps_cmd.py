@@ -40,7 +40,7 @@ def register(add: AddCommand) -> None:
     act.add_argument("--veto", metavar="CANDIDATE", help="set a pending candidate (bos-…) to skipped (undoable)")
     sweeps.add_argument("--yes", action="store_true", help="do not ask before --approve or --rollback")
     add_brain_options(sweeps, read_only_flag=False)
-    sweeps.set_defaults(func=cmd_sweeps)
+    sweeps.set_defaults(func=cmd_sweeps, needs="observations")
 
 
 def cmd_sweeps(args: argparse.Namespace) -> int:
