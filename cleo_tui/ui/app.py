@@ -51,7 +51,7 @@ from cleo_tui.ui.textual_compat import (
     decode_input_leniently,
     every_mode_screen,
 )
-from cleo_tui.ui.widgets.chrome import PaneScreen
+from cleo_tui.ui.widgets.chrome import HISTORY_PANE, PaneScreen
 from cleo_tui.ui.widgets.help_view import HelpRender, help_text_width
 from cleo_tui.ui.widgets.modals import ConfirmModal, HelpScreen, MessageModal
 from cleo_tui.ui.widgets.path_prompt import PathPrompt
@@ -90,11 +90,11 @@ def pane_class(pane: str) -> type[PaneScreen]:
 
 
 def pane_screens(hippo: bool = False) -> dict[str, ScreenFactory]:
-    """Mode name → screen factory. On a hippo store every pane but Traces says why it is empty."""
+    """Mode name → screen factory. On a hippo store every pane but Traces and History says why it is empty."""
     screens: dict[str, ScreenFactory] = {pane: partial(_make_pane, pane) for pane in PANE_NAMES}
     if hippo:
         for pane in PANE_NAMES:
-            if pane != TRACES_PANE:
+            if pane not in (TRACES_PANE, HISTORY_PANE):
                 screens[pane] = partial(HippoNoticeScreen, pane)
     return screens
 

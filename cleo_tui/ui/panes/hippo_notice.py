@@ -1,4 +1,4 @@
-"""On a hippo store only the Traces pane has something to show; the others say so plainly."""
+"""On a hippo store only the Traces and History panes have something to show; the others say so plainly."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def notice_text(pane: str) -> Text:
         "This file is a hippo-memory store. It has no CLEO observations, patterns or learnings, "
         f"so there is nothing for the {title} pane to show or change. Open a CLEO or cleo-tui brain "
         "for that.\n\nThe Traces pane (4) shows this store's recall traces, each result resolved "
-        "against its memories.")
+        "against its memories, and the History pane (6) what the store did each day.")
 
 
 class HippoNoticeScreen(PaneScreen):

@@ -115,6 +115,12 @@ def liveness_text(liveness: Liveness | None) -> Text:
     return text
 
 
+HIPPO_TEXT = Text.assemble(
+    ("hippo store", "bold"), ": no CLEO agents to watch. hippo keeps no eviction time: a superseded memory "
+    "leaves `live` on the day it was written, and a forgotten one has no row. The sources column counts "
+    "hippo's layers.")
+
+
 class HistoryScreen(PaneScreen):
     PANE = HISTORY_PANE
     PANE_HELP = HISTORY_HELP
@@ -127,7 +133,7 @@ class HistoryScreen(PaneScreen):
     @dataclass(eq=False)
     class Loaded(Message):
         timeline: Timeline
-        liveness: Liveness
+        liveness: Liveness | None  # None: a hippo store (no CLEO agents)
 
     def __init__(self) -> None:
         super().__init__(id="pane-history")
@@ -165,6 +171,11 @@ class HistoryScreen(PaneScreen):
         self.query_one("#hist-status", Static).update(Text("reading the brain's days…"))
         self._load()
 
+    @property
+    def has_observations(self) -> bool:
+        """False on a hippo store: no Observations pane to open a day in, no CLEO agents to watch."""
+        return self.session.brain.supports("observations")
+
     @work(thread=True, exclusive=True, group="history", exit_on_error=False)
     def _load(self) -> None:
         brain = self.session.brain
@@ -173,7 +184,7 @@ class HistoryScreen(PaneScreen):
             timeline = brain_timeline(reader)
         finally:
             reader.close()
-        self.post_message(self.Loaded(timeline, read_liveness(brain)))
+        self.post_message(self.Loaded(timeline, read_liveness(brain) if self.has_observations else None))
 
     def on_history_screen_loaded(self, message: Loaded) -> None:
         self.timeline, self.liveness = message.timeline, message.liveness
@@ -182,8 +193,11 @@ class HistoryScreen(PaneScreen):
         self.table.set_listing(ListListing(newest_first, lambda _i, d: {"id": d.day, "day": d}), keep_cursor=True)
         tall = self.size.height >= 34
         self.chart.set_days(days, 6 if tall else 3, 2 if tall else 1)
-        self.query_one("#hist-liveness", Static).update(liveness_text(message.liveness))
-        ask(self, LivenessRead(message.liveness))
+        if message.liveness is None:
+            self.query_one("#hist-liveness", Static).update(HIPPO_TEXT)
+        else:
+            self.query_one("#hist-liveness", Static).update(liveness_text(message.liveness))
+            ask(self, LivenessRead(message.liveness))
         self.update_status()
 
     def update_status(self) -> None:
@@ -196,7 +210,9 @@ class HistoryScreen(PaneScreen):
             return
         evicted = sum(d.evicted_total for d in days)
         parts = [f"{len(days):,} days {days[0].day} → {days[-1].day}", f"{sum(d.added for d in days):,} added",
-                 f"{evicted:,} evicted", f"{days[-1].live:,} live now", "enter: that day's observations"]
+                 f"{evicted:,} evicted", f"{days[-1].live:,} live now"]
+        if self.has_observations:
+            parts.append("enter: that day's observations")
         if timeline.undated:
             parts.append("undated: " + ", ".join(f"{k} {v:,}" for k, v in timeline.undated.items()))
         self.query_one("#hist-status", Static).update(Text(" · ".join(parts)))
@@ -213,8 +229,14 @@ class HistoryScreen(PaneScreen):
         self.open_day(row["id"])
 
     def open_day(self, day: str) -> None:
-        """Switch to the Observations pane, showing the observations created on `day`."""
-        ask(self, ShowDay(day))
+        """Switch to the Observations pane, showing the observations created on `day` (none on a hippo store)."""
+        if self.has_observations:
+            ask(self, ShowDay(day))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "open_day" and self.host.has_session and not self.has_observations:
+            return False
+        return super().check_action(action, parameters)
 
     def action_reload_history(self) -> None:
         self.reload()

@@ -1,0 +1,39 @@
+"""The History pane on a hippo store: hippo's days, without what only a CLEO brain has."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cleo_tui.ui.app import CleoApp
+from cleo_tui.ui.panes.history import HistoryScreen
+from cleo_tui.ui.widgets.footer import CleoFooter
+from tests.recall_fixtures import open_hippo
+from tests.ui_helpers import settle
+
+
+def _status(app: CleoApp) -> str:
+    return str(app.screen.query_one("#hist-status").render())
+
+
+async def test_the_history_pane_shows_a_hippo_stores_days_and_offers_no_observations(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    brain = open_hippo(Path(".hippo") / "hippo.db")  # mem-2 (2026-03-01) superseded by mem-1 (2026-04-01)
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("6")
+        await settle(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, HistoryScreen)
+        assert screen.timeline is not None
+        assert [screen.timeline.days[0].day, screen.timeline.days[-1].day] == ["2026-03-01", "2026-04-02"]
+        status = _status(app)
+        assert "1 live now" in status and "observations" not in status
+        liveness = str(screen.query_one("#hist-liveness").render())
+        assert "hippo store" in liveness and "observer never" not in liveness  # no CLEO agents to watch
+        assert "superseded" in liveness  # what hippo's days mean: it keeps no eviction time
+        assert "open_day" not in {k.action for k in screen.query_one(CleoFooter).keys}
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert app.screen is screen  # not the Observations pane's notice
+    brain.close()
