@@ -63,3 +63,11 @@ def test_info_counts_a_superseded_memory_as_history_and_traces_do(tmp_path, caps
     days = json.loads(capsys.readouterr().out)["days"]
     assert counts == {"live": 1, "evicted": 1}
     assert days[-1]["live"] == counts["live"]
+
+
+def test_a_project_with_only_a_hippo_store_is_told_how_to_open_it(tmp_path, capsys):
+    db = make_hippo_store(tmp_path / ".hippo" / "hippo.db")
+    (tmp_path / "src").mkdir()
+    assert main(["info", "--project", str(tmp_path / "src")]) == EXIT_USER_ERROR
+    err = capsys.readouterr().err
+    assert "No brain found" in err and f"hippo store is at {db}: open it with --db {db}" in err

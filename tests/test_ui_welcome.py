@@ -100,3 +100,23 @@ async def test_a_file_that_is_not_a_brain_says_so_and_gives_the_buttons_back(tmp
         await settle(app, pilot)
         assert isinstance(app.screen, MessageModal) and not app.has_session  # the error, told
         assert not any(b.disabled for b in welcome.query(Button))  # and the buttons back
+
+
+async def test_a_projects_hippo_store_is_offered_to_open(tmp_path, monkeypatch):
+    from cleo_tui.ui.panes.traces import TracesScreen
+    from tests.recall_fixtures import make_hippo_store
+
+    monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))  # (no CLEO global store)
+    hippo = make_hippo_store(tmp_path / "p" / ".hippo" / "hippo.db")
+    (tmp_path / "p" / "src").mkdir()
+    app = CleoApp(brain=None, project=tmp_path / "p" / "src", problem="No brain found.")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        welcome = app.screen
+        assert welcome.query_one("#open-path", Input).value == str(hippo)
+        welcome.query_one("#open", Button).press()
+        await settle(app, pilot)
+        assert app.has_session and app.session.brain.kind == "hippo"
+        assert isinstance(app.screen, TracesScreen)
+    app.session.brain.close()

@@ -11,7 +11,7 @@ from cleo_tui.brain.errors import (
     StaleState,
 )
 from cleo_tui.brain.kinds import KIND_CLEO, KIND_CLEO_LEGACY, KIND_CLEO_TUI, KIND_HIPPO, BrainKind
-from cleo_tui.brain.store import Brain, locate_brain, open_brain
+from cleo_tui.brain.store import Brain, files_to_suggest, locate_brain, open_brain
 
 __all__ = [
     "KIND_CLEO",
@@ -31,6 +31,7 @@ __all__ = [
     "StaleState",
     "create_brain",
     "create_project_brain",
+    "files_to_suggest",
     "locate_brain",
     "open_brain",
     "plan_project_brain",

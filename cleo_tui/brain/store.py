@@ -528,9 +528,8 @@ def locate_brain(directory: str | Path = ".") -> Path:
         if problem:
             raise BrainUnreadable(
                 f"{problem} (It is where CLEO keeps the brain of {safe_path(candidate.parent.parent)}.)")
-    global_store = global_brain_path()
-    hint = (f" CLEO's global store is at {safe_path(global_store)}: open it with --db {safe_path(global_store)}."
-            if global_store.is_file() else "")
+    hint = "".join(f" {what} is at {safe_path(path)}: open it with --db {safe_path(path)}{why}."
+                   for what, why, path in files_to_suggest(start))
     raise BrainNotFound(
         f"No brain found in {safe_path(start)} or any directory above it (looked for .cleo/cleo.db holding "
         f"brain tables, then .cleo/brain.db and .cleo-tui/brain.db). "
@@ -557,6 +556,18 @@ def brains_left_behind(found: str | Path) -> list[Path]:
             continue
         others.append(candidate)
     return others
+
+
+def files_to_suggest(start: Path) -> list[tuple[str, str, Path]]:
+    """(what, what for, path) of the files `locate_brain` never opens by itself but a user at `start`
+    may mean: the project's hippo store (`.hippo/hippo.db` here or above; it holds recall traces and
+    memories, not a brain to curate) and CLEO's global store, those that exist."""
+    hippo = next((d / ".hippo" / "hippo.db" for d in (start, *start.parents) if (d / ".hippo" / "hippo.db").is_file()),
+                 None)
+    found = [("A hippo store", " for its recall traces", hippo)] if hippo is not None else []
+    if global_brain_path().is_file():
+        found.append(("CLEO's global store", "", global_brain_path()))
+    return found
 
 
 def global_brain_path() -> Path:

@@ -22,7 +22,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Button, Footer, Input, Label, LoadingIndicator, Static
 
-from cleo_tui.brain import Brain, create_project_brain, open_brain, plan_project_brain
+from cleo_tui.brain import Brain, create_project_brain, files_to_suggest, open_brain, plan_project_brain
 from cleo_tui.demo import demo_directory_problem
 from cleo_tui.safe_text import printable
 from cleo_tui.ui.host import BrainOpened, ask
@@ -63,7 +63,9 @@ class WelcomeScreen(ForwardWorkerErrors, Screen[None]):
                 yield Button("Create demo", id="demo")
             yield Static(Text("Or open an existing brain file:"), classes="welcome-label")
             with Horizontal(classes="welcome-row"):
-                yield SafeInput(placeholder="path to .cleo/cleo.db, brain.db or hippo.db", id="open-path")
+                nearby = files_to_suggest(self.project.absolute())  # (prefilled: Tab, enter opens it)
+                yield SafeInput(str(nearby[0][2]) if nearby else "", id="open-path",
+                                placeholder="path to .cleo/cleo.db, brain.db or hippo.db")
                 yield Button("Open file", id="open")
             yield LoadingIndicator(id="welcome-busy")
         yield Footer()
