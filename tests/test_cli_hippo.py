@@ -71,3 +71,14 @@ def test_a_project_with_only_a_hippo_store_is_told_how_to_open_it(tmp_path, caps
     assert main(["info", "--project", str(tmp_path / "src")]) == EXIT_USER_ERROR
     err = capsys.readouterr().err
     assert "No brain found" in err and f"hippo store is at {db}: open it with --db {db}" in err
+
+
+def test_a_recall_on_a_hippo_store_answers_and_says_plainly_why_it_is_not_recorded(tmp_path, capsys):
+    db = make_hippo_store(tmp_path / ".hippo" / "hippo.db")
+    before = file_digest(db)
+    assert main(["recall", "wal", "--db", str(db)]) == 0
+    out, err = capsys.readouterr()
+    assert "mem-1" in out
+    assert err.strip() == ("cleo-tui: recall trace not written: This brain is read-only (hippo stores are opened for "
+                           "reading); nothing was written.")
+    assert file_digest(db) == before

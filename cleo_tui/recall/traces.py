@@ -23,6 +23,7 @@ from pathlib import Path
 
 from cleo_tui.brain.clock import iso_timestamp
 from cleo_tui.brain.connection import inserted_id
+from cleo_tui.brain.errors import BrainError
 from cleo_tui.brain.migrations import TRACE_OUTCOMES, TRACE_RESULTS, TRACES
 from cleo_tui.brain.store import Brain, locate_brain, open_brain
 from cleo_tui.recall.rerank import RerankStep
@@ -110,8 +111,9 @@ def utf16_length(query: str) -> int:
 
 
 def warn(what: str, exc: BaseException | str) -> None:
-    """The fail-soft report: exactly one line on stderr."""
-    detail = exc if isinstance(exc, str) else f"{type(exc).__name__}: {exc}"
+    """The fail-soft report: exactly one line on stderr (a bug's exception named by its class; a
+    user's situation, such as a read-only brain, said in its own words)."""
+    detail = str(exc) if isinstance(exc, str | BrainError) else f"{type(exc).__name__}: {exc}"
     print(f"cleo-tui: {what}: {one_line(detail, 300)}", file=sys.stderr)
 
 
