@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import sqlite3
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from cleo_tui.cli import main
+from tests.brain_fixtures import file_digest
 from tests.ui_helpers import copy_demo
 
 HOSTILE = "[bold]x[/bold] \x1b[31mred\x1b[0m ``` fence ``` end"
@@ -103,3 +105,17 @@ def test_the_cli_plans_as_the_observations_pane_does(db, capsys):
     said = json.loads(capsys.readouterr().out)
     assert said["ids"] == plan.ids_for("evict") and said["tokens"] == plan.tokens_of(plan.ids_for("evict"))
     assert said["protected_left_out"] == len(plan.protected) > 0
+
+
+@pytest.mark.parametrize("flag", ["--search", "--type", "--tier", "--session"])
+@pytest.mark.parametrize("command", [["evict", "--yes"], ["pin", "--yes"], ["export", "--format", "json"]])
+def test_a_blank_filter_is_refused_not_read_as_no_filter(db, tmp_path, capsys, flag, command):
+    """`evict --search "$WORDS" --yes` with WORDS empty must not evict every live observation."""
+    gc.collect()  # (the fixture's connection, closed here, checkpoints its write into the file)
+    before = file_digest(db)
+    out = tmp_path / "out.json"
+    argv = [*command, "--db", str(db), flag, "  "] + (["--out", str(out)] if command[0] == "export" else [])
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"{flag} is blank" in err and "nothing was written" in err
+    assert file_digest(db) == before and not out.exists()

@@ -55,6 +55,19 @@ def nonempty_path(flag: str, what: str = "a path") -> Callable[[str], str]:
     return parse
 
 
+def nonblank_filter(flag: str) -> Callable[[str], str]:
+    """A type for a filter `flag`: any text with a non-space in it. A blank one would select as if
+    the filter were left out (`evict --search "$WORDS" --yes` with WORDS empty: every observation)."""
+    def parse(value: str) -> str:
+        if not value.strip():
+            raise BadArgument(f"{flag} is blank, which would select as if it were left out; nothing was written. "
+                              f"Give it a value, or leave {flag} out.")
+        return value
+
+    parse.__name__ = "filter"
+    return parse
+
+
 def iso_time(flag: str) -> Callable[[str], str]:
     """A type for `flag`: an ISO date (2026-05-01) or date and time, as the text traces compare with.
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from cleo_tui.commands.argtypes import nonblank_filter
 from cleo_tui.commands.common import (
     AddCommand,
     UsageError,
@@ -25,12 +26,13 @@ from cleo_tui.safe_text import plural
 def _add_filters(parser: argparse.ArgumentParser, state: str) -> None:
     parser.add_argument("--state", choices=("live", "evicted", "all"), default=state,
                         help=f"live, evicted or all observations (default: {state})")
-    parser.add_argument("--type", help="only this type (discovery, decision, diary, …)")
+    parser.add_argument("--type", type=nonblank_filter("--type"), help="only this type (discovery, decision, diary, …)")
     parser.add_argument("--coverage", choices=COVERAGES, help="only uncited, cited or reinforced observations")
     parser.add_argument("--protected", choices=("yes", "no"), help="only protected (yes) or unprotected (no) ones")
-    parser.add_argument("--tier", help="only this memory tier (short, medium, long)")
-    parser.add_argument("--session", help="only this session's observations")
-    parser.add_argument("--search", default="", help="only those matching this text (full-text where the brain has it)")
+    parser.add_argument("--tier", type=nonblank_filter("--tier"), help="only this memory tier (short, medium, long)")
+    parser.add_argument("--session", type=nonblank_filter("--session"), help="only this session's observations")
+    parser.add_argument("--search", type=nonblank_filter("--search"),
+                        help="only those matching this text (full-text where the brain has it)")
     parser.add_argument("--since", type=_date, help="created on or after this date (YYYY-MM-DD)")
     parser.add_argument("--before", type=_date, help="created before this date (YYYY-MM-DD)")
 
