@@ -82,3 +82,12 @@ def test_a_recall_on_a_hippo_store_answers_and_says_plainly_why_it_is_not_record
     assert err.strip() == ("cleo-tui: recall trace not written: This brain is read-only (hippo stores are opened for "
                            "reading); nothing was written.")
     assert file_digest(db) == before
+
+
+def test_hippos_global_store_is_named_when_no_brain_is_found(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("HIPPO_HOME", str(tmp_path / "hippo-home"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    db = make_hippo_store(tmp_path / "hippo-home" / "hippo.db")
+    (tmp_path / "p").mkdir()
+    assert main(["info", "--project", str(tmp_path / "p")]) == EXIT_USER_ERROR
+    assert f"hippo's global store is at {db}: open it with --db {db}" in capsys.readouterr().err

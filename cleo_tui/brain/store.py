@@ -560,14 +560,24 @@ def brains_left_behind(found: str | Path) -> list[Path]:
 
 def files_to_suggest(start: Path) -> list[tuple[str, str, Path]]:
     """(what, what for, path) of the files `locate_brain` never opens by itself but a user at `start`
-    may mean: the project's hippo store (`.hippo/hippo.db` here or above; it holds recall traces and
-    memories, not a brain to curate) and CLEO's global store, those that exist."""
-    hippo = next((d / ".hippo" / "hippo.db" for d in (start, *start.parents) if (d / ".hippo" / "hippo.db").is_file()),
-                 None)
-    found = [("A hippo store", " for its recall traces", hippo)] if hippo is not None else []
+    may mean, those that exist: the project's hippo store (`.hippo/hippo.db` here or above; it holds
+    recall traces and memories, not a brain to curate), hippo's global store and CLEO's."""
+    project = next((store for store in (d / ".hippo" / "hippo.db" for d in (start, *start.parents))
+                    if store.is_file()), None)
+    found = [("A hippo store", " for its recall traces", project)] if project is not None else []
+    hippo_home = hippo_global_path()
+    if hippo_home.is_file() and hippo_home != project:
+        found.append(("hippo's global store", " for its recall traces", hippo_home))
     if global_brain_path().is_file():
         found.append(("CLEO's global store", "", global_brain_path()))
     return found
+
+
+def hippo_global_path() -> Path:
+    """hippo's global store: `$HIPPO_HOME`, else `$XDG_DATA_HOME/hippo`, else `~/.hippo`; its hippo.db."""
+    home = os.environ.get("HIPPO_HOME") or (str(Path(os.environ["XDG_DATA_HOME"]) / "hippo")
+                                            if os.environ.get("XDG_DATA_HOME") else str(Path.home() / ".hippo"))
+    return Path(home) / "hippo.db"
 
 
 def global_brain_path() -> Path:
