@@ -8,15 +8,18 @@ import sys
 
 from cleo_tui.commands.argtypes import nonblank_filter
 from cleo_tui.commands.common import (
+    STANDARD_OUTPUT,
     AddCommand,
     UsageError,
     add_brain_options,
     brain_from_args,
     emit_json,
+    output_name,
     print_undo,
+    write_output,
 )
 from cleo_tui.memory.bulk import ACTIONS, PAST, BulkAction, apply_bulk, plan_selection
-from cleo_tui.memory.export_rows import FORMATS, export_rows
+from cleo_tui.memory.export_rows import FORMATS, write_rows
 from cleo_tui.memory.selection import COVERAGES, Selection, selected_rows, whole_rows
 from cleo_tui.memory.tags import tag_brain
 from cleo_tui.recall.impact import impact_of
@@ -66,7 +69,7 @@ def register(add: AddCommand) -> None:
     add_brain_options(export)
     _add_filters(export, "all")
     export.add_argument("--format", choices=FORMATS, required=True, help="json, jsonl or md (Markdown)")
-    export.add_argument("--out", required=True, metavar="FILE", help="the file to write")
+    export.add_argument("--out", required=True, metavar="FILE", help="the file to write (- for standard output)")
     export.add_argument("--force", action="store_true", help="replace FILE if it exists")
     export.set_defaults(func=cmd_export, needs="observations")
 
@@ -85,11 +88,14 @@ def cmd_export(args: argparse.Namespace) -> int:
     brain = brain_from_args(args)
     try:
         tags = tag_brain(brain)
-        count = export_rows(args.out, whole_rows(brain, selected_rows(brain, selection, tags)), args.format, tags,
-                            selection.describe(), brain.path, args.force)
+        rows = whole_rows(brain, selected_rows(brain, selection, tags))
+        count = write_output("--out", args.out, lambda handle: write_rows(handle, rows, args.format, tags,
+                                                                          selection.describe()),
+                             brain.path, args.force)
     finally:
         brain.close()
-    print(f"Wrote {plural(count, 'observation')} ({selection.describe()}) to {args.out} as {args.format}.")
+    print(f"Wrote {plural(count, 'observation')} ({selection.describe()}) to {output_name(args.out)} as "
+          f"{args.format}.", file=sys.stderr if args.out == STANDARD_OUTPUT else sys.stdout)
     return 0
 
 

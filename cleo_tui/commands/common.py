@@ -12,7 +12,7 @@ import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, NoReturn, Protocol
+from typing import IO, Any, NoReturn, Protocol, TypeVar
 
 import orjson
 
@@ -21,8 +21,10 @@ from cleo_tui.brain.journal import UndoOutcome
 from cleo_tui.brain.kinds import Capability
 from cleo_tui.brain.store import brains_left_behind
 from cleo_tui.commands.argtypes import nonempty_path
+from cleo_tui.files import write_export_atomically
 from cleo_tui.safe_text import one_line, titled_lines
 
+T = TypeVar("T")
 EXIT_USER_ERROR = 2
 EXIT_INTERNAL = 70
 
@@ -95,6 +97,28 @@ def _check_supports(brain: Brain, args: argparse.Namespace) -> None:
     raise UsageError(f"`cleo-tui {args.command}` needs a brain with {needs.replace('_', ' ')}, and "
                      f"{one_line(str(brain.path))} is a {brain.kind.label}, which has none; nothing was read or "
                      f"written.{hint}")
+
+
+STANDARD_OUTPUT = "-"  # an --out or --export of "-": the rows go to standard output (for a pipe)
+
+
+def write_output(flag: str, path: str, write: Callable[[IO[str]], T], brain_path: Path, force: bool) -> T:
+    """`write` into the file `path`, guarded and atomic (`files.write_export_atomically`), or to standard
+    output when `path` is "-" and standard output is no terminal: the rows' text is data (a narrative's
+    escape sequences too), which a terminal would obey. (`./-` names a file called "-".)"""
+    if path != STANDARD_OUTPUT:
+        return write_export_atomically(path, write, brain_path=brain_path, force=force)
+    if sys.stdout.isatty():
+        raise UsageError(f"{flag} - writes the rows to standard output, and standard output is a terminal here: "
+                         f"pipe it (`| jq`, `| less`) or give {flag} a file name. Nothing was written.")
+    result = write(sys.stdout)
+    sys.stdout.flush()
+    return result
+
+
+def output_name(path: str) -> str:
+    """How a summary names where `write_output` wrote."""
+    return "standard output" if path == STANDARD_OUTPUT else one_line(path)
 
 
 def left_behind_words(found: Path) -> str:

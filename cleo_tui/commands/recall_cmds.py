@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from dataclasses import asdict
 
 from cleo_tui.brain import Brain
 from cleo_tui.brain.rows import JsonObject
 from cleo_tui.commands.argtypes import BadNumber, iso_time, nonempty_path, sqlite_int
-from cleo_tui.commands.common import AddCommand, UsageError, add_brain_options, brain_from_args, emit_json
-from cleo_tui.recall.export import export_retrievals
+from cleo_tui.commands.common import (
+    STANDARD_OUTPUT,
+    AddCommand,
+    UsageError,
+    add_brain_options,
+    brain_from_args,
+    emit_json,
+    output_name,
+    write_output,
+)
+from cleo_tui.recall.export import write_retrievals
 from cleo_tui.recall.last_recall import credit_last_recall, recall_and_record
 from cleo_tui.recall.reader import (
     TraceFilter,
@@ -68,7 +78,8 @@ def register(add: AddCommand) -> None:
                       help="one trace (12) or CLEO retrieval (cleo:12): its results in rank order, what each "
                            "memory is now, and the trace's steps and outcomes or the usage CLEO logged")
     what.add_argument("--export", metavar="FILE.jsonl", type=nonempty_path("--export", "a file to write"),
-                      help="write (query hash, shown, outcomes) per trace and per CLEO retrieval")
+                      help="write (query hash, shown, outcomes) per trace and per CLEO retrieval (- for standard "
+                           "output)")
     traces.add_argument("--with-query-text", action="store_true",
                         help="with --export: also write CLEO's raw query text (by default only its hash and "
                              "length, as for traces)")
@@ -284,12 +295,15 @@ def cmd_traces(args: argparse.Namespace) -> int:
             return _show_trace(brain, number, args.json)
         flt = _retrieval_filter(args, brain)
         if args.export:
-            count = export_retrievals(brain, args.export, flt, with_query_text=args.with_query_text,
-                                      force=args.force)
-            if args.json:
+            count = write_output("--export", args.export,
+                                 lambda handle: write_retrievals(handle, brain, flt, args.with_query_text),
+                                 brain.path, args.force)
+            if args.export == STANDARD_OUTPUT:  # (standard output holds the records)
+                print(f"Exported {count} trace{'s' if count != 1 else ''} to standard output", file=sys.stderr)
+            elif args.json:
                 emit_json({"exported": count, "file": args.export})
             else:
-                print(f"Exported {count} trace{'s' if count != 1 else ''} to {one_line(args.export)}")
+                print(f"Exported {count} trace{'s' if count != 1 else ''} to {output_name(args.export)}")
             return 0
         listed = list_retrievals(brain, flt, limit=args.limit, query_chars=None if args.json else QUERY_WIDTH)
         cleo_total, trace_total = count_retrievals(brain, flt)

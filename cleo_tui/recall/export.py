@@ -110,18 +110,22 @@ def iter_retrieval_records(brain: Brain, flt: RetrievalFilter | None = None,
             yield {"kind": listed.kind, **export_record(brain, listed.trace)}
 
 
+def write_retrievals(handle: IO[str], brain: Brain, flt: RetrievalFilter | None = None,
+                     with_query_text: bool = False) -> int:
+    """Write CLEO's retrievals and the traces matching `flt` to `handle` as JSONL; returns how many."""
+    count = 0
+    for record in iter_retrieval_records(brain, flt, with_query_text):
+        handle.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+        count += 1
+    return count
+
+
 def export_retrievals(brain: Brain, path: str | Path, flt: RetrievalFilter | None = None,
                       with_query_text: bool = False, force: bool = False) -> int:
-    """Write CLEO's retrievals and the traces matching `flt` to `path` as JSONL; returns how many.
+    """`write_retrievals` to the file `path`; returns how many.
 
     CLEO's raw queries are left out (hash and length only) unless `with_query_text`.
     Guarded like `export_traces`.
     """
-    def write(handle: IO[str]) -> int:
-        count = 0
-        for record in iter_retrieval_records(brain, flt, with_query_text):
-            handle.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
-            count += 1
-        return count
-
-    return write_export_atomically(path, write, brain_path=brain.path, force=force)
+    return write_export_atomically(path, lambda handle: write_retrievals(handle, brain, flt, with_query_text),
+                                   brain_path=brain.path, force=force)
