@@ -492,3 +492,27 @@ def test_the_tui_never_tells_the_user_to_pass_a_cli_flag():
     threshold = r.Problem(r.UNDER_THRESHOLD, "3 uncompressed observations in scope (all); the observer runs at 10. "
                                              "Lower it with --threshold to run anyway.", {})
     assert "threshold field above" in problem_text(threshold).plain and "--" not in problem_text(threshold).plain
+
+
+async def test_with_no_proposal_only_the_explanation_shows(brain, server, keyed):
+    """An empty items table, its buttons and an empty detail split read as a broken pane: until there is a
+    proposal, the right side is the explanation of what to do; the first proposal brings them back."""
+    server.push(notes_reply)
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = await open_review(app, pilot)
+        parts = ["#review-items", "#review-buttons", "#review-detail"]
+        assert screen.current is None and "No proposal yet" in text_of(screen, "#review-head")
+        assert not any(screen.query_one(part).display for part in parts)
+        proposal_keys = {"toggle_item", "approve_all", "apply_proposal", "raw_answer"}
+        assert not proposal_keys & footer_actions(screen) and "run_llm" in footer_actions(screen)
+        await run(screen, app, pilot)
+        assert screen.current is not None
+        assert all(screen.query_one(part).display for part in parts)
+        assert proposal_keys <= footer_actions(screen)
+
+
+def footer_actions(screen) -> set[str]:
+    from cleo_tui.ui.widgets.footer import CleoFooter
+
+    return {k.action for k in screen.query_one(CleoFooter).keys}

@@ -87,6 +87,9 @@ class ReviewScreen(ReviewDecisions):
     PANE_HELP = REVIEW_HELP
     WRITE_ACTIONS = WRITE_ACTIONS
     FOOTER_FIRST = ("run_llm", "toggle_item", "apply_proposal", "approve_all", "undo_proposal")
+    # What acts on the selected proposal: not offered while there is none.
+    PROPOSAL_ACTIONS = frozenset({"toggle_item", "approve_all", "apply_proposal", "discard_proposal",
+                                  "undo_proposal", "open_source"})
     BINDINGS = [
         Binding("r", "run_llm", "Run", id="review.run", tooltip="Ask the chosen model (observer or reflector)"),
         Binding("escape", "cancel_run", "Cancel", id="review.cancel", tooltip="Cancel the call under way"),
@@ -326,6 +329,9 @@ class ReviewScreen(ReviewDecisions):
         self.item_table.set_listing(ListListing(self.items, lambda i, item: {"id": item.key, "item": item}),
                                     keep_cursor=same)
         self.query_one("#review-head", Static).update(head_text(proposal))
+        for part in ("#review-items", "#review-buttons", "#review-detail"):  # none yet: the explanation alone
+            self.query_one(part).display = proposal is not None
+        self.refresh_bindings()
         if proposal is not None:
             self._load_context(proposal)
         self.show_item()
@@ -459,6 +465,7 @@ class ReviewScreen(ReviewDecisions):
         else:
             self.problem = outcome.problem
             self.notice = ""
+            self.refresh_bindings()  # (v shows an unusable answer)
         self.update_status()
 
     def _set_running(self, running: bool) -> None:
@@ -480,9 +487,14 @@ class ReviewScreen(ReviewDecisions):
             self.reload(keep_cursor=True)
 
     # -- looking closer -------------------------------------------------------------------
+    def _unusable_answer(self) -> str | None:
+        """The last run's answer that made no proposal, when it came back (v shows it)."""
+        return (self.problem.details.get("raw_text") or None) if self.problem is not None else None
+
     def action_raw_answer(self) -> None:
-        if self.problem is not None and self.problem.details.get("raw_text"):
-            self.app.push_screen(TextViewer("The model's unusable answer", self.problem.details["raw_text"]))
+        unusable = self._unusable_answer()
+        if unusable is not None:
+            self.app.push_screen(TextViewer("The model's unusable answer", unusable))
         elif self.current is not None:
             self.app.push_screen(TextViewer(f"Raw answer of proposal {self.current.id} "
                                             f"({one_line(self.current.model)})", self.current.raw_response or ""))
@@ -517,6 +529,10 @@ class ReviewScreen(ReviewDecisions):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel_run":
             return self.running
+        if action in self.PROPOSAL_ACTIONS and self.current is None:
+            return False  # not offered until there is a proposal (the pane says how to get one)
+        if action == "raw_answer" and self.current is None and self._unusable_answer() is None:
+            return False
         return super().check_action(action, parameters)
 
     def update_status(self) -> None:
