@@ -6,6 +6,7 @@ approving runs a stand-in `cleo` on PATH that records its arguments and runs CLE
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ from cleo_tui.ui.panes.sweeps import SweepsScreen
 from cleo_tui.ui.widgets.modals import MessageModal
 from cleo_tui.ui.widgets.table import LineTable
 from tests.brain_fixtures import insert_observations, make_cleo_consolidated
-from tests.cleo_sweep import logged_calls, stage_sweep, write_stand_in_cleo
+from tests.cleo_sweep import add_sweep_tables, logged_calls, stage_sweep, write_stand_in_cleo
 from tests.ui_helpers import settle
 
 RUN = "bfr-mq1abc-x1y2z3"
@@ -101,3 +102,41 @@ async def test_the_cleo_marks_filter_and_state_column(brain):
         assert sorted(table.listing.cached_row(i)["id"] for i in range(table.total)) == ["O-1", "O-2"]
         header = str(app.screen.query_one("#brain-header", Static).render())
         assert "⚠ 1 at risk" in header and "2 hidden" in header
+
+
+async def test_with_no_sweep_run_only_the_explanation_shows(tmp_path, monkeypatch):
+    """Empty run and row tables and an empty detail read as a broken pane; with no run, the pane says what
+    a sweep is and offers no key that acts on one. A run CLEO stages meanwhile brings them back (R)."""
+    monkeypatch.chdir(tmp_path)
+    db = make_cleo_consolidated(Path("proj/.cleo/cleo.db"))
+    insert_observations(db, [{"id": "O-1", "type": "discovery", "title": "row", "narrative": "n",
+                              "created_at": "2026-03-01 10:00:00", "source_type": "agent"}])
+    conn = sqlite3.connect(db)
+    add_sweep_tables(conn)  # (CLEO's tables, no run yet)
+    conn.commit()
+    conn.close()
+    brain = open_brain(db)
+    app = CleoApp(brain=brain)
+    parts = ["#sweeps-runs", "#sweeps-rows", "#sweeps-detail-box"]
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("7")
+        await settle(app, pilot)
+        pane = app.screen
+        assert isinstance(pane, SweepsScreen)
+        assert "No sweep runs" in str(pane.query_one("#sweeps-status", Static).render())
+        assert not any(pane.query_one(part).display for part in parts)
+        assert not {"approve", "rollback", "veto"} & footer_actions(pane)
+        stage_sweep(db, RUN, [("brain_observations", "O-1")])
+        await pilot.press("R")
+        await settle(app, pilot)
+        assert len(pane.views) == 1, pane.views
+        assert all(pane.query_one(part).display for part in parts)
+        assert {"approve", "rollback", "veto"} <= footer_actions(pane)
+    brain.close()
+
+
+def footer_actions(screen) -> set[str]:
+    from cleo_tui.ui.widgets.footer import CleoFooter
+
+    return {k.action for k in screen.query_one(CleoFooter).keys}
