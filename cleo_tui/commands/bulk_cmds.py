@@ -14,7 +14,6 @@ from cleo_tui.commands.common import (
     add_brain_options,
     brain_from_args,
     emit_json,
-    output_name,
     print_undo,
     write_output,
 )
@@ -23,7 +22,7 @@ from cleo_tui.memory.export_rows import FORMATS, write_rows
 from cleo_tui.memory.selection import COVERAGES, Selection, selected_rows, whole_rows
 from cleo_tui.memory.tags import tag_brain
 from cleo_tui.recall.impact import impact_of
-from cleo_tui.safe_text import plural
+from cleo_tui.safe_text import one_line, plural
 
 
 def _add_filters(parser: argparse.ArgumentParser, state: str) -> None:
@@ -94,8 +93,10 @@ def cmd_export(args: argparse.Namespace) -> int:
                              brain.path, args.force)
     finally:
         brain.close()
-    print(f"Wrote {plural(count, 'observation')} ({selection.describe()}) to {output_name(args.out)} as "
-          f"{args.format}.", file=sys.stderr if args.out == STANDARD_OUTPUT else sys.stdout)
+    piped = args.out == STANDARD_OUTPUT  # (then standard output holds the rows: the summary goes to stderr)
+    print(f"Wrote {plural(count, 'observation')} ({selection.describe()}) to "
+          f"{'standard output' if piped else one_line(args.out)} as {args.format}.",
+          file=sys.stderr if piped else sys.stdout)
     return 0
 
 

@@ -116,11 +116,6 @@ def write_output(flag: str, path: str, write: Callable[[IO[str]], T], brain_path
     return result
 
 
-def output_name(path: str) -> str:
-    """How a summary names where `write_output` wrote."""
-    return "standard output" if path == STANDARD_OUTPUT else one_line(path)
-
-
 def left_behind_words(found: Path) -> str:
     """Why a brain beside `found` is not the one opened (after the word "is")."""
     return (f"another brain of this project, not opened: cleo-tui opens {one_line(str(found))} "

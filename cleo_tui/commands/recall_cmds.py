@@ -16,7 +16,6 @@ from cleo_tui.commands.common import (
     add_brain_options,
     brain_from_args,
     emit_json,
-    output_name,
     write_output,
 )
 from cleo_tui.recall.export import write_retrievals
@@ -303,7 +302,7 @@ def cmd_traces(args: argparse.Namespace) -> int:
             elif args.json:
                 emit_json({"exported": count, "file": args.export})
             else:
-                print(f"Exported {count} trace{'s' if count != 1 else ''} to {output_name(args.export)}")
+                print(f"Exported {count} trace{'s' if count != 1 else ''} to {one_line(args.export)}")
             return 0
         listed = list_retrievals(brain, flt, limit=args.limit, query_chars=None if args.json else QUERY_WIDTH)
         cleo_total, trace_total = count_retrievals(brain, flt)
