@@ -91,3 +91,12 @@ def test_hippos_global_store_is_named_when_no_brain_is_found(tmp_path, capsys, m
     (tmp_path / "p").mkdir()
     assert main(["info", "--project", str(tmp_path / "p")]) == EXIT_USER_ERROR
     assert f"hippo's global store is at {db}: open it with --db {db}" in capsys.readouterr().err
+
+
+def test_info_on_a_hippo_store_speaks_of_its_memories_not_cleos_agents(tmp_path, capsys):
+    db = make_hippo_store(tmp_path / ".hippo" / "hippo.db")
+    assert main(["info", "--db", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert "kind:         hippo store" in out
+    assert "memories:     1 live, 1 superseded" in out and "traces:       1" in out
+    assert "CLEO" not in out and "observer" not in out and "patterns" not in out

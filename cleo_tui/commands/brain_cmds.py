@@ -6,7 +6,7 @@ import argparse
 import sys
 import time
 
-from cleo_tui.brain import create_project_brain
+from cleo_tui.brain import KIND_HIPPO, create_project_brain
 from cleo_tui.brain.store import brains_left_behind
 from cleo_tui.brain.summary import brain_summary
 from cleo_tui.commands.argtypes import nonempty_path
@@ -67,6 +67,10 @@ def cmd_info(args: argparse.Namespace) -> int:
         obs = summary["observations"]
         print(f"brain:        {one_line(summary['db'])}")
         print(f"kind:         {summary['kind_label']}")
+        if summary["kind"] == KIND_HIPPO:  # its memories and traces; no CLEO agents, patterns or marks
+            print(f"memories:     {obs['live']} live, {obs['evicted']} superseded")
+            print(f"traces:       {summary['traces']}")
+            return 0
         print(f"observations: {obs['live']} live, {obs['evicted']} evicted")
         print(f"patterns:     {summary['patterns']}")
         print(f"learnings:    {summary['learnings']}")
