@@ -37,3 +37,15 @@ async def test_the_history_pane_shows_a_hippo_stores_days_and_offers_no_observat
         await settle(app, pilot)
         assert app.screen is screen  # not the Observations pane's notice
     brain.close()
+
+
+def test_the_header_counts_a_hippo_stores_memories_as_info_does(tmp_path):
+    from cleo_tui.brain.summary import brain_summary
+    from cleo_tui.ui.widgets.chrome import header_text
+
+    brain = open_hippo(tmp_path / ".hippo" / "hippo.db")
+    try:
+        text = header_text(brain_summary(brain), str(brain.path), brain.kind_label, brain.read_only_reason).plain
+    finally:
+        brain.close()
+    assert "1 live · 1 superseded · 1 traces" in text and "patterns" not in text and "evicted" not in text

@@ -15,6 +15,7 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Static, Tab, Tabs
 
+from cleo_tui.brain.kinds import KIND_HIPPO
 from cleo_tui.brain.rows import JsonObject
 from cleo_tui.safe_text import one_line
 from cleo_tui.ui import registry
@@ -39,11 +40,11 @@ STALE_HINT = "its -wal cannot be read here; `cleo-tui info` says why"  # Brain.s
 
 
 def _counts(summary: JsonObject, counts: int) -> str:
-    """The header's counts: all five (3), live and evicted (2), or live only (1)."""
+    """The header's first counts: live and evicted (2), or live only (1); a hippo store's memories that
+    are not live are superseded (as `info` says)."""
     obs = summary["observations"]
-    parts = [f"{obs['live']:,} live", f"{obs['evicted']:,} evicted", f"{summary['patterns']:,} patterns",
-             f"{summary['learnings']:,} learnings", f"{summary['traces']:,} traces"]
-    return " · ".join(parts if counts >= 3 else parts[:counts])
+    gone = "superseded" if summary.get("kind") == KIND_HIPPO else "evicted"
+    return " · ".join([f"{obs['live']:,} live", f"{obs['evicted']:,} {gone}"][:counts])
 
 
 def _header_tail(summary: JsonObject | None, kind_label: str | None, read_only: str | None,
@@ -63,9 +64,10 @@ def _header_tail(summary: JsonObject | None, kind_label: str | None, read_only: 
             tail.append(f" · ⚠ {at_risk:,} at risk", style="bold red")
         if hidden and hidden_count:  # ... and its search never returns these
             tail.append(f" · {hidden:,} hidden", style="yellow")
-        if counts >= 3:
-            tail.append(f" · {summary['patterns']:,} patterns · {summary['learnings']:,} learnings"
-                        f" · {summary['traces']:,} traces")
+        if counts >= 3:  # (a hippo store has no patterns or learnings)
+            tail.append(("" if summary.get("kind") == KIND_HIPPO else
+                         f" · {summary['patterns']:,} patterns · {summary['learnings']:,} learnings")
+                        + f" · {summary['traces']:,} traces")
     if read_only is not None:
         tail.append("  READ-ONLY", style="bold reverse")
         if read_only:
