@@ -234,3 +234,16 @@ def test_the_live_token_column_holds_a_million_row_brains_figure_whole():
     from cleo_tui.ui.panes.history import COLUMNS
     tokens = next(c for c in COLUMNS if c.key == "tokens")
     assert tokens.width is not None and tokens.width >= len(f"{338_801_234:,}")
+
+
+async def test_the_status_line_is_whole_at_80_columns(brain):
+    """At 80×24 the status ran past the edge ("… 57 live now · enter:"): it wraps onto a second line."""
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(80, 24)) as pilot:
+        pane = await _open_history(app, pilot)
+        status = pane.query_one("#hist-status", Static)
+        text = str(status.render())
+        assert text.endswith("enter: that day's observations")
+        lines = status.render_lines(status.region.reset_offset)  # what is drawn, line by line
+        drawn = " ".join("".join(seg.text for seg in line).strip() for line in lines)
+        assert "that day's observations" in drawn

@@ -149,7 +149,7 @@ class HistoryScreen(PaneScreen):
         yield from self.compose_footer()
 
     DEFAULT_CSS = """
-    #hist-status { height: 1; color: $text-muted; background: $surface; padding: 0 1; }
+    #hist-status { height: auto; max-height: 2; color: $text-muted; background: $surface; padding: 0 1; }
     #hist-chart { margin: 0 0 0 1; }
     #hist-liveness { height: auto; max-height: 4; padding: 0 1; border-top: solid $primary; background: $surface; }
     #hist-table { height: 1fr; min-height: 4; }
