@@ -49,3 +49,20 @@ def test_the_header_counts_a_hippo_stores_memories_as_info_does(tmp_path):
     finally:
         brain.close()
     assert "1 live · 1 superseded · 1 traces" in text and "patterns" not in text and "evicted" not in text
+
+
+async def test_the_traces_status_is_whole_at_80_columns(tmp_path, monkeypatch):
+    """On a hippo store the read-only reason ran past the edge of the Traces pane's status at 80×24."""
+    from textual.widgets import Static
+
+    monkeypatch.chdir(tmp_path)
+    brain = open_hippo(Path(".hippo") / "hippo.db")
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        status = app.screen.query_one("#trace-status", Static)
+        assert str(status.render()).endswith("recall, outcomes and undo are disabled")
+        lines = status.render_lines(status.region.reset_offset)
+        drawn = " ".join("".join(seg.text for seg in line).strip() for line in lines)
+        assert "undo are disabled" in drawn
+    brain.close()
