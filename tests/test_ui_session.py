@@ -112,7 +112,7 @@ def test_session_messages_are_dataclasses():
 
 
 PANE_ACTIONS = [("1", "evict", "evict"), ("1", "pin", "pin"), ("2", "commit", "commit"),
-                ("3", "apply", "apply_proposal"), ("4", "good", "record_good")]
+                ("3", "run", "run_llm"), ("4", "good", "record_good")]
 
 
 async def test_palette_lists_the_current_panes_actions(brain):
@@ -274,3 +274,16 @@ async def test_bad_settings_are_said_once_at_start_and_the_palette_changes_the_t
         await settle(app, pilot)
     assert json.loads(config_path().read_text())["theme"] == "nord"  # and the next start uses it
     assert CleoApp(brain=None).theme == "nord"
+
+
+async def test_the_palette_leaves_out_what_the_pane_does_not_offer_now(brain):
+    """The Review pane offers no proposal keys before there is a proposal: nor does its palette (an entry
+    chosen there did nothing)."""
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("3")
+        await settle(app, pilot)
+        names = {e.name.lower() for e in palette_entries(app, app.screen)}
+        assert any("run" in name for name in names)
+        assert not any("apply" in name or "approve all" in name for name in names), names
