@@ -44,7 +44,7 @@ def palette_entries(app: App[Any], screen: Screen[Any]) -> list[PaletteEntry]:
     entries: list[PaletteEntry] = []
     if isinstance(screen, PaneScreen):
         for action in keyed_actions(app, type(screen).BINDINGS, keymap):
-            if screen.check_action(action.binding.action, ()) is False:
+            if screen.check_action(action.binding.action.split("(")[0], ()) is False:
                 continue  # not offered now, as the footer hides it (a Review key before any proposal)
             entries.append(PaletteEntry(action.name, action.key, action.help,
                                         partial(app.call_later, app.run_action, action.binding.action, screen)))
