@@ -6,9 +6,8 @@ from pathlib import Path
 
 from cleo_tui.ui.app import CleoApp
 from cleo_tui.ui.panes.history import HistoryScreen
-from cleo_tui.ui.widgets.footer import CleoFooter
 from tests.recall_fixtures import open_hippo
-from tests.ui_helpers import settle
+from tests.ui_helpers import footer_actions, settle
 
 
 def _status(app: CleoApp) -> str:
@@ -32,7 +31,7 @@ async def test_the_history_pane_shows_a_hippo_stores_days_and_offers_no_observat
         liveness = str(screen.query_one("#hist-liveness").render())
         assert "hippo store" in liveness and "observer never" not in liveness  # no CLEO agents to watch
         assert "superseded" in liveness  # what hippo's days mean: it keeps no eviction time
-        assert "open_day" not in {k.action for k in screen.query_one(CleoFooter).keys}
+        assert "open_day" not in footer_actions(screen)
         await pilot.press("enter")
         await settle(app, pilot)
         assert app.screen is screen  # not the Observations pane's notice

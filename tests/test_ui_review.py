@@ -30,7 +30,7 @@ from tests.llm_fixtures import (
     reflection_answer,
     write_project_config,
 )
-from tests.ui_helpers import HOSTILE_TITLE, demo_brain, settle
+from tests.ui_helpers import HOSTILE_TITLE, demo_brain, footer_actions, settle
 
 NOTE_SOURCE = "observer-compressed"
 
@@ -510,9 +510,3 @@ async def test_with_no_proposal_only_the_explanation_shows(brain, server, keyed)
         assert screen.current is not None
         assert all(screen.query_one(part).display for part in parts)
         assert proposal_keys <= footer_actions(screen)
-
-
-def footer_actions(screen) -> set[str]:
-    from cleo_tui.ui.widgets.footer import CleoFooter
-
-    return {k.action for k in screen.query_one(CleoFooter).keys}

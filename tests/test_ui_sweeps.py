@@ -20,7 +20,7 @@ from cleo_tui.ui.widgets.modals import MessageModal
 from cleo_tui.ui.widgets.table import LineTable
 from tests.brain_fixtures import insert_observations, make_cleo_consolidated
 from tests.cleo_sweep import add_sweep_tables, logged_calls, stage_sweep, write_stand_in_cleo
-from tests.ui_helpers import settle
+from tests.ui_helpers import footer_actions, settle
 
 RUN = "bfr-mq1abc-x1y2z3"
 
@@ -134,9 +134,3 @@ async def test_with_no_sweep_run_only_the_explanation_shows(tmp_path, monkeypatc
         assert all(pane.query_one(part).display for part in parts)
         assert {"approve", "rollback", "veto"} <= footer_actions(pane)
     brain.close()
-
-
-def footer_actions(screen) -> set[str]:
-    from cleo_tui.ui.widgets.footer import CleoFooter
-
-    return {k.action for k in screen.query_one(CleoFooter).keys}

@@ -101,3 +101,10 @@ def posted(messages: list, kind: type) -> list:
     """The messages of `kind` that a Pilot run's `message_hook` saw, each once (a bubbling message
     reaches the hook again at each parent), in the order they arrived."""
     return list({id(m): m for m in messages if isinstance(m, kind)}.values())
+
+
+def footer_actions(screen) -> set[str]:
+    """The actions the footer of `screen` offers now."""
+    from cleo_tui.ui.widgets.footer import CleoFooter
+
+    return {k.action for k in screen.query_one(CleoFooter).keys}
