@@ -102,6 +102,22 @@ def test_keeper_is_protected_then_most_cited_then_best_quality_then_newest(tmp_p
         brain.close()
 
 
+def test_a_date_that_is_no_date_is_never_the_newest(tmp_path):
+    """"9999-99-99 99:99:99" sorted after every real date: the keeper was the row with the impossible date."""
+    brain = new_brain(tmp_path)
+    try:
+        add_observation(brain, "O-bogus", SAME_DEPLOY[0], created_at="9999-99-99 99:99:99", quality_score=0.9)
+        add_observation(brain, "O-real", SAME_DEPLOY[1], created_at="2026-02-01 10:00:00", quality_score=0.9)
+        add_observation(brain, "O-zulu", SAME_DEPLOY[0] + " Always.", created_at="2026-01-01T10:00:00.000Z",
+                        quality_score=0.9)
+        cluster = scan_duplicates(brain).clusters(0.8)[0]
+        assert {"O-bogus", "O-real", "O-zulu"} <= set(cluster.ids)
+        assert cluster.keep == "O-real"
+        assert cluster.reason == "newest: created 2026-02-01 10:00:00 (next: 2026-01-01T10:00:00.000Z)"
+    finally:
+        brain.close()
+
+
 def test_a_protected_member_is_not_in_the_default_merge(brain):
     uv_ids = sorted(_ids(brain, SAME_UV[:2]))
     add_observation(brain, "O-own", SAME_UV[2], created_at="2025-01-01 10:00:00", quality_score=0.1)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -173,7 +174,19 @@ class ScanStats:
 
 
 def _keeper_rank(m: Member) -> tuple[bool, int, float, str, str]:
-    return (m.is_protected, m.citations, -1.0 if m.quality is None else m.quality, m.created_at, m.id)
+    return (m.is_protected, m.citations, -1.0 if m.quality is None else m.quality, _moment(m.created_at), m.id)
+
+
+def _moment(created_at: object) -> str:
+    """`created_at` as a UTC time that sorts (ISO, without a zone), or "" when it is no real time
+    ("9999-99-99 99:99:99" must not be the newest; "…Z" and "… 10:00:00" compare as the same clock)."""
+    try:
+        moment = datetime.fromisoformat(str(created_at))
+    except ValueError:
+        return ""
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC).replace(tzinfo=None)
+    return moment.isoformat()
 
 
 def suggest_keeper(members: Sequence[Member]) -> tuple[Member, str]:
@@ -193,6 +206,7 @@ def suggest_keeper(members: Sequence[Member]) -> tuple[Member, str]:
     if best.quality != runner.quality and best.quality is not None:
         next_quality = "none" if runner.quality is None else f"{runner.quality:.2f}"
         return best, f"{prefix}highest quality: {best.quality:.2f} (next: {next_quality})"
-    if best.created_at != runner.created_at:
-        return best, f"{prefix}newest: created {best.created_at} (next: {runner.created_at})"
+    if _moment(best.created_at) != _moment(runner.created_at):
+        shown = runner.created_at if _moment(runner.created_at) else f"{runner.created_at or '–'}, not a date"
+        return best, f"{prefix}newest: created {best.created_at} (next: {shown})"
     return best, f"{prefix}all else equal; the last id"
