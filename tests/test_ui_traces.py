@@ -458,3 +458,25 @@ async def test_small_terminal_keeps_the_trace_columns_that_matter_and_help(brain
             box.focus()  # every control is reachable: the bar scrolls to the focused one
             await settle_scrolled(app, pilot)
             assert box.region.right <= 80 and box.region.width > 0
+
+
+async def test_with_nothing_to_show_the_detail_and_its_keys_wait_for_a_trace(tmp_path, monkeypatch):
+    """A brain without a trace: no empty results-and-steps split, no +, - or o; the first recall brings them."""
+    from tests.ui_helpers import footer_actions
+
+    monkeypatch.chdir(tmp_path)
+    brain = make_brain(tmp_path)  # (no recall yet: no trace)
+    app = CleoApp(brain=brain)
+    trace_keys = {"record_good", "record_bad", "open_memory"}
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_traces(app, pilot)
+        assert table_of(app).total == 0
+        assert not screen.query_one("#trace-detail").display
+        assert not trace_keys & footer_actions(screen)
+        await pilot.press("r")
+        screen.query_one("#trace-recall", Input).value = "database"
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert screen.opened is not None and screen.query_one("#trace-detail").display
+        assert trace_keys <= footer_actions(screen)
+    brain.close()

@@ -327,6 +327,8 @@ class TracesScreen(PaneScreen, FilterOptions):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "focus_traces" and self.host.waiting is not None:
             return False  # Esc stops an outcome's wait for CLEO's lock first (the app's binding)
+        if action in ("record_good", "record_bad", "open_memory") and self.opened is None:
+            return False  # nothing open to credit or open (offered with the first trace)
         return super().check_action(action, parameters)
 
     def action_focus_traces(self) -> None:
@@ -371,6 +373,8 @@ class TracesScreen(PaneScreen, FilterOptions):
         self.opened = opened
         results = self.results_list
         results.clear_options()
+        self.query_one("#trace-detail").display = opened is not None  # (nothing open: no empty split)
+        self.refresh_bindings()
         head = self.query_one("#trace-head", Static)
         if opened is None:
             head.update(Text("Nothing selected." if self.table.total else "No traces or CLEO retrievals match.",
