@@ -471,6 +471,7 @@ async def test_with_nothing_to_show_the_detail_and_its_keys_wait_for_a_trace(tmp
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_traces(app, pilot)
         assert table_of(app).total == 0
+        assert "r recalls a query" in str(screen.query_one("#trace-head", Static).render())
         assert not screen.query_one("#trace-detail").display
         assert not trace_keys & footer_actions(screen)
         await pilot.press("r")

@@ -377,7 +377,10 @@ class TracesScreen(PaneScreen, FilterOptions):
         self.refresh_bindings()
         head = self.query_one("#trace-head", Static)
         if opened is None:
-            head.update(Text("Nothing selected." if self.table.total else "No traces or CLEO retrievals match.",
+            head.update(Text("Nothing selected." if self.table.total else
+                             "No traces or CLEO retrievals match; c clears the filters." if self.filters.is_set() else
+                             "No recall traces or CLEO retrievals in this brain yet"
+                             + ("." if self.session.brain.read_only else ": r recalls a query and writes its trace."),
                              style="italic"))
             self.query_one("#trace-steps", Static).update("")
             return
