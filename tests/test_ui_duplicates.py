@@ -338,3 +338,26 @@ async def test_the_compare_view_survives_a_members_list_still_showing_the_previo
         screen.show_compare()  # raised KeyError: a uv member looked up in the deploy cluster
         text = rendered(screen, "#dup-compare")
         assert "O-deploy" in text and "O-uv" not in text
+
+
+async def test_with_no_duplicates_the_pane_says_what_to_try_and_offers_no_merge(tmp_path, monkeypatch):
+    from tests.ui_helpers import footer_actions
+
+    monkeypatch.chdir(tmp_path)
+    brain = new_brain(tmp_path)
+    for n, text in enumerate(("The deploy script runs from the root.", "Billing tests need Postgres.")):
+        add_observation(brain, f"O-{n}", text, created_at=f"2026-01-0{n + 1} 10:00:00")
+    brain.close()
+    app = CleoApp(brain=open_brain(tmp_path / ".cleo" / "cleo.db"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_pane(app, pilot)
+        assert screen.current() is None
+        assert not screen.query_one("#dup-members").display
+        shown = rendered(screen, "#dup-compare", 80)
+        assert "No duplicates at ≥ 0.85" in shown and "0.70" in shown
+        assert not {"check", "keep", "toggle_member", "merge", "merge_checked"} & footer_actions(screen)
+        assert "rescan" in footer_actions(screen)
+        screen.query_one("#dup-threshold", Input).value = "0.70"
+        await settle(app, pilot)
+        assert "the lowest threshold" in rendered(screen, "#dup-compare", 80)
+    app.session.brain.close()

@@ -27,6 +27,7 @@ from cleo_tui.brain.errors import BrainError
 from cleo_tui.brain.rows import Row
 from cleo_tui.memory.duplicates import (
     DEFAULT_THRESHOLD,
+    MIN_THRESHOLD,
     BadThreshold,
     Cluster,
     DuplicateScan,
@@ -84,6 +85,8 @@ class UpdateRow:
 class DuplicatesScreen(DuplicatesMerge):
     PANE = "duplicates"
     PANE_HELP = DUPLICATES_HELP
+    LISTED_ACTIONS = frozenset({"check", "keep", "toggle_member", "merge", "merge_checked"})
+    showing_item = False  # a cluster or an update is highlighted (`show_cluster`)
     BINDINGS = [
         Binding("t", "focus_threshold", "Threshold", id="dup.threshold",
                 tooltip="Type a similarity threshold from 0.70 to 1.00 (re-clusters without rescanning)"),
@@ -262,6 +265,8 @@ class DuplicatesScreen(DuplicatesMerge):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel_scan" and self.host.waiting is not None:
             return False  # Esc stops the merge's wait for CLEO's lock first (the app's binding)
+        if action in self.LISTED_ACTIONS and not self.showing_item:
+            return False  # nothing listed to check, keep, leave out or merge
         return super().check_action(action, parameters)
 
     def action_cancel_scan(self) -> None:
@@ -363,6 +368,9 @@ class DuplicatesScreen(DuplicatesMerge):
         elif isinstance(item, UpdateRow) and self.scan is not None:
             members = [{"id": i, "pair": item.pair} for i in (item.pair.a, item.pair.b)]
         self.table("members").set_listing(ListListing(members, lambda _, row: row), keep_cursor=True, quiet=True)
+        self.table("members").display = item is not None or self.scan is None or self.scanning  # (none found)
+        self.showing_item = item is not None
+        self.refresh_bindings()
         self.show_compare()
 
     def role(self, cluster: Cluster, member: Member) -> tuple[str, str]:
@@ -409,8 +417,12 @@ class DuplicatesScreen(DuplicatesMerge):
             view.update(self._update_view(item.pair, width))
             return
         if item is None:
-            view.update(Text("No duplicates at this threshold." if self.scan is not None and not self.scanning
-                             else "", style="italic"))
+            lowest = self.threshold <= MIN_THRESHOLD
+            view.update(Text("" if self.scan is None or self.scanning else
+                             f"No duplicates at ≥ {self.threshold:.2f}" + (
+                                 ", the lowest threshold: no two live observations say one thing in other words."
+                                 if lowest else f": t lowers the threshold (down to {MIN_THRESHOLD:.2f}) to show "
+                                                "looser ones."), style="italic"))
             return
         cluster = item
         keep = cluster.member(self.keeper(cluster))
