@@ -247,3 +247,18 @@ async def test_the_status_line_is_whole_at_80_columns(brain):
         lines = status.render_lines(status.region.reset_offset)  # what is drawn, line by line
         drawn = " ".join("".join(seg.text for seg in line).strip() for line in lines)
         assert "that day's observations" in drawn
+
+
+async def test_a_brain_without_dated_activity_says_so_once(tmp_path, monkeypatch):
+    """An empty brain showed "No dated activity" twice, over an empty chart and an empty table."""
+    from cleo_tui.brain import create_brain
+
+    monkeypatch.chdir(tmp_path)
+    empty = create_brain(tmp_path / ".cleo-tui" / "brain.db")
+    app = CleoApp(brain=empty)
+    async with app.run_test(size=(80, 24)) as pilot:
+        pane = await _open_history(app, pilot)
+        assert "No dated activity" in str(pane.query_one("#hist-status", Static).render())
+        assert not pane.chart.display and not pane.table.display
+        assert pane.query_one("#hist-liveness").display  # whether CLEO's agents run still shows
+    empty.close()

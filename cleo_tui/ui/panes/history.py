@@ -193,6 +193,7 @@ class HistoryScreen(PaneScreen):
         self.table.set_listing(ListListing(newest_first, lambda _i, d: {"id": d.day, "day": d}), keep_cursor=True)
         tall = self.size.height >= 34
         self.chart.set_days(days, 6 if tall else 3, 2 if tall else 1)
+        self.chart.display = self.table.display = bool(days)  # (none: the status line says so, once)
         if message.liveness is None:
             self.query_one("#hist-liveness", Static).update(HIPPO_TEXT)
         else:
@@ -206,7 +207,8 @@ class HistoryScreen(PaneScreen):
             return
         days = timeline.days
         if not days:
-            self.query_one("#hist-status", Static).update(Text("No dated activity in this brain."))
+            self.query_one("#hist-status", Static).update(Text(
+                "No dated activity in this brain yet: its days appear here as observations are written."))
             return
         evicted = sum(d.evicted_total for d in days)
         parts = [f"{len(days):,} days {days[0].day} → {days[-1].day}", f"{sum(d.added for d in days):,} added",
