@@ -526,3 +526,25 @@ async def test_the_detail_text_keeps_its_width_whether_or_not_it_overflows(brain
         width = narrative_part.content_size.width
         await move_to(app, pilot, "O-long")
         assert detail.max_scroll_y > 0 and narrative_part.content_size.width == width
+
+
+async def test_the_detail_says_why_nothing_is_listed(brain, tmp_path, monkeypatch):
+    """"No observation selected." on an empty brain, or under filters that match nothing, said neither why
+    nor what to do."""
+    from cleo_tui.brain import create_brain
+
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("slash")
+        await pilot.press(*"zzqqxxnothing", "enter")
+        await settle(app, pilot)
+        assert table_of(app).total == 0
+        assert "No observation matches these filters" in str(app.screen.query_one(".detail-meta", Static).render())
+    monkeypatch.chdir(tmp_path)
+    empty = create_brain(tmp_path / "empty" / ".cleo-tui" / "brain.db")
+    app = CleoApp(brain=empty)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        assert "holds no observations yet" in str(app.screen.query_one(".detail-meta", Static).render())
+    empty.close()

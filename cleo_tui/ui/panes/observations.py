@@ -404,10 +404,21 @@ class ObservationsScreen(FilterActions, PaneScreen, FilterOptions):
         if self._detail_timer is not None:
             self._detail_timer.stop()
         if event.row is None and event.gone is None:
-            self.detail_view.show(None, None)
+            self.detail_view.show(None, None, self._none_why())
             return
         observation_id = event.row["id"] if event.row is not None else str(event.gone)
         self._detail_timer = self.set_timer(0.08, lambda: self._load_detail(observation_id))
+
+    def _none_why(self) -> str:
+        """Why no observation is shown: none in the brain, none under the filters, or none chosen."""
+        summary = self.session.summary
+        if self.table.total or summary is None:  # (the counts not read yet: nothing to say more)
+            return "No observation selected."
+        counts = summary.get("observations") or {}
+        if not counts.get("live") and not counts.get("evicted"):
+            return ("This brain holds no observations yet: CLEO writes them as the agent works. "
+                    "`cleo-tui demo DIR` writes a demo brain to explore.")
+        return "No observation matches these filters."
 
     @on(LineTable.Selected)
     def row_selected(self, event: LineTable.Selected) -> None:

@@ -100,7 +100,9 @@ class DetailView(VerticalScroll, NoSecondLayout):
     def on_mount(self) -> None:
         self.detail: ObservationDetail | None = None
 
-    def show(self, detail: ObservationDetail | None, tag: ObservationTags | None) -> None:
+    def show(self, detail: ObservationDetail | None, tag: ObservationTags | None,
+             none_why: str = "No observation selected.") -> None:
+        """Show `detail` with its tags, or (None) `none_why`: why nothing is shown."""
         self.detail = detail
         meta = self.query_one(".detail-meta", Static)
         narrative = self.query_one(".detail-narrative", Static)
@@ -114,7 +116,7 @@ class DetailView(VerticalScroll, NoSecondLayout):
         update_static(life, life_text)
         life.display = bool(life_text)  # a live row has none: no blank line
         if detail is None:
-            update_static(meta, Text("No observation selected.", style="italic"))
+            update_static(meta, Text(none_why, style="italic"))
             for widget in (narrative, citing_title, graph):
                 update_static(widget, "")
             return
