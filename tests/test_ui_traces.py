@@ -480,4 +480,6 @@ async def test_with_nothing_to_show_the_detail_and_its_keys_wait_for_a_trace(tmp
         await settle(app, pilot)
         assert screen.opened is not None and screen.query_one("#trace-detail").display
         assert trace_keys <= footer_actions(screen)
+        title = screen.opened.results[0].memory.title
+        assert len(title) > 20 and title[:30] in result_lines(app)[0]  # filled at the list's width, not 16
     brain.close()

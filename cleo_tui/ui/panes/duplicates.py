@@ -369,8 +369,9 @@ class DuplicatesScreen(DuplicatesMerge):
             members = [{"id": i, "pair": item.pair} for i in (item.pair.a, item.pair.b)]
         self.table("members").set_listing(ListListing(members, lambda _, row: row), keep_cursor=True, quiet=True)
         self.table("members").display = item is not None or self.scan is None or self.scanning  # (none found)
-        self.showing_item = item is not None
-        self.refresh_bindings()
+        if self.showing_item != (item is not None):  # (the footer is not redrawn on every move)
+            self.showing_item = item is not None
+            self.refresh_bindings()
         self.show_compare()
 
     def role(self, cluster: Cluster, member: Member) -> tuple[str, str]:

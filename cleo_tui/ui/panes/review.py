@@ -321,6 +321,7 @@ class ReviewScreen(ReviewDecisions):
         """Show a proposal's items with their marks; its brain context loads in a worker."""
         same = (proposal is not None and self.current is not None and proposal.id == self.current.id
                 and proposal.status == self.current.status)
+        changed = (self.current is None) != (proposal is None)
         self.current = proposal
         self.context = None
         self.items = review_items(proposal) if proposal else []
@@ -331,7 +332,8 @@ class ReviewScreen(ReviewDecisions):
         self.query_one("#review-head", Static).update(head_text(proposal))
         for part in ("#review-items", "#review-buttons", "#review-detail"):  # none yet: the explanation alone
             self.query_one(part).display = proposal is not None
-        self.refresh_bindings()
+        if changed:  # (the footer is not redrawn on every move)
+            self.refresh_bindings()
         if proposal is not None:
             self._load_context(proposal)
         self.show_item()

@@ -183,6 +183,7 @@ class SweepsScreen(PaneScreen):
     ]
     WRITE_ACTIONS = {"approve", "rollback", "veto", "undo"}
     RUN_ACTIONS = frozenset({"approve", "rollback", "veto", "switch_table"})  # not offered while there is no run
+    _runs_shown: bool | None = None  # whether the run tables are shown (None: not decided yet)
 
     @dataclass(eq=False)
     class Loaded(Message):
@@ -248,9 +249,11 @@ class SweepsScreen(PaneScreen):
         impact = view.impact if view is not None else RecallImpact(0, 0, 0)
         rows.set_listing(ListListing(items, lambda _i, r: {"id": r.id, "staged": r, "impact": impact}),
                          keep_cursor=True)
-        for part in ("#sweeps-runs", "#sweeps-rows", "#sweeps-detail-box"):  # no run: the explanation alone
-            self.query_one(part).display = bool(self.views)
-        self.refresh_bindings()
+        if self._runs_shown != bool(self.views):  # (the footer is not redrawn on every move)
+            self._runs_shown = bool(self.views)
+            for part in ("#sweeps-runs", "#sweeps-rows", "#sweeps-detail-box"):  # no run: the explanation alone
+                self.query_one(part).display = self._runs_shown
+            self.refresh_bindings()
         self.update_status()
         self.show_row(rows.current_row())
 

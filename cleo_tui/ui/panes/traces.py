@@ -188,6 +188,7 @@ class TracesScreen(PaneScreen, FilterOptions):
         self.opened: OpenTrace | OpenCleoRetrieval | None = None
         self.last_export: str | None = None
         self._focus_results_for: int | None = None
+        self._shows = 0  # `_show` calls: a fill put off until the detail has its width is dropped if superseded
 
     # -- layout ---------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -370,11 +371,19 @@ class TracesScreen(PaneScreen, FilterOptions):
         """Fill the heading, the results list and the steps (or detail) of the first result."""
         keep = self.results_list.highlighted if (self.opened and opened
                                                   and _opened_key(self.opened) == _opened_key(opened)) else None
+        self._shows += 1
+        detail = self.query_one("#trace-detail")
+        if opened is not None and not detail.display:  # shown again: filled once it has its width
+            detail.display = True
+            self.call_after_refresh(self._show_unless_superseded, opened, self._shows)
+            return
+        detail.display = opened is not None  # nothing open: no empty split
+        changed = (self.opened is None) != (opened is None)
         self.opened = opened
+        if changed:  # +, - and o come and go (the footer is not redrawn on every move)
+            self.refresh_bindings()
         results = self.results_list
         results.clear_options()
-        self.query_one("#trace-detail").display = opened is not None  # (nothing open: no empty split)
-        self.refresh_bindings()
         head = self.query_one("#trace-head", Static)
         if opened is None:
             head.update(Text("Nothing selected." if self.table.total else
@@ -396,6 +405,10 @@ class TracesScreen(PaneScreen, FilterOptions):
             results.highlighted = min(keep or 0, len(opened.results) - 1)
         else:
             self.query_one("#trace-steps", Static).update(Text("This trace returned nothing.", style="italic"))
+
+    def _show_unless_superseded(self, opened: OpenTrace | OpenCleoRetrieval, shows: int) -> None:
+        if shows == self._shows:
+            self._show(opened)
 
     def _show_cleo(self, opened: OpenCleoRetrieval, keep: int | None) -> None:
         """A CLEO retrieval: its query as data above, its ids in rank order, each as CLEO sees it now."""
