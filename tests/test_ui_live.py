@@ -519,3 +519,36 @@ async def test_a_row_deleted_while_cleo_writes_above_leaves_the_cursor_on_its_ne
         await pilot.press("down")
         await settle(app, pilot)
         assert table.current_row()["id"] == following
+
+
+async def test_cleos_first_retrieval_opens_in_an_empty_traces_pane_at_the_lists_width(tmp_path, monkeypatch):
+    """The Traces pane had nothing open (its detail hidden); CLEO logged a find: the retrieval opened
+    with its title cut to 16 cells ("The deploy scri…"), filled before the detail had its width."""
+    from textual.widgets import OptionList
+
+    from cleo_tui.brain import open_brain
+    from cleo_tui.ui.panes.traces import TracesScreen
+    from tests.brain_fixtures import add_cleo_recall_logs, insert_observations, make_cleo_consolidated
+
+    monkeypatch.chdir(tmp_path)
+    db = make_cleo_consolidated(tmp_path / ".cleo" / "cleo.db")
+    title = "The deploy script runs from the root of the repository"
+    insert_observations(db, [{"id": "O-0", "type": "discovery", "title": title, "narrative": title,
+                              "created_at": "2026-03-01 10:00:00", "source_type": "agent"}])
+    brain = open_brain(db)
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        poll(app)
+        await pilot.press("4")
+        await settle(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, TracesScreen) and not screen.query_one("#trace-detail").display
+        add_cleo_recall_logs(db, [{"query": "deploy script", "entry_ids": ["O-0"],
+                                   "created_at": "2026-05-01 10:00:00"}])
+        poll(app)
+        app.session.reload()  # (a second reading in the same moment, as a real terminal's app may make)
+        await settle(app, pilot)
+        results = screen.query_one("#trace-results", OptionList)
+        assert results.option_count == 1 and title[:36] in str(results.get_option_at_index(0).prompt)
+    brain.close()

@@ -367,14 +367,14 @@ class TracesScreen(PaneScreen, FilterOptions):
             self._focus_results_for = None
             self.results_list.focus()
 
-    def _show(self, opened: OpenTrace | OpenCleoRetrieval | None) -> None:
+    def _show(self, opened: OpenTrace | OpenCleoRetrieval | None, waited: bool = False) -> None:
         """Fill the heading, the results list and the steps (or detail) of the first result."""
         keep = self.results_list.highlighted if (self.opened and opened
                                                   and _opened_key(self.opened) == _opened_key(opened)) else None
         self._shows += 1
         detail = self.query_one("#trace-detail")
-        if opened is not None and not detail.display:  # shown again: filled once it has its width
-            detail.display = True
+        if opened is not None and not waited and (not detail.display or not self.results_list.size.width):
+            detail.display = True  # shown again: filled once it has its width (titles are cut to it), once
             self.call_after_refresh(self._show_unless_superseded, opened, self._shows)
             return
         detail.display = opened is not None  # nothing open: no empty split
@@ -408,7 +408,7 @@ class TracesScreen(PaneScreen, FilterOptions):
 
     def _show_unless_superseded(self, opened: OpenTrace | OpenCleoRetrieval, shows: int) -> None:
         if shows == self._shows:
-            self._show(opened)
+            self._show(opened, waited=True)
 
     def _show_cleo(self, opened: OpenCleoRetrieval, keep: int | None) -> None:
         """A CLEO retrieval: its query as data above, its ids in rank order, each as CLEO sees it now."""
