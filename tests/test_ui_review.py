@@ -510,3 +510,11 @@ async def test_with_no_proposal_only_the_explanation_shows(brain, server, keyed)
         assert screen.current is not None
         assert all(screen.query_one(part).display for part in parts)
         assert proposal_keys <= footer_actions(screen)
+
+
+def test_with_no_proposal_on_a_read_only_brain_the_head_does_not_offer_r():
+    from cleo_tui.ui.widgets.review_render import head_text
+
+    assert "r runs it" in head_text(None).plain
+    shown = head_text(None, read_only=True).plain
+    assert "r runs it" not in shown and "read-only" in shown

@@ -329,7 +329,7 @@ class ReviewScreen(ReviewDecisions):
             self.marks = self.read_marks(proposal) if proposal else {}
         self.item_table.set_listing(ListListing(self.items, lambda i, item: {"id": item.key, "item": item}),
                                     keep_cursor=same)
-        self.query_one("#review-head", Static).update(head_text(proposal))
+        self.query_one("#review-head", Static).update(head_text(proposal, self.read_only))
         for part in ("#review-items", "#review-buttons", "#review-detail"):  # none yet: the explanation alone
             self.query_one(part).display = proposal is not None
         if changed:  # (the footer is not redrawn on every move)

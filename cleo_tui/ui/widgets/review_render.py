@@ -85,8 +85,12 @@ def provider_text(described: dict[str, Any]) -> Text:
     return text
 
 
-def head_text(p: Proposal | None) -> Text:
-    """Three lines on the selected proposal: what and when, model and usage, the decision."""
+def head_text(p: Proposal | None, read_only: bool = False) -> Text:
+    """Three lines on the selected proposal: what and when, model and usage, the decision (`read_only`:
+    with none, that none can be made here)."""
+    if p is None and read_only:
+        return Text("No proposal in this brain. It is open read-only: the observer and the reflector cannot "
+                    "run here.", style="italic")
     if p is None:
         return Text("No proposal yet: choose observer or reflector and a scope above, then r runs it. "
                     "Pending proposals stay in the brain until you decide.", style="italic")
