@@ -126,3 +126,16 @@ async def test_the_bulk_dialogs_keys_wrap_at_80x24(brain):
         assert isinstance(app.screen, BulkScreen)
         shown = html.unescape(app.export_screenshot()).replace("\xa0", " ")
         assert "esc cancel (each asks" in shown and "first; u undoes)" in shown
+
+
+async def test_exporting_a_filter_that_shows_nothing_says_so_instead_of_offering_an_empty_file(brain, tmp_path):
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("slash")
+        await pilot.press(*"zzqqxxnothing", "enter")
+        await settle(app, pilot)
+        await pilot.press("X")
+        await settle(app, pilot)
+        assert not isinstance(app.screen, ExportScreen)
+        assert any("nothing to export" in n.message for n in app._notifications)

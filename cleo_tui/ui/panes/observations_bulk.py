@@ -168,6 +168,10 @@ class FilterActions:
         self.post_message(self.ExportCounted(selection, plan))
 
     def on_filter_actions_export_counted(self, message: ExportCounted) -> None:
+        if not message.plan.ids and not message.plan.without_id:
+            self.app.notify(f"The filter shows no observations ({message.plan.described}): nothing to export.",
+                            severity="warning", markup=False)
+            return
         self.app.push_screen(ExportScreen(message.plan.headline(), Path.cwd()),
                              partial(self._export_chosen, message.selection))
 
