@@ -474,6 +474,9 @@ async def test_with_nothing_to_show_the_detail_and_its_keys_wait_for_a_trace(tmp
         assert "r recalls a query" in str(screen.query_one("#trace-head", Static).render())
         assert not screen.query_one("#trace-detail").display
         assert not trace_keys & footer_actions(screen)
+        await pilot.press("x")  # nothing listed: nothing to export, and no file offered
+        await settle(app, pilot)
+        assert app.screen is screen and any("nothing to export" in n.message for n in app._notifications)
         await pilot.press("r")
         screen.query_one("#trace-recall", Input).value = "database"
         await pilot.press("enter")

@@ -576,6 +576,9 @@ class TracesScreen(PaneScreen, FilterOptions):
 
     # -- export --------------------------------------------------------------------------
     def action_export_traces(self) -> None:
+        if not self.table.total:
+            self.notify("No trace or CLEO retrieval is listed: nothing to export.", severity="warning")
+            return
         flt = self.filters.to_retrieval_filter()
         what = "every trace and CLEO retrieval" if not self.filters.is_set() else "the rows the filters list"
 
