@@ -17,7 +17,7 @@ import sys
 import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import IO, NoReturn
 
 from cleo_tui import __version__, collector
 from cleo_tui.brain import BrainError
@@ -108,8 +108,11 @@ def require_terminal() -> None:
     """
     if os.environ.get("TEXTUAL_DRIVER", "").endswith(":WebDriver"):
         return
-    if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        which = "standard input" if not sys.stdin.isatty() else "standard output"
+    def terminal(stream: IO[str] | None) -> bool:  # (None: closed before the start)
+        return stream is not None and stream.isatty()
+
+    if not (terminal(sys.stdin) and terminal(sys.stdout)):
+        which = "standard input" if not terminal(sys.stdin) else "standard output"
         raise UsageError(f"The terminal UI needs a terminal, and {which} is not one; nothing was opened. "
                          "Run it in a terminal, or use a command (`cleo-tui info`, `cleo-tui --help` lists "
                          "them) in scripts and pipes.")
@@ -179,7 +182,8 @@ def run() -> NoReturn:
     if _end_at_once and threading.active_count() == 1:
         for stream in (sys.stdout, sys.stderr):
             try:
-                stream.flush()
+                if stream is not None:  # (None: closed before the start)
+                    stream.flush()
             except (OSError, ValueError):
                 pass  # (a closed pipe: what normal exit would have done with it, silently)
         os._exit(code)

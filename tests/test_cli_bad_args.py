@@ -94,6 +94,13 @@ def test_no_terminal_exits_at_once_in_a_real_process(tmp_path):
     assert "\x1b" not in result.stderr and "terminal" in result.stderr
 
 
+def test_a_closed_standard_input_is_no_terminal_either(tmp_path):
+    """`cleo-tui <&-` was "internal error: AttributeError: 'NoneType' object has no attribute 'isatty'"."""
+    result = subprocess.run([sys.executable, "-m", "cleo_tui", str(tmp_path)], capture_output=True, text=True,
+                            timeout=60, cwd=tmp_path, preexec_fn=lambda: os.close(0))
+    assert result.returncode == 2 and "standard input is not one" in result.stderr, result.stderr
+
+
 def test_argv_bytes_that_are_not_utf8_in_a_real_process(demo_db):
     result = subprocess.run([os.fsencode(sys.executable), b"-m", b"cleo_tui", b"history", b"--db",
                              os.fsencode(demo_db), b"O-\xff"], capture_output=True, timeout=60)

@@ -47,3 +47,22 @@ def test_a_terminal_is_refused_for_the_rows(tmp_path):
     assert result.returncode == 2
     assert "standard output is a terminal" in result.stderr.decode()
     assert not (tmp_path / "-").exists()
+
+
+def test_a_closed_standard_output_is_said_not_an_internal_error(tmp_path):
+    db = copy_demo(tmp_path)
+    result = subprocess.run([sys.executable, "-m", "cleo_tui", "export", "--db", str(db), "--format", "json",
+                             "--out", "-"], stderr=subprocess.PIPE, cwd=tmp_path, timeout=120,
+                            preexec_fn=lambda: os.close(1))
+    assert result.returncode == 2, result.stderr
+    assert b"standard output is closed" in result.stderr and b"internal error" not in result.stderr
+
+
+def test_json_to_a_closed_standard_output_is_dropped_as_print_drops_text(tmp_path):
+    """`prune --json >&-` was "internal error: AttributeError", while the text form printed nothing: both
+    now end as Python's print does with no standard output (the exit status says the command ran)."""
+    db = copy_demo(tmp_path)
+    for args in (["info", "--json"], ["prune", "--budget", "30k", "--json"], ["dedup", "--json"]):
+        result = subprocess.run([sys.executable, "-m", "cleo_tui", *args, "--db", str(db)], stderr=subprocess.PIPE,
+                                cwd=tmp_path, timeout=120, preexec_fn=lambda: os.close(1))
+        assert result.returncode == 0 and result.stderr == b"", (args, result.stderr)

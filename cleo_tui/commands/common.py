@@ -108,6 +108,9 @@ def write_output(flag: str, path: str, write: Callable[[IO[str]], T], brain_path
     escape sequences too), which a terminal would obey. (`./-` names a file called "-".)"""
     if path != STANDARD_OUTPUT:
         return write_export_atomically(path, write, brain_path=brain_path, force=force)
+    if sys.stdout is None:  # (started with its standard output closed)
+        raise UsageError(f"{flag} - writes the rows to standard output, and standard output is closed: give "
+                         f"{flag} a file name. Nothing was written.")
     if sys.stdout.isatty():
         raise UsageError(f"{flag} - writes the rows to standard output, and standard output is a terminal here: "
                          f"pipe it (`| jq`, `| less`) or give {flag} a file name. Nothing was written.")
@@ -176,7 +179,10 @@ def _escaped(data: bytes) -> bytes:
 
 
 def _write(pieces: Iterable[bytes | memoryview]) -> None:
-    """Write ASCII bytes to standard output, a piece at a time."""
+    """Write ASCII bytes to standard output, a piece at a time (nothing when it was closed before the
+    start, as `print` writes nothing then)."""
+    if sys.stdout is None:
+        return
     buffer = getattr(sys.stdout, "buffer", None)
     if buffer is None:  # a text stream (tests, embedding): the data is ASCII
         for piece in pieces:
