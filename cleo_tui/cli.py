@@ -17,13 +17,13 @@ import sys
 import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import IO, NoReturn
+from typing import NoReturn
 
 from cleo_tui import __version__, collector
 from cleo_tui.brain import BrainError
 from cleo_tui.commands import COMMANDS
 from cleo_tui.commands.argtypes import nonempty_path
-from cleo_tui.commands.common import EXIT_INTERNAL, EXIT_USER_ERROR, CommandParser, UsageError
+from cleo_tui.commands.common import EXIT_INTERNAL, EXIT_USER_ERROR, CommandParser, UsageError, is_terminal
 from cleo_tui.safe_text import one_line, safe_text
 
 __all__ = ["EXIT_INTERNAL", "EXIT_USER_ERROR", "UsageError", "build_parser", "main", "run"]
@@ -108,11 +108,8 @@ def require_terminal() -> None:
     """
     if os.environ.get("TEXTUAL_DRIVER", "").endswith(":WebDriver"):
         return
-    def terminal(stream: IO[str] | None) -> bool:  # (None: closed before the start)
-        return stream is not None and stream.isatty()
-
-    if not (terminal(sys.stdin) and terminal(sys.stdout)):
-        which = "standard input" if not terminal(sys.stdin) else "standard output"
+    if not (is_terminal(sys.stdin) and is_terminal(sys.stdout)):
+        which = "standard input" if not is_terminal(sys.stdin) else "standard output"
         raise UsageError(f"The terminal UI needs a terminal, and {which} is not one; nothing was opened. "
                          "Run it in a terminal, or use a command (`cleo-tui info`, `cleo-tui --help` lists "
                          "them) in scripts and pipes.")

@@ -66,3 +66,13 @@ def test_json_to_a_closed_standard_output_is_dropped_as_print_drops_text(tmp_pat
         result = subprocess.run([sys.executable, "-m", "cleo_tui", *args, "--db", str(db)], stderr=subprocess.PIPE,
                                 cwd=tmp_path, timeout=120, preexec_fn=lambda: os.close(1))
         assert result.returncode == 0 and result.stderr == b"", (args, result.stderr)
+
+
+def test_a_question_with_standard_input_closed_is_refused_in_words(tmp_path):
+    """`prune --apply <&-` was "internal error: AttributeError" where it should ask for --yes."""
+    db = copy_demo(tmp_path)
+    for args in (["prune", "--budget", "30k", "--apply"], ["dedup", "--apply"]):
+        result = subprocess.run([sys.executable, "-m", "cleo_tui", *args, "--db", str(db)], capture_output=True,
+                                cwd=tmp_path, timeout=120, preexec_fn=lambda: os.close(0))
+        assert result.returncode == 2 and b"--yes" in result.stderr, (args, result.stderr)
+        assert b"internal error" not in result.stderr

@@ -8,7 +8,7 @@ import sys
 import textwrap
 
 from cleo_tui.brain.clock import current_time
-from cleo_tui.commands.common import AddCommand, UsageError, add_brain_options, brain_from_args, emit_json
+from cleo_tui.commands.common import AddCommand, UsageError, add_brain_options, brain_from_args, emit_json, is_terminal
 from cleo_tui.config import load_config
 from cleo_tui.memory.bridge import Bridge, build_bridge
 from cleo_tui.memory.bridge_project import RefreshOutcome, cleo_executable, project_dir, refresh_through_cleo
@@ -92,7 +92,7 @@ def _check_refresh(project: object) -> None:
 
 
 def _confirm(bridge: Bridge, project: object) -> None:
-    if not sys.stdin.isatty():
+    if not is_terminal(sys.stdin):
         raise UsageError("--refresh needs --yes when not run from a terminal; nothing was run.")
     question = (f"Run `cleo refresh-memory` in {one_line(project, 200)}? CLEO regenerates "
                 f"{bridge.on_disk.path or '.cleo/memory-bridge.md'} itself ({bridge.settings.mode_note}). [y/N] ")

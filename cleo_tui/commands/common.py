@@ -99,6 +99,11 @@ def _check_supports(brain: Brain, args: argparse.Namespace) -> None:
                      f"written.{hint}")
 
 
+def is_terminal(stream: IO[str] | None) -> bool:
+    """Whether `stream` (sys.stdin, sys.stdout) is a terminal; None, a stream closed before the start, is not."""
+    return stream is not None and stream.isatty()
+
+
 STANDARD_OUTPUT = "-"  # an --out or --export of "-": the rows go to standard output (for a pipe)
 
 
@@ -111,7 +116,7 @@ def write_output(flag: str, path: str, write: Callable[[IO[str]], T], brain_path
     if sys.stdout is None:  # (started with its standard output closed)
         raise UsageError(f"{flag} - writes the rows to standard output, and standard output is closed: give "
                          f"{flag} a file name. Nothing was written.")
-    if sys.stdout.isatty():
+    if is_terminal(sys.stdout):
         raise UsageError(f"{flag} - writes the rows to standard output, and standard output is a terminal here: "
                          f"pipe it (`| jq`, `| less`) or give {flag} a file name. Nothing was written.")
     result = write(sys.stdout)

@@ -16,6 +16,7 @@ from cleo_tui.commands.common import (
     brain_from_args,
     emit_compact_json,
     emit_json,
+    is_terminal,
     print_undo,
 )
 from cleo_tui.memory import curation
@@ -136,7 +137,7 @@ def _apply(brain: object, clusters: list[Cluster], args: argparse.Namespace,
         return None
     count = sum(len(r.others) for r in requests)
     if not args.yes:
-        if not sys.stdin.isatty():
+        if not is_terminal(sys.stdin):
             raise UsageError("--apply needs --yes when not run from a terminal; nothing was merged.")
         question = (f"Recall impact: {impact.confirmation()}\n"
                     f"Merge {len(requests):,} clusters: soft-evict {count:,} duplicate observations; undo with "

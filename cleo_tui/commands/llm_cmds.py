@@ -26,6 +26,7 @@ from cleo_tui.commands.common import (
     add_brain_options,
     brain_from_args,
     emit_json,
+    is_terminal,
     print_undo,
 )
 from cleo_tui.llm import results as r
@@ -228,7 +229,7 @@ def cmd_observe(args: argparse.Namespace) -> int:
 
 def _confirm_protected_at_terminal(refused: ProtectedEviction, json_out: bool) -> bool:
     """Ask, once, before evicting protected rows; only at an interactive terminal (not with --json)."""
-    if json_out or not (sys.stdin.isatty() and sys.stdout.isatty()):
+    if json_out or not (is_terminal(sys.stdin) and is_terminal(sys.stdout)):
         return False
     print(f"{len(refused.refused)} of the observations to evict are protected:")
     for observation_id, protection in refused.refused.items():

@@ -18,6 +18,7 @@ from cleo_tui.commands.common import (
     brain_from_args,
     emit_json,
     emit_json_with_rows,
+    is_terminal,
     print_rows,
     print_undo,
 )
@@ -99,7 +100,7 @@ def _confirm(preview: PrunePreview, impact: AnyImpact) -> None:
                 f"Soft-evict {preview.drop_count:,} observations (tokens "
                 f"{preview.tokens_before:,} → {preview.tokens_after:,}); undo with "
                 "`cleo-tui prune --undo RUN_ID`. Proceed? [y/N] ")
-    if not sys.stdin.isatty():
+    if not is_terminal(sys.stdin):
         raise UsageError("--apply needs --yes when not run from a terminal; nothing was evicted.")
     if input(question).strip().lower() not in ("y", "yes"):
         raise UsageError("Not confirmed; nothing was evicted.")

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from cleo_tui.commands.common import AddCommand, UsageError, add_brain_options, brain_from_args, emit_json
+from cleo_tui.commands.common import AddCommand, UsageError, add_brain_options, brain_from_args, emit_json, is_terminal
 from cleo_tui.memory.redaction import redact, redaction_question, scan_summary
 from cleo_tui.memory.secrets import SecretScan, scan_brain
 from cleo_tui.safe_text import one_line, plural
@@ -72,7 +72,7 @@ def _report(scan: SecretScan, as_json: bool) -> None:
 def _confirm(scan: SecretScan, path: Path, yes: bool) -> None:
     if yes:
         return
-    if not sys.stdin.isatty():
+    if not is_terminal(sys.stdin):
         raise UsageError("--redact needs --yes when not run from a terminal; nothing was written.")
     if input(redaction_question(scan, path) + " Proceed? [y/N] ").strip().lower() not in ("y", "yes"):
         raise UsageError("Not confirmed; nothing was written.")

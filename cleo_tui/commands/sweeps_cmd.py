@@ -15,7 +15,7 @@ import textwrap
 
 from cleo_tui.brain.rows import JsonObject
 from cleo_tui.brain.store import Brain
-from cleo_tui.commands.common import AddCommand, UsageError, add_brain_options, brain_from_args, emit_json
+from cleo_tui.commands.common import AddCommand, UsageError, add_brain_options, brain_from_args, emit_json, is_terminal
 from cleo_tui.memory.cleo_command import APPROVE, ROLLBACK, CleoCommand, run_cleo, sweep_command
 from cleo_tui.memory.sweeps import STAGED, SweepRun, list_runs, purge_ids, veto_row
 from cleo_tui.recall.sweep_impact import sweep_recall_impact
@@ -114,7 +114,7 @@ def _confirm(command: CleoCommand, run: SweepRun | None, action: str) -> None:
     what = (f"{plural(len(purge_ids(run)), 'purge')} of {plural(len(run.rows), 'row')}" if run is not None
             else "this run")
     question = f"Run `{one_line(command.shown)}` ({action} {what})? [y/N] "
-    if not sys.stdin.isatty():
+    if not is_terminal(sys.stdin):
         raise UsageError(f"--{action} needs --yes when not run from a terminal; nothing was run.")
     if input(question).strip().lower() not in ("y", "yes"):
         raise UsageError("Not confirmed; nothing was run.")
