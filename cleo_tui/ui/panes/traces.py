@@ -11,7 +11,7 @@ from functools import partial
 from pathlib import Path
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
@@ -129,6 +129,21 @@ class OpenTrace:
     outcomes: list[TraceOutcome]
 
 
+class ResultsList(OptionList):
+    """The open trace's results, one title line each, cut to the list's width: says when it is laid out
+    at another width than the titles were cut to (`cut_width`, set by whoever fills it)."""
+
+    @dataclass(eq=False)
+    class WidthChanged(Message):
+        pass
+
+    cut_width = -1
+
+    def on_resize(self, event: events.Resize) -> None:
+        if event.size.width != self.cut_width:
+            self.post_message(self.WidthChanged())
+
+
 class TracesScreen(PaneScreen, FilterOptions):
     PANE = "traces"
     PANE_HELP = TRACES_HELP
@@ -188,7 +203,6 @@ class TracesScreen(PaneScreen, FilterOptions):
         self.opened: OpenTrace | OpenCleoRetrieval | None = None
         self.last_export: str | None = None
         self._focus_results_for: int | None = None
-        self._shows = 0  # `_show` calls: a fill put off until the detail has its width is dropped if superseded
 
     # -- layout ---------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -214,7 +228,7 @@ class TracesScreen(PaneScreen, FilterOptions):
         yield LineTable(COLUMNS, retrieval_cells, id="trace-table")
         yield Static(id="trace-head")
         with Horizontal(id="trace-detail"):
-            yield OptionList(id="trace-results", compact=True)
+            yield ResultsList(id="trace-results", compact=True)
             with VerticalScroll(id="trace-steps-box"):
                 yield Static(id="trace-steps")
         yield from self.compose_footer()
@@ -231,8 +245,8 @@ class TracesScreen(PaneScreen, FilterOptions):
         return self.query_one("#trace-table", LineTable)
 
     @property
-    def results_list(self) -> OptionList:
-        return self.query_one("#trace-results", OptionList)
+    def results_list(self) -> ResultsList:
+        return self.query_one("#trace-results", ResultsList)
 
     # -- the trace list -----------------------------------------------------------
     def reload(self, keep_cursor: bool = False, select_id: int | str | None = None) -> None:
@@ -367,17 +381,11 @@ class TracesScreen(PaneScreen, FilterOptions):
             self._focus_results_for = None
             self.results_list.focus()
 
-    def _show(self, opened: OpenTrace | OpenCleoRetrieval | None, waited: bool = False) -> None:
+    def _show(self, opened: OpenTrace | OpenCleoRetrieval | None) -> None:
         """Fill the heading, the results list and the steps (or detail) of the first result."""
         keep = self.results_list.highlighted if (self.opened and opened
                                                   and _opened_key(self.opened) == _opened_key(opened)) else None
-        self._shows += 1
-        detail = self.query_one("#trace-detail")
-        if opened is not None and not waited and (not detail.display or not self.results_list.size.width):
-            detail.display = True  # shown again: filled once it has its width (titles are cut to it), once
-            self.call_after_refresh(self._show_unless_superseded, opened, self._shows)
-            return
-        detail.display = opened is not None  # nothing open: no empty split
+        self.query_one("#trace-detail").display = opened is not None  # nothing open: no empty split
         changed = (self.opened is None) != (opened is None)
         self.opened = opened
         if changed:  # +, - and o come and go (the footer is not redrawn on every move)
@@ -398,6 +406,7 @@ class TracesScreen(PaneScreen, FilterOptions):
             return
         head.update(trace_heading(opened.trace, opened.outcomes))
         credit = credits(opened.outcomes)
+        results.cut_width = results.size.width
         title_width = max(16, results.size.width - 32)  # one line per title; the prefix takes 30 cells
         results.add_options(Option(result_prompt(r, credit.get(r.memory_id, (0, 0)), title_width), id=str(i))
                             for i, r in enumerate(opened.results))
@@ -406,15 +415,18 @@ class TracesScreen(PaneScreen, FilterOptions):
         else:
             self.query_one("#trace-steps", Static).update(Text("This trace returned nothing.", style="italic"))
 
-    def _show_unless_superseded(self, opened: OpenTrace | OpenCleoRetrieval, shows: int) -> None:
-        if shows == self._shows:
-            self._show(opened, waited=True)
+    def on_results_list_width_changed(self, message: ResultsList.WidthChanged) -> None:
+        """The titles are cut to the list's width: cut again to its new one (a terminal resized, or the
+        list shown again after nothing was open, filled before it had its width)."""
+        if self.opened is not None:
+            self._show(self.opened)
 
     def _show_cleo(self, opened: OpenCleoRetrieval, keep: int | None) -> None:
         """A CLEO retrieval: its query as data above, its ids in rank order, each as CLEO sees it now."""
         results = self.results_list
         head = self.query_one("#trace-head", Static)
         head.update(cleo_heading(opened.retrieval, max(20, head.size.width - 2)))
+        results.cut_width = results.size.width
         title_width = max(16, results.size.width - 14)  # one line per title; the prefix takes 12 cells
         results.add_options(Option(cleo_result_prompt(r, title_width), id=str(i))
                             for i, r in enumerate(opened.results))
