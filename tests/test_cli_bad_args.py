@@ -177,3 +177,28 @@ def test_a_directory_named_like_a_command_after_options_is_still_the_project(tmp
     (tmp_path / "info").mkdir()
     assert cli.main(["--read-only", "info"]) == cli.EXIT_USER_ERROR  # the TUI on ./info: no terminal here
     assert "terminal" in capsys.readouterr().err
+
+
+def test_serve_on_a_port_in_use_says_so(demo_db):
+    """It was "internal error: OSError: [Errno 98] … address already in use"."""
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = subprocess.run([sys.executable, "-m", "cleo_tui", "serve", "--db", str(demo_db), "--port", str(port)],
+                                capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2, result.stderr
+    assert f"port {port}" in result.stderr and "in use" in result.stderr and "--port 0" in result.stderr
+    assert "internal error" not in result.stderr and result.stdout == ""
+
+
+@pytest.mark.parametrize("host", ["nonexistent.invalid", "10.255.255.1"])
+def test_serve_on_a_host_that_is_not_this_machine_says_so(demo_db, host):
+    """It was "internal error: gaierror: [Errno -2] Name or service not known" (or OSError 99)."""
+    result = subprocess.run([sys.executable, "-m", "cleo_tui", "serve", "--db", str(demo_db), "--host", host,
+                             "--port", "0"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2, result.stderr
+    assert f"--host {host} is not an address of this machine" in result.stderr
+    assert "internal error" not in result.stderr and result.stdout == ""

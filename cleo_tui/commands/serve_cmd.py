@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import errno
+import socket
 import sys
 from pathlib import Path
 
 from cleo_tui.commands.common import AddCommand, UsageError, int_option
+from cleo_tui.safe_text import one_line
 
 LOOPBACK = "127.0.0.1"
 
@@ -37,17 +40,32 @@ def cmd_serve(args: argparse.Namespace) -> int:
     db = str(Path(args.db).resolve()) if args.db else str(locate_brain(args.project).resolve())
     if not Path(db).is_file():
         raise UsageError(f"There is no brain at {db}.")
-    if port == 0:
-        port = _free_port(args.host)
-    if args.host != LOOPBACK:
-        print(f"cleo-tui: warning: listening on {args.host}: other machines that can reach it may open the app "
-              "(with the token).", file=sys.stderr)
-    BrainServer(app_command(None, db, args.read_only), args.host, port, new_token()).serve()
+    try:
+        if port == 0:
+            port = _free_port(args.host)
+        if args.host != LOOPBACK:
+            print(f"cleo-tui: warning: listening on {args.host}: other machines that can reach it may open the "
+                  "app (with the token).", file=sys.stderr)
+        BrainServer(app_command(None, db, args.read_only), args.host, port, new_token()).serve()
+    except OSError as exc:
+        raise _cannot_listen(exc, args.host, port) from None
     return 0
 
 
+def _cannot_listen(exc: OSError, host: str, port: int) -> Exception:
+    """The user's mistake in --host or --port, said; any other OSError as it is."""
+    if isinstance(exc, socket.gaierror) or exc.errno == errno.EADDRNOTAVAIL:
+        return UsageError(f"--host {one_line(host, 80)} is not an address of this machine; nothing was started. "
+                          f"Leave --host out ({LOOPBACK}: this machine only), or give one of its own addresses.")
+    why = {errno.EADDRINUSE: "is in use (another program, or another `cleo-tui serve`)",
+           errno.EACCES: "needs privileges this user does not have"}.get(exc.errno or 0)
+    if why is None:
+        return exc
+    return UsageError(f"port {port} on {one_line(host, 80)} {why}; nothing was started. Choose another with "
+                      "--port, or --port 0 for a free one.")
+
+
 def _free_port(host: str) -> int:
-    import socket
     with socket.socket() as sock:
         sock.bind((host, 0))
         return int(sock.getsockname()[1])
