@@ -105,6 +105,16 @@ def test_demo_command_writes_a_brain_and_refuses_to_overwrite(tmp_path, capsys):
     assert "already exists" in capsys.readouterr().err
 
 
+def test_demo_into_a_file_says_so(tmp_path, capsys):
+    """`cleo-tui demo /etc/passwd` was "internal error: NotADirectoryError"."""
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("mine\n")
+    assert cli.main(["demo", str(a_file)]) == cli.EXIT_USER_ERROR
+    err = capsys.readouterr().err
+    assert "is a file" in err and "internal error" not in err
+    assert a_file.read_text() == "mine\n"
+
+
 def test_the_registry_names_exactly_the_commands_its_modules_register():
     registered: dict[str, str] = {}
     for module in set(COMMANDS.values()):

@@ -408,6 +408,9 @@ def generate_demo(directory: str | Path, observations: int = DEFAULT_OBSERVATION
     if not MIN_OBSERVATIONS <= observations <= MAX_OBSERVATIONS:
         raise BrainError(f"A demo brain holds {MIN_OBSERVATIONS:,} to {MAX_OBSERVATIONS:,} observations; "
                          f"{observations:,} is out of range.")
+    folder = Path(directory).expanduser()
+    if folder.exists() and not folder.is_dir():
+        raise BrainError(f"{folder} is a file; a demo brain needs a directory of its own. Nothing was written.")
     path = demo_path(directory)
     if path.exists():
         raise BrainError(f"{path} already exists; nothing was changed. Choose an empty directory, "
