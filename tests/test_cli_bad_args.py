@@ -194,11 +194,24 @@ def test_serve_on_a_port_in_use_says_so(demo_db):
     assert "internal error" not in result.stderr and result.stdout == ""
 
 
-@pytest.mark.parametrize("host", ["nonexistent.invalid", "10.255.255.1"])
+@pytest.mark.parametrize("host", ["192.0.2.1", "10.255.255.1"])  # (addresses: no name is looked up)
 def test_serve_on_a_host_that_is_not_this_machine_says_so(demo_db, host):
-    """It was "internal error: gaierror: [Errno -2] Name or service not known" (or OSError 99)."""
+    """It was "internal error: OSError: [Errno 99] Cannot assign requested address"."""
     result = subprocess.run([sys.executable, "-m", "cleo_tui", "serve", "--db", str(demo_db), "--host", host,
                              "--port", "0"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 2, result.stderr
     assert f"--host {host} is not an address of this machine" in result.stderr
     assert "internal error" not in result.stderr and result.stdout == ""
+
+
+def test_a_host_name_that_does_not_resolve_is_said_too():
+    """A name the resolver does not know was "internal error: gaierror" (checked without a lookup)."""
+    import socket
+
+    from cleo_tui.commands.common import UsageError
+    from cleo_tui.commands.serve_cmd import _cannot_listen
+
+    said = _cannot_listen(socket.gaierror(-2, "Name or service not known"), "nowhere.invalid", 8000)
+    assert isinstance(said, UsageError) and "--host nowhere.invalid is not an address of this machine" in str(said)
+    other = OSError(5, "Input/output error")
+    assert _cannot_listen(other, "127.0.0.1", 8000) is other  # not a user's mistake: left as it is
