@@ -60,10 +60,14 @@ class SelectionPlan:
     def described(self) -> str:
         return self.selection.describe()
 
+    @property
+    def shown(self) -> int:
+        """How many rows the selection shows, those without an id too."""
+        return len(self.ids) + self.without_id
+
     def headline(self) -> str:
         """"412 observations selected by: type diary, before 2026-06-01, live"."""
-        shown = len(self.ids) + self.without_id
-        return f"{shown:,} observation{'' if shown == 1 else 's'} selected by: {self.described}"
+        return f"{self.shown:,} observation{'' if self.shown == 1 else 's'} selected by: {self.described}"
 
     def ids_for(self, action: BulkAction, include_protected: bool = False) -> list[str]:
         """The ids `action` can change, in list order: a pin every row shown, a restore the evicted

@@ -85,8 +85,7 @@ class UpdateRow:
 class DuplicatesScreen(DuplicatesMerge):
     PANE = "duplicates"
     PANE_HELP = DUPLICATES_HELP
-    LISTED_ACTIONS = frozenset({"check", "keep", "toggle_member", "merge", "merge_checked"})
-    showing_item = False  # a cluster or an update is highlighted (`show_cluster`)
+    ITEM_ACTIONS = frozenset({"check", "keep", "toggle_member", "merge", "merge_checked"})  # on what is listed
     BINDINGS = [
         Binding("t", "focus_threshold", "Threshold", id="dup.threshold",
                 tooltip="Type a similarity threshold from 0.70 to 1.00 (re-clusters without rescanning)"),
@@ -265,8 +264,6 @@ class DuplicatesScreen(DuplicatesMerge):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel_scan" and self.host.waiting is not None:
             return False  # Esc stops the merge's wait for CLEO's lock first (the app's binding)
-        if action in self.LISTED_ACTIONS and not self.showing_item:
-            return False  # nothing listed to check, keep, leave out or merge
         return super().check_action(action, parameters)
 
     def action_cancel_scan(self) -> None:
@@ -368,10 +365,8 @@ class DuplicatesScreen(DuplicatesMerge):
         elif isinstance(item, UpdateRow) and self.scan is not None:
             members = [{"id": i, "pair": item.pair} for i in (item.pair.a, item.pair.b)]
         self.table("members").set_listing(ListListing(members, lambda _, row: row), keep_cursor=True, quiet=True)
+        self.show_item_parts(item is not None)
         self.table("members").display = item is not None or self.scan is None or self.scanning  # (none found)
-        if self.showing_item != (item is not None):  # (the footer is not redrawn on every move)
-            self.showing_item = item is not None
-            self.refresh_bindings()
         self.show_compare()
 
     def role(self, cluster: Cluster, member: Member) -> tuple[str, str]:

@@ -168,7 +168,7 @@ class FilterActions:
         self.post_message(self.ExportCounted(selection, plan))
 
     def on_filter_actions_export_counted(self, message: ExportCounted) -> None:
-        if not message.plan.ids and not message.plan.without_id:
+        if not message.plan.shown:
             self.app.notify(f"The filter shows no observations ({message.plan.described}): nothing to export.",
                             severity="warning", markup=False)
             return

@@ -87,9 +87,8 @@ class ReviewScreen(ReviewDecisions):
     PANE_HELP = REVIEW_HELP
     WRITE_ACTIONS = WRITE_ACTIONS
     FOOTER_FIRST = ("run_llm", "toggle_item", "apply_proposal", "approve_all", "undo_proposal")
-    # What acts on the selected proposal: not offered while there is none.
-    PROPOSAL_ACTIONS = frozenset({"toggle_item", "approve_all", "apply_proposal", "discard_proposal",
-                                  "undo_proposal", "open_source"})
+    ITEM_ACTIONS = frozenset({"toggle_item", "approve_all", "apply_proposal", "discard_proposal", "undo_proposal",
+                              "open_source"})  # they act on the selected proposal
     BINDINGS = [
         Binding("r", "run_llm", "Run", id="review.run", tooltip="Ask the chosen model (observer or reflector)"),
         Binding("escape", "cancel_run", "Cancel", id="review.cancel", tooltip="Cancel the call under way"),
@@ -321,7 +320,6 @@ class ReviewScreen(ReviewDecisions):
         """Show a proposal's items with their marks; its brain context loads in a worker."""
         same = (proposal is not None and self.current is not None and proposal.id == self.current.id
                 and proposal.status == self.current.status)
-        changed = (self.current is None) != (proposal is None)
         self.current = proposal
         self.context = None
         self.items = review_items(proposal) if proposal else []
@@ -330,10 +328,7 @@ class ReviewScreen(ReviewDecisions):
         self.item_table.set_listing(ListListing(self.items, lambda i, item: {"id": item.key, "item": item}),
                                     keep_cursor=same)
         self.query_one("#review-head", Static).update(head_text(proposal, self.read_only))
-        for part in ("#review-items", "#review-buttons", "#review-detail"):  # none yet: the explanation alone
-            self.query_one(part).display = proposal is not None
-        if changed:  # (the footer is not redrawn on every move)
-            self.refresh_bindings()
+        self.show_item_parts(proposal is not None, "#review-items", "#review-buttons", "#review-detail")
         if proposal is not None:
             self._load_context(proposal)
         self.show_item()
@@ -531,8 +526,6 @@ class ReviewScreen(ReviewDecisions):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel_run":
             return self.running
-        if action in self.PROPOSAL_ACTIONS and self.current is None:
-            return False  # not offered until there is a proposal (the pane says how to get one)
         if action == "raw_answer" and self.current is None and self._unusable_answer() is None:
             return False
         return super().check_action(action, parameters)

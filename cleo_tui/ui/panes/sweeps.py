@@ -182,8 +182,7 @@ class SweepsScreen(PaneScreen):
         Binding("R", "reload_sweeps", "Reload", id="sweeps.reload", tooltip="Read the runs again"),
     ]
     WRITE_ACTIONS = {"approve", "rollback", "veto", "undo"}
-    RUN_ACTIONS = frozenset({"approve", "rollback", "veto", "switch_table"})  # not offered while there is no run
-    _runs_shown: bool | None = None  # whether the run tables are shown (None: not decided yet)
+    ITEM_ACTIONS = frozenset({"approve", "rollback", "veto", "switch_table"})  # they act on a run
 
     @dataclass(eq=False)
     class Loaded(Message):
@@ -249,11 +248,7 @@ class SweepsScreen(PaneScreen):
         impact = view.impact if view is not None else RecallImpact(0, 0, 0)
         rows.set_listing(ListListing(items, lambda _i, r: {"id": r.id, "staged": r, "impact": impact}),
                          keep_cursor=True)
-        if self._runs_shown != bool(self.views):  # (the footer is not redrawn on every move)
-            self._runs_shown = bool(self.views)
-            for part in ("#sweeps-runs", "#sweeps-rows", "#sweeps-detail-box"):  # no run: the explanation alone
-                self.query_one(part).display = self._runs_shown
-            self.refresh_bindings()
+        self.show_item_parts(bool(self.views), "#sweeps-runs", "#sweeps-rows", "#sweeps-detail-box")
         self.update_status()
         self.show_row(rows.current_row())
 
@@ -298,11 +293,6 @@ class SweepsScreen(PaneScreen):
     def selected(self, event: LineTable.Selected) -> None:
         if event.table.id == "sweeps-runs":
             self.query_one("#sweeps-rows", LineTable).focus()
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in self.RUN_ACTIONS and not self.views:
-            return False
-        return super().check_action(action, parameters)
 
     def action_switch_table(self) -> None:
         runs = self.query_one("#sweeps-runs", LineTable)

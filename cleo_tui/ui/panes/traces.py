@@ -131,13 +131,18 @@ class OpenTrace:
 
 class ResultsList(OptionList):
     """The open trace's results, one title line each, cut to the list's width: says when it is laid out
-    at another width than the titles were cut to (`cut_width`, set by whoever fills it)."""
+    at another width than the titles were cut to (`title_width`)."""
 
     @dataclass(eq=False)
     class WidthChanged(Message):
         pass
 
     cut_width = -1
+
+    def title_width(self, prefix: int) -> int:
+        """The cells a result's title may take after its `prefix` at the list's width now (remembered)."""
+        self.cut_width = self.size.width
+        return max(16, self.size.width - prefix)
 
     def on_resize(self, event: events.Resize) -> None:
         if event.size.width != self.cut_width:
@@ -147,6 +152,7 @@ class ResultsList(OptionList):
 class TracesScreen(PaneScreen, FilterOptions):
     PANE = "traces"
     PANE_HELP = TRACES_HELP
+    ITEM_ACTIONS = frozenset({"record_good", "record_bad", "open_memory"})  # on the open trace's results
     BINDINGS = [
         Binding("r", "focus_recall", "Recall", id="traces.recall", tooltip="Type a query; recall runs with explain on"),
         Binding("plus", "record_good", "Good", id="traces.good",
@@ -342,8 +348,6 @@ class TracesScreen(PaneScreen, FilterOptions):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "focus_traces" and self.host.waiting is not None:
             return False  # Esc stops an outcome's wait for CLEO's lock first (the app's binding)
-        if action in ("record_good", "record_bad", "open_memory") and self.opened is None:
-            return False  # nothing open to credit or open (offered with the first trace)
         return super().check_action(action, parameters)
 
     def action_focus_traces(self) -> None:
@@ -385,11 +389,8 @@ class TracesScreen(PaneScreen, FilterOptions):
         """Fill the heading, the results list and the steps (or detail) of the first result."""
         keep = self.results_list.highlighted if (self.opened and opened
                                                   and _opened_key(self.opened) == _opened_key(opened)) else None
-        self.query_one("#trace-detail").display = opened is not None  # nothing open: no empty split
-        changed = (self.opened is None) != (opened is None)
         self.opened = opened
-        if changed:  # +, - and o come and go (the footer is not redrawn on every move)
-            self.refresh_bindings()
+        self.show_item_parts(opened is not None, "#trace-detail")  # nothing open: no empty split
         results = self.results_list
         results.clear_options()
         head = self.query_one("#trace-head", Static)
@@ -406,8 +407,7 @@ class TracesScreen(PaneScreen, FilterOptions):
             return
         head.update(trace_heading(opened.trace, opened.outcomes))
         credit = credits(opened.outcomes)
-        results.cut_width = results.size.width
-        title_width = max(16, results.size.width - 32)  # one line per title; the prefix takes 30 cells
+        title_width = results.title_width(32)  # one line per title; the prefix takes 30 cells
         results.add_options(Option(result_prompt(r, credit.get(r.memory_id, (0, 0)), title_width), id=str(i))
                             for i, r in enumerate(opened.results))
         if opened.results:
@@ -426,8 +426,7 @@ class TracesScreen(PaneScreen, FilterOptions):
         results = self.results_list
         head = self.query_one("#trace-head", Static)
         head.update(cleo_heading(opened.retrieval, max(20, head.size.width - 2)))
-        results.cut_width = results.size.width
-        title_width = max(16, results.size.width - 14)  # one line per title; the prefix takes 12 cells
+        title_width = results.title_width(14)  # one line per title; the prefix takes 12 cells
         results.add_options(Option(cleo_result_prompt(r, title_width), id=str(i))
                             for i, r in enumerate(opened.results))
         if opened.results:

@@ -187,6 +187,8 @@ class PaneScreen(ForwardWorkerErrors, FrameHoldingScreen):
     WRITE_ACTIONS: ClassVar[set[str]] = set()  # actions that write: disabled on a read-only brain
     PANE_HELP: ClassVar[PaneHelp | None] = None  # this pane's section of the help (keys from BINDINGS)
     FOOTER_FIRST: ClassVar[tuple[str, ...]] = ()  # actions the footer shows first (after Help) when narrow
+    ITEM_ACTIONS: ClassVar[frozenset[str]] = frozenset()  # act on the pane's item: not offered while it has none
+    has_item = False  # the pane shows an item (a proposal, a run, a trace, a cluster): see `show_item_parts`
     last_key_at = float("-inf")  # (time.monotonic) the user's last key on this pane: see `when_keys_settled`
 
     @property
@@ -240,7 +242,19 @@ class PaneScreen(ForwardWorkerErrors, FrameHoldingScreen):
             self._subscribed.unsubscribe(self)
             self._subscribed = None
 
+    def show_item_parts(self, has_item: bool, *parts: str) -> None:
+        """Whether the pane has an item to act on: `parts` (selectors of what shows one) are shown only
+        then, the pane's explanation alone otherwise, and ITEM_ACTIONS are offered only then. The footer
+        is redrawn only when that changes, not on every cursor move."""
+        for part in parts:
+            self.query_one(part).display = has_item
+        if has_item != self.has_item:
+            self.has_item = has_item
+            self.refresh_bindings()
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in self.ITEM_ACTIONS and not self.has_item:
+            return False  # nothing to act on: not offered (the pane says how to get something)
         app = self.host
         if action in self.WRITE_ACTIONS and app.has_session and app.session.read_only:
             if not app.session.brain.kind.writable:
