@@ -12,7 +12,7 @@ from cleo_tui.ui.app import CleoApp
 from cleo_tui.ui.panes.observations_bulk import FilterActions
 from cleo_tui.ui.widgets.filter_actions import BulkScreen, ExportScreen
 from cleo_tui.ui.widgets.modals import ConfirmModal
-from tests.ui_helpers import posted, settle
+from tests.ui_helpers import posted, search_for_nothing, settle
 
 
 def live_of_type(path: Path, kind: str) -> set[str]:
@@ -128,13 +128,11 @@ async def test_the_bulk_dialogs_keys_wrap_at_80x24(brain):
         assert "esc cancel (each asks" in shown and "first; u undoes)" in shown
 
 
-async def test_exporting_a_filter_that_shows_nothing_says_so_instead_of_offering_an_empty_file(brain, tmp_path):
+async def test_exporting_a_filter_that_shows_nothing_says_so_instead_of_offering_an_empty_file(brain):
     app = CleoApp(brain=brain)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(app, pilot)
-        await pilot.press("slash")
-        await pilot.press(*"zzqqxxnothing", "enter")
-        await settle(app, pilot)
+        await search_for_nothing(app, pilot)
         await pilot.press("X")
         await settle(app, pilot)
         assert not isinstance(app.screen, ExportScreen)

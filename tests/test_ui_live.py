@@ -64,6 +64,12 @@ async def scrolled_table(app: CleoApp, pilot, *keys: str) -> LineTable:
     return table
 
 
+async def at_a_row_and_its_neighbour(app: CleoApp, pilot) -> tuple[LineTable, str, str]:
+    """The Observations table scrolled to a row in its middle: (table, that row's id, the next row's id)."""
+    table = await scrolled_table(app, pilot, "pagedown", "down", "down")
+    return table, table.current_row()["id"], table.listing.cached_row(table.cursor + 1)["id"]
+
+
 def cleo_deletes(path: Path, observation_id: str) -> None:
     """CLEO's consolidation deleting one row (another connection, as another process would)."""
     with sqlite3.connect(path, isolation_level=None) as conn:
@@ -475,9 +481,7 @@ async def test_after_its_row_is_deleted_the_view_stays_on_its_rows_while_cleo_wr
     path = Path(brain.path).resolve()
     app = CleoApp(brain=brain)
     async with app.run_test(size=(140, 40)) as pilot:
-        table = await scrolled_table(app, pilot, "pagedown", "down", "down")
-        here = table.current_row()["id"]
-        following = table.listing.cached_row(table.cursor + 1)["id"]
+        table, here, following = await at_a_row_and_its_neighbour(app, pilot)
         cleo_deletes(path, here)
         poll(app)
         await settle(app, pilot)
@@ -504,9 +508,7 @@ async def test_a_row_deleted_while_cleo_writes_above_leaves_the_cursor_on_its_ne
     path = Path(brain.path).resolve()
     app = CleoApp(brain=brain)
     async with app.run_test(size=(140, 40)) as pilot:
-        table = await scrolled_table(app, pilot, "pagedown", "down", "down")
-        here = table.current_row()["id"]
-        following = table.listing.cached_row(table.cursor + 1)["id"]
+        table, here, following = await at_a_row_and_its_neighbour(app, pilot)
         line = table.cursor - int(table.scroll_offset.y)
         cleo_deletes(path, here)
         insert_observations(path, [{"id": f"O-same{i}", "type": "change", "title": f"same {i}",

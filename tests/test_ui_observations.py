@@ -11,7 +11,7 @@ from cleo_tui.ui.app import CleoApp
 from cleo_tui.ui.widgets.choice_chip import ChoiceChip
 from cleo_tui.ui.widgets.modals import ConfirmModal, HelpScreen, MessageModal
 from cleo_tui.ui.widgets.table import LineTable
-from tests.ui_helpers import HOSTILE_TITLE, demo_brain, settle, settle_past_failure, settle_scrolled
+from tests.ui_helpers import HOSTILE_TITLE, demo_brain, search_for_nothing, settle, settle_past_failure, settle_scrolled
 
 
 def table_of(app) -> LineTable:
@@ -536,9 +536,7 @@ async def test_the_detail_says_why_nothing_is_listed(brain, tmp_path, monkeypatc
     app = CleoApp(brain=brain)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(app, pilot)
-        await pilot.press("slash")
-        await pilot.press(*"zzqqxxnothing", "enter")
-        await settle(app, pilot)
+        await search_for_nothing(app, pilot)
         assert table_of(app).total == 0
         assert "No observation matches these filters" in str(app.screen.query_one(".detail-meta", Static).render())
     monkeypatch.chdir(tmp_path)

@@ -108,3 +108,10 @@ def footer_actions(screen) -> set[str]:
     from cleo_tui.ui.widgets.footer import CleoFooter
 
     return {k.action for k in screen.query_one(CleoFooter).keys}
+
+
+async def search_for_nothing(app, pilot) -> None:
+    """In the Observations pane: a search no row matches, applied."""
+    await pilot.press("slash")
+    await pilot.press(*"zzqqxxnothing", "enter")
+    await settle(app, pilot)
