@@ -361,3 +361,14 @@ async def test_with_no_duplicates_the_pane_says_what_to_try_and_offers_no_merge(
         await settle(app, pilot)
         assert "the lowest threshold" in rendered(screen, "#dup-compare", 80)
     app.session.brain.close()
+
+
+async def test_an_empty_pool_is_said_so_not_sent_to_a_lower_threshold(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    new_brain(tmp_path).close()
+    app = CleoApp(brain=open_brain(tmp_path / ".cleo" / "cleo.db"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_pane(app, pilot)
+        shown = rendered(screen, "#dup-compare", 80)
+        assert "No live observations to compare" in shown and "lowers the threshold" not in shown
+    app.session.brain.close()

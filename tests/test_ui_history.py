@@ -24,7 +24,7 @@ from cleo_tui.ui.widgets.detail import ObservationModal
 from cleo_tui.ui.widgets.history_chart import LEVELS, REFLECTOR, TOKENS, TUI, bucket_days, chart_rows
 from cleo_tui.ui.widgets.table import LineTable
 from tests.brain_fixtures import make_cleo_consolidated
-from tests.ui_helpers import settle
+from tests.ui_helpers import footer_actions, settle
 
 REFLECT_AT = "2026-04-10 15:00:00"
 
@@ -261,4 +261,5 @@ async def test_a_brain_without_dated_activity_says_so_once(tmp_path, monkeypatch
         assert "No dated activity" in str(pane.query_one("#hist-status", Static).render())
         assert not pane.chart.display and not pane.table.display
         assert pane.query_one("#hist-liveness").display  # whether CLEO's agents run still shows
+        assert "open_day" not in footer_actions(pane)  # no day to open
     empty.close()

@@ -413,12 +413,7 @@ class DuplicatesScreen(DuplicatesMerge):
             view.update(self._update_view(item.pair, width))
             return
         if item is None:
-            lowest = self.threshold <= MIN_THRESHOLD
-            view.update(Text("" if self.scan is None or self.scanning else
-                             f"No duplicates at ≥ {self.threshold:.2f}" + (
-                                 ", the lowest threshold: no two live observations say one thing in other words."
-                                 if lowest else f": t lowers the threshold (down to {MIN_THRESHOLD:.2f}) to show "
-                                                "looser ones."), style="italic"))
+            view.update(Text(self._nothing_found(), style="italic"))
             return
         cluster = item
         keep = cluster.member(self.keeper(cluster))
@@ -449,6 +444,18 @@ class DuplicatesScreen(DuplicatesMerge):
         if cluster.details:
             parts.append(updates_text(cluster.details))
         view.update(Group(*parts))
+
+    def _nothing_found(self) -> str:
+        """What the compare view says when nothing is listed: why, and what to try."""
+        if self.scan is None or self.scanning:
+            return ""
+        if self.scan.stats.rows < 2:
+            return "No live observations to compare: there are fewer than two."
+        if self.threshold <= MIN_THRESHOLD:
+            return (f"No duplicates at ≥ {self.threshold:.2f}, the lowest threshold: no two live observations say "
+                    "one thing in other words.")
+        return (f"No duplicates at ≥ {self.threshold:.2f}: t lowers the threshold (down to {MIN_THRESHOLD:.2f}) "
+                "to show looser ones.")
 
     def _update_view(self, pair: Pair, width: int) -> RenderableType:
         assert self.scan is not None

@@ -124,6 +124,7 @@ HIPPO_TEXT = Text.assemble(
 class HistoryScreen(PaneScreen):
     PANE = HISTORY_PANE
     PANE_HELP = HISTORY_HELP
+    ITEM_ACTIONS = frozenset({"open_day"})  # a day to open
     BINDINGS = [
         Binding("enter", "open_day", "Day's observations", id="hist.open_day",
                 tooltip="Show the observations created that day in the Observations pane"),
@@ -193,7 +194,7 @@ class HistoryScreen(PaneScreen):
         self.table.set_listing(ListListing(newest_first, lambda _i, d: {"id": d.day, "day": d}), keep_cursor=True)
         tall = self.size.height >= 34
         self.chart.set_days(days, 6 if tall else 3, 2 if tall else 1)
-        self.chart.display = self.table.display = bool(days)  # (none: the status line says so, once)
+        self.show_item_parts(bool(days), "#hist-chart", "#hist-table")  # (none: the status line says so, once)
         if message.liveness is None:
             self.query_one("#hist-liveness", Static).update(HIPPO_TEXT)
         else:
