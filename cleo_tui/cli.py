@@ -23,7 +23,14 @@ from cleo_tui import __version__, collector
 from cleo_tui.brain import BrainError
 from cleo_tui.commands import COMMANDS
 from cleo_tui.commands.argtypes import nonempty_path
-from cleo_tui.commands.common import EXIT_INTERNAL, EXIT_USER_ERROR, CommandParser, UsageError, is_terminal
+from cleo_tui.commands.common import (
+    EXIT_INTERNAL,
+    EXIT_USER_ERROR,
+    CommandParser,
+    UsageError,
+    is_terminal,
+    say_setting_problems,
+)
 from cleo_tui.safe_text import one_line, safe_text
 
 __all__ = ["EXIT_INTERNAL", "EXIT_USER_ERROR", "UsageError", "build_parser", "main", "run"]
@@ -151,6 +158,7 @@ def dispatch(argv: list[str]) -> int:
             raise UsageError(f"{argv[0]}: unrecognized arguments: {' '.join(map(shown_bytes, extra))}. "
                              f"Run `cleo-tui {argv[0]} --help` for the options.")
         check_text_arguments(args, argv)
+        say_setting_problems()
         # A command builds its pool once and exits: its objects live to the end, and collections
         # would only walk them (0.2-0.5 s at a million rows; `skip_young_on_leave`).
         with collector.paused():

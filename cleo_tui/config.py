@@ -103,7 +103,7 @@ def protect_settings(settings: Mapping[str, Any]) -> tuple[ProtectSettings, str 
     if section is None:
         return ProtectSettings(), None
     if not isinstance(section, Mapping):
-        return ProtectSettings(), "config: `protect` must be an object; recall-aware protection is off."
+        return ProtectSettings(), "`protect` must be an object; recall-aware protection is off."
     problems = []
     days = section.get("recalled_within_days")
     if days is not None and (isinstance(days, bool) or not isinstance(days, int) or not 0 < days <= 36_500):
@@ -113,5 +113,6 @@ def protect_settings(settings: Mapping[str, Any]) -> tuple[ProtectSettings, str 
     if not isinstance(used, bool):
         problems.append("`protect.used_by_task` must be true or false")
         used = False
-    problem = f"config: {'; '.join(problems)}; that rule is off." if problems else None
+    off = "that rule is" if len(problems) == 1 else "those rules are"
+    problem = f"{'; '.join(problems)}; {off} off." if problems else None
     return ProtectSettings(days, used), problem

@@ -215,3 +215,33 @@ def test_a_host_name_that_does_not_resolve_is_said_too():
     assert isinstance(said, UsageError) and "--host nowhere.invalid is not an address of this machine" in str(said)
     other = OSError(5, "Input/output error")
     assert _cannot_listen(other, "127.0.0.1", 8000) is other  # not a user's mistake: left as it is
+
+
+@pytest.mark.parametrize(("settings", "said"), [
+    ('{"tokenizer": "o999"}', "tokenizer: 'o999' is not a tokenizer"),
+    ('{"protect": {"recalled_within_days": -3}}', "protect.recalled_within_days"),
+    ('{"protect": "yes"}', "`protect` must be an object"),
+    ('{"tokenizer": ', "could not be read"),
+])
+def test_a_bad_setting_is_said_on_stderr_and_the_output_stays_clean(settings, said, demo_db, capsys):
+    """A typo in the config file turns a setting off (the tokenizer back to chars4, recall-aware
+    protection off): a script's prune must say so, or it evicts what the user meant to protect."""
+    from cleo_tui.config import config_path
+
+    config_path().parent.mkdir(parents=True, exist_ok=True)
+    config_path().write_text(settings)
+    assert cli.main(["prune", "--db", str(demo_db), "--budget", "20k", "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["tokenizer"] == "chars4"
+    assert said in err and "config.json" in err, err
+    assert err.count("config.json") == 1  # said once
+
+
+def test_a_good_config_says_nothing(demo_db, capsys):
+    from cleo_tui.config import config_path
+
+    config_path().parent.mkdir(parents=True, exist_ok=True)
+    config_path().write_text('{"tokenizer": "cl100k_base", "protect": {"used_by_task": true}}')
+    assert cli.main(["prune", "--db", str(demo_db), "--budget", "20k", "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["tokenizer"] == "cl100k_base" and err == ""

@@ -276,6 +276,18 @@ async def test_bad_settings_are_said_once_at_start_and_the_palette_changes_the_t
     assert CleoApp(brain=None).theme == "nord"
 
 
+async def test_an_unknown_tokenizer_and_a_bad_protect_rule_are_said_with_the_other_settings(brain):
+    config_path().parent.mkdir(parents=True, exist_ok=True)
+    config_path().write_text(json.dumps({"tokenizer": "o999", "protect": {"recalled_within_days": 0}}))
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(160, 36)) as pilot:
+        await settle(app, pilot)
+        told = [n.message for n in app._notifications if n.title == "Settings ignored"]
+        assert len(told) == 1
+        assert "'o999' is not a tokenizer; using chars4" in told[0]
+        assert "`protect.recalled_within_days` must be a whole number" in told[0]
+
+
 async def test_the_palette_leaves_out_what_the_pane_does_not_offer_now(brain):
     """The Review pane offers no proposal keys before there is a proposal: nor does its palette (an entry
     chosen there did nothing)."""

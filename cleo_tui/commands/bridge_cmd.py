@@ -13,6 +13,7 @@ from cleo_tui.config import load_config
 from cleo_tui.memory.bridge import Bridge, build_bridge
 from cleo_tui.memory.bridge_project import RefreshOutcome, cleo_executable, project_dir, refresh_through_cleo
 from cleo_tui.memory.pruner import BadBudget, parse_budget, prepare_pool
+from cleo_tui.memory.settings import configured_tokenizer
 from cleo_tui.memory.tokenizers import CHARS4, TOKENIZER_NAMES, get_tokenizer
 from cleo_tui.safe_text import one_line, printable
 
@@ -41,8 +42,7 @@ def register(add: AddCommand) -> None:
 def _tokenizer(args: argparse.Namespace) -> str:
     if args.tokenizer:
         return str(args.tokenizer)
-    configured = load_config()[0].get("tokenizer")
-    return configured if configured in TOKENIZER_NAMES else CHARS4
+    return configured_tokenizer(load_config()[0])
 
 
 def cmd_bridge(args: argparse.Namespace) -> int:

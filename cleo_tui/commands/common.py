@@ -21,7 +21,9 @@ from cleo_tui.brain.journal import UndoOutcome
 from cleo_tui.brain.kinds import Capability
 from cleo_tui.brain.store import brains_left_behind
 from cleo_tui.commands.argtypes import nonempty_path
+from cleo_tui.config import config_path, load_config
 from cleo_tui.files import write_export_atomically
+from cleo_tui.memory.settings import ignored_settings
 from cleo_tui.safe_text import one_line, titled_lines
 
 T = TypeVar("T")
@@ -83,6 +85,16 @@ def brain_from_args(args: argparse.Namespace, read_only: bool | None = None) -> 
         brain = open_brain(path, read_only=True, on_wait=_say_wait)
         brain.recovered = notes + brain.recovered
     return brain
+
+
+def say_setting_problems() -> None:
+    """Say on stderr what the config file gets wrong, before a command runs: a setting ignored
+    changes what the command does (`memory.settings`), and a script would not know otherwise."""
+    loaded, problem = load_config()
+    ignored = ignored_settings(loaded)
+    if problem or ignored:
+        said = problem or f"{config_path()}: {' '.join(ignored)}"
+        print(f"cleo-tui: warning: {one_line(said, 600)}", file=sys.stderr)
 
 
 def _check_supports(brain: Brain, args: argparse.Namespace) -> None:

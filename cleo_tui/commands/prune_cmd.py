@@ -34,6 +34,7 @@ from cleo_tui.memory.pruner import (
     parse_budget,
     prepare_pool,
 )
+from cleo_tui.memory.settings import configured_tokenizer
 from cleo_tui.memory.tokenizers import TOKENIZER_NAMES
 from cleo_tui.recall.impact import AnyImpact, impact_of
 from cleo_tui.safe_text import one_line
@@ -90,8 +91,7 @@ def _budget(args: argparse.Namespace) -> int:
 def _tokenizer(args: argparse.Namespace) -> str:
     if args.tokenizer:
         return str(args.tokenizer)
-    configured = load_config()[0].get("tokenizer")
-    return configured if configured in TOKENIZER_NAMES else "chars4"
+    return configured_tokenizer(load_config()[0])
 
 
 def _confirm(preview: PrunePreview, impact: AnyImpact) -> None:

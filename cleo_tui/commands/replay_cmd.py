@@ -11,6 +11,7 @@ from cleo_tui.commands.argtypes import sqlite_int
 from cleo_tui.commands.common import AddCommand, UsageError, add_brain_options, brain_from_args, emit_json
 from cleo_tui.config import load_config
 from cleo_tui.memory.pruner import BadBudget, parse_budget
+from cleo_tui.memory.settings import configured_tokenizer
 from cleo_tui.memory.tokenizers import TOKENIZER_NAMES
 from cleo_tui.recall.replay import (
     DEFAULT_QUERIES,
@@ -57,8 +58,7 @@ def register(add: AddCommand) -> None:
 def _tokenizer(args: argparse.Namespace) -> str:
     if args.tokenizer:
         return str(args.tokenizer)
-    configured = load_config()[0].get("tokenizer")
-    return configured if configured in TOKENIZER_NAMES else "chars4"
+    return configured_tokenizer(load_config()[0])
 
 
 def _check(args: argparse.Namespace) -> int | None:

@@ -24,6 +24,7 @@ from cleo_tui.brain import Brain, BrainNotFound, locate_brain, open_brain
 from cleo_tui.brain.rows import JsonObject
 from cleo_tui.brain.store import global_brain_path
 from cleo_tui.config import config_path, load_config, save_setting
+from cleo_tui.memory.settings import ignored_settings
 from cleo_tui.ui import host
 from cleo_tui.ui.help import help_markdown
 from cleo_tui.ui.keys import check_keymap
@@ -156,7 +157,8 @@ class CleoApp(ResizeOnlyOnChange):
         keys = self.settings.get("keys")
         self.keymap: dict[str, str] = {}  # the config's remaps once checked (check_keys), then in force
         self._asked_keys: dict[Any, Any] = keys if isinstance(keys, dict) else {}
-        self.setting_problems: list[str] = []  # a bad theme, key clashes…: told once at start
+        # an unknown tokenizer, a bad theme, key clashes…: told once at start
+        self.setting_problems: list[str] = ignored_settings(self.settings)
         self.read_only = read_only  # --read-only: every brain opened in this app opens read-only
         for name, factory in pane_screens().items():
             self.add_mode(name, factory)

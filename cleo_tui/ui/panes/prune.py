@@ -38,6 +38,7 @@ from cleo_tui.memory.pruner import (
     parse_budget,
     prepare_pool,
 )
+from cleo_tui.memory.settings import configured_tokenizer
 from cleo_tui.memory.tokenizers import CHARS4, TOKENIZER_NAMES
 from cleo_tui.recall.impact import DropImpact, RecallImpact, RecallIndex
 from cleo_tui.safe_text import one_line
@@ -154,8 +155,7 @@ class PruneScreen(PruneLive):
 
     # -- layout -------------------------------------------------------------------
     def compose(self) -> ComposeResult:
-        configured = self.host.settings.get("tokenizer")  # the config file's default
-        self.tokenizer = configured if configured in TOKENIZER_NAMES else CHARS4
+        self.tokenizer = configured_tokenizer(self.host.settings)  # the config file's default
         yield from self.compose_chrome_top()
         with Horizontal(id="prune-controls"):
             yield Label("Budget", classes="prune-label")

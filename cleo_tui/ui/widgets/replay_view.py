@@ -24,7 +24,7 @@ from cleo_tui.brain.errors import BrainError
 from cleo_tui.brain.store import Brain
 from cleo_tui.config import load_config
 from cleo_tui.memory.pruner import BadBudget, parse_budget
-from cleo_tui.memory.tokenizers import TOKENIZER_NAMES
+from cleo_tui.memory.settings import configured_tokenizer
 from cleo_tui.recall.replay import (
     DEFAULT_QUERIES,
     QueryReplay,
@@ -212,9 +212,7 @@ class ReplayView(ForwardWorkerErrors, ModalScreen[None]):
         try:
             step = Step()
             if request.budget is not None:
-                configured = load_config()[0].get("tokenizer")
-                tokenizer = configured if configured in TOKENIZER_NAMES else "chars4"
-                step = budget_step(reader, request.budget, tokenizer, request.hide)
+                step = budget_step(reader, request.budget, configured_tokenizer(load_config()[0]), request.hide)
             report = replay(reader, step, request.bound, progress=progress, cancelled=cancel.is_set)
         except BrainError as exc:
             self.post_message(self.Finished(generation, None, str(exc)))
