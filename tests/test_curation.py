@@ -138,10 +138,11 @@ def test_an_undo_says_what_it_took_back_and_counts_in_real_plurals(brain):
     from cleo_tui.safe_text import plural
 
     pin = curation.pin_observation(brain, "O-1")
-    assert curation.undo_summary(curation.undo_detailed(brain, pin)) == "undid pinned O-1 (1 relevance override)"
+    assert curation.undo_summary(curation.undo_detailed(brain, pin)) == (
+        f"undid run {pin} (pinned O-1): 1 relevance override restored")
     evict = curation.evict_observation(brain, "O-2")
     outcome = curation.undo_detailed(brain, evict)
-    assert curation.undo_summary(outcome) == "undid evicted O-2 (1 observation)"
+    assert curation.undo_summary(outcome) == f"undid run {evict} (evicted O-2): 1 observation restored"
     assert outcome.lines("u")[0].startswith(f"Undid run {evict}: 1 observation restored")
     assert [plural(1, "row"), plural(2, "row"), plural(1_000, "entry", "entries")] == ["1 row", "2 rows",
                                                                                       "1,000 entries"]

@@ -229,6 +229,16 @@ def test_commit_then_undo_restores_every_column_of_every_row(seed, size, share):
         brain.close()
 
 
+def test_a_commit_s_run_says_its_figures_as_the_app_writes_them(tmp_path):
+    brain = new_brain(tmp_path)
+    _fill(brain, 200)
+    pool = prepare_pool(brain)
+    preview = pool.preview(2_000)
+    commit_prune(brain, preview)
+    run = curation.list_curation_runs(brain, ["prune"])[0]
+    assert run.summary == f"pruned {preview.drop_count} observations to 2,000 tokens (chars4)"
+
+
 def test_a_commit_on_a_changed_pool_evicts_what_was_previewed(tmp_path):
     from cleo_tui.memory.pruner import commit_preview
     brain = new_brain(tmp_path)

@@ -440,11 +440,11 @@ def end_undo(conn: sqlite3.Connection, outcome: UndoOutcome) -> None:
     outcome.remaining = len(outcome.skipped)
     if outcome.remaining == 0:
         conn.execute(f"UPDATE {RUNS} SET undone_by = ? WHERE id = ?", (outcome.undo_id, outcome.run_id))
-    parts = [f"restored {outcome.restored}"]
+    parts = [f"restored {outcome.restored:,}"]
     if outcome.skipped:
-        parts.append(f"skipped {len(outcome.skipped)} changed since")
+        parts.append(f"skipped {len(outcome.skipped):,} changed since")
     if outcome.missing:
-        parts.append(f"{len(outcome.missing)} deleted since")
+        parts.append(f"{len(outcome.missing):,} deleted since")
     run = get_run(conn, outcome.undo_id)
     finish_run(conn, outcome.undo_id, f"{run.summary if run else 'undo'}: {', '.join(parts)}")
 

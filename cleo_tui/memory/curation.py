@@ -237,8 +237,8 @@ def list_curation_runs(brain: Brain, kinds: Iterable[str] | None = None,
 
 
 def undo_summary(outcome: journal.UndoOutcome) -> str:
-    """What an undo took back, in words: "undid pinned O-1 (1 relevance override)",
-    "undid pruning … (12 observations, 3 edges)"."""
-    restored = ", ".join(outcome.restored_counts()) or "nothing restored"
-    what = one_line(outcome.undone, 200) if outcome.undone else f"run {outcome.run_id}"
-    return f"undid {what} ({restored})"
+    """What an undo took back, in words: "undid run 4 (pinned O-1): 1 relevance override restored",
+    "undid run 7 (pruned 1,106 observations to …): 1,106 observations restored"."""
+    restored = ", ".join(outcome.restored_counts()) or "nothing"
+    what = f" ({one_line(outcome.undone, 200)})" if outcome.undone else ""
+    return f"undid run {outcome.run_id}{what}: {restored} restored"
