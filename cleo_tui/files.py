@@ -92,7 +92,7 @@ def check_export_target(path: Path | str, brain_path: Path | str | None = None,
     except OSError as exc:
         raise ExportRefused(f"{_shown(target)} cannot be used ({exc.strerror or exc}); nothing was written.") from None
     if stat.S_ISDIR(info.st_mode):
-        raise ExportRefused(f"{_shown(target)} is a directory; give a file name such as traces.jsonl.")
+        raise ExportRefused(f"{_shown(target)} is a directory; give the name of a file in it.")
     if not stat.S_ISREG(info.st_mode):
         raise ExportRefused(f"{_shown(target)} is not a regular file (a device, FIFO or socket); "
                             "nothing was written. Choose another file name.")

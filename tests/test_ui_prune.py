@@ -361,7 +361,8 @@ async def test_export_writes_the_cli_json(brain, tmp_path):
         field.value = "out/preview.json"
         await pilot.press("enter")
         await settle(app, pilot)
-        assert isinstance(app.screen, MessageModal) and "could not be written" in app.screen.body
+        assert isinstance(app.screen, PathPrompt)  # said under the box, the path kept to correct
+        assert "could not be written" in str(app.screen.query_one("#path-problem", Static).render())
         await pilot.press("escape")
 
         (tmp_path / "out").mkdir()

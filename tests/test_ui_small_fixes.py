@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from cleo_tui.ui.app import CleoApp
 from cleo_tui.ui.widgets.modals import ConfirmModal
 from tests.test_ui_observations import table_of
@@ -65,3 +67,44 @@ async def test_a_hippo_store_hides_the_write_keys_and_still_says_why_when_one_is
         await settle(app, pilot)
         assert any("read-only" in n.message for n in app._notifications)
     brain.close()
+
+
+async def test_an_export_path_that_cannot_be_written_is_said_in_the_dialog_and_the_typed_path_stays(
+        brain, tmp_path):
+    """A directory typed as the export file closed the dialog with "…is a directory; give a file name
+    such as traces.jsonl" (in Observations too) and the path was gone; Prune asked to "replace" it.
+    Each export dialog now says why under the box and keeps what was typed."""
+    from textual.widgets import Input, Static
+
+    from cleo_tui.ui.widgets.filter_actions import ExportScreen
+    from cleo_tui.ui.widgets.path_prompt import PathPrompt
+    from cleo_tui.ui.widgets.trace_export import TraceExportPrompt
+
+    folder = tmp_path / "exports"
+    folder.mkdir()
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        for pane, key, dialog in (("1", "X", ExportScreen), ("2", "x", PathPrompt), ("4", "x", TraceExportPrompt)):
+            await pilot.press(pane)
+            await settle(app, pilot)
+            await pilot.press(key)
+            await settle(app, pilot)
+            assert isinstance(app.screen, dialog)
+            box = app.screen.query_one(Input)
+            for typed, said in ((str(folder), "is a directory; give the name of a file in it"),
+                                (str(tmp_path / "nowhere" / "x.json"), "its folder does not exist"),
+                                (str(Path(brain.path)), "is the open brain")):
+                box.value = typed
+                await pilot.press("enter")
+                await settle(app, pilot)
+                assert isinstance(app.screen, dialog), (pane, typed)
+                problem = str(app.screen.query_one("#path-problem", Static).render())
+                assert said in problem and box.value == typed, (pane, problem)
+            box.value = str(folder / "fine.out")
+            await pilot.press("enter")
+            await settle(app, pilot)
+            assert not isinstance(app.screen, dialog)
+            assert not isinstance(app.screen, ConfirmModal), pane  # a new file: nothing to replace
+            assert (folder / "fine.out").is_file(), pane
+            (folder / "fine.out").unlink()

@@ -19,7 +19,7 @@ from cleo_tui.ui.panes.hippo_notice import HippoNoticeScreen
 from cleo_tui.ui.panes.traces import TracesScreen, time_bound
 from cleo_tui.ui.widgets.choice_chip import ChoiceChip
 from cleo_tui.ui.widgets.detail import ObservationModal
-from cleo_tui.ui.widgets.modals import ConfirmModal, HelpScreen, MessageModal, TextViewer
+from cleo_tui.ui.widgets.modals import ConfirmModal, HelpScreen, TextViewer
 from cleo_tui.ui.widgets.table import LineTable
 from cleo_tui.ui.widgets.trace_export import TraceExportPrompt
 from cleo_tui.ui.widgets.trace_listing import TraceListing
@@ -410,7 +410,8 @@ async def test_export_asks_before_replacing_refuses_the_open_brain_and_writes_th
             if isinstance(app.screen, ConfirmModal):  # never offered: but if it were, say yes
                 await pilot.press("y")
                 await settle(app, pilot)
-            assert isinstance(app.screen, MessageModal) and "open brain" in app.screen.body
+            assert isinstance(app.screen, TraceExportPrompt)  # said under the box, the path kept to correct
+            assert "open brain" in str(app.screen.query_one("#path-problem", Static).render())
             await pilot.press("escape")
             await settle(app, pilot)
         assert app.screen is screen
@@ -438,7 +439,8 @@ async def test_export_asks_before_replacing_refuses_the_open_brain_and_writes_th
         app.screen.query_one("#path-input", Input).value = "no/such/dir/x.jsonl"
         await pilot.press("enter")
         await settle(app, pilot)
-        assert isinstance(app.screen, MessageModal) and "Cannot write" in app.screen.body
+        assert isinstance(app.screen, TraceExportPrompt)
+        assert "Cannot write" in str(app.screen.query_one("#path-problem", Static).render())
     assert brain.scalar("SELECT count(*) FROM brain_observations") == observations
     assert Path(brain.path).read_bytes()[:16] == before[:16] == b"SQLite format 3\x00"
 

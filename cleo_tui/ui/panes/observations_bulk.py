@@ -19,6 +19,7 @@ from cleo_tui.memory.selection import Selection, selected_rows, whole_rows
 from cleo_tui.recall.impact import impact_of
 from cleo_tui.safe_text import plural, titled_lines
 from cleo_tui.ui.widgets.filter_actions import BulkScreen, ExportScreen, plan_text
+from cleo_tui.ui.widgets.path_dialog import export_check
 
 if TYPE_CHECKING:
     from cleo_tui.ui.session import BrainSession
@@ -172,7 +173,7 @@ class FilterActions:
             self.app.notify(f"The filter shows no observations ({message.plan.described}): nothing to export.",
                             severity="warning", markup=False)
             return
-        self.app.push_screen(ExportScreen(message.plan.headline(), Path.cwd()),
+        self.app.push_screen(ExportScreen(message.plan.headline(), Path.cwd(), export_check(self.session.brain.path)),
                              partial(self._export_chosen, message.selection))
 
     def _export_chosen(self, selection: Selection, answer: tuple[ExportFormat, str] | None,

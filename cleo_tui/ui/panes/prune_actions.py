@@ -24,6 +24,7 @@ from cleo_tui.ui.host import OpenBridge, ask
 from cleo_tui.ui.messages import Written
 from cleo_tui.ui.widgets.chrome import PaneScreen
 from cleo_tui.ui.widgets.list_listing import ListListing
+from cleo_tui.ui.widgets.path_dialog import export_check
 from cleo_tui.ui.widgets.path_prompt import PathPrompt
 from cleo_tui.ui.widgets.prune_lists import BudgetInput, CommitModal, budget_problem, run_row
 from cleo_tui.ui.widgets.table import LineTable
@@ -155,7 +156,8 @@ class PruneActions(PaneScreen):
             PathPrompt("Export preview as JSON",
                        "The file gets `cleo-tui prune --json`'s document for this budget and tokenizer. "
                        "A relative path is taken from the current directory.",
-                       str(Path.cwd() / default_export_name(preview))),  # absolute: the user sees where
+                       str(Path.cwd() / default_export_name(preview)),  # absolute: the user sees where
+                       check=export_check(self.session.brain.path)),
             lambda answer: self._export_to(answer, preview))
 
     def _export_to(self, answer: str | None, preview: PrunePreview) -> None:

@@ -47,6 +47,7 @@ from cleo_tui.ui.widgets.chrome import PaneScreen
 from cleo_tui.ui.widgets.filter_options import FilterChoices, FilterOptions
 from cleo_tui.ui.widgets.inputs import SafeInput
 from cleo_tui.ui.widgets.modals import TextViewer
+from cleo_tui.ui.widgets.path_dialog import export_check
 from cleo_tui.ui.widgets.table import Anchor, Column, LineTable, Located, locate
 from cleo_tui.ui.widgets.trace_export import TraceExportPrompt
 from cleo_tui.ui.widgets.trace_listing import RetrievalListing
@@ -601,7 +602,8 @@ class TracesScreen(PaneScreen, FilterOptions):
             "Export traces as JSONL",
             f"Write {what}, oldest first, one JSON line each: query hash and length, results shown, outcomes "
             "(a trace never stores its query; CLEO's raw query text is left out unless you tick the box).",
-            str(Path.cwd() / EXPORT_DEFAULT)), chosen)  # absolute: the user sees where
+            str(Path.cwd() / EXPORT_DEFAULT),  # absolute: the user sees where
+            export_check(self.session.brain.path)), chosen)
 
     def _export(self, path: str, flt: RetrievalFilter, with_text: bool, force: bool = False) -> None:
         """Write the export in a worker (quitting waits for it: the user chose it)."""

@@ -21,7 +21,7 @@ from cleo_tui.memory.bulk import BulkAction, SelectionPlan
 from cleo_tui.memory.export_rows import FORMATS, ExportFormat
 from cleo_tui.safe_text import one_line
 from cleo_tui.ui.widgets.choice_chip import ChoiceChip
-from cleo_tui.ui.widgets.inputs import SafeInput
+from cleo_tui.ui.widgets.path_dialog import PathCheck, PathDialog
 
 
 def plan_text(plan: SelectionPlan) -> str:
@@ -60,15 +60,12 @@ class BulkScreen(ModalScreen[BulkAction | None]):
         self.dismiss(action or None)  # type: ignore[arg-type]
 
 
-class ExportScreen(ModalScreen[tuple[ExportFormat, str] | None]):
+class ExportScreen(PathDialog[tuple[ExportFormat, str]]):
     """Format and file for an export of what the filter shows; enter writes, esc cancels."""
 
-    BINDINGS: ClassVar = [Binding("escape", "cancel", "Cancel", show=False)]
-
-    def __init__(self, headline: str, directory: Path) -> None:
-        super().__init__(classes="modal")
+    def __init__(self, headline: str, directory: Path, check: PathCheck | None = None) -> None:
+        super().__init__(str(directory / "observations.md"), check)
         self.headline = headline
-        self.directory = directory
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
@@ -76,26 +73,17 @@ class ExportScreen(ModalScreen[tuple[ExportFormat, str] | None]):
             yield Static(Text(f"Write the {one_line(self.headline, 300)}, each with its tags and their reasons."),
                          classes="dialog-body")
             yield ChoiceChip([(f, f) for f in FORMATS], value="md", id="export-format", tooltip="The file's format")
-            yield SafeInput(str(self.directory / "observations.md"), id="export-path")
+            yield from self.path_field()
             yield Label(Text("enter to write (asks before replacing a file; never over a brain) · esc cancel"),
                         classes="dialog-hint")
 
-    def on_mount(self) -> None:
-        self.query_one("#export-path", Input).focus()
-
     def on_choice_chip_changed(self, event: ChoiceChip.Changed) -> None:
-        box = self.query_one("#export-path", Input)
+        box = self.query_one("#path-input", Input)
         path = Path(box.value)
         if path.suffix.lstrip(".") in FORMATS:
             box.value = str(path.with_suffix(f".{event.value}"))
-        self.query_one("#export-path", Input).focus()
+        box.focus()
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        value = event.value.strip()
-        if value:
-            fmt = self.query_one("#export-format", ChoiceChip).value
-            self.dismiss((str(fmt), str(Path(value).expanduser().resolve())))  # type: ignore[arg-type]
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
+    def answer(self, path: str) -> tuple[ExportFormat, str]:
+        fmt = self.query_one("#export-format", ChoiceChip).value
+        return str(fmt), str(Path(path).expanduser().resolve())  # type: ignore[return-value]
