@@ -76,3 +76,24 @@ async def test_r_replays_cleos_queries_and_a_budget_shows_the_losses(brain):
         await pilot.press("escape")
         await settle(app, pilot)
         assert isinstance(app.screen, TracesScreen)
+
+
+async def test_the_replay_bar_names_each_box_at_80_columns(brain):
+    """The bar read "step: prune at budget 200 [X] hide…": the number of queries had no name, so
+    200 read as the budget."""
+    from textual.widgets import Checkbox, Input, Label
+
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("4")
+        await settle(app, pilot)
+        await pilot.press("R")
+        view = app.screen
+        await _wait_for_report(app, pilot, view, 1)
+        bar = view.query_one("#replay-bar")
+        names = {str(label.render()).strip(): label.region for label in bar.query(Label)}
+        bound = view.query_one("#replay-bound", Input).region
+        assert "queries" in names and names["queries"].right <= bound.x, names
+        hide = view.query_one("#replay-hide", Checkbox).region
+        assert hide.right <= bar.region.right and hide.width >= len("hide from CLEO's search") + 3, (hide, bar.region)

@@ -116,8 +116,9 @@ class ReplayView(ForwardWorkerErrors, ModalScreen[None]):
     ReplayView #replay-bar { height: 1; }
     ReplayView #replay-bar Label { padding: 0 1 0 0; }
     ReplayView #replay-budget { width: 12; }
-    ReplayView #replay-bound { width: 8; margin-left: 1; }
-    ReplayView #replay-hide { margin-left: 2; border: none; height: 1; padding: 0; }
+    ReplayView #replay-bound-name { margin-left: 1; }
+    ReplayView #replay-bound { width: 7; }
+    ReplayView #replay-hide { margin-left: 1; border: none; height: 1; padding: 0; }
     ReplayView #replay-summary { height: auto; max-height: 6; }
     ReplayView #replay-head { margin-top: 1; height: 1; }
     ReplayView #replay-queries { height: 1fr; min-height: 3; }
@@ -156,6 +157,7 @@ class ReplayView(ForwardWorkerErrors, ModalScreen[None]):
                 yield SafeInput(placeholder="budget", id="replay-budget", compact=True,
                                 tooltip="A token budget (e.g. 8000 or 12k): the step is the prune preview at it; "
                                         "blank: no step, only the agreement with CLEO's log")
+                yield Label("queries", id="replay-bound-name")
                 yield SafeInput(str(self.bound), id="replay-bound", compact=True, type="integer",
                                 tooltip=f"How many distinct queries to replay, newest first (1–{MAX_QUERIES:,})")
                 yield Checkbox("hide from CLEO's search", id="replay-hide", compact=True)
