@@ -206,3 +206,15 @@ def test_cli_mistakes_exit_2_in_one_paragraph(logged_brain: Path, capsys: pytest
     code, out, err = cli(capsys, "--db", str(logged_brain), *args)
     assert code == 2 and out == ""
     assert words in err and "Traceback" not in err and err.strip().count("\n") == 0
+
+
+def test_cli_on_a_brain_without_logged_retrievals_says_so_and_no_zeros(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    from cleo_tui import cli
+
+    path = cleo_brain(tmp_path / ".cleo" / "cleo.db")
+    observations(path, {"O-01": "nothing recalled yet"})
+    assert cli.main(["replay", "--db", str(path), "--budget", "10"]) == 0
+    out = capsys.readouterr().out
+    assert "CLEO has logged no retrievals in this brain" in out
+    assert "Agreement" not in out and "0 of 0 queries" not in out, out

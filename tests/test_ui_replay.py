@@ -97,3 +97,23 @@ async def test_the_replay_bar_names_each_box_at_80_columns(brain):
         assert "queries" in names and names["queries"].right <= bound.x, names
         hide = view.query_one("#replay-hide", Checkbox).region
         assert hide.right <= bar.region.right and hide.width >= len("hide from CLEO's search") + 3, (hide, bar.region)
+
+
+async def test_a_brain_without_logged_retrievals_says_so_instead_of_a_table_of_zeros(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    path = cleo_brain(Path("quiet/.cleo/cleo.db"))
+    observations(path, {"O-01": "nothing recalled yet"})
+    quiet = open_brain(path)
+    app = CleoApp(brain=quiet)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("4")
+        await settle(app, pilot)
+        await pilot.press("R")
+        view = app.screen
+        await _wait_for_report(app, pilot, view, 1)
+        summary = str(view.query_one("#replay-summary", Static).render())
+        assert "CLEO has logged no retrievals in this brain" in summary and "agreement with" not in summary
+        assert not view.query_one("#replay-queries", OptionList).display
+        assert not view.query_one("#replay-head").display and not view.query_one("#replay-detail-box").display
+    quiet.close()

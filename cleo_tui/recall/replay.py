@@ -428,8 +428,9 @@ def summary_lines(report: ReplayReport) -> list[str]:
     n = len(report.queries)
     lines = [f"Replayed {n:,} distinct CLEO quer{'y' if n == 1 else 'ies'} of {report.logged_rows:,} logged rows, "
              f"newest first (bound {report.bound:,})."]
-    if not report.logged_rows:
-        lines.append("CLEO has logged no retrievals in this brain (brain_retrieval_log is missing or empty).")
+    if not report.logged_rows:  # no figure to give: every one would be 0 of 0
+        return [*lines, "CLEO has logged no retrievals in this brain (brain_retrieval_log is missing or empty): "
+                        "there is nothing to replay yet.", *(f"note: {note}" for note in report.notes)]
     step = report.step
     if not step.empty:
         hidden = "hidden from CLEO's search too" if step.hide else "not hidden from CLEO's search"

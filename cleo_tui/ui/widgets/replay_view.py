@@ -72,6 +72,10 @@ def query_text(q: QueryReplay) -> Text:
 
 def compact_summary(report: ReplayReport) -> Text:
     """The totals in as few lines as fit a small terminal (the CLI prints the long form)."""
+    if not report.logged_rows:
+        return Text("CLEO has logged no retrievals in this brain: there is nothing to replay yet. CLEO logs "
+                    "each `memory find`, `fetch`, hybrid search and timeline it answers; the Traces list shows "
+                    "them as they come.", style="italic")
     counts = report.agreement_counts()
     today, intends = report.summary("cleo_today"), report.summary("intends")
     step = report.step
@@ -86,8 +90,6 @@ def compact_summary(report: ReplayReport) -> Text:
     text.append(f"\nlose a result: {today.affected:,} as CLEO behaves today "
                 f"(recall {_recall(today.mean_recall).strip()}) · {intends.affected:,} as eviction intends "
                 f"(recall {_recall(intends.mean_recall).strip()})")
-    if not report.logged_rows:
-        text.append("\nCLEO has logged no retrievals in this brain.", style="italic")
     return text
 
 
@@ -242,6 +244,8 @@ class ReplayView(ForwardWorkerErrors, ModalScreen[None]):
     def show(self, report: ReplayReport) -> None:
         self.report = report
         self.query_one("#replay-summary", Static).update(compact_summary(report))
+        for part in ("#replay-head", "#replay-queries", "#replay-detail-box"):  # nothing logged: the words alone
+            self.query_one(part).display = bool(report.logged_rows)
         queries = self.query_one("#replay-queries", OptionList)
         queries.clear_options()
         width = max(40, queries.size.width or self.app.size.width - 10)
