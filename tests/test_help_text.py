@@ -23,3 +23,12 @@ def test_the_proposal_undo_does_not_promise_an_exact_return():
     question = undo_proposal_question(7, "apply 2 patterns")
     assert "exactly as before" not in question
     assert "`updated_at`" not in question and "updated" in question and "7" in question
+
+
+def test_the_help_describes_a_commit_as_it_runs_beside_cleo():
+    """It said a preview of a changed pool "is refused", in one transaction: a commit goes in short
+    chunks and evicts the previewed rows still as seen, leaving the rest alone (DESIGN, live commits)."""
+    section = RULES_MARKDOWN.split("## Commit and undo", 1)[1]
+    assert "is refused" not in section and "one transaction" not in section
+    for said in ("short chunks", "still live and as previewed", "left alone and listed", "arrived since"):
+        assert said in " ".join(section.split()), said

@@ -118,9 +118,11 @@ newline. Counts are cached outside the brain, in cleo-tui's cache directory.
 
 ## Commit and undo
 
-Committing a preview soft-evicts the dropped rows (`invalid_at` and `updated_at` set)
-and records the run in one transaction. A preview of a pool that has changed since
-(new rows, evictions, pins, citations) is refused. Undo makes live again exactly the rows
+Committing a preview soft-evicts its dropped rows (`invalid_at` and `updated_at` set)
+in short chunks under one recorded run, so CLEO is never held up. It evicts only the
+previewed rows still live and as previewed: rows that arrived since are not part of it,
+and rows CLEO or another step changed meanwhile are left alone and listed in the result,
+with where the pool now stands against the target. Undo makes live again exactly the rows
 that run evicted and that are still as it left them, setting their `updated_at` to the time of the undo
 (so CLEO sees them change), and is recorded as a run too.
 """
