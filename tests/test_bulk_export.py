@@ -119,3 +119,27 @@ def test_a_blank_filter_is_refused_not_read_as_no_filter(db, tmp_path, capsys, f
     err = capsys.readouterr().err
     assert f"{flag} is blank" in err and "nothing was written" in err
     assert file_digest(db) == before and not out.exists()
+
+
+def test_ids_name_observations_directly_and_an_unknown_one_writes_nothing(db, capsys):
+    """`cleo-tui evict O-1` said "unrecognized arguments: O-1": the natural way to name one row."""
+    with sqlite3.connect(db) as conn:
+        decision, discovery = (conn.execute("SELECT id FROM brain_observations WHERE type = ? AND invalid_at IS NULL "
+                                            "ORDER BY rowid LIMIT 1", (kind,)).fetchone()[0]
+                               for kind in ("decision", "discovery"))
+    assert main(["evict", "--db", str(db), decision, discovery, "--include-protected", "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert sorted(plan["ids"]) == sorted([decision, discovery]) and decision in plan["selection"]
+    assert main(["evict", "--db", str(db), decision, discovery, "--type", "decision", "--include-protected",
+                 "--yes", "--json"]) == 0  # with a filter: only the ids it also selects
+    assert json.loads(capsys.readouterr().out)["ids"] == [decision]
+    with sqlite3.connect(db) as conn:
+        states = dict(conn.execute("SELECT id, invalid_at IS NOT NULL FROM brain_observations WHERE id IN (?, ?)",
+                                   (decision, discovery)).fetchall())
+    assert states == {decision: 1, discovery: 0}
+
+    before = file_digest(db)
+    assert main(["pin", "--db", str(db), discovery, "O-nope", "--yes"]) == 2
+    err = capsys.readouterr().err
+    assert "O-nope" in err and "no observation" in err and discovery not in err
+    assert file_digest(db) == before

@@ -19,7 +19,7 @@ from cleo_tui.commands.common import (
 )
 from cleo_tui.memory.bulk import ACTIONS, PAST, BulkAction, apply_bulk, plan_selection
 from cleo_tui.memory.export_rows import FORMATS, write_rows
-from cleo_tui.memory.selection import COVERAGES, Selection, selected_rows, whole_rows
+from cleo_tui.memory.selection import COVERAGES, Selection, selected_rows, unknown_ids, whole_rows
 from cleo_tui.memory.tags import tag_brain
 from cleo_tui.recall.impact import impact_of
 from cleo_tui.safe_text import one_line, plural
@@ -49,11 +49,14 @@ def _date(value: str) -> str:
 
 def register(add: AddCommand) -> None:
     for action, state in zip(ACTIONS, ("live", "evicted", "live"), strict=True):
-        parser = add(action, help=f"{action} every observation a filter shows, as one undoable run",
-                     description=f"{action.capitalize()} every observation the filters select, as one journalled "
+        parser = add(action, help=f"{action} the observations named or a filter shows, as one undoable run",
+                     description=f"{action.capitalize()} the observations named (IDs) or every one the filters "
+                                 "select, as one journalled "
                                  "run written in short chunks (CLEO never waits long). Without --yes, prints the "
                                  "plan and writes nothing. Undo with --undo RUN_ID.")
         add_brain_options(parser, read_only_flag=False)
+        parser.add_argument("ids", nargs="*", metavar="ID",
+                            help="only these observations (with filters: those of them the filters select too)")
         _add_filters(parser, state)
         parser.add_argument("--yes", action="store_true", help="write (without it: the plan only)")
         parser.add_argument("--json", action="store_true", help="print JSON")
@@ -74,10 +77,14 @@ def register(add: AddCommand) -> None:
 
 
 def selection_of(args: argparse.Namespace) -> Selection:
+    ids = tuple(dict.fromkeys(getattr(args, "ids", ())))
+    if any(not i.strip() for i in ids):
+        raise UsageError("An ID is blank: give observation ids, as the Observations pane's id column shows "
+                         "them. Nothing was written.")
     return Selection(state=args.state, type=args.type or None, coverage=args.coverage,
                      protected=None if args.protected is None else args.protected == "yes",
                      tier=args.tier or None, session=args.session or None, search=args.search or "",
-                     since=args.since, before=args.before)
+                     since=args.since, before=args.before, ids=ids)
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -103,6 +110,8 @@ def cmd_export(args: argparse.Namespace) -> int:
 def cmd_bulk(args: argparse.Namespace) -> int:
     action: BulkAction = args.action
     if args.undo is not None:
+        if args.ids:
+            raise UsageError(f"--undo takes a run id alone, not observation ids ({one_line(' '.join(args.ids), 80)}).")
         from cleo_tui.memory.curation import undo_detailed
         brain = brain_from_args(args, read_only=False)
         try:
@@ -113,6 +122,10 @@ def cmd_bulk(args: argparse.Namespace) -> int:
     selection = selection_of(args)
     brain = brain_from_args(args, read_only=not args.yes)
     try:
+        unknown = unknown_ids(brain, selection.ids)
+        if unknown:
+            raise UsageError(f"{plural(len(unknown), 'id')} name{'s' if len(unknown) == 1 else ''} no observation "
+                             f"in this brain: {one_line(', '.join(unknown), 300)}. Nothing was written.")
         planned = plan_selection(brain, selection, tag_brain(brain))  # (as the Observations pane plans)
         ids = planned.ids_for(action, getattr(args, "include_protected", False))
         left_out = len(planned.ids_for(action, include_protected=True)) - len(ids)

@@ -38,7 +38,8 @@ class BulkResult:
     stats: journal.RunStats | None = None
 
     def to_json(self) -> dict[str, object]:
-        return {"action": self.action, "run_id": self.run_id, "count": len(self.done), "left_alone": self.left,
+        return {"action": self.action, "run_id": self.run_id, "count": len(self.done), "ids": self.done,
+                "left_alone": self.left,
                 "writes": None if self.stats is None else self.stats.to_json()}
 
 

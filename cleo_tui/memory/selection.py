@@ -36,6 +36,7 @@ class Selection:
     since: str | None = None
     before: str | None = None
     day: str | None = None  # YYYY-MM-DD: created that day (the History pane's "show this day")
+    ids: tuple[str, ...] = ()  # only these observations (the CLI's ids); none: no filter on ids
 
     @property
     def needs_tags(self) -> bool:
@@ -43,7 +44,8 @@ class Selection:
 
     def describe(self) -> str:
         """"type diary, before 2026-06-01, live" — what a confirmation names."""
-        parts = [f"type {self.type}" if self.type else "", f"coverage {self.coverage}" if self.coverage else "",
+        parts = [f"id{'s' if len(self.ids) > 1 else ''} {', '.join(self.ids)}" if self.ids else "",
+                 f"type {self.type}" if self.type else "", f"coverage {self.coverage}" if self.coverage else "",
                  {True: "protected", False: "not protected", None: ""}[self.protected],
                  f"tier {self.tier}" if self.tier else "", f"session {self.session}" if self.session else "",
                  f"search '{self.search}'" if self.search else "", f"since {self.since}" if self.since else "",
@@ -56,14 +58,15 @@ class Selection:
         q = ObservationQuery(state=self.state, types=(self.type,) if self.type else (), tier=self.tier,
                              session=self.session, search=self.search, since=self.since, before=self.before,
                              day=self.day, sort="date", descending=True)
-        if not self.needs_tags or tags is None:
-            return q
-        ids_in: set[str] | None = None
+        ids_in: set[str] | None = set(self.ids) if self.ids else None
         ids_out: set[str] = set()
+        if not self.needs_tags or tags is None:
+            return q.with_(ids_in=tuple(sorted(ids_in))) if ids_in is not None else q
         if self.coverage == "uncited":
             ids_out |= {i for c in ("cited", "reinforced") for i in tags.ids_with_coverage(c)}
         elif self.coverage is not None:
-            ids_in = set(tags.ids_with_coverage(self.coverage))
+            covered = set(tags.ids_with_coverage(self.coverage))
+            ids_in = covered if ids_in is None else ids_in & covered
         if self.protected is not None:
             protected = set(tags.protected_ids())
             if self.protected:
@@ -73,6 +76,14 @@ class Selection:
         if ids_in is not None:
             return q.with_(ids_in=tuple(sorted(ids_in - ids_out)))
         return q.with_(ids_not_in=tuple(sorted(ids_out))) if ids_out else q
+
+
+def unknown_ids(brain: Brain, ids: Iterable[str]) -> list[str]:
+    """Those of `ids` that no observation has, live or evicted (in the order given, each once)."""
+    wanted = list(dict.fromkeys(ids))
+    found = {row[0] for row in brain.query(f"SELECT id FROM {cs.OBSERVATIONS} WHERE id IN "
+                                           "(SELECT value FROM json_each(?))", (json.dumps(wanted),))}
+    return [i for i in wanted if i not in found]
 
 
 def has_id(row: Mapping[str, Any]) -> bool:
