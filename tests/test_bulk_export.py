@@ -143,3 +143,13 @@ def test_ids_name_observations_directly_and_an_unknown_one_writes_nothing(db, ca
     err = capsys.readouterr().err
     assert "O-nope" in err and "no observation" in err and discovery not in err
     assert file_digest(db) == before
+
+
+def test_export_takes_ids_too(db, tmp_path, capsys):
+    with sqlite3.connect(db) as conn:
+        first = conn.execute("SELECT id FROM brain_observations ORDER BY rowid LIMIT 1").fetchone()[0]
+    out = tmp_path / "one.json"
+    assert main(["export", "--db", str(db), first, "--format", "json", "--out", str(out)]) == 0
+    assert [r["id"] for r in json.loads(out.read_text())] == [first]
+    assert main(["export", "--db", str(db), "O-nope", "--format", "json", "--out", str(tmp_path / "x.json")]) == 2
+    assert "O-nope" in capsys.readouterr().err and not (tmp_path / "x.json").exists()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from cleo_tui.brain import Brain
 from cleo_tui.commands.argtypes import nonblank_filter
 from cleo_tui.commands.common import (
     STANDARD_OUTPUT,
@@ -23,6 +24,20 @@ from cleo_tui.memory.selection import COVERAGES, Selection, selected_rows, unkno
 from cleo_tui.memory.tags import tag_brain
 from cleo_tui.recall.impact import impact_of
 from cleo_tui.safe_text import one_line, plural
+
+
+def _add_ids(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("ids", nargs="*", metavar="ID",
+                        help="only these observations (with filters: those of them the filters select too)")
+
+
+def _check_ids(brain: Brain, selection: Selection) -> None:
+    """UsageError (the brain closed) when an id names no observation: a typo must not act on the rest."""
+    unknown = unknown_ids(brain, selection.ids)
+    if unknown:
+        brain.close()
+        raise UsageError(f"{plural(len(unknown), 'id')} name{'s' if len(unknown) == 1 else ''} no observation "
+                         f"in this brain: {one_line(', '.join(unknown), 300)}. Nothing was written.")
 
 
 def _add_filters(parser: argparse.ArgumentParser, state: str) -> None:
@@ -55,8 +70,7 @@ def register(add: AddCommand) -> None:
                                  "run written in short chunks (CLEO never waits long). Without --yes, prints the "
                                  "plan and writes nothing. Undo with --undo RUN_ID.")
         add_brain_options(parser, read_only_flag=False)
-        parser.add_argument("ids", nargs="*", metavar="ID",
-                            help="only these observations (with filters: those of them the filters select too)")
+        _add_ids(parser)
         _add_filters(parser, state)
         parser.add_argument("--yes", action="store_true", help="write (without it: the plan only)")
         parser.add_argument("--json", action="store_true", help="print JSON")
@@ -66,9 +80,11 @@ def register(add: AddCommand) -> None:
         parser.add_argument("--undo", metavar="RUN_ID", type=int, help="undo an earlier run instead")
         parser.set_defaults(func=cmd_bulk, action=action, needs="observations")
     export = add("export", help="write the observations a filter shows as JSON, JSONL or Markdown",
-                 description="Export the observations the filters select, each with its tags and their reasons. "
+                 description="Export the observations named (IDs) or the filters select, each with its tags and "
+                             "their reasons. "
                              "Never writes over a brain or any SQLite file; asks for --force to replace a file.")
     add_brain_options(export)
+    _add_ids(export)
     _add_filters(export, "all")
     export.add_argument("--format", choices=FORMATS, required=True, help="json, jsonl or md (Markdown)")
     export.add_argument("--out", required=True, metavar="FILE", help="the file to write (- for standard output)")
@@ -77,7 +93,7 @@ def register(add: AddCommand) -> None:
 
 
 def selection_of(args: argparse.Namespace) -> Selection:
-    ids = tuple(dict.fromkeys(getattr(args, "ids", ())))
+    ids = tuple(dict.fromkeys(args.ids))
     if any(not i.strip() for i in ids):
         raise UsageError("An ID is blank: give observation ids, as the Observations pane's id column shows "
                          "them. Nothing was written.")
@@ -92,6 +108,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         raise UsageError("--out needs a file name; nothing was written.")
     selection = selection_of(args)
     brain = brain_from_args(args)
+    _check_ids(brain, selection)
     try:
         tags = tag_brain(brain)
         rows = whole_rows(brain, selected_rows(brain, selection, tags))
@@ -121,11 +138,8 @@ def cmd_bulk(args: argparse.Namespace) -> int:
         return 0
     selection = selection_of(args)
     brain = brain_from_args(args, read_only=not args.yes)
+    _check_ids(brain, selection)
     try:
-        unknown = unknown_ids(brain, selection.ids)
-        if unknown:
-            raise UsageError(f"{plural(len(unknown), 'id')} name{'s' if len(unknown) == 1 else ''} no observation "
-                             f"in this brain: {one_line(', '.join(unknown), 300)}. Nothing was written.")
         planned = plan_selection(brain, selection, tag_brain(brain))  # (as the Observations pane plans)
         ids = planned.ids_for(action, getattr(args, "include_protected", False))
         left_out = len(planned.ids_for(action, include_protected=True)) - len(ids)
