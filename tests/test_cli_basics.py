@@ -6,6 +6,7 @@ import argparse
 import importlib
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -148,3 +149,16 @@ def test_the_live_writes_benchmark_shows_its_writer_option(capsys):
     with pytest.raises(SystemExit):
         live_writes.main(["--help"])
     assert "--writer DB" in capsys.readouterr().out
+
+
+def test_info_text_lines_up_its_values_and_writes_counts_as_history_does(tmp_path, capsys):
+    """"consolidation: …" stood a column right of every other value, and counts had no separators
+    ("14399 live") where `history` writes 14,399."""
+    db = copy_demo(tmp_path, observations=1_200, seed=3)
+    assert cli.main(["info", "--db", str(db)]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if ": " in line]
+    starts = {line.index(": ") + 2 + (len(line.split(": ", 1)[1]) - len(line.split(": ", 1)[1].lstrip()))
+              for line in lines}
+    assert len(starts) == 1, lines
+    live = next(line for line in lines if line.startswith("observations:"))
+    assert re.search(r"\d,\d{3} live", live), live

@@ -97,6 +97,6 @@ def test_info_on_a_hippo_store_speaks_of_its_memories_not_cleos_agents(tmp_path,
     db = make_hippo_store(tmp_path / ".hippo" / "hippo.db")
     assert main(["info", "--db", str(db)]) == 0
     out = capsys.readouterr().out
-    assert "kind:         hippo store" in out
-    assert "memories:     1 live, 1 superseded" in out and "traces:       1" in out
+    assert "kind:          hippo store" in out
+    assert "memories:      1 live, 1 superseded" in out and "traces:        1" in out
     assert "CLEO" not in out and "observer" not in out and "patterns" not in out

@@ -119,7 +119,7 @@ def test_info_json_gains_liveness(project, capsys):
 def test_info_text_shows_the_agents(project, capsys):
     code, out, _ = run(capsys, "info", "--project", str(project))
     assert code == 0
-    assert "observer:     last note 2026-04-03 11:00:00" in out
+    assert "observer:      last note 2026-04-03 11:00:00" in out
     assert "consolidation: no brain_consolidation_events table" in out
 
 

@@ -82,7 +82,7 @@ def test_read_only_api_open_leaves_no_side_files(tmp_path):
 def test_info_leaves_no_side_files(tmp_path):
     path = _wal_brain(tmp_path)
     code, out, _err = run_cli("info", "--db", str(path))
-    assert code == 0 and f"observations: {ROWS - 1} live" in out
+    assert code == 0 and f"observations:  {ROWS - 1} live" in out
     assert _listing(path.parent) == {"cleo.db"}
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run([sys.executable, "-m", "cleo_tui", "info", "--project", str(tmp_path)],

@@ -11,7 +11,7 @@ from cleo_tui.brain.store import brains_left_behind
 from cleo_tui.brain.summary import brain_summary
 from cleo_tui.commands.argtypes import nonempty_path
 from cleo_tui.commands.common import AddCommand, add_brain_options, brain_from_args, emit_json, int_option
-from cleo_tui.commands.history_cmd import liveness_lines
+from cleo_tui.commands.history_cmd import info_field, liveness_lines
 from cleo_tui.demo import BATCH_ROWS as DEMO_BATCH_ROWS
 from cleo_tui.demo import DEFAULT_OBSERVATIONS, DEFAULT_SEED, MAX_OBSERVATIONS, MIN_OBSERVATIONS, generate_demo
 from cleo_tui.memory.liveness import brain_liveness
@@ -65,26 +65,28 @@ def cmd_info(args: argparse.Namespace) -> int:
         emit_json(summary)
     else:
         obs = summary["observations"]
-        print(f"brain:        {one_line(summary['db'])}")
-        print(f"kind:         {summary['kind_label']}")
+        print(info_field("brain", one_line(summary["db"])))
+        print(info_field("kind", summary["kind_label"]))
         if summary["kind"] == KIND_HIPPO:  # its memories and traces; no CLEO agents, patterns or marks
-            print(f"memories:     {obs['live']} live, {obs['evicted']} superseded")
-            print(f"traces:       {summary['traces']}")
+            print(info_field("memories", f"{obs['live']:,} live, {obs['evicted']:,} superseded"))
+            print(info_field("traces", f"{summary['traces']:,}"))
             return 0
-        print(f"observations: {obs['live']} live, {obs['evicted']} evicted")
-        print(f"patterns:     {summary['patterns']}")
-        print(f"learnings:    {summary['learnings']}")
-        print(f"traces:       {summary['traces']}")
-        print(f"CLEO recalls: {summary['cleo_retrievals']} logged retrievals (cleo-tui traces --kind cleo)")
-        print(f"CLEO marks:   {summary.get('at_risk', 0)} at risk (its next consolidation deletes them), "
-              f"{summary.get('hidden_from_cleo_search', 0)} hidden from its search")
+        print(info_field("observations", f"{obs['live']:,} live, {obs['evicted']:,} evicted"))
+        print(info_field("patterns", f"{summary['patterns']:,}"))
+        print(info_field("learnings", f"{summary['learnings']:,}"))
+        print(info_field("traces", f"{summary['traces']:,}"))
+        print(info_field("CLEO recalls", f"{summary['cleo_retrievals']:,} logged retrievals "
+                                         "(cleo-tui traces --kind cleo)"))
+        print(info_field("CLEO marks", f"{summary.get('at_risk', 0):,} at risk (its next consolidation deletes "
+                                       f"them), {summary.get('hidden_from_cleo_search', 0):,} hidden from its search"))
         if summary["stale_reason"]:
-            print(f"stale:        {one_line(summary['stale_reason'], 1000)}")
+            print(info_field("stale", one_line(summary["stale_reason"], 1000)))
         print("\n".join(liveness_lines(summary["liveness"])))
         for note in summary["recovered"]:
-            print(f"recovered:    {one_line(note, 1000)}")
+            print(info_field("recovered", one_line(note, 1000)))
         for other in summary["left_behind"]:
-            print(f"left behind:  {one_line(other)} (another brain of this project, not opened; --db opens it)")
+            print(info_field("left behind", f"{one_line(other)} (another brain of this project, not opened; "
+                                            "--db opens it)"))
     return 0
 
 

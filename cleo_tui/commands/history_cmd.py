@@ -171,13 +171,23 @@ def liveness_lines(liveness: JsonObject) -> list[str]:
         consolidation = {"absent": "no brain_consolidation_events table",
                          "empty": "brain_consolidation_events holds no run"}.get(
                              str(liveness.get("consolidation_table")), "-")
-    lines = [f"observer:     last note {_shown(liveness.get('observer_last_run'))}",
-             f"reflector:    last output {_shown(liveness.get('reflector_last_run'))}",
-             one_line(f"consolidation: {consolidation}", WIDTH)]
+    lines = [info_field("observer", f"last note {_shown(liveness.get('observer_last_run'))}"),
+             info_field("reflector", f"last output {_shown(liveness.get('reflector_last_run'))}"),
+             one_line(info_field("consolidation", consolidation), WIDTH)]
     dream = liveness.get("dream_state")
     if dream:
         state = dream.get("error") or (f"sweep gate {'active' if dream.get('sweep_gate_active') else 'clear'}, "
                                        f"dream watermark {_shown(dream.get('dream_watermark'))}")
-        lines.append(one_line(f"dream state:  {state}", WIDTH))
-    lines += [line for w in liveness.get("warnings", []) for line in _wrap("warning: " + w, "")]
+        lines.append(one_line(info_field("dream state", state), WIDTH))
+    for warning in liveness.get("warnings", []):
+        lines += textwrap.wrap(one_line(warning), WIDTH, initial_indent=info_field("warning", ""),
+                               subsequent_indent=" " * INFO_LABEL)
     return lines
+
+
+INFO_LABEL = len("consolidation: ")  # the widest of `info`'s labels, so its values line up
+
+
+def info_field(label: str, value: str) -> str:
+    """One line of `info`: the label, then its value at the column every value starts at."""
+    return f"{label + ':':<{INFO_LABEL}}{value}"
