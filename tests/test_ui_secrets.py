@@ -38,6 +38,7 @@ async def test_the_secrets_view_lists_masked_findings_and_redacts_after_a_confir
         assert cells[:4] == ["brain_observations", row_id, "narrative", "aws-access-key"]
         assert KEY not in " ".join(str(c) for c in table.get_row_at(0))
         assert "1 possible secret" in str(screen.query_one("#secrets-status", Static).render())
+        assert "r redact all" in str(screen.query_one("#secrets-keys", Static).render())
         await pilot.press("r")
         await settle(app, pilot)
         assert isinstance(app.screen, ConfirmModal)
@@ -48,3 +49,17 @@ async def test_the_secrets_view_lists_masked_findings_and_redacts_after_a_confir
     with sqlite3.connect(path) as conn:
         narrative = conn.execute("SELECT narrative FROM brain_observations WHERE id = ?", (row_id,)).fetchone()[0]
     assert KEY not in narrative and "[redacted:aws-access-key]" in narrative
+
+
+async def test_a_brain_without_secrets_says_so_without_an_empty_table_or_a_redact_key(brain):
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("S")
+        await settle(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, SecretsScreen) and screen.scan is not None
+        assert "No secrets found" in str(screen.query_one("#secrets-status", Static).render())
+        assert not screen.query_one(DataTable).display
+        keys = str(screen.query_one("#secrets-keys", Static).render())
+        assert "redact" not in keys and "esc close" in keys

@@ -25,6 +25,8 @@ from cleo_tui.memory.secrets import SecretScan, scan_brain
 from cleo_tui.safe_text import one_line, plural
 
 SHOWN = 2000  # rows listed; `cleo-tui secrets --json` lists every finding
+CLOSE_KEY = "esc close"
+REDACT_KEY = "r redact all (asks first; cannot be undone) · "
 
 
 class SecretsScreen(ModalScreen[SecretScan | None]):
@@ -58,7 +60,7 @@ class SecretsScreen(ModalScreen[SecretScan | None]):
             yield Label(Text("Secrets in the brain"), classes="dialog-title")
             yield Static(Text("Scanning every text column…"), id="secrets-status")
             yield DataTable(cursor_type="row", zebra_stripes=True)
-            yield Static(Text("r redact all (asks first; cannot be undone) · esc close"), id="secrets-keys")
+            yield Static(Text(CLOSE_KEY), id="secrets-keys")
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
@@ -95,6 +97,9 @@ class SecretsScreen(ModalScreen[SecretScan | None]):
         if scan.findings and self.read_only_reason:
             status += f" Read-only ({self.read_only_reason}): redaction is not possible here."
         self.query_one("#secrets-status", Static).update(Text(status))
+        table.display = bool(scan.findings)  # (nothing found: the sentence alone)
+        redactable = scan.findings and not self.read_only_reason
+        self.query_one("#secrets-keys", Static).update(Text((REDACT_KEY if redactable else "") + CLOSE_KEY))
 
     def action_redact(self) -> None:
         if self.scan is None:
