@@ -546,3 +546,32 @@ async def test_the_detail_says_why_nothing_is_listed(brain, tmp_path, monkeypatc
         await settle(app, pilot)
         assert "holds no observations yet" in str(app.screen.query_one(".detail-meta", Static).render())
     empty.close()
+
+
+async def test_an_empty_records_tab_offers_no_full_text_of_another_tabs_record(tmp_path):
+    """On an empty tab the detail said "No learnings in this brain." but v still opened the
+    pattern shown before, from the other tab; the empty table stood there with its header."""
+    from textual.widgets import DataTable, TabbedContent
+
+    from cleo_tui.ui.widgets.modals import TextViewer
+    from tests.pruner_fixtures import add_pattern, new_brain
+    from tests.ui_helpers import footer_actions
+
+    brain = new_brain(tmp_path)
+    add_pattern(brain, "P-1", "always rebase before merging")
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("t")
+        await settle(app, pilot)
+        screen = app.screen
+        assert "view_record" in footer_actions(screen)
+        screen.query_one("#records-tabs", TabbedContent).active = "records-learning"
+        await settle(app, pilot)
+        assert "No learnings in this brain" in str(screen.query_one("#record-detail", Static).render())
+        assert not screen.query_one("#table-learning", DataTable).display
+        assert "view_record" not in footer_actions(screen)
+        await pilot.press("v")
+        await settle(app, pilot)
+        assert not isinstance(app.screen, TextViewer)
+    brain.close()

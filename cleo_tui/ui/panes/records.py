@@ -68,6 +68,7 @@ class RecordsScreen(ForwardWorkerErrors, Screen[None]):
                 key = f"{kind}:{row.get('id')}"
                 self._rows[key] = row | {"_kind": kind}
                 table.add_row(*[Text(one_line(row.get(c), 90)) for c in columns], key=key)
+            table.display = bool(data[kind])  # (none: the detail's sentence alone)
             if len(data[kind]) >= LIST_LIMIT:
                 self.notify(f"Showing the newest {LIST_LIMIT:,} {label.lower()}.")
         self.query_one(f"#table-{self._visible_kind()}", DataTable).focus()  # arrows and enter work at once
@@ -96,6 +97,7 @@ class RecordsScreen(ForwardWorkerErrors, Screen[None]):
             label = next(label for k, label, _ in KINDS if k == kind)
             self.query_one("#record-detail", Static).update(Text(f"No {label.lower()} in this brain.",
                                                                  style="italic"))
+            self._set_shown("")
             return
         key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
         self.show_record(str(key.value))
@@ -104,7 +106,7 @@ class RecordsScreen(ForwardWorkerErrors, Screen[None]):
         row = self._rows.get(key)
         if row is None:
             return
-        self.shown_key = key
+        self._set_shown(key)
         kind = row["_kind"]
         text = Text()
         text.append(f"{kind}:{one_line(row.get('id'))}", style="bold")
@@ -116,7 +118,16 @@ class RecordsScreen(ForwardWorkerErrors, Screen[None]):
                 text.append(one_line(row[extra], 300) + "\n")
         self.query_one("#record-detail", Static).update(text)
 
-    shown_key = ""  # the record the detail shows
+    shown_key = ""  # the record the detail shows ("": none, on an empty tab)
+
+    def _set_shown(self, key: str) -> None:
+        changed = bool(key) != bool(self.shown_key)
+        self.shown_key = key
+        if changed:
+            self.refresh_bindings()  # v comes and goes with a record to show
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return bool(self.shown_key) if action == "view_record" else True
 
     @on(DataTable.RowSelected)
     def record_selected(self, event: DataTable.RowSelected) -> None:
