@@ -76,8 +76,10 @@ def check_text_arguments(args: argparse.Namespace, argv: Sequence[str]) -> None:
     """Refuse an id, session, query ... that is not valid UTF-8 text (Python keeps the bytes as
     lone surrogates, which SQLite cannot take): one paragraph naming the argument. Paths may hold
     any bytes and are let through."""
-    for name, value in vars(args).items():
-        if name in PATH_ARGUMENTS or not isinstance(value, str) or not _SURROGATE.search(value):
+    for name, given in vars(args).items():
+        values = given if isinstance(given, list) else [given]  # (a list: the ids `evict ID…` names)
+        value = next((v for v in values if isinstance(v, str) and _SURROGATE.search(v)), None)
+        if name in PATH_ARGUMENTS or value is None:
             continue
         flag = "--" + name.replace("_", "-")
         label = flag if any(a == flag or a.startswith(flag + "=") for a in argv) else name.upper()

@@ -43,6 +43,7 @@ CASES = [
     (["history", "--db", "{db}", BAD], "not valid UTF-8"),
     (["traces", "--db", "{db}", "--session", BAD], "not valid UTF-8"),
     (["recall", "--db", "{db}", "--session", BAD, "money"], "not valid UTF-8"),
+    (["evict", "--db", "{db}", "O-1", BAD], "not valid UTF-8"),
     (["init", "/proc/nope"], "/proc/nope"),
     (["nosuch"], "not a cleo-tui command"),
     (["infoo"], "info"),
