@@ -32,7 +32,7 @@ def register(add: AddCommand) -> None:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from cleo_tui.brain import locate_brain
-    from cleo_tui.ui.web import BrainServer, app_command, new_token
+    from cleo_tui.ui.web import BrainServer, CannotListen, app_command, new_token
 
     port = int_option(args.port, "--port", 0, 65535)
     if args.db is not None and not args.db.strip():
@@ -40,15 +40,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
     db = str(Path(args.db).resolve()) if args.db else str(locate_brain(args.project).resolve())
     if not Path(db).is_file():
         raise UsageError(f"There is no brain at {db}.")
-    try:
-        if port == 0:
+    if port == 0:
+        try:
             port = _free_port(args.host)
-        if args.host != LOOPBACK:
-            print(f"cleo-tui: warning: listening on {args.host}: other machines that can reach it may open the "
-                  "app (with the token).", file=sys.stderr)
+        except OSError as exc:
+            raise _cannot_listen(exc, args.host, port) from None
+    if args.host != LOOPBACK:
+        print(f"cleo-tui: warning: listening on {args.host}: other machines that can reach it may open the "
+              "app (with the token).", file=sys.stderr)
+    try:
         BrainServer(app_command(None, db, args.read_only), args.host, port, new_token()).serve()
-    except OSError as exc:
-        raise _cannot_listen(exc, args.host, port) from None
+    except CannotListen as exc:  # (only the bind: an error while serving is not the address's fault)
+        raise _cannot_listen(exc.cause, args.host, port) from None
     return 0
 
 

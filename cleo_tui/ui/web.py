@@ -44,6 +44,14 @@ def new_token() -> str:
     return secrets.token_urlsafe(24)
 
 
+class CannotListen(Exception):
+    """The server could not listen on its address (`cause`: the OSError of the bind)."""
+
+    def __init__(self, cause: OSError) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+
+
 class BrainServer(Server):
     """textual-serve's server, behind a token."""
 
@@ -83,7 +91,10 @@ class BrainServer(Server):
         runner = web.AppRunner(await self._make_app(), handle_signals=False)
         await runner.setup()
         try:
-            await web.TCPSite(runner, self.host, self.port).start()
+            try:
+                await web.TCPSite(runner, self.host, self.port).start()
+            except OSError as exc:  # (only the bind: an error while serving is not the address's fault)
+                raise CannotListen(exc) from exc
             print(f"cleo-tui in the browser: {self.url}\n(only this machine can reach it; ctrl+c stops the "
                   "server and every app it started)", flush=True)
             stop = asyncio.Event()
