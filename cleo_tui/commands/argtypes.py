@@ -55,6 +55,17 @@ def nonempty_path(flag: str, what: str = "a path") -> Callable[[str], str]:
     return parse
 
 
+def nonblank_text(flag: str) -> Callable[[str], str]:
+    """A type for a value that names something (a session, a tenant, a source): a blank one names nothing."""
+    def parse(value: str) -> str:
+        if not value.strip():
+            raise BadArgument(f"{flag} is blank; give a value, or leave {flag} out.")
+        return value
+
+    parse.__name__ = "text"
+    return parse
+
+
 def nonblank_filter(flag: str) -> Callable[[str], str]:
     """A type for a filter `flag`: any text with a non-space in it. A blank one would select as if
     the filter were left out (`evict --search "$WORDS" --yes` with WORDS empty: every observation)."""

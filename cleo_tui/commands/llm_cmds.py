@@ -19,7 +19,7 @@ import argparse
 import sys
 from typing import Any
 
-from cleo_tui.commands.argtypes import sqlite_int
+from cleo_tui.commands.argtypes import nonblank_text, sqlite_int
 from cleo_tui.commands.common import (
     AddCommand,
     UsageError,
@@ -58,10 +58,12 @@ FAILURES = {r.NO_CREDENTIAL, r.PROVIDER_ERROR, r.UNPARSABLE, r.READ_ONLY, r.CANC
 
 
 def _provider_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--session", metavar="ID", help="the CLEO session (source_session_id) to work on")
+    parser.add_argument("--session", metavar="ID", type=nonblank_text("--session"),
+                        help="the CLEO session (source_session_id) to work on")
     parser.add_argument("--provider", choices=PROVIDERS, help="LLM provider (default: resolved from config/env)")
-    parser.add_argument("--model", metavar="NAME", help="model name (default: CLEO_OBSERVER_MODEL, config, built-in)")
-    parser.add_argument("--base-url", metavar="URL",
+    parser.add_argument("--model", metavar="NAME", type=nonblank_text("--model"),
+                        help="model name (default: CLEO_OBSERVER_MODEL, config, built-in)")
+    parser.add_argument("--base-url", metavar="URL", type=nonblank_text("--base-url"),
                         help="provider endpoint, e.g. a local OpenAI-compatible server's /v1")
     parser.add_argument("--json", action="store_true", help="print JSON")
 

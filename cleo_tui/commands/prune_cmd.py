@@ -10,7 +10,7 @@ import sys
 
 from cleo_tui.brain.journal import Run
 from cleo_tui.brain.rows import JsonObject
-from cleo_tui.commands.argtypes import sqlite_int
+from cleo_tui.commands.argtypes import nonblank_text, sqlite_int
 from cleo_tui.commands.common import (
     AddCommand,
     UsageError,
@@ -57,7 +57,8 @@ def register(add: AddCommand) -> None:
     prune.add_argument("--tokenizer", metavar="NAME", choices=TOKENIZER_NAMES,
                        help=f"how tokens are counted: {', '.join(TOKENIZER_NAMES)} "
                             "(default: the config file's, else chars4)")
-    prune.add_argument("--session", metavar="ID", help="prune only this session's live observations")
+    prune.add_argument("--session", metavar="ID", type=nonblank_text("--session"),
+                       help="prune only this session's live observations")
     prune.add_argument("--json", action="store_true", help="print JSON")
     prune.add_argument("--apply", action="store_true", help="commit: soft-evict the dropped observations")
     prune.add_argument("--yes", action="store_true", help="do not ask before --apply")

@@ -8,7 +8,7 @@ from dataclasses import asdict
 
 from cleo_tui.brain import Brain
 from cleo_tui.brain.rows import JsonObject
-from cleo_tui.commands.argtypes import BadNumber, iso_time, nonempty_path, sqlite_int
+from cleo_tui.commands.argtypes import BadNumber, iso_time, nonblank_text, nonempty_path, sqlite_int
 from cleo_tui.commands.common import (
     STANDARD_OUTPUT,
     AddCommand,
@@ -53,7 +53,8 @@ def register(add: AddCommand) -> None:
     recall.add_argument("--why", action="store_true", help="show (and trace) each result's rerank steps")
     recall.add_argument("--limit", type=sqlite_int("--limit"), default=DEFAULT_LIMIT, metavar="K",
                         help=f"results to return (default {DEFAULT_LIMIT})")
-    recall.add_argument("--session", metavar="ID", help="session id recorded on the trace")
+    recall.add_argument("--session", metavar="ID", type=nonblank_text("--session"),
+                        help="session id recorded on the trace")
     recall.add_argument("--json", action="store_true", help="print JSON")
     add_brain_options(recall)
     recall.set_defaults(func=cmd_recall)
@@ -85,12 +86,12 @@ def register(add: AddCommand) -> None:
     traces.add_argument("--force", action="store_true", help="with --export: replace an existing file")
     traces.add_argument("--kind", choices=KINDS,
                         help="only this kind: cleo (CLEO's own retrievals), cleo-tui or hippo (the traces)")
-    traces.add_argument("--source", metavar="NAME",
+    traces.add_argument("--source", metavar="NAME", type=nonblank_text("--source"),
                         help="only CLEO's retrievals of this source (find-rrf, find, fetch, hybrid, timeline, …)")
     traces.add_argument("--limit", type=sqlite_int("--limit", low=1, what="a number of traces (1 or more)"),
                         default=50, help="traces to list (default 50)")
-    traces.add_argument("--tenant", help="only traces of this tenant")
-    traces.add_argument("--session", help="only this session")
+    traces.add_argument("--tenant", type=nonblank_text("--tenant"), help="only traces of this tenant")
+    traces.add_argument("--session", type=nonblank_text("--session"), help="only this session")
     traces.add_argument("--pipeline", choices=PIPELINES, help="only traces of this pipeline")
     traces.add_argument("--since", metavar="DATE", type=iso_time("--since"),
                         help="traces at or after this ISO date/time")
