@@ -65,6 +65,7 @@ class SecretsScreen(ModalScreen[SecretScan | None]):
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
         table.add_columns("table", "row", "column", "kind", "preview (masked)")
+        table.display = False  # until the scan finds something (`show`)
         table.focus()
         self.run_scan()
 
