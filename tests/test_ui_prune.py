@@ -13,7 +13,7 @@ from cleo_tui.memory.cleo_effects import HIDDEN_QUALITY
 from cleo_tui.memory.pruner import MAX_BUDGET, PoolEntry, build_pool
 from cleo_tui.memory.tokenizers import get_tokenizer
 from cleo_tui.ui.app import CleoApp
-from cleo_tui.ui.panes.prune import PruneScreen
+from cleo_tui.ui.panes.prune import ALL_SCOPE, PruneScreen
 from cleo_tui.ui.widgets.budget_bar import BarFigures, BudgetBar, bar_cells
 from cleo_tui.ui.widgets.choice_chip import ChoiceChip
 from cleo_tui.ui.widgets.detail import ObservationModal
@@ -399,6 +399,14 @@ async def test_tokenizer_and_scope_prepare_a_new_pool(brain):
         screen.query_one("#prune-scope", ChoiceChip).value = session
         await settle(app, pilot)
         assert screen.pool.session == session and len(screen.pool) == count
+        # The budget was the pane's own default: it follows the scope (the whole pool's, kept, was
+        # far above a session's size and dropped nothing). One the user chose stays.
+        assert screen.budget == default_budget(screen.pool.tokens_before) < budget
+        screen.query_one("#prune-budget", Input).value = "1234"
+        await settle(app, pilot)
+        screen.query_one("#prune-scope", ChoiceChip).value = ALL_SCOPE
+        await settle(app, pilot)
+        assert screen.pool.session is None and screen.budget == 1234
 
 
 def test_per_budget_work_is_bounded_by_visible_rows():

@@ -270,6 +270,7 @@ class PruneScreen(PruneLive):
         self.query_one("#prune-chart", PruneChart).set_pool(pool)
         if self.budget is None:
             self.budget = default_budget(pool.tokens_before)
+            self.budget_is_default = True
             self._show_budget_text()
         self.set_budget(self.budget)
 
@@ -443,6 +444,7 @@ class PruneScreen(PruneLive):
         self.budget_error = None
         budget = parse_budget(event.value)
         if budget != self.budget:
+            self.budget_is_default = False
             self.set_budget(budget)
         else:
             self.message = ""
@@ -455,6 +457,7 @@ class PruneScreen(PruneLive):
         self.table(self.current_list()).focus()
 
     settled_budget: int | None = None  # the budget before the box's present edit (an invalid box returns to it)
+    budget_is_default = False  # the budget is the pane's default for the pool, not one the user chose
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         if event.widget.id == "prune-budget" and self.budget_error is None:
@@ -468,6 +471,7 @@ class PruneScreen(PruneLive):
             return
         step = nice_step(self.pool.tokens_before, COARSE if coarse else FINE)
         self.budget = stepped(self.budget, step, direction)
+        self.budget_is_default = False
         self.settled_budget = self.budget
         self._show_budget_text()
         self.set_budget(self.budget)
@@ -483,6 +487,8 @@ class PruneScreen(PruneLive):
     def scope_chosen(self, event: ChoiceChip.Changed) -> None:
         if event.value is not None and event.value != self.scope:
             self.scope = event.value
+            if self.budget_is_default:  # the whole pool's default means nothing for one session: redo it
+                self.budget = None
             self.reload()
 
     def action_cycle_tokenizer(self) -> None:
