@@ -153,3 +153,14 @@ def test_export_takes_ids_too(db, tmp_path, capsys):
     assert [r["id"] for r in json.loads(out.read_text())] == [first]
     assert main(["export", "--db", str(db), "O-nope", "--format", "json", "--out", str(tmp_path / "x.json")]) == 2
     assert "O-nope" in capsys.readouterr().err and not (tmp_path / "x.json").exists()
+
+
+def test_one_token_is_said_in_the_singular(tmp_path, capsys):
+    from tests.pruner_fixtures import add_observation, new_brain
+
+    brain = new_brain(tmp_path)
+    add_observation(brain, "O-1", "x")
+    brain.close()
+    assert main(["evict", "--db", str(tmp_path / ".cleo" / "cleo.db"), "O-1"]) == 0
+    out = capsys.readouterr().out
+    assert "about 1 token." in out, out

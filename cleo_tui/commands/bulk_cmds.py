@@ -153,7 +153,7 @@ def cmd_bulk(args: argparse.Namespace) -> int:
                 emit_json(plan | {"ids": ids, "run_id": None})
             else:
                 print(f"Would {action} {plural(len(ids), 'observation')} ({selection.describe()}), "
-                      f"about {tokens:,} tokens"
+                      f"about {plural(tokens, 'token')}"
                       + (f"; {left_out:,} protected left out (--include-protected takes them)" if left_out else "")
                       + ("." if ids else ". Nothing to do.") + ("\nNothing was written. Run again with --yes."
                                                               if ids else ""))

@@ -45,7 +45,8 @@ class BulkResult:
 
 @dataclass(frozen=True)
 class SelectionPlan:
-    """What a bulk step on a selection would touch: ids, their tokens (chars/4), the protected among them."""
+    """What a bulk step on a selection would touch: ids, their tokens (characters / 4, rounded up), the
+    protected among them."""
 
     selection: Selection
     ids: list[str]
@@ -55,7 +56,7 @@ class SelectionPlan:
     protection_known: bool = True  # False: planned before every row's protection was computed (`protected`
     # then holds only what was known: an evict must wait)
     without_id: int = 0  # rows shown that have no id: counted and exported, but no step can write them
-    row_tokens: dict[str, int] = field(default_factory=dict)  # id → its tokens (chars/4)
+    row_tokens: dict[str, int] = field(default_factory=dict)  # id → its tokens (characters / 4, rounded up)
 
     @property
     def described(self) -> str:
@@ -80,7 +81,7 @@ class SelectionPlan:
         return [i for i in self.ids if self.live[i] and (include_protected or i not in self.protected)]
 
     def tokens_of(self, ids: list[str]) -> int:
-        """The tokens (chars/4) of these rows of the plan."""
+        """The tokens (characters / 4, rounded up) of these rows of the plan."""
         return sum(self.row_tokens[i] for i in ids)
 
 
@@ -93,7 +94,7 @@ def plan_selection(brain: Brain, selection: Selection, tags: TagTable | None) ->
     without_id = 0
     row_tokens: dict[str, int] = {}
     for row in selected_rows(brain, selection, tags):
-        counted = int(row.get("narrative_length") or len(str(row.get("title") or ""))) // 4
+        counted = -(-int(row.get("narrative_length") or len(str(row.get("title") or ""))) // 4)  # ceil, as chars4
         tokens += counted
         if not has_id(row):
             without_id += 1

@@ -19,13 +19,13 @@ from textual.widgets import Input, Label, Static
 
 from cleo_tui.memory.bulk import BulkAction, SelectionPlan
 from cleo_tui.memory.export_rows import FORMATS, ExportFormat
-from cleo_tui.safe_text import one_line
+from cleo_tui.safe_text import one_line, plural
 from cleo_tui.ui.widgets.choice_chip import ChoiceChip
 from cleo_tui.ui.widgets.path_dialog import PathCheck, PathDialog
 
 
 def plan_text(plan: SelectionPlan) -> str:
-    text = f"{plan.headline()}, about {plan.tokens:,} tokens."
+    text = f"{plan.headline()}, about {plural(plan.tokens, 'token')}."
     if not plan.protection_known:
         text += " Their protection is still being computed: an eviction waits for it."
     elif plan.protected:
