@@ -40,17 +40,23 @@ async def _wait_for_report(app, pilot, view: ReplayView, generation: int) -> Non
     await settle(app, pilot)
 
 
+async def open_replay(app, pilot) -> ReplayView:
+    """The Traces pane's replay, its first report shown."""
+    await settle(app, pilot)
+    await pilot.press("4")
+    await settle(app, pilot)
+    assert isinstance(app.screen, TracesScreen)
+    await pilot.press("R")
+    view = app.screen
+    assert isinstance(view, ReplayView)
+    await _wait_for_report(app, pilot, view, 1)
+    return view
+
+
 async def test_r_replays_cleos_queries_and_a_budget_shows_the_losses(brain):
     app = CleoApp(brain=brain)
     async with app.run_test(size=(80, 24)) as pilot:
-        await settle(app, pilot)
-        await pilot.press("4")
-        await settle(app, pilot)
-        assert isinstance(app.screen, TracesScreen)
-        await pilot.press("R")
-        view = app.screen
-        assert isinstance(view, ReplayView)
-        await _wait_for_report(app, pilot, view, 1)
+        view = await open_replay(app, pilot)
         assert view.report is not None
         assert [q.agreement for q in view.report.queries] == ["differs", "exact"]
         listed = view.query_one("#replay-queries", OptionList)
@@ -85,12 +91,7 @@ async def test_the_replay_bar_names_each_box_at_80_columns(brain):
 
     app = CleoApp(brain=brain)
     async with app.run_test(size=(80, 24)) as pilot:
-        await settle(app, pilot)
-        await pilot.press("4")
-        await settle(app, pilot)
-        await pilot.press("R")
-        view = app.screen
-        await _wait_for_report(app, pilot, view, 1)
+        view = await open_replay(app, pilot)
         bar = view.query_one("#replay-bar")
         names = {str(label.render()).strip(): label.region for label in bar.query(Label)}
         bound = view.query_one("#replay-bound", Input).region
@@ -106,12 +107,7 @@ async def test_a_brain_without_logged_retrievals_says_so_instead_of_a_table_of_z
     quiet = open_brain(path)
     app = CleoApp(brain=quiet)
     async with app.run_test(size=(80, 24)) as pilot:
-        await settle(app, pilot)
-        await pilot.press("4")
-        await settle(app, pilot)
-        await pilot.press("R")
-        view = app.screen
-        await _wait_for_report(app, pilot, view, 1)
+        view = await open_replay(app, pilot)
         summary = str(view.query_one("#replay-summary", Static).render())
         assert "CLEO has logged no retrievals in this brain" in summary and "agreement with" not in summary
         assert not view.query_one("#replay-queries", OptionList).display

@@ -23,16 +23,20 @@ def plant(path: Path) -> str:
     return row_id
 
 
+async def open_secrets(app, pilot) -> SecretsScreen:
+    await settle(app, pilot)
+    await pilot.press("S")
+    await settle(app, pilot)
+    assert isinstance(app.screen, SecretsScreen)
+    return app.screen
+
+
 async def test_the_secrets_view_lists_masked_findings_and_redacts_after_a_confirmation(brain):
     path = Path(brain.path).resolve()
     row_id = plant(path)
     app = CleoApp(brain=brain)
     async with app.run_test(size=(80, 24)) as pilot:
-        await settle(app, pilot)
-        await pilot.press("S")
-        await settle(app, pilot)
-        screen = app.screen
-        assert isinstance(screen, SecretsScreen)
+        screen = await open_secrets(app, pilot)
         table = screen.query_one(DataTable)
         cells = [str(c) for c in table.get_row_at(0)]
         assert cells[:4] == ["brain_observations", row_id, "narrative", "aws-access-key"]
@@ -54,11 +58,8 @@ async def test_the_secrets_view_lists_masked_findings_and_redacts_after_a_confir
 async def test_a_brain_without_secrets_says_so_without_an_empty_table_or_a_redact_key(brain):
     app = CleoApp(brain=brain)
     async with app.run_test(size=(80, 24)) as pilot:
-        await settle(app, pilot)
-        await pilot.press("S")
-        await settle(app, pilot)
-        screen = app.screen
-        assert isinstance(screen, SecretsScreen) and screen.scan is not None
+        screen = await open_secrets(app, pilot)
+        assert screen.scan is not None
         assert "No secrets found" in str(screen.query_one("#secrets-status", Static).render())
         assert not screen.query_one(DataTable).display
         keys = str(screen.query_one("#secrets-keys", Static).render())

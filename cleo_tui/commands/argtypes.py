@@ -44,39 +44,33 @@ class BadArgument(BrainError):
     """A flag got a value it cannot use (an empty path, a date that is no date)."""
 
 
-def nonempty_path(flag: str, what: str = "a path") -> Callable[[str], str]:
-    """A type for `flag`: any path but the empty one (which would quietly mean "look from here")."""
+def _not_blank(kind: str, refusal: str) -> Callable[[str], str]:
+    """A type taking any text with a non-space in it, refusing a blank one with `refusal`
+    (`kind` names the value in argparse's own messages)."""
     def parse(value: str) -> str:
         if not value.strip():
-            raise BadArgument(f"{flag} wants {what}, and got an empty one. Give the path, or leave {flag} out.")
+            raise BadArgument(refusal)
         return value
 
-    parse.__name__ = "path"
+    parse.__name__ = kind
     return parse
+
+
+def nonempty_path(flag: str, what: str = "a path") -> Callable[[str], str]:
+    """A type for `flag`: any path but the empty one (which would quietly mean "look from here")."""
+    return _not_blank("path", f"{flag} wants {what}, and got an empty one. Give the path, or leave {flag} out.")
 
 
 def nonblank_text(flag: str) -> Callable[[str], str]:
     """A type for a value that names something (a session, a tenant, a source): a blank one names nothing."""
-    def parse(value: str) -> str:
-        if not value.strip():
-            raise BadArgument(f"{flag} is blank; give a value, or leave {flag} out.")
-        return value
-
-    parse.__name__ = "text"
-    return parse
+    return _not_blank("text", f"{flag} is blank; give a value, or leave {flag} out.")
 
 
 def nonblank_filter(flag: str) -> Callable[[str], str]:
     """A type for a filter `flag`: any text with a non-space in it. A blank one would select as if
     the filter were left out (`evict --search "$WORDS" --yes` with WORDS empty: every observation)."""
-    def parse(value: str) -> str:
-        if not value.strip():
-            raise BadArgument(f"{flag} is blank, which would select as if it were left out; nothing was written. "
-                              f"Give it a value, or leave {flag} out.")
-        return value
-
-    parse.__name__ = "filter"
-    return parse
+    return _not_blank("filter", f"{flag} is blank, which would select as if it were left out; nothing was "
+                                f"written. Give it a value, or leave {flag} out.")
 
 
 def iso_time(flag: str) -> Callable[[str], str]:
