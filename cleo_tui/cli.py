@@ -156,6 +156,9 @@ def dispatch(argv: list[str]) -> int:
     argv = command_first(argv)
     if argv and argv[0] in COMMANDS:
         args, extra = build_parser([argv[0]]).parse_known_args(argv)
+        if extra and isinstance(getattr(args, "ids", None), list) and not any(e.startswith("-") for e in extra):
+            args.ids += extra  # ids on both sides of an option (`evict O-1 --db F O-2`): argparse took one run
+            extra = []
         if extra:  # (said for the command: its --help has the options, not cleo-tui's)
             raise UsageError(f"{argv[0]}: unrecognized arguments: {' '.join(map(shown_bytes, extra))}. "
                              f"Run `cleo-tui {argv[0]} --help` for the options.")

@@ -138,6 +138,10 @@ def test_ids_name_observations_directly_and_an_unknown_one_writes_nothing(db, ca
                                    (decision, discovery)).fetchall())
     assert states == {decision: 1, discovery: 0}
 
+    # ids on both sides of an option are one list (argparse alone took the first run only)
+    assert main(["evict", decision, "--db", str(db), discovery, "--state", "all", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["selection"].startswith(f"ids {decision}, {discovery}")
+
     before = file_digest(db)
     assert main(["pin", "--db", str(db), discovery, "O-nope", "--yes"]) == 2
     err = capsys.readouterr().err
