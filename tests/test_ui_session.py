@@ -146,6 +146,22 @@ async def test_palette_lists_the_current_panes_actions(brain):
             assert app.screen is pane  # the palette is closed: the next pane key reaches the app
 
 
+async def test_the_palette_finds_an_action_by_a_word_of_what_it_does(brain):
+    """"bridge" (the CLI's name for it) found nothing: the entry is named "What CLEO injects" and
+    its description, which says "memory bridge", was not searched."""
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("ctrl+p")
+        await settle(app, pilot)
+        palette = app.screen
+        for query, found in (("bridge", True), ("brdg", False)):  # words, not scattered letters
+            palette.query_one(Input).value = query
+            await settle(app, pilot)
+            hits = [str(option.prompt) for option in palette.query_one("CommandList").options]
+            assert any("What CLEO injects" in hit for hit in hits) is found, (query, hits)
+
+
 async def test_palette_has_one_quit_and_no_global_store_entry_without_the_file(brain):
     app = CleoApp(brain=brain)
     async with app.run_test(size=(120, 36)) as pilot:

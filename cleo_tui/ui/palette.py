@@ -62,6 +62,9 @@ def palette_entries(app: App[Any], screen: Screen[Any]) -> list[PaletteEntry]:
     return entries
 
 
+HELP_MATCH = 0.01  # the score of an entry found by its description (a name match scores above 0.01)
+
+
 class CleoCommands(Provider):
     """Lists the entries; fuzzy-matches what the user types against their names."""
 
@@ -74,7 +77,12 @@ class CleoCommands(Provider):
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
+        words = query.strip().lower()
         for entry in self._entries():
             score = matcher.match(entry.name)
             if score > 0:
                 yield Hit(score, matcher.highlight(entry.display), entry.run, text=entry.name, help=entry.help)
+            elif len(words) >= 3 and words in entry.help.lower():
+                # Found by what it does ("bridge" → "What CLEO injects": CLEO's memory bridge…), below every
+                # name match; the description as typed, not fuzzily, which would match almost any letters.
+                yield Hit(HELP_MATCH, entry.display, entry.run, text=entry.name, help=entry.help)
