@@ -575,3 +575,20 @@ async def test_an_empty_records_tab_offers_no_full_text_of_another_tabs_record(t
         await settle(app, pilot)
         assert not isinstance(app.screen, TextViewer)
     brain.close()
+
+
+async def test_the_row_keys_leave_the_footer_while_no_row_is_listed(brain):
+    """With no row listed the footer still offered e, r, p and v, each then saying "No observation
+    selected"; they go while the list is empty and come back with its rows."""
+    from tests.ui_helpers import footer_actions
+
+    row_keys = {"evict", "restore", "pin", "view_text"}
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        assert row_keys <= footer_actions(app.screen)
+        await search_for_nothing(app, pilot)
+        assert not row_keys & footer_actions(app.screen)
+        await pilot.press("x")  # clear the filters
+        await settle(app, pilot)
+        assert row_keys <= footer_actions(app.screen)

@@ -77,6 +77,10 @@ def protection_kind(reason: str) -> str:
 class ObservationsScreen(FilterActions, PaneScreen, FilterOptions):
     PANE = "observations"
     PANE_HELP = OBSERVATIONS_HELP
+    ITEM_ACTIONS = frozenset({"pin", "evict", "restore", "view_text"})  # the highlighted row's
+    # Rows are the usual case: assumed from the start, so the first screen's first highlight redraws
+    # no footer (it is the first key's frame); only an empty list takes the row keys away.
+    has_item = True
     BINDINGS = [
         Binding("slash", "focus_search", "Search", id="obs.search",
                 tooltip="Full-text search (FTS5 where the brain has it)"),
@@ -405,7 +409,9 @@ class ObservationsScreen(FilterActions, PaneScreen, FilterOptions):
             self._detail_timer.stop()
         if event.row is None and event.gone is None:
             self.detail_view.show(None, None, self._none_why())
+            self.show_item_parts(self.table.total > 0)  # no row listed: e, r, p and v leave the footer
             return
+        self.show_item_parts(True)
         observation_id = event.row["id"] if event.row is not None else str(event.gone)
         self._detail_timer = self.set_timer(0.08, lambda: self._load_detail(observation_id))
 
