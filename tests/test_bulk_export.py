@@ -168,3 +168,7 @@ def test_one_token_is_said_in_the_singular(tmp_path, capsys):
     assert main(["evict", "--db", str(tmp_path / ".cleo" / "cleo.db"), "O-1"]) == 0
     out = capsys.readouterr().out
     assert "about 1 token." in out, out
+    assert main(["evict", "--db", str(tmp_path / ".cleo" / "cleo.db"), "O-1", "--yes"]) == 0
+    with sqlite3.connect(tmp_path / ".cleo" / "cleo.db") as conn:
+        summary = conn.execute("SELECT summary FROM cleo_tui_runs ORDER BY id DESC LIMIT 1").fetchone()[0]
+    assert summary.startswith("evicted 1 observation: "), summary

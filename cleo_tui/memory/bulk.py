@@ -21,6 +21,7 @@ from cleo_tui.brain.store import Brain
 from cleo_tui.memory import curation
 from cleo_tui.memory.selection import Selection, has_id, selected_rows
 from cleo_tui.memory.tags import TagTable
+from cleo_tui.safe_text import plural
 
 BulkAction = Literal["evict", "restore", "pin"]
 ACTIONS: tuple[BulkAction, ...] = ("evict", "restore", "pin")
@@ -138,8 +139,11 @@ def apply_bulk(brain: Brain, action: BulkAction, ids: list[str], described: str,
     now = cleo_timestamp()
     restore_values = curation.eviction_values(brain, now, {}) | {"invalid_at": None}
 
+    def summary(count: int) -> str:
+        return f"{PAST[action]} {plural(count, 'observation')}: {described}"
+
     def start(conn: sqlite3.Connection) -> None:
-        result.run_id = journal.start_run(conn, action, f"{PAST[action]} {len(ids):,} observations: {described}",
+        result.run_id = journal.start_run(conn, action, summary(len(ids)),
                                           {"selection": described, "count": len(ids)}, status=journal.IN_PROGRESS)
 
     def step(conn: sqlite3.Connection, batch: list[str], part: journal.Slice) -> int | None:
@@ -159,7 +163,7 @@ def apply_bulk(brain: Brain, action: BulkAction, ids: list[str], described: str,
 
     def finish(conn: sqlite3.Connection) -> None:
         assert result.run_id is not None
-        journal.finish_run(conn, result.run_id, f"{PAST[action]} {len(result.done):,} observations: {described}")
+        journal.finish_run(conn, result.run_id, summary(len(result.done)))
 
     result.stats = journal.write_in_chunks(brain, ids, step, start, finish, budget)
     result.left = len(ids) - len(result.done)

@@ -111,8 +111,8 @@ def commit_preview(brain: Brain, preview: PrunePreview, hide_from_cleo: bool = F
     run: list[int] = []
 
     def start(conn: Any) -> None:
-        run.append(journal.start_run(conn, "prune", f"pruning {len(entries):,} observations to {preview.budget:,} "
-                                                    f"tokens ({preview.tokenizer})", params,
+        run.append(journal.start_run(conn, "prune", f"pruning {plural(len(entries), 'observation')} to "
+                                                    f"{preview.budget:,} tokens ({preview.tokenizer})", params,
                                      status=journal.IN_PROGRESS))
 
     also = [c for c in curation.eviction_values(brain, now, extra) if c not in tags.POOL_COLUMNS]
@@ -127,7 +127,7 @@ def commit_preview(brain: Brain, preview: PrunePreview, hide_from_cleo: bool = F
         return _cut_at(chunk, done[-1] if done else None, skipped, known)
 
     def finish(conn: Any) -> None:
-        journal.finish_run(conn, run[0], f"pruned {len(evicted):,} observations to {preview.budget:,} tokens "
+        journal.finish_run(conn, run[0], f"pruned {plural(len(evicted), 'observation')} to {preview.budget:,} tokens "
                                          f"({preview.tokenizer})" + (f", {len(skipped):,} changed since left alone"
                                                                      if skipped else ""))
 
