@@ -137,3 +137,23 @@ async def test_exporting_a_filter_that_shows_nothing_says_so_instead_of_offering
         await settle(app, pilot)
         assert not isinstance(app.screen, ExportScreen)
         assert any("nothing to export" in n.message for n in app._notifications)
+
+
+async def test_a_bulk_step_on_one_row_says_one_observation(brain):
+    path = Path(brain.path).resolve()
+    with sqlite3.connect(path) as conn:
+        row_id = conn.execute("SELECT id FROM brain_observations WHERE invalid_at IS NULL AND type = 'diary' "
+                              "ORDER BY rowid LIMIT 1").fetchone()[0]
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        pane = app.screen
+        pane.filters.search = row_id
+        pane.reload()
+        await settle(app, pilot)
+        await pilot.press("A")
+        await settle(app, pilot)
+        assert isinstance(app.screen, BulkScreen) and len(app.screen.plan.ids) == 1
+        await pilot.press("p")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ConfirmModal) and app.screen.title_text == "Pin 1 observation"

@@ -37,7 +37,7 @@ from cleo_tui.memory.pruner import (
 from cleo_tui.memory.settings import configured_tokenizer
 from cleo_tui.memory.tokenizers import TOKENIZER_NAMES
 from cleo_tui.recall.impact import AnyImpact, impact_of
-from cleo_tui.safe_text import one_line
+from cleo_tui.safe_text import one_line, plural
 
 EVICTION_IN_CLEO = eviction_in_cleo("commit with --hide-from-cleo")
 
@@ -98,7 +98,7 @@ def _tokenizer(args: argparse.Namespace) -> str:
 def _confirm(preview: PrunePreview, impact: AnyImpact) -> None:
     """Ask on a terminal; refuse without one (a script must say --yes)."""
     question = (f"{EVICTION_IN_CLEO}\nRecall impact: {impact.confirmation()}\n"
-                f"Soft-evict {preview.drop_count:,} observations (tokens "
+                f"Soft-evict {plural(preview.drop_count, 'observation')} (tokens "
                 f"{preview.tokens_before:,} → {preview.tokens_after:,}); undo with "
                 "`cleo-tui prune --undo RUN_ID`. Proceed? [y/N] ")
     if not is_terminal(sys.stdin):

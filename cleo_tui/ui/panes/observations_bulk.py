@@ -113,7 +113,7 @@ class FilterActions:
             if not ids:
                 self.app.notify("The filter shows no evicted observation to restore.", severity="warning")
                 return
-            self._ask(f"{action.capitalize()} {len(ids):,} observations",
+            self._ask(f"{action.capitalize()} {plural(len(ids), 'observation')}",
                       f"{plan_text(plan)}\n\nOne run: u (or Runs) undoes it.", ids, plan, action)
             return
         if not plan.protection_known:
@@ -128,7 +128,7 @@ class FilterActions:
                 "They stay in the brain with invalid_at set; one run, undone with u. CLEO's own memory find and "
                 "fetch still return evicted rows.")
         if not plan.protected:
-            self._ask(f"Evict {len(free):,} observations", body, free, plan, action)
+            self._ask(f"Evict {plural(len(free), 'observation')}", body, free, plan, action)
             return
         reasons = [f"{i}: {'; '.join(r)}" for i, r in plan.protected.items()]
         question = "\n".join(titled_lines(f"Also evict the {len(plan.protected):,} protected ones?", reasons))
@@ -141,8 +141,8 @@ class FilterActions:
             self.confirm("Evict protected observations", question, lambda: protected_answered(True), danger=True,
                          on_no=lambda: protected_answered(False))
             return
-        self.confirm(f"Evict {len(free):,} observations", body + f"\n\nThe {len(plan.protected):,} protected "
-                     "ones are asked about next.",
+        self.confirm(f"Evict {plural(len(free), 'observation')}", body + f"\n\nThe {len(plan.protected):,} "
+                     "protected ones are asked about next.",
                      lambda: self.confirm("Evict protected observations too?", question,
                                           lambda: protected_answered(True), danger=True,
                                           on_no=lambda: protected_answered(False), confirm_label="Evict them too"),

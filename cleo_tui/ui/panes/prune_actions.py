@@ -98,8 +98,8 @@ class PruneActions(PaneScreen):
         evicted = len(run.params.get("ids") or [])
         self.confirm(
             "Undo prune run",
-            f"Undo prune run {run.id} ({run.created_at})?\n\nThe {evicted:,} observations it evicted become "
-            "live again — except any that CLEO or another step changed since, which are left alone.",
+            f"Undo prune run {run.id} ({run.created_at})?\n\nWhat it evicted ({plural(evicted, 'observation')}) "
+            "becomes live again — except any that CLEO or another step changed since, which are left alone.",
             lambda: self._undo(run.id))
 
     def _undo(self, run_id: int) -> None:
