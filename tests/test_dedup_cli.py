@@ -66,7 +66,8 @@ def test_mistakes_are_one_paragraph_and_exit_2(db, capsys, argv, message):
 
 def test_text_output_names_the_keeper_and_the_update(db, capsys):
     code, out, _ = _run(capsys, "dedup", "--db", db)
-    assert code == 0 and "keep O-1" in out and "1 more pairs differ only in a detail" in out
+    assert code == 0 and "keep O-1" in out and "1 more pair differs only in a detail" in out
+    assert out.startswith("1 cluster of duplicates at similarity 0.85")
 
 
 def test_apply_text_says_cleo_still_returns_the_evicted_rows(db, capsys):

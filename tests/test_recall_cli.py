@@ -151,3 +151,12 @@ def test_cli_recall_that_matched_nothing_does_not_suggest_crediting(db, capsys):
     assert code == 0 and "No live memory matches" in out and "credit" not in out
     code, out, _ = run(capsys, "recall", "zzzqqq", "--db", db)
     assert code == 0 and "credit" not in out
+
+
+def test_a_trace_of_one_result_is_listed_in_the_singular_and_in_line(db, capsys):
+    assert run(capsys, "recall", "database", "--limit", "1", "--db", db)[0] == 0
+    assert run(capsys, "recall", "database", "--limit", "2", "--db", db)[0] == 0
+    code, out, _ = run(capsys, "traces", "--db", db)
+    one, two = sorted(out.splitlines(), key=lambda line: "  1 result " not in line)[:2]
+    assert code == 0 and "  1 result  " in one and "  2 results  " in two, out
+    assert one.index("outcome") == two.index("outcome")  # the columns stay in line

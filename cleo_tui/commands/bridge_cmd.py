@@ -15,7 +15,7 @@ from cleo_tui.memory.bridge_project import RefreshOutcome, cleo_executable, proj
 from cleo_tui.memory.pruner import BadBudget, parse_budget, prepare_pool
 from cleo_tui.memory.settings import configured_tokenizer
 from cleo_tui.memory.tokenizers import CHARS4, TOKENIZER_NAMES, get_tokenizer
-from cleo_tui.safe_text import one_line, printable
+from cleo_tui.safe_text import one_line, plural, printable
 
 WIDTH = 80
 
@@ -107,8 +107,8 @@ def _wrap(text: str, indent: str = "") -> list[str]:
 def bridge_lines(bridge: Bridge, budget: int | None = None) -> list[str]:
     """The bridge as text of at most 80 columns: each section's items with tokens and marks, then notes."""
     extra = f", {bridge.tokenizer_tokens:,} {bridge.tokenizer}" if bridge.tokenizer else ""
-    lines = _wrap(f"CLEO's memory bridge at {bridge.generated_at}: {len(bridge.items)} items, "
-                  f"{bridge.tokens:,} tokens (4 chars a token{extra})")
+    lines = _wrap(f"CLEO's memory bridge at {bridge.generated_at}: {plural(len(bridge.items), 'item')}, "
+                  f"{plural(bridge.tokens, 'token')} (4 chars a token{extra})")
     lines += _wrap(bridge.settings.mode_note + ".")
     handoff = bridge.handoff
     lines.append(f"Last Session ({handoff.tokens} tok): "

@@ -30,7 +30,7 @@ from cleo_tui.memory.duplicates import (
     scan_duplicates,
 )
 from cleo_tui.recall.impact import AnyImpact, impact_of
-from cleo_tui.safe_text import one_line
+from cleo_tui.safe_text import one_line, plural
 
 SHOWN_CLUSTERS = 20
 LISTED_UPDATES = 1_000
@@ -140,7 +140,8 @@ def _apply(brain: object, clusters: list[Cluster], args: argparse.Namespace,
         if not is_terminal(sys.stdin):
             raise UsageError("--apply needs --yes when not run from a terminal; nothing was merged.")
         question = (f"Recall impact: {impact.confirmation()}\n"
-                    f"Merge {len(requests):,} clusters: soft-evict {count:,} duplicate observations; undo with "
+                    f"Merge {plural(len(requests), 'cluster')}: soft-evict {plural(count, 'duplicate observation')}; "
+                    "undo with "
                     "`cleo-tui dedup --undo RUN_ID`. Proceed? [y/N] ")
         if input(question).strip().lower() not in ("y", "yes"):
             raise UsageError("Not confirmed; nothing was merged.")
@@ -150,11 +151,12 @@ def _apply(brain: object, clusters: list[Cluster], args: argparse.Namespace,
 def _print(clusters: list[Cluster], updates: int, threshold: float, run_id: int | None, applied: bool,
            impact: AnyImpact) -> None:
     saved = sum(c.tokens_saved for c in clusters)
-    print(f"{len(clusters):,} clusters of duplicates at similarity {threshold:.2f}; merging saves {saved:,} "
-          f"tokens (chars4). {updates:,} more pairs differ only in a detail (updates, never merged).")
+    differ = "pair differs" if updates == 1 else "pairs differ"
+    print(f"{plural(len(clusters), 'cluster')} of duplicates at similarity {threshold:.2f}; merging saves "
+          f"{plural(saved, 'token')} (chars4). {updates:,} more {differ} only in a detail (updates, never merged).")
     print(f"Recall impact of merging them all: {impact.sentence()}")
     for cluster in clusters[:SHOWN_CLUSTERS]:
-        print(f"- keep {cluster.keep} ({one_line(cluster.reason, 120)}); saves {cluster.tokens_saved:,} tokens")
+        print(f"- keep {cluster.keep} ({one_line(cluster.reason, 120)}); saves {plural(cluster.tokens_saved, 'token')}")
         for member in cluster.members:
             mark = "keep " if member.id == cluster.keep else "merge" if member.id in cluster.merge_ids else "stay "
             print(f"    {mark} {member.id}  {one_line(member.title or member.content, 100)}")

@@ -189,7 +189,8 @@ def _retrieval_filter(args: argparse.Namespace, brain: Brain) -> RetrievalFilter
 def _summary_line(t: TraceSummary) -> str:
     session = one_line(t.session_id, 24) if t.session_id else "-"
     tenant = "" if t.tenant_id == DEFAULT_TENANT else f"  tenant {one_line(t.tenant_id, 24)}"
-    return (f"#{t.id:<6} {one_line(t.ts, 24)}  {one_line(t.pipeline, 8):<7} {t.result_count:>3} results  "
+    return (f"#{t.id:<6} {one_line(t.ts, 24)}  {one_line(t.pipeline, 8):<7} {t.result_count:>3} "
+            f"{_results(t.result_count)}  "
             f"{'why' if t.explain_mode else '   '}  outcome {t.outcome:<8} session {session}  "
             f"hash {one_line(t.query_hash, 16)}{tenant}")
 
@@ -197,9 +198,14 @@ def _summary_line(t: TraceSummary) -> str:
 QUERY_WIDTH = 60
 
 
+def _results(count: int) -> str:
+    """"results", or "result " for one (as wide, so the list's columns stay in line)."""
+    return "result " if count == 1 else "results"
+
+
 def _cleo_line(r: RecordedRetrieval) -> str:
     session = one_line(r.session_id, 24) if r.session_id else "-"
-    count = "ids?" if r.malformed else f"{len(r.returned):>3} results"
+    count = "ids?" if r.malformed else f"{len(r.returned):>3} {_results(len(r.returned))}"
     return (f"cleo:{r.id:<6} {one_line(r.created_at, 24)}  {one_line(r.source, 9):<9} {count}  "
             f"session {session}  query {one_line(r.query if r.query is not None else '(NULL)', QUERY_WIDTH)}")
 

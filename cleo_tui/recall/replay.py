@@ -35,6 +35,7 @@ from cleo_tui.recall.cleo_find import (
     prepare_find,
 )
 from cleo_tui.recall.recorded import RecordedRetrieval, iter_cleo_retrievals
+from cleo_tui.safe_text import plural
 
 DEFAULT_QUERIES = 200
 FIND_SOURCES: dict[str, FindPath] = {"find-rrf": "rrf", "find": "fts"}
@@ -460,7 +461,7 @@ def query_heading(q: QueryReplay) -> str:
     row = q.logged.row
     times = f" ×{q.logged.times}" if q.logged.times > 1 else ""
     return (f"#{row.id} {row.created_at[:19]} {row.source} {shown_query(q.logged.query)}{times}: "
-            f"{len(q.today)} results, {q.agreement}; recall {_recall_text(q.cleo_today.recall)} today / "
+            f"{plural(len(q.today), 'result')}, {q.agreement}; recall {_recall_text(q.cleo_today.recall)} today / "
             f"{_recall_text(q.intends.recall)} intended")
 
 

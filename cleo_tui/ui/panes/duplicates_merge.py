@@ -120,5 +120,5 @@ class DuplicatesMerge(PaneScreen):
             self.checked.discard(key)
         skipped = result.lines()
         left = f"; {'; '.join(skipped)}" if skipped else ""
-        return Written(f"dedup run {result.run_id} merged {len(result.evicted):,} duplicates "
-                       f"(saves {saved:,} tokens){left}", result.run_id)
+        return Written(f"dedup run {result.run_id} merged {plural(len(result.evicted), 'duplicate')} "
+                       f"(saves {plural(saved, 'token')}){left}", result.run_id)

@@ -28,7 +28,7 @@ from cleo_tui.memory.bridge import Bridge, read_bridge
 from cleo_tui.memory.bridge_project import RefreshOutcome, cleo_executable, project_dir, refresh_through_cleo
 from cleo_tui.memory.bridge_sections import BridgeItem
 from cleo_tui.memory.tokenizers import CHARS4, TOKENIZER_NAMES, get_tokenizer
-from cleo_tui.safe_text import one_line, printable
+from cleo_tui.safe_text import one_line, plural, printable
 from cleo_tui.ui.widgets.modals import ConfirmModal, MessageModal, TextViewer
 from cleo_tui.ui.widgets.worker_errors import ForwardWorkerErrors
 
@@ -79,7 +79,8 @@ def bridge_text(bridge: Bridge, view: str, step: str | None) -> Text:
     instead: set[str] = set(bridge.differences(shown)[1]) if shown is not bridge else set()
     text = Text()
     extra = f" · {shown.tokenizer_tokens:,} {shown.tokenizer}" if shown.tokenizer else ""
-    text.append(f"{len(shown.items)} items · {shown.tokens:,} tokens (4 chars a token{extra})", style="bold")
+    text.append(f"{plural(len(shown.items), 'item')} · {plural(shown.tokens, 'token')} (4 chars a token{extra})",
+                style="bold")
     text.append(f" · at {bridge.generated_at}, " + ("as CLEO would write it\n" if shown is bridge else
                                                    "had CLEO's queries skipped evicted rows\n"))
     if shown is not bridge:

@@ -240,7 +240,7 @@ def cleo_heading(r: RecordedRetrieval, width: int = 120) -> Text:
     tokens = "" if r.tokens_used is None else f" · {r.tokens_used:,} tokens"
     bad = " · entry_ids unreadable (not a JSON list)" if r.malformed else ""
     first = (f"CLEO retrieval cleo:{r.id} · {one_line(r.source, 12)} · {short_time(r.created_at)} · "
-             f"{len(r.returned)} results{tokens}{bad} · session {one_line(r.session_id or '-', 30)}")
+             f"{plural(len(r.returned), 'result')}{tokens}{bad} · session {one_line(r.session_id or '-', 30)}")
     text = Text(one_line(first, width), style="bold")
     text.append("\nquery ", style="bold")
     line = query_cell(r.query)
