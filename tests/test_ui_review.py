@@ -501,7 +501,7 @@ async def test_with_no_proposal_only_the_explanation_shows(brain, server, keyed)
     app = CleoApp(brain=brain)
     async with app.run_test(size=(120, 36)) as pilot:
         screen = await open_review(app, pilot)
-        parts = ["#review-items", "#review-buttons", "#review-detail"]
+        parts = ["#review-left", "#review-items", "#review-buttons", "#review-detail"]  # (left: an empty list)
         assert screen.current is None and "No proposal yet" in text_of(screen, "#review-head")
         assert not any(screen.query_one(part).display for part in parts)
         proposal_keys = {"toggle_item", "approve_all", "apply_proposal", "raw_answer"}

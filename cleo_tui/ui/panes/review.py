@@ -285,6 +285,7 @@ class ReviewScreen(ReviewDecisions):
         listing = ListListing(self.proposals, lambda i, p: {"id": str(p.id), "proposal": p})
         table = self.proposal_table
         table.set_listing(listing)
+        self.query_one("#review-left").display = bool(self.proposals)  # (none yet: the explanation alone)
         if self.proposals:
             table.cursor = index
         else:
