@@ -457,3 +457,28 @@ async def test_escape_leaves_the_budget_box_for_the_list_as_enter_does(brain):
         assert app.focused is screen.table(screen.current_list())
         await pilot.press("w", "z")  # keys of the list now, not text of the box
         assert screen.budget == before and screen.budget_error is None
+
+
+async def test_an_empty_pool_says_there_is_nothing_to_prune(tmp_path):
+    """A brain just made (`cleo-tui init`) showed "Budget 1 target 1", "Tokens 0 → 0", an empty bar
+    and chart: it now says there is nothing to prune yet, and the first row brings the figures."""
+    from tests.pruner_fixtures import new_brain
+    from tests.test_ui_live import cleo_writes, poll
+
+    brain = new_brain(tmp_path)
+    app = CleoApp(brain=brain)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        poll(app)
+        screen = await open_prune(app, pilot)
+        summary = str(screen.query_one("#prune-summary", Static).render())
+        assert "No live observations" in summary and "Tokens" not in summary, summary
+        assert screen.has_class("-empty-pool") and not screen.query_one("#prune-bar").region.area
+        assert screen.query_one("#prune-budget", Input).value == ""
+        cleo_writes(Path(brain.path), 3)  # folded into the pool live, as CLEO writes
+        poll(app)
+        await settle(app, pilot)
+        assert len(screen.pool) == 3
+        assert screen.budget == default_budget(screen.pool.tokens_before) and screen.query_one("#prune-bar").region.area
+        assert "Tokens" in str(screen.query_one("#prune-summary", Static).render())
+    brain.close()

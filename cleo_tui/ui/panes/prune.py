@@ -268,11 +268,26 @@ class PruneScreen(PruneLive):
                           if stats.cache_used else "")
         self.table("protected").set_listing(ListListing(message.by_size, self._entry_row))
         self.query_one("#prune-chart", PruneChart).set_pool(pool)
+        self.fit_budget(pool)
         if self.budget is None:
+            self.preview = None
+            self._show_preview()
+        else:
+            self.set_budget(self.budget)
+
+    def fit_budget(self, pool: PreparedPool) -> None:
+        """The budget for a pool prepared or folded anew: the pane's default for its size when the user chose
+        none. An empty pool has no preview: the pane's own budget is forgotten (the box empties, and the
+        first row brings one), and the CSS hides the empty bar and chart."""
+        self.set_class(not len(pool), "-empty-pool")
+        if not len(pool):
+            if self.budget_is_default:
+                self.budget = None
+                self.query_one("#prune-budget", BudgetInput).value = ""
+        elif self.budget is None:
             self.budget = default_budget(pool.tokens_before)
             self.budget_is_default = True
             self._show_budget_text()
-        self.set_budget(self.budget)
 
     def on_prune_screen_pool_watched(self, message: PoolWatched) -> None:
         if message.generation == self.generation:
@@ -360,6 +375,10 @@ class PruneScreen(PruneLive):
             if self.message:
                 text.append("No preview: ", style="bold")
                 text.append(one_line(self.message, 400))
+            elif self.pool is not None and not len(self.pool):
+                where = "in this brain" if self.scope == ALL_SCOPE else "in this session"
+                text.append(f"No live observations {where}: there is nothing to prune yet. New observations "
+                            "appear here as CLEO writes them.", style="italic")
             else:
                 text.append("Preparing the pool…", style="italic")
             return text

@@ -62,6 +62,9 @@ class PruneLive(PruneActions):
     def _show_preview(self) -> None:
         raise NotImplementedError
 
+    def fit_budget(self, pool: PreparedPool) -> None:
+        raise NotImplementedError
+
     def _entry_row(self, index: int, entry: PoolEntry) -> Row:
         raise NotImplementedError
 
@@ -121,8 +124,9 @@ class PruneLive(PruneActions):
         self._blockers = list(message.by_size[:BLOCKERS_SHOWN])
         self.table("protected").set_listing(ListListing(message.by_size, self._entry_row), keep_cursor=True)
         self.query_one("#prune-chart", PruneChart).set_pool(pool)
-        if self.budget is not None:  # not set_budget: that clears the pane's message
-            self.preview = pool.preview(self.budget)
+        self.fit_budget(pool)
+        # (not set_budget: that clears the pane's message)
+        self.preview = pool.preview(self.budget) if self.budget is not None and len(pool) else None
         self.folding = True
         try:
             self._show_preview()
