@@ -475,6 +475,10 @@ async def test_an_empty_pool_says_there_is_nothing_to_prune(tmp_path):
         assert "No live observations" in summary and "Tokens" not in summary, summary
         assert screen.has_class("-empty-pool") and not screen.query_one("#prune-bar").region.area
         assert screen.query_one("#prune-budget", Input).value == ""
+        await pilot.press("c")
+        await settle(app, pilot)
+        said = list(app._notifications)[-1].message
+        assert "nothing to commit" in said.lower() and "budget" not in said, said
         cleo_writes(Path(brain.path), 3)  # folded into the pool live, as CLEO writes
         poll(app)
         await settle(app, pilot)

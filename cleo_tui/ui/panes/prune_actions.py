@@ -17,7 +17,7 @@ from cleo_tui.brain.journal import Run
 from cleo_tui.memory import curation
 from cleo_tui.memory.budget import default_export_name, write_export
 from cleo_tui.memory.cleo_effects import eviction_in_cleo
-from cleo_tui.memory.pruner import CommitResult, PrunePreview, commit_preview, parse_budget
+from cleo_tui.memory.pruner import CommitResult, PreparedPool, PrunePreview, commit_preview, parse_budget
 from cleo_tui.recall.impact import RecallImpact
 from cleo_tui.safe_text import one_line, plural
 from cleo_tui.ui.host import OpenBridge, ask
@@ -33,6 +33,7 @@ from cleo_tui.ui.widgets.table import LineTable
 class PruneActions(PaneScreen):
     """The Prune pane's commit, runs (undo), export and bridge; the pane (PruneScreen) provides the rest."""
 
+    pool: PreparedPool | None
     preview: PrunePreview | None
     preparing: bool
     recall_problem: str | None
@@ -108,6 +109,9 @@ class PruneActions(PaneScreen):
     # -- commit ---------------------------------------------------------------------------
     def action_commit(self) -> None:
         preview = self.preview
+        if self.pool is not None and not len(self.pool):
+            self.notify("There is nothing to commit: no live observation is in the pool.", severity="warning")
+            return
         shown = self.query_one("#prune-budget", BudgetInput).value
         problem = budget_problem(shown)
         if problem is not None:  # a commit only ever uses the budget shown in the box
