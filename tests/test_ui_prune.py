@@ -485,4 +485,11 @@ async def test_an_empty_pool_says_there_is_nothing_to_prune(tmp_path):
         assert len(screen.pool) == 3
         assert screen.budget == default_budget(screen.pool.tokens_before) and screen.query_one("#prune-bar").region.area
         assert "Tokens" in str(screen.query_one("#prune-summary", Static).render())
+        with sqlite3.connect(brain.path) as conn:  # every row evicted elsewhere: the pool is empty again
+            conn.execute("UPDATE brain_observations SET invalid_at = '2026-06-01 00:00:00'")
+        screen.reload()
+        await settle(app, pilot)
+        summary = str(screen.query_one("#prune-summary", Static).render())
+        assert "No live observations" in summary and "INVALID" not in summary, summary
+        assert screen.query_one("#prune-budget", Input).value == "" and screen.budget is None
     brain.close()

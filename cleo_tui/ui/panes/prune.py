@@ -269,7 +269,7 @@ class PruneScreen(PruneLive):
         self.table("protected").set_listing(ListListing(message.by_size, self._entry_row))
         self.query_one("#prune-chart", PruneChart).set_pool(pool)
         self.fit_budget(pool)
-        if self.budget is None:
+        if self.budget is None or not len(pool):
             self.preview = None
             self._show_preview()
         else:
@@ -283,7 +283,9 @@ class PruneScreen(PruneLive):
         if not len(pool):
             if self.budget_is_default:
                 self.budget = None
-                self.query_one("#prune-budget", BudgetInput).value = ""
+                box = self.query_one("#prune-budget", BudgetInput)
+                with self.prevent(Input.Changed):  # (not a budget typed: no "the box is empty" error)
+                    box.value = ""
         elif self.budget is None:
             self.budget = default_budget(pool.tokens_before)
             self.budget_is_default = True
