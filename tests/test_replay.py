@@ -178,6 +178,7 @@ def test_cli_json_and_text(logged_brain: Path, capsys: pytest.CaptureFixture[str
     data = json.loads(out)
     assert data["agreement"]["exact"] == 2 and data["eviction_intends"]["affected_queries"] == 2
     assert data["cleo_today"]["affected_queries"] == 0 and data["step"]["evict"] == 1
+    assert data["step"]["label"] == "evict 1 row"
     first = {q["query"]: q for q in data["queries"]}["staging deploys"]
     assert first["eviction_intends"]["lost"][0]["id"] == "O-2"
     code, out, _ = cli(capsys, "--db", str(logged_brain), "--evict", "O-2", "--hide-from-cleo")

@@ -263,3 +263,17 @@ async def test_a_brain_without_dated_activity_says_so_once(tmp_path, monkeypatch
         assert pane.query_one("#hist-liveness").display  # whether CLEO's agents run still shows
         assert "open_day" not in footer_actions(pane)  # no day to open
     empty.close()
+
+
+async def test_a_brain_of_one_day_says_one_day(tmp_path, monkeypatch):
+    """A brain CLEO started today read "1 days 2026-06-01 → 2026-06-01"."""
+    from tests.pruner_fixtures import add_observation, new_brain
+
+    monkeypatch.chdir(tmp_path)
+    young = new_brain(tmp_path)
+    add_observation(young, "O-1", "the first observation", created_at="2026-06-01 09:00:00")
+    app = CleoApp(brain=young)
+    async with app.run_test(size=(120, 30)) as pilot:
+        pane = await _open_history(app, pilot)
+        assert str(pane.query_one("#hist-status", Static).render()).startswith("1 day 2026-06-01 ")
+    young.close()

@@ -27,7 +27,7 @@ from cleo_tui.recall.replay import (
     step_of,
     summary_lines,
 )
-from cleo_tui.safe_text import one_line
+from cleo_tui.safe_text import one_line, plural
 
 MAX_QUERIES = 1_000_000
 SHOWN_QUERIES = 50
@@ -104,9 +104,10 @@ def _evict_step(brain: object, ids: frozenset[str], hide: bool) -> Step:
     if len(unknown) == len(ids):
         raise UsageError(f"--evict names no row of this brain ({one_line(', '.join(unknown[:5]), 120)}); "
                          "give ids of observations, patterns, learnings or decisions.")
-    label = f"evict {len(ids) - len(unknown):,} rows"
+    label = f"evict {plural(len(ids) - len(unknown), 'row')}"
     if unknown:
-        label += f" ({len(unknown):,} ids name no row: {one_line(', '.join(unknown[:3]), 80)})"
+        label += (f" ({plural(len(unknown), 'id')} name{'s' if len(unknown) == 1 else ''} no row: "
+                  f"{one_line(', '.join(unknown[:3]), 80)})")
     return step_of(ids - set(unknown), hide, label)
 
 

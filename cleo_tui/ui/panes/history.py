@@ -30,7 +30,7 @@ from cleo_tui.memory.history import (
     brain_timeline,
 )
 from cleo_tui.memory.liveness import read_liveness
-from cleo_tui.safe_text import one_line
+from cleo_tui.safe_text import one_line, plural
 from cleo_tui.ui.help import HISTORY_HELP
 from cleo_tui.ui.host import LivenessRead, ShowDay, ask
 from cleo_tui.ui.messages import BrainChanged
@@ -212,7 +212,7 @@ class HistoryScreen(PaneScreen):
                 "No dated activity in this brain yet: its days appear here as observations are written."))
             return
         evicted = sum(d.evicted_total for d in days)
-        parts = [f"{len(days):,} days {days[0].day} → {days[-1].day}", f"{sum(d.added for d in days):,} added",
+        parts = [f"{plural(len(days), 'day')} {days[0].day} → {days[-1].day}", f"{sum(d.added for d in days):,} added",
                  f"{evicted:,} evicted", f"{days[-1].live:,} live now"]
         if self.has_observations:
             parts.append("enter: that day's observations")
