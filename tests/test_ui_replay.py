@@ -112,4 +112,5 @@ async def test_a_brain_without_logged_retrievals_says_so_instead_of_a_table_of_z
         assert "CLEO has logged no retrievals in this brain" in summary and "agreement with" not in summary
         assert not view.query_one("#replay-queries", OptionList).display
         assert not view.query_one("#replay-head").display and not view.query_one("#replay-detail-box").display
+        assert "a query" not in str(view.query_one("#replay-hint").render())  # (no query to move to)
     quiet.close()

@@ -93,6 +93,11 @@ def compact_summary(report: ReplayReport) -> Text:
     return text
 
 
+def hint_text(queries: bool) -> str:
+    """The view's keys (↑↓ only with queries to move between)."""
+    return f"b: budget, enter replays · {'↑↓ a query · ' if queries else ''}esc closes · nothing is written"
+
+
 def notes_text(report: ReplayReport) -> Text:
     """What differs from CLEO on this brain, and the log rows not replayed."""
     lines = [f"note: {n}" for n in report.notes]
@@ -169,8 +174,7 @@ class ReplayView(ForwardWorkerErrors, ModalScreen[None]):
             yield OptionList(id="replay-queries", compact=True)
             with VerticalScroll(id="replay-detail-box"):
                 yield Static(id="replay-detail")
-            yield Label(Text("b: budget, enter replays · ↑↓ a query · esc closes · nothing is written"),
-                        id="replay-hint")
+            yield Label(Text(hint_text(True)), id="replay-hint")
 
     def on_mount(self) -> None:
         self.start(ReplayRequest(None, self.bound, False))
@@ -246,6 +250,7 @@ class ReplayView(ForwardWorkerErrors, ModalScreen[None]):
         self.query_one("#replay-summary", Static).update(compact_summary(report))
         for part in ("#replay-head", "#replay-queries", "#replay-detail-box"):  # nothing logged: the words alone
             self.query_one(part).display = bool(report.logged_rows)
+        self.query_one("#replay-hint", Label).update(Text(hint_text(bool(report.logged_rows))))
         queries = self.query_one("#replay-queries", OptionList)
         queries.clear_options()
         width = max(40, queries.size.width or self.app.size.width - 10)
