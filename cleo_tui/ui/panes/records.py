@@ -9,14 +9,13 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import DataTable, Static, TabbedContent, TabPane
 
 from cleo_tui.brain.records import LIST_LIMIT, list_records, record_text
 from cleo_tui.brain.rows import Row
 from cleo_tui.safe_text import one_line, printable
 from cleo_tui.ui.host import host_of
-from cleo_tui.ui.widgets.chrome import BrainHeader
+from cleo_tui.ui.widgets.chrome import BrainHeader, ItemActions
 from cleo_tui.ui.widgets.footer import CleoFooter
 from cleo_tui.ui.widgets.modals import TextViewer
 from cleo_tui.ui.widgets.worker_errors import ForwardWorkerErrors
@@ -28,8 +27,10 @@ KINDS = (
 )
 
 
-class RecordsScreen(ForwardWorkerErrors, Screen[None]):
+class RecordsScreen(ForwardWorkerErrors, ItemActions):
     """Reflections and decisions, with the selected record's whole text below."""
+
+    ITEM_ACTIONS = frozenset({"view_record"})  # the shown record's
 
     BINDINGS = [Binding("escape,t", "app.pop_screen", "Back to observations", id="records.back"),
                 Binding("v", "view_record", "Full text", id="records.view",
@@ -121,13 +122,8 @@ class RecordsScreen(ForwardWorkerErrors, Screen[None]):
     shown_key = ""  # the record the detail shows ("": none, on an empty tab)
 
     def _set_shown(self, key: str) -> None:
-        changed = bool(key) != bool(self.shown_key)
         self.shown_key = key
-        if changed:
-            self.refresh_bindings()  # v comes and goes with a record to show
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        return bool(self.shown_key) if action == "view_record" else True
+        self.show_item_parts(bool(key))  # v comes and goes with a record to show
 
     @on(DataTable.RowSelected)
     def record_selected(self, event: DataTable.RowSelected) -> None:

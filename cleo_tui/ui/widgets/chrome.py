@@ -12,7 +12,7 @@ from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.message import Message
-from textual.screen import ModalScreen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import Static, Tab, Tabs
 
 from cleo_tui.brain.kinds import KIND_HIPPO
@@ -171,7 +171,29 @@ class PaneTabs(Tabs):
 KEYS_SETTLE_S = 0.15
 
 
-class PaneScreen(ForwardWorkerErrors, FrameHoldingScreen):
+class ItemActions(Screen[None]):
+    """A screen whose ITEM_ACTIONS act on the item it shows (a proposal, a run, a trace, a cluster, a
+    record): offered (footer, palette, keys) only while it shows one."""
+
+    ITEM_ACTIONS: ClassVar[frozenset[str]] = frozenset()
+    has_item = False  # the screen shows an item: see `show_item_parts`
+
+    def show_item_parts(self, has_item: bool, *parts: str) -> None:
+        """Whether the screen has an item to act on: `parts` (selectors of what shows one) are shown only
+        then, the screen's explanation alone otherwise, and ITEM_ACTIONS are offered only then. The footer
+        is redrawn only when that changes, not on every cursor move."""
+        for part in parts:
+            self.query_one(part).display = has_item
+        if has_item != self.has_item:
+            self.has_item = has_item
+            self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # nothing to act on: not offered (the screen says how to get something)
+        return not (action in self.ITEM_ACTIONS and not self.has_item)
+
+
+class PaneScreen(ForwardWorkerErrors, ItemActions, FrameHoldingScreen):
     """Base of the panes: header and tabs on top, footer at the bottom, the session's messages.
 
     A pane subscribes to the session when mounted and unsubscribes when unmounted;
@@ -187,8 +209,6 @@ class PaneScreen(ForwardWorkerErrors, FrameHoldingScreen):
     WRITE_ACTIONS: ClassVar[set[str]] = set()  # actions that write: disabled on a read-only brain
     PANE_HELP: ClassVar[PaneHelp | None] = None  # this pane's section of the help (keys from BINDINGS)
     FOOTER_FIRST: ClassVar[tuple[str, ...]] = ()  # actions the footer shows first (after Help) when narrow
-    ITEM_ACTIONS: ClassVar[frozenset[str]] = frozenset()  # act on the pane's item: not offered while it has none
-    has_item = False  # the pane shows an item (a proposal, a run, a trace, a cluster): see `show_item_parts`
     last_key_at = float("-inf")  # (time.monotonic) the user's last key on this pane: see `when_keys_settled`
 
     @property
@@ -242,19 +262,9 @@ class PaneScreen(ForwardWorkerErrors, FrameHoldingScreen):
             self._subscribed.unsubscribe(self)
             self._subscribed = None
 
-    def show_item_parts(self, has_item: bool, *parts: str) -> None:
-        """Whether the pane has an item to act on: `parts` (selectors of what shows one) are shown only
-        then, the pane's explanation alone otherwise, and ITEM_ACTIONS are offered only then. The footer
-        is redrawn only when that changes, not on every cursor move."""
-        for part in parts:
-            self.query_one(part).display = has_item
-        if has_item != self.has_item:
-            self.has_item = has_item
-            self.refresh_bindings()
-
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in self.ITEM_ACTIONS and not self.has_item:
-            return False  # nothing to act on: not offered (the pane says how to get something)
+        if not super().check_action(action, parameters):
+            return False
         app = self.host
         if action in self.WRITE_ACTIONS and app.has_session and app.session.read_only:
             if not app.session.brain.kind.writable:
