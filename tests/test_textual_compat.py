@@ -225,6 +225,7 @@ async def test_no_second_layout_is_asked_for_each_new_size_and_still_grows():
 
 async def test_scroll_bars_a_layout_changes_are_drawn_in_that_layouts_frame():
     from textual.containers import VerticalScroll
+    from textual.scrollbar import ScrollBar
 
     class Pane(VerticalScroll, compat.NoSecondLayout):  # as the detail is (Textual's first: its CSS type)
         pass
@@ -233,14 +234,14 @@ async def test_scroll_bars_a_layout_changes_are_drawn_in_that_layouts_frame():
         pass
 
     class Panes(Screen[None]):
-        frames = 0
+        bars_asked = 0  # frames that repaint scroll bars asked for apart from the layout (Textual: a frame more)
 
         def compose(self) -> ComposeResult:
             with Pane(id="pane"):
                 yield Part("one", id="part")
 
-        def _compositor_refresh(self) -> None:  # counts the frames drawn
-            self.frames += 1
+        def _compositor_refresh(self) -> None:
+            self.bars_asked += any(isinstance(widget, ScrollBar) for widget in self._dirty_widgets)
             super()._compositor_refresh()
 
     app = Tiny(Panes)
@@ -248,13 +249,15 @@ async def test_scroll_bars_a_layout_changes_are_drawn_in_that_layouts_frame():
         await pilot.pause()
         screen, part = app.screen, app.screen.query_one("#part", Static)
         pane = screen.query_one("#pane", Pane)
+        screen.bars_asked = 0
         for lines in (40, 80, 20):  # the bar appears, its thumb grows, then shrinks
-            drawn = screen.frames
             part.update("\n".join(map(str, range(lines))))
             for _ in range(4):
                 await pilot.pause()
             assert pane.show_vertical_scrollbar and pane.vertical_scrollbar.window_virtual_size == lines
-        assert screen.frames - drawn == 1  # the layout's frame drew the new thumb too (Textual: a frame more)
+        # The layout's frame drew the bars. (Counting every frame was not reproducible: a loaded
+        # machine may draw the new text and the new layout in two frames.)
+        assert screen.bars_asked == 0
 
 
 def test_the_lenient_decoder_replaces_invalid_input_in_the_linux_driver(monkeypatch):
