@@ -202,6 +202,8 @@ def test_a_server_that_accepts_and_never_answers_ends_at_the_deadline_saying_wha
     finally:
         listener.close()
     out = capsys.readouterr().out
-    assert code == 1 and elapsed < 1.5 + 1.0, (elapsed, out)  # the whole command, client set-up included
+    # The whole command, client set-up included: the deadline, plus room for importing and building
+    # the SDK client on a loaded CI machine; ignoring the deadline takes 30 s (the timeout) or more.
+    assert code == 1 and elapsed < 1.5 + 4.0, (elapsed, out)
     assert f"127.0.0.1:{port}" in out and "did not answer: no answer within 1.5 s" in out, out
     assert "connecting" in out and "every retry" in out and "llm.deadline" in out, out
