@@ -122,6 +122,9 @@ def test_evicted_and_hidden_rows_are_injected_and_marked(db):
     marks = {i.id: i.marks for i in bridge.section(OBSERVATIONS).items}
     assert marks == {"O-live": [], "O-evicted": ["evicted"], "O-hidden": ["evicted", "hidden"]}
     assert bridge.to_json()["marks"]["evicted_injected"] == ["O-evicted", "O-hidden"]
+    assert bridge.summary_lines() == [
+        "2 injected rows are evicted: CLEO's bridge ignores invalid_at, so the agent still reads them.",
+        "1 injected row is hidden from CLEO's search (quality below 0.3); the bridge injects it anyway."]
 
 
 def test_a_pending_step_changes_the_marks_not_the_selection(db):
@@ -133,6 +136,21 @@ def test_a_pending_step_changes_the_marks_not_the_selection(db):
     assert [i.id for i in after.marked("evicting")] == ["O-1", "O-3"]
     assert after.evicting_count == 3
     assert any("still inject" in line for line in after.summary_lines())
+
+
+def test_one_row_and_one_evicted_row_are_said_in_the_singular(db):
+    """"the same 1 rows", "1 rows the step evicts"."""
+    insert(db, "brain_observations", [obs("O-1", "finding 1", 1)])
+    after = bridge_of(db, evicting={"O-1"})
+    assert after.after_line() == ("After this step CLEO injects the same row (its bridge ignores invalid_at): it is "
+                                  "the row the step evicts, and CLEO will still inject it.")
+    after = bridge_of(db, evicting={"O-9"})
+    assert after.after_line() == ("After this step CLEO injects the same row (its bridge ignores invalid_at); it "
+                                  "is not the row the step evicts.")
+    insert(db, "brain_observations", [obs("O-2", "finding 2", 2)])
+    after = bridge_of(db, evicting={"O-1", "O-9"})
+    assert after.after_line() == ("After this step CLEO injects the same 2 rows (its bridge ignores invalid_at): 1 "
+                                  "of them is among the 2 rows the step evicts, and CLEO will still inject it.")
 
 
 # -- learnings --------------------------------------------------------------------------------------

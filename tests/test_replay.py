@@ -81,6 +81,21 @@ def test_rows_added_after_the_query_are_named(logged_brain: Path, tmp_path: Path
     assert staging.reasons == ("added after the query: O-new",)  # not a smaller --limit
 
 
+
+def test_one_row_added_since_is_said_in_the_singular(tmp_path: Path) -> None:
+    """"1 rows added after the query change bm25's statistics"."""
+    path = cleo_brain(tmp_path / "cleo.db")
+    observations(path, {"O-4": "billing tests need postgres", "O-5": "postgres runs in docker for tests"},
+                 quality_score=0.7)
+    add_cleo_recall_logs(path, [{"query": "postgres", "entry_ids": ["O-5", "O-4"], "created_at": LOGGED_AT}])
+    observations(path, {"O-new": "the nightly build is green"}, created_at="2026-11-20 08:00:00")
+    postgres = by_query(run(path))["postgres"]
+    assert postgres.agreement == "same-set"
+    assert postgres.reasons == ("1 row added after the query changes bm25's statistics (ranking)",)
+    observations(path, {"O-newer": "the nightly build is red"}, created_at="2026-11-21 08:00:00")
+    assert by_query(run(path))["postgres"].reasons == (
+        "2 rows added after the query change bm25's statistics (ranking)",)
+
 def test_a_step_loses_results_only_as_eviction_intends_unless_hidden(logged_brain: Path) -> None:
     quiet = run(logged_brain, step_of({"O-2"}, hide=False, label="evict O-2"))
     staging = by_query(quiet)["staging deploys"]

@@ -178,3 +178,14 @@ def test_redact_without_yes_off_a_terminal_writes_nothing(tmp_path, capsys):
     assert "nothing was written" in capsys.readouterr().err
     assert hashlib.sha256(db.read_bytes()).hexdigest() == digest
     assert main(["secrets", "--db", str(db), "--yes"]) == 2
+
+
+def test_one_row_of_one_table_is_said_in_the_singular(capsys):
+    """"No secrets found in 1 rows of 1 tables." (the CLI and the Secrets pane say it alike)."""
+    from cleo_tui.commands.secrets_cmd import _report
+    from cleo_tui.memory.secrets import SecretScan
+
+    _report(SecretScan([], 1, ["brain_observations"]), as_json=False)
+    assert capsys.readouterr().out == "No secrets found in 1 row of 1 table.\n"
+    _report(SecretScan([], 2_000, ["brain_observations", "brain_decisions"]), as_json=False)
+    assert capsys.readouterr().out == "No secrets found in 2,000 rows of 2 tables.\n"

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from cleo_tui.commands.common import AddCommand, UsageError, add_brain_options, brain_from_args, emit_json, is_terminal
-from cleo_tui.memory.redaction import redact, redaction_question, scan_summary
+from cleo_tui.memory.redaction import redact, redaction_question, scan_summary, scanned
 from cleo_tui.memory.secrets import SecretScan, scan_brain
 from cleo_tui.safe_text import one_line, plural
 
@@ -57,9 +57,9 @@ def _report(scan: SecretScan, as_json: bool) -> None:
         emit_json(scan.to_json())
         return
     if not scan.findings:
-        print(f"No secrets found in {scan.scanned_rows:,} rows of {len(scan.tables)} tables.")
+        print(f"No secrets found in {scanned(scan)}.")
         return
-    print(f"{plural(len(scan.findings), 'possible secret')} in {scan.scanned_rows:,} rows scanned: "
+    print(f"{plural(len(scan.findings), 'possible secret')} in {plural(scan.scanned_rows, 'row')} scanned: "
           + scan_summary(scan))
     for f in scan.findings[:200]:
         print(f"  {one_line(f.table, 30)}  {one_line(f.row_id, 40)}  {one_line(f.column, 24)}  {f.kind}  "

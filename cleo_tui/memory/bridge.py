@@ -113,23 +113,35 @@ class Bridge:
 
     def after_line(self, step: str = "this step") -> str:
         """What a pending step (its ids in `evicting`) changes in the bridge: nothing, and which rows that hides."""
-        evicting = self.marked("evicting")
-        same = f"After {step} CLEO injects the same {len(self.items)} rows (its bridge ignores invalid_at)"
+        evicting, rows, total = self.marked("evicting"), len(self.items), self.evicting_count
+        if not rows:
+            return f"After {step} CLEO still injects nothing."
+        same = (f"After {step} CLEO injects the same {'row' if rows == 1 else plural(rows, 'row')} "
+                "(its bridge ignores invalid_at)")
+        place = "the row the step evicts" if total == 1 else f"the {total:,} rows the step evicts"
+        among = place if total == 1 else f"among {place}"
+        if rows == 1 and evicting:
+            return f"{same}: it is {among}, and CLEO will still inject it."
+        if rows == 1:
+            return f"{same}; it is not {place}."
         if not evicting:
-            return f"{same}; none of them is among the {self.evicting_count:,} rows the step evicts."
-        return (f"{same}: {len(evicting)} of them are among the {self.evicting_count:,} rows the step evicts, "
-                "and CLEO will still inject them.")
+            return f"{same}; none of them is {among}."
+        one = len(evicting) == 1
+        return (f"{same}: {len(evicting):,} of them {'is' if one else 'are'} {among}, "
+                f"and CLEO will still inject {'it' if one else 'them'}.")
 
     def summary_lines(self) -> list[str]:
         """Sentences about the marks: what eviction does not change in what CLEO injects."""
         lines = []
         evicted, hidden = self.marked("evicted"), self.marked("hidden")
         if evicted:
-            lines.append(f"{plural(len(evicted), 'injected row')} are evicted: CLEO's bridge ignores invalid_at, "
-                         "so the agent still reads them.")
+            one = len(evicted) == 1
+            lines.append(f"{plural(len(evicted), 'injected row')} {'is' if one else 'are'} evicted: CLEO's bridge "
+                         f"ignores invalid_at, so the agent still reads {'it' if one else 'them'}.")
         if hidden:
-            lines.append(f"{plural(len(hidden), 'injected row')} are hidden from CLEO's search (quality below 0.3); "
-                         "the bridge injects them anyway.")
+            one = len(hidden) == 1
+            lines.append(f"{plural(len(hidden), 'injected row')} {'is' if one else 'are'} hidden from CLEO's search "
+                         f"(quality below 0.3); the bridge injects {'it' if one else 'them'} anyway.")
         if self.evicting_count:
             lines.append(self.after_line())
         if self.failure:

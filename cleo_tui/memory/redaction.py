@@ -104,6 +104,11 @@ def vacuum_estimate(path: Path) -> float:
     return size / VACUUM_BYTES_PER_SECOND
 
 
+def scanned(scan: SecretScan) -> str:
+    """What was read: "2,000 rows of 3 tables"."""
+    return f"{plural(scan.scanned_rows, 'row')} of {plural(len(scan.tables), 'table')}"
+
+
 def scan_summary(scan: SecretScan) -> str:
     """"3 aws-access-key, 1 jwt in brain_observations.narrative (3), brain_retrieval_log.query (1)"."""
     kinds = Counter(f.kind for f in scan.findings)

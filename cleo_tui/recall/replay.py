@@ -303,7 +303,8 @@ def reasons_for(item: LoggedQuery, replayed: Sequence[str], agreement: Agreement
         out.append(f"added after the query: {', '.join(newer[:5])}")
     later = facts.added_after(row.created_at)
     if later and not out and agreement != "prefix":  # nothing else explains it
-        out.append(f"{later:,} rows added after the query change bm25's statistics (ranking)")
+        out.append(f"{plural(later, 'row')} added after the query {'changes' if later == 1 else 'change'} bm25's "
+                   "statistics (ranking)")
     if path == "fts":
         out.append("logged as `find` (no rank fusion): CLEO ran it with --agent, whose value is not logged")
     if agreement == "same-set" and not (later or low):

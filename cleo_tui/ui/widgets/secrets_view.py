@@ -21,6 +21,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Label, Static
 
 from cleo_tui.brain.store import Brain
+from cleo_tui.memory.redaction import scanned
 from cleo_tui.memory.secrets import SecretScan, scan_brain
 from cleo_tui.safe_text import one_line, plural
 
@@ -90,9 +91,8 @@ class SecretsScreen(ModalScreen[SecretScan | None]):
             table.add_row(*(Text(one_line(v, w)) for v, w in ((f.table, 28), (f.row_id, 24), (f.column, 20),
                                                               (f.kind, 22), (f.preview, 40))))
         more = len(scan.findings) - SHOWN
-        status = (f"{plural(len(scan.findings), 'possible secret')} in {scan.scanned_rows:,} rows of "
-                  f"{len(scan.tables)} tables; previews are masked."
-                  if scan.findings else f"No secrets found in {scan.scanned_rows:,} rows of {len(scan.tables)} tables.")
+        status = (f"{plural(len(scan.findings), 'possible secret')} in {scanned(scan)}; previews are masked."
+                  if scan.findings else f"No secrets found in {scanned(scan)}.")
         if more > 0:
             status += f" The first {SHOWN:,} are listed; `cleo-tui secrets --json` lists all."
         if scan.findings and self.read_only_reason:
