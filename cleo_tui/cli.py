@@ -31,6 +31,7 @@ from cleo_tui.commands.common import (
     is_terminal,
     say_setting_problems,
 )
+from cleo_tui.commands.text_width import fitted_to_terminal
 from cleo_tui.safe_text import one_line, safe_text
 
 __all__ = ["EXIT_INTERNAL", "EXIT_USER_ERROR", "UsageError", "build_parser", "main", "run"]
@@ -166,7 +167,7 @@ def dispatch(argv: list[str]) -> int:
         say_setting_problems()
         # A command builds its pool once and exits: its objects live to the end, and collections
         # would only walk them (0.2-0.5 s at a million rows; `skip_young_on_leave`).
-        with collector.paused():
+        with collector.paused(), fitted_to_terminal(enabled=not getattr(args, "json", False)):
             collector.skip_young_on_leave()
             code = int(args.func(args) or 0)
         _end_at_once = bool(getattr(args, "end_at_once", False))

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-import textwrap
 
 from cleo_tui.brain.clock import current_time
 from cleo_tui.commands.common import AddCommand, UsageError, add_brain_options, brain_from_args, emit_json, is_terminal
+from cleo_tui.commands.text_width import WIDTH, wrapped
 from cleo_tui.config import load_config
 from cleo_tui.memory.bridge import Bridge, build_bridge
 from cleo_tui.memory.bridge_project import RefreshOutcome, cleo_executable, project_dir, refresh_through_cleo
@@ -16,8 +16,6 @@ from cleo_tui.memory.pruner import BadBudget, parse_budget, prepare_pool
 from cleo_tui.memory.settings import configured_tokenizer
 from cleo_tui.memory.tokenizers import CHARS4, TOKENIZER_NAMES, get_tokenizer
 from cleo_tui.safe_text import one_line, plural, printable
-
-WIDTH = 80
 
 
 def register(add: AddCommand) -> None:
@@ -101,7 +99,7 @@ def _confirm(bridge: Bridge, project: object) -> None:
 
 
 def _wrap(text: str, indent: str = "") -> list[str]:
-    return textwrap.wrap(one_line(text), WIDTH, initial_indent=indent, subsequent_indent=indent + "  ") or [indent]
+    return wrapped(text, indent)
 
 
 def bridge_lines(bridge: Bridge, budget: int | None = None) -> list[str]:

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 
 from cleo_tui.brain.rows import JsonObject
 from cleo_tui.commands.common import AddCommand, UsageError, add_brain_options, brain_from_args, emit_json
+from cleo_tui.commands.text_width import WIDTH, wrapped
 from cleo_tui.memory.history import (
     MemoryLife,
     Timeline,
@@ -20,7 +21,6 @@ from cleo_tui.memory.history import (
 )
 from cleo_tui.safe_text import one_line
 
-WIDTH = 80
 MISSING_LIMIT = 100_000
 
 
@@ -79,10 +79,6 @@ def cmd_history(args: argparse.Namespace) -> int:
     return 0
 
 
-def _wrap(text: str, indent: str = "  ") -> list[str]:
-    return textwrap.wrap(one_line(text), WIDTH, initial_indent=indent, subsequent_indent=indent + "  ") or [indent]
-
-
 def _shown(value: object, width: int = 40) -> str:
     return "-" if value is None or value == "" else one_line(value, width)
 
@@ -91,23 +87,23 @@ def life_lines(life: MemoryLife) -> list[str]:
     """The life of one memory as text lines of at most 80 columns."""
     lines = [one_line(f"{life.id}  ({life.kind}, {life.state})", WIDTH)]
     if life.title:
-        lines += _wrap(life.title)
+        lines += wrapped(life.title)
     if life.written:
         w = life.written
         lines.append("written")
-        lines += _wrap(f"at {_shown(w.at)}, type {_shown(w.type, 20)}, source {_shown(w.source_type, 30)}")
-        lines += _wrap(f"session {_shown(w.session_id, 50)}, agent {_shown(w.agent, 30)}")
+        lines += wrapped(f"at {_shown(w.at)}, type {_shown(w.type, 20)}, source {_shown(w.source_type, 30)}")
+        lines += wrapped(f"session {_shown(w.session_id, 50)}, agent {_shown(w.agent, 30)}")
     if life.cause:
         cause = life.cause
         lines.append(f"gone{' at ' + one_line(cause.at, 30) if cause.at else ''}: {one_line(cause.label, 60)}")
-        lines += [line for text in cause.evidence for line in _wrap("evidence: " + text)]
-        lines += [line for text in cause.checked for line in _wrap("checked: " + text)]
+        lines += [line for text in cause.evidence for line in wrapped("evidence: " + text)]
+        lines += [line for text in cause.checked for line in wrapped("checked: " + text)]
     for mark in life.cleo_marks:
-        lines += _wrap(f"CLEO: {mark.title} — {mark.when}", "")
-        lines += _wrap(f"reason: {mark.reason}")
-        lines += _wrap(f"rule: {mark.rule}")
+        lines += wrapped(f"CLEO: {mark.title} — {mark.when}", "")
+        lines += wrapped(f"reason: {mark.reason}")
+        lines += wrapped(f"rule: {mark.rule}")
     if life.keep is not None:
-        lines += _wrap(("keep: " if life.keep.offered else "keep (not offered): ") + life.keep.text)
+        lines += wrapped(("keep: " if life.keep.offered else "keep (not offered): ") + life.keep.text)
     lines += _section("cleo-tui journal", (f"run {s.run_id} {s.kind} at {s.at}: {s.summary}"
                                            + (f" (undone by run {s.undone_by})" if s.undone_by else "")
                                            for s in life.journal))
@@ -125,7 +121,7 @@ def life_lines(life: MemoryLife) -> list[str]:
 def _section(title: str, items: Iterable[str]) -> list[str]:
     """A titled list with its count, or nothing when it is empty."""
     shown = list(items)
-    return [f"{title} ({len(shown)})"] + [line for item in shown for line in _wrap(item)] if shown else []
+    return [f"{title} ({len(shown)})"] + [line for item in shown for line in wrapped(item)] if shown else []
 
 
 _HEADER = (f"{'day':<10}  {'added':>7}  {'evicted':>7}  {'live':>8}  {'live tokens':>11}  {'notes':>5}  "
@@ -148,15 +144,16 @@ def timeline_lines(timeline: Timeline, warnings: Iterable[str] = (), missing: in
     if totals:
         lines.append("evicted by cause:")
         lines += [line for cause, n in sorted(totals.items(), key=lambda kv: -kv[1])
-                  for line in _wrap(f"{n:>7,}  {cause} — {cause_label(cause)}")]
+                  for line in wrapped(f"{n:>7,}  {cause} — {cause_label(cause)}")]
     if missing:
         shown = f"{missing:,}" if missing < MISSING_LIMIT else f"at least {missing:,}"
-        lines += _wrap(f"missing: {shown} ids are named by edges, traces, outcomes or the journal but held by no "
+        lines += wrapped(f"missing: {shown} ids are named by edges, traces, outcomes or the journal but held by no "
                        "row (deleted outside cleo-tui); `cleo-tui history ID` shows where each is named", "")
     if timeline.undated:
-        lines += _wrap("undated rows (not a date): " + ", ".join(f"{k} {v:,}" for k, v in timeline.undated.items()), "")
-    lines += [line for note in timeline.notes for line in _wrap("note: " + note, "")]
-    lines += [line for w in warnings for line in _wrap("warning: " + w, "")]
+        undated = ", ".join(f"{k} {v:,}" for k, v in timeline.undated.items())
+        lines += wrapped(f"undated rows (not a date): {undated}", "")
+    lines += [line for note in timeline.notes for line in wrapped("note: " + note, "")]
+    lines += [line for w in warnings for line in wrapped("warning: " + w, "")]
     return lines
 
 

@@ -11,17 +11,16 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-import textwrap
 
 from cleo_tui.brain.rows import JsonObject
 from cleo_tui.brain.store import Brain
 from cleo_tui.commands.common import AddCommand, UsageError, add_brain_options, brain_from_args, emit_json, is_terminal
+from cleo_tui.commands.text_width import wrapped
 from cleo_tui.memory.cleo_command import APPROVE, ROLLBACK, CleoCommand, run_cleo, sweep_command
 from cleo_tui.memory.sweeps import STAGED, SweepRun, list_runs, purge_ids, veto_row
 from cleo_tui.recall.sweep_impact import sweep_recall_impact
 from cleo_tui.safe_text import one_line, plural
 
-WIDTH = 80
 EXIT_CLEO_FAILED = 1
 
 
@@ -76,10 +75,6 @@ def _run_json(brain: Brain, run: SweepRun) -> JsonObject:
     return out
 
 
-def _wrap(text: str, indent: str = "  ") -> list[str]:
-    return textwrap.wrap(one_line(text), WIDTH, initial_indent=indent, subsequent_indent=indent + "  ") or [indent]
-
-
 def run_lines(brain: Brain, runs: list[SweepRun]) -> list[str]:
     """Each run, its counts, its recall impact and its rows, in lines of at most 80 columns."""
     if not runs:
@@ -88,16 +83,16 @@ def run_lines(brain: Brain, runs: list[SweepRun]) -> list[str]:
     for run in runs:
         counts = ", ".join(f"{n} {status}" for status, n in sorted(run.counts().items()))
         approved = f", approved {run.approved_at} by {run.approved_by or '?'}" if run.approved_at else ""
-        lines += _wrap(f"run {run.id} ({run.kind}) {run.status}, created {run.created_at or '?'}{approved}", "")
-        lines += _wrap(f"rows: {counts or 'none'}")
+        lines += wrapped(f"run {run.id} ({run.kind}) {run.status}, created {run.created_at or '?'}{approved}", "")
+        lines += wrapped(f"rows: {counts or 'none'}")
         impact = sweep_recall_impact(brain, purge_ids(run))
         if run.status == STAGED:
-            lines += _wrap(f"recall impact of approving: {impact.affected_retrievals} of {impact.retrievals} "
+            lines += wrapped(f"recall impact of approving: {impact.affected_retrievals} of {impact.retrievals} "
                            f"recorded retrievals returned a row it purges; {impact.affected_used} of them a task "
                            "used")
             command = sweep_command(brain.path, APPROVE, run.id)
             where = f" in {command.cwd}" if command.cwd is not None else ""
-            lines += _wrap(f"approve{where} with:")  # the command itself unwrapped, to copy
+            lines += wrapped(f"approve{where} with:")  # the command itself unwrapped, to copy
             lines.append("    " + one_line(" ".join(shlex.quote(a) for a in ("cleo", *command.argv[1:])), 200))
         for row in run.rows:
             now = row.current
@@ -105,7 +100,7 @@ def run_lines(brain: Brain, runs: list[SweepRun]) -> list[str]:
             quality = "-" if now is None or now.get("quality_score") is None else f"{now['quality_score']:.2f}"
             lost = impact.by_id().get(row.source_id)
             recalls = f", recalled {lost.recalls}x" if lost and lost.recalls else ""
-            lines += _wrap(f"{row.id} {row.action} {row.source_id} [{row.validation_status}] now {state}, "
+            lines += wrapped(f"{row.id} {row.action} {row.source_id} [{row.validation_status}] now {state}, "
                            f"quality {quality}{recalls}: {one_line(row.title or row.text, 60)}")
     return lines
 

@@ -1,0 +1,50 @@
+"""The commands' text on a terminal: a line wider than the terminal is wrapped at spaces, not cut
+mid-word by the terminal; in a pipe every record stays one line (for grep)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from rich.cells import cell_len
+
+from cleo_tui.commands.text_width import fitted_lines
+from cleo_tui.demo import generate_demo
+from tests.pty_capture import python_argv, run_in_pty
+
+
+def test_a_short_line_is_left_as_it_is():
+    assert fitted_lines("  O-1  live  2026-05-30", 80) == ["  O-1  live  2026-05-30"]
+    assert fitted_lines("", 80) == [""]
+
+
+def test_a_long_line_breaks_at_spaces_and_goes_on_under_its_text():
+    line = "  O-mjs5moxd-8k  reinforced (cited by 7 reflections); low relevance (quality 0.35 is below 0.4)"
+    assert fitted_lines(line, 40) == ["  O-mjs5moxd-8k  reinforced (cited by 7",
+                                      "      reflections); low relevance",
+                                      "      (quality 0.35 is below 0.4)"]
+    # The columns' runs of spaces stay where no break falls; the words are the same, in order.
+    assert " ".join(" ".join(fitted_lines(line, 40)).split()) == " ".join(line.split())
+
+
+def test_widths_are_terminal_cells():
+    line = "記憶 " * 10  # two cells a character
+    assert fitted_lines(line, 14) == ["記憶 記憶 記憶", *["    記憶 記憶"] * 3, "    記憶"]
+    assert all(cell_len(part) <= 14 for part in fitted_lines(line, 14))
+
+
+def test_a_word_wider_than_the_line_stays_whole_on_its_own_line():
+    """A path or a URL is kept in one piece to copy; the terminal shows its rest on the next row."""
+    url = "http://127.0.0.1:8080/?token=" + "a" * 60
+    assert fitted_lines(f"Open {url} in a browser", 40) == ["Open", f"    {url}", "    in a browser"]
+
+
+def test_a_command_on_an_80_column_terminal_fits_it_and_a_pipe_keeps_one_line_a_record(tmp_path: Path):
+    demo = generate_demo(tmp_path / "demo", observations=300, seed=3)
+    argv = python_argv("traces", "--db", str(demo))
+    piped = subprocess.run(argv, capture_output=True, text=True, check=True, cwd=tmp_path).stdout.splitlines()
+    assert max(map(cell_len, piped)) > 100  # (the list's records are wider than the terminal)
+    shown = run_in_pty(argv, [], cwd=str(tmp_path), size=(80, 24)).decode().replace("\r\n", "\n").splitlines()
+    assert shown and max(map(cell_len, shown)) <= 80
+    assert " ".join(shown).split() == " ".join(piped).split()  # every word, in order: nothing cut or lost
+    assert len(shown) > len(piped)
