@@ -27,8 +27,13 @@ def test_a_long_line_breaks_at_spaces_and_goes_on_under_its_text():
     assert " ".join(" ".join(fitted_lines(line, 40)).split()) == " ".join(line.split())
 
 
+def test_a_questions_last_space_stays_before_its_answer():
+    assert fitted_lines("Soft-evict 1,386 observations. Proceed? [y/N] ", 30) == [
+        "Soft-evict 1,386 observations.", "    Proceed? [y/N] "]
+
+
 def test_widths_are_terminal_cells():
-    line = "記憶 " * 10  # two cells a character
+    line = " ".join(["記憶"] * 10)  # two cells a character
     assert fitted_lines(line, 14) == ["記憶 記憶 記憶", *["    記憶 記憶"] * 3, "    記憶"]
     assert all(cell_len(part) <= 14 for part in fitted_lines(line, 14))
 
@@ -48,3 +53,15 @@ def test_a_command_on_an_80_column_terminal_fits_it_and_a_pipe_keeps_one_line_a_
     assert shown and max(map(cell_len, shown)) <= 80
     assert " ".join(shown).split() == " ".join(piped).split()  # every word, in order: nothing cut or lost
     assert len(shown) > len(piped)
+
+
+def test_a_question_fits_the_terminal_and_ctrl_d_is_a_no(tmp_path: Path):
+    """`prune --apply` asked its question cut mid-word at 80 columns, and ctrl+d at it said
+    "internal error: EOFError"."""
+    demo = generate_demo(tmp_path / "demo", observations=300, seed=3)
+    argv = python_argv("prune", "--db", str(demo), "--budget", "5k", "--apply")
+    shown = run_in_pty(argv, [(b"Proceed? [y/N] ", b"\x04")], cwd=str(tmp_path), size=(80, 24)).decode()
+    lines = shown.replace("\r\n", "\n").splitlines()
+    assert max(map(cell_len, lines)) <= 80
+    assert "`cleo-tui prune --undo RUN_ID`. Proceed? [y/N]" in " ".join(shown.split())  # broken at spaces only
+    assert "Not confirmed; nothing was evicted." in shown and "internal error" not in shown

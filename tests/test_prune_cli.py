@@ -101,10 +101,10 @@ def test_apply_without_yes_refuses_without_a_terminal(project, capsys, monkeypat
 def test_apply_asks_on_a_terminal(project, capsys, monkeypatch):
     db = project / ".cleo" / "cleo.db"
     monkeypatch.setattr("sys.stdin", _Terminal())
-    monkeypatch.setattr("builtins.input", lambda prompt: "n")
+    monkeypatch.setattr("builtins.input", lambda: "n")  # (the question is written before it: `confirmed`)
     code, _, err = run(capsys, "prune", "--project", str(project), "--budget", "500", "--apply")
     assert code == 2 and "Not confirmed" in err and _evicted(db) == 0
-    monkeypatch.setattr("builtins.input", lambda prompt: "y")
+    monkeypatch.setattr("builtins.input", lambda: "y")
     code, out, _ = run(capsys, "prune", "--project", str(project), "--budget", "500", "--apply")
     assert code == 0 and "Committed as run 1" in out and _evicted(db) > 0
 

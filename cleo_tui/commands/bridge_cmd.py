@@ -7,7 +7,15 @@ import argparse
 import sys
 
 from cleo_tui.brain.clock import current_time
-from cleo_tui.commands.common import AddCommand, UsageError, add_brain_options, brain_from_args, emit_json, is_terminal
+from cleo_tui.commands.common import (
+    AddCommand,
+    UsageError,
+    add_brain_options,
+    brain_from_args,
+    confirmed,
+    emit_json,
+    is_terminal,
+)
 from cleo_tui.commands.text_width import WIDTH, wrapped
 from cleo_tui.config import load_config
 from cleo_tui.memory.bridge import Bridge, build_bridge
@@ -94,7 +102,7 @@ def _confirm(bridge: Bridge, project: object) -> None:
         raise UsageError("--refresh needs --yes when not run from a terminal; nothing was run.")
     question = (f"Run `cleo refresh-memory` in {one_line(project, 200)}? CLEO regenerates "
                 f"{bridge.on_disk.path or '.cleo/memory-bridge.md'} itself ({bridge.settings.mode_note}). [y/N] ")
-    if input(question).strip().lower() not in ("y", "yes"):
+    if not confirmed(question):
         raise UsageError("Not confirmed; nothing was run.")
 
 

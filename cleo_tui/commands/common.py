@@ -116,6 +116,18 @@ def is_terminal(stream: IO[str] | None) -> bool:
     return stream is not None and stream.isatty()
 
 
+def confirmed(question: str) -> bool:
+    """Ask `question` (it ends "[y/N] ") and read the answer: True for y or yes. The question goes out
+    as the command's other text does (on a terminal, fitted to its width: `text_width`); ctrl+d is a no."""
+    sys.stdout.write(question)
+    try:
+        answer = input()
+    except EOFError:
+        sys.stdout.write("\n")  # (the terminal left the cursor after the question)
+        return False
+    return answer.strip().lower() in ("y", "yes")
+
+
 STANDARD_OUTPUT = "-"  # an --out or --export of "-": the rows go to standard output (for a pipe)
 
 

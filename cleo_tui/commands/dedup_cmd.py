@@ -14,6 +14,7 @@ from cleo_tui.commands.common import (
     UsageError,
     add_brain_options,
     brain_from_args,
+    confirmed,
     emit_compact_json,
     emit_json,
     is_terminal,
@@ -132,7 +133,7 @@ def _requests(clusters: list[Cluster], include_protected: bool) -> tuple[list[Me
 
 def _apply(brain: object, clusters: list[Cluster], args: argparse.Namespace,
            impact: AnyImpact) -> MergeResult | None:
-    requests, confirmed = _requests(clusters, args.include_protected)
+    requests, protected_confirmed = _requests(clusters, args.include_protected)
     if not requests:
         return None
     count = sum(len(r.others) for r in requests)
@@ -143,9 +144,9 @@ def _apply(brain: object, clusters: list[Cluster], args: argparse.Namespace,
                     f"Merge {plural(len(requests), 'cluster')}: soft-evict {plural(count, 'duplicate observation')}; "
                     "undo with "
                     "`cleo-tui dedup --undo RUN_ID`. Proceed? [y/N] ")
-        if input(question).strip().lower() not in ("y", "yes"):
+        if not confirmed(question):
             raise UsageError("Not confirmed; nothing was merged.")
-    return merge_duplicates(brain, requests, confirmed)  # type: ignore[arg-type]
+    return merge_duplicates(brain, requests, protected_confirmed)  # type: ignore[arg-type]
 
 
 def _print(clusters: list[Cluster], updates: int, threshold: float, run_id: int | None, applied: bool,

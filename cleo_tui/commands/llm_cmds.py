@@ -25,6 +25,7 @@ from cleo_tui.commands.common import (
     UsageError,
     add_brain_options,
     brain_from_args,
+    confirmed,
     emit_json,
     is_terminal,
     print_undo,
@@ -236,11 +237,7 @@ def _confirm_protected_at_terminal(refused: ProtectedEviction, json_out: bool) -
     print(f"{len(refused.refused)} of the observations to evict are protected:")
     for observation_id, protection in refused.refused.items():
         print(f"  {one_line(observation_id)}: {one_line('; '.join(protection.reasons), 300)}")
-    try:
-        answer = input("Evict them anyway? [y/N] ")
-    except EOFError:
-        return False
-    return answer.strip().lower() in ("y", "yes")
+    return confirmed("Evict them anyway? [y/N] ")
 
 
 def _apply_existing(brain: Any, args: argparse.Namespace) -> r.ReflectorResult:

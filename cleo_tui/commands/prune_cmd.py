@@ -16,6 +16,7 @@ from cleo_tui.commands.common import (
     UsageError,
     add_brain_options,
     brain_from_args,
+    confirmed,
     emit_json,
     emit_json_with_rows,
     is_terminal,
@@ -103,7 +104,7 @@ def _confirm(preview: PrunePreview, impact: AnyImpact) -> None:
                 "`cleo-tui prune --undo RUN_ID`. Proceed? [y/N] ")
     if not is_terminal(sys.stdin):
         raise UsageError("--apply needs --yes when not run from a terminal; nothing was evicted.")
-    if input(question).strip().lower() not in ("y", "yes"):
+    if not confirmed(question):
         raise UsageError("Not confirmed; nothing was evicted.")
 
 

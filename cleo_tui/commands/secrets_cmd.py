@@ -6,7 +6,15 @@ import argparse
 import sys
 from pathlib import Path
 
-from cleo_tui.commands.common import AddCommand, UsageError, add_brain_options, brain_from_args, emit_json, is_terminal
+from cleo_tui.commands.common import (
+    AddCommand,
+    UsageError,
+    add_brain_options,
+    brain_from_args,
+    confirmed,
+    emit_json,
+    is_terminal,
+)
 from cleo_tui.memory.redaction import redact, redaction_question, scan_summary, scanned
 from cleo_tui.memory.secrets import SecretScan, scan_brain
 from cleo_tui.safe_text import one_line, plural
@@ -74,5 +82,5 @@ def _confirm(scan: SecretScan, path: Path, yes: bool) -> None:
         return
     if not is_terminal(sys.stdin):
         raise UsageError("--redact needs --yes when not run from a terminal; nothing was written.")
-    if input(redaction_question(scan, path) + " Proceed? [y/N] ").strip().lower() not in ("y", "yes"):
+    if not confirmed(redaction_question(scan, path) + " Proceed? [y/N] "):
         raise UsageError("Not confirmed; nothing was written.")

@@ -14,7 +14,15 @@ import sys
 
 from cleo_tui.brain.rows import JsonObject
 from cleo_tui.brain.store import Brain
-from cleo_tui.commands.common import AddCommand, UsageError, add_brain_options, brain_from_args, emit_json, is_terminal
+from cleo_tui.commands.common import (
+    AddCommand,
+    UsageError,
+    add_brain_options,
+    brain_from_args,
+    confirmed,
+    emit_json,
+    is_terminal,
+)
 from cleo_tui.commands.text_width import wrapped
 from cleo_tui.memory.cleo_command import APPROVE, ROLLBACK, CleoCommand, run_cleo, sweep_command
 from cleo_tui.memory.sweeps import STAGED, SweepRun, list_runs, purge_ids, veto_row
@@ -111,7 +119,7 @@ def _confirm(command: CleoCommand, run: SweepRun | None, action: str) -> None:
     question = f"Run `{one_line(command.shown)}` ({action} {what})? [y/N] "
     if not is_terminal(sys.stdin):
         raise UsageError(f"--{action} needs --yes when not run from a terminal; nothing was run.")
-    if input(question).strip().lower() not in ("y", "yes"):
+    if not confirmed(question):
         raise UsageError("Not confirmed; nothing was run.")
 
 

@@ -11,52 +11,40 @@ indent. In a pipe nothing changes: every record stays one line, for grep and scr
 from __future__ import annotations
 
 import io
-import re
 import shutil
 import sys
-import textwrap
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
-from rich.cells import cell_len
+import wcwidth
 
 from cleo_tui.safe_text import one_line
 
 WIDTH = 80  # the lines a command lays out itself (history, sweeps, the bridge)
 HANG = 4    # a broken line goes on this many columns in from its own indent
-_WORDS = re.compile(r"(\s*)(\S+)")
 
 
 def wrapped(text: str, indent: str = "  ") -> list[str]:
-    """`text` on one line, then in lines of at most WIDTH columns; the lines after the first two
+    """`text` on one line, then in lines of at most WIDTH cells; the lines after the first two
     columns further in."""
-    return textwrap.wrap(one_line(text), WIDTH, initial_indent=indent, subsequent_indent=indent + "  ") or [indent]
+    return wcwidth.wrap(one_line(text), WIDTH, initial_indent=indent, subsequent_indent=indent + "  ",
+                        break_on_hyphens=False) or [indent]
 
 
 def fitted_lines(line: str, width: int) -> list[str]:
-    """`line` in lines of at most `width` terminal cells, broken at spaces; each after the first
-    starts HANG columns in from the line's own indent. A word wider than a line stays whole on a
-    line of its own (a path or a URL stays one piece to copy; the terminal shows the rest of it)."""
-    if cell_len(line) <= width:
+    """`line` in lines of at most `width` terminal cells, broken at spaces (wcwidth's cell-measuring
+    textwrap); each after the first starts HANG columns in from the line's own indent. A word wider
+    than a line stays whole on a line of its own (a path or a URL stays one piece to copy; the
+    terminal shows the rest of it). A question's last space stays, before its answer."""
+    if wcwidth.width(line) <= width:
         return [line]
     body = line.lstrip(" ")
-    indent = len(line) - len(body)
-    hang = " " * min(indent + HANG, width // 2)
-    lines: list[str] = []
-    row, used = line[:indent], indent
-    fresh = True  # no word on the row yet
-    for gap, word in _WORDS.findall(body):
-        size = cell_len(word)
-        if not fresh and used + cell_len(gap) + size > width:
-            lines.append(row)
-            row, used, gap = hang, len(hang), ""
-        elif fresh:
-            gap = ""
-        row += gap + word
-        used += cell_len(gap) + size
-        fresh = False
-    lines.append(row)
+    hang = " " * min(len(line) - len(body) + HANG, width // 2)
+    lines = wcwidth.wrap(line, width, subsequent_indent=hang, break_long_words=False, break_on_hyphens=False)
+    tail = body[len(body.rstrip()):]
+    if tail and wcwidth.width(lines[-1] + tail) <= width:
+        lines[-1] += tail
     return lines
 
 
