@@ -31,7 +31,7 @@ from cleo_tui.commands.common import (
     is_terminal,
     say_setting_problems,
 )
-from cleo_tui.commands.text_width import fitted_to_terminal
+from cleo_tui.commands.text_width import fitted_to_terminal, say_error
 from cleo_tui.safe_text import one_line, safe_text
 
 __all__ = ["EXIT_INTERNAL", "EXIT_USER_ERROR", "UsageError", "build_parser", "main", "run"]
@@ -167,7 +167,7 @@ def dispatch(argv: list[str]) -> int:
         say_setting_problems()
         # A command builds its pool once and exits: its objects live to the end, and collections
         # would only walk them (0.2-0.5 s at a million rows; `skip_young_on_leave`).
-        with collector.paused(), fitted_to_terminal(enabled=not getattr(args, "json", False)):
+        with collector.paused(), fitted_to_terminal(stdout=not getattr(args, "json", False), stderr=True):
             collector.skip_young_on_leave()
             code = int(args.func(args) or 0)
         _end_at_once = bool(getattr(args, "end_at_once", False))
@@ -205,7 +205,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return dispatch(list(sys.argv[1:] if argv is None else argv))
     except BrainError as exc:
-        print(f"cleo-tui: {safe_text(exc, 4000)}", file=sys.stderr)
+        say_error(f"cleo-tui: {safe_text(exc, 4000)}")
         return EXIT_USER_ERROR
     except KeyboardInterrupt:
         print("cleo-tui: interrupted", file=sys.stderr)
@@ -214,14 +214,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except Exception as exc:  # a bug, not the user's mistake: short message, details on request
         if isinstance(exc, sqlite3.DatabaseError) and ("malformed" in str(exc) or "not a database" in str(exc)):
-            print(f"cleo-tui: the brain file is damaged ({safe_text(exc)}): SQLite cannot read part of it. Nothing "
-                  "was written. Check it with `sqlite3 FILE 'PRAGMA integrity_check'`, or restore it from a "
-                  "backup.", file=sys.stderr)
+            say_error(f"cleo-tui: the brain file is damaged ({safe_text(exc)}): SQLite cannot read part of it. "
+                      "Nothing was written. Check it with `sqlite3 FILE 'PRAGMA integrity_check'`, or restore it "
+                      "from a backup.")
             return EXIT_USER_ERROR
         if os.environ.get("CLEO_TUI_DEBUG"):
             import traceback
 
             traceback.print_exc()
-        print(f"cleo-tui: internal error: {type(exc).__name__}: {safe_text(exc)}. "
-              "Run again with CLEO_TUI_DEBUG=1 for details.", file=sys.stderr)
+        say_error(f"cleo-tui: internal error: {type(exc).__name__}: {safe_text(exc)}. "
+                  "Run again with CLEO_TUI_DEBUG=1 for details.")
         return EXIT_INTERNAL

@@ -65,3 +65,14 @@ def test_a_question_fits_the_terminal_and_ctrl_d_is_a_no(tmp_path: Path):
     assert max(map(cell_len, lines)) <= 80
     assert "`cleo-tui prune --undo RUN_ID`. Proceed? [y/N]" in " ".join(shown.split())  # broken at spaces only
     assert "Not confirmed; nothing was evicted." in shown and "internal error" not in shown
+
+
+def test_a_mistake_is_said_within_the_terminal_too(tmp_path: Path):
+    """Standard error's messages were cut mid-word as well ("cleo-tui: The budget must be …")."""
+    demo = generate_demo(tmp_path / "demo", observations=100, seed=3)
+    shown = run_in_pty(python_argv("prune", "--db", str(demo), "--budget", "0"), [], cwd=str(tmp_path),
+                       size=(50, 24)).decode().replace("\r\n", "\n")
+    lines = shown.splitlines()
+    assert len(lines) > 1 and max(map(cell_len, lines)) <= 50
+    assert " ".join(shown.split()) == ("cleo-tui: The budget must be a positive whole number of tokens such as "
+                                       "8000 or 12k; got '0'.")

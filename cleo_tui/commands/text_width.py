@@ -94,20 +94,27 @@ class FittedOutput(io.TextIOBase):
 
 
 @contextmanager
-def fitted_to_terminal(enabled: bool = True) -> Iterator[None]:
-    """While the block runs, standard output fits each line to the terminal's width, when it is a
-    terminal and `enabled` (not for JSON)."""
-    stream = sys.stdout
-    if not enabled or stream is None or not stream.isatty():
-        yield
-        return
-    fitted = FittedOutput(stream, max(20, shutil.get_terminal_size().columns))
-    sys.stdout = fitted
+def fitted_to_terminal(stdout: bool = True, stderr: bool = False) -> Iterator[None]:
+    """While the block runs, standard output (and with `stderr`, standard error) fits each line to
+    the terminal's width, each where it is a terminal (not standard output for JSON)."""
+    names = [name for name, wanted in (("stdout", stdout), ("stderr", stderr)) if wanted]
+    streams = {name: getattr(sys, name) for name in names}
+    fitted = {name: FittedOutput(stream, max(20, shutil.get_terminal_size().columns))
+              for name, stream in streams.items() if stream is not None and stream.isatty()}
+    for name, output in fitted.items():
+        setattr(sys, name, output)
     try:
         yield
     finally:
-        sys.stdout = stream
-        try:
-            fitted.flush()
-        except (OSError, ValueError):
-            pass  # (the terminal went away: nothing left to show it on)
+        for name, output in fitted.items():
+            setattr(sys, name, streams[name])
+            try:
+                output.flush()
+            except (OSError, ValueError):
+                pass  # (the terminal went away: nothing left to show it on)
+
+
+def say_error(text: str) -> None:
+    """`text` on standard error (fitted to the terminal, when it is one)."""
+    with fitted_to_terminal(stdout=False, stderr=True):
+        print(text, file=sys.stderr)
