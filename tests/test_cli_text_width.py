@@ -19,12 +19,19 @@ def test_a_short_line_is_left_as_it_is():
 
 
 def test_a_long_line_breaks_at_spaces_and_goes_on_under_its_text():
-    line = "  O-mjs5moxd-8k  reinforced (cited by 7 reflections); low relevance (quality 0.35 is below 0.4)"
-    assert fitted_lines(line, 40) == ["  O-mjs5moxd-8k  reinforced (cited by 7",
-                                      "      reflections); low relevance",
-                                      "      (quality 0.35 is below 0.4)"]
+    row = "  O-mjs5moxd-8k  reinforced (cited by 7 reflections); low relevance (quality 0.35 is below 0.4)"
+    assert fitted_lines(row, 40) == ["  O-mjs5moxd-8k  reinforced (cited by 7",
+                                     "                 reflections); low",
+                                     "                 relevance (quality 0.35",
+                                     "                 is below 0.4)"]  # under the row's second column
     # The columns' runs of spaces stay where no break falls; the words are the same, in order.
-    assert " ".join(" ".join(fitted_lines(line, 40)).split()) == " ".join(line.split())
+    assert " ".join(" ".join(fitted_lines(row, 40)).split()) == " ".join(row.split())
+    prose = "  Soft-evict 1,386 observations (tokens 159,203 → 79,999); undo with `cleo-tui prune --undo 2`."
+    assert fitted_lines(prose, 40) == ["  Soft-evict 1,386 observations (tokens",
+                                       "      159,203 → 79,999); undo with",
+                                       "      `cleo-tui prune --undo 2`."]  # no columns: four in
+    field = "CLEO marks:    9 at risk (its next consolidation deletes them), 38 hidden from its search"
+    assert fitted_lines(field, 60)[1] == "               them), 38 hidden from its search"  # under the value
 
 
 def test_a_questions_last_space_stays_before_its_answer():

@@ -11,6 +11,7 @@ indent. In a pipe nothing changes: every record stays one line, for grep and scr
 from __future__ import annotations
 
 import io
+import re
 import shutil
 import sys
 from collections.abc import Iterator
@@ -22,7 +23,8 @@ import wcwidth
 from cleo_tui.safe_text import one_line
 
 WIDTH = 80  # the lines a command lays out itself (history, sweeps, the bridge)
-HANG = 4    # a broken line goes on this many columns in from its own indent
+HANG = 4    # a broken line goes on this many columns in from its own indent, when it has no columns
+_FIRST_COLUMN = re.compile(r" *\S.*?  +(?=\S)")  # a row's first column and the spaces after it
 
 
 def wrapped(text: str, indent: str = "  ") -> list[str]:
@@ -34,13 +36,16 @@ def wrapped(text: str, indent: str = "  ") -> list[str]:
 
 def fitted_lines(line: str, width: int) -> list[str]:
     """`line` in lines of at most `width` terminal cells, broken at spaces (wcwidth's cell-measuring
-    textwrap); each after the first starts HANG columns in from the line's own indent. A word wider
-    than a line stays whole on a line of its own (a path or a URL stays one piece to copy; the
-    terminal shows the rest of it). A question's last space stays, before its answer."""
+    textwrap). The lines after the first go on under a row's second column ("label:   value",
+    "ID  reasons"), or else HANG columns in from the line's own indent. A word wider than a line
+    stays whole on a line of its own (a path or a URL stays one piece to copy; the terminal shows
+    the rest of it). A question's last space stays, before its answer."""
     if wcwidth.width(line) <= width:
         return [line]
     body = line.lstrip(" ")
-    hang = " " * min(len(line) - len(body) + HANG, width // 2)
+    column = _FIRST_COLUMN.match(line)
+    second = wcwidth.width(column.group()) if column else width
+    hang = " " * (second if second <= width // 2 else min(len(line) - len(body) + HANG, width // 2))
     lines = wcwidth.wrap(line, width, subsequent_indent=hang, break_long_words=False, break_on_hyphens=False)
     tail = body[len(body.rstrip()):]
     if tail and wcwidth.width(lines[-1] + tail) <= width:
