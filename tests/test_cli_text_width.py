@@ -6,6 +6,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rich.cells import cell_len
 
 from cleo_tui.commands.text_width import fitted_lines
@@ -32,6 +34,14 @@ def test_a_long_line_breaks_at_spaces_and_goes_on_under_its_text():
                                        "      `cleo-tui prune --undo 2`."]  # no columns: four in
     field = "CLEO marks:    9 at risk (its next consolidation deletes them), 38 hidden from its search"
     assert fitted_lines(field, 60)[1] == "               them), 38 hidden from its search"  # under the value
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp")), max_size=300), st.integers(20, 140))
+def test_any_text_is_fitted_without_losing_a_character(text: str, width: int):
+    """Wide, combining and zero-width characters, odd spaces: only spaces change, never a character."""
+    lines = fitted_lines(text, width)
+    assert "".join("".join(lines).split()) == "".join(text.split())
 
 
 def test_a_questions_last_space_stays_before_its_answer():
