@@ -64,6 +64,7 @@ def test_a_set_loses_the_retrievals_that_returned_any_of_it(tmp_path):
     assert nothing.sentence() == "None of 5 recorded recalls would lose a result."
     assert impact.sentence() == "2 of 5 recorded recalls would lose a result; 2 of them used by a task"
     assert impact.short() == "2 of 5 recalls lose a result, 2 used by a task"
+    assert only_c.short() == "1 of 5 recalls loses a result, 0 used by a task"  # ("1 of 5 recalls lose")
     assert impact.confirmation().endswith(f"(1 recalled memory evicted). Most recalled: {B} (2×, used by a task).")
     assert index.recalls_of(B) == EntryRecalls(2, "2026-05-03 10:00:00", 1)
     assert index.recalls_of(B).text() == "recalled 2×, last 2026-05-03"

@@ -96,6 +96,23 @@ def test_one_row_added_since_is_said_in_the_singular(tmp_path: Path) -> None:
     assert by_query(run(path))["postgres"].reasons == (
         "2 rows added after the query change bm25's statistics (ranking)",)
 
+
+def test_one_query_and_one_lost_result_are_said_in_the_singular(tmp_path: Path) -> None:
+    """"0 of 1 queries lose a result (1 results lost)", "skipped: 1 log rows"."""
+    from cleo_tui.recall.replay import summary_lines
+
+    path = cleo_brain(tmp_path / "cleo.db")
+    observations(path, {"O-4": "billing tests need postgres"}, quality_score=0.7)
+    add_cleo_recall_logs(path, [{"query": "postgres", "entry_ids": ["O-4"], "created_at": LOGGED_AT},
+                                {"query": "O-4", "entry_ids": ["O-4"], "source": "timeline", "created_at": LOGGED_AT}])
+    brain = open_brain(path, read_only=True)
+    try:
+        lines = summary_lines(replay(brain, step_of(["O-4"], hide=False, label="evict O-4"), 200))
+    finally:
+        brain.close()
+    assert "As eviction intends: 1 of 1 query loses a result (1 result lost); mean recall@k 0.000." in lines
+    assert "skipped: 1 log row, source 'timeline' (not find or fetch)" in lines
+
 def test_a_step_loses_results_only_as_eviction_intends_unless_hidden(logged_brain: Path) -> None:
     quiet = run(logged_brain, step_of({"O-2"}, hide=False, label="evict O-2"))
     staging = by_query(quiet)["staging deploys"]

@@ -35,7 +35,7 @@ from cleo_tui.brain.errors import BrainError
 from cleo_tui.brain.store import Brain
 from cleo_tui.memory.distinct import distinct_values
 from cleo_tui.recall.recorded import EntryUsage, RecordedRetrieval, entry_usage, recorded_retrievals
-from cleo_tui.safe_text import one_line
+from cleo_tui.safe_text import one_line, plural
 
 _NEVER = np.iinfo(np.int64).max  # "not in the drop order": never dropped
 
@@ -136,8 +136,8 @@ class RecallImpact:
         if not n:
             return "no recorded recalls"
         if not k:
-            return f"none of {n:,} recalls loses a result"
-        return f"{k:,} of {n:,} recalls lose a result, {m:,} used by a task"
+            return f"none of {plural(n, 'recall')} loses a result"
+        return f"{k:,} of {plural(n, 'recall')} {'loses' if k == 1 else 'lose'} a result, {m:,} used by a task"
 
     def most_recalled(self, limit: int | None = None) -> list[LostEntry]:
         """The lost entries, most recalled first."""

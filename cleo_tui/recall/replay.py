@@ -443,10 +443,11 @@ def summary_lines(report: ReplayReport) -> list[str]:
                  f"{counts['differs']:,} differ, {counts['unreadable']:,} unreadable.")
     for label, mode in (("As CLEO behaves today", "cleo_today"), ("As eviction intends", "intends")):
         s = report.summary(mode)  # type: ignore[arg-type]
-        lines.append(f"{label}: {s.affected:,} of {n:,} queries lose a result ({s.lost:,} results lost); "
+        lines.append(f"{label}: {s.affected:,} of {plural(n, 'query', 'queries')} "
+                     f"{'loses' if s.affected == 1 else 'lose'} a result ({plural(s.lost, 'result')} lost); "
                      f"mean recall@k {_recall_text(s.mean_recall)}.")
     lines += [f"note: {note}" for note in report.notes]
-    lines += [f"skipped: {count:,} log rows, {reason}" for reason, count in report.skipped.items()]
+    lines += [f"skipped: {plural(count, 'log row')}, {reason}" for reason, count in report.skipped.items()]
     return lines
 
 
