@@ -57,6 +57,12 @@ def test_history_json_has_the_days_keys(project, capsys):
     assert data["missing"] == 1  # O-gone, named by an edge only
 
 
+def test_one_missing_id_is_said_in_the_singular(project, capsys):
+    code, out, _ = run(capsys, "history", "--project", str(project))
+    assert code == 0 and "missing: 1 id is named by edges, traces, outcomes or the journal but held by no row" \
+        in " ".join(out.split())
+
+
 def test_since_limits_the_days(project, capsys):
     code, out, _ = run(capsys, "history", "--project", str(project), "--since", "2026-04-03", "--json")
     assert code == 0

@@ -127,7 +127,7 @@ def test_a_commit_after_changes_evicts_exactly_the_previewed_rows_still_unchange
     assert result.evicted == [i for i in dropped if i != edited]
     assert result.skipped == [{"id": edited, "why": "text changed since the preview"}]
     assert any(edited in line for line in result.lines())
-    assert result.new_rows == 1 and "1 new rows since the preview" in "\n".join(result.lines())
+    assert result.new_rows == 1 and "1 new row since the preview" in "\n".join(result.lines())
     live = {r[0] for r in brain.query("SELECT id FROM brain_observations WHERE invalid_at IS NULL")}
     assert late in live and edited in live and not live & set(result.evicted)
     assert brain.scalar("SELECT count(*) FROM cleo_tui_runs") == 1

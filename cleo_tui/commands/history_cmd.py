@@ -19,7 +19,7 @@ from cleo_tui.memory.history import (
     memory_life,
     missing_memories,
 )
-from cleo_tui.safe_text import one_line
+from cleo_tui.safe_text import one_line, plural
 
 MISSING_LIMIT = 100_000
 
@@ -146,9 +146,10 @@ def timeline_lines(timeline: Timeline, warnings: Iterable[str] = (), missing: in
         lines += [line for cause, n in sorted(totals.items(), key=lambda kv: -kv[1])
                   for line in wrapped(f"{n:>7,}  {cause} — {cause_label(cause)}")]
     if missing:
-        shown = f"{missing:,}" if missing < MISSING_LIMIT else f"at least {missing:,}"
-        lines += wrapped(f"missing: {shown} ids are named by edges, traces, outcomes or the journal but held by no "
-                       "row (deleted outside cleo-tui); `cleo-tui history ID` shows where each is named", "")
+        shown = plural(missing, "id") if missing < MISSING_LIMIT else f"at least {missing:,} ids"
+        are = "is" if missing == 1 else "are"
+        lines += wrapped(f"missing: {shown} {are} named by edges, traces, outcomes or the journal but held by no "
+                         "row (deleted outside cleo-tui); `cleo-tui history ID` shows where each is named", "")
     if timeline.undated:
         undated = ", ".join(f"{k} {v:,}" for k, v in timeline.undated.items())
         lines += wrapped(f"undated rows (not a date): {undated}", "")

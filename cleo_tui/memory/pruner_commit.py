@@ -57,7 +57,7 @@ class CommitResult:
                             [f"{s['id']}: {s['why']}" for s in self.skipped])
         state = "within" if self.within_target else "over"
         if self.new_rows:
-            out.append(f"{self.new_rows:,} new rows since the preview (+{self.new_tokens:,} tokens): "
+            out.append(f"{plural(self.new_rows, 'new row')} since the preview (+{self.new_tokens:,} tokens): "
                        f"the pool is now {self.tokens_now:,} tokens, {state} the target of {self.target:,}.")
         else:
             out.append(f"The pool is now {self.tokens_now:,} tokens, {state} the target of {self.target:,}.")
