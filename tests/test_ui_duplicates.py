@@ -248,6 +248,8 @@ async def test_a_protected_member_asks_on_its_own_and_cancel_writes_nothing(tmp_
         await pilot.press("x")
         assert screen.evicted(deploy) == ["O-deploy1"]
         await pilot.press("m")
+        await settle(app, pilot)
+        assert "1 of them is protected: it asks again on its own." in str(app.screen.body)  # (was "are", "each")
         await confirm(app, pilot)
         assert isinstance(app.screen, ConfirmModal)  # its own confirmation, naming the reason
         assert "O-deploy1 is protected" in str(app.screen.body) and "critical relevance" in str(app.screen.body)

@@ -38,7 +38,7 @@ from cleo_tui.memory.duplicates import (
     scan_duplicates,
 )
 from cleo_tui.recall.impact import RecallImpact, RecallIndex
-from cleo_tui.safe_text import one_line
+from cleo_tui.safe_text import one_line, plural
 from cleo_tui.ui.help import DUPLICATES_HELP
 from cleo_tui.ui.messages import EXTERNAL, BrainChanged
 from cleo_tui.ui.panes.duplicates_merge import DuplicatesMerge, cluster_key
@@ -432,7 +432,7 @@ class DuplicatesScreen(DuplicatesMerge):
             head.append(f"   chosen instead: {keep.id}", style="bold")
         evicted = self.evicted(cluster)
         head.append(f"\nMerging evicts {len(evicted)} of {len(cluster.members)} "
-                    f"(saves {self.saved(cluster):,} tokens)", style="italic")
+                    f"(saves {plural(self.saved(cluster), 'token')})", style="italic")
         impact = self.recall_impact([cluster])
         head.append("\nRecall: ", style="bold")
         if impact is not None:  # the whole sentence where it fits on one line, else the figures in fewer words
@@ -478,7 +478,7 @@ class DuplicatesScreen(DuplicatesMerge):
             saved = sum(self.saved(c) for c in self.clusters)
             clusters, updates = len(self.clusters), self.scan.update_count(self.threshold)
             parts.append(f"{clusters:,} cluster{'s' if clusters != 1 else ''} at ≥ {self.threshold:.2f} · saves "
-                         f"{saved:,} tokens ({self.scan.tokenizer.name}) · "
+                         f"{plural(saved, 'token')} ({self.scan.tokenizer.name}) · "
                          f"{updates:,} update{'s' if updates != 1 else ''} (never merged) · "
                          f"{self.scan.stats.rows:,} live scanned · {len(self.checked)} checked")
             impact = self.recall_impact(self.checked_clusters()) if self.checked else None

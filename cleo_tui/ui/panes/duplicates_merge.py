@@ -79,12 +79,12 @@ class DuplicatesMerge(PaneScreen):
         lines = [f"keep {one_line(r.keep, 40)}, evict {', '.join(one_line(o, 40) for o in r.others)}"
                  for r in requests[:8]]
         if len(requests) > 8:
-            lines.append(f"… and {len(requests) - 8} more clusters")
+            lines.append(f"… and {plural(len(requests) - 8, 'more cluster')}")
         protected = [(o, why) for r in requests for o, why in r.protected.items()]
         body = (f"Soft-evict {plural(count, 'duplicate observation')} in {plural(len(requests), 'cluster')}, saving "
-                f"{saved:,} tokens?\n\n" + "\n".join(lines) +
+                f"{plural(saved, 'token')}?\n\n" + "\n".join(lines) +
                 "\n\nEach keeper gets a supersedes edge to every row it absorbs. One run: u undoes it exactly."
-                + (f"\n\n{len(protected)} of them are protected: each asks again on its own." if protected else "")
+                + (f"\n\n{_protected_sentence(len(protected))}" if protected else "")
                 + f"\n\nRecall impact: {impact.confirmation() if impact else f'unavailable: {self.recall_problem}'}"
                 + f"\n\n{EVICTION_IN_CLEO}")
         self.confirm("Merge duplicates", body, lambda: self._confirm_protected(requests, protected, set()),
@@ -122,3 +122,8 @@ class DuplicatesMerge(PaneScreen):
         left = f"; {'; '.join(skipped)}" if skipped else ""
         return Written(f"dedup run {result.run_id} merged {plural(len(result.evicted), 'duplicate')} "
                        f"(saves {plural(saved, 'token')}){left}", result.run_id)
+
+
+def _protected_sentence(count: int) -> str:
+    return ("1 of them is protected: it asks again on its own." if count == 1 else
+            f"{count:,} of them are protected: each asks again on its own.")
