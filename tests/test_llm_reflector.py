@@ -373,3 +373,18 @@ def test_the_apply_dialog_says_merge_into_when_a_pattern_only_raises_a_stored_on
                              ({i: v for i, v in merges[0].items() if v == "P-existing"}, {}), [], 0)
     assert "store" not in merged_only and "merge into P-existing" in merged_only  # nothing new is stored
     assert "(s)" not in body and "1 observations" not in body
+
+
+def test_one_pattern_and_one_learning_are_said_in_the_singular(brain, monkeypatch):
+    """"Apply proposal 1 (1 of 1 patterns, …" and the decision's "1/1 patterns"."""
+    from cleo_tui.llm.review_reads import decision_text
+    from cleo_tui.ui.panes.review_decide import apply_body
+
+    monkeypatch.setenv(*KEYS["anthropic"])
+    fast_config()
+    outcome, _ = _propose(brain, [], patterns=[{"pattern": "Run the tests first", "context": "CI"}],
+                          learnings=[{"insight": "WAL avoids blocking", "confidence": 0.9}])
+    body = apply_body(outcome.proposal, [0], [0], ({}, {}), [], 0)
+    assert body.startswith(f"Apply proposal {outcome.proposal.id} (1 of 1 pattern, 1 of 1 learning accepted)")
+    apply_reflection(brain, outcome.proposal.id, [], [0], [0])
+    assert decision_text(get_proposal(brain, outcome.proposal.id)) == "1 of 1 pattern, 1 of 1 learning, evicted 0 of 0"

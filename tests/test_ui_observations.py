@@ -315,6 +315,9 @@ def test_header_gives_the_path_way_before_the_counts():
     wide = header_text(summary, "/p/.cleo/cleo.db", "cleo-tui brain", "opened with --read-only", 200).plain
     assert wide == (" cleo-tui  /p/.cleo/cleo.db  cleo-tui brain  1,919 live · 81 evicted · 19 patterns · "
                     "22 learnings · 13 traces  READ-ONLY (opened with --read-only)")
+    one = {**summary, "patterns": 1, "learnings": 1, "traces": 1}
+    assert "· 1 pattern · 1 learning · 1 trace" in header_text(one, "/p/.cleo/cleo.db", "cleo-tui brain", None,
+                                                                200).plain  # ("1 traces" after the first recall)
 
 
 def footer_keys_on_screen(app) -> list[str]:

@@ -106,8 +106,8 @@ def decision_text(proposal: Proposal) -> str:
     if proposal.kind == OBSERVER:
         text = f"stored {len(d.get('stored', []))} of {plural(len(proposal.notes), 'note')}"
     else:
-        text = (f"{len(d.get('accepted_patterns', []))}/{len(proposal.patterns)} patterns, "
-                f"{len(d.get('accepted_learnings', []))}/{len(proposal.learnings)} learnings, "
+        text = (f"{len(d.get('accepted_patterns', []))} of {plural(len(proposal.patterns), 'pattern')}, "
+                f"{len(d.get('accepted_learnings', []))} of {plural(len(proposal.learnings), 'learning')}, "
                 f"evicted {len(d.get('evicted', []))} of {len(proposal.superseded)}")
     return text + ("; undone" if proposal.status != APPLIED else "")
 

@@ -52,8 +52,8 @@ def apply_body(p: Proposal, patterns: list[int], learnings: list[int],
     if merged_learnings:
         parts.append("merge into " + ", ".join(f"{one_line(i, 40)} (the higher confidence kept)"
                                                for i in merged_learnings.values()))
-    body = f"Apply proposal {p.id} ({len(patterns)} of {len(p.patterns)} patterns, {len(learnings)} of " \
-           f"{len(p.learnings)} learnings accepted): " + "; ".join(parts)
+    body = f"Apply proposal {p.id} ({len(patterns)} of {plural(len(p.patterns), 'pattern')}, {len(learnings)} of " \
+           f"{plural(len(p.learnings), 'learning')} accepted): " + "; ".join(parts)
     body += (f"; soft-evict {plural(len(evict), 'observation')}: {one_line(', '.join(evict), 300)}" if evict
              else "; evict nothing")
     keep = len(p.superseded) - len(evict)

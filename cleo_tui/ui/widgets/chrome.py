@@ -17,7 +17,7 @@ from textual.widgets import Static, Tab, Tabs
 
 from cleo_tui.brain.kinds import KIND_HIPPO
 from cleo_tui.brain.rows import JsonObject
-from cleo_tui.safe_text import one_line
+from cleo_tui.safe_text import one_line, plural
 from cleo_tui.ui import registry
 from cleo_tui.ui.help import PaneHelp
 from cleo_tui.ui.host import ConfirmRequest, Host, OpenObservation, SwitchPane, TellRequest, ask, host_of
@@ -66,8 +66,8 @@ def _header_tail(summary: JsonObject | None, kind_label: str | None, read_only: 
             tail.append(f" · {hidden:,} hidden", style="yellow")
         if counts >= 3:  # (a hippo store has no patterns or learnings)
             tail.append(("" if summary.get("kind") == KIND_HIPPO else
-                         f" · {summary['patterns']:,} patterns · {summary['learnings']:,} learnings")
-                        + f" · {summary['traces']:,} traces")
+                         f" · {plural(summary['patterns'], 'pattern')} · {plural(summary['learnings'], 'learning')}")
+                        + f" · {plural(summary['traces'], 'trace')}")
     if read_only is not None:
         tail.append("  READ-ONLY", style="bold reverse")
         if read_only:
