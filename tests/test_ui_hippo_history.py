@@ -47,7 +47,7 @@ def test_the_header_counts_a_hippo_stores_memories_as_info_does(tmp_path):
         text = header_text(brain_summary(brain), str(brain.path), brain.kind_label, brain.read_only_reason).plain
     finally:
         brain.close()
-    assert "1 live · 1 superseded · 1 traces" in text and "patterns" not in text and "evicted" not in text
+    assert "1 live · 1 superseded · 1 trace" in text and "patterns" not in text and "evicted" not in text
 
 
 async def test_the_traces_status_is_whole_at_80_columns(tmp_path, monkeypatch):
