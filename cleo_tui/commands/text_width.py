@@ -3,9 +3,9 @@ terminal no line wider than the terminal (`fitted_to_terminal`).
 
 A terminal cuts a line wider than itself wherever its last column falls, mid-word; on an
 80-column terminal `traces`, `prune`, `dedup` and `replay` printed most of their lines that way.
-On a terminal, each such line is now broken at spaces and goes on a few columns in from its own
-indent. In a pipe nothing changes: every record stays one line, for grep and scripts (and
-`--json` is never touched).
+On a terminal, each such line is now broken at spaces and goes on under the row's text
+(`fitted_lines`). In a pipe nothing changes: every record stays one line, for grep and scripts
+(and `--json` is never touched).
 """
 
 from __future__ import annotations
