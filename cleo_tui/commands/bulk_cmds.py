@@ -79,7 +79,7 @@ def register(add: AddCommand) -> None:
                                 help="evict protected observations too (left out otherwise)")
         parser.add_argument("--undo", metavar="RUN_ID", type=int, help="undo an earlier run instead")
         parser.set_defaults(func=cmd_bulk, action=action, needs="observations")
-    export = add("export", help="write the observations a filter shows as JSON, JSONL or Markdown",
+    export = add("export", help="write the observations named or a filter shows as JSON, JSONL or Markdown",
                  description="Export the observations named (IDs) or the filters select, each with its tags and "
                              "their reasons. "
                              "Never writes over a brain or any SQLite file; asks for --force to replace a file.")
