@@ -15,13 +15,12 @@ from cleo_tui.commands.common import (
     confirmed,
     emit_json,
     is_terminal,
+    tokenizer_of,
 )
 from cleo_tui.commands.text_width import WIDTH, wrapped
-from cleo_tui.config import load_config
 from cleo_tui.memory.bridge import Bridge, build_bridge
 from cleo_tui.memory.bridge_project import RefreshOutcome, cleo_executable, project_dir, refresh_through_cleo
 from cleo_tui.memory.pruner import BadBudget, parse_budget, prepare_pool
-from cleo_tui.memory.settings import configured_tokenizer
 from cleo_tui.memory.tokenizers import CHARS4, TOKENIZER_NAMES, get_tokenizer
 from cleo_tui.safe_text import one_line, plural, printable
 
@@ -45,12 +44,6 @@ def register(add: AddCommand) -> None:
     bridge.set_defaults(func=cmd_bridge, needs="observations")
 
 
-def _tokenizer(args: argparse.Namespace) -> str:
-    if args.tokenizer:
-        return str(args.tokenizer)
-    return configured_tokenizer(load_config()[0])
-
-
 def cmd_bridge(args: argparse.Namespace) -> int:
     budget = None
     if args.after_budget is not None:
@@ -60,7 +53,7 @@ def cmd_bridge(args: argparse.Namespace) -> int:
             raise UsageError(f"--after-budget: {exc}") from None
     if args.yes and not args.refresh:
         raise UsageError("--yes confirms --refresh; without --refresh nothing is run or written.")
-    tokenizer_name = _tokenizer(args)
+    tokenizer_name = tokenizer_of(args)
     brain = brain_from_args(args, read_only=True)
     try:
         project = project_dir(brain)

@@ -23,7 +23,7 @@ from cleo_tui.brain.store import brains_left_behind
 from cleo_tui.commands.argtypes import nonempty_path
 from cleo_tui.config import config_path, load_config
 from cleo_tui.files import write_export_atomically
-from cleo_tui.memory.settings import ignored_settings
+from cleo_tui.memory.settings import configured_tokenizer, ignored_settings
 from cleo_tui.safe_text import one_line, titled_lines
 
 T = TypeVar("T")
@@ -95,6 +95,11 @@ def say_setting_problems() -> None:
     if problem or ignored:
         said = problem or f"{config_path()}: {' '.join(ignored)}"
         print(f"cleo-tui: warning: {one_line(said, 600)}", file=sys.stderr)
+
+
+def tokenizer_of(args: argparse.Namespace) -> str:
+    """The tokenizer a command counts with: its --tokenizer, else the config file's, else chars4."""
+    return str(args.tokenizer) if args.tokenizer else configured_tokenizer(load_config()[0])
 
 
 def _check_supports(brain: Brain, args: argparse.Namespace) -> None:

@@ -142,8 +142,7 @@ def _apply(brain: object, clusters: list[Cluster], args: argparse.Namespace,
             raise UsageError("--apply needs --yes when not run from a terminal; nothing was merged.")
         question = (f"Recall impact: {impact.confirmation()}\n"
                     f"Merge {plural(len(requests), 'cluster')}: soft-evict {plural(count, 'duplicate observation')}; "
-                    "undo with "
-                    "`cleo-tui dedup --undo RUN_ID`. Proceed? [y/N] ")
+                    "undo with `cleo-tui dedup --undo RUN_ID`. Proceed? [y/N] ")
         if not confirmed(question):
             raise UsageError("Not confirmed; nothing was merged.")
     return merge_duplicates(brain, requests, protected_confirmed)  # type: ignore[arg-type]

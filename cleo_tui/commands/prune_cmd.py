@@ -22,8 +22,8 @@ from cleo_tui.commands.common import (
     is_terminal,
     print_rows,
     print_undo,
+    tokenizer_of,
 )
-from cleo_tui.config import load_config
 from cleo_tui.memory import curation
 from cleo_tui.memory import packed_strings as packed
 from cleo_tui.memory.cleo_effects import eviction_in_cleo
@@ -35,7 +35,6 @@ from cleo_tui.memory.pruner import (
     parse_budget,
     prepare_pool,
 )
-from cleo_tui.memory.settings import configured_tokenizer
 from cleo_tui.memory.tokenizers import TOKENIZER_NAMES
 from cleo_tui.recall.impact import AnyImpact, impact_of
 from cleo_tui.safe_text import one_line, plural
@@ -90,12 +89,6 @@ def _budget(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
 
 
-def _tokenizer(args: argparse.Namespace) -> str:
-    if args.tokenizer:
-        return str(args.tokenizer)
-    return configured_tokenizer(load_config()[0])
-
-
 def _confirm(preview: PrunePreview, impact: AnyImpact) -> None:
     """Ask on a terminal; refuse without one (a script must say --yes)."""
     question = (f"{EVICTION_IN_CLEO}\nRecall impact: {impact.confirmation()}\n"
@@ -115,7 +108,7 @@ def _prune(args: argparse.Namespace) -> int:
         if args.apply:
             brain.ensure_writable()  # say so before the work of a preview
         with packed.kept_as_lists():  # read once and printed: packing would only be undone for the output
-            pool = prepare_pool(brain, _tokenizer(args), args.session)
+            pool = prepare_pool(brain, tokenizer_of(args), args.session)
         preview = pool.preview(budget)
         # The Prune pane's computation: the drop order prepared once, this budget looked up.
         impact = impact_of(brain, drop_order=pool.droppable.ids(), count=preview.drop_count)

@@ -8,10 +8,15 @@ from __future__ import annotations
 import argparse
 
 from cleo_tui.commands.argtypes import sqlite_int
-from cleo_tui.commands.common import AddCommand, UsageError, add_brain_options, brain_from_args, emit_json
-from cleo_tui.config import load_config
+from cleo_tui.commands.common import (
+    AddCommand,
+    UsageError,
+    add_brain_options,
+    brain_from_args,
+    emit_json,
+    tokenizer_of,
+)
 from cleo_tui.memory.pruner import BadBudget, parse_budget
-from cleo_tui.memory.settings import configured_tokenizer
 from cleo_tui.memory.tokenizers import TOKENIZER_NAMES
 from cleo_tui.recall.replay import (
     DEFAULT_QUERIES,
@@ -55,12 +60,6 @@ def register(add: AddCommand) -> None:
     cmd.set_defaults(func=cmd_replay, needs="observations")
 
 
-def _tokenizer(args: argparse.Namespace) -> str:
-    if args.tokenizer:
-        return str(args.tokenizer)
-    return configured_tokenizer(load_config()[0])
-
-
 def _check(args: argparse.Namespace) -> int | None:
     """The budget, checked before the brain is opened; the other flag mistakes too."""
     if args.hide_from_cleo and args.budget is None and args.evict is None:
@@ -82,7 +81,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     brain = brain_from_args(args, read_only=True)
     try:
         if budget is not None:
-            step = budget_step(brain, budget, _tokenizer(args), args.hide_from_cleo)
+            step = budget_step(brain, budget, tokenizer_of(args), args.hide_from_cleo)
         elif args.evict is not None:
             step = _evict_step(brain, parse_ids(args.evict), args.hide_from_cleo)
         else:

@@ -20,6 +20,7 @@ from typing import Any, TextIO
 
 import wcwidth
 
+from cleo_tui.commands.common import is_terminal
 from cleo_tui.safe_text import one_line
 
 WIDTH = 80  # the lines a command lays out itself (history, sweeps, the bridge)
@@ -105,7 +106,7 @@ def fitted_to_terminal(stdout: bool = True, stderr: bool = False) -> Iterator[No
     names = [name for name, wanted in (("stdout", stdout), ("stderr", stderr)) if wanted]
     streams = {name: getattr(sys, name) for name in names}
     fitted = {name: FittedOutput(stream, max(20, shutil.get_terminal_size().columns))
-              for name, stream in streams.items() if stream is not None and stream.isatty()}
+              for name, stream in streams.items() if is_terminal(stream)}
     for name, output in fitted.items():
         setattr(sys, name, output)
     try:
