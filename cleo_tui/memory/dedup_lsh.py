@@ -49,7 +49,7 @@ BUCKET_CAP = 8
 PER_ROW = 4
 SEED = 20260
 _PRIME = (1 << 61) - 1
-SIGNATURE_VERSION = f"v6-{NUM_PERM}-{SEED}"  # change when the words, hashing, verdicts or file layout change
+SIGNATURE_VERSION = f"v7-{NUM_PERM}-{SEED}"  # change when the words, hashing, verdicts or file layout change
 _BATCH = 4_000
 # Words whose hash columns `Signer` gathers at once, and pairs whose signatures `_agreement`
 # gathers at once: each gathered block (64 values of 4 bytes a word or row) stays under 32 MB,

@@ -5,9 +5,9 @@ function words dropped, plain words lightly stemmed ("capped" → "cap") so a
 rewording still shares its words. Some words are *details*: anything with a
 digit (numbers, versions, ids, SHAs), an identifier — a path, a dotted or
 snake_case name, a camelCase name — or a negation ("not", "never", each read as
-"not", so two texts that both negate agree). A word or two swapped in texts that
-otherwise line up word for word ("use ruff for billing" / "use Vite for search")
-counts as a differing detail too. Two texts whose details differ state
+"not", so two texts that both negate agree). Words swapped in texts that
+otherwise line up word for word ("use ruff for billing" / "use Vite for search",
+a note restated about another feature) count as differing details too. Two texts whose details differ state
 different facts ("capped at 30 s" vs "capped at 60 s" is an update), however
 alike the rest is.
 
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
 
 LENGTH_GUARD = 0.67
 ALIGNED_SHARE = 0.6       # words in the same order on both sides, for a swap to count as a substitution
-SUBSTITUTION_WORDS = 2    # words swapped at one place: this many on one side, twice as many on the other
 SUBSTITUTION_FLOOR = 0.5  # below this similarity nobody asks whether words were swapped
 
 # Words that carry no fact; dropping them lets rewordings line up.
@@ -259,16 +259,17 @@ class PairVerdict:
         return self.comparable and self.similarity >= threshold and self.differs_in_detail
 
 
-_SWAP = frozenset({("delete", "insert"), ("insert", "delete")})
-
-
 def _substitutions(a: Sequence[str], b: Sequence[str]) -> tuple[set[str], set[str]]:
-    """Words swapped one-for-one in two texts that otherwise line up word by word.
+    """Words swapped for others in two texts that otherwise line up word by word.
 
-    A template restated about another thing ("use ruff for billing" / "use Vite
-    for search") keeps its word order and swaps a word or two; a rewording moves
-    words around. So when most words align (`ALIGNED_SHARE`), a short deletion
-    next to a short insertion is a substitution, and its words are details.
+    A note restated about another thing ("use ruff for billing" / "use Vite for search",
+    "idempotency keys on payments works end to end …" / "invoice PDF export works end to end …")
+    keeps its word order and swaps a stretch of words; a rewording moves words around. So when
+    most words align (`ALIGNED_SHARE`), each stretch removed in one place and added in the same
+    place is a substitution, whatever its length, and its words are details. Words are counted,
+    not just seen: a word merely moved is in both texts as often, and is no detail; a word
+    swapped for one the text uses elsewhere ("The invoices report … invoices" / "The reports
+    report … invoices") is in one text more often than in the other, and is.
     """
     if not a or not b:
         return set(), set()
@@ -278,19 +279,20 @@ def _substitutions(a: Sequence[str], b: Sequence[str]) -> tuple[set[str], set[st
     aligned = sum([op[2] - op[1] for op in ops if op[0] == "equal"])
     if aligned / max(len(a), len(b)) < ALIGNED_SHARE:
         return set(), set()
-    only_a: set[str] = set()
-    only_b: set[str] = set()
-    for first, second in itertools.pairwise(ops):
-        if (first[0], second[0]) in _SWAP:
-            removed = a[min(first[1], second[1]):max(first[2], second[2])]
-            added = b[min(first[3], second[3]):max(first[4], second[4])]
-            shorter, longer = sorted((len(removed), len(added)))
-            if 0 < shorter <= SUBSTITUTION_WORDS and longer <= 2 * SUBSTITUTION_WORDS:
-                only_a.update(removed)
-                only_b.update(added)
-    if not (only_a or only_b):
-        return only_a, only_b
-    return only_a - set(b), only_b - set(a)
+    removed: list[str] = []
+    added: list[str] = []
+    for equal, stretch in itertools.groupby(ops, key=lambda op: op[0] == "equal"):
+        if not equal:
+            edits = list(stretch)
+            lost = a[edits[0][1]:edits[-1][2]]
+            gained = b[edits[0][3]:edits[-1][4]]
+            if lost and gained:
+                removed += lost
+                added += gained
+    if not removed:
+        return set(), set()
+    count_a, count_b = Counter(a), Counter(b)
+    return ({w for w in removed if count_a[w] > count_b[w]}, {w for w in added if count_b[w] > count_a[w]})
 
 
 @lru_cache(maxsize=1)
