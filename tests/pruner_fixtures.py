@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import subprocess
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +16,28 @@ from cleo_tui.brain import cleo_schema as cs
 def new_brain(tmp_path: Path) -> Brain:
     """A fresh brain in CLEO's layout at tmp_path/.cleo/cleo.db."""
     return create_brain(tmp_path / ".cleo" / "cleo.db")
+
+
+_HOLDER = """
+import sqlite3, sys
+conn = sqlite3.connect(sys.argv[1])
+conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # maps the WAL index, as any reader does
+print("open", flush=True)
+sys.stdin.read()  # until the test is done with it
+conn.close()
+"""
+
+
+@contextmanager
+def held_open_by_another_process(db_path: Path | str) -> Iterator[None]:
+    """Another process (as CLEO's would) has the brain open, idle, for the block's length."""
+    holder = subprocess.Popen([sys.executable, "-c", _HOLDER, str(db_path)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "open"
+        yield
+    finally:
+        holder.communicate("", timeout=30)
 
 
 def routine_brain(tmp_path: Path, count: int) -> Brain:

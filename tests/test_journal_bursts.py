@@ -15,7 +15,7 @@ import pytest
 from cleo_tui.brain import journal, journal_chunks
 from cleo_tui.memory import curation
 from cleo_tui.memory.pruner import commit_preview, prepare_pool
-from tests.pruner_fixtures import routine_brain, simulate_time
+from tests.pruner_fixtures import held_open_by_another_process, routine_brain, simulate_time
 
 ROW, SLOW = 0.001, 0.050
 BURST = range(25, 60)  # the 25th to 59th row written in a run are slow
@@ -119,6 +119,7 @@ def test_the_lock_goes_free_with_the_chunks_pages_already_checkpointed(brain, cl
 
     monkeypatch.setattr(journal_chunks, "time", types.SimpleNamespace(perf_counter=clock.perf_counter, sleep=sleep))
     preview = prepare_pool(brain).preview(400)
-    result = commit_preview(brain, preview)
+    with held_open_by_another_process(path):  # (with nobody else there, nobody can be let in: no pause)
+        result = commit_preview(brain, preview)
     assert result.stats is not None and result.stats.chunks > 2
     assert left_when_free and set(left_when_free) == {0}

@@ -23,6 +23,7 @@ from typing import Any, Protocol
 from cleo_tui import collector
 from cleo_tui.brain.journal_pacing import CHUNK_PAUSE, ChunkBudget, Pacer
 from cleo_tui.brain.journal_runs import IN_BATCH
+from cleo_tui.brain.other_processes import opened_elsewhere
 
 SLICE_SECONDS = 0.01  # one batch aims at this long, so the clock is read often enough
 FIRST_BATCH = 4       # items in a run's first batch, before any cost is known
@@ -154,6 +155,7 @@ class RunStats:
     checkpoints: float = 0.0  # seconds of the pauses spent checkpointing the WAL (the lock free)
     cut: int = 0          # chunks ended at their deadline by rows that turned slow (`Slice.while_time`)
     pauses: int = 0       # pauses taken between chunks (none while nobody else writes, most of the time)
+    unneeded: int = 0     # probe pauses left out: no other process had the brain open
 
     def add_chunk(self, held: float, waited: float, commit: float, cut: bool) -> None:
         """Count one chunk that held the lock `held` s after waiting `waited` s for it."""
@@ -169,7 +171,8 @@ class RunStats:
         return {"chunks": self.chunks, "held_s": round(self.held, 3), "longest_ms": round(self.longest * 1000, 1),
                 "longest_commit_ms": round(self.longest_commit * 1000, 1),
                 "waited_s": round(self.waited, 3), "paused_s": round(self.paused, 3),
-                "checkpoints_s": round(self.checkpoints, 3), "cut": self.cut, "pauses": self.pauses}
+                "checkpoints_s": round(self.checkpoints, 3), "cut": self.cut, "pauses": self.pauses,
+                "unneeded_pauses": self.unneeded}
 
 
 def run_chunks(target: ChunkTarget, step: ChunkStep, budget: ChunkBudget | None = None) -> RunStats:
@@ -205,6 +208,10 @@ def run_chunks(target: ChunkTarget, step: ChunkStep, budget: ChunkBudget | None 
             if done:
                 return stats
             rest = pacer.pause_after_chunk(held, began - asked)
+            if rest and not pacer.live and not watch.anyone_else():
+                rest = 0.0  # no other process has the brain open: nobody can be waiting for the lock
+                stats.unneeded += 1
+                stats.checkpoints += _timed_checkpoint(target)
             if rest:
                 stats.checkpoints += _rest(target, rest)
             extra = pacer.after_gap(watch.wrote(), held, rest)
@@ -215,11 +222,21 @@ def run_chunks(target: ChunkTarget, step: ChunkStep, budget: ChunkBudget | None 
 
 
 class OtherWriters:
-    """Whether another connection (CLEO) committed since the last look (SQLite's `data_version`)."""
+    """Whether another connection (CLEO) committed since the last look (SQLite's `data_version`),
+    and whether another process has the brain open at all (`other_processes`)."""
 
     def __init__(self, target: ChunkTarget) -> None:
         self.target = target
         self.version = self._read()
+        with target.lock:
+            try:
+                self.path = str(target.conn.execute("PRAGMA database_list").fetchone()[2] or "")
+            except sqlite3.Error:
+                self.path = ""
+
+    def anyone_else(self) -> bool:
+        """True unless no other process has the brain open (then nobody can be waiting to write)."""
+        return opened_elsewhere(self.path)
 
     def _read(self) -> int | None:
         """The writing connection's data_version (None when it cannot be read)."""
@@ -297,6 +314,13 @@ def _rest(target: ChunkTarget, seconds: float) -> float:
     checkpoint = time.perf_counter() - started
     pause(max(0.0, end - time.perf_counter()))
     return checkpoint
+
+
+def _timed_checkpoint(target: ChunkTarget) -> float:
+    """One passive checkpoint of what the last chunks wrote (the WAL kept short, as a pause would); its seconds."""
+    started = time.perf_counter()
+    _checkpoint(target)
+    return time.perf_counter() - started
 
 
 def _checkpoint(target: ChunkTarget) -> bool:

@@ -27,6 +27,11 @@ often to probe:
   wait stays under about 160 ms, and from then on the run is live again. On a
   quiet brain this halves the pauses of a whole-pool commit, which were nearly
   half of its wall time (benchmarks.live_writes, quiet case).
+- **alone** (no other process has the brain open, `other_processes`): nobody can
+  be waiting, so `journal_chunks.run_chunks` leaves the probe out as well and only
+  checkpoints there. A process that opens the brain meanwhile is seen at the next
+  probe, as a writer arriving in a quiet stretch is let in by it. On the demo
+  brain this took a quiet whole-pool commit from 1.6 to 1.4 times a bare UPDATE.
 """
 
 from __future__ import annotations
