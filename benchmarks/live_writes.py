@@ -1,12 +1,15 @@
 """Live-writes benchmark: how long a CLEO-like writer waits while cleo-tui commits and undoes.
 
     python -m benchmarks.live_writes [--brains /work/bench/100k,/work/bench/1m] [--workdir DIR] [--no-undo]
-                                     [--floor-seconds 3] [--share 0.1] [--only quiet|live]
+                                     [--floor-seconds 3] [--share 0.1] [--only quiet|arrival|live]
 
-Two cases per brain. **Quiet** (nobody else writes): the whole-pool commit against its
+Three cases per brain. **Quiet** (nobody else writes): the whole-pool commit against its
 floor, a bare `UPDATE` of the same rows with the same values in one transaction on
 another copy (CLEO's triggers fire in both), wall and CPU seconds and their ratio: the
-pauses that let CLEO in should cost nothing when CLEO is not there. **Live**, below.
+pauses that let CLEO in should cost nothing when CLEO is not there. **Arrival**: the
+same commit on a brain no other process has open (so it leaves its probe pauses out),
+and a CLEO-like writer (below) that opens the brain `ARRIVAL_S` into it: its worst
+wait, against the same bound. **Live**, below.
 
 For each brain (a project directory holding .cleo/cleo.db, or a .db file) a copy is
 made in --workdir, so the shared benchmark brains are never written. A writer process
@@ -41,6 +44,7 @@ from pathlib import Path
 
 BOUND_MS = 250.0
 PERIOD_S = 0.010
+ARRIVAL_S = 1.5  # the arrival case: CLEO starts this long into a commit nobody else had the brain open for
 
 
 def writer(db: str) -> None:
@@ -198,6 +202,41 @@ def measure_quiet(place: Path, workdir: Path, share: float) -> dict:
     return result
 
 
+def measure_arrival(place: Path, workdir: Path, share: float, after_s: float = ARRIVAL_S) -> dict:
+    """The whole-pool commit on a brain no other process has open (so without probe pauses, `other_processes`),
+    and a CLEO-like writer that opens the brain `after_s` into it: how long its writes wait."""
+    import threading
+
+    from cleo_tui.memory.pruner import commit_preview
+
+    db = _copy(_brain_file(place), workdir, "-arrival")
+    brain, preview, _prepared_s = _prepared(db, share)
+    outcome: dict = {}
+    commit = threading.Thread(target=lambda: outcome.update(result=commit_preview(brain, preview)))
+    started = time.perf_counter()
+    commit.start()
+    time.sleep(after_s)  # the commit runs alone until CLEO starts
+    arriving = Writer(db)
+    commit.join()
+    result: dict = {"brain": str(place), "dropped": preview.drop_count, "arrived_s": after_s,
+                    "commit_s": round(time.perf_counter() - started, 2), "commit": _summary(arriving.stop())}
+    stats = outcome["result"].stats
+    result["commit_run"] = stats.to_json() if stats else None
+    brain.close()
+    shutil.rmtree(db.parent.parent, ignore_errors=True)
+    return result
+
+
+def report_arrival(results: list[dict]) -> None:
+    print(f"{'arrival: rows':>14}  {'CLEO from':>9}  {'commit s':>8}  {'probes left out':>15}  {'pauses':>6}  "
+          f"{'CLEO worst/p99':>15}  (bound {BOUND_MS:.0f} ms)")
+    for r in results:
+        run, c = r.get("commit_run") or {}, r["commit"]
+        print(f"{r['dropped']:>14,}  {r['arrived_s']:>8}s  {r['commit_s']:>8}  {run.get('unneeded_pauses', '-'):>15}  "
+              f"{run.get('pauses', '-'):>6}  {c['worst_ms']:>7.1f}/{c['p99_ms']:<5.1f}ms  "
+              f"{'ok' if (c['worst_ms'] or 0) < BOUND_MS else 'OVER'}")
+
+
 def report_quiet(results: list[dict]) -> None:
     print(f"{'quiet: rows':>12}  {'commit s (CPU)':>15}  {'bare UPDATE s (CPU)':>20}  {'ratio':>6}  "
           f"{'chunks':>6}  {'paused s':>8}   (goal: ratio <= 1.5)")
@@ -281,30 +320,36 @@ def main(argv: list[str] | None = None) -> int:
                              "closes (what the benchmark starts; run it by hand beside the TUI)")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--no-undo", action="store_true", help="measure the commit only (a 1M undo takes long)")
-    parser.add_argument("--only", choices=("quiet", "live"), help="run one case only (default: both)")
+    parser.add_argument("--only", choices=("quiet", "arrival", "live"), help="run one case only (default: all)")
     args = parser.parse_args(argv)
     if args.writer:
         writer(args.writer)
         return 0
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="live-writes-"))
     quiet: list[dict] = []
+    arrivals: list[dict] = []
     results: list[dict] = []
     for place in args.brains.split(","):
         if not _brain_file(Path(place)).is_file():
             print(f"skipping {place}: no brain there (build it with `python -m cleo_tui demo {place} ...`)",
                   file=sys.stderr)
             continue
-        if args.only != "live":
+        if args.only in (None, "quiet"):
             quiet.append(measure_quiet(Path(place), workdir, args.share))
             print(json.dumps(quiet[-1]), file=sys.stderr)
-        if args.only != "quiet":
+        if args.only in (None, "arrival"):
+            arrivals.append(measure_arrival(Path(place), workdir, args.share))
+            print(json.dumps(arrivals[-1]), file=sys.stderr)
+        if args.only in (None, "live"):
             results.append(measure(Path(place), workdir, args.floor_seconds, args.share, not args.no_undo))
             print(json.dumps(results[-1]), file=sys.stderr)
     if args.json:
-        print(json.dumps({"quiet": quiet, "live": results}))
+        print(json.dumps({"quiet": quiet, "arrival": arrivals, "live": results}))
     else:
         if quiet:
             report_quiet(quiet)
+        if arrivals:
+            report_arrival(arrivals)
         if results:
             report(results)
     return 0
