@@ -18,8 +18,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
-import wcwidth
-
 from cleo_tui.commands.common import is_terminal
 from cleo_tui.safe_text import one_line
 
@@ -31,6 +29,8 @@ _FIRST_COLUMN = re.compile(r" *\S.*?  +(?=\S)")  # a row's first column and the 
 def wrapped(text: str, indent: str = "  ") -> list[str]:
     """`text` on one line, then in lines of at most WIDTH cells; the lines after the first two
     columns further in."""
+    import wcwidth  # (imported when used: 12 ms that every command in a pipe would pay for nothing)
+
     return wcwidth.wrap(one_line(text), WIDTH, initial_indent=indent, subsequent_indent=indent + "  ",
                         break_on_hyphens=False) or [indent]
 
@@ -41,6 +41,8 @@ def fitted_lines(line: str, width: int) -> list[str]:
     "ID  reasons"), or else HANG columns in from the line's own indent. A word wider than a line
     stays whole on a line of its own (a path or a URL stays one piece to copy; the terminal shows
     the rest of it). A question's last space stays, before its answer."""
+    import wcwidth
+
     if wcwidth.width(line) <= width:
         return [line]
     body = line.lstrip(" ")
