@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from cleo_tui.memory.tokenizers import Tokenizer
 
 UNITS_KIND = "line_units"
-_FORMAT = "v1"  # what the keys are (rowid, crc2 of title and narrative, `_head_keys`)
+_FORMAT = "v2"  # what the keys are (rowid, crc2 of title and narrative, `_head_keys`)
 _READ_CHUNK = 10_000
 
 
@@ -87,6 +87,7 @@ def _scope(scan: BrainScan, session: str | None) -> np.ndarray:
 
 
 _FNV_OFFSET, _FNV_PRIME = np.uint64(0xCBF29CE484222325), np.uint64(0x100000001B3)
+_MIX = np.uint64(0xFF51AFD7ED558CCD)  # MurmurHash3's 64-bit finaliser constant
 
 
 def _head_keys(scan: BrainScan, scope: np.ndarray) -> np.ndarray:
@@ -99,19 +100,28 @@ def _head_keys(scan: BrainScan, scope: np.ndarray) -> np.ndarray:
 
 
 def _string_hashes(column: Sequence[str], scope: np.ndarray) -> np.ndarray:
-    """uint64 FNV-1a of each string's UTF-8 at these positions, column by column of bytes in numpy
-    (NUL bytes skipped, so the padding of a packed column, whatever its width, changes nothing)."""
+    """uint64 hash of each string's UTF-8 at these positions: FNV-1a's step taken on 8 bytes at a time
+    (an all-NUL word skipped, so the padding of a packed column, whatever its width, changes nothing),
+    then mixed (MurmurHash3's finaliser). Eight bytes a step, not one: at 100,000 rows the ids and
+    dates took 46 ms of a warm tiktoken `prune --json` bytewise, 6% of it."""
     if isinstance(column, packed.PackedStrings):
         raw = column.data[scope]
     else:
-        raw = np.array([s.encode("utf-8", "surrogatepass") for s in packed.take(column, scope)], dtype=bytes)
-    width = raw.dtype.itemsize
-    matrix = raw.view(np.uint8).reshape(len(raw), width) if len(raw) else np.zeros((0, 0), dtype=np.uint8)
+        values = packed.take(column, scope)
+        try:
+            raw = np.array(values, dtype=bytes)  # ASCII (ids, dates: nearly always), encoded by numpy in C
+        except UnicodeEncodeError:
+            raw = np.array([s.encode("utf-8", "surrogatepass") for s in values], dtype=bytes)
+    width = -(-max(raw.dtype.itemsize, 1) // 8) * 8
+    words = raw.astype(f"S{width}").view(np.uint64).reshape(len(raw), width // 8)
     hashes = np.full(len(raw), _FNV_OFFSET, dtype=np.uint64)
     with np.errstate(over="ignore"):
-        for j in range(matrix.shape[1]):
-            byte = matrix[:, j].astype(np.uint64)
-            hashes = np.where(byte != 0, (hashes ^ byte) * _FNV_PRIME, hashes)
+        for j in range(words.shape[1]):
+            word = words[:, j]
+            hashes = np.where(word != 0, (hashes ^ word) * _FNV_PRIME, hashes)
+        hashes ^= hashes >> np.uint64(33)
+        hashes *= _MIX
+        hashes ^= hashes >> np.uint64(33)
     return hashes
 
 
