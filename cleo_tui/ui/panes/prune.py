@@ -427,7 +427,8 @@ class PruneScreen(PruneLive):
         parts = [one_line(self.message, 300)] if self.message and self.pool is not None else []
         scope = "all live observations" if self.scope == ALL_SCOPE else f"session {one_line(self.scope, 40)}"
         if self.preparing:
-            parts.append(f"counting tokens ({self.tokenizer}, {scope})…")
+            # (the pool's whole scan: on a brain never opened its tags take most of the time, not the counts)
+            parts.append(f"reading the pool: its tags and token counts ({self.tokenizer}, {scope})…")
         elif self.pool is not None:
             parts.append(f"{len(self.pool):,} live observations · {self.pool.tokenizer.name} · {scope}")
             parts += [self.live_notice()] if self.live_rows else []
