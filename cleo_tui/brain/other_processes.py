@@ -5,9 +5,10 @@ long as it has the file mapped (SQLite's "DMS" byte), and a writer waiting for t
 lock must have mapped it first. Linux lists every POSIX lock in `/proc/locks` with the
 owning process and the file's device and inode, so a lock on the brain's `-shm` file
 held by any process but this one means somebody else has the brain open. The answer is
-"nobody" only when the listing shows this process's own lock on the file and no other. (Opening the
-`-shm` file ourselves to ask with `F_GETLK` is not an option: closing any descriptor of
-a file drops every POSIX lock this process holds on it, SQLite's own included.)
+"nobody" only when the listing shows this process's own lock on the file and no other.
+(Opening the `-shm` file ourselves to ask with `F_GETLK` is not an option: closing any
+descriptor of a file drops every POSIX lock this process holds on it, SQLite's own
+included.)
 
 Reading `/proc/locks` makes the kernel wait for an RCU grace period (10-20 ms of wall
 time, almost no CPU), so it is read only where a pause would otherwise be taken. When

@@ -7,9 +7,9 @@ digit (numbers, versions, ids, SHAs), an identifier — a path, a dotted or
 snake_case name, a camelCase name — or a negation ("not", "never", each read as
 "not", so two texts that both negate agree). Words swapped in texts that
 otherwise line up word for word ("use ruff for billing" / "use Vite for search",
-a note restated about another feature) count as differing details too. Two texts whose details differ state
-different facts ("capped at 30 s" vs "capped at 60 s" is an update), however
-alike the rest is.
+a note restated about another feature) count as differing details too. Two
+texts whose details differ state different facts ("capped at 30 s" vs "capped
+at 60 s" is an update), however alike the rest is.
 
 Similarity is rapidfuzz's token-set ratio of the word lists (0..1), which
 forgives word order and a few added words. Because it also scores a short text
