@@ -137,8 +137,11 @@ def test_a_protected_member_is_not_in_the_default_merge(brain):
 
 def test_progress_is_reported_and_a_cancelled_scan_stops(brain):
     seen = []
-    scan_duplicates(brain, progress=lambda done, total, stage: seen.append(stage))
-    assert seen[0] == "reading" and seen[-1] == "done" and "verifying" in seen
+    scan = scan_duplicates(brain, progress=lambda done, total, stage: seen.append((stage, done, total)))
+    stages = [stage for stage, _done, _total in seen]
+    assert stages[0] == "reading" and stages[-1] == "done" and "verifying" in stages
+    # the reading is followed row by row (it was told only once over: a long silence on a large brain)
+    assert ("reading", scan.stats.rows, scan.stats.rows) in seen
     stop = threading.Event()
     stop.set()
     with pytest.raises(ScanCancelled):

@@ -267,11 +267,11 @@ async def test_the_scan_can_be_cancelled(planted, monkeypatch):
     started, release = threading.Event(), threading.Event()
     real = duplicates._read_live
 
-    def slow_read(brain, check):
+    def slow_read(brain, check, report):
         started.set()
         release.wait(10)
         check()
-        return real(brain, check)
+        return real(brain, check, report)
 
     monkeypatch.setattr(duplicates, "_read_live", slow_read)
     app = CleoApp(brain=open_brain(planted))

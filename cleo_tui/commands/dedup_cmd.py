@@ -20,6 +20,7 @@ from cleo_tui.commands.common import (
     is_terminal,
     print_undo,
 )
+from cleo_tui.commands.progress import TerminalProgress
 from cleo_tui.memory import curation
 from cleo_tui.memory.cleo_effects import EVICTION_IN_CLEO
 from cleo_tui.memory.dedup_merge import RUN_KIND, MergeRequest, MergeResult, merge_duplicates
@@ -84,16 +85,18 @@ def _scan_and_report(args: argparse.Namespace, threshold: float) -> int:
     try:
         if args.apply:
             brain.ensure_writable()
-        reader = brain.reader()
-        try:
-            scan = scan_duplicates(reader)
-        finally:
-            reader.close()
-        clusters = scan.clusters(threshold)
-        updates = scan.updates(threshold, LISTED_UPDATES)
-        update_count = scan.update_count(threshold)
-        requests, _ = _requests(clusters, args.include_protected)
-        impact = impact_of(brain, [i for r in requests for i in r.others])  # what a merge evicts
+        with TerminalProgress("dedup") as progress:  # (wiped before a question or the output)
+            reader = brain.reader()
+            try:
+                scan = scan_duplicates(reader, progress=progress)
+            finally:
+                reader.close()
+            progress(0, 0, "clustering")
+            clusters = scan.clusters(threshold)
+            updates = scan.updates(threshold, LISTED_UPDATES)
+            update_count = scan.update_count(threshold)
+            requests, _ = _requests(clusters, args.include_protected)
+            impact = impact_of(brain, [i for r in requests for i in r.others])  # what a merge evicts
         merged = _apply(brain, clusters, args, impact) if args.apply else None
     finally:
         brain.close()

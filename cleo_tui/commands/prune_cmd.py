@@ -24,6 +24,7 @@ from cleo_tui.commands.common import (
     print_undo,
     tokenizer_of,
 )
+from cleo_tui.commands.progress import TerminalProgress
 from cleo_tui.memory import curation
 from cleo_tui.memory import packed_strings as packed
 from cleo_tui.memory.cleo_effects import eviction_in_cleo
@@ -107,8 +108,10 @@ def _prune(args: argparse.Namespace) -> int:
     try:
         if args.apply:
             brain.ensure_writable()  # say so before the work of a preview
-        with packed.kept_as_lists():  # read once and printed: packing would only be undone for the output
-            pool = prepare_pool(brain, tokenizer_of(args), args.session)
+        # (packing would only be undone for the output: the pool is read once and printed)
+        with packed.kept_as_lists(), TerminalProgress("prune") as progress:
+            pool = prepare_pool(brain, tokenizer_of(args), args.session,
+                                lambda done, total: progress(done, total, "reading the pool"))
         preview = pool.preview(budget)
         # The Prune pane's computation: the drop order prepared once, this budget looked up.
         impact = impact_of(brain, drop_order=pool.droppable.ids(), count=preview.drop_count)

@@ -310,7 +310,7 @@ def _checker(cancel: Cancel | None) -> Callable[[], None]:
     return check
 
 
-def _read_live(brain: Brain, check: Callable[[], None]) -> tuple[list[_Row], _Tags]:
+def _read_live(brain: Brain, check: Callable[[], None], report: ScanProgress) -> tuple[list[_Row], _Tags]:
     """Live observations, oldest first (ties by rowid), with the columns the scan needs, and the
     tag scan of them: one reading of the pool serves both (`scan_brain`'s `rows_read`).
 
@@ -337,7 +337,7 @@ def _read_live(brain: Brain, check: Callable[[], None]) -> tuple[list[_Row], _Ta
                 rows.append(_Row(obs_id, title, narrative if narrative.strip() else title, created_at,
                                  float(value) if isinstance(value, (int, float)) else None))
 
-    pool = _Tags.of_brain(brain, reading)
+    pool = _Tags.of_brain(brain, reading, lambda done, total: report(done, total, "reading"))
     rows.sort(key=_CREATED)  # stable: ties stay in rowid order (in C, and quick when already in order)
     return rows, pool
 
@@ -353,9 +353,9 @@ def scan_duplicates(brain: Brain, tokenizer: str | Tokenizer = "chars4", progres
     report = progress or (lambda done, total, stage: None)
     stats, clock = ScanStats(), time.perf_counter()
     with tags.gc_paused():
-        rows, pool = _read_live(brain, check)
+        rows, pool = _read_live(brain, check, report)
         stats.rows = len(rows)
-        report(0, len(rows), "reading")
+        report(0, 0, "hashing words")  # (no count to show: the bar runs on its own)
         stats.seconds["read and tags"] = time.perf_counter() - clock
         check()
         cache = cache if cache is not None else dedup_lsh.ScanCache.load(dedup_lsh.cache_path(brain.path))
@@ -363,7 +363,7 @@ def scan_duplicates(brain: Brain, tokenizer: str | Tokenizer = "chars4", progres
         stats.signatures_computed = texts.computed
         stats.seconds["signatures"] = time.perf_counter() - clock
         check()
-        report(0, len(rows), "candidates")
+        report(0, 0, "candidates")
         left, right, _ = dedup_lsh.candidate_pairs(texts.sig, texts.has_words)
         stats.candidates = len(left)
         stats.seconds["candidates"] = time.perf_counter() - clock
@@ -389,9 +389,10 @@ class _Tags:
     _places: dict[str, int] = field(default_factory=dict, repr=False)  # row in the scan by id (-1: not there)
 
     @classmethod
-    def of_brain(cls, brain: Brain, rows_read: RowsRead | None = None) -> _Tags:
+    def of_brain(cls, brain: Brain, rows_read: RowsRead | None = None,
+                 progress: Callable[[int, int], None] | None = None) -> _Tags:
         """The live pool scanned with the tagger, and the indexes reasons need built now (in the scan's thread);
-        `rows_read` is handed the rows as they are read (see `scan_brain`).
+        `rows_read` is handed the rows as they are read, `progress` told how many (see `scan_brain`).
 
         New findings go to the brain's findings file only (which the TUI's tagging reads), not
         to the cache database as well: a second copy of them that a first scan would pay for;
@@ -399,7 +400,7 @@ class _Tags:
         row of this scan is analysed again: a later scan reads the findings file). No row's
         session is read: nothing the finder shows depends on it."""
         with detectors.findings_not_stored(), detectors.findings_not_remembered():
-            scan = tags.scan_brain(brain, live_only=True, sessions=False, rows_read=rows_read)
+            scan = tags.scan_brain(brain, live_only=True, sessions=False, rows_read=rows_read, progress=progress)
         _ = scan.index, scan.counts
         return cls(scan)
 
