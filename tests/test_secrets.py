@@ -189,3 +189,15 @@ def test_one_row_of_one_table_is_said_in_the_singular(capsys):
     assert capsys.readouterr().out == "No secrets found in 1 row of 1 table.\n"
     _report(SecretScan([], 2_000, ["brain_observations", "brain_decisions"]), as_json=False)
     assert capsys.readouterr().out == "No secrets found in 2,000 rows of 2 tables.\n"
+
+
+@pytest.mark.parametrize("name", ["password", "passwd", "pwd", "secret", "api_key", "apikey", "access-token",
+                                  "auth_token", "client_secret", "private_key", "PRIVATE-KEY", "privatekey"])
+def test_every_name_an_assignment_may_use_is_found_in_a_row_as_in_a_text(name):
+    """A row is ruled out by a quick search for what every secret starts with before its text is
+    scanned; `private_key = …` was missing from it, so the brain's scan never found such a secret."""
+    from cleo_tui.memory.secrets import scan_values
+
+    text = f"config: {name} = hunter2hunter2"
+    assert [m.kind for m in find_secrets(text)] == ["password-assignment"]
+    assert [f.kind for f in scan_values("brain_observations", "O-1", ["narrative"], [text])] == ["password-assignment"]

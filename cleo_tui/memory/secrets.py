@@ -56,7 +56,7 @@ _KINDS = tuple(_SHAPES)
 # Every shape starts with one of these (matched on the lower-cased text), or is a long token: most rows
 # are ruled out by two searches of their text (a case-insensitive alternation is five times slower).
 _MAYBE_PREFIX = re.compile(r"akia|asia|abia|acca|gh[pousr]_|github_pat_|glpat-|xox|hooks\.slack|sk_|rk_|whsec_|sk-|"
-                           r"aiza|eyj|-----begin|passw|pwd|secret|api.?key|token|authoriz|://")
+                           r"aiza|eyj|-----begin|passw|pwd|secret|api.?key|private.?key|token|authoriz|://")
 _MAYBE_TOKEN = re.compile(r"[A-Za-z0-9+/_\-]{32}")
 # A long token that may be random: base64/base64url characters, 32 or more of them.
 _TOKEN = re.compile(r"(?<![A-Za-z0-9+/_\-])[A-Za-z0-9+/_\-]{32,}={0,2}")
