@@ -9,6 +9,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cleo_tui.brain import cleo_schema as cs
 from cleo_tui.brain.store import open_brain
@@ -201,3 +203,24 @@ def test_every_name_an_assignment_may_use_is_found_in_a_row_as_in_a_text(name):
     text = f"config: {name} = hunter2hunter2"
     assert [m.kind for m in find_secrets(text)] == ["password-assignment"]
     assert [f.kind for f in scan_values("brain_observations", "O-1", ["narrative"], [text])] == ["password-assignment"]
+
+
+_PIECES = [secret for _before, secret, _after in PLANTED.values()] + [
+    before for before, _secret, _after in PLANTED.values()] + [
+    "sk-", "sk-ant-", "AKIA", "eyJ", "://", "token", "TOKEN=", "password: ", "passwd=", "Secret ", "api-key ",
+    "Authorization: Basic ", "-----BEGIN ", "PRIVATE KEY-----", "ghp_", "xoxb-", "hooks.slack.com/services/",
+    "postgres://u:", "@host", "[redacted:jwt]", " ", "\n", "=", "'", '"', "é",
+    "\u017fecret", "\u212a", "pa\u017f\u017fword=", "\u0131", "\u0130", "author\u0131zation: Bearer ",
+    "AUTHOR\u0130ZATION: token "]  # a long s, the Kelvin sign, a dotless i, a dotted capital I
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES) | st.text(max_size=12), max_size=14))
+def test_each_shape_searched_on_its_own_finds_what_one_alternation_of_all_finds(parts):
+    """`_shape_matches` searches only the shapes whose hint a text holds, each on its own (35 s → a few
+    over real-layout narratives); it must find exactly what the single alternation found."""
+    from cleo_tui.memory.secrets import _SCAN, _shape_matches
+
+    text = "".join(parts)
+    one_pass = [(int((m.lastgroup or "k0")[1:]), m.span(), m.group()) for m in _SCAN.finditer(text)]
+    assert [(k, m.span(), m.group()) for k, m in _shape_matches(text)] == one_pass
