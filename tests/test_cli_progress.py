@@ -61,3 +61,23 @@ def test_prune_on_a_terminal_shows_its_progress(tmp_path: Path):
     assert "prune: reading the pool" in shown
     after = shown[shown.rindex(ERASE):]
     assert "prune: " not in after and "Pruning the whole live pool" in after
+
+
+def test_secrets_on_a_terminal_shows_how_much_of_the_brain_it_has_read(tmp_path: Path):
+    """`secrets` read real-layout 100,000 for 24 s with nothing on the screen."""
+    from cleo_tui.brain.store import open_brain
+    from cleo_tui.memory.secrets import scan_brain
+
+    demo = generate_demo(tmp_path / "demo", observations=3_000, seed=3)
+    brain = open_brain(demo, read_only=True)
+    try:
+        reports: list[tuple[int, int]] = []
+        scan = scan_brain(brain, lambda done, total: reports.append((done, total)))
+    finally:
+        brain.close()
+    assert len(reports) >= 2 and all(total == scan.scanned_rows for _done, total in reports)
+    assert [done for done, _total in reports] == sorted(done for done, _total in reports)
+    shown = run_in_pty(python_argv("secrets", "--db", str(demo)), [], cwd=str(tmp_path), size=(80, 24)).decode()
+    assert "secrets: reading every text column" in shown
+    after = shown[shown.rindex(ERASE):]
+    assert "secrets: " not in after and "No secrets found" in after

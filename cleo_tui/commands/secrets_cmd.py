@@ -15,6 +15,7 @@ from cleo_tui.commands.common import (
     emit_json,
     is_terminal,
 )
+from cleo_tui.commands.progress import TerminalProgress
 from cleo_tui.memory.redaction import redact, redaction_question, scan_summary, scanned
 from cleo_tui.memory.secrets import SecretScan, scan_brain
 from cleo_tui.safe_text import one_line, plural
@@ -40,7 +41,8 @@ def cmd_secrets(args: argparse.Namespace) -> int:
         raise UsageError("--yes only makes sense with --redact; nothing was written.")
     brain = brain_from_args(args, read_only=True)  # nothing is written before the user says yes
     try:
-        scan = scan_brain(brain)
+        with TerminalProgress("secrets") as progress:
+            scan = scan_brain(brain, lambda done, total: progress(done, total, "reading every text column"))
     finally:
         brain.close()
     if not args.redact or not scan.findings:

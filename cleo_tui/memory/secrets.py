@@ -20,7 +20,7 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,6 +78,7 @@ _MAYBE_TOKEN = re.compile(r"[A-Za-z0-9+/_\-]{32}")
 # A long token that may be random: base64/base64url characters, 32 or more of them.
 _TOKEN = re.compile(r"(?<![A-Za-z0-9+/_\-])[A-Za-z0-9+/_\-]{32,}={0,2}")
 _HEX_LIKE = re.compile(r"[0-9a-fA-F\-]+")
+PROGRESS_ROWS = 2_000  # rows between two reports of a brain scan's progress
 ENTROPY_BITS = 4.3  # Shannon bits a character; random base64 of 32+ characters sits at 4.5-5.9
 HIGH_ENTROPY = "high-entropy-token"
 # Values an assignment takes in docs and config templates: not secrets.
@@ -312,16 +313,20 @@ def scan_values(table: str, row_id: str, columns: Iterable[str], values: Iterabl
     return found
 
 
-def scan_brain(brain: Brain) -> SecretScan:
-    """Every finding in every text column of the brain's tables and CLEO's retrieval log."""
+def scan_brain(brain: Brain, progress: Callable[[int, int], None] | None = None) -> SecretScan:
+    """Every finding in every text column of the brain's tables and CLEO's retrieval log;
+    `progress(rows read, rows in all)` is told every `PROGRESS_ROWS` rows (a large brain takes a while)."""
     findings: list[Finding] = []
     rows = 0
     tables = scanned_tables(brain)
-    for table in tables:
-        key, columns = table_shape(brain, table)
-        if not columns or not key:
-            continue
+    shapes = [(table, *table_shape(brain, table)) for table in tables]
+    shapes = [(table, key, columns) for table, key, columns in shapes if columns and key]
+    total = sum(int(brain.scalar(f'SELECT count(*) FROM "{table}"') or 0) for table, _k, _c in shapes) \
+        if progress else 0
+    for table, key, columns in shapes:
         for row_id, values in iter_rows(brain, table, key, columns):
             rows += 1
             findings.extend(scan_values(table, row_id, columns, values))
+            if progress and rows % PROGRESS_ROWS == 0:
+                progress(rows, max(total, rows))
     return SecretScan(findings, rows, tables)

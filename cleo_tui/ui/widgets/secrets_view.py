@@ -50,6 +50,11 @@ class SecretsScreen(ModalScreen[SecretScan | None]):
     class ScanDone(Message):
         scan: SecretScan
 
+    @dataclass(eq=False)
+    class ScanProgress(Message):
+        done: int
+        total: int
+
     def __init__(self, open_reader: Callable[[], Brain], read_only_reason: str | None = None) -> None:
         super().__init__()
         self.open_reader = open_reader
@@ -73,11 +78,19 @@ class SecretsScreen(ModalScreen[SecretScan | None]):
     @work(thread=True, exclusive=True, exit_on_error=False)
     def run_scan(self) -> None:
         reader = self.open_reader()
+        def progress(done: int, total: int) -> None:
+            self.post_message(self.ScanProgress(done, total))
+
         try:
-            scan = scan_brain(reader)
+            scan = scan_brain(reader, progress)
         finally:
             reader.close()
         self.post_message(self.ScanDone(scan))
+
+    def on_secrets_screen_scan_progress(self, message: ScanProgress) -> None:
+        if self.scan is None:
+            percent = message.done * 100 // message.total if message.total else 0
+            self.query_one("#secrets-status", Static).update(Text(f"Scanning every text column… {percent}%"))
 
     def on_secrets_screen_scan_done(self, message: ScanDone) -> None:
         self.show(message.scan)
