@@ -68,12 +68,10 @@ _KIND_SCANS = tuple(zip((re.compile(pattern, re.DOTALL) for pattern in _SHAPES.v
                         (re.compile(hint) for hint in _HINTS.values()), strict=True))
 # A row whose case-folded text holds no hint nor a long token is ruled out by these two searches.
 _MAYBE_PREFIX = re.compile("|".join(_HINTS.values()))
+# Case folding as the shapes' (?i: …) parts match: `re` takes the dotted capital I (U+0130) and the
+# dotless i (U+0131) for "i" too, where casefold gives "i" and a combining dot (U+0307), and U+0131
+# itself. A fold that finds a hint too often costs a search; one that missed a hint would miss a secret.
 _AS_RE_FOLDS = str.maketrans({"\u0131": "i", "\u0307": ""})
-
-
-def _folded(text: str) -> str:
-    """`text` case-folded as the shapes match it, to look for their hints in."""
-    return text.casefold().translate(_AS_RE_FOLDS)
 _MAYBE_TOKEN = re.compile(r"[A-Za-z0-9+/_\-]{32}")
 # A long token that may be random: base64/base64url characters, 32 or more of them.
 _TOKEN = re.compile(r"(?<![A-Za-z0-9+/_\-])[A-Za-z0-9+/_\-]{32,}={0,2}")
@@ -157,6 +155,11 @@ def _shape_of(value: str) -> str | None:
         return None
     kind = _KINDS[int((m.lastgroup or "k0")[1:])]
     return None if kind in _SECRET_GROUP else kind
+
+
+def _folded(text: str) -> str:
+    """`text` case-folded as the shapes match it, to look for their hints in."""
+    return text.casefold().translate(_AS_RE_FOLDS)
 
 
 def _shape_matches(text: str) -> Iterator[tuple[int, re.Match[str]]]:

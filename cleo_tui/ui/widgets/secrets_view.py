@@ -77,10 +77,10 @@ class SecretsScreen(ModalScreen[SecretScan | None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False)
     def run_scan(self) -> None:
-        reader = self.open_reader()
         def progress(done: int, total: int) -> None:
             self.post_message(self.ScanProgress(done, total))
 
+        reader = self.open_reader()
         try:
             scan = scan_brain(reader, progress)
         finally:
