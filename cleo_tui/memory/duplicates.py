@@ -55,6 +55,7 @@ from cleo_tui.memory.pool_scan import positions_of
 from cleo_tui.memory.pool_scan.reading import ChunkColumns
 from cleo_tui.memory.pool_scan.scan_pass import RowsRead
 from cleo_tui.memory.seed_types import render_line
+from cleo_tui.memory.token_cache import Progress
 from cleo_tui.memory.tokenizers import Tokenizer, get_tokenizer
 
 if TYPE_CHECKING:
@@ -390,7 +391,7 @@ class _Tags:
 
     @classmethod
     def of_brain(cls, brain: Brain, rows_read: RowsRead | None = None,
-                 progress: Callable[[int, int], None] | None = None) -> _Tags:
+                 progress: Progress | None = None) -> _Tags:
         """The live pool scanned with the tagger, and the indexes reasons need built now (in the scan's thread);
         `rows_read` is handed the rows as they are read, `progress` told how many (see `scan_brain`).
 
